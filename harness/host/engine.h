@@ -1,0 +1,72 @@
+/* engine.h - the interface every host-harness engine implements.
+ *
+ * The protocol loop (main.c) parses requests, looks an engine up by name and calls it.
+ * An engine never prints: it fills buffers and returns status codes.
+ * See docs/protocol.md for what each op computes and what one timed operation is.
+ */
+#ifndef CBH_ENGINE_H
+#define CBH_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CB_ERRLEN 256
+#define CB_MAXKV 16
+
+/* Operation parameters (absent integer params are -1, absent strings ""). */
+typedef struct {
+    char op[40];        /* catalog id, e.g. "aes-gcm-encrypt" */
+    long key_bits;      /* 128/192/256 for AES */
+    long bytes;         /* payload / output length */
+    long aad_bytes;     /* AEAD associated data length */
+    long tag_bytes;     /* CCM tag length (default 16) */
+    long nonce_bytes;   /* CCM nonce length (default 13) */
+    long rsa_bits;      /* 1024/2048/... */
+    char curve[16];     /* "p256", "p521", "x25519" */
+    char source[16];    /* random source: "library", "getrandom", "rdrand", "rdseed", "hwrng" */
+} cb_params;
+
+/* Named byte strings: inputs and outputs of `compute`. */
+typedef struct {
+    int n;
+    char name[CB_MAXKV][24];
+    uint8_t *val[CB_MAXKV];   /* malloc'd; freed by cb_kv_free */
+    size_t len[CB_MAXKV];
+} cb_kv;
+
+/* kv helpers (implemented in util.c) */
+const uint8_t *cb_kv_get(const cb_kv *kv, const char *name, size_t *len); /* NULL if absent */
+int  cb_kv_put(cb_kv *kv, const char *name, const uint8_t *val, size_t len); /* copies; 0 ok */
+void cb_kv_free(cb_kv *kv);
+
+/* Fill buf with non-secret benchmark filler bytes (deterministic xorshift; fast). */
+void cb_fill(uint8_t *buf, size_t len, uint64_t seed);
+
+/* Status codes */
+#define CB_OK 0
+#define CB_ERR 1          /* operation failed: err filled */
+#define CB_UNSUPPORTED 2  /* engine does not implement op/params: err filled with why */
+
+typedef struct cb_engine {
+    const char *name;     /* protocol engine name: "openssl", "mbedtls", "libsodium", "system" */
+    const char *library;  /* human name, e.g. "OpenSSL" */
+    /* Append engine facts as JSON members (without braces), e.g. "\"version\":\"…\",\"aesni\":1".
+     * out is at least 2048 bytes. */
+    void (*describe)(char *out, size_t outlen);
+    /* CB_OK if supported, CB_UNSUPPORTED with why otherwise. Must be cheap. */
+    int (*supports)(const cb_params *p, char *why);
+    /* Run the op once on explicit inputs (see protocol.md table); CB_OK / CB_ERR / CB_UNSUPPORTED. */
+    int (*compute)(const cb_params *p, const cb_kv *in, cb_kv *out, char *err);
+    /* Prepare a timing slot: allocate inputs, keys, contexts. Returns NULL and fills err on failure. */
+    void *(*setup)(const cb_params *p, char *err);
+    /* Perform k timed operations. CB_OK or CB_ERR (err filled). Must not allocate per op where avoidable. */
+    int (*run)(void *slot, uint64_t k, char *err);
+    void (*teardown)(void *slot);
+} cb_engine;
+
+extern const cb_engine cb_engine_openssl;
+extern const cb_engine cb_engine_mbedtls;
+extern const cb_engine cb_engine_libsodium;
+extern const cb_engine cb_engine_system;
+
+#endif

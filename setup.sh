@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Set up everything on a fresh Debian 12 machine and run the default benchmark:
+#   system packages (apt-get), the Python environment (.venv), the native host harness (build/host/cbh).
+# Usage: ./setup.sh            set up, then `cryptobench run` (the default suite)
+#        ./setup.sh --no-run   set up only
+set -euo pipefail
+cd "$(dirname "$0")"
+
+run_default=1
+[ "${1:-}" = "--no-run" ] && run_default=0
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# 1. System packages: compilers, the crypto libraries the harness links, Python's venv, cargo
+#    (only to fetch the mbedTLS 2.28 source for EC-JPAKE, which Debian's libmbedcrypto leaves out).
+packages=(build-essential pkg-config make git python3 python3-venv python3-pip
+          libssl-dev openssl libmbedtls-dev libsodium-dev)
+command -v cargo >/dev/null 2>&1 || packages+=(cargo)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# 2. Python environment
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[test]'
+
+# 3. Native host harness
+make -s -C harness/host BUILD="$PWD/build/host"
+
+echo "setup: done. cryptobench is .venv/bin/cryptobench"
+if [ "$run_default" = 1 ]; then
+    .venv/bin/cryptobench run
+fi

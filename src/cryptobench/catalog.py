@@ -1,0 +1,137 @@
+"""The operation catalog: stable operation ids, their parameters and what they mean.
+
+An operation id never changes meaning; every engine and target names work by these ids, and
+results are stored under them. Parameters have a type, a default, and (where finite) the values
+that are allowed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import UsageError
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: object
+    choices: tuple = ()          # empty: any non-negative integer
+    doc: str = ""
+
+    def coerce(self, raw: object, where: str) -> object:
+        """Turn a command-line or suite value into the parameter's type, or raise UsageError."""
+        if isinstance(self.default, int) and not isinstance(self.default, bool):
+            try:
+                value = int(raw)
+            except (TypeError, ValueError):
+                raise UsageError(f"{where}: parameter '{self.name}' expects an integer, got {raw!r}")
+            if value < 0:
+                raise UsageError(f"{where}: parameter '{self.name}' must be >= 0, got {value}")
+        else:
+            value = str(raw)
+        if self.choices and value not in self.choices:
+            valid = ", ".join(str(c) for c in self.choices)
+            raise UsageError(f"{where}: parameter '{self.name}' must be one of {valid}; got {raw!r}")
+        return value
+
+
+KEY_BITS = Param("key_bits", 128, (128, 192, 256), "AES key length in bits")
+BYTES = Param("bytes", 64, (), "payload (message) length in bytes")
+AAD = Param("aad_bytes", 0, (), "associated data length in bytes")
+TAG = Param("tag_bytes", 16, (4, 6, 8, 10, 12, 14, 16), "CCM tag length in bytes")
+NONCE = Param("nonce_bytes", 13, (7, 8, 9, 10, 11, 12, 13), "CCM nonce length in bytes")
+ECDH_CURVE = Param("curve", "p256", ("p256", "p521", "x25519"), "elliptic curve")
+ECDSA_CURVE = Param("curve", "p256", ("p256", "p521"), "elliptic curve")
+JPAKE_CURVE = Param("curve", "p256", ("p256",), "elliptic curve")
+RSA_BITS = Param("rsa_bits", 2048, (1024, 2048, 3072, 4096), "RSA modulus length in bits")
+DRBG_BYTES = Param("bytes", 32, (), "bytes generated per request")
+RANDOM_SOURCE = Param("source", "library", ("library", "getrandom", "rdrand", "rdseed", "hwrng"),
+                      "where random bytes come from: the engine's own CSPRNG, or an OS/CPU source")
+
+
+@dataclass(frozen=True)
+class Op:
+    id: str
+    family: str
+    params: tuple[Param, ...]
+    title: str
+    payload: bool = False        # has a `bytes` payload: throughput and cycles/byte apply
+    halve: bool = False          # reported time is half the measured one (both sides of a protocol)
+    reference: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def param(self, name: str) -> Param | None:
+        for p in self.params:
+            if p.name == name:
+                return p
+        return None
+
+    @property
+    def param_names(self) -> list[str]:
+        return [p.name for p in self.params]
+
+    def defaults(self) -> dict:
+        return {p.name: p.default for p in self.params}
+
+
+def _aes(mode: str, title: str, aead: bool = False, ccm: bool = False) -> Op:
+    params = [KEY_BITS, BYTES]
+    if aead:
+        params.append(AAD)
+    if ccm:
+        params += [TAG, NONCE]
+    return Op(f"aes-{mode}-encrypt", "aes", tuple(params), title, payload=True)
+
+
+OPS: dict[str, Op] = {op.id: op for op in [
+    _aes("ecb", "AES-ECB encrypt"),
+    _aes("cbc", "AES-CBC encrypt"),
+    _aes("ctr", "AES-CTR encrypt"),
+    _aes("ccm", "AES-CCM encrypt+tag", aead=True, ccm=True),
+    _aes("gcm", "AES-GCM encrypt+tag", aead=True),
+    Op("chacha20-poly1305-encrypt", "aead", (BYTES, AAD), "ChaCha20-Poly1305 encrypt+tag",
+       payload=True, reference="RFC 8439"),
+    Op("ctr-drbg-instantiate", "drbg", (), "AES-256 CTR_DRBG instantiate", reference="SP 800-90A"),
+    Op("ctr-drbg-reseed", "drbg", (), "AES-256 CTR_DRBG reseed", reference="SP 800-90A"),
+    Op("ctr-drbg-generate", "drbg", (DRBG_BYTES,), "AES-256 CTR_DRBG generate", payload=True,
+       reference="SP 800-90A"),
+    *[Op(h, "sha", (BYTES,), h.upper().replace("SHA", "SHA-"), payload=True, reference="FIPS 180-4")
+      for h in ("sha1", "sha224", "sha256", "sha384", "sha512")],
+    Op("ecdh-keygen", "ecdh", (ECDH_CURVE,), "ECDH public key generation"),
+    Op("ecdh-shared-secret", "ecdh", (ECDH_CURVE,), "ECDH shared secret"),
+    Op("ecc-keygen", "ecc", (ECDH_CURVE,), "EC key-pair generation"),
+    Op("ecdsa-sign", "ecdsa", (ECDSA_CURVE,), "ECDSA sign (digest)"),
+    Op("ecdsa-verify", "ecdsa", (ECDSA_CURVE,), "ECDSA verify (digest)"),
+    Op("ecjpake-exchange", "ecjpake", (JPAKE_CURVE,), "EC-JPAKE whole exchange, per side",
+       halve=True, reference="RFC 8236; TI SWRA667 §6.2.3 (reported halved)"),
+    Op("rsa-keygen", "rsa", (RSA_BITS,), "RSA key-pair generation (e=65537)"),
+    Op("rsa-sign", "rsa", (RSA_BITS,), "RSA PKCS#1 v1.5 sign (SHA-256 digest)"),
+    Op("rsa-verify", "rsa", (RSA_BITS,), "RSA PKCS#1 v1.5 verify (SHA-256 digest)"),
+    Op("random", "random", (BYTES, RANDOM_SOURCE), "random bytes", payload=True),
+]}
+
+
+def get_op(op_id: str, where: str = "--op") -> Op:
+    try:
+        return OPS[op_id]
+    except KeyError:
+        raise UsageError(f"{where}: unknown operation '{op_id}'; valid: {', '.join(OPS)}")
+
+
+def resolve_params(op: Op, given: dict, where: str) -> dict:
+    """Complete `given` with the op's defaults, checking names and values."""
+    unknown = [k for k in given if op.param(k) is None]
+    if unknown:
+        valid = ", ".join(op.param_names) or "(none)"
+        raise UsageError(f"{where}: operation '{op.id}' has no parameter '{unknown[0]}'; valid: {valid}")
+    out = op.defaults()
+    for name, raw in given.items():
+        out[name] = op.param(name).coerce(raw, where)
+    if op.family == "aes" and op.id.split("-")[1] in ("ecb", "cbc") and out["bytes"] % 16:
+        raise UsageError(f"{where}: {op.id} needs bytes as a multiple of 16 (no padding); got {out['bytes']}")
+    return out
+
+
+def params_label(op: Op, params: dict, varying: list[str] | None = None) -> str:
+    keys = varying if varying is not None else op.param_names
+    return " ".join(f"{k}={params[k]}" for k in keys if k in params)

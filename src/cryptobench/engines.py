@@ -1,0 +1,128 @@
+"""Host engines: which harness engine each runs, in which environment, and whether it is usable.
+
+`openssl-hw` and `openssl-sw` are the same library in two processes: the second one with the CPU
+crypto extensions masked through OpenSSL's capability variable, and the mask is checked to have
+taken effect (from OpenSSL's own CPUINFO report) before any number is kept.
+"""
+from __future__ import annotations
+
+import platform
+import re
+from dataclasses import dataclass, field
+
+from .errors import HarnessError, UsageError
+from .harness import HarnessProcess, harness_path
+
+# x86-64: OPENSSL_ia32cap="~A:~B" clears bits of the two 64-bit capability words.
+# Word 0 = CPUID.1:EDX | ECX<<32; word 1 = CPUID.7:EBX | ECX<<32 (OpenSSL's layout).
+IA32_MASKED = {
+    "AES-NI": (0, 57),
+    "PCLMULQDQ": (0, 33),
+    "SHA-NI": (1, 29),
+    "VAES": (1, 32 + 9),
+    "VPCLMULQDQ": (1, 32 + 10),
+}
+
+
+def ia32_mask_value() -> str:
+    words = [0, 0]
+    for word, bit in IA32_MASKED.values():
+        words[word] |= 1 << bit
+    return f"~0x{words[0]:x}:~0x{words[1]:x}"
+
+
+# arm64: OPENSSL_armcap is a plain bit set; 0 leaves neither NEON nor the crypto extensions.
+ARMCAP_MASK = "0"
+
+
+@dataclass
+class Engine:
+    name: str
+    harness_engine: str
+    description: str
+    env: dict = field(default_factory=dict)
+    masks_extensions: bool = False
+
+    def start(self) -> HarnessProcess:
+        return HarnessProcess(env_overrides=self.env)
+
+
+def _openssl_sw_env() -> dict:
+    arch = platform.machine()
+    if arch in ("x86_64", "AMD64", "i686"):
+        return {"OPENSSL_ia32cap": ia32_mask_value(), "OPENSSL_armcap": None}
+    if arch in ("aarch64", "arm64"):
+        return {"OPENSSL_armcap": ARMCAP_MASK, "OPENSSL_ia32cap": None}
+    return {}
+
+
+ENGINES: dict[str, Engine] = {e.name: e for e in [
+    Engine("openssl-hw", "openssl", "OpenSSL libcrypto with the CPU's crypto extensions (AES-NI, "
+           "PCLMULQDQ, SHA-NI, VAES / ARMv8 Crypto) as detected", env={"OPENSSL_ia32cap": None,
+                                                                    "OPENSSL_armcap": None}),
+    Engine("openssl-sw", "openssl", "OpenSSL libcrypto with the CPU's crypto extensions masked "
+           "(portable software paths)", env=_openssl_sw_env(), masks_extensions=True),
+    Engine("mbedtls", "mbedtls", "Mbed TLS 2.28 (system libmbedcrypto; uses AES-NI on x86-64 where "
+           "its runtime check finds it)"),
+    Engine("libsodium", "libsodium", "libsodium (system library)"),
+    Engine("system", "system", "the OS and CPU entropy sources: getrandom(2), RDRAND, RDSEED, /dev/hwrng"),
+]}
+
+HOST_ENGINES = list(ENGINES)
+
+
+def get_engine(name: str, where: str = "--engine") -> Engine:
+    try:
+        return ENGINES[name]
+    except KeyError:
+        raise UsageError(f"{where}: unknown engine '{name}'; valid: {', '.join(ENGINES)}")
+
+
+def parse_ia32cap(cpuinfo: str) -> tuple[int, int] | None:
+    m = re.search(r"OPENSSL_ia32cap=0x([0-9a-fA-F]+):0x([0-9a-fA-F]+)", cpuinfo or "")
+    return (int(m.group(1), 16), int(m.group(2), 16)) if m else None
+
+
+def extension_state(cpuinfo: str) -> dict[str, bool] | None:
+    """Which masked-able extensions OpenSSL reports as enabled, from its CPUINFO string."""
+    caps = parse_ia32cap(cpuinfo)
+    if caps is None:
+        return None
+    return {name: bool(caps[word] >> bit & 1) for name, (word, bit) in IA32_MASKED.items()}
+
+
+def check_engine(engine: Engine, proc: HarnessProcess) -> tuple[dict, str | None]:
+    """Engine facts for the run record, and a reason it must not be used (None when usable)."""
+    info = proc.engine_info(engine.harness_engine)
+    info = {k: v for k, v in info.items() if k != "t"}
+    if engine.harness_engine == "openssl":
+        state = extension_state(info.get("cpuinfo", ""))
+        if state is not None:
+            info["extensions_enabled"] = [k for k, v in state.items() if v]
+            if engine.masks_extensions:
+                info["mask"] = engine.env.get("OPENSSL_ia32cap")
+                info["extensions_masked"] = list(IA32_MASKED)
+                still_on = [k for k, v in state.items() if v]
+                info["mask_verified"] = not still_on
+                if still_on:
+                    return info, ("OPENSSL_ia32cap mask did not take effect: OpenSSL still reports "
+                                  + ", ".join(still_on))
+        elif engine.masks_extensions and platform.machine() in ("aarch64", "arm64"):
+            info["mask"] = f"OPENSSL_armcap={ARMCAP_MASK}"
+            info["mask_verified"] = "armcap" in info.get("cpuinfo", "").lower()
+    return info, None
+
+
+def probe_engines(names: list[str]) -> dict[str, tuple[dict, str | None]]:
+    """Start each engine's harness briefly: its facts and why it is unusable (None if usable)."""
+    out = {}
+    if not harness_path().exists():
+        return {n: ({}, f"host harness not built ({harness_path()}); run ./setup.sh") for n in names}
+    for name in names:
+        engine = ENGINES[name]
+        try:
+            with engine.start() as proc:
+                out[name] = check_engine(engine, proc)
+        except HarnessError as exc:
+            out[name] = ({}, str(exc))
+    return out

@@ -1,0 +1,184 @@
+"""Seed-style tables (TI: Duration per engine, RSD, Duration Improvement) in the terminal,
+Markdown, CSV and JSON, all built from one stored run."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from .catalog import OPS
+from .results import comparisons, document
+
+UNITS = [(1e-6, "ns", 1e9), (1e-3, "µs", 1e6), (1.0, "ms", 1e3), (float("inf"), "s", 1.0)]
+
+
+def pick_unit(seconds: list[float]) -> tuple[str, float]:
+    smallest = min(seconds) if seconds else 1.0
+    for bound, name, scale in UNITS:
+        if smallest < bound:
+            return name, scale
+    return "s", 1.0
+
+
+def fmt_num(x: float) -> str:
+    if x is None:
+        return "—"
+    ax = abs(x)
+    if ax >= 1000:
+        return f"{x:,.0f}"
+    if ax >= 100:
+        return f"{x:.1f}"
+    if ax >= 10:
+        return f"{x:.2f}"
+    return f"{x:.3f}"
+
+
+def _cell_text(cell: dict | None, scale: float) -> tuple[str, str]:
+    if cell is None:
+        return "—", ""
+    if cell["status"] == "unsupported":
+        return "unsupported", ""
+    if cell["kat"] == "fail":
+        return "KAT FAIL", ""
+    if cell["status"] != "ok":
+        return "failed", ""
+    r = cell["result"]
+    mark = "*" if r["flags"] else ""
+    return fmt_num(r["time_s"]["median"] * scale) + mark, f"{r['time_s']['rsd_pct']:.1f}"
+
+
+def build_tables(run: dict) -> list[dict]:
+    """One table per operation: a row per parameter set, columns per engine and per comparison."""
+    plan = run["plan"]
+    baseline = plan.get("baseline")
+    engines = plan["options"]["engines"]
+    comps = {(c["op"], json.dumps(c["params"], sort_keys=True), c["engine"]): c
+             for c in comparisons(run["cells"], baseline)}
+    by_op: dict[str, list[dict]] = {}
+    for c in run["cells"]:
+        by_op.setdefault(c["op"], []).append(c)
+    tables = []
+    for op_id, cells in by_op.items():
+        op = OPS[op_id]
+        pkeys = list(dict.fromkeys(json.dumps(c["params"], sort_keys=True) for c in cells))
+        plist = [json.loads(p) for p in pkeys]
+        varying = [n for n in op.param_names if len({str(p.get(n)) for p in plist}) > 1]
+        fixed = {n: plist[0].get(n) for n in op.param_names if n not in varying}
+        shown = [e for e in engines if any(c["engine"] == e and c["status"] != "unsupported" for c in cells)]
+        hidden = [e for e in engines if e not in shown and any(c["engine"] == e for c in cells)]
+        seconds = [c["result"]["time_s"]["median"] for c in cells if c["status"] == "ok"]
+        unit, scale = pick_unit(seconds)
+        columns = [*(varying or ["operation"])]
+        for e in shown:
+            columns += [f"{e} ({unit})", "RSD %"]
+        comp_engines = [e for e in shown if e != baseline] if baseline in shown else []
+        columns += [f"Improvement {baseline}/{e}" for e in comp_engines]
+        rows = []
+        for pk, p in zip(pkeys, plist):
+            row = [str(p[n]) for n in varying] or [op.title]
+            for e in shown:
+                cell = next((c for c in cells if c["engine"] == e and json.dumps(c["params"], sort_keys=True) == pk), None)
+                row += list(_cell_text(cell, scale))
+            for e in comp_engines:
+                comp = comps.get((op_id, pk, e))
+                row.append(f"{comp['duration_improvement']:.2f} [{comp['ci95'][0]:.2f}–{comp['ci95'][1]:.2f}]"
+                           if comp else "—")
+            rows.append(row)
+        notes = []
+        for c in cells:
+            where = " ".join(f"{n}={c['params'][n]}" for n in varying)
+            if c["status"] == "unsupported" and c["engine"] in shown:
+                notes.append(f"{c['engine']} {where}: unsupported — {c['detail']}".replace("  ", " "))
+            elif c["status"] == "failed":
+                notes.append(f"{c['engine']} {where}: {'KAT FAIL' if c['kat'] == 'fail' else 'failed'} — {c['detail']}")
+            elif c["status"] == "ok" and c["result"]["flags"]:
+                notes.append(f"{c['engine']} {where}: * {', '.join(c['result']['flags'])}")
+        for e in hidden:
+            why = next(c["detail"] for c in cells if c["engine"] == e)
+            notes.append(f"{e}: unsupported — {why}")
+        title = op.title + (" — " + ", ".join(f"{k}={v}" for k, v in fixed.items()) if fixed else "")
+        if op.halve:
+            title += " (whole exchange / 2)"
+        tables.append({"op": op_id, "title": title, "columns": columns, "rows": rows, "notes": notes})
+    return tables
+
+
+def conditions_lines(run: dict) -> list[str]:
+    cond = run["conditions"]
+    host, harness = cond.get("host", {}), cond.get("harness", {})
+    cpu = host.get("cpu", {})
+    lines = [f"run {run['id']} ({run['status']}) · suite {run['suite'] or '(ad hoc)'} · {run['created']}",
+             f"measured on {cpu.get('model', '?')} ({cpu.get('arch', '?')}, {cpu.get('logical_cpus', '?')} CPUs, "
+             f"crypto flags: {' '.join(cpu.get('crypto_flags', [])) or 'none'}) · {host.get('os', '?')}",
+             f"harness {harness.get('harness', '?')} {harness.get('version', '')} · {harness.get('compiler', '?')} "
+             f"{harness.get('cflags', '')} · clock {harness.get('clock', '?')} · cycles: {harness.get('counter', '?')} "
+             f"@ {harness.get('counter_hz', 0) / 1e6:.0f} MHz (reference cycles, not core clock)"
+             if harness.get("counter") == "tsc" else
+             f"harness {harness.get('harness', '?')} · {harness.get('compiler', '?')} · cycles: {harness.get('counter', '?')}"]
+    for name, info in cond.get("engines", {}).items():
+        bits = [str(info.get("version", ""))]
+        if info.get("extensions_enabled") is not None:
+            bits.append("extensions on: " + (", ".join(info["extensions_enabled"]) or "none"))
+        if info.get("mask"):
+            bits.append(f"mask {info['mask']} verified={info.get('mask_verified')}")
+        if "aesni" in info:
+            bits.append(f"AES-NI={'yes' if info['aesni'] else 'no'}")
+        if info.get("unusable"):
+            bits.append("UNUSABLE: " + info["unusable"])
+        lines.append(f"  {name}: " + " · ".join(b for b in bits if b))
+    if run["plan"].get("baseline"):
+        lines.append(f"Improvement = t_{run['plan']['baseline']} / t_engine (ratio of medians, 95 % bootstrap interval). "
+                     "Durations: median per operation, provenance: measured. * = flagged, see notes.")
+    return lines
+
+
+def render_rich(run: dict, console) -> None:
+    from rich.table import Table
+    for line in conditions_lines(run):
+        console.print(line, highlight=False, markup=False)
+    for t in build_tables(run):
+        table = Table(title=t["title"], title_justify="left", show_lines=False)
+        for i, col in enumerate(t["columns"]):
+            table.add_column(col, justify="left" if i == 0 else "right")
+        for row in t["rows"]:
+            table.add_row(*row)
+        console.print(table)
+        for note in t["notes"]:
+            console.print(f"  {note}", style="dim", highlight=False, markup=False)
+
+
+def render_markdown(run: dict) -> str:
+    out = [f"# cryptobench run {run['id']}", ""] + [f"- {l.strip()}" for l in conditions_lines(run)] + [""]
+    for t in build_tables(run):
+        out += [f"## {t['title']}", "", "| " + " | ".join(t["columns"]) + " |",
+                "|" + "|".join("---" for _ in t["columns"]) + "|"]
+        out += ["| " + " | ".join(r) + " |" for r in t["rows"]]
+        out += [""] + [f"- {n}" for n in t["notes"]] + [""]
+    return "\n".join(out)
+
+
+CSV_FIELDS = ["run", "op", "params", "engine", "target", "provenance", "status", "kat", "n", "k",
+              "median_s", "mean_s", "stdev_s", "rsd_pct", "min_s", "max_s", "ci95_lo_s", "ci95_hi_s",
+              "ops_per_s", "throughput_Bps", "KBps", "KiBps", "cycles_per_op", "cycles_per_byte",
+              "outliers", "flags", "detail"]
+
+
+def render_csv(run: dict) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(CSV_FIELDS)
+    for c in run["cells"]:
+        r = c.get("result") or {}
+        t = r.get("time_s", {})
+        ci = t.get("ci95", [None, None])
+        w.writerow([run["id"], c["op"], json.dumps(c["params"], sort_keys=True), c["engine"], c["target"],
+                    c["provenance"], c["status"], c["kat"], r.get("n"), r.get("k"), t.get("median"),
+                    t.get("mean"), t.get("stdev"), t.get("rsd_pct"), t.get("min"), t.get("max"), ci[0], ci[1],
+                    r.get("ops_per_s"), r.get("throughput_Bps"), r.get("KBps"), r.get("KiBps"),
+                    (r.get("cycles") or {}).get("per_op_median"), r.get("cycles_per_byte"),
+                    r.get("outliers"), " ".join(r.get("flags", [])), c.get("detail")])
+    return buf.getvalue()
+
+
+def render_json(run: dict) -> str:
+    return json.dumps(document(run), indent=2)

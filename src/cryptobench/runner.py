@@ -1,0 +1,255 @@
+"""Orchestration of a host run: plan, verify, time interleaved, store cell by cell."""
+from __future__ import annotations
+
+import signal
+from dataclasses import asdict
+from typing import Callable
+
+from .catalog import get_op, resolve_params
+from .conditions import host_conditions
+from .engines import ENGINES, check_engine
+from .errors import HarnessError, UsageError
+from .results import derive
+from .store import Store, cell_key
+from .suites import Suite
+from .verify import Verifier
+
+TARGET = "host"
+
+
+def build_plan(suite: Suite | None, engines: list[str] | None, ops: list[str] | None,
+               param_overrides: dict[str, list], repeat: int | None, min_time: float | None,
+               warmup: int | None, baseline: str | None, single: bool = False) -> dict:
+    """The list of comparison groups to run: each an (op, params) and the engines that take part."""
+    chosen = engines or (suite.engines if suite and suite.engines else None)
+    groups = []
+    if suite is not None:
+        benches = suite.benches
+        if ops:
+            benches = [b for b in benches if b.op in ops]
+            missing = [o for o in ops if o not in {b.op for b in suite.benches}]
+            if missing:
+                raise UsageError(f"--op: suite '{suite.name}' has no '{missing[0]}'; it has: "
+                                 + ", ".join(dict.fromkeys(b.op for b in suite.benches)))
+        for b in benches:
+            groups.append({"op": b.op, "params": dict(b.params), "table": b.table,
+                           "bench_engines": b.engines, "repeat": b.repeat, "warmup": b.warmup,
+                           "min_time": b.min_time, "single": b.single})
+    else:
+        for op_id in ops or []:
+            op = get_op(op_id)
+            groups.append({"op": op.id, "params": resolve_params(op, {}, "--op"), "table": "",
+                           "bench_engines": None, "repeat": None, "warmup": None, "min_time": None,
+                           "single": False})
+    if param_overrides:
+        groups = _apply_overrides(groups, param_overrides)
+    # drop duplicate groups that overrides may create, keeping order
+    seen, unique = set(), []
+    for g in groups:
+        key = cell_key(g["op"], g["params"], "")
+        if key not in seen:
+            seen.add(key)
+            unique.append(g)
+    all_engines = chosen or [e for e in ENGINES]
+    for g in unique:
+        g["engines"] = [e for e in all_engines if g["bench_engines"] is None or e in g["bench_engines"]]
+    return {
+        "suite": suite.name if suite else None,
+        "title": suite.title if suite else "",
+        "source": suite.source if suite else "",
+        "baseline": baseline or (suite.baseline if suite else None),
+        "options": {
+            "repeat": repeat if repeat is not None else (suite.repeat if suite else 20),
+            "warmup": warmup if warmup is not None else (suite.warmup if suite else 2),
+            "min_time": min_time if min_time is not None else (suite.min_time if suite else 0.01),
+            "engines": all_engines,
+            "single": single,
+            "repeat_from_cli": repeat is not None,
+            "min_time_from_cli": min_time is not None,
+        },
+        "groups": [g for g in unique if g["engines"]],
+        "skipped_groups": [f"{g['op']} ({', '.join(g['bench_engines'])} only)" for g in unique
+                           if not g["engines"]],
+    }
+
+
+def _apply_overrides(groups: list[dict], overrides: dict[str, list]) -> list[dict]:
+    out = []
+    for g in groups:
+        op = get_op(g["op"])
+        names = [n for n in overrides if op.param(n) is not None]
+        if not names:
+            out.append(g)
+            continue
+        combos = [{}]
+        for n in names:
+            combos = [{**c, n: v} for c in combos for v in overrides[n]]
+        for c in combos:
+            out.append({**g, "params": resolve_params(op, {**g["params"], **c}, "--param")})
+    unknown = [n for n in overrides if not any(get_op(g["op"]).param(n) for g in groups)]
+    if unknown:
+        valid = sorted({p for g in groups for p in get_op(g["op"]).param_names})
+        raise UsageError(f"--param: no selected operation has a parameter '{unknown[0]}'; valid: "
+                         + ", ".join(valid))
+    return out
+
+
+class Runner:
+    def __init__(self, store: Store, plan: dict, progress: Callable | None = None,
+                 log: Callable[[str], None] = lambda s: None):
+        self.store = store
+        self.plan = plan
+        self.progress = progress
+        self.log = log
+        self.procs: dict = {}
+        self.engine_info: dict = {}
+        self.unusable: dict = {}
+        self.hello: dict = {}
+
+    # --- engines ------------------------------------------------------------------------------
+    def start_engines(self) -> None:
+        for name in self.plan["options"]["engines"]:
+            self._start(name)
+
+    def _start(self, name: str) -> None:
+        engine = ENGINES[name]
+        try:
+            proc = engine.start()
+            info, why = check_engine(engine, proc)
+        except HarnessError as exc:
+            self.unusable[name] = str(exc)
+            return
+        self.engine_info[name] = info
+        self.hello = self.hello or proc.hello
+        if why:
+            self.unusable[name] = why
+            proc.close()
+        else:
+            self.procs[name] = proc
+
+    def close(self) -> None:
+        for proc in self.procs.values():
+            proc.close()
+
+    def conditions(self) -> dict:
+        hello = {k: v for k, v in self.hello.items() if k != "t"}
+        return {"host": host_conditions(), "harness": hello,
+                "engines": {n: {"description": ENGINES[n].description, **self.engine_info.get(n, {}),
+                                **({"unusable": self.unusable[n]} if n in self.unusable else {})}
+                            for n in self.plan["options"]["engines"]}}
+
+    # --- the run --------------------------------------------------------------------------------
+    def run(self, run_id: int | None = None) -> int:
+        self.start_engines()
+        if run_id is None:
+            run_id = self.store.create_run(self.plan["suite"], self.plan, self.conditions())
+        else:
+            self.store.update_conditions(run_id, self.conditions())
+            self.store.set_status(run_id, "running")
+        done = self.store.done_keys(run_id)
+        verifier = Verifier(self.procs)
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            seq = 0
+            for group in self.plan["groups"]:
+                pending = [e for e in group["engines"]
+                           if cell_key(group["op"], group["params"], e) not in done]
+                base_seq = seq
+                seq += len(group["engines"])
+                if not pending:
+                    continue
+                if self.progress:
+                    self.progress(group, "start")
+                self._run_group(run_id, base_seq, group, pending, verifier)
+                if self.progress:
+                    self.progress(group, "end")
+            self.store.set_status(run_id, "complete")
+        except KeyboardInterrupt:
+            self.store.set_status(run_id, "interrupted")
+            raise
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            verifier.close()
+            self.close()
+        return run_id
+
+    def _cell(self, group, engine, status, kat, detail, samples=None, result=None) -> dict:
+        return {"op": group["op"], "params": group["params"], "engine": engine, "target": TARGET,
+                "provenance": "measured" if status == "ok" else "none", "status": status, "kat": kat,
+                "detail": detail, "samples": samples, "result": result}
+
+    def _run_group(self, run_id: int, base_seq: int, group: dict, engines: list[str],
+                   verifier: Verifier) -> None:
+        op, params = group["op"], group["params"]
+        seqs = {e: base_seq + group["engines"].index(e) for e in engines}
+        ready = []
+        for e in engines:
+            if e in self.unusable:
+                self.store.save_cell(run_id, seqs[e], self._cell(group, e, "failed", "n/a",
+                                                                 f"engine unusable: {self.unusable[e]}"))
+                continue
+            proc = self.procs[e]
+            try:
+                ok, why = proc.supports(ENGINES[e].harness_engine, op, params)
+            except HarnessError as exc:
+                ok, why = False, f"harness error: {exc}"
+            if not ok:
+                self.store.save_cell(run_id, seqs[e], self._cell(group, e, "unsupported", "n/a", why))
+                continue
+            verdict = verifier.verify(e, op, params)
+            if verdict.kat != "pass":
+                self.store.save_cell(run_id, seqs[e], self._cell(group, e, "failed", "fail", verdict.detail))
+                continue
+            ready.append((e, verdict.detail))
+        if not ready:
+            return
+        samples, failures = self._time_interleaved(group, [e for e, _ in ready])
+        opts = self.plan["options"]
+        single = bool(group.get("single") or opts["single"])
+        for e, detail in ready:
+            if e in failures:
+                self.store.save_cell(run_id, seqs[e], self._cell(group, e, "failed", "pass",
+                                                                 f"timing failed: {failures[e]}"))
+                continue
+            result = derive(op, params, samples[e], self.procs[e].hello, single)
+            self.store.save_cell(run_id, seqs[e], self._cell(group, e, "ok", "pass", detail,
+                                                             samples[e], result))
+
+    def _time_interleaved(self, group: dict, engines: list[str]):
+        """Samples of every engine, taken in rounds A B C, B C A, … so drift hits all alike."""
+        opts = self.plan["options"]
+        pick = lambda key: opts[key] if opts.get(f"{key}_from_cli") or group.get(key) is None else group[key]
+        repeat = int(pick("repeat"))
+        min_time = float(pick("min_time"))
+        warmup = int(opts["warmup"] if group.get("warmup") is None else group["warmup"])
+        single = bool(group.get("single") or opts["single"])
+        failures, ks = {}, {}
+        slot = abs(hash((group["op"], str(group["params"])))) % 1_000_000
+        for e in engines:
+            proc = self.procs[e]
+            try:
+                proc.setup(slot, ENGINES[e].harness_engine, group["op"], group["params"])
+                ks[e] = 1 if single else proc.calibrate(slot, int(min_time * 1e9))
+            except HarnessError as exc:
+                failures[e] = str(exc)
+        active = [e for e in engines if e not in failures]
+        samples = {e: [] for e in active}
+        for rnd in range(warmup + repeat):
+            order = active[rnd % len(active):] + active[:rnd % len(active)] if active else []
+            for e in order:
+                if e in failures:
+                    continue
+                try:
+                    got = self.procs[e].sample(slot, ks[e], 1)
+                except HarnessError as exc:
+                    failures[e] = str(exc)
+                    continue
+                if rnd >= warmup:
+                    samples[e].extend([list(s) for s in got])
+        for e in active:
+            self.procs[e].teardown(slot)
+        return samples, failures
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt()

@@ -1,0 +1,135 @@
+"""The result store: SQLite, one transaction per finished cell.
+
+A run row holds the plan and the conditions; a cell row holds one (op, params, engine) result with
+its raw samples, so statistics can always be recomputed. An interrupted run keeps every finished
+cell; `--resume` runs only the cells that have no row yet.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from .errors import UsageError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created TEXT NOT NULL,
+    finished TEXT,
+    status TEXT NOT NULL,            -- running | complete | interrupted
+    suite TEXT,
+    plan TEXT NOT NULL,              -- JSON: the cells and options, enough to resume
+    conditions TEXT NOT NULL         -- JSON: host, libraries, harness build, engines
+);
+CREATE TABLE IF NOT EXISTS cells (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    cell_key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    op TEXT NOT NULL,
+    params TEXT NOT NULL,
+    engine TEXT NOT NULL,
+    target TEXT NOT NULL,
+    provenance TEXT NOT NULL,
+    status TEXT NOT NULL,            -- ok | unsupported | failed
+    kat TEXT NOT NULL,               -- pass | fail | n/a
+    detail TEXT,
+    samples TEXT,                    -- JSON [[k, ns, cycles], ...]
+    result TEXT,                     -- JSON: derived statistics as in docs/schema.md
+    finished TEXT NOT NULL,
+    PRIMARY KEY (run_id, cell_key)
+);
+"""
+
+
+def default_db_path() -> Path:
+    env = os.environ.get("CRYPTOBENCH_DB")
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "cryptobench" / "results.sqlite"
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def cell_key(op: str, params: dict, engine: str) -> str:
+    return f"{op}|{json.dumps(params, sort_keys=True)}|{engine}"
+
+
+class Store:
+    def __init__(self, path: Path | str | None = None):
+        self.path = Path(path) if path else default_db_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(str(self.path), timeout=30)
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise UsageError(f"{self.path}: not a usable cryptobench database ({exc})")
+        self.db.row_factory = sqlite3.Row
+
+    def close(self) -> None:
+        self.db.close()
+
+    def create_run(self, suite: str | None, plan: dict, conditions: dict) -> int:
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO runs (created, status, suite, plan, conditions) VALUES (?, 'running', ?, ?, ?)",
+                (now(), suite, json.dumps(plan), json.dumps(conditions)))
+        return int(cur.lastrowid)
+
+    def set_status(self, run_id: int, status: str) -> None:
+        with self.db:
+            self.db.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?",
+                            (status, now() if status == "complete" else None, run_id))
+
+    def update_conditions(self, run_id: int, conditions: dict) -> None:
+        with self.db:
+            self.db.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(conditions), run_id))
+
+    def save_cell(self, run_id: int, seq: int, cell: dict) -> None:
+        """One finished cell, in its own transaction."""
+        with self.db:
+            self.db.execute(
+                "INSERT OR REPLACE INTO cells (run_id, cell_key, seq, op, params, engine, target, provenance,"
+                " status, kat, detail, samples, result, finished) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, cell_key(cell["op"], cell["params"], cell["engine"]), seq, cell["op"],
+                 json.dumps(cell["params"], sort_keys=True), cell["engine"], cell["target"],
+                 cell["provenance"], cell["status"], cell["kat"], cell.get("detail"),
+                 json.dumps(cell.get("samples")), json.dumps(cell.get("result")), now()))
+
+    def resolve_run_id(self, ref: str | int) -> int:
+        if str(ref) == "latest":
+            row = self.db.execute("SELECT MAX(id) AS id FROM runs").fetchone()
+            if row["id"] is None:
+                raise UsageError(f"{self.path}: no runs stored yet")
+            return int(row["id"])
+        try:
+            run_id = int(ref)
+        except ValueError:
+            raise UsageError(f"run id must be an integer or 'latest', got {ref!r}")
+        if not self.db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
+            raise UsageError(f"{self.path}: no run {run_id}")
+        return run_id
+
+    def load_run(self, run_id: int) -> dict:
+        row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise UsageError(f"{self.path}: no run {run_id}")
+        cells = []
+        for c in self.db.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY seq", (run_id,)):
+            cells.append({
+                "op": c["op"], "params": json.loads(c["params"]), "engine": c["engine"],
+                "target": c["target"], "provenance": c["provenance"], "status": c["status"],
+                "kat": c["kat"], "detail": c["detail"], "samples": json.loads(c["samples"] or "null"),
+                "result": json.loads(c["result"] or "null"), "seq": c["seq"],
+            })
+        return {"id": row["id"], "created": row["created"], "finished": row["finished"],
+                "status": row["status"], "suite": row["suite"], "plan": json.loads(row["plan"]),
+                "conditions": json.loads(row["conditions"]), "cells": cells}
+
+    def done_keys(self, run_id: int) -> set[str]:
+        return {r["cell_key"] for r in self.db.execute("SELECT cell_key FROM cells WHERE run_id = ?", (run_id,))}

@@ -1,0 +1,156 @@
+"""Suites: TOML files that turn a study into a list of (op, params) benchmarks.
+
+    [suite]
+    title = "…"            source = "…"         baseline = "mbedtls"
+    repeat = 20            warmup = 2           min_time = 0.01        engines = [ … ]
+
+    [[bench]]
+    op = "aes-cbc-encrypt"
+    key_bits = 128
+    bytes = [64, 8000, 16000]      # a list sweeps the parameter
+    table = "Table 6"              # where the study prints it (optional)
+    engines = ["system"]           # optional: restrict this bench to some engines
+    repeat = 5                     # optional per-bench overrides: repeat, warmup, min_time, single
+
+Errors name the file, the line and what was expected.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .catalog import get_op, resolve_params
+from .engines import ENGINES
+from .errors import UsageError
+
+SUITES_DIR = Path(__file__).resolve().parent / "suites"
+SUITE_KEYS = {"title", "source", "baseline", "repeat", "warmup", "min_time", "engines", "description", "single"}
+BENCH_KEYS = {"op", "table", "engines", "repeat", "warmup", "min_time", "single", "label"}
+
+
+@dataclass
+class Bench:
+    op: str
+    params: dict
+    table: str = ""
+    engines: list[str] | None = None
+    repeat: int | None = None
+    warmup: int | None = None
+    min_time: float | None = None
+    single: bool = False
+
+
+@dataclass
+class Suite:
+    name: str
+    path: Path
+    title: str = ""
+    source: str = ""
+    baseline: str | None = None
+    repeat: int = 20
+    warmup: int = 2
+    min_time: float = 0.01
+    engines: list[str] | None = None
+    single: bool = False
+    benches: list[Bench] = field(default_factory=list)
+
+
+def available_suites() -> list[str]:
+    return sorted(p.stem for p in SUITES_DIR.glob("*.toml"))
+
+
+def find_suite(name: str) -> Path:
+    path = Path(name)
+    if path.suffix == ".toml" and path.exists():
+        return path
+    builtin = SUITES_DIR / f"{name}.toml"
+    if builtin.exists():
+        return builtin
+    raise UsageError(f"--suite: unknown suite '{name}'; valid: {', '.join(available_suites())} "
+                     f"(or a path to a .toml file)")
+
+
+def _line_of(lines: list[str], pattern: str, start: int = 0, end: int | None = None) -> int:
+    rx = re.compile(pattern)
+    for i in range(start, end if end is not None else len(lines)):
+        if rx.search(lines[i]):
+            return i + 1
+    return start + 1
+
+
+def _expect(cond: bool, where: str, msg: str) -> None:
+    if not cond:
+        raise UsageError(f"{where}: {msg}")
+
+
+def _check_engines(value, where: str) -> list[str]:
+    _expect(isinstance(value, list) and all(isinstance(v, str) for v in value), where,
+            "'engines' must be a list of engine names")
+    for e in value:
+        _expect(e in ENGINES, where, f"unknown engine '{e}'; valid: {', '.join(ENGINES)}")
+    return value
+
+
+def load_suite(name: str) -> Suite:
+    path = find_suite(name)
+    text = path.read_text()
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: malformed TOML ({exc})")
+    lines = text.splitlines()
+    head = doc.get("suite", {})
+    head_line = _line_of(lines, r"^\s*\[suite\]")
+    unknown = set(head) - SUITE_KEYS
+    _expect(not unknown, f"{path}:{head_line}", f"unknown key '{sorted(unknown)[0]}' in [suite]; "
+            f"expected one of {', '.join(sorted(SUITE_KEYS))}")
+    suite = Suite(name=path.stem, path=path, title=head.get("title", ""), source=head.get("source", ""))
+    for key, typ in (("repeat", int), ("warmup", int), ("min_time", (int, float))):
+        if key in head:
+            where = f"{path}:{_line_of(lines, rf'^\s*{key}\s*=')}"
+            _expect(isinstance(head[key], typ) and head[key] >= 0, where, f"'{key}' must be a non-negative number")
+            setattr(suite, key, head[key])
+    suite.single = bool(head.get("single", False))
+    if "engines" in head:
+        suite.engines = _check_engines(head["engines"], f"{path}:{_line_of(lines, r'^\s*engines\s*=')}")
+    if "baseline" in head:
+        where = f"{path}:{_line_of(lines, r'^\s*baseline\s*=')}"
+        _expect(head["baseline"] in ENGINES, where,
+                f"unknown baseline engine '{head['baseline']}'; valid: {', '.join(ENGINES)}")
+        suite.baseline = head["baseline"]
+
+    bench_lines = [i for i, l in enumerate(lines) if re.match(r"^\s*\[\[bench\]\]", l)]
+    benches = doc.get("bench", [])
+    _expect(isinstance(benches, list) and benches, f"{path}:1", "expected at least one [[bench]] table")
+    for idx, entry in enumerate(benches):
+        start = bench_lines[idx] if idx < len(bench_lines) else 0
+        end = bench_lines[idx + 1] if idx + 1 < len(bench_lines) else len(lines)
+        where = f"{path}:{start + 1}"
+        _expect("op" in entry, where, "[[bench]] needs an 'op' key")
+        op = get_op(entry["op"], where=f"{path}:{_line_of(lines, r'^\s*op\s*=', start, end)}")
+        sweep = {}
+        for key, value in entry.items():
+            if key in BENCH_KEYS:
+                continue
+            kwhere = f"{path}:{_line_of(lines, rf'^\s*{re.escape(key)}\s*=', start, end)}"
+            if op.param(key) is None:
+                raise UsageError(f"{kwhere}: operation '{op.id}' has no parameter '{key}'; valid: "
+                                 f"{', '.join(op.param_names) or '(none)'} (or bench keys: "
+                                 f"{', '.join(sorted(BENCH_KEYS))})")
+            sweep[key] = value if isinstance(value, list) else [value]
+        names = list(sweep)
+        for combo in itertools.product(*(sweep[n] for n in names)) if names else [()]:
+            given = dict(zip(names, combo))
+            params = resolve_params(op, given, where)
+            bench = Bench(op=op.id, params=params, table=str(entry.get("table", "")))
+            if "engines" in entry:
+                bench.engines = _check_engines(entry["engines"], where)
+            for key in ("repeat", "warmup", "min_time"):
+                if key in entry:
+                    setattr(bench, key, entry[key])
+            bench.single = bool(entry.get("single", suite.single))
+            suite.benches.append(bench)
+    return suite

@@ -1,0 +1,308 @@
+"""Verify before timing: known-answer vectors and cross-engine checks.
+
+Every (engine, op, params) cell passes this gate before it is timed. Ops with published vectors
+(NIST / RFC, in `vectors/*.json`) are checked against all vectors that match the cell's selecting
+parameters (key size, curve, modulus, tag and nonce length). Ops whose output is random (key
+generation, ECDSA signatures, EC-JPAKE, random bytes) are checked against another engine in the
+same run or against plain arithmetic. An op with neither never gets a timing.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .engines import ENGINES
+from .errors import HarnessError
+
+VECTORS_DIR = Path(__file__).resolve().parent / "vectors"
+SELECTING = ("key_bits", "curve", "rsa_bits", "tag_bytes", "nonce_bytes")
+CHECKER_PREFERENCE = ("openssl-hw", "mbedtls", "libsodium", "openssl-sw")
+DRBG_OPS = ("ctr-drbg-instantiate", "ctr-drbg-reseed", "ctr-drbg-generate")
+
+
+@dataclass
+class Verdict:
+    kat: str          # "pass" | "fail"
+    detail: str       # what was checked, or why it failed
+    unsupported: bool = False
+
+    def as_tuple(self):
+        return self.kat, self.detail
+
+
+def vectors_dir() -> Path:
+    return Path(os.environ.get("CRYPTOBENCH_VECTORS", VECTORS_DIR))
+
+
+def load_vectors(directory: Path | None = None) -> list[dict]:
+    directory = directory or vectors_dir()
+    vectors = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            doc = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{exc.lineno}: malformed vector file ({exc.msg})")
+        for i, v in enumerate(doc.get("vectors", [])):
+            missing = [k for k in ("op", "in", "out") if k not in v]
+            if missing:
+                raise ValueError(f"{path}: vector #{i} lacks {', '.join(missing)}")
+            v.setdefault("id", f"{path.stem}#{i}")
+            v.setdefault("params", {})
+            v["file"] = path.name
+            vectors.append(v)
+    return vectors
+
+
+def matching_vectors(vectors: list[dict], op: str, params: dict) -> list[dict]:
+    ops = DRBG_OPS if op in DRBG_OPS else (op,)
+    out = []
+    for v in vectors:
+        if v["op"] not in ops:
+            continue
+        if all(v["params"].get(k, params.get(k)) == params.get(k) for k in SELECTING if k in params):
+            out.append(v)
+    return out
+
+
+def _pkcs1_sha256_em(digest: bytes, k: int) -> int:
+    prefix = bytes.fromhex("3031300d060960864801650304020105000420")
+    t = prefix + digest
+    return int.from_bytes(b"\x00\x01" + b"\xff" * (k - len(t) - 3) + b"\x00" + t, "big")
+
+
+class Verifier:
+    """Runs the gate; `procs` maps engine name -> running HarnessProcess (more are started lazily)."""
+
+    def __init__(self, procs: dict, vectors: list[dict] | None = None):
+        self.procs = procs
+        self._own: dict = {}
+        self.vectors = load_vectors() if vectors is None else vectors
+        self.cache: dict = {}
+
+    def close(self) -> None:
+        for proc in self._own.values():
+            proc.close()
+
+    def _proc(self, engine: str):
+        if engine in self.procs:
+            return self.procs[engine]
+        if engine not in self._own:
+            self._own[engine] = ENGINES[engine].start()
+        return self._own[engine]
+
+    def _compute(self, engine: str, op: str, params: dict, inputs: dict) -> dict:
+        return self._proc(engine).compute(ENGINES[engine].harness_engine, op, params, inputs)
+
+    def _checkers(self, engine: str, op: str, params: dict) -> list[str]:
+        """Other engines that support `op` here, a different library first."""
+        lib = ENGINES[engine].harness_engine
+        order = sorted((e for e in CHECKER_PREFERENCE if e != engine),
+                       key=lambda e: ENGINES[e].harness_engine == lib)
+        found = []
+        for name in order:
+            try:
+                ok, _ = self._proc(name).supports(ENGINES[name].harness_engine, op, params)
+            except HarnessError:
+                continue
+            if ok:
+                found.append(name)
+        return found
+
+    def verify(self, engine: str, op: str, params: dict) -> Verdict:
+        key = (engine, op, tuple((k, params.get(k)) for k in SELECTING))
+        if op == "random":
+            key += (params.get("source"),)
+        if key not in self.cache:
+            try:
+                self.cache[key] = self._verify(engine, op, params)
+            except HarnessError as exc:
+                self.cache[key] = Verdict("fail", f"harness error during verification: {exc}")
+        return self.cache[key]
+
+    # --- the gate --------------------------------------------------------------------------
+    def _verify(self, engine: str, op: str, params: dict) -> Verdict:
+        checks = []
+        vectors = matching_vectors(self.vectors, op, params)
+        if vectors:
+            verdict = self._run_vectors(engine, op, params, vectors)
+            if verdict.kat == "fail":
+                return verdict
+            checks.append(verdict.detail)
+        cross = getattr(self, "_cross_" + op.replace("-", "_"), None)
+        if cross is not None:
+            verdict = cross(engine, op, params)
+            if verdict.kat == "fail":
+                return verdict
+            checks.append(verdict.detail)
+        if not checks:
+            return Verdict("fail", f"no known-answer vector and no cross-check for {op} with "
+                                   + ", ".join(f"{k}={params[k]}" for k in SELECTING if k in params))
+        return Verdict("pass", "; ".join(checks))
+
+    def _run_vectors(self, engine: str, op: str, params: dict, vectors: list[dict]) -> Verdict:
+        passed, skipped = [], []
+        for v in vectors:
+            vparams = {**params, **v["params"]}
+            try:
+                got = self._compute(engine, op, vparams, v["in"])
+            except HarnessError as exc:
+                if "unsupported" in str(exc).lower():
+                    skipped.append(v["id"])
+                    continue
+                return Verdict("fail", f"vector {v['id']} ({v.get('source', v['file'])}): {exc}")
+            for name, expected in v["out"].items():
+                if got.get(name, "").lower() != expected.lower():
+                    return Verdict("fail", f"vector {v['id']} ({v.get('source', v['file'])}): output "
+                                           f"'{name}' is {got.get(name, '(missing)')[:64]}, expected "
+                                           f"{expected[:64]}")
+            passed.append(v["id"])
+        if not passed:
+            return Verdict("fail", f"all {len(skipped)} matching vectors unsupported by {engine}")
+        return Verdict("pass", f"{len(passed)} known-answer vectors")
+
+    # --- cross-checks for ops whose output is random ------------------------------------------
+    def _keypair(self, engine: str, curve: str) -> dict:
+        return self._compute(engine, "ecc-keygen", {"curve": curve}, {})
+
+    def _cross_ecc_keygen(self, engine, op, params) -> Verdict:
+        curve = params["curve"]
+        pair = self._keypair(engine, curve)
+        checkers = self._checkers(engine, "ecdh-keygen", {"curve": curve}) or [engine]
+        q = self._compute(checkers[0], "ecdh-keygen", {"curve": curve}, {"d": pair["d"]}).get("q")
+        if q != pair.get("q"):
+            return Verdict("fail", f"generated public key does not match {checkers[0]}'s d·G")
+        return Verdict("pass", f"key pair consistent with {checkers[0]}")
+
+    def _cross_ecdh_keygen(self, engine, op, params) -> Verdict:
+        curve = params["curve"]
+        checkers = self._checkers(engine, "ecc-keygen", {"curve": curve})
+        if not checkers:
+            return Verdict("pass", "no second engine for a cross-check") if matching_vectors(
+                self.vectors, op, params) else Verdict("fail", "no vector and no second engine")
+        pair = self._keypair(checkers[0], curve)
+        q = self._compute(engine, op, {"curve": curve}, {"d": pair["d"]}).get("q")
+        if q != pair["q"]:
+            return Verdict("fail", f"public key differs from {checkers[0]}'s for the same private key")
+        return Verdict("pass", f"agrees with {checkers[0]}")
+
+    def _cross_ecdh_shared_secret(self, engine, op, params) -> Verdict:
+        curve = params["curve"]
+        checkers = self._checkers(engine, op, {"curve": curve})
+        if not checkers:
+            return Verdict("pass", "no second engine for a cross-check") if matching_vectors(
+                self.vectors, op, params) else Verdict("fail", "no vector and no second engine")
+        a, b = self._keypair(engine, curve), self._keypair(checkers[0], curve)
+        z1 = self._compute(engine, op, {"curve": curve}, {"d": a["d"], "peer": b["q"]}).get("z")
+        z2 = self._compute(checkers[0], op, {"curve": curve}, {"d": b["d"], "peer": a["q"]}).get("z")
+        if not z1 or z1 != z2:
+            return Verdict("fail", f"shared secret differs from {checkers[0]}'s end")
+        return Verdict("pass", f"both ends agree with {checkers[0]}")
+
+    def _cross_ecdsa_sign(self, engine, op, params) -> Verdict:
+        curve = params["curve"]
+        pair = self._keypair(engine, curve)
+        digest = hashlib.sha512 if curve == "p521" else hashlib.sha256
+        h = digest(b"cryptobench cross-check").hexdigest()
+        sig = self._compute(engine, op, {"curve": curve}, {"d": pair["d"], "hash": h})["sig"]
+        verifiers = self._checkers(engine, "ecdsa-verify", {"curve": curve}) or [engine]
+        for name in verifiers[:2]:
+            ok = self._compute(name, "ecdsa-verify", {"curve": curve},
+                               {"q": pair["q"], "hash": h, "sig": sig}).get("ok")
+            if ok != "01":
+                return Verdict("fail", f"signature rejected by {name}")
+            bad = sig[:-2] + f"{int(sig[-2:], 16) ^ 1:02x}"
+            if self._compute(name, "ecdsa-verify", {"curve": curve},
+                             {"q": pair["q"], "hash": h, "sig": bad}).get("ok") != "00":
+                return Verdict("fail", f"{name} accepted a tampered signature")
+        return Verdict("pass", "signatures verify in " + ", ".join(verifiers[:2]))
+
+    def _cross_ecdsa_verify(self, engine, op, params) -> Verdict:
+        curve = params["curve"]
+        signers = self._checkers(engine, "ecdsa-sign", {"curve": curve})
+        if not signers:
+            return Verdict("pass", "no second engine for a cross-check")
+        pair = self._keypair(signers[0], curve)
+        h = (hashlib.sha512 if curve == "p521" else hashlib.sha256)(b"cryptobench").hexdigest()
+        sig = self._compute(signers[0], "ecdsa-sign", {"curve": curve}, {"d": pair["d"], "hash": h})["sig"]
+        ok = self._compute(engine, op, {"curve": curve}, {"q": pair["q"], "hash": h, "sig": sig}).get("ok")
+        if ok != "01":
+            return Verdict("fail", f"rejects a valid signature made by {signers[0]}")
+        return Verdict("pass", f"accepts {signers[0]}'s signature")
+
+    def _cross_rsa_keygen(self, engine, op, params) -> Verdict:
+        bits = params["rsa_bits"]
+        key = self._compute(engine, op, {"rsa_bits": bits}, {})
+        n, e, d = (int(key[x], 16) for x in ("n", "e", "d"))
+        if n.bit_length() != bits:
+            return Verdict("fail", f"modulus has {n.bit_length()} bits, expected {bits}")
+        if e != 65537:
+            return Verdict("fail", f"public exponent is {e}, expected 65537")
+        for m in (2, 3, 0x1234567890ABCDEF):
+            if pow(pow(m, e, n), d, n) != m:
+                return Verdict("fail", "d does not invert e modulo the key's group order")
+        return Verdict("pass", "key pair consistent (modulus size, e = 65537, m^(ed) = m)")
+
+    def _cross_rsa_sign(self, engine, op, params) -> Verdict:
+        bits = params["rsa_bits"]
+        keygens = self._checkers(engine, "rsa-keygen", {"rsa_bits": bits}) or [engine]
+        key = self._compute(keygens[0], "rsa-keygen", {"rsa_bits": bits}, {})
+        n, e, d = (int(key[x], 16) for x in ("n", "e", "d"))
+        digest = hashlib.sha256(b"cryptobench").digest()
+        sig = self._compute(engine, op, {"rsa_bits": bits},
+                            {"n": key["n"], "e": key["e"], "d": key["d"], "hash": digest.hex()})["sig"]
+        k = (n.bit_length() + 7) // 8
+        if int(sig, 16) != pow(_pkcs1_sha256_em(digest, k), d, n):
+            return Verdict("fail", "signature differs from the PKCS#1 v1.5 reference computation")
+        return Verdict("pass", "matches a PKCS#1 v1.5 reference computation")
+
+    def _cross_rsa_verify(self, engine, op, params) -> Verdict:
+        bits = params["rsa_bits"]
+        keygens = self._checkers(engine, "rsa-keygen", {"rsa_bits": bits}) or [engine]
+        key = self._compute(keygens[0], "rsa-keygen", {"rsa_bits": bits}, {})
+        n, d = int(key["n"], 16), int(key["d"], 16)
+        digest = hashlib.sha256(b"cryptobench").digest()
+        k = (n.bit_length() + 7) // 8
+        sig = pow(_pkcs1_sha256_em(digest, k), d, n).to_bytes(k, "big").hex()
+        inputs = {"n": key["n"], "e": key["e"], "hash": digest.hex(), "sig": sig}
+        if self._compute(engine, op, {"rsa_bits": bits}, inputs).get("ok") != "01":
+            return Verdict("fail", "rejects a valid PKCS#1 v1.5 signature")
+        inputs["sig"] = sig[:-2] + f"{int(sig[-2:], 16) ^ 1:02x}"
+        if self._compute(engine, op, {"rsa_bits": bits}, inputs).get("ok") != "00":
+            return Verdict("fail", "accepts a tampered signature")
+        return Verdict("pass", "accepts a reference signature, rejects a tampered one")
+
+    def _cross_ecjpake_exchange(self, engine, op, params) -> Verdict:
+        pw = b"threadjpaketest".hex()
+        out = self._compute(engine, op, params, {"password_client": pw, "password_server": pw})
+        if not out.get("pms_client") or out.get("pms_client") != out.get("pms_server"):
+            return Verdict("fail", "the two sides derived different secrets from the same password")
+        try:
+            bad = self._compute(engine, op, params, {"password_client": pw,
+                                                     "password_server": b"wrong".hex()})
+            if bad.get("pms_client") == bad.get("pms_server"):
+                return Verdict("fail", "different passwords gave the same secret")
+        except HarnessError:
+            pass  # the library refusing the exchange is also a correct outcome
+        return Verdict("pass", "both sides agree; a wrong password does not")
+
+    def _cross_random(self, engine, op, params) -> Verdict:
+        p = {**params, "bytes": 2500}
+        a = bytes.fromhex(self._compute(engine, op, p, {})["bits"])
+        b = bytes.fromhex(self._compute(engine, op, p, {})["bits"])
+        if len(a) != 2500:
+            return Verdict("fail", f"asked for 2500 bytes, got {len(a)}")
+        if a == b:
+            return Verdict("fail", "two requests returned the same bytes")
+        ones = sum(bin(x).count("1") for x in a)
+        if not 9725 < ones < 10275:
+            return Verdict("fail", f"monobit test failed: {ones} ones in 20000 bits (FIPS 140-2 bounds)")
+        run = longest = 1
+        for x, y in zip(a, a[1:]):
+            run = run + 1 if x == y else 1
+            longest = max(longest, run)
+        if longest >= 5:
+            return Verdict("fail", f"repetition count test failed: a byte repeated {longest} times")
+        return Verdict("pass", "health tests (distinct outputs, FIPS 140-2 monobit, repetition count)")
