@@ -100,8 +100,8 @@ def _render(run: dict, fmt: str, out) -> None:
 
 def cmd_run(args, out) -> int:
     from .runner import Runner, build_plan
-    store = Store(args.db)
     if args.resume:
+        store = Store(args.db)
         run_id = store.resolve_run_id(args.resume)
         stored = store.load_run(run_id)
         if stored["status"] == "complete":
@@ -123,6 +123,7 @@ def cmd_run(args, out) -> int:
         run_id = None
         if not plan["groups"]:
             raise UsageError("nothing to run: no selected operation applies to the selected engines")
+        store = Store(args.db)
     if not harness_path().exists():
         sys.stderr.write(f"building the host harness ({harness_path()}) …\n")
         build_harness()

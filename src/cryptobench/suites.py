@@ -81,6 +81,10 @@ def _line_of(lines: list[str], pattern: str, start: int = 0, end: int | None = N
     return start + 1
 
 
+def _key_rx(key: str) -> str:
+    return r"^\s*" + re.escape(key) + r"\s*="
+
+
 def _expect(cond: bool, where: str, msg: str) -> None:
     if not cond:
         raise UsageError(f"{where}: {msg}")
@@ -105,19 +109,20 @@ def load_suite(name: str) -> Suite:
     head = doc.get("suite", {})
     head_line = _line_of(lines, r"^\s*\[suite\]")
     unknown = set(head) - SUITE_KEYS
-    _expect(not unknown, f"{path}:{head_line}", f"unknown key '{sorted(unknown)[0]}' in [suite]; "
-            f"expected one of {', '.join(sorted(SUITE_KEYS))}")
+    if unknown:
+        raise UsageError(f"{path}:{head_line}: unknown key '{sorted(unknown)[0]}' in [suite]; "
+                         f"expected one of {', '.join(sorted(SUITE_KEYS))}")
     suite = Suite(name=path.stem, path=path, title=head.get("title", ""), source=head.get("source", ""))
     for key, typ in (("repeat", int), ("warmup", int), ("min_time", (int, float))):
         if key in head:
-            where = f"{path}:{_line_of(lines, rf'^\s*{key}\s*=')}"
+            where = f"{path}:{_line_of(lines, _key_rx(key))}"
             _expect(isinstance(head[key], typ) and head[key] >= 0, where, f"'{key}' must be a non-negative number")
             setattr(suite, key, head[key])
     suite.single = bool(head.get("single", False))
     if "engines" in head:
-        suite.engines = _check_engines(head["engines"], f"{path}:{_line_of(lines, r'^\s*engines\s*=')}")
+        suite.engines = _check_engines(head["engines"], f"{path}:{_line_of(lines, _key_rx('engines'))}")
     if "baseline" in head:
-        where = f"{path}:{_line_of(lines, r'^\s*baseline\s*=')}"
+        where = f"{path}:{_line_of(lines, _key_rx('baseline'))}"
         _expect(head["baseline"] in ENGINES, where,
                 f"unknown baseline engine '{head['baseline']}'; valid: {', '.join(ENGINES)}")
         suite.baseline = head["baseline"]
@@ -130,12 +135,12 @@ def load_suite(name: str) -> Suite:
         end = bench_lines[idx + 1] if idx + 1 < len(bench_lines) else len(lines)
         where = f"{path}:{start + 1}"
         _expect("op" in entry, where, "[[bench]] needs an 'op' key")
-        op = get_op(entry["op"], where=f"{path}:{_line_of(lines, r'^\s*op\s*=', start, end)}")
+        op = get_op(entry["op"], where=f"{path}:{_line_of(lines, _key_rx('op'), start, end)}")
         sweep = {}
         for key, value in entry.items():
             if key in BENCH_KEYS:
                 continue
-            kwhere = f"{path}:{_line_of(lines, rf'^\s*{re.escape(key)}\s*=', start, end)}"
+            kwhere = f"{path}:{_line_of(lines, _key_rx(key), start, end)}"
             if op.param(key) is None:
                 raise UsageError(f"{kwhere}: operation '{op.id}' has no parameter '{key}'; valid: "
                                  f"{', '.join(op.param_names) or '(none)'} (or bench keys: "

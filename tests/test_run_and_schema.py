@@ -1,0 +1,120 @@
+"""A real run end to end: tables, stored conditions, the documented JSON schema, comparisons."""
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import ROOT, cli
+
+SCHEMA = json.loads((ROOT / "docs" / "result.schema.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory, harness):
+    tmp = tmp_path_factory.mktemp("run")
+    suite = tmp / "small.toml"
+    suite.write_text('''
+[suite]
+baseline = "openssl-sw"
+repeat = 5
+warmup = 1
+min_time = 0.002
+
+[[bench]]
+op = "aes-gcm-encrypt"
+bytes = [64, 8000]
+aad_bytes = 32
+
+[[bench]]
+op = "aes-cbc-encrypt"
+bytes = 64
+
+[[bench]]
+op = "ecdsa-sign"
+
+[[bench]]
+op = "ecjpake-exchange"
+
+[[bench]]
+op = "random"
+bytes = 32
+source = ["getrandom", "hwrng"]
+engines = ["system"]
+''')
+    db, out = tmp / "db.sqlite", tmp / "run.json"
+    proc = cli("run", "--suite", str(suite), "--db", str(db), "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return proc, json.loads(out.read_text()), db
+
+
+def test_document_matches_schema(small_run):
+    _, doc, _ = small_run
+    jsonschema.validate(doc, SCHEMA)
+
+
+def test_every_cell_is_accounted_for(small_run):
+    _, doc, _ = small_run
+    engines = doc["run"]["options"]["engines"]
+    for op in ("aes-gcm-encrypt", "aes-cbc-encrypt", "ecdsa-sign", "ecjpake-exchange"):
+        cells = [r for r in doc["results"] if r["op"] == op]
+        assert {r["engine"] for r in cells} == set(engines), op
+    cbc = {r["engine"]: r for r in doc["results"] if r["op"] == "aes-cbc-encrypt"}
+    assert cbc["libsodium"]["status"] == "unsupported" and cbc["libsodium"]["detail"]
+    assert cbc["system"]["status"] == "unsupported"
+    for r in doc["results"]:
+        if r["status"] == "ok":
+            assert r["kat"] == "pass" and r["provenance"] == "measured"
+            assert r["time_s"]["min"] <= r["time_s"]["median"] <= r["time_s"]["max"]
+            assert len(r["samples"]) == r["n"] == 5
+        else:
+            assert r["detail"]
+
+
+def test_throughput_and_halving(small_run):
+    _, doc, _ = small_run
+    gcm = next(r for r in doc["results"] if r["op"] == "aes-gcm-encrypt" and r["engine"] == "openssl-hw"
+               and r["params"]["bytes"] == 8000)
+    assert gcm["throughput_Bps"] == pytest.approx(8000 / gcm["time_s"]["median"])
+    assert gcm["KiBps"] == pytest.approx(gcm["throughput_Bps"] / 1024)
+    jpake = [r for r in doc["results"] if r["op"] == "ecjpake-exchange" and r["status"] == "ok"]
+    for r in jpake:
+        k, ns, _ = r["samples"][0]
+        assert r["halved"] is True
+        assert min(ns / k / 2e9 for k, ns, _ in r["samples"]) == pytest.approx(r["time_s"]["min"])
+
+
+def test_comparisons_against_the_baseline(small_run):
+    _, doc, _ = small_run
+    comps = [c for c in doc["comparisons"] if c["op"] == "aes-gcm-encrypt" and c["engine"] == "openssl-hw"]
+    assert len(comps) == 2
+    for c in comps:
+        assert c["baseline"] == "openssl-sw"
+        assert c["ci95"][0] <= c["duration_improvement"] <= c["ci95"][1]
+
+
+def test_conditions_are_recorded(small_run):
+    _, doc, _ = small_run
+    cond = doc["conditions"]
+    assert cond["host"]["cpu"]["model"] and cond["host"]["os"] and cond["host"]["cryptobench"]
+    assert cond["harness"]["compiler"] and "-O" in cond["harness"]["cflags"]
+    sw = cond["engines"]["openssl-sw"]
+    assert "OpenSSL" in sw["version"]
+    if "aes" in cond["host"]["cpu"]["crypto_flags"]:
+        assert sw["mask_verified"] is True and "AES-NI" in sw["extensions_masked"]
+        assert "AES-NI" in cond["engines"]["openssl-hw"]["extensions_enabled"]
+        assert "AES-NI" not in sw["extensions_enabled"]
+    assert "2.28" in cond["engines"]["mbedtls"]["version"]
+
+
+def test_tables_and_show_formats(small_run):
+    proc, doc, db = small_run
+    assert "AES-GCM" in proc.stdout and "Improvement openssl-sw/openssl-hw" in proc.stdout
+    run_id = str(doc["run"]["id"])
+    md = cli("show", run_id, "--db", str(db), "--format", "md")
+    assert md.returncode == 0 and "| bytes |" in md.stdout
+    csv = cli("show", "latest", "--db", str(db), "--format", "csv")
+    assert csv.returncode == 0 and csv.stdout.splitlines()[0].startswith("run,op,params,engine")
+    js = cli("show", "latest", "--db", str(db), "--format", "json")
+    again = json.loads(js.stdout)
+    assert again["results"] == doc["results"] and again["comparisons"] == doc["comparisons"]
