@@ -183,6 +183,7 @@ static size_t utf8_put(char *out, unsigned cp)
 /* ---------------------------------------------------------------- JSON reader */
 
 typedef struct {
+    char *start;
     char *p;            /* read cursor */
     char *end;
     cb_json *doc;
@@ -192,12 +193,8 @@ typedef struct {
 
 static int jfail(jreader *r, const char *what)
 {
-    /* column numbers help whoever wrote the request by hand */
-    size_t col = 0;
-    if (r->doc && r->p)
-        col = (size_t)(r->p - (r->end - 0)) + 0;
-    (void)col;
-    snprintf(r->err, r->errlen, "bad json: %s", what);
+    /* the byte offset helps whoever wrote the request by hand */
+    snprintf(r->err, r->errlen, "bad json at byte %zu: %s", (size_t)(r->p - r->start), what);
     return -1;
 }
 
@@ -364,8 +361,11 @@ static int read_object(jreader *r, int parent)
         size_t keylen;
         if (read_string(r, &key, &keylen))
             return -1;
-        if (cb_json_get(r->doc, parent, key) != NULL)
-            return jfail(r, "duplicate key");
+        if (cb_json_get(r->doc, parent, key) != NULL) {
+            char what[96];
+            snprintf(what, sizeof what, "duplicate key '%.60s'", key);
+            return jfail(r, what);
+        }
         if (r->doc->n == CB_JSON_MAX)
             return jfail(r, "too many members");
         cb_jmember *m = &r->doc->m[r->doc->n++];
@@ -396,7 +396,7 @@ static int read_object(jreader *r, int parent)
 
 int cb_json_parse(char *text, size_t len, cb_json *doc, char *err, size_t errlen)
 {
-    jreader r = { text, text + len, doc, err, errlen };
+    jreader r = { text, text, text + len, doc, err, errlen };
     doc->n = 0;
     skip_ws(&r);
     if (r.p >= r.end || *r.p != '{')

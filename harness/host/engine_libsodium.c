@@ -1,0 +1,353 @@
+/* engine_libsodium.c - the "libsodium" engine: the system libsodium.
+ *
+ * libsodium offers a small, fixed menu; everything outside it is unsupported with the reason:
+ *  - chacha20-poly1305-encrypt: crypto_aead_chacha20poly1305_ietf_encrypt (RFC 8439).
+ *  - aes-gcm-encrypt: AES-256 only, and only on CPUs with AES-NI and PCLMUL
+ *    (crypto_aead_aes256gcm_is_available()); the timed call uses the precomputed key schedule
+ *    (crypto_aead_aes256gcm_beforenm once per slot, encrypt_afternm per operation).
+ *  - sha256, sha512: crypto_hash_sha256 / crypto_hash_sha512.
+ *  - ecdh-keygen / ecdh-shared-secret / ecc-keygen on X25519: crypto_scalarmult_base,
+ *    crypto_scalarmult and crypto_box_keypair. ecdh-keygen is timed as public-from-private
+ *    (crypto_scalarmult_base on one of 16 pre-generated secret keys, cycling).
+ *  - random, source "library": randombytes_buf.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "engine.h"
+
+#define POOL 16
+
+enum { OP_CHACHAPOLY, OP_AES_GCM, OP_SHA256, OP_SHA512, OP_ECDH_KEYGEN, OP_ECDH_SHARED,
+       OP_ECC_KEYGEN, OP_RANDOM };
+
+static const struct { const char *name; int op; } op_names[] = {
+    {"chacha20-poly1305-encrypt", OP_CHACHAPOLY}, {"aes-gcm-encrypt", OP_AES_GCM},
+    {"sha256", OP_SHA256}, {"sha512", OP_SHA512},
+    {"ecdh-keygen", OP_ECDH_KEYGEN}, {"ecdh-shared-secret", OP_ECDH_SHARED},
+    {"ecc-keygen", OP_ECC_KEYGEN}, {"random", OP_RANDOM},
+};
+
+/* Ops libsodium lacks, with the reason (matched by prefix). */
+static const struct { const char *prefix; const char *why; } missing[] = {
+    {"aes-ecb", "libsodium has no raw AES block/ECB interface"},
+    {"aes-cbc", "libsodium has no AES-CBC"},
+    {"aes-ctr", "libsodium has no AES-CTR"},
+    {"aes-ccm", "libsodium has no AES-CCM"},
+    {"sha1", "libsodium has no SHA-1"},
+    {"sha224", "libsodium has no SHA-224"},
+    {"sha384", "libsodium has no SHA-384"},
+    {"ctr-drbg", "libsodium has no CTR_DRBG (its randombytes_buf reads the OS generator)"},
+    {"ecdsa", "libsodium has no ECDSA (it signs with Ed25519)"},
+    {"ecjpake", "libsodium has no EC-JPAKE"},
+    {"rsa", "libsodium has no RSA"},
+};
+
+static int say(char *err, int code, const char *msg)
+{
+    snprintf(err, CB_ERRLEN, "%s", msg);
+    return code;
+}
+
+static int op_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
+        if (strcmp(op_names[i].name, name) == 0)
+            return op_names[i].op;
+    return -1;
+}
+
+/* sodium_init() once; it is idempotent and cheap after the first call, but we keep the answer. */
+static int init(char *err)
+{
+    static int state;      /* 0: not tried, 1: ready, -1: failed */
+    if (state == 0)
+        state = sodium_init() < 0 ? -1 : 1;
+    return state == 1 ? CB_OK : say(err, CB_ERR, "sodium_init() failed");
+}
+
+static int check(const cb_params *p, char *why)
+{
+    int op = op_of(p->op);
+
+    if (init(why) != CB_OK)
+        return CB_UNSUPPORTED;
+    switch (op) {
+    case OP_CHACHAPOLY: case OP_SHA256: case OP_SHA512:
+        return CB_OK;
+    case OP_AES_GCM:
+        if (p->key_bits != 256)
+            return say(why, CB_UNSUPPORTED, "libsodium has AES-GCM with 256-bit keys only");
+        if (!crypto_aead_aes256gcm_is_available())
+            return say(why, CB_UNSUPPORTED,
+                       "libsodium's AES-256-GCM needs AES-NI and PCLMUL, which this CPU lacks");
+        return CB_OK;
+    case OP_ECDH_KEYGEN: case OP_ECDH_SHARED: case OP_ECC_KEYGEN:
+        if (strcmp(p->curve, "x25519") != 0)
+            return say(why, CB_UNSUPPORTED, "libsodium has X25519 only, no NIST curves");
+        return CB_OK;
+    case OP_RANDOM:
+        if (strcmp(p->source, "library") != 0)
+            return say(why, CB_UNSUPPORTED,
+                       "libsodium offers only source \"library\" (randombytes_buf)");
+        return CB_OK;
+    }
+    for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++)
+        if (strncmp(p->op, missing[i].prefix, strlen(missing[i].prefix)) == 0)
+            return say(why, CB_UNSUPPORTED, missing[i].why);
+    return say(why, CB_UNSUPPORTED, "libsodium engine does not implement this op");
+}
+
+static int sd_supports(const cb_params *p, char *why)
+{
+    return check(p, why);
+}
+
+static const uint8_t *input(const cb_kv *in, const char *name, size_t *len)
+{
+    static const uint8_t none[1];
+    const uint8_t *v = cb_kv_get(in, name, len);
+    if (v == NULL) {
+        *len = 0;
+        return none;
+    }
+    return v;
+}
+
+static int put(cb_kv *out, const char *name, const uint8_t *val, size_t len, char *err)
+{
+    return cb_kv_put(out, name, val, len) == 0 ? CB_OK : say(err, CB_ERR, "out of memory");
+}
+
+/* ---- compute ------------------------------------------------------------------------------ */
+
+static int sd_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err)
+{
+    int op = op_of(p->op);
+    int rc = check(p, err);
+    size_t klen, nlen, alen, mlen, dlen, qlen;
+    const uint8_t *key = input(in, "key", &klen);
+    const uint8_t *aad = input(in, "aad", &alen);
+    const uint8_t *msg = input(in, "msg", &mlen);
+    const uint8_t *d = input(in, "d", &dlen);
+    const uint8_t *peer = input(in, "peer", &qlen);
+    const uint8_t *nonce;
+    uint8_t buf[64], pk[32];
+    uint8_t *ct;
+    unsigned long long clen;
+
+    if (rc != CB_OK)
+        return rc;
+    switch (op) {
+    case OP_CHACHAPOLY:
+    case OP_AES_GCM:
+        nonce = op == OP_CHACHAPOLY ? input(in, "nonce", &nlen) : input(in, "iv", &nlen);
+        if (klen != 32 || nlen != 12)
+            return say(err, CB_ERR, "needs a 32-byte key and a 12-byte nonce/iv");
+        ct = malloc(mlen + 16 + 1);
+        if (ct == NULL)
+            return say(err, CB_ERR, "out of memory");
+        if (op == OP_CHACHAPOLY)
+            rc = crypto_aead_chacha20poly1305_ietf_encrypt(ct, &clen, msg, mlen, aad, alen, NULL,
+                                                           nonce, key);
+        else
+            rc = crypto_aead_aes256gcm_encrypt(ct, &clen, msg, mlen, aad, alen, NULL, nonce, key);
+        rc = rc != 0 ? say(err, CB_ERR, "encryption failed") : put(out, "ct", ct, clen, err);
+        free(ct);
+        return rc;
+    case OP_SHA256:
+        crypto_hash_sha256(buf, msg, mlen);
+        return put(out, "digest", buf, 32, err);
+    case OP_SHA512:
+        crypto_hash_sha512(buf, msg, mlen);
+        return put(out, "digest", buf, 64, err);
+    case OP_ECDH_KEYGEN:
+        /* crypto_scalarmult_base clamps the RFC 7748 scalar itself. */
+        if (dlen != 32)
+            return say(err, CB_ERR, "x25519 private key must be 32 bytes");
+        if (crypto_scalarmult_base(pk, d) != 0)
+            return say(err, CB_ERR, "crypto_scalarmult_base failed");
+        return put(out, "q", pk, 32, err);
+    case OP_ECDH_SHARED:
+        if (dlen != 32 || qlen != 32)
+            return say(err, CB_ERR, "x25519 keys must be 32 bytes");
+        /* Fails for a low-order peer key (all-zero shared secret). */
+        if (crypto_scalarmult(buf, d, peer) != 0)
+            return say(err, CB_ERR, "crypto_scalarmult failed (low-order peer key)");
+        return put(out, "z", buf, 32, err);
+    case OP_ECC_KEYGEN:
+        crypto_box_keypair(pk, buf);
+        rc = put(out, "d", buf, 32, err);
+        sodium_memzero(buf, sizeof buf);
+        return rc == CB_OK ? put(out, "q", pk, 32, err) : rc;
+    case OP_RANDOM: {
+        uint8_t *r;
+        if (p->bytes < 0)
+            return say(err, CB_ERR, "bytes is required");
+        r = malloc((size_t)p->bytes + 1);
+        if (r == NULL)
+            return say(err, CB_ERR, "out of memory");
+        randombytes_buf(r, (size_t)p->bytes);
+        rc = put(out, "bits", r, (size_t)p->bytes, err);
+        free(r);
+        return rc;
+    }
+    }
+    return say(err, CB_UNSUPPORTED, "libsodium engine does not implement this op");
+}
+
+/* ---- timing slots ------------------------------------------------------------------------- */
+
+typedef struct {
+    int op;
+    uint64_t counter;
+    uint8_t *msg, *out, *aad;
+    size_t len, aad_len;
+    uint8_t key[32];
+    uint8_t nonce[12];
+    crypto_aead_aes256gcm_state *gcm;   /* 16-byte aligned, see sodium_malloc below */
+    uint8_t sk[POOL][32], pk[POOL][32], peer[POOL][32], res[32], res2[32];
+} slot;
+
+static void sd_teardown(void *handle)
+{
+    slot *s = handle;
+    if (s == NULL)
+        return;
+    free(s->msg);
+    free(s->out);
+    free(s->aad);
+    if (s->gcm != NULL)
+        sodium_free(s->gcm);
+    sodium_memzero(s, sizeof *s);
+    free(s);
+}
+
+static void *sd_setup(const cb_params *p, char *err)
+{
+    int op = op_of(p->op);
+    slot *s;
+
+    if (check(p, err) != CB_OK)
+        return NULL;
+    if ((op == OP_CHACHAPOLY || op == OP_AES_GCM || op == OP_SHA256 || op == OP_SHA512 ||
+         op == OP_RANDOM) && p->bytes < 0) {
+        say(err, CB_ERR, "bytes is required");
+        return NULL;
+    }
+    s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        say(err, CB_ERR, "out of memory");
+        return NULL;
+    }
+    s->op = op;
+    s->len = p->bytes < 0 ? 0 : (size_t)p->bytes;
+    s->aad_len = p->aad_bytes < 0 ? 0 : (size_t)p->aad_bytes;
+    s->msg = malloc(s->len + 1);
+    s->out = malloc(s->len + 64);
+    s->aad = malloc(s->aad_len + 1);
+    if (s->msg == NULL || s->out == NULL || s->aad == NULL) {
+        sd_teardown(s);
+        say(err, CB_ERR, "out of memory");
+        return NULL;
+    }
+    cb_fill(s->msg, s->len, 1);
+    cb_fill(s->aad, s->aad_len, 2);
+    cb_fill(s->key, sizeof s->key, 3);
+    cb_fill(s->nonce, sizeof s->nonce, 4);
+
+    switch (op) {
+    case OP_AES_GCM:
+        /* The state must be 16-byte aligned; sodium_malloc guarantees that (malloc may not). */
+        s->gcm = sodium_malloc(sizeof *s->gcm);
+        if (s->gcm == NULL) {
+            sd_teardown(s);
+            say(err, CB_ERR, "out of memory");
+            return NULL;
+        }
+        crypto_aead_aes256gcm_beforenm(s->gcm, s->key);
+        break;
+    case OP_ECDH_KEYGEN:
+        for (int i = 0; i < POOL; i++)
+            randombytes_buf(s->sk[i], 32);
+        break;
+    case OP_ECDH_SHARED:
+        for (int i = 0; i < POOL; i++) {
+            crypto_box_keypair(s->pk[i], s->sk[i]);
+            crypto_box_keypair(s->peer[i], s->res);   /* the peer's secret is not needed */
+        }
+        break;
+    }
+    return s;
+}
+
+static int sd_run(void *handle, uint64_t k, char *err)
+{
+    slot *s = handle;
+    unsigned long long clen;
+
+    for (uint64_t i = 0; i < k; i++) {
+        int j = (int)(s->counter % POOL);
+        s->counter++;
+        switch (s->op) {
+        case OP_CHACHAPOLY:
+        case OP_AES_GCM:
+            /* Fresh nonce: the counter in the last 8 bytes. */
+            for (int b = 0; b < 8; b++)
+                s->nonce[11 - b] = (uint8_t)(s->counter >> (8 * b));
+            if (s->op == OP_CHACHAPOLY)
+                crypto_aead_chacha20poly1305_ietf_encrypt(s->out, &clen, s->msg, s->len, s->aad,
+                                                          s->aad_len, NULL, s->nonce, s->key);
+            else
+                crypto_aead_aes256gcm_encrypt_afternm(s->out, &clen, s->msg, s->len, s->aad,
+                                                      s->aad_len, NULL, s->nonce, s->gcm);
+            break;
+        case OP_SHA256:
+            crypto_hash_sha256(s->out, s->msg, s->len);
+            break;
+        case OP_SHA512:
+            crypto_hash_sha512(s->out, s->msg, s->len);
+            break;
+        case OP_ECDH_KEYGEN:
+            if (crypto_scalarmult_base(s->res, s->sk[j]) != 0)
+                return say(err, CB_ERR, "crypto_scalarmult_base failed");
+            break;
+        case OP_ECDH_SHARED:
+            if (crypto_scalarmult(s->res, s->sk[j], s->peer[j]) != 0)
+                return say(err, CB_ERR, "crypto_scalarmult failed");
+            break;
+        case OP_ECC_KEYGEN:
+            crypto_box_keypair(s->res, s->res2);
+            break;
+        case OP_RANDOM:
+            randombytes_buf(s->out, s->len);
+            break;
+        }
+    }
+    return CB_OK;
+}
+
+/* ---- describe ----------------------------------------------------------------------------- */
+
+static void sd_describe(char *out, size_t outlen)
+{
+    char why[CB_ERRLEN];
+    int ok = init(why) == CB_OK;
+    snprintf(out, outlen, "\"version\":\"%s\",\"aes256gcm_available\":%d,\"randombytes\":\"%s\"",
+             sodium_version_string(), ok ? crypto_aead_aes256gcm_is_available() : 0,
+             ok ? randombytes_implementation_name() : "");
+}
+
+const cb_engine cb_engine_libsodium = {
+    "libsodium",
+    "libsodium",
+    sd_describe,
+    sd_supports,
+    sd_compute,
+    sd_setup,
+    sd_run,
+    sd_teardown,
+};
