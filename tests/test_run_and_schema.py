@@ -109,7 +109,7 @@ def test_conditions_are_recorded(small_run):
 
 def test_tables_and_show_formats(small_run):
     proc, doc, db = small_run
-    assert "AES-GCM" in proc.stdout and "Improvement openssl-sw/openssl-hw" in proc.stdout
+    assert "AES-GCM" in proc.stdout and "Impr. openssl-hw" in proc.stdout
     run_id = str(doc["run"]["id"])
     md = cli("show", run_id, "--db", str(db), "--format", "md")
     assert md.returncode == 0 and "| bytes |" in md.stdout

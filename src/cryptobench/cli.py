@@ -89,7 +89,10 @@ def _render(run: dict, fmt: str, out) -> None:
     from . import report
     if fmt == "table":
         from rich.console import Console
-        report.render_rich(run, Console(file=out, width=max(100, Console().width)))
+        console = Console(file=out)
+        if not console.is_terminal:
+            console = Console(file=out, width=200)
+        report.render_rich(run, console)
     elif fmt == "md":
         out.write(report.render_markdown(run) + "\n")
     elif fmt == "csv":

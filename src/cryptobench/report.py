@@ -72,7 +72,7 @@ def build_tables(run: dict) -> list[dict]:
         for e in shown:
             columns += [f"{e} ({unit})", "RSD %"]
         comp_engines = [e for e in shown if e != baseline] if baseline in shown else []
-        columns += [f"Improvement {baseline}/{e}" for e in comp_engines]
+        columns += [f"Impr. {e}" for e in comp_engines]
         rows = []
         for pk, p in zip(pkeys, plist):
             row = [str(p[n]) for n in varying] or [op.title]
@@ -81,8 +81,8 @@ def build_tables(run: dict) -> list[dict]:
                 row += list(_cell_text(cell, scale))
             for e in comp_engines:
                 comp = comps.get((op_id, pk, e))
-                row.append(f"{comp['duration_improvement']:.2f} [{comp['ci95'][0]:.2f}–{comp['ci95'][1]:.2f}]"
-                           if comp else "—")
+                row.append(f"{fmt_num(comp['duration_improvement'])} "
+                           f"[{fmt_num(comp['ci95'][0])}–{fmt_num(comp['ci95'][1])}]" if comp else "—")
             rows.append(row)
         notes = []
         for c in cells:
@@ -127,7 +127,7 @@ def conditions_lines(run: dict) -> list[str]:
             bits.append("UNUSABLE: " + info["unusable"])
         lines.append(f"  {name}: " + " · ".join(b for b in bits if b))
     if run["plan"].get("baseline"):
-        lines.append(f"Improvement = t_{run['plan']['baseline']} / t_engine (ratio of medians, 95 % bootstrap interval). "
+        lines.append(f"Impr. ENGINE = Duration Improvement t_{run['plan']['baseline']} / t_ENGINE (ratio of medians, 95 % bootstrap interval). "
                      "Durations: median per operation, provenance: measured. * = flagged, see notes.")
     return lines
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, asdict
 HIGH_RSD_PCT = 5.0          # flag a cell whose relative standard deviation exceeds this
 RESOLUTION_FACTOR = 1000    # a sample should last this many timer resolutions (or read costs)
 BOOTSTRAP_ROUNDS = 2000
+OUTLIER_SHARE = 0.10        # flag a cell when more than this share of its samples are outliers
 
 
 def quantile(sorted_xs: list[float], q: float) -> float:
@@ -111,7 +112,7 @@ def flags_for(summary: Summary, batch_ns_median: float, timer_floor_ns: float,
         flags.append("near-timer-resolution")
     if summary.ci_coverage < 0.95:
         flags.append("few-samples")
-    if summary.outliers:
+    if summary.outliers > OUTLIER_SHARE * summary.n:
         flags.append("outliers")
     return flags
 
