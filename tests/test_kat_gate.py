@@ -92,3 +92,11 @@ def test_corrupted_vector_blocks_timing(tmp_path, db, harness):
     doc = json.loads(out.read_text())
     sha256 = next(r for r in doc["results"] if r["op"] == "sha256")
     assert sha256["kat"] == "pass" and sha256["time_s"]["median"] > 0
+
+
+@pytest.mark.parametrize("engine", ["mbedtls", "openssl-sw"])
+def test_params_without_a_vector_are_cross_checked(verifier, engine):
+    params = {"key_bits": 192, "bytes": 100, "aad_bytes": 7, "tag_bytes": 12, "nonce_bytes": 11}
+    verdict = verifier.verify(engine, "aes-ccm-encrypt", params)
+    assert verdict.kat == "pass", verdict.detail
+    assert "same output as" in verdict.detail
