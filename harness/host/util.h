@@ -18,7 +18,8 @@
 
 /* Write 2*len lowercase hex digits and a NUL to out. */
 void cb_hex_encode(char *out, const uint8_t *in, size_t len);
-/* Decode hexlen digits (either case) into out (hexlen/2 bytes). 0 ok, -1 odd length or bad digit. */
+/* Decode hexlen digits (either case) into out (hexlen/2 bytes).
+ * 0 ok, -1 odd length or bad digit. */
 int cb_hex_decode(uint8_t *out, const char *hex, size_t hexlen);
 
 /* ---- JSON reader ---- */

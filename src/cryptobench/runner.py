@@ -184,6 +184,10 @@ class Runner:
         seqs = {e: base_seq + group["engines"].index(e) for e in engines}
         ready = []
         for e in engines:
+            if e in self.procs and self.procs[e].proc.poll() is not None:
+                self.log(f"{e}: harness exited, restarting it")
+                del self.procs[e]
+                self._start(e)             # a crash costs one group, not the rest of the run
             if e in self.unusable:
                 self.store.save_cell(run_id, seqs[e], self._cell(group, e, "failed", "n/a",
                                                                  f"engine unusable: {self.unusable[e]}"))
