@@ -36,6 +36,8 @@ typedef struct {
 
 /* kv helpers (implemented in util.c) */
 const uint8_t *cb_kv_get(const cb_kv *kv, const char *name, size_t *len); /* NULL if absent */
+/* Like cb_kv_get, but a missing input reads as empty (protocol: empty means absent); never NULL. */
+const uint8_t *cb_kv_input(const cb_kv *kv, const char *name, size_t *len);
 int  cb_kv_put(cb_kv *kv, const char *name, const uint8_t *val, size_t len); /* copies; 0 ok */
 void cb_kv_free(cb_kv *kv);
 

@@ -106,17 +106,6 @@ static int sd_supports(const cb_params *p, char *why)
     return check(p, why);
 }
 
-static const uint8_t *input(const cb_kv *in, const char *name, size_t *len)
-{
-    static const uint8_t none[1];
-    const uint8_t *v = cb_kv_get(in, name, len);
-    if (v == NULL) {
-        *len = 0;
-        return none;
-    }
-    return v;
-}
-
 static int put(cb_kv *out, const char *name, const uint8_t *val, size_t len, char *err)
 {
     return cb_kv_put(out, name, val, len) == 0 ? CB_OK : say(err, CB_ERR, "out of memory");
@@ -129,11 +118,11 @@ static int sd_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
     int op = op_of(p->op);
     int rc = check(p, err);
     size_t klen, nlen, alen, mlen, dlen, qlen;
-    const uint8_t *key = input(in, "key", &klen);
-    const uint8_t *aad = input(in, "aad", &alen);
-    const uint8_t *msg = input(in, "msg", &mlen);
-    const uint8_t *d = input(in, "d", &dlen);
-    const uint8_t *peer = input(in, "peer", &qlen);
+    const uint8_t *key = cb_kv_input(in, "key", &klen);
+    const uint8_t *aad = cb_kv_input(in, "aad", &alen);
+    const uint8_t *msg = cb_kv_input(in, "msg", &mlen);
+    const uint8_t *d = cb_kv_input(in, "d", &dlen);
+    const uint8_t *peer = cb_kv_input(in, "peer", &qlen);
     const uint8_t *nonce;
     uint8_t buf[64], pk[32];
     uint8_t *ct;
@@ -144,7 +133,7 @@ static int sd_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
     switch (op) {
     case OP_CHACHAPOLY:
     case OP_AES_GCM:
-        nonce = op == OP_CHACHAPOLY ? input(in, "nonce", &nlen) : input(in, "iv", &nlen);
+        nonce = op == OP_CHACHAPOLY ? cb_kv_input(in, "nonce", &nlen) : cb_kv_input(in, "iv", &nlen);
         if (klen != 32 || nlen != 12)
             return say(err, CB_ERR, "needs a 32-byte key and a 12-byte nonce/iv");
         ct = malloc(mlen + 16 + 1);

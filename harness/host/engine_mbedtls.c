@@ -140,18 +140,6 @@ static void put_counter(uint8_t *dst, size_t n, uint64_t v)
         dst[n - 1 - i] = (uint8_t)(v >> (8 * i));
 }
 
-/* Look an input up; a missing input reads as empty (protocol: empty means absent). */
-static const uint8_t *input(const cb_kv *in, const char *name, size_t *len)
-{
-    static const uint8_t none[1];
-    const uint8_t *v = cb_kv_get(in, name, len);
-    if (v == NULL) {
-        *len = 0;
-        return none;
-    }
-    return v;
-}
-
 static int put(cb_kv *out, const char *name, const uint8_t *val, size_t len, char *err)
 {
     if (cb_kv_put(out, name, val, len) != 0)
@@ -394,17 +382,17 @@ static int mb_supports(const cb_params *p, char *why)
 static int compute_cipher(int op, const cb_params *p, const cb_kv *in, cb_kv *out, char *err)
 {
     size_t klen, ivlen, aadlen, mlen;
-    const uint8_t *key = input(in, "key", &klen);
-    const uint8_t *msg = input(in, "msg", &mlen);
-    const uint8_t *aad = input(in, "aad", &aadlen);
+    const uint8_t *key = cb_kv_input(in, "key", &klen);
+    const uint8_t *msg = cb_kv_input(in, "msg", &mlen);
+    const uint8_t *aad = cb_kv_input(in, "aad", &aadlen);
     const uint8_t *iv;
     uint8_t *ct;
     int ret = 0, rc;
 
     if (op == OP_AES_CCM || op == OP_CHACHAPOLY)
-        iv = input(in, "nonce", &ivlen);
+        iv = cb_kv_input(in, "nonce", &ivlen);
     else
-        iv = input(in, "iv", &ivlen);
+        iv = cb_kv_input(in, "iv", &ivlen);
     if (op != OP_CHACHAPOLY && klen != 16 && klen != 24 && klen != 32)
         return say(err, CB_ERR, "AES key must be 16, 24 or 32 bytes");
     ct = malloc(mlen + 16 + 1);
@@ -502,13 +490,13 @@ static int sha(int op, const uint8_t *msg, size_t len, uint8_t *digest, size_t *
 static int compute_drbg(const cb_params *p, const cb_kv *in, cb_kv *out, char *err)
 {
     size_t elen, nlen, plen, rlen, arlen, a1len, a2len;
-    const uint8_t *entropy = input(in, "entropy", &elen);
-    const uint8_t *nonce = input(in, "nonce", &nlen);
-    const uint8_t *perso = input(in, "perso", &plen);
-    const uint8_t *reseed = input(in, "entropy_reseed", &rlen);
-    const uint8_t *add_reseed = input(in, "add_reseed", &arlen);
-    const uint8_t *add1 = input(in, "add1", &a1len);
-    const uint8_t *add2 = input(in, "add2", &a2len);
+    const uint8_t *entropy = cb_kv_input(in, "entropy", &elen);
+    const uint8_t *nonce = cb_kv_input(in, "nonce", &nlen);
+    const uint8_t *perso = cb_kv_input(in, "perso", &plen);
+    const uint8_t *reseed = cb_kv_input(in, "entropy_reseed", &rlen);
+    const uint8_t *add_reseed = cb_kv_input(in, "add_reseed", &arlen);
+    const uint8_t *add1 = cb_kv_input(in, "add1", &a1len);
+    const uint8_t *add2 = cb_kv_input(in, "add2", &a2len);
     size_t nbytes = p->bytes < 0 ? 64 : (size_t)p->bytes;
     uint8_t *buf, *seed;
     mbedtls_ctr_drbg_context ctx;
@@ -559,10 +547,10 @@ static int compute_ec(int op, const cb_params *p, const cb_kv *in, cb_kv *out, c
     mbedtls_ecp_point q;
     uint8_t buf[2 * 66 + 1];
     size_t len, dlen, qlen, hlen, slen;
-    const uint8_t *dv = input(in, "d", &dlen);
-    const uint8_t *qv = input(in, op == OP_ECDH_SHARED ? "peer" : "q", &qlen);
-    const uint8_t *hash = input(in, "hash", &hlen);
-    const uint8_t *sig = input(in, "sig", &slen);
+    const uint8_t *dv = cb_kv_input(in, "d", &dlen);
+    const uint8_t *qv = cb_kv_input(in, op == OP_ECDH_SHARED ? "peer" : "q", &qlen);
+    const uint8_t *hash = cb_kv_input(in, "hash", &hlen);
+    const uint8_t *sig = cb_kv_input(in, "sig", &slen);
     int ret = 0, rc;
 
     mbedtls_ecp_group_init(&grp);
@@ -677,11 +665,11 @@ static int compute_rsa(int op, const cb_params *p, const cb_kv *in, cb_kv *out, 
 {
     mbedtls_rsa_context rsa;
     size_t nlen, elen, dlen, hlen, slen, k;
-    const uint8_t *n = input(in, "n", &nlen);
-    const uint8_t *e = input(in, "e", &elen);
-    const uint8_t *d = input(in, "d", &dlen);
-    const uint8_t *hash = input(in, "hash", &hlen);
-    const uint8_t *sig = input(in, "sig", &slen);
+    const uint8_t *n = cb_kv_input(in, "n", &nlen);
+    const uint8_t *e = cb_kv_input(in, "e", &elen);
+    const uint8_t *d = cb_kv_input(in, "d", &dlen);
+    const uint8_t *hash = cb_kv_input(in, "hash", &hlen);
+    const uint8_t *sig = cb_kv_input(in, "sig", &slen);
     uint8_t buf[MBEDTLS_MPI_MAX_SIZE];
     int ret, rc = CB_OK;
 
@@ -829,7 +817,7 @@ static int mb_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
     case OP_SHA1: case OP_SHA224: case OP_SHA256: case OP_SHA384: case OP_SHA512: {
         uint8_t digest[64];
         size_t mlen, dlen;
-        const uint8_t *msg = input(in, "msg", &mlen);
+        const uint8_t *msg = cb_kv_input(in, "msg", &mlen);
         int ret = sha(op, msg, mlen, digest, &dlen);
         return ret != 0 ? fail(err, "digest", ret) : put(out, "digest", digest, dlen, err);
     }
@@ -843,8 +831,8 @@ static int mb_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
 #ifdef CBH_HAVE_ECJPAKE
     case OP_ECJPAKE: {
         size_t lc, ls;
-        const uint8_t *pwc = input(in, "password_client", &lc);
-        const uint8_t *pws = input(in, "password_server", &ls);
+        const uint8_t *pwc = cb_kv_input(in, "password_client", &lc);
+        const uint8_t *pws = cb_kv_input(in, "password_server", &ls);
         uint8_t pc[32], ps[32];
         if (lc == 0 || ls == 0)
             return say(err, CB_ERR, "both passwords are required");

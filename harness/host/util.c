@@ -13,6 +13,17 @@
 
 /* ---------------------------------------------------------------- kv lists */
 
+const uint8_t *cb_kv_input(const cb_kv *kv, const char *name, size_t *len)
+{
+    static const uint8_t none[1];
+    const uint8_t *v = cb_kv_get(kv, name, len);
+    if (v == NULL) {
+        *len = 0;
+        return none;
+    }
+    return v;
+}
+
 const uint8_t *cb_kv_get(const cb_kv *kv, const char *name, size_t *len)
 {
     for (int i = 0; i < kv->n; i++) {
