@@ -87,12 +87,13 @@ def build_tables(run: dict) -> list[dict]:
         notes = []
         for c in cells:
             where = " ".join(f"{n}={c['params'][n]}" for n in varying)
+            who = f"{c['engine']} {where}".strip()
             if c["status"] == "unsupported" and c["engine"] in shown:
-                notes.append(f"{c['engine']} {where}: unsupported — {c['detail']}".replace("  ", " "))
+                notes.append(f"{who}: unsupported — {c['detail']}")
             elif c["status"] == "failed":
-                notes.append(f"{c['engine']} {where}: {'KAT FAIL' if c['kat'] == 'fail' else 'failed'} — {c['detail']}")
+                notes.append(f"{who}: {'KAT FAIL' if c['kat'] == 'fail' else 'failed'} — {c['detail']}")
             elif c["status"] == "ok" and c["result"]["flags"]:
-                notes.append(f"{c['engine']} {where}: * {', '.join(c['result']['flags'])}")
+                notes.append(f"{who}: * {', '.join(c['result']['flags'])}")
         for e in hidden:
             why = next(c["detail"] for c in cells if c["engine"] == e)
             notes.append(f"{e}: unsupported — {why}")
