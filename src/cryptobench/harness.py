@@ -33,6 +33,17 @@ def build_harness(quiet: bool = True) -> Path:
     return DEFAULT_HARNESS
 
 
+def environment_with(overrides: dict | None) -> dict:
+    """This process's environment with `overrides` applied; a None value removes the variable."""
+    env = dict(os.environ)
+    for key, value in (overrides or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
 class HarnessProcess:
     """A running harness. Each request gets its reply lines; errors come back as HarnessError."""
 
@@ -42,12 +53,7 @@ class HarnessProcess:
         if not self.path.exists():
             raise HarnessError(f"host harness not found at {self.path}; build it with "
                                f"`make -C harness/host` or run ./setup.sh")
-        env = dict(os.environ)
-        for key, value in (env_overrides or {}).items():
-            if value is None:
-                env.pop(key, None)
-            else:
-                env[key] = value
+        env = environment_with(env_overrides)
         self.env_overrides = dict(env_overrides or {})
         self.reply_timeout_s = reply_timeout_s
         self.proc = subprocess.Popen([str(self.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -280,10 +280,14 @@ class Verifier:
                 return Verdict("fail", "d does not invert e modulo the key's group order")
         return Verdict("pass", "key pair consistent (modulus size, e = 65537, m^(ed) = m)")
 
+    def _rsa_key(self, engine: str, bits: int) -> dict:
+        """A fresh RSA key, made by another engine where one can."""
+        keygens = self._checkers(engine, "rsa-keygen", {"rsa_bits": bits}) or [engine]
+        return self._compute(keygens[0], "rsa-keygen", {"rsa_bits": bits}, {})
+
     def _cross_rsa_sign(self, engine, op, params) -> Verdict:
         bits = params["rsa_bits"]
-        keygens = self._checkers(engine, "rsa-keygen", {"rsa_bits": bits}) or [engine]
-        key = self._compute(keygens[0], "rsa-keygen", {"rsa_bits": bits}, {})
+        key = self._rsa_key(engine, bits)
         n, e, d = (int(key[x], 16) for x in ("n", "e", "d"))
         digest = hashlib.sha256(b"cryptobench").digest()
         sig = self._compute(engine, op, {"rsa_bits": bits},
@@ -295,8 +299,7 @@ class Verifier:
 
     def _cross_rsa_verify(self, engine, op, params) -> Verdict:
         bits = params["rsa_bits"]
-        keygens = self._checkers(engine, "rsa-keygen", {"rsa_bits": bits}) or [engine]
-        key = self._compute(keygens[0], "rsa-keygen", {"rsa_bits": bits}, {})
+        key = self._rsa_key(engine, bits)
         n, d = int(key["n"], 16), int(key["d"], 16)
         digest = hashlib.sha256(b"cryptobench").digest()
         k = (n.bit_length() + 7) // 8
