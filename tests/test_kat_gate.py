@@ -28,6 +28,7 @@ ENGINE_OPS = [
     ("mbedtls", "rsa-verify", {"rsa_bits": 1024}),
     ("openssl-hw", "rsa-keygen", {"rsa_bits": 1024}),
     ("system", "random", {"bytes": 32, "source": "getrandom"}),
+    ("system", "reference-loop", {}),
 ]
 
 
@@ -41,7 +42,7 @@ def verifier(harness):
 @pytest.mark.parametrize("engine, op, params", ENGINE_OPS, ids=[f"{e}:{o}" for e, o, _ in ENGINE_OPS])
 def test_real_engines_pass_the_gate(verifier, engine, op, params):
     full = {**OPS[op].defaults(), **params}
-    proc = verifier._proc(engine)
+    proc = verifier.proc(engine)
     ok, why = proc.supports(ENGINES[engine].harness_engine, op, full)
     if not ok:
         pytest.skip(f"{engine} does not support {op} here: {why}")

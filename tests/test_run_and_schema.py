@@ -118,3 +118,30 @@ def test_tables_and_show_formats(small_run):
     js = cli("show", "latest", "--db", str(db), "--format", "json")
     again = json.loads(js.stdout)
     assert again["results"] == doc["results"] and again["comparisons"] == doc["comparisons"]
+
+
+def test_noise_floor_is_measured_and_reported(small_run):
+    proc, doc, _ = small_run
+    noise = doc["conditions"]["noise_floor"]
+    groups = 7                              # gcm 64 and 8000, cbc, ecdsa, ecjpake, random x2
+    assert noise["op"] == "reference-loop" and noise["provenance"] == "measured"
+    assert noise["n"] == len(noise["samples"]) == 3 + groups
+    assert noise["rsd_pct"] >= 0 and noise["max_over_median"] >= 1
+    assert "machine noise floor" in proc.stdout
+
+
+def test_rekey_is_a_timing_parameter_of_every_cipher_engine(harness, tmp_path):
+    """rekey=1 (set the key before every operation, as `openssl speed -aead`) runs on every engine
+    that has the cipher; it does not select vectors, so the same KATs gate it."""
+    out = tmp_path / "rekey.json"
+    proc = cli("run", "--op", "aes-gcm-encrypt", "--op", "chacha20-poly1305-encrypt", "--param", "rekey=0,1",
+               "--param", "key_bits=256", "--repeat", "3", "--min-time", "0.001", "--engine", "openssl-hw",
+               "--engine", "mbedtls", "--engine", "libsodium", "--db", str(tmp_path / "db.sqlite"),
+               "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    cells = json.loads(out.read_text())["results"]
+    rekeyed = [c for c in cells if c["params"].get("rekey") == 1]
+    assert len(rekeyed) == 6
+    for c in rekeyed:
+        assert c["status"] == "ok", (c["engine"], c["op"], c["detail"])
+        assert c["kat"] == "pass"

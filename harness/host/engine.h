@@ -21,6 +21,7 @@ typedef struct {
     long aad_bytes;     /* AEAD associated data length */
     long tag_bytes;     /* CCM tag length (default 16) */
     long nonce_bytes;   /* CCM nonce length (default 13) */
+    long rekey;         /* ciphers: 1 = set the key again before every operation (default 0) */
     long rsa_bits;      /* 1024/2048/... */
     char curve[16];     /* "p256", "p521", "x25519" */
     char source[16];    /* random source: "library", "getrandom", "rdrand", "rdseed", "hwrng" */

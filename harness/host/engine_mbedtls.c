@@ -873,6 +873,7 @@ typedef struct {
     size_t len, aad_len, tag_len;
     uint8_t iv[16];
     size_t iv_len;
+    uint8_t key[32];
     mbedtls_aes_context aes;
     mbedtls_ccm_context ccm;
     mbedtls_gcm_context gcm;
@@ -961,12 +962,29 @@ static slot *slot_new(const cb_params *p, int op)
     return s;
 }
 
+/* The key schedule (and GCM's H table) for the slot's key: once per slot, or before every
+ * operation when the params ask for rekey=1. Returns the library's code. */
+static int set_key(slot *s)
+{
+    unsigned bits = (unsigned)s->p.key_bits;
+    switch (s->op) {
+    case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR:
+        return mbedtls_aes_setkey_enc(&s->aes, s->key, bits);
+    case OP_AES_CCM:
+        return mbedtls_ccm_setkey(&s->ccm, MBEDTLS_CIPHER_ID_AES, s->key, bits);
+    case OP_AES_GCM:
+        return mbedtls_gcm_setkey(&s->gcm, MBEDTLS_CIPHER_ID_AES, s->key, bits);
+#if defined(MBEDTLS_CHACHAPOLY_C)
+    case OP_CHACHAPOLY:
+        return mbedtls_chachapoly_setkey(&s->chachapoly, s->key);
+#endif
+    }
+    return 0;
+}
+
 static int setup_cipher(slot *s, char *err)
 {
     const cb_params *p = &s->p;
-    uint8_t key[32];
-    unsigned bits = (unsigned)p->key_bits;
-    int ret = 0;
 
     s->len = (size_t)p->bytes;
     s->aad_len = p->aad_bytes < 0 ? 0 : (size_t)p->aad_bytes;
@@ -977,30 +995,21 @@ static int setup_cipher(slot *s, char *err)
         return say(err, CB_ERR, "out of memory");
     cb_fill(s->msg, s->len, 1);
     cb_fill(s->aad, s->aad_len, 2);
-    cb_fill(key, sizeof key, 3);
+    cb_fill(s->key, sizeof s->key, 3);
     cb_fill(s->iv, sizeof s->iv, 4);
 
     switch (s->op) {
-    case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR:
-        ret = mbedtls_aes_setkey_enc(&s->aes, key, bits);
-        s->iv_len = 16;
-        break;
     case OP_AES_CCM:
-        ret = mbedtls_ccm_setkey(&s->ccm, MBEDTLS_CIPHER_ID_AES, key, bits);
         s->iv_len = p->nonce_bytes < 0 ? 13 : (size_t)p->nonce_bytes;
         s->tag_len = p->tag_bytes < 0 ? 16 : (size_t)p->tag_bytes;
         break;
-    case OP_AES_GCM:
-        ret = mbedtls_gcm_setkey(&s->gcm, MBEDTLS_CIPHER_ID_AES, key, bits);
+    case OP_AES_GCM: case OP_CHACHAPOLY:
         s->iv_len = 12;
         break;
-#if defined(MBEDTLS_CHACHAPOLY_C)
-    case OP_CHACHAPOLY:
-        ret = mbedtls_chachapoly_setkey(&s->chachapoly, key);
-        s->iv_len = 12;
-        break;
-#endif
+    default:
+        s->iv_len = 16;
     }
+    int ret = set_key(s);
     return ret == 0 ? CB_OK : fail(err, "setting the key", ret);
 }
 
@@ -1015,6 +1024,8 @@ static int run_cipher(slot *s, uint64_t k, char *err)
 
     for (uint64_t i = 0; i < k && ret == 0; i++) {
         put_counter(ctr, cn, ++s->counter);
+        if (s->p.rekey && (ret = set_key(s)) != 0)
+            break;
         switch (s->op) {
         case OP_AES_ECB:
             for (size_t j = 0; j < s->len && ret == 0; j += 16)

@@ -11,6 +11,13 @@
  *    is to retry with PAUSE; we allow up to 1000 tries per word before reporting failure. The
  *    timing of rdseed therefore includes its rate limit, which is the point of measuring it.
  *  - hwrng: read(2) from /dev/hwrng, the kernel's hardware RNG device.
+ *
+ * And op "reference-loop": no cryptography, 250 steps of an add-rotate-xor mix on eight 32-bit
+ * words held in registers (two interleaved ChaCha-style quarter-round pairs per step, see
+ * ref_mix) per operation. No memory traffic, no library: its speed depends only on the core's
+ * clock and on whether the core's execution units were really ours (a busy SMT sibling of a
+ * shared host slows it as it slows integer crypto code), so the spread of its samples is the
+ * machine's own noise floor. The runner samples it between cells.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -200,8 +207,30 @@ static int source_of(const char *name)
     return -1;
 }
 
+#define REF_STEPS 250
+#define ROTL32(x, n) ((uint32_t)((x) << (n)) | ((x) >> (32 - (n))))
+
+static void ref_mix(uint32_t v[8], uint64_t steps)
+{
+    uint32_t a = v[0], b = v[1], c = v[2], d = v[3], e = v[4], f = v[5], g = v[6], h = v[7];
+    for (uint64_t i = 0; i < steps; i++) {
+        a += b; d ^= a; d = ROTL32(d, 16); c += d; b ^= c; b = ROTL32(b, 12);
+        e += f; h ^= e; h = ROTL32(h, 16); g += h; f ^= g; f = ROTL32(f, 12);
+        a += f; h ^= a; h = ROTL32(h, 8);  g += h; f ^= g; f = ROTL32(f, 7);
+        e += b; d ^= e; d = ROTL32(d, 8);  c += d; b ^= c; b = ROTL32(b, 7);
+    }
+    v[0] = a; v[1] = b; v[2] = c; v[3] = d; v[4] = e; v[5] = f; v[6] = g; v[7] = h;
+}
+
+static int is_reference(const cb_params *p)
+{
+    return strcmp(p->op, "reference-loop") == 0;
+}
+
 static int sys_supports(const cb_params *p, char *why)
 {
+    if (is_reference(p))
+        return CB_OK;
     if (strcmp(p->op, "random") != 0)
         return say(why, CB_UNSUPPORTED, "the system engine only provides random bytes");
     switch (source_of(p->source)) {
@@ -227,6 +256,8 @@ static int sys_supports(const cb_params *p, char *why)
 }
 
 typedef struct {
+    int reference;       /* op reference-loop */
+    uint32_t v[8];       /* its state, kept so the loop cannot be optimised away */
     int src;
     int fd;              /* /dev/hwrng, opened once per slot */
     uint8_t *buf;
@@ -268,6 +299,17 @@ static void *sys_setup(const cb_params *p, char *err)
     slot *s;
     if (sys_supports(p, err) != CB_OK)
         return NULL;
+    if (is_reference(p)) {
+        if ((s = calloc(1, sizeof *s)) == NULL)
+            say(err, CB_ERR, "out of memory");
+        else {
+            s->reference = 1;
+            for (int i = 0; i < 8; i++)
+                s->v[i] = (uint32_t)i + 1;
+            s->fd = -1;
+        }
+        return s;
+    }
     if (p->bytes < 0) {
         say(err, CB_ERR, "bytes is required");
         return NULL;
@@ -300,6 +342,11 @@ static void *sys_setup(const cb_params *p, char *err)
 static int sys_run(void *handle, uint64_t k, char *err)
 {
     slot *s = handle;
+    if (s->reference) {
+        for (uint64_t i = 0; i < k; i++)
+            ref_mix(s->v, REF_STEPS);
+        return CB_OK;
+    }
     for (uint64_t i = 0; i < k; i++)
         if (produce(s, err) != CB_OK)
             return CB_ERR;
@@ -310,9 +357,23 @@ static int sys_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
 {
     slot *s;
     int rc = sys_supports(p, err);
-    (void)in;
     if (rc != CB_OK)
         return rc;
+    if (is_reference(p)) {       /* input v (8 little-endian words) -> v after one operation */
+        size_t len;
+        const uint8_t *in_v = cb_kv_get(in, "v", &len);
+        uint8_t le[32];
+        uint32_t v[8];
+        if (in_v == NULL || len != 32)
+            return say(err, CB_ERR, "reference-loop needs input v of 32 bytes");
+        for (int i = 0; i < 8; i++)
+            v[i] = (uint32_t)in_v[4 * i] | (uint32_t)in_v[4 * i + 1] << 8
+                   | (uint32_t)in_v[4 * i + 2] << 16 | (uint32_t)in_v[4 * i + 3] << 24;
+        ref_mix(v, REF_STEPS);
+        for (int i = 0; i < 32; i++)
+            le[i] = (uint8_t)(v[i / 4] >> (8 * (i % 4)));
+        return cb_kv_put(out, "v", le, 32) != 0 ? say(err, CB_ERR, "out of memory") : CB_OK;
+    }
     s = sys_setup(p, err);
     if (s == NULL)
         return CB_ERR;

@@ -62,6 +62,7 @@ static const cb_engine *const engines[] = {
 /* The operation ids of docs/protocol.md. An id outside this list is a request error; an id in it
  * that an engine lacks is "unsupported", which is the engine's to say. */
 static const char *const known_ops[] = {
+    "reference-loop",
     "aes-ecb-encrypt", "aes-cbc-encrypt", "aes-ctr-encrypt", "aes-ccm-encrypt",
     "aes-gcm-encrypt", "chacha20-poly1305-encrypt",
     "sha1", "sha224", "sha256", "sha384", "sha512",
@@ -267,6 +268,7 @@ static int req_params(const cb_json *doc, cb_params *p, char *err)
         { "aad_bytes", offsetof(cb_params, aad_bytes) },
         { "tag_bytes", offsetof(cb_params, tag_bytes) },
         { "nonce_bytes", offsetof(cb_params, nonce_bytes) },
+        { "rekey", offsetof(cb_params, rekey) },
         { "rsa_bits", offsetof(cb_params, rsa_bits) },
     };
     static const struct { const char *name; size_t off, size; } strs[] = {
@@ -278,6 +280,7 @@ static int req_params(const cb_json *doc, cb_params *p, char *err)
     p->key_bits = p->bytes = p->aad_bytes = p->rsa_bits = -1;
     p->tag_bytes = 16;
     p->nonce_bytes = 13;
+    p->rekey = 0;
     strcpy(p->source, "library");
 
     const char *op = req_str(doc, "op", err);

@@ -39,6 +39,8 @@ KEY_BITS = Param("key_bits", 128, (128, 192, 256), "AES key length in bits")
 BYTES = Param("bytes", 64, (), "payload (message) length in bytes")
 AAD = Param("aad_bytes", 0, (), "associated data length in bytes")
 TAG = Param("tag_bytes", 16, (4, 6, 8, 10, 12, 14, 16), "CCM tag length in bytes")
+REKEY = Param("rekey", 0, (0, 1), "1: set the key again before every operation (the key schedule is "
+              "part of the timed work, as in `openssl speed -aead`); 0: once per cell")
 NONCE = Param("nonce_bytes", 13, (7, 8, 9, 10, 11, 12, 13), "CCM nonce length in bytes")
 ECDH_CURVE = Param("curve", "p256", ("p256", "p521", "x25519"), "elliptic curve")
 ECDSA_CURVE = Param("curve", "p256", ("p256", "p521"), "elliptic curve")
@@ -80,6 +82,7 @@ def _aes(mode: str, title: str, aead: bool = False, ccm: bool = False) -> Op:
         params.append(AAD)
     if ccm:
         params += [TAG, NONCE]
+    params.append(REKEY)
     return Op(f"aes-{mode}-encrypt", "aes", tuple(params), title, payload=True)
 
 
@@ -89,7 +92,7 @@ OPS: dict[str, Op] = {op.id: op for op in [
     _aes("ctr", "AES-CTR encrypt"),
     _aes("ccm", "AES-CCM encrypt+tag", aead=True, ccm=True),
     _aes("gcm", "AES-GCM encrypt+tag", aead=True),
-    Op("chacha20-poly1305-encrypt", "aead", (BYTES, AAD), "ChaCha20-Poly1305 encrypt+tag",
+    Op("chacha20-poly1305-encrypt", "aead", (BYTES, AAD, REKEY), "ChaCha20-Poly1305 encrypt+tag",
        payload=True, reference="RFC 8439"),
     Op("ctr-drbg-instantiate", "drbg", (), "AES-256 CTR_DRBG instantiate", reference="SP 800-90A"),
     Op("ctr-drbg-reseed", "drbg", (), "AES-256 CTR_DRBG reseed", reference="SP 800-90A"),
@@ -108,6 +111,8 @@ OPS: dict[str, Op] = {op.id: op for op in [
     Op("rsa-sign", "rsa", (RSA_BITS,), "RSA PKCS#1 v1.5 sign (SHA-256 digest)"),
     Op("rsa-verify", "rsa", (RSA_BITS,), "RSA PKCS#1 v1.5 verify (SHA-256 digest)"),
     Op("random", "random", (BYTES, RANDOM_SOURCE), "random bytes", payload=True),
+    Op("reference-loop", "reference", (), "reference loop (integer add-rotate-xor mix, no crypto)",
+       reference="the machine's noise floor: see docs/statistics.md"),
 ]}
 
 

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 
+from .noise import noise_line
 from .catalog import OPS
 from .results import comparisons, document
 
@@ -126,7 +127,12 @@ def conditions_lines(run: dict) -> list[str]:
             bits.append(f"AES-NI={'yes' if info['aesni'] else 'no'}")
         if info.get("unusable"):
             bits.append("UNUSABLE: " + info["unusable"])
+        if not any(bits):
+            bits.append(str(info.get("description", "")))
         lines.append(f"  {name}: " + " · ".join(b for b in bits if b))
+    noise = noise_line(cond.get("noise_floor"))
+    if noise:
+        lines.append(noise)
     if run["plan"].get("baseline"):
         lines.append(f"Impr. ENGINE = Duration Improvement t_{run['plan']['baseline']} / t_ENGINE (ratio of medians, 95 % bootstrap interval). "
                      "Durations: median per operation, provenance: measured. * = flagged, see notes.")

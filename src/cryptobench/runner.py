@@ -9,6 +9,7 @@ from .catalog import get_op, resolve_params
 from .conditions import host_conditions
 from .engines import ENGINES, check_engine
 from .errors import HarnessError, UsageError
+from .noise import NoiseFloor
 from .results import derive
 from .store import Store, cell_key
 from .suites import Suite
@@ -141,13 +142,17 @@ class Runner:
     # --- the run --------------------------------------------------------------------------------
     def run(self, run_id: int | None = None) -> int:
         self.start_engines()
+        conditions = self.conditions()
         if run_id is None:
-            run_id = self.store.create_run(self.plan["suite"], self.plan, self.conditions())
+            run_id = self.store.create_run(self.plan["suite"], self.plan, conditions)
+            previous_noise = None
         else:
-            self.store.update_conditions(run_id, self.conditions())
+            previous_noise = self.store.load_run(run_id)["conditions"].get("noise_floor")
+            self.store.update_conditions(run_id, conditions)
             self.store.set_status(run_id, "running")
         done = self.store.done_keys(run_id)
         verifier = Verifier(self.procs)
+        noise = NoiseFloor(verifier, previous_noise)
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
             seq = 0
@@ -160,7 +165,11 @@ class Runner:
                     continue
                 if self.progress:
                     self.progress(group, "start")
+                if not noise.k and not noise.why:
+                    noise.start()
                 self._run_group(run_id, base_seq, group, pending, verifier)
+                noise.sample()
+                self.store.update_conditions(run_id, {**conditions, "noise_floor": noise.summary()})
                 if self.progress:
                     self.progress(group, "end")
             self.store.set_status(run_id, "complete")

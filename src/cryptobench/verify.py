@@ -87,7 +87,8 @@ class Verifier:
         for proc in self._own.values():
             proc.close()
 
-    def _proc(self, engine: str):
+    def proc(self, engine: str):
+        """The engine's harness process: the run's own, or one started (and closed) by the gate."""
         if engine in self.procs:
             return self.procs[engine]
         if engine not in self._own:
@@ -95,7 +96,7 @@ class Verifier:
         return self._own[engine]
 
     def _compute(self, engine: str, op: str, params: dict, inputs: dict) -> dict:
-        return self._proc(engine).compute(ENGINES[engine].harness_engine, op, params, inputs)
+        return self.proc(engine).compute(ENGINES[engine].harness_engine, op, params, inputs)
 
     def _checkers(self, engine: str, op: str, params: dict) -> list[str]:
         """Other engines that support `op` here, a different library first."""
@@ -105,7 +106,7 @@ class Verifier:
         found = []
         for name in order:
             try:
-                ok, _ = self._proc(name).supports(ENGINES[name].harness_engine, op, params)
+                ok, _ = self.proc(name).supports(ENGINES[name].harness_engine, op, params)
             except HarnessError:
                 continue
             if ok:
