@@ -1,0 +1,67 @@
+/* fw.h - what the bare-metal benchmark harness and a library's glue agree on.
+ *
+ * The harness (core/) owns the console, the cycle counter, stack painting, the known-answer tests
+ * and the protocol. A glue file (glue/<library>.c) only says which catalog ops it has and runs one
+ * operation on explicit inputs. One operation on a microcontroller includes the key schedule
+ * (the catalog's rekey=1), as the Cifra and TI measurements do.
+ */
+#ifndef CB_FW_H
+#define CB_FW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FW_OK 0
+#define FW_ERR (-1)
+#define FW_UNSUPPORTED (-2)
+
+/* The catalog parameters an op may use (absent integers are -1, absent curve ""). */
+typedef struct {
+    int32_t key_bits;       /* AES: 128/192/256 */
+    int32_t bytes;          /* payload length */
+    int32_t aad_bytes;      /* AEAD associated data length */
+    int32_t tag_bytes;      /* CCM tag length (default 16) */
+    int32_t nonce_bytes;    /* CCM nonce length (default 13) */
+    char curve[8];          /* "p256", "x25519" */
+} fw_params;
+
+/* Inputs and outputs of one operation; names as in docs/protocol.md ("compute"). The harness
+ * sets every pointer an op may read; `out` has room for `out_cap` bytes and the op sets
+ * `out_len`. Encodings as in the host protocol: AEAD out = ciphertext || tag, hash out = digest,
+ * CBC/CTR out = ciphertext, ecdh-keygen out = public key, ecdh-shared-secret out = z,
+ * ecdsa-sign out = r||s, ecdsa-verify out = one byte 01/00. */
+typedef struct {
+    const uint8_t *key;   size_t key_len;     /* AES/ChaCha key; ECC private key d */
+    const uint8_t *iv;    size_t iv_len;      /* IV / nonce */
+    const uint8_t *aad;   size_t aad_len;
+    const uint8_t *msg;   size_t msg_len;     /* plaintext; message to hash; ECDSA hash */
+    const uint8_t *peer;  size_t peer_len;    /* ECDH peer public key; ECDSA public key q */
+    const uint8_t *sig;   size_t sig_len;     /* ECDSA signature to verify */
+    uint8_t *out;         size_t out_cap;
+    size_t out_len;
+} fw_io;
+
+typedef struct {
+    const char *op;                                   /* catalog op id */
+    /* FW_OK, or FW_UNSUPPORTED with *why set to a static reason */
+    int (*supports)(const fw_params *p, const char **why);
+    /* one operation; FW_OK or FW_ERR */
+    int (*run)(const fw_params *p, fw_io *io);
+} fw_op;
+
+/* Provided by the glue of the library linked into this image. */
+extern const char fw_lib_name[];
+extern const char fw_lib_version[];
+extern const fw_op fw_lib_ops[];
+extern const int fw_lib_n_ops;
+
+/* Provided by the harness: deterministic bytes for ops that need randomness (ECDSA nonces, key
+ * generation). Not a secure RNG: benchmark inputs only. */
+void fw_fill(uint8_t *buf, size_t len, uint64_t seed);
+int fw_random(void *ctx, unsigned char *buf, size_t len);
+
+/* Fixed heap arena for libraries that need malloc (mbedTLS ECC); peak use is reported. */
+void *fw_calloc(size_t n, size_t size);
+void fw_free(void *p);
+
+#endif

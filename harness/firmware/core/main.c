@@ -1,0 +1,331 @@
+/* main.c - the bare-metal benchmark harness.
+ *
+ * Runs the image's plan and reports in the JSON-Lines protocol of docs/protocol.md ("push mode":
+ * a target without input speaks unprompted): hello, then every known-answer test of the ops in
+ * this image, then each cell: its output (for the host's cross-check), the stack high-water mark
+ * found by painting, the heap arena's peak, and the cycle count of every repetition. An op whose
+ * KAT failed gets no timing. No floats anywhere.
+ */
+#include <string.h>
+
+#include "fw.h"
+#include "hal.h"
+#include "plan.h"
+
+#define HARNESS_VERSION "0.1.0"
+#define OUT_CAP 1024
+#define STACK_PAINT 0xA5A5A5A5u
+#define STACK_GUARD 256              /* bytes kept unpainted below the live stack pointer */
+
+#ifndef FW_ARENA_BYTES
+#define FW_ARENA_BYTES 8192
+#endif
+
+extern uint32_t __stack_limit;
+
+/* ---- line output ---------------------------------------------------------------------------- */
+
+static char line[4096];
+static size_t pos;
+
+static void put_raw(const char *s)
+{
+    while (*s && pos < sizeof line - 2)
+        line[pos++] = *s++;
+}
+
+static void put_str(const char *key, const char *val)
+{
+    put_raw(",\"");
+    put_raw(key);
+    put_raw("\":\"");
+    put_raw(val);            /* protocol strings here never need escaping */
+    put_raw("\"");
+}
+
+static void put_uint_raw(uint32_t v)
+{
+    char buf[11];
+    int i = 10;
+    buf[i] = 0;
+    do {
+        buf[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    put_raw(buf + i);
+}
+
+static void put_uint(const char *key, uint32_t v)
+{
+    put_raw(",\"");
+    put_raw(key);
+    put_raw("\":");
+    put_uint_raw(v);
+}
+
+static void put_hex(const char *key, const uint8_t *p, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    put_raw(",\"");
+    put_raw(key);
+    put_raw("\":\"");
+    for (size_t i = 0; i < n && pos < sizeof line - 4; i++) {
+        line[pos++] = digits[p[i] >> 4];
+        line[pos++] = digits[p[i] & 15];
+    }
+    put_raw("\"");
+}
+
+static void begin(const char *type)
+{
+    pos = 0;
+    put_raw("{\"t\":\"");
+    put_raw(type);
+    put_raw("\"");
+}
+
+static void end(void)
+{
+    line[pos++] = '}';
+    line[pos++] = '\n';
+    line[pos] = 0;
+    hal_puts(line);
+}
+
+/* ---- services for the glue ------------------------------------------------------------------ */
+
+void fw_fill(uint8_t *buf, size_t len, uint64_t seed)
+{
+    uint64_t x = seed ^ 0x9e3779b97f4a7c15ull;     /* xorshift64*, as cb_fill on the host */
+    if (x == 0)
+        x = 1;
+    while (len > 0) {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        uint64_t v = x * 0x2545f4914f6cdd1dull;
+        for (int i = 0; i < 8 && len > 0; i++, len--)
+            *buf++ = (uint8_t)(v >> (8 * i));
+    }
+}
+
+static uint64_t random_seed = 1000;
+
+int fw_random(void *ctx, unsigned char *buf, size_t len)
+{
+    (void)ctx;
+    fw_fill(buf, len, random_seed++);
+    return 0;
+}
+
+/* A bump arena: blocks are never reused, the arena empties when every block is freed. */
+static uint8_t arena[FW_ARENA_BYTES] __attribute__((aligned(8)));
+static size_t arena_top, arena_peak, arena_live;
+static int arena_exhausted;
+
+void *fw_calloc(size_t n, size_t size)
+{
+    size_t bytes = n * size;
+    if (size && bytes / size != n)
+        return NULL;
+    bytes = (bytes + 7) & ~(size_t)7;
+    if (bytes > sizeof arena - arena_top) {
+        arena_exhausted = 1;
+        return NULL;
+    }
+    void *p = arena + arena_top;
+    memset(p, 0, bytes);
+    arena_top += bytes;
+    arena_live++;
+    if (arena_top > arena_peak)
+        arena_peak = arena_top;
+    return p;
+}
+
+void fw_free(void *p)
+{
+    if (p != NULL && arena_live > 0 && --arena_live == 0)
+        arena_top = 0;
+}
+
+/* ---- running one operation -------------------------------------------------------------------- */
+
+static uint8_t out_buf[OUT_CAP];
+static fw_io io;
+
+static const fw_op *find_op(const char *id)
+{
+    for (int i = 0; fw_lib_ops[i].op != NULL; i++)
+        if (strcmp(fw_lib_ops[i].op, id) == 0)
+            return &fw_lib_ops[i];
+    return NULL;
+}
+
+static void load_io(const fw_inputs *in)
+{
+    memset(&io, 0, sizeof io);
+    io.key = in->key.p;   io.key_len = in->key.len;
+    io.iv = in->iv.p;     io.iv_len = in->iv.len;
+    io.aad = in->aad.p;   io.aad_len = in->aad.len;
+    io.msg = in->msg.p;   io.msg_len = in->msg.len;
+    io.peer = in->peer.p; io.peer_len = in->peer.len;
+    io.sig = in->sig.p;   io.sig_len = in->sig.len;
+    io.out = out_buf;
+    io.out_cap = sizeof out_buf;
+}
+
+/* Paint the free stack below us, run the op once, return its stack use in bytes (from our own
+ * stack pointer down to the deepest word it changed). */
+static __attribute__((noinline)) uint32_t run_painted(const fw_op *op, const fw_params *p, int *rc)
+{
+    uint32_t *sp;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    uint32_t *top = sp - STACK_GUARD / 4;
+    for (uint32_t *w = &__stack_limit; w < top; w++)
+        *w = STACK_PAINT;
+    *rc = op->run(p, &io);
+    uint32_t *w = &__stack_limit;
+    while (w < top && *w == STACK_PAINT)
+        w++;
+    return (uint32_t)((uintptr_t)sp - (uintptr_t)w);
+}
+
+static uint16_t kat_fail_mark[64];   /* index of failed KATs (small plans only) */
+static int n_kat_fail;
+
+static int op_kat_failed(const char *op_id)
+{
+    for (int i = 0; i < n_kat_fail; i++)
+        if (strcmp(fw_kats[kat_fail_mark[i]].in.op, op_id) == 0)
+            return 1;
+    return 0;
+}
+
+static void run_kats(void)
+{
+    for (int i = 0; fw_kats[i].id != NULL; i++) {
+        const fw_kat *k = &fw_kats[i];
+        const fw_op *op = find_op(k->in.op);
+        const char *why = "";
+        begin("kat");
+        put_str("id", k->id);
+        put_str("op", k->in.op);
+        int ok = 0;
+        if (op == NULL) {
+            put_str("why", "op not in this image");
+        } else if (op->supports(&k->in.params, &why) != FW_OK) {
+            put_str("why", why);
+            put_uint("unsupported", 1);
+            end();
+            continue;
+        } else {
+            load_io(&k->in);
+            int rc;
+            (void)run_painted(op, &k->in.params, &rc);
+            ok = rc == FW_OK && io.out_len == k->expect.len
+                 && memcmp(io.out, k->expect.p, io.out_len) == 0;
+            if (!ok)
+                put_hex("got", io.out, rc == FW_OK ? io.out_len : 0);
+        }
+        put_uint("ok", (uint32_t)ok);
+        end();
+        if (!ok && n_kat_fail < (int)(sizeof kat_fail_mark / sizeof kat_fail_mark[0]))
+            kat_fail_mark[n_kat_fail++] = (uint16_t)i;
+    }
+}
+
+static void run_cell(int index, const fw_cell *c)
+{
+    const fw_op *op = find_op(c->in.op);
+    const char *why = "";
+    static uint32_t cyc[256];
+    begin("cell");
+    put_uint("i", (uint32_t)index);
+    put_str("op", c->in.op);
+    if (op == NULL || op->supports(&c->in.params, &why) != FW_OK) {
+        put_str("status", "unsupported");
+        put_str("why", op == NULL ? "op not in this image" : why);
+        end();
+        return;
+    }
+    if (op_kat_failed(c->in.op)) {
+        put_str("status", "failed");
+        put_str("why", "known-answer test failed on the target");
+        end();
+        return;
+    }
+    uint32_t stack = 0, n = c->repeat > 256 ? 256 : c->repeat;
+    int rc = FW_OK;
+    arena_peak = 0;
+    arena_exhausted = 0;
+    load_io(&c->in);
+    stack = run_painted(op, &c->in.params, &rc);         /* the output and stack run */
+    if (rc != FW_OK) {
+        put_str("status", "failed");
+        put_str("why", arena_exhausted ? "heap arena exhausted" : "operation returned an error");
+        end();
+        return;
+    }
+    put_str("status", "ok");
+    put_hex("out", io.out, io.out_len);
+    put_uint("stack", stack);
+    put_uint("heap", (uint32_t)arena_peak);
+    for (uint32_t r = 0; r < n; r++) {
+        load_io(&c->in);
+        uint32_t t0 = hal_cycles();
+        rc = op->run(&c->in.params, &io);
+        uint32_t t1 = hal_cycles();
+        cyc[r] = t1 - t0;
+        if (rc != FW_OK)
+            break;
+    }
+    /* the counter's own cost: two back-to-back reads */
+    uint32_t t0 = hal_cycles();
+    uint32_t t1 = hal_cycles();
+    put_uint("overhead", t1 - t0);
+    put_raw(",\"cyc\":[");
+    for (uint32_t r = 0; r < n; r++) {
+        if (r)
+            put_raw(",");
+        put_uint_raw(cyc[r]);
+    }
+    put_raw("]");
+    end();
+}
+
+int main(void)
+{
+    hal_init();
+    begin("hello");
+    put_str("harness", "cbh-fw");
+    put_str("version", HARNESS_VERSION);
+    put_str("board", fw_board);
+    put_str("cpu", fw_cpu);
+    put_str("build", fw_build);
+    put_str("lib", fw_lib_name);
+    put_str("lib_version", fw_lib_version);
+    put_str("counter", hal_counter_name());
+    put_uint("ops", (uint32_t)fw_lib_n_ops);
+    put_uint("arena", FW_ARENA_BYTES);
+    end();
+    run_kats();
+    int n = 0;
+    for (; fw_cells[n].in.op != NULL; n++)
+        run_cell(n, &fw_cells[n]);
+    begin("end");
+    put_uint("cells", (uint32_t)n);
+    put_uint("kat_fail", (uint32_t)n_kat_fail);
+    end();
+    return 0;
+}
+
+void fw_fault(const char *kind, const uint32_t *frame)
+{
+    begin("fault");
+    put_str("kind", kind);
+    put_uint("pc", frame[6]);
+    put_uint("lr", frame[5]);
+    put_uint("xpsr", frame[7]);
+    end();
+    hal_exit(1);
+}

@@ -1,0 +1,192 @@
+"""Cross-compiling the benchmark firmware: one library archive per (library, cpu, opt), then one
+image per operation group, plus an empty image with the same flags for code size (the Cifra way:
+size = text + rodata + data of the op's image minus the empty image's).
+
+Everything lands in the cache (.cache/firmware, or $CRYPTOBENCH_CACHE/firmware) under a key made
+of the compiler, the flags and the recipe, and an object is rebuilt only when its source's content
+or that key changes."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+from ..targets.boards import CPUS, Board
+from .recipes import FIRMWARE_DIR, Recipe, cache_dir
+
+CC = "arm-none-eabi-gcc"
+CORE = FIRMWARE_DIR / "core"
+COMMON_CFLAGS = ["-std=c11", "-ffunction-sections", "-fdata-sections", "-fno-common", "-g"]
+LDFLAGS = ["-nostartfiles", "-Wl,--gc-sections", "--specs=nano.specs"]
+STACK_BYTES = {"default": 16384}
+
+
+class BuildError(Exception):
+    """A compile or link step failed; `tail` holds the compiler's last lines."""
+
+    def __init__(self, what: str, tail: str):
+        super().__init__(f"{what}: {tail}")
+        self.what, self.tail = what, tail
+
+
+@dataclass
+class Image:
+    elf: Path
+    sizes: dict            # section kind -> bytes: text, rodata, data, bss, stack
+
+
+def toolchain() -> dict:
+    """The cross compiler's identity, or a UsageError saying how to get it."""
+    if shutil.which(CC) is None:
+        raise UsageError(f"{CC} not found: run ./setup.sh (it installs gcc-arm-none-eabi and "
+                         "libnewlib-arm-none-eabi with apt-get)")
+    first = subprocess.run([CC, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    return {"compiler": first, "cc": CC}
+
+
+def _digest(*parts) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(repr(p).encode())
+    return h.hexdigest()[:16]
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def cpu_flags(cpu: str, opt: str) -> list[str]:
+    return list(CPUS[cpu]["flags"]) + [f"-{opt}"]
+
+
+def _run(cmd: list[str], what: str) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        raise BuildError(what, "\n".join(lines[-12:]))
+
+
+class FirmwareBuilder:
+    """Builds images for one (recipe, board, cpu, opt)."""
+
+    def __init__(self, recipe: Recipe, board: Board, cpu: str, opt: str, jobs: int | None = None,
+                 log=lambda s: None):
+        self.recipe, self.board, self.cpu, self.opt = recipe, board, cpu, opt
+        self.jobs = jobs or os.cpu_count() or 1
+        self.log = log
+        self.tool = toolchain()
+        self.flags = cpu_flags(cpu, opt) + COMMON_CFLAGS
+        self.lib_cflags = (self.flags + [f"-I{recipe.source_dir / d}" for d in recipe.include_dirs]
+                           + ([f"-I{recipe.config_dir}"] if recipe.config_dir else [])
+                           + [f"-D{d}" for d in recipe.defines] + [f"-I{CORE}"])
+        key = _digest(self.tool["compiler"], self.lib_cflags, str(recipe.source_dir), recipe.sources)
+        self.lib_dir = cache_dir() / "firmware" / f"{recipe.name}-{recipe.version}-{cpu}-{opt}-{key}"
+        self.compiled = 0
+
+    # --- conditions ------------------------------------------------------------------------
+    def conditions(self) -> dict:
+        return {"compiler": self.tool["compiler"], "cflags": " ".join(self.flags), "ldflags": " ".join(LDFLAGS),
+                "library": self.recipe.name, "library_version": self.recipe.version,
+                "library_source": str(self.recipe.source_dir), "recipe": str(self.recipe.path),
+                "board": self.board.name, "cpu": self.cpu, "opt": self.opt,
+                "counter": CPUS[self.cpu]["counter"], "console": self.board.console}
+
+    # --- compiling ---------------------------------------------------------------------------
+    def _object(self, src: Path, out_dir: Path, extra: list[str], cflags: list[str]) -> Path:
+        digest = _digest(_file_digest(src), extra, cflags)
+        obj = out_dir / f"{src.stem}.{digest}.o"
+        if not obj.exists():
+            out_dir.mkdir(parents=True, exist_ok=True)
+            tmp = obj.with_suffix(".tmp")
+            _run([CC, *cflags, *extra, "-c", str(src), "-o", str(tmp)], f"compiling {src.name}")
+            tmp.replace(obj)
+            self.compiled += 1
+        return obj
+
+    def library(self) -> Path:
+        """The library's archive (objects rebuilt only when their source or the flags change)."""
+        files = self.recipe.files()
+        objs_dir = self.lib_dir / "obj"
+        with ThreadPoolExecutor(self.jobs) as pool:
+            objs = list(pool.map(lambda f: self._object(f, objs_dir, [], self.lib_cflags), files))
+        archive = self.lib_dir / "lib.a"
+        stamp = self.lib_dir / "lib.stamp"
+        want = "\n".join(sorted(o.name for o in objs))
+        if not archive.exists() or not stamp.exists() or stamp.read_text() != want:
+            if archive.exists():
+                archive.unlink()
+            _run(["arm-none-eabi-ar", "rcs", str(archive), *map(str, objs)], "archiving the library")
+            stamp.write_text(want)
+        return archive
+
+    def _core_objects(self) -> list[Path]:
+        console = self.board.console
+        defines = [f"-DFW_COUNTER_{CPUS[self.cpu]['counter'].upper()}", "-DFW_EXIT_SEMIHOSTING"
+                   if self.board.qemu_machine or console == "semihosting" else "-DFW_EXIT_PARK"]
+        if console == "semihosting":
+            defines.append("-DFW_CONSOLE_SEMIHOSTING")
+        else:
+            kind, addr = console.split(":")
+            defines.append(f"-DFW_CONSOLE_{kind.upper().replace('-', '_')}={addr}")
+        out = self.lib_dir / "core" / self.board.name
+        cflags = self.flags + ["-Wall", "-Wextra", f"-I{CORE}"]
+        return [self._object(CORE / n, out, defines, cflags) for n in ("startup.c", "hal_cortexm.c", "main.c")]
+
+    def _glue(self, ops: list[str]) -> Path:
+        defines = [f"-DFW_OP_{op.upper().replace('-', '_')}" for op in ops]
+        out = self.lib_dir / "glue"
+        return self._object(self.recipe.glue, out, defines, self.lib_cflags + ["-Wall", "-Wextra"])
+
+    def _linker_script(self) -> Path:
+        b = self.board
+        text = (CORE / "link.ld.in").read_text()
+        for k, v in {"FLASH_ORIGIN": b.flash[0], "FLASH_LENGTH": b.flash[1], "RAM_ORIGIN": b.ram[0],
+                     "RAM_LENGTH": b.ram[1], "STACK_BYTES": min(STACK_BYTES["default"], b.ram[1] // 2)}.items():
+            text = text.replace(f"@{k}@", hex(v))
+        path = self.lib_dir / f"link-{b.name}.ld"
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+        return path
+
+    def image(self, name: str, ops: list[str], plan_source: str) -> Image:
+        """Link one image: the harness, the glue with `ops`, the plan, the library archive."""
+        archive = self.library()
+        core = self._core_objects()
+        glue = self._glue(ops)
+        img_dir = self.lib_dir / "images" / self.board.name
+        img_dir.mkdir(parents=True, exist_ok=True)
+        plan = img_dir / f"{name}.plan.c"
+        if not plan.exists() or plan.read_text() != plan_source:
+            plan.write_text(plan_source)
+        plan_obj = self._object(plan, img_dir / "plan-obj", [], self.flags + [f"-I{CORE}"])
+        elf = img_dir / f"{name}.elf"
+        _run([CC, *self.flags, *LDFLAGS, f"-T{self._linker_script()}", *map(str, core), str(glue), str(plan_obj),
+              str(archive), "-lc", "-lgcc", "-o", str(elf)], f"linking {name} for {self.board.name}")
+        return Image(elf, section_sizes(elf))
+
+
+def section_sizes(elf: Path) -> dict:
+    out = subprocess.run(["arm-none-eabi-size", "-A", str(elf)], capture_output=True, text=True, check=True).stdout
+    sizes = {"text": 0, "rodata": 0, "data": 0, "bss": 0, "stack": 0}
+    kind = {".isr_vector": "text", ".text": "text", ".ARM.exidx": "rodata", ".rodata": "rodata",
+            ".data": "data", ".bss": "bss", ".stack": "stack"}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] in kind and parts[1].isdigit():
+            sizes[kind[parts[0]]] += int(parts[1])
+    return sizes
+
+
+def code_size(image: Image, empty: Image) -> dict:
+    """Flash (text + rodata + data) and RAM (data + bss) of an op's image beyond the empty harness."""
+    flash = lambda s: s["text"] + s["rodata"] + s["data"]
+    ram = lambda s: s["data"] + s["bss"]
+    return {"flash_bytes": flash(image.sizes) - flash(empty.sizes), "ram_bytes": ram(image.sizes) - ram(empty.sizes),
+            "text": image.sizes["text"] - empty.sizes["text"], "rodata": image.sizes["rodata"] - empty.sizes["rodata"],
+            "data": image.sizes["data"] - empty.sizes["data"], "bss": image.sizes["bss"] - empty.sizes["bss"],
+            "empty_flash_bytes": flash(empty.sizes)}

@@ -1,0 +1,145 @@
+"""Library recipes: which sources of a crypto library to build for a microcontroller, and which
+catalog ops its glue provides. Recipes are data (src/cryptobench/recipes/*.toml); a user may point
+`--recipe FILE --library-source DIR` at their own tree. Every error names the file, the key and
+what was expected."""
+from __future__ import annotations
+
+import glob
+import os
+import re
+import subprocess
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..catalog import OPS
+from ..errors import UsageError
+from ..harness import REPO_ROOT
+
+RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"
+FIRMWARE_DIR = REPO_ROOT / "harness" / "firmware"
+LIBRARY_KEYS = {"name", "version", "crate", "crate_version", "root", "license", "glue", "config_dir",
+                "include_dirs", "sources", "defines", "heap"}
+REQUIRED = ("name", "version", "glue", "sources")
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("CRYPTOBENCH_CACHE", REPO_ROOT / ".cache"))
+
+
+@dataclass
+class Recipe:
+    path: Path
+    name: str
+    version: str
+    glue: Path
+    sources: list[str]
+    include_dirs: list[str] = field(default_factory=list)
+    defines: list[str] = field(default_factory=list)
+    config_dir: Path | None = None
+    crate: str = ""
+    crate_version: str = ""
+    root: str = ""
+    license: str = ""
+    heap: bool = False
+    ops: dict[str, str] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
+    source_dir: Path | None = None        # set by resolve()
+
+    def files(self) -> list[Path]:
+        """The source files, globs expanded, in a stable order."""
+        out = []
+        for pattern in self.sources:
+            hits = sorted(glob.glob(str(self.source_dir / pattern)))
+            out += [Path(h) for h in hits]
+        return out
+
+
+def builtin_recipes() -> list[str]:
+    return sorted(p.stem for p in RECIPES_DIR.glob("*.toml"))
+
+
+def _line(lines: list[str], key: str) -> int:
+    rx = re.compile(r"^\s*\"?" + re.escape(key) + r"\"?\s*=")
+    for i, text in enumerate(lines):
+        if rx.search(text):
+            return i + 1
+    return 1
+
+
+def load_recipe(name_or_path: str) -> Recipe:
+    path = Path(name_or_path)
+    if not (path.suffix == ".toml" and path.exists()):
+        path = RECIPES_DIR / f"{name_or_path}.toml"
+        if not path.exists():
+            raise UsageError(f"unknown library recipe '{name_or_path}'; valid: {', '.join(builtin_recipes())} "
+                             "(or a path to a recipe .toml file)")
+    text = path.read_text()
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: malformed TOML ({exc})")
+    lines = text.splitlines()
+    lib = doc.get("library")
+    if not isinstance(lib, dict):
+        raise UsageError(f"{path}:1: expected a [library] table")
+    for key in lib:
+        if key not in LIBRARY_KEYS:
+            raise UsageError(f"{path}:{_line(lines, key)}: unknown key '{key}' in [library]; valid: "
+                             + ", ".join(sorted(LIBRARY_KEYS)))
+    for key in REQUIRED:
+        if key not in lib:
+            raise UsageError(f"{path}:1: [library] needs '{key}'")
+    for key in ("sources", "include_dirs", "defines"):
+        if key in lib and not (isinstance(lib[key], list) and all(isinstance(x, str) for x in lib[key])):
+            raise UsageError(f"{path}:{_line(lines, key)}: '{key}' must be a list of strings")
+    ops = doc.get("ops", {})
+    for op in list(ops) + list(doc.get("unavailable", {})):
+        if op not in OPS:
+            raise UsageError(f"{path}:{_line(lines, op)}: unknown op '{op}' in [ops]; valid: {', '.join(OPS)}")
+    glue = FIRMWARE_DIR / lib["glue"]
+    if not glue.exists():
+        raise UsageError(f"{path}:{_line(lines, 'glue')}: glue file '{lib['glue']}' not found "
+                         f"(expected under {FIRMWARE_DIR})")
+    config = FIRMWARE_DIR / lib["config_dir"] if lib.get("config_dir") else None
+    if config is not None and not config.is_dir():
+        raise UsageError(f"{path}:{_line(lines, 'config_dir')}: config_dir '{lib['config_dir']}' is not a directory")
+    return Recipe(path=path, name=lib["name"], version=str(lib["version"]), glue=glue,
+                  sources=lib["sources"], include_dirs=lib.get("include_dirs", []),
+                  defines=lib.get("defines", []), config_dir=config, crate=lib.get("crate", ""),
+                  crate_version=str(lib.get("crate_version", "")), root=lib.get("root", ""),
+                  license=lib.get("license", ""), heap=bool(lib.get("heap", False)), ops=dict(ops),
+                  unavailable=dict(doc.get("unavailable", {})))
+
+
+def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: None) -> Recipe:
+    """Find the library's tree: the user's --library-source, or the recipe's crate, fetched into the
+    cache on first use. Then check that every source and include dir is there."""
+    if library_source is not None:
+        root = Path(library_source)
+        if not root.is_dir():
+            raise UsageError(f"--library-source: '{root}' is not a directory")
+    elif recipe.crate:
+        crates = cache_dir() / "crates"
+        unpacked = crates / f"{recipe.crate}-{recipe.crate_version}"
+        if not unpacked.is_dir():
+            log(f"fetching {recipe.crate} {recipe.crate_version} (the {recipe.name} sources) into {crates}")
+            proc = subprocess.run(["bash", str(REPO_ROOT / "scripts" / "fetch_crate.sh"), recipe.crate,
+                                   recipe.crate_version, str(crates)], capture_output=True, text=True)
+            if proc.returncode != 0 or not unpacked.is_dir():
+                raise UsageError(f"{recipe.path}: could not fetch crate {recipe.crate} {recipe.crate_version}: "
+                                 + (proc.stderr.strip().splitlines() or ["no output"])[-1])
+        root = unpacked / recipe.root
+    else:
+        raise UsageError(f"{recipe.path}: the recipe names no crate; give --library-source DIR")
+    recipe.source_dir = root
+    lines = recipe.path.read_text().splitlines()
+    for pattern in recipe.sources:
+        if not glob.glob(str(root / pattern)):
+            raise UsageError(f"{recipe.path}:{_line(lines, 'sources')}: key 'sources': '{pattern}' matches no "
+                             f"file under {root}")
+    for inc in recipe.include_dirs:
+        if not (root / inc).is_dir():
+            raise UsageError(f"{recipe.path}:{_line(lines, 'include_dirs')}: key 'include_dirs': '{inc}' is not a "
+                             f"directory under {root}")
+    return recipe

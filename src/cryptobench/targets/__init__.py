@@ -1,0 +1,1 @@
+"""Where a benchmark runs: the host harness, QEMU machines, real boards (and, later, simulators)."""
