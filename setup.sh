@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything on a fresh Debian 12 machine and run the default benchmark:
-#   system packages (apt-get), the Python environment (.venv), the native host harness (build/host/cbh).
+#   system packages (apt-get), the Python environment (.venv), the native host harness (build/host/cbh),
+#   the embedded library sources (fetched as crates into .cache/crates) for the firmware targets.
 # Usage: ./setup.sh            set up, then `cryptobench run` (the default suite)
 #        ./setup.sh --no-run   set up only
 set -euo pipefail
@@ -13,8 +14,10 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # 1. System packages: compilers, the crypto libraries the harness links, Python's venv, cargo
 #    (only to fetch the mbedTLS 2.28 source for EC-JPAKE, which Debian's libmbedcrypto leaves out).
+#    The Cortex-M cross compiler with newlib, and QEMU, for the microcontroller targets.
 packages=(build-essential pkg-config make git python3 python3-venv python3-pip
-          libssl-dev openssl libmbedtls-dev libsodium-dev)
+          libssl-dev openssl libmbedtls-dev libsodium-dev
+          gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
 command -v cargo >/dev/null 2>&1 || packages+=(cargo)
 missing=()
 for p in "${packages[@]}"; do
@@ -35,6 +38,11 @@ fi
 
 # 3. Native host harness
 make -s -C harness/host BUILD="$PWD/build/host"
+
+# 4. Embedded library sources for the firmware (built on first use, per core and option level)
+for crate in "mbedtls-sys-auto 2.28.15" "bearssl-sys 0.0.4" "monocypher-sys 4.0.2"; do
+    bash scripts/fetch_crate.sh $crate .cache/crates >/dev/null 2>&1 || echo "setup: could not fetch crate $crate (firmware targets will say so)"
+done
 
 echo "setup: done. cryptobench is .venv/bin/cryptobench"
 if [ "$run_default" = 1 ]; then

@@ -173,7 +173,7 @@ static int ossl_supports(const cb_params *p, char *why)
     case F_AES: {
         int mode = aes_mode(p->op);
         if (mode < 0)
-            return unsupported(why, "unknown AES mode");
+            return unsupported(why, "OpenSSL has no such AES mode (EAX is not in OpenSSL 3)");
         if (p->key_bits != 128 && p->key_bits != 192 && p->key_bits != 256)
             return unsupported(why, "key_bits must be 128, 192 or 256");
         if ((mode == M_ECB || mode == M_CBC) && p->bytes >= 0 && p->bytes % 16)

@@ -64,7 +64,7 @@ static const cb_engine *const engines[] = {
 static const char *const known_ops[] = {
     "reference-loop",
     "aes-ecb-encrypt", "aes-cbc-encrypt", "aes-ctr-encrypt", "aes-ccm-encrypt",
-    "aes-gcm-encrypt", "chacha20-poly1305-encrypt",
+    "aes-gcm-encrypt", "aes-eax-encrypt", "chacha20-poly1305-encrypt", "norx32-4-1-encrypt",
     "sha1", "sha224", "sha256", "sha384", "sha512",
     "ctr-drbg-instantiate", "ctr-drbg-reseed", "ctr-drbg-generate",
     "ecdh-keygen", "ecdh-shared-secret", "ecc-keygen", "ecdsa-sign", "ecdsa-verify",

@@ -46,6 +46,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", metavar="RUN_ID", help="complete an interrupted run")
     run.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    mcu = run.add_argument_group("microcontroller targets (--engine then names library recipes)")
+    mcu.add_argument("--target", default="host",
+                     help="host (default), qemu:BOARD (functional: no timings) or board:NAME with --port")
+    mcu.add_argument("--cpu", help="core to build for: m0, m0plus, m3, m4, m4f, m7 (default: the board's)")
+    mcu.add_argument("--opt", help="optimisation level: O0, Os (default), O2, O3")
+    mcu.add_argument("--recipe", action="append", metavar="FILE",
+                     help="a library recipe .toml of your own (repeatable; default: every built-in recipe)")
+    mcu.add_argument("--library-source", metavar="DIR", help="your own library tree for --recipe")
+    mcu.add_argument("--port", help="serial port of a board: target (e.g. /dev/ttyACM0)")
+    mcu.add_argument("--baud", type=int, default=115200, help="serial baud rate (default 115200)")
+    mcu.add_argument("--no-flash", action="store_true", help="the board is already flashed with the image")
 
     show = sub.add_parser("show", help="print a stored run")
     show.add_argument("run_id", metavar="RUN_ID|latest")
@@ -101,8 +112,54 @@ def _render(run: dict, fmt: str, out) -> None:
         out.write(report.render_json(run) + "\n")
 
 
+def _mcu_plan(args) -> dict:
+    """The plan of a microcontroller run: the suite's cells, one engine per library recipe."""
+    from .firmware.build import toolchain
+    from .firmware.recipes import builtin_recipes, load_recipe
+    from .runner import build_plan
+    from .targets.boards import check_cpu, check_opt, get_board
+    kind, _, name = args.target.partition(":")
+    if kind not in ("qemu", "board") or not name:
+        raise UsageError(f"--target: expected host, qemu:BOARD or board:NAME; got '{args.target}'")
+    board = get_board(name, kind)
+    cpu, opt = check_cpu(board, args.cpu), check_opt(args.opt)
+    if kind == "board" and not args.port:
+        raise UsageError(f"--target {args.target} needs --port (the board's serial port)")
+    if args.library_source and not args.recipe:
+        raise UsageError("--library-source needs --recipe FILE (the recipe that says what to build from it)")
+    toolchain()
+    libs = list(args.recipe or [])
+    if args.engine:
+        valid = builtin_recipes()
+        for e in args.engine:
+            if e not in valid:
+                raise UsageError(f"--engine: no library recipe '{e}' for microcontroller targets; valid: {', '.join(valid)}")
+        libs += args.engine
+    if not libs:
+        libs = builtin_recipes()
+    names = [load_recipe(l).name for l in libs]
+    ops = [get_op(o).id for o in args.op] if args.op else None
+    suite = load_suite(args.suite or "default") if (args.suite or not ops) else None
+    plan = build_plan(suite, None, ops, _split_params(args.param), args.repeat, None, None, None, False)
+    for g in plan["groups"]:
+        g["engines"] = names
+        if get_op(g["op"]).param("rekey") is not None:
+            g["params"]["rekey"] = 1      # firmware operations include the key schedule
+    plan["options"]["engines"] = names
+    plan["baseline"] = None
+    plan["target"] = {"kind": kind, "board": board.name, "cpu": cpu, "opt": opt, "libraries": libs,
+                      "library_source": str(Path(args.library_source).resolve()) if args.library_source else None,
+                      "port": args.port, "baud": args.baud, "no_flash": args.no_flash}
+    return plan
+
+
 def cmd_run(args, out) -> int:
     from .runner import Runner, build_plan
+    if not args.resume and args.target != "host":
+        plan = _mcu_plan(args)
+        store = Store(args.db)
+        rid = _execute(store, plan, None, quiet=args.quiet)
+        return _finish(store, rid, args, out)
     if args.resume:
         store = Store(args.db)
         run_id = store.resolve_run_id(args.resume)
@@ -133,12 +190,16 @@ def cmd_run(args, out) -> int:
     for note in plan.get("skipped_groups", []):
         sys.stderr.write(f"note: not planned for the selected engines: {note}\n")
     runner_run_id = _execute(store, plan, run_id, quiet=args.quiet)
-    run = store.load_run(runner_run_id)
+    return _finish(store, runner_run_id, args, out)
+
+
+def _finish(store: Store, run_id: int, args, out) -> int:
+    run = store.load_run(run_id)
     _render(run, args.format, out)
     if args.json:
         from .report import render_json
         Path(args.json).write_text(render_json(run) + "\n")
-    sys.stderr.write(f"stored as run {runner_run_id} in {store.path}\n")
+    sys.stderr.write(f"stored as run {run_id} in {store.path}\n")
     return 0
 
 
@@ -146,21 +207,25 @@ def _execute(store: Store, plan: dict, run_id: int | None, quiet: bool) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from .runner import Runner
-    total = len(plan["groups"])
+    total = len(plan["groups"]) * (len(plan["options"]["engines"]) if plan.get("target") else 1)
     console = Console(stderr=True)
     progress = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=console, disable=quiet or not console.is_terminal)
     task = progress.add_task("starting engines", total=total)
     holder = {}
 
-    def on_group(group, phase):
+    def on_group(group, phase, n=1):
         label = group["op"] + " " + " ".join(f"{k}={v}" for k, v in group["params"].items())
         if phase == "start":
             progress.update(task, description=label[:48])
         else:
-            progress.advance(task)
+            progress.advance(task, n)
 
-    runner = Runner(store, plan, progress=on_group)
+    if plan.get("target"):
+        from .mcu_runner import McuRunner
+        runner = McuRunner(store, plan, progress=on_group, log=lambda s: progress.console.print(s))
+    else:
+        runner = Runner(store, plan, progress=on_group)
     try:
         with progress:
             holder["id"] = runner.run(run_id)

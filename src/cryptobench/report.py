@@ -48,9 +48,31 @@ def _cell_text(cell: dict | None, scale: float) -> tuple[str, str]:
     return fmt_num(r["time_s"]["median"] * scale) + mark, f"{r['time_s']['rsd_pct']:.1f}"
 
 
+def _mcu_columns(cells: list[dict]) -> list[str]:
+    timed = any(c["status"] == "ok" and (c["result"] or {}).get("time_s") for c in cells)
+    heap = any(c["status"] == "ok" and (c["result"] or {}).get("heap_bytes") for c in cells)
+    return (["cycles", "RSD %"] if timed else []) + ["stack B"] + (["heap B"] if heap else []) + ["flash B", "RAM B"]
+
+
+def _mcu_cell_text(cell: dict | None, columns: list[str]) -> list[str]:
+    if cell is None:
+        return ["—"] * len(columns)
+    if cell["status"] != "ok":
+        word = "unsupported" if cell["status"] == "unsupported" else ("KAT FAIL" if cell["kat"] == "fail" else "failed")
+        return [word] + [""] * (len(columns) - 1)
+    r = cell["result"]
+    values = {"stack B": str(r.get("stack_bytes", "")), "heap B": str(r.get("heap_bytes", "")),
+              "flash B": str(r["code_size"]["flash_bytes"]), "RAM B": str(r["code_size"]["ram_bytes"])}
+    if r.get("time_s"):
+        values["cycles"] = fmt_num((r.get("cycles") or {}).get("per_op_median") or 0)
+        values["RSD %"] = f"{r['time_s']['rsd_pct']:.1f}"
+    return [values.get(c, "") for c in columns]
+
+
 def build_tables(run: dict) -> list[dict]:
     """One table per operation: a row per parameter set, columns per engine and per comparison."""
     plan = run["plan"]
+    mcu = bool(plan.get("target"))
     baseline = plan.get("baseline")
     engines = plan["options"]["engines"]
     comps = {(c["op"], json.dumps(c["params"], sort_keys=True), c["engine"]): c
@@ -67,11 +89,12 @@ def build_tables(run: dict) -> list[dict]:
         fixed = {n: plist[0].get(n) for n in op.param_names if n not in varying}
         shown = [e for e in engines if any(c["engine"] == e and c["status"] != "unsupported" for c in cells)]
         hidden = [e for e in engines if e not in shown and any(c["engine"] == e for c in cells)]
-        seconds = [c["result"]["time_s"]["median"] for c in cells if c["status"] == "ok"]
+        seconds = [c["result"]["time_s"]["median"] for c in cells if c["status"] == "ok" and not mcu]
         unit, scale = pick_unit(seconds)
         columns = [*(varying or ["operation"])]
+        mcu_cols = _mcu_columns(cells) if mcu else []
         for e in shown:
-            columns += [f"{e} ({unit})", "RSD %"]
+            columns += [f"{e} {c}" for c in mcu_cols] if mcu else [f"{e} ({unit})", "RSD %"]
         comp_engines = [e for e in shown if e != baseline] if baseline in shown else []
         columns += [f"Impr. {e}" for e in comp_engines]
         rows = []
@@ -79,7 +102,7 @@ def build_tables(run: dict) -> list[dict]:
             row = [str(p[n]) for n in varying] or [op.title]
             for e in shown:
                 cell = next((c for c in cells if c["engine"] == e and json.dumps(c["params"], sort_keys=True) == pk), None)
-                row += list(_cell_text(cell, scale))
+                row += _mcu_cell_text(cell, mcu_cols) if mcu else list(_cell_text(cell, scale))
             for e in comp_engines:
                 comp = comps.get((op_id, pk, e))
                 row.append(f"{fmt_num(comp['duration_improvement'])} "
@@ -105,8 +128,26 @@ def build_tables(run: dict) -> list[dict]:
     return tables
 
 
+def _target_lines(cond: dict) -> list[str]:
+    t = cond["target"]
+    lines = [f"target {t['kind']}:{t['board']} ({t.get('board_title', '')}) · cpu {t['cpu']} · -{t['opt']}"
+             + (f" · {t['qemu']}" if t.get("qemu") else f" · {t.get('clock_hz', 0) / 1e6:g} MHz")]
+    if t.get("timing"):
+        lines.append(f"timing: {t['timing']}; stack (painted), heap (arena peak) and code size are measured")
+    for name, b in cond.get("builds", {}).items():
+        lines.append(f"  {name} {b['library_version']}: {b['compiler']} {b['cflags']} {b['ldflags']} · "
+                     f"counter {b['counter']} · console {b['console']}")
+    lines.append("flash B = text + rodata + data of the op's image minus the empty harness's (same flags); "
+                 "RAM B = data + bss likewise; stack B = high-water mark by stack painting")
+    return lines
+
+
 def conditions_lines(run: dict) -> list[str]:
     cond = run["conditions"]
+    if "target" in cond:
+        cpu = cond.get("host", {}).get("cpu", {})
+        return ([f"run {run['id']} ({run['status']}) · suite {run['suite'] or '(ad hoc)'} · {run['created']} · "
+                 f"built on {cpu.get('model', '?')}"] + _target_lines(cond))
     host, harness = cond.get("host", {}), cond.get("harness", {})
     cpu = host.get("cpu", {})
     lines = [f"run {run['id']} ({run['status']}) · suite {run['suite'] or '(ad hoc)'} · {run['created']}",

@@ -1,0 +1,270 @@
+"""Orchestration of a microcontroller run: per library, build an empty image and one image per
+operation, run each on the target (QEMU or a board), check the target's known-answer tests and
+cross-check its outputs against the host's OpenSSL, store stack, heap and code size (and, on real
+hardware only, cycles) cell by cell."""
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Callable
+
+from .catalog import OPS
+from .conditions import host_conditions
+from .errors import HarnessError, UsageError
+from .firmware.build import BuildError, FirmwareBuilder, code_size
+from .firmware.plan import RANDOMISED, Cell, Inputs, fill, kat_from_vector, out_name, plan_c
+from .firmware.recipes import load_recipe, resolve
+from .harness import HarnessProcess
+from .results import derive
+from .store import Store, cell_key
+from .targets.boards import BOARDS
+from .verify import load_vectors, matching_vectors
+
+HOST_CHECKER = "openssl"       # the host harness engine that makes inputs and checks outputs
+QEMU_REPEAT = 1                # QEMU has no cycle model: one run gives output, stack and heap
+
+
+def target_label(t: dict) -> str:
+    return f"{t['kind']}:{t['board']}"
+
+
+def make_inputs(host: HarnessProcess | None, op: str, params: dict) -> tuple[Inputs, dict]:
+    """Deterministic inputs for one cell (fresh host-made keys for ECC), and what the host needs
+    to check the target's output: {"expect": bytes} or {"verify": (q, hash)} or {}."""
+    fam = OPS[op].family
+    values: dict[str, bytes] = {}
+    if fam in ("aes", "aead"):
+        keylen = 32 if op.startswith("chacha") else params.get("key_bits", 128) // 8
+        ivlen = {"aes-cbc-encrypt": 16, "aes-ctr-encrypt": 16, "aes-ecb-encrypt": 0, "aes-eax-encrypt": 16,
+                 "aes-ccm-encrypt": params.get("nonce_bytes", 13)}.get(op, 12)
+        values["key"] = fill(keylen, 3)
+        if ivlen:
+            values["nonce" if op in ("aes-ccm-encrypt", "chacha20-poly1305-encrypt") else "iv"] = fill(ivlen, 4)
+        if params.get("aad_bytes"):
+            values["aad"] = fill(params["aad_bytes"], 2)
+        values["msg"] = fill(params.get("bytes", 0), 1)
+    elif fam == "sha":
+        values["msg"] = fill(params.get("bytes", 0), 1)
+    elif fam in ("ecdh", "ecc", "ecdsa"):
+        if host is None:
+            raise HarnessError("ECC cells need the host harness to make keys")
+        curve = {"curve": params.get("curve", "p256")}
+        own = host.compute(HOST_CHECKER, "ecc-keygen", curve, {})
+        if op == "ecdh-keygen":
+            values["d"] = bytes.fromhex(own["d"])
+        elif op == "ecdh-shared-secret":
+            peer = host.compute(HOST_CHECKER, "ecc-keygen", curve, {})
+            values["d"], values["peer"] = bytes.fromhex(own["d"]), bytes.fromhex(peer["q"])
+        elif op in ("ecdsa-sign", "ecdsa-verify"):
+            values["hash"] = fill(32 if curve["curve"] == "p256" else 64, 5)
+            if op == "ecdsa-sign":
+                values["d"] = bytes.fromhex(own["d"])
+                return Inputs(op, params, values), {"verify": (own["q"], values["hash"].hex())}
+            sig = host.compute(HOST_CHECKER, "ecdsa-sign", curve, {"d": own["d"], "hash": values["hash"].hex()})
+            values["q"], values["sig"] = bytes.fromhex(own["q"]), bytes.fromhex(sig["sig"])
+    return Inputs(op, params, values), {}
+
+
+class McuRunner:
+    def __init__(self, store: Store, plan: dict, progress: Callable | None = None,
+                 log: Callable[[str], None] = lambda s: None, run_image: Callable | None = None):
+        self.store, self.plan, self.progress, self.log = store, plan, progress, log
+        self.target = plan["target"]
+        self.board = BOARDS[self.target["board"]]
+        self._run_image = run_image
+        self.vectors = load_vectors()
+        self.host: HarnessProcess | None = None
+
+    # --- target ----------------------------------------------------------------------------
+    def run_image(self, elf: Path):
+        if self._run_image is not None:
+            return self._run_image(elf)
+        if self.target["kind"] == "qemu":
+            from .targets.qemu import run_image
+            return run_image(elf, self.board.qemu_machine, timeout_s=self.target.get("timeout_s", 300))
+        from .targets.board_link import run_on_board
+        return run_on_board(elf, self.board, self.target["port"], flash=not self.target.get("no_flash"),
+                            baud=self.target.get("baud", 115200), timeout_s=self.target.get("timeout_s", 300))
+
+    def conditions(self, builds: dict) -> dict:
+        t = dict(self.target)
+        t["board_title"] = self.board.title
+        t["clock_hz"] = self.board.clock_hz
+        if t["kind"] == "qemu":
+            from .targets.qemu import qemu_version
+            t["qemu"] = qemu_version()
+            t["timing"] = "none: QEMU has no cycle model, so no cycles or seconds are reported"
+        return {"host": host_conditions(), "target": t, "builds": builds}
+
+    # --- the run -------------------------------------------------------------------------------
+    def run(self, run_id: int | None = None) -> int:
+        recipes = []
+        for name in self.target["libraries"]:
+            r = load_recipe(name)
+            resolve(r, Path(self.target["library_source"]) if self.target.get("library_source") else None, self.log)
+            recipes.append(r)
+        builders = {r.name: FirmwareBuilder(r, self.board, self.target["cpu"], self.target["opt"], log=self.log)
+                    for r in recipes}
+        conditions = self.conditions({n: b.conditions() for n, b in builders.items()})
+        if run_id is None:
+            run_id = self.store.create_run(self.plan["suite"], self.plan, conditions)
+        else:
+            self.store.update_conditions(run_id, conditions)
+            self.store.set_status(run_id, "running")
+        done = self.store.done_keys(run_id)
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            self.host = HarnessProcess()
+            for r in recipes:
+                self._run_library(run_id, r, builders[r.name], done)
+            self.store.set_status(run_id, "complete")
+        except KeyboardInterrupt:
+            self.store.set_status(run_id, "interrupted")
+            raise
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            if self.host is not None:
+                self.host.close()
+        return run_id
+
+    def _seq(self, group_index: int, engine: str) -> int:
+        libs = self.target["libraries"]
+        names = [Path(x).stem if x.endswith(".toml") else x for x in libs]
+        return group_index * len(libs) + (names.index(engine) if engine in names else 0)
+
+    def _cell(self, group, engine, status, kat, detail, result=None, samples=None) -> dict:
+        prov = "measured" if status == "ok" else "none"
+        return {"op": group["op"], "params": group["params"], "engine": engine, "target": target_label(self.target),
+                "provenance": prov, "status": status, "kat": kat, "detail": detail, "samples": samples,
+                "result": result}
+
+    def _run_library(self, run_id: int, recipe, builder: FirmwareBuilder, done: set) -> None:
+        groups = [(i, g) for i, g in enumerate(self.plan["groups"])
+                  if cell_key(g["op"], g["params"], recipe.name) not in done]
+        if not groups:
+            return
+        try:
+            empty = builder.image("empty", [], plan_c([], [], self.board.name, builder.cpu, "empty"))
+        except BuildError as exc:
+            for i, g in groups:
+                self.store.save_cell(run_id, self._seq(i, recipe.name),
+                                     self._cell(g, recipe.name, "failed", "n/a", f"build failed: {exc.tail}"))
+            return
+        by_op: dict[str, list] = {}
+        for i, g in groups:
+            by_op.setdefault(g["op"], []).append((i, g))
+        for op, items in by_op.items():
+            if self.progress:
+                self.progress({"op": op, "params": {"library": recipe.name}}, "start")
+            self._run_op(run_id, recipe, builder, empty, op, items)
+            if self.progress:
+                self.progress({"op": op, "params": {"library": recipe.name}}, "end", len(items))
+
+    def _run_op(self, run_id, recipe, builder, empty, op, items) -> None:
+        save = lambda i, g, *a, **k: self.store.save_cell(run_id, self._seq(i, recipe.name),
+                                                          self._cell(g, recipe.name, *a, **k))
+        if op not in recipe.ops:
+            why = recipe.unavailable.get(op) or f"the {recipe.name} recipe ({recipe.path.name}) provides no '{op}'"
+            for i, g in items:
+                save(i, g, "unsupported", "n/a", why)
+            return
+        repeat = QEMU_REPEAT if self.target["kind"] == "qemu" else None
+        cells, checks = [], []
+        try:
+            for i, g in items:
+                inputs, check = make_inputs(self.host, op, g["params"])
+                if "expect" not in check and "verify" not in check:
+                    check = self._host_expect(op, g["params"], inputs)
+                cells.append(Cell(inputs, repeat or int(g.get("repeat") or self.plan["options"]["repeat"])))
+                checks.append(check)
+        except HarnessError as exc:
+            for i, g in items:
+                save(i, g, "failed", "n/a", f"could not make inputs on the host: {exc}")
+            return
+        kats = [k for v in matching_vectors_for_op(self.vectors, op) if (k := kat_from_vector(v))]
+        build = f"{recipe.name} {builder.cpu} -{builder.opt}"
+        try:
+            size_img = builder.image(op, [op], plan_c([], [], self.board.name, builder.cpu, build))
+            run_img = builder.image(op + ".run", [op], plan_c(kats, cells, self.board.name, builder.cpu, build))
+        except BuildError as exc:
+            why = exc.tail
+            if "overflowed" in why or "will not fit" in why:
+                why = f"does not fit on {self.board.name}: " + why.splitlines()[-1]
+            for i, g in items:
+                save(i, g, "unsupported" if why.startswith("does not fit") else "failed", "n/a",
+                     f"build failed: {why}" if not why.startswith("does not fit") else why)
+            return
+        sizes = code_size(size_img, empty)
+        report = self.run_image(run_img.elf)
+        kat_lines = report.kats_for(op)
+        kat_fail = [k for k in kat_lines if not k.get("ok") and not k.get("unsupported")]
+        kat_pass = [k for k in kat_lines if k.get("ok")]
+        for n, (i, g) in enumerate(items):
+            line = report.cells.get(n)
+            if line is None:
+                save(i, g, "failed", "n/a", f"no result from the target: {report.problem or 'missing cell line'}; "
+                                            f"last lines: {report.last_lines()}")
+                continue
+            if line.get("status") == "unsupported":
+                save(i, g, "unsupported", "n/a", line.get("why", ""))
+                continue
+            if kat_fail:
+                ids = ", ".join(k["id"] for k in kat_fail[:3])
+                save(i, g, "failed", "fail", f"known-answer test failed on the target: {ids}")
+                continue
+            if line.get("status") != "ok":
+                save(i, g, "failed", "n/a", line.get("why", "failed on the target"))
+                continue
+            verdict, detail = self._check(op, g["params"], bytes.fromhex(line.get("out", "")), checks[n])
+            if verdict == "fail" or (verdict == "n/a" and not kat_pass):
+                save(i, g, "failed", "fail", detail if verdict == "fail" else
+                     "no known-answer test and no host cross-check for this op: not reported")
+                continue
+            parts = [f"{len(kat_pass)} known-answer vectors on the target"] if kat_pass else []
+            if verdict == "pass":
+                parts.append(detail)
+            result = {"stack_bytes": int(line.get("stack", 0)), "heap_bytes": int(line.get("heap", 0)),
+                      "code_size": sizes, "flags": []}
+            samples = None
+            if self.target["kind"] != "qemu" and line.get("cyc"):
+                hz = self.board.clock_hz
+                samples = [[1, int(c * 1e9 / hz), int(c)] for c in line["cyc"]]
+                result.update(derive(op, g["params"], samples, {"counter": report.hello.get("counter", "none"),
+                                                                 "counter_hz": hz}, True))
+                result["cycles_overhead"] = line.get("overhead")
+            save(i, g, "ok", "pass", "; ".join(parts), result=result, samples=samples)
+
+    def _host_expect(self, op: str, params: dict, inputs: Inputs) -> dict:
+        try:
+            ok, _ = self.host.supports(HOST_CHECKER, op, params)
+            if not ok:
+                return {}
+            out = self.host.compute(HOST_CHECKER, op, params, {k: v.hex() for k, v in inputs.values.items()})
+            return {"expect": bytes.fromhex(out[out_name(op)])}
+        except HarnessError:
+            return {}
+
+    def _check(self, op: str, params: dict, got: bytes, check: dict) -> tuple[str, str]:
+        if "expect" in check:
+            if got == check["expect"]:
+                return "pass", "output matches the host's OpenSSL"
+            return "fail", f"output differs from the host's OpenSSL: got {got.hex()[:48]}…, expected {check['expect'].hex()[:48]}…"
+        if "verify" in check:
+            q, h = check["verify"]
+            try:
+                ok = self.host.compute(HOST_CHECKER, "ecdsa-verify", {"curve": params.get("curve", "p256")},
+                                       {"q": q, "hash": h, "sig": got.hex()})
+            except HarnessError as exc:
+                return "fail", f"host could not verify the target's signature: {exc}"
+            if ok.get("ok") == "01":
+                return "pass", "the target's signature verifies in the host's OpenSSL"
+            return "fail", "the target's signature does not verify in the host's OpenSSL"
+        return "n/a", ""
+
+
+def matching_vectors_for_op(vectors: list[dict], op: str) -> list[dict]:
+    return [v for v in vectors if v["op"] == op]
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt()

@@ -1,0 +1,67 @@
+"""Real boards: flash the image with pyOCD (or take a board that is already flashed) and read
+the firmware's JSON Lines from its serial port with pyserial.
+
+The port is opened before the board is flashed and reset, so the hello line is not missed. The
+line handling (read_lines) takes any object with a pyserial-like read(n) and is tested over a
+pseudo-terminal pair; flashing needs a probe and is not exercised by the test suite."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from ..errors import UsageError
+from ..firmware.protocol import FirmwareReport
+
+
+def read_lines(port, report: FirmwareReport, timeout_s: float, silence_s: float, on_line=lambda l: None) -> None:
+    """Feed `report` from `port` until the image's end line, a fault, or a watchdog."""
+    start = last = time.monotonic()
+    buf = b""
+    while True:
+        now = time.monotonic()
+        if now - start > timeout_s:
+            report.problem = f"watchdog: no end after {timeout_s:.0f} s"
+            return
+        if now - last > silence_s:
+            report.problem = f"watchdog: no output for {silence_s:.0f} s (hang, lockup or wrong port/baud rate)"
+            return
+        chunk = port.read(4096)
+        if not chunk:
+            continue
+        last = time.monotonic()
+        buf += chunk
+        *lines, buf = buf.replace(b"\r", b"").split(b"\n")
+        for raw in lines:
+            text = raw.decode("utf-8", "replace")
+            on_line(text)
+            if report.feed(text):
+                return
+
+
+def flash_image(elf: Path, pyocd_target: str) -> None:
+    if shutil.which("pyocd") is None:
+        raise UsageError("pyocd not found: `pip install pyocd` (or pass --no-flash for a board you flashed yourself)")
+    proc = subprocess.run(["pyocd", "load", "--target", pyocd_target, str(elf)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UsageError(f"pyocd load failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+    subprocess.run(["pyocd", "reset", "--target", pyocd_target], capture_output=True, text=True)
+
+
+def run_on_board(elf: Path, board, port: str, flash: bool = True, baud: int = 115200,
+                 timeout_s: float = 300.0, silence_s: float = 30.0) -> FirmwareReport:
+    try:
+        import serial
+    except ImportError:
+        raise UsageError("pyserial is missing: `pip install pyserial`")
+    report = FirmwareReport()
+    try:
+        ser = serial.Serial(port, baud, timeout=0.5)
+    except serial.SerialException as exc:
+        raise UsageError(f"--port {port}: {exc}")
+    with ser:
+        if flash:
+            flash_image(elf, board.pyocd_target)
+        read_lines(ser, report, timeout_s, silence_s)
+    return report
