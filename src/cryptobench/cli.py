@@ -57,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     mcu.add_argument("--port", help="serial port of a board: target (e.g. /dev/ttyACM0)")
     mcu.add_argument("--baud", type=int, default=115200, help="serial baud rate (default 115200)")
     mcu.add_argument("--no-flash", action="store_true", help="the board is already flashed with the image")
+    mcu.add_argument("--timeout", type=float, default=300.0,
+                     help="watchdog per firmware image in seconds (default 300; silence for min(30, this) also ends it)")
 
     show = sub.add_parser("show", help="print a stored run")
     show.add_argument("run_id", metavar="RUN_ID|latest")
@@ -123,6 +125,8 @@ def _mcu_plan(args) -> dict:
         raise UsageError(f"--target: expected host, qemu:BOARD or board:NAME; got '{args.target}'")
     board = get_board(name, kind)
     cpu, opt = check_cpu(board, args.cpu), check_opt(args.opt)
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout: must be > 0 seconds, got {args.timeout}")
     if kind == "board" and not args.port:
         raise UsageError(f"--target {args.target} needs --port (the board's serial port)")
     if args.library_source and not args.recipe:
@@ -149,7 +153,8 @@ def _mcu_plan(args) -> dict:
     plan["baseline"] = None
     plan["target"] = {"kind": kind, "board": board.name, "cpu": cpu, "opt": opt, "libraries": libs,
                       "library_source": str(Path(args.library_source).resolve()) if args.library_source else None,
-                      "port": args.port, "baud": args.baud, "no_flash": args.no_flash}
+                      "port": args.port, "baud": args.baud, "no_flash": args.no_flash,
+                      "timeout_s": args.timeout, "silence_s": min(30.0, args.timeout)}
     return plan
 
 

@@ -81,10 +81,12 @@ class McuRunner:
             return self._run_image(elf)
         if self.target["kind"] == "qemu":
             from .targets.qemu import run_image
-            return run_image(elf, self.board.qemu_machine, timeout_s=self.target.get("timeout_s", 300))
+            return run_image(elf, self.board.qemu_machine, timeout_s=self.target.get("timeout_s", 300),
+                             silence_s=self.target.get("silence_s", 30))
         from .targets.board_link import run_on_board
         return run_on_board(elf, self.board, self.target["port"], flash=not self.target.get("no_flash"),
-                            baud=self.target.get("baud", 115200), timeout_s=self.target.get("timeout_s", 300))
+                            baud=self.target.get("baud", 115200), timeout_s=self.target.get("timeout_s", 300),
+                            silence_s=self.target.get("silence_s", 30))
 
     def conditions(self, builds: dict) -> dict:
         t = dict(self.target)

@@ -18,7 +18,7 @@
 #define STACK_GUARD 256              /* bytes kept unpainted below the live stack pointer */
 
 #ifndef FW_ARENA_BYTES
-#define FW_ARENA_BYTES 8192
+#define FW_ARENA_BYTES 16384
 #endif
 
 extern uint32_t __stack_limit;
@@ -118,34 +118,71 @@ int fw_random(void *ctx, unsigned char *buf, size_t len)
     return 0;
 }
 
-/* A bump arena: blocks are never reused, the arena empties when every block is freed. */
-static uint8_t arena[FW_ARENA_BYTES] __attribute__((aligned(8)));
-static size_t arena_top, arena_peak, arena_live;
-static int arena_exhausted;
+/* A first-fit allocator over one fixed arena, with splitting and coalescing: libraries such as
+ * mbedTLS ECC allocate and free many small blocks. Each block has an 8-byte header; `arena_peak`
+ * is the most bytes (headers included) in use at once. */
+typedef struct {
+    uint32_t size;           /* bytes of the block, header included */
+    uint32_t used;
+} blk;
+
+static uint8_t arena[FW_ARENA_BYTES] __attribute__((aligned(8), section(".fw_arena")));
+static size_t arena_in_use, arena_peak;
+static int arena_ready, arena_exhausted;
+
+static void arena_reset(void)
+{
+    blk *b = (blk *)arena;
+    b->size = sizeof arena;
+    b->used = 0;
+    arena_in_use = 0;
+    arena_ready = 1;
+}
 
 void *fw_calloc(size_t n, size_t size)
 {
     size_t bytes = n * size;
     if (size && bytes / size != n)
         return NULL;
-    bytes = (bytes + 7) & ~(size_t)7;
-    if (bytes > sizeof arena - arena_top) {
-        arena_exhausted = 1;
-        return NULL;
+    bytes = ((bytes + 7) & ~(size_t)7) + sizeof(blk);
+    if (!arena_ready)
+        arena_reset();
+    for (uint8_t *p = arena; p < arena + sizeof arena; p += ((blk *)p)->size) {
+        blk *b = (blk *)p;
+        if (b->used || b->size < bytes)
+            continue;
+        if (b->size - bytes >= sizeof(blk) + 8) {      /* split off the rest */
+            blk *rest = (blk *)(p + bytes);
+            rest->size = b->size - (uint32_t)bytes;
+            rest->used = 0;
+            b->size = (uint32_t)bytes;
+        }
+        b->used = 1;
+        arena_in_use += b->size;
+        if (arena_in_use > arena_peak)
+            arena_peak = arena_in_use;
+        memset(b + 1, 0, b->size - sizeof(blk));
+        return b + 1;
     }
-    void *p = arena + arena_top;
-    memset(p, 0, bytes);
-    arena_top += bytes;
-    arena_live++;
-    if (arena_top > arena_peak)
-        arena_peak = arena_top;
-    return p;
+    arena_exhausted = 1;
+    return NULL;
 }
 
-void fw_free(void *p)
+void fw_free(void *ptr)
 {
-    if (p != NULL && arena_live > 0 && --arena_live == 0)
-        arena_top = 0;
+    if (ptr == NULL)
+        return;
+    blk *b = (blk *)ptr - 1;
+    b->used = 0;
+    arena_in_use -= b->size;
+    for (uint8_t *p = arena; p < arena + sizeof arena;) {   /* merge free neighbours */
+        blk *c = (blk *)p;
+        uint8_t *next = p + c->size;
+        if (!c->used && next < arena + sizeof arena && !((blk *)next)->used)
+            c->size += ((blk *)next)->size;
+        else
+            p = next;
+    }
 }
 
 /* ---- running one operation -------------------------------------------------------------------- */

@@ -126,7 +126,8 @@ class FirmwareBuilder:
 
     def _core_objects(self) -> list[Path]:
         console = self.board.console
-        defines = [f"-DFW_COUNTER_{CPUS[self.cpu]['counter'].upper()}", "-DFW_EXIT_SEMIHOSTING"
+        arena = min(16384, self.board.ram[1] // 4)          # the heap arena, for libraries that allocate
+        defines = [f"-DFW_ARENA_BYTES={arena}", f"-DFW_COUNTER_{CPUS[self.cpu]['counter'].upper()}", "-DFW_EXIT_SEMIHOSTING"
                    if self.board.qemu_machine or console == "semihosting" else "-DFW_EXIT_PARK"]
         if console == "semihosting":
             defines.append("-DFW_CONSOLE_SEMIHOSTING")
@@ -172,9 +173,9 @@ class FirmwareBuilder:
 
 def section_sizes(elf: Path) -> dict:
     out = subprocess.run(["arm-none-eabi-size", "-A", str(elf)], capture_output=True, text=True, check=True).stdout
-    sizes = {"text": 0, "rodata": 0, "data": 0, "bss": 0, "stack": 0}
+    sizes = {"text": 0, "rodata": 0, "data": 0, "bss": 0, "heap_arena": 0, "stack": 0}
     kind = {".isr_vector": "text", ".text": "text", ".ARM.exidx": "rodata", ".rodata": "rodata",
-            ".data": "data", ".bss": "bss", ".stack": "stack"}
+            ".data": "data", ".bss": "bss", ".fw_arena": "heap_arena", ".stack": "stack"}
     for line in out.splitlines():
         parts = line.split()
         if len(parts) >= 2 and parts[0] in kind and parts[1].isdigit():
