@@ -153,6 +153,8 @@ def test_qemu_subset_passes_kats_on_target_with_stack_and_code_size(tmp_path):
     assert doc["conditions"]["target"]["timing"].startswith("none")
     assert "arm-none-eabi-gcc" in doc["conditions"]["builds"]["mbedtls"]["compiler"]
     assert "stack B" in proc.stdout and "flash B" in proc.stdout
+    import jsonschema
+    jsonschema.validate(doc, json.loads((ROOT / "docs" / "result.schema.json").read_text()))
     # a second run reuses the cached build: the same image, the same sizes and stack
     _, again = _mcu_run(tmp_path, *args, name="again")
     for r in again["results"]:

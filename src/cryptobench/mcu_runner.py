@@ -190,8 +190,9 @@ class McuRunner:
             run_img = builder.image(op + ".run", [op], plan_c(kats, cells, self.board.name, builder.cpu, build))
         except BuildError as exc:
             why = exc.tail
-            if "overflowed" in why or "will not fit" in why:
-                why = f"does not fit on {self.board.name}: " + why.splitlines()[-1]
+            overflow = [l.split("ld: ")[-1] for l in why.splitlines() if "overflowed" in l or "will not fit" in l]
+            if overflow:
+                why = f"does not fit on {self.board.name}: " + "; ".join(dict.fromkeys(overflow))
             for i, g in items:
                 save(i, g, "unsupported" if why.startswith("does not fit") else "failed", "n/a",
                      f"build failed: {why}" if not why.startswith("does not fit") else why)

@@ -25,13 +25,29 @@ extern uint32_t __stack_limit;
 
 /* ---- line output ---------------------------------------------------------------------------- */
 
-static char line[4096];
+/* A line is built here and flushed in pieces when it grows long (a cell's cycle list can be
+ * kilobytes), so small targets need no large buffer. */
+static char line[256];
 static size_t pos;
+
+static void flush_part(void)
+{
+    line[pos] = 0;
+    hal_puts(line);
+    pos = 0;
+}
+
+static void put_char(char c)
+{
+    if (pos >= sizeof line - 3)
+        flush_part();
+    line[pos++] = c;
+}
 
 static void put_raw(const char *s)
 {
-    while (*s && pos < sizeof line - 2)
-        line[pos++] = *s++;
+    while (*s)
+        put_char(*s++);
 }
 
 static void put_str(const char *key, const char *val)
@@ -69,9 +85,9 @@ static void put_hex(const char *key, const uint8_t *p, size_t n)
     put_raw(",\"");
     put_raw(key);
     put_raw("\":\"");
-    for (size_t i = 0; i < n && pos < sizeof line - 4; i++) {
-        line[pos++] = digits[p[i] >> 4];
-        line[pos++] = digits[p[i] & 15];
+    for (size_t i = 0; i < n; i++) {
+        put_char(digits[p[i] >> 4]);
+        put_char(digits[p[i] & 15]);
     }
     put_raw("\"");
 }
