@@ -48,7 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     mcu = run.add_argument_group("microcontroller targets (--engine then names library recipes)")
     mcu.add_argument("--target", default="host",
-                     help="host (default), qemu:BOARD (functional: no timings) or board:NAME with --port")
+                     help="host (default), qemu:BOARD (functional: no timings), board:NAME with --port, "
+                          "or sim:CORE (cycle-approximate simulator, with --device)")
+    mcu.add_argument("--device", help="device profile for sim:CORE targets (e.g. stm32f030, cc2652; default: ideal-…)")
     mcu.add_argument("--cpu", help="core to build for: m0, m0plus, m3, m4, m4f, m7 (default: the board's)")
     mcu.add_argument("--opt", help="optimisation level: O0, Os (default), O2, O3")
     mcu.add_argument("--recipe", action="append", metavar="FILE",
@@ -121,10 +123,25 @@ def _mcu_plan(args) -> dict:
     from .runner import build_plan
     from .targets.boards import check_cpu, check_opt, get_board
     kind, _, name = args.target.partition(":")
-    if kind not in ("qemu", "board") or not name:
-        raise UsageError(f"--target: expected host, qemu:BOARD or board:NAME; got '{args.target}'")
-    board = get_board(name, kind)
-    cpu, opt = check_cpu(board, args.cpu), check_opt(args.opt)
+    if kind not in ("qemu", "board", "sim") or not name:
+        raise UsageError(f"--target: expected host, qemu:BOARD, board:NAME or sim:CORE; got '{args.target}'")
+    device = None
+    if kind == "sim":
+        from .sim.devices import CORE_CPU, get_device
+        device = get_device(args.device, name)
+        from .targets.boards import BOARDS
+        board = BOARDS[device.board]
+        if args.cpu and args.cpu != CORE_CPU[name]:
+            raise UsageError(f"--cpu {args.cpu}: the target sim:{name} simulates a {CORE_CPU[name]}")
+        cpu = CORE_CPU[name]
+        from .sim.engine import load_library
+        load_library()
+    else:
+        if args.device:
+            raise UsageError("--device applies to sim:CORE targets only")
+        board = get_board(name, kind)
+        cpu = check_cpu(board, args.cpu)
+    opt = check_opt(args.opt)
     if args.timeout <= 0:
         raise UsageError(f"--timeout: must be > 0 seconds, got {args.timeout}")
     if kind == "board" and not args.port:
@@ -152,6 +169,7 @@ def _mcu_plan(args) -> dict:
     plan["options"]["engines"] = names
     plan["baseline"] = None
     plan["target"] = {"kind": kind, "board": board.name, "cpu": cpu, "opt": opt, "libraries": libs,
+                      "core": name if kind == "sim" else None, "device": device.name if device else None,
                       "library_source": str(Path(args.library_source).resolve()) if args.library_source else None,
                       "port": args.port, "baud": args.baud, "no_flash": args.no_flash,
                       "timeout_s": args.timeout, "silence_s": min(30.0, args.timeout)}

@@ -125,13 +125,47 @@ def build_tables(run: dict) -> list[dict]:
         if op.halve:
             title += " (whole exchange / 2)"
         tables.append({"op": op_id, "title": title, "columns": columns, "rows": rows, "notes": notes})
+    if mcu:
+        summary = _summary_at(run, 256)
+        if summary:
+            tables.append(summary)
     return tables
+
+
+def _summary_at(run: dict, nbytes: int) -> dict | None:
+    """The Cifra post's table: per AEAD and library at one message length, cycles (where timed),
+    cycles per byte, stack and code size. Only for runs that sweep the length."""
+    cells = [c for c in run["cells"] if c["params"].get("bytes") == nbytes and c["status"] == "ok"]
+    swept = len({c["params"].get("bytes") for c in run["cells"]}) > 1
+    if not cells or not swept:
+        return None
+    timed = any((c["result"] or {}).get("time_s") for c in cells)
+    columns = ["operation", "library"] + (["cycles", "cycles/byte"] if timed else []) + ["stack B", "flash B"]
+    rows = []
+    for c in sorted(cells, key=lambda c: (c["op"], c["params"].get("key_bits") or 0, c["engine"])):
+        r = c["result"]
+        name = OPS[c["op"]].title.split(" encrypt")[0]
+        if c["params"].get("key_bits") and c["op"].startswith("aes-"):
+            name = name.replace("AES-", f"AES-{c['params']['key_bits']}-")
+        row = [name, c["engine"]]
+        if timed:
+            cyc = (r.get("cycles") or {}).get("per_op_median")
+            row += [fmt_num(cyc) if cyc else "—", f"{cyc / nbytes:.1f}" if cyc else "—"]
+        row += [str(r.get("stack_bytes", "")), str(r["code_size"]["flash_bytes"])]
+        rows.append(row)
+    return {"op": "summary", "title": f"At {nbytes} B (the Cifra table): per operation and library", "columns": columns,
+            "rows": rows, "notes": []}
 
 
 def _target_lines(cond: dict) -> list[str]:
     t = cond["target"]
-    lines = [f"target {t['kind']}:{t['board']} ({t.get('board_title', '')}) · cpu {t['cpu']} · -{t['opt']}"
-             + (f" · {t['qemu']}" if t.get("qemu") else f" · {t.get('clock_hz', 0) / 1e6:g} MHz")]
+    if t["kind"] == "sim":
+        sim = t.get("simulator", {})
+        lines = [f"target sim:{t['core']} · device {t['device']} ({sim.get('source', '')}) · image linked for "
+                 f"{t['board']} · cpu {t['cpu']} · -{t['opt']} · provenance: simulated"]
+    else:
+        lines = [f"target {t['kind']}:{t['board']} ({t.get('board_title', '')}) · cpu {t['cpu']} · -{t['opt']}"
+                 + (f" · {t['qemu']}" if t.get("qemu") else f" · {t.get('clock_hz', 0) / 1e6:g} MHz")]
     if t.get("timing"):
         lines.append(f"timing: {t['timing']}; stack (painted), heap (arena peak) and code size are measured")
     for name, b in cond.get("builds", {}).items():

@@ -13,7 +13,13 @@
 #include "plan.h"
 
 #define HARNESS_VERSION "0.1.0"
-#define OUT_CAP 1024
+#ifndef FW_OUT_BYTES
+#define FW_OUT_BYTES 1024        /* the output buffer: payload + tag must fit (set per board) */
+#endif
+#ifndef FW_MAX_REPEAT
+#define FW_MAX_REPEAT 256        /* timed repetitions kept per cell */
+#endif
+#define OUT_CAP FW_OUT_BYTES
 #define STACK_PAINT 0xA5A5A5A5u
 #define STACK_GUARD 256              /* bytes kept unpainted below the live stack pointer */
 
@@ -254,6 +260,12 @@ static int op_kat_failed(const char *op_id)
     return 0;
 }
 
+/* A payload whose output would not fit this board's buffer is refused, not overrun. */
+static int fits(const fw_inputs *in)
+{
+    return in->msg.len + 64u <= OUT_CAP;
+}
+
 static void run_kats(void)
 {
     for (int i = 0; fw_kats[i].id != NULL; i++) {
@@ -266,7 +278,9 @@ static void run_kats(void)
         int ok = 0;
         if (op == NULL) {
             put_str("why", "op not in this image");
-        } else if (op->supports(&k->in.params, &why) != FW_OK) {
+        } else if (!fits(&k->in) || op->supports(&k->in.params, &why) != FW_OK) {
+            if (!fits(&k->in))
+                why = "the output would not fit this board's buffer";
             put_str("why", why);
             put_uint("unsupported", 1);
             end();
@@ -291,13 +305,14 @@ static void run_cell(int index, const fw_cell *c)
 {
     const fw_op *op = find_op(c->in.op);
     const char *why = "";
-    static uint32_t cyc[256];
+    static uint32_t cyc[FW_MAX_REPEAT];
     begin("cell");
     put_uint("i", (uint32_t)index);
     put_str("op", c->in.op);
-    if (op == NULL || op->supports(&c->in.params, &why) != FW_OK) {
+    if (op == NULL || !fits(&c->in) || op->supports(&c->in.params, &why) != FW_OK) {
         put_str("status", "unsupported");
-        put_str("why", op == NULL ? "op not in this image" : why);
+        put_str("why", op == NULL ? "op not in this image"
+                       : !fits(&c->in) ? "the payload's output would not fit this board's RAM buffer" : why);
         end();
         return;
     }
@@ -307,7 +322,7 @@ static void run_cell(int index, const fw_cell *c)
         end();
         return;
     }
-    uint32_t stack = 0, n = c->repeat > 256 ? 256 : c->repeat;
+    uint32_t stack = 0, n = c->repeat > FW_MAX_REPEAT ? FW_MAX_REPEAT : c->repeat;
     int rc = FW_OK;
     arena_peak = 0;
     arena_exhausted = 0;

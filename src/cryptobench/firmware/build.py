@@ -23,7 +23,15 @@ CC = "arm-none-eabi-gcc"
 CORE = FIRMWARE_DIR / "core"
 COMMON_CFLAGS = ["-std=c11", "-ffunction-sections", "-fdata-sections", "-fno-common", "-g"]
 LDFLAGS = ["-nostartfiles", "-Wl,--gc-sections", "--specs=nano.specs"]
-STACK_BYTES = {"default": 16384}
+
+
+def ram_budget(ram: int) -> dict:
+    """How a board's RAM is shared: stack, heap arena, output buffer, kept repetitions."""
+    if ram <= 32 * 1024:                       # e.g. STM32F030 (8 KiB), micro:bit (16 KiB)
+        return {"STACK_BYTES": ram * 3 // 8 // 8 * 8, "FW_ARENA_BYTES": ram * 3 // 8 // 8 * 8,
+                "FW_OUT_BYTES": 512, "FW_MAX_REPEAT": 64}
+    return {"STACK_BYTES": 16384, "FW_ARENA_BYTES": min(16384, ram // 4), "FW_OUT_BYTES": min(16448, ram // 8),
+            "FW_MAX_REPEAT": 256}
 
 
 class BuildError(Exception):
@@ -126,8 +134,8 @@ class FirmwareBuilder:
 
     def _core_objects(self) -> list[Path]:
         console = self.board.console
-        arena = min(16384, self.board.ram[1] // 4)          # the heap arena, for libraries that allocate
-        defines = [f"-DFW_ARENA_BYTES={arena}", f"-DFW_COUNTER_{CPUS[self.cpu]['counter'].upper()}", "-DFW_EXIT_SEMIHOSTING"
+        defines = [f"-D{k}={v}" for k, v in ram_budget(self.board.ram[1]).items() if k != "STACK_BYTES"] + [
+            f"-DFW_COUNTER_{CPUS[self.cpu]['counter'].upper()}", "-DFW_EXIT_SEMIHOSTING"
                    if self.board.qemu_machine or console == "semihosting" else "-DFW_EXIT_PARK"]
         if console == "semihosting":
             defines.append("-DFW_CONSOLE_SEMIHOSTING")
@@ -147,7 +155,7 @@ class FirmwareBuilder:
         b = self.board
         text = (CORE / "link.ld.in").read_text()
         for k, v in {"FLASH_ORIGIN": b.flash[0], "FLASH_LENGTH": b.flash[1], "RAM_ORIGIN": b.ram[0],
-                     "RAM_LENGTH": b.ram[1], "STACK_BYTES": min(STACK_BYTES["default"], b.ram[1] // 2)}.items():
+                     "RAM_LENGTH": b.ram[1], "STACK_BYTES": ram_budget(b.ram[1])["STACK_BYTES"]}.items():
             text = text.replace(f"@{k}@", hex(v))
         path = self.lib_dir / f"link-{b.name}.ld"
         if not path.exists() or path.read_text() != text:

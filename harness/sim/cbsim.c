@@ -1,0 +1,246 @@
+/* cbsim.c - native cycle accounting for the Unicorn-based Cortex-M simulator.
+ *
+ * Python (src/cryptobench/sim/) decides what every instruction costs (sim/timing.py, from the
+ * ARM Technical Reference Manuals); this file only adds the costs up at emulation speed:
+ *
+ *  - a block hook: the static cost of each translated block, computed once per block by a
+ *    Python callback and cached here, plus the extra cost of a conditional branch that ended the
+ *    previous block when it was taken (detected as: this block is not the previous one's
+ *    fall-through);
+ *  - code hooks on the few instructions whose cost depends on data (divides, long multiplies
+ *    on the Cortex-M3), evaluated from their operand registers before they execute;
+ *  - a memory hook on data reads from flash: `ws_data` wait states each.
+ *
+ * Everything here is deterministic: the same ELF and profile give the same counts.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <unicorn/unicorn.h>
+
+enum { END_NONE = 0, END_COND = 1, END_ALWAYS = 2 };
+enum { DYN_UDIV = 1, DYN_SDIV = 2, DYN_LMUL = 3, DYN_LMLA = 4 };
+
+typedef struct {
+    uint32_t addr, size;
+    uint32_t cycles, insns;
+    uint32_t end, taken_extra;
+} cbsim_block;
+
+/* Fills *b (addr and size are set) with the block's cost; returns 0, or -1 to stop. */
+typedef int (*cbsim_miss_fn)(cbsim_block *b);
+
+typedef struct {
+    int kind;
+    int reg_a, reg_b;          /* unicorn register ids of the operands */
+    struct cbsim *sim;
+} cbsim_dyn;
+
+typedef struct cbsim {
+    uc_engine *uc;
+    uint64_t cycles, insns, blocks;
+    uint32_t prev_end, prev_fall, prev_taken_extra;
+    uint32_t ws_data;
+    cbsim_miss_fn miss;
+    cbsim_block *table;        /* open addressing on (addr, size) */
+    size_t cap, used;
+    cbsim_dyn *dyn;
+    size_t ndyn, dyncap;
+    int failed;
+} cbsim;
+
+static size_t slot_of(const cbsim *s, uint32_t addr, uint32_t size)
+{
+    uint64_t h = ((uint64_t)addr * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)size << 17);
+    return (size_t)(h >> 20) & (s->cap - 1);
+}
+
+static int grow(cbsim *s)
+{
+    size_t cap = s->cap ? s->cap * 2 : 4096;
+    cbsim_block *old = s->table, *t = calloc(cap, sizeof *t);
+    size_t oldcap = s->cap;
+    if (t == NULL)
+        return -1;
+    s->table = t;
+    s->cap = cap;
+    s->used = 0;
+    for (size_t i = 0; i < oldcap; i++) {
+        if (old[i].size == 0)
+            continue;
+        size_t j = slot_of(s, old[i].addr, old[i].size);
+        while (t[j].size != 0)
+            j = (j + 1) & (cap - 1);
+        t[j] = old[i];
+        s->used++;
+    }
+    free(old);
+    return 0;
+}
+
+static cbsim_block *lookup(cbsim *s, uint32_t addr, uint32_t size)
+{
+    if (s->used * 2 >= s->cap && grow(s) != 0)
+        return NULL;
+    size_t j = slot_of(s, addr, size);
+    while (s->table[j].size != 0) {
+        if (s->table[j].addr == addr && s->table[j].size == size)
+            return &s->table[j];
+        j = (j + 1) & (s->cap - 1);
+    }
+    cbsim_block *b = &s->table[j];
+    memset(b, 0, sizeof *b);
+    b->addr = addr;
+    b->size = size;
+    if (s->miss(b) != 0) {
+        b->size = 0;
+        return NULL;
+    }
+    s->used++;
+    return b;
+}
+
+static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+    cbsim *s = user;
+    uint32_t addr = (uint32_t)address;
+    if (s->prev_end == END_COND && addr != s->prev_fall)
+        s->cycles += s->prev_taken_extra;
+    cbsim_block *b = lookup(s, addr, size);
+    if (b == NULL) {
+        s->failed = 1;
+        uc_emu_stop(uc);
+        return;
+    }
+    s->cycles += b->cycles;
+    s->insns += b->insns;
+    s->blocks++;
+    s->prev_end = b->end;
+    s->prev_fall = addr + size;
+    s->prev_taken_extra = b->taken_extra;
+}
+
+static uint32_t bitlen(uint32_t x)
+{
+    return x ? 32u - (uint32_t)__builtin_clz(x) : 0u;
+}
+
+/* UDIV/SDIV: 2 to 12 cycles with early termination (ARM DDI 0337, Cortex-M3 TRM, 3.3.1; the
+ * same in the M4 TRM, 3.3.1). Our reading: 2 cycles plus one per 3 quotient bits, at most 12;
+ * a zero divisor costs 2. */
+static uint32_t div_cycles(uint32_t n, uint32_t d)
+{
+    if (d == 0)
+        return 2;
+    int q = (int)bitlen(n) - (int)bitlen(d) + 1;
+    if (q < 0)
+        q = 0;
+    uint32_t c = 2 + ((uint32_t)q + 2) / 3;
+    return c > 12 ? 12 : c;
+}
+
+/* UMULL/SMULL 3-5, UMLAL/SMLAL 4-7 cycles on the Cortex-M3 (TRM 3.3.1), terminating early on
+ * small operands: one more cycle per significant byte of the smaller operand beyond the first. */
+static uint32_t lmul_cycles(uint32_t a, uint32_t b, int signed_op, int accumulate)
+{
+    if (signed_op) {
+        a = (int32_t)a < 0 ? (uint32_t)-(int32_t)a : a;
+        b = (int32_t)b < 0 ? (uint32_t)-(int32_t)b : b;
+    }
+    uint32_t m = a < b ? a : b;
+    uint32_t bytes = (bitlen(m) + 7) / 8;
+    uint32_t extra = bytes > 1 ? bytes - 1 : 0;
+    if (accumulate)
+        return 4 + (extra > 3 ? 3 : extra);
+    return 3 + (extra > 2 ? 2 : extra);
+}
+
+static void on_dyn(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+    cbsim_dyn *d = user;
+    uint32_t a = 0, b = 0;
+    (void)address;
+    (void)size;
+    uc_reg_read(uc, d->reg_a, &a);
+    uc_reg_read(uc, d->reg_b, &b);
+    switch (d->kind & 0xff) {
+    case DYN_UDIV: d->sim->cycles += div_cycles(a, b); break;
+    case DYN_SDIV:
+        d->sim->cycles += div_cycles((int32_t)a < 0 ? (uint32_t)-(int32_t)a : a,
+                                     (int32_t)b < 0 ? (uint32_t)-(int32_t)b : b);
+        break;
+    case DYN_LMUL: d->sim->cycles += lmul_cycles(a, b, d->kind >> 8, 0); break;
+    case DYN_LMLA: d->sim->cycles += lmul_cycles(a, b, d->kind >> 8, 1); break;
+    }
+}
+
+static void on_flash_read(uc_engine *uc, uc_mem_type type, uint64_t address, int size, int64_t value,
+                          void *user)
+{
+    cbsim *s = user;
+    (void)uc;
+    (void)type;
+    (void)address;
+    (void)size;
+    (void)value;
+    s->cycles += s->ws_data;
+}
+
+/* ---- the API used from Python (ctypes) ------------------------------------------------------ */
+
+cbsim *cbsim_new(uc_engine *uc, cbsim_miss_fn miss, uint32_t ws_data, uint64_t flash_lo, uint64_t flash_hi,
+                 size_t max_dyn)
+{
+    cbsim *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->uc = uc;
+    s->miss = miss;
+    s->ws_data = ws_data;
+    s->dyncap = max_dyn;
+    s->dyn = calloc(max_dyn ? max_dyn : 1, sizeof *s->dyn);
+    uc_hook h;
+    if (s->dyn == NULL || grow(s) != 0
+        || uc_hook_add(uc, &h, UC_HOOK_BLOCK, (void *)on_block, s, 1, 0) != UC_ERR_OK) {
+        free(s->dyn);
+        free(s);
+        return NULL;
+    }
+    if (ws_data > 0 && flash_hi > flash_lo
+        && uc_hook_add(uc, &h, UC_HOOK_MEM_READ, (void *)on_flash_read, s, flash_lo, flash_hi) != UC_ERR_OK) {
+        free(s->dyn);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* A data-dependent instruction at `addr`: kind = DYN_* | (signed << 8). */
+int cbsim_add_dynamic(cbsim *s, uint32_t addr, int kind, int reg_a, int reg_b)
+{
+    if (s->ndyn >= s->dyncap)
+        return -1;
+    cbsim_dyn *d = &s->dyn[s->ndyn++];
+    d->kind = kind;
+    d->reg_a = reg_a;
+    d->reg_b = reg_b;
+    d->sim = s;
+    uc_hook h;
+    return uc_hook_add(s->uc, &h, UC_HOOK_CODE, (void *)on_dyn, d, addr, addr) == UC_ERR_OK ? 0 : -1;
+}
+
+uint64_t cbsim_cycles(const cbsim *s) { return s->cycles; }
+uint64_t cbsim_insns(const cbsim *s) { return s->insns; }
+uint64_t cbsim_blocks(const cbsim *s) { return s->blocks; }
+size_t cbsim_distinct_blocks(const cbsim *s) { return s->used; }
+int cbsim_failed(const cbsim *s) { return s->failed; }
+
+void cbsim_free(cbsim *s)
+{
+    if (s == NULL)
+        return;
+    free(s->table);
+    free(s->dyn);
+    free(s);
+}
