@@ -34,6 +34,12 @@
 #define MBEDTLS_SHA1_C
 #define MBEDTLS_SHA256_C                /* SHA-224 and SHA-256 */
 #define MBEDTLS_SHA512_C                /* SHA-384 and SHA-512 */
+#define MBEDTLS_MD_C                    /* EC-JPAKE reaches SHA-256 through the MD layer */
+
+/* --- Random bit generator ---------------------------------------------------------------------- */
+/* AES-256 CTR_DRBG with the derivation function (the library default; MBEDTLS_CTR_DRBG_USE_128_BIT_KEY
+ * stays off). The glue feeds it fixed entropy through its own callback: no ENTROPY_C. */
+#define MBEDTLS_CTR_DRBG_C
 
 /* --- Elliptic curves ------------------------------------------------------------------------ */
 #define MBEDTLS_BIGNUM_C
@@ -43,8 +49,10 @@
 #define MBEDTLS_ECP_NIST_OPTIM          /* fast P-256 reduction (library default) */
 #define MBEDTLS_ECDH_C
 #define MBEDTLS_ECDSA_C
+#define MBEDTLS_ECJPAKE_C               /* needs ECP (P-256 above) and MD with SHA-256 */
 /* Every point multiplication gets the caller's RNG (fw_random) for blinding; verification runs
- * without one. So ECP needs no internal DRBG, and no HMAC_DRBG/CTR_DRBG is built. */
+ * without one. So ECP needs no internal DRBG (the CTR_DRBG above is only measured, never used
+ * by ECP). */
 #define MBEDTLS_ECP_NO_INTERNAL_RNG
 /* The glue loads the group for every operation, so a generator table kept in the group would be
  * rebuilt each time anyway: skip keeping it (saves heap, costs no time here). */
@@ -55,7 +63,7 @@
 #define MBEDTLS_ASN1_WRITE_C
 
 /* Off on purpose (not defined): NET_C, FS_IO, TIMING_C, HAVE_TIME, HAVE_TIME_DATE, SELF_TEST,
- * ERROR_C, ENTROPY_C, CTR_DRBG_C, HMAC_DRBG_C, MD_C, AESNI_C, PADLOCK_C, ECDSA_DETERMINISTIC,
+ * ERROR_C, ENTROPY_C, HMAC_DRBG_C, MD5_C, RIPEMD160_C, AESNI_C, PADLOCK_C, ECDSA_DETERMINISTIC,
  * ECP_RESTARTABLE, all other curves (P-521 included), all CBC padding modes. */
 
 /* The calloc/free macros above are used by every library file: declare them here (as in fw.h). */

@@ -4,7 +4,10 @@
  * table holds only the sentinel (the "empty harness" image). One operation includes the key
  * setup: context init, setkey (or group load and key read), the operation itself, and free.
  * Heap use goes through fw_calloc/fw_free (MBEDTLS_PLATFORM_*_MACRO in the config).
+ * The exceptions are the CTR_DRBG ops: a DRBG has state between calls, so their timing cells
+ * work on one static context (the rules are written above their code).
  */
+#include <limits.h>
 #include <string.h>
 
 #include "fw.h"
@@ -21,6 +24,8 @@
 #include "mbedtls/ecp.h"
 #include "mbedtls/ecdh.h"
 #include "mbedtls/ecdsa.h"
+#include "mbedtls/ctr_drbg.h"
+#include "mbedtls/ecjpake.h"
 
 const char fw_lib_name[] = "mbedtls";
 const char fw_lib_version[] = MBEDTLS_VERSION_STRING;
@@ -33,7 +38,8 @@ const char fw_lib_version[] = MBEDTLS_VERSION_STRING;
 #endif
 #if defined(FW_OP_CHACHA20_POLY1305_ENCRYPT) || defined(FW_OP_SHA1) || \
     defined(FW_OP_SHA224) || defined(FW_OP_SHA256) || defined(FW_OP_SHA384) || \
-    defined(FW_OP_SHA512)
+    defined(FW_OP_SHA512) || defined(FW_OP_CTR_DRBG_INSTANTIATE) || \
+    defined(FW_OP_CTR_DRBG_RESEED) || defined(FW_OP_CTR_DRBG_GENERATE)
 #define GLUE_ANY 1
 #endif
 #if defined(FW_OP_ECDH_KEYGEN) || defined(FW_OP_ECDH_SHARED_SECRET)
@@ -41,6 +47,10 @@ const char fw_lib_version[] = MBEDTLS_VERSION_STRING;
 #endif
 #if defined(FW_OP_ECDSA_SIGN) || defined(FW_OP_ECDSA_VERIFY)
 #define GLUE_ECDSA 1
+#endif
+#if defined(FW_OP_CTR_DRBG_INSTANTIATE) || defined(FW_OP_CTR_DRBG_RESEED) || \
+    defined(FW_OP_CTR_DRBG_GENERATE)
+#define GLUE_DRBG 1
 #endif
 
 #define EC_BYTES 32 /* P-256 and X25519 scalars, coordinates and secrets */
@@ -505,6 +515,280 @@ static int ecdsa_verify_run(const fw_params *p, fw_io *io)
 }
 #endif
 
+/* ---- CTR_DRBG (AES-256, derivation function, no prediction resistance) ------------------------
+ *
+ * Inputs. fw_io has six byte inputs; the CAVP flow of the vectors (docs/protocol.md, "compute")
+ * is mapped onto them as follows (docs/firmware.md, "CTR_DRBG inputs on the firmware"):
+ *   key  = entropy (32 B) || nonce (the rest: 16 B in CAVP AES-256)      instantiate
+ *   msg  = perso                                                         instantiate
+ *   iv   = entropy_reseed (32 B)                                         reseed
+ *   aad  = add_reseed                                                    reseed
+ *   peer = add1 (its generate's output is discarded)
+ *   sig  = add2
+ *   out  = the bytes of the second generate (the vectors' "bits"; params.bytes, 64 when absent)
+ * The entropy reaches mbedTLS through a custom entropy callback reading the given bytes (a cursor),
+ * as on the host (harness/host/engine_mbedtls.c): instantiate asks it for 32 bytes of entropy,
+ * then for the nonce; reseed for 32 bytes. No entropy is gathered anywhere.
+ *
+ * Which flow `run` takes, for all three ops alike:
+ *  - Known-answer call: iv, peer or sig present (the CAVP vectors always carry entropy_reseed).
+ *    The whole CAVP flow on a fresh context: instantiate(key, msg); reseed(iv, aad) when iv is
+ *    present; generate(peer), discarded; generate(sig) -> out. One firmware call cannot test one
+ *    step of the flow alone, so the three ops return the same bytes and the same vectors check
+ *    them (verify.py also matches the CTR_DRBG vectors to all three ops). The context is freed
+ *    afterwards, so no cell continues from a vector's state.
+ *  - Timing cell: iv, peer and sig all empty (the cells carry key = entropy || nonce only). One
+ *    call is one step on a static context kept between calls:
+ *      ctr-drbg-instantiate: free + seed the context from key (entropy || nonce) and msg (perso);
+ *        out is empty.
+ *      ctr-drbg-reseed: one reseed with 32 bytes of entropy taken from the key input round and
+ *        round from its byte 32 (the host engine's wrapping cursor does the same), aad as the
+ *        additional input; out is empty.
+ *      ctr-drbg-generate: params.bytes from the context, in requests of at most 1024 bytes (the
+ *        most one mbedTLS call returns), no additional input; out = those bytes.
+ *    For reseed and generate the context is instantiated from key and msg on first use, inside
+ *    that call. The harness's first call of a cell is its untimed output-and-stack run, so no
+ *    timed repetition includes the seeding, but that run's stack figure does (seeding is the
+ *    deeper path: its 384-byte seed buffer and the derivation function). Automatic reseeding is
+ *    off (interval INT_MAX), so a timed generate never includes a reseed.
+ */
+
+#if defined(GLUE_DRBG)
+#define DRBG_ENTROPY 32                                   /* bytes of entropy per (re)seed */
+#define DRBG_CHUNK MBEDTLS_CTR_DRBG_MAX_REQUEST           /* most bytes one generate returns */
+
+#if defined(MBEDTLS_CTR_DRBG_USE_128_BIT_KEY)
+#error "the catalog's CTR_DRBG is AES-256: MBEDTLS_CTR_DRBG_USE_128_BIT_KEY must be off"
+#endif
+
+enum { DRBG_INSTANTIATE, DRBG_RESEED, DRBG_GENERATE };
+
+/* The entropy callback's source: `len` bytes from `buf`, served once (failing when asked for more)
+ * or, with `wrap`, round and round. */
+typedef struct {
+    const uint8_t *buf;
+    size_t len, pos;
+    int wrap;
+} drbg_cursor;
+
+static mbedtls_ctr_drbg_context drbg_ctx;
+static drbg_cursor drbg_cur;
+static int drbg_ready;                   /* drbg_ctx is instantiated (timing cells only) */
+
+static int drbg_entropy(void *ctx, unsigned char *out, size_t len)
+{
+    drbg_cursor *c = ctx;
+    size_t i;
+
+    if (c->wrap) {
+        if (c->len == 0)
+            return MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
+        for (i = 0; i < len; i++) {
+            if (c->pos >= c->len)
+                c->pos = 0;
+            out[i] = c->buf[c->pos++];
+        }
+        return 0;
+    }
+    if (len > c->len - c->pos)
+        return MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
+    memcpy(out, c->buf + c->pos, len);
+    c->pos += len;
+    return 0;
+}
+
+/* Free and re-seed drbg_ctx: seed material = key (entropy || nonce) || msg (perso), as in
+ * SP 800-90A and CAVP. mbedtls_ctr_drbg_free leaves the context as mbedtls_ctr_drbg_init does;
+ * the nonce length can only be set before seeding. */
+static int drbg_instantiate(const fw_io *io)
+{
+    int ret;
+
+    drbg_ready = 0;
+    mbedtls_ctr_drbg_free(&drbg_ctx);
+    mbedtls_ctr_drbg_init(&drbg_ctx);
+    drbg_cur.buf = io->key;
+    drbg_cur.len = io->key_len;
+    drbg_cur.pos = 0;
+    drbg_cur.wrap = 0;
+    mbedtls_ctr_drbg_set_entropy_len(&drbg_ctx, DRBG_ENTROPY);
+    ret = mbedtls_ctr_drbg_set_nonce_len(&drbg_ctx, io->key_len - DRBG_ENTROPY);
+    if (ret == 0)
+        ret = mbedtls_ctr_drbg_seed(&drbg_ctx, drbg_entropy, &drbg_cur, io->msg, io->msg_len);
+    if (ret != 0)
+        return ret;
+    mbedtls_ctr_drbg_set_prediction_resistance(&drbg_ctx, MBEDTLS_CTR_DRBG_PR_OFF);
+    mbedtls_ctr_drbg_set_reseed_interval(&drbg_ctx, INT_MAX);
+    drbg_ready = 1;
+    return 0;
+}
+
+/* The CAVP flow; out = generate(add2) after generate(add1). */
+static int drbg_cavp(size_t nbytes, fw_io *io)
+{
+    int ret;
+
+    if (nbytes > DRBG_CHUNK)
+        return MBEDTLS_ERR_CTR_DRBG_REQUEST_TOO_BIG;
+    ret = drbg_instantiate(io);
+    if (ret == 0 && io->iv_len > 0) {
+        drbg_cur.buf = io->iv;
+        drbg_cur.len = io->iv_len;
+        drbg_cur.pos = 0;
+        drbg_cur.wrap = 0;
+        mbedtls_ctr_drbg_set_entropy_len(&drbg_ctx, io->iv_len);
+        ret = mbedtls_ctr_drbg_reseed(&drbg_ctx, io->aad, io->aad_len);
+    }
+    if (ret == 0)
+        ret = mbedtls_ctr_drbg_random_with_add(&drbg_ctx, io->out, nbytes, io->peer, io->peer_len);
+    if (ret == 0)
+        ret = mbedtls_ctr_drbg_random_with_add(&drbg_ctx, io->out, nbytes, io->sig, io->sig_len);
+    mbedtls_ctr_drbg_free(&drbg_ctx);
+    drbg_ready = 0;
+    return ret;
+}
+
+static int drbg_run(int which, const fw_params *p, fw_io *io)
+{
+    size_t nbytes = p->bytes < 0 ? 64 : (size_t)p->bytes;
+    int ret = 0;
+
+    if (io->key_len < DRBG_ENTROPY)
+        return FW_ERR;
+    io->out_len = 0;
+    if (io->iv_len > 0 || io->peer_len > 0 || io->sig_len > 0) {          /* known-answer call */
+        if (io->out_cap < nbytes || drbg_cavp(nbytes, io) != 0)
+            return FW_ERR;
+        io->out_len = nbytes;
+        return FW_OK;
+    }
+    if (which == DRBG_INSTANTIATE)                                          /* timing cells */
+        return drbg_instantiate(io) == 0 ? FW_OK : FW_ERR;
+    if (!drbg_ready && drbg_instantiate(io) != 0)
+        return FW_ERR;
+    if (which == DRBG_RESEED) {
+        drbg_cur.buf = io->key;
+        drbg_cur.len = io->key_len;
+        drbg_cur.pos = DRBG_ENTROPY;
+        drbg_cur.wrap = 1;
+        mbedtls_ctr_drbg_set_entropy_len(&drbg_ctx, DRBG_ENTROPY);
+        ret = mbedtls_ctr_drbg_reseed(&drbg_ctx, io->aad, io->aad_len);
+    } else {
+        uint8_t *o = io->out;
+        size_t left = nbytes;
+
+        if (io->out_cap < nbytes)
+            return FW_ERR;
+        while (ret == 0 && left > 0) {
+            size_t n = left < DRBG_CHUNK ? left : DRBG_CHUNK;
+            ret = mbedtls_ctr_drbg_random_with_add(&drbg_ctx, o, n, NULL, 0);
+            o += n;
+            left -= n;
+        }
+        if (ret == 0)
+            io->out_len = nbytes;
+    }
+    return ret == 0 ? FW_OK : FW_ERR;
+}
+#endif
+
+#if defined(FW_OP_CTR_DRBG_INSTANTIATE)
+static int drbg_instantiate_run(const fw_params *p, fw_io *io)
+{
+    return drbg_run(DRBG_INSTANTIATE, p, io);
+}
+#endif
+
+#if defined(FW_OP_CTR_DRBG_RESEED)
+static int drbg_reseed_run(const fw_params *p, fw_io *io)
+{
+    return drbg_run(DRBG_RESEED, p, io);
+}
+#endif
+
+#if defined(FW_OP_CTR_DRBG_GENERATE)
+static int drbg_generate_run(const fw_params *p, fw_io *io)
+{
+    return drbg_run(DRBG_GENERATE, p, io);
+}
+#endif
+
+/* ---- EC-JPAKE (P-256, SHA-256) ---------------------------------------------------------------- */
+
+#if defined(FW_OP_ECJPAKE_EXCHANGE)
+/* One key pair with its proof in a round message: X (1-byte length + 65) || V (1 + 65) ||
+ * r (1 + at most 32). Round one carries two of them (330 bytes); round two one, plus the 3-byte
+ * ECParameters from the server: so 330 bytes hold every message of the exchange. */
+#define JPAKE_KKP (2 * (2 + 2 * EC_BYTES) + 1 + EC_BYTES)
+#define JPAKE_BUF (2 * JPAKE_KKP)
+
+static int ecjpake_supports(const fw_params *p, const char **why)
+{
+    if (p->curve[0] != '\0' && strncmp(p->curve, "p256", sizeof p->curve) != 0) {
+        *why = "EC-JPAKE is benchmarked on P-256 only";
+        return FW_UNSUPPORTED;
+    }
+    return FW_OK;
+}
+
+/* The whole exchange between a fresh client and a fresh server context, as on the host
+ * (harness/host/engine_mbedtls.c): round one both ways (client, then server), round two both
+ * ways (server, then client, the order of the TLS/Thread flight), then each side's premaster
+ * secret (SHA-256 of the shared point, 32 bytes). Inputs: key = password_client,
+ * iv = password_server (fw_io has no slots named after them); out = pms_client || pms_server
+ * (the host's compute returns the two separately). Every random value comes from fw_random.
+ * With equal passwords the two secrets must be equal: if they differ the call fails, so a broken
+ * build cannot pass (there are no stored EC-JPAKE vectors; the host checks out's two halves). */
+static int ecjpake_run(const fw_params *p, fw_io *io)
+{
+    mbedtls_ecjpake_context cli, srv;
+    unsigned char buf[JPAKE_BUF];
+    size_t len = 0, pc_len = 0, ps_len = 0;
+    int ret;
+
+    (void)p;
+    if (io->key_len == 0 || io->iv_len == 0 || io->out_cap < 2 * EC_BYTES)
+        return FW_ERR;
+    mbedtls_ecjpake_init(&cli);
+    mbedtls_ecjpake_init(&srv);
+    ret = mbedtls_ecjpake_setup(&cli, MBEDTLS_ECJPAKE_CLIENT, MBEDTLS_MD_SHA256,
+                                MBEDTLS_ECP_DP_SECP256R1, io->key, io->key_len);
+    if (ret == 0)
+        ret = mbedtls_ecjpake_setup(&srv, MBEDTLS_ECJPAKE_SERVER, MBEDTLS_MD_SHA256,
+                                    MBEDTLS_ECP_DP_SECP256R1, io->iv, io->iv_len);
+    if (ret == 0)
+        ret = mbedtls_ecjpake_write_round_one(&cli, buf, sizeof buf, &len, fw_random, NULL);
+    if (ret == 0)
+        ret = mbedtls_ecjpake_read_round_one(&srv, buf, len);
+    if (ret == 0)
+        ret = mbedtls_ecjpake_write_round_one(&srv, buf, sizeof buf, &len, fw_random, NULL);
+    if (ret == 0)
+        ret = mbedtls_ecjpake_read_round_one(&cli, buf, len);
+    if (ret == 0)
+        ret = mbedtls_ecjpake_write_round_two(&srv, buf, sizeof buf, &len, fw_random, NULL);
+    if (ret == 0)
+        ret = mbedtls_ecjpake_read_round_two(&cli, buf, len);
+    if (ret == 0)
+        ret = mbedtls_ecjpake_write_round_two(&cli, buf, sizeof buf, &len, fw_random, NULL);
+    if (ret == 0)
+        ret = mbedtls_ecjpake_read_round_two(&srv, buf, len);
+    if (ret == 0)
+        ret = mbedtls_ecjpake_derive_secret(&cli, io->out, EC_BYTES, &pc_len, fw_random, NULL);
+    if (ret == 0)
+        ret = mbedtls_ecjpake_derive_secret(&srv, io->out + EC_BYTES, EC_BYTES, &ps_len,
+                                            fw_random, NULL);
+    mbedtls_ecjpake_free(&cli);
+    mbedtls_ecjpake_free(&srv);
+    if (ret != 0 || pc_len != EC_BYTES || ps_len != EC_BYTES)
+        return FW_ERR;
+    if (io->key_len == io->iv_len && memcmp(io->key, io->iv, io->key_len) == 0 &&
+        memcmp(io->out, io->out + EC_BYTES, EC_BYTES) != 0)
+        return FW_ERR;
+    io->out_len = 2 * EC_BYTES;
+    return FW_OK;
+}
+#endif
+
 /* ---- the table ------------------------------------------------------------------------------ */
 
 const fw_op fw_lib_ops[] = {
@@ -552,6 +836,18 @@ const fw_op fw_lib_ops[] = {
 #endif
 #if defined(FW_OP_ECDSA_VERIFY)
     {"ecdsa-verify", ecdsa_supports, ecdsa_verify_run},
+#endif
+#if defined(FW_OP_CTR_DRBG_INSTANTIATE)
+    {"ctr-drbg-instantiate", any_supports, drbg_instantiate_run},
+#endif
+#if defined(FW_OP_CTR_DRBG_RESEED)
+    {"ctr-drbg-reseed", any_supports, drbg_reseed_run},
+#endif
+#if defined(FW_OP_CTR_DRBG_GENERATE)
+    {"ctr-drbg-generate", any_supports, drbg_generate_run},
+#endif
+#if defined(FW_OP_ECJPAKE_EXCHANGE)
+    {"ecjpake-exchange", ecjpake_supports, ecjpake_run},
 #endif
     {NULL, NULL, NULL},
 };

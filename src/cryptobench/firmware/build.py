@@ -92,7 +92,8 @@ class FirmwareBuilder:
         self.lib_cflags = (self.flags + [f"-I{recipe.source_dir / d}" for d in recipe.include_dirs]
                            + ([f"-I{recipe.config_dir}"] if recipe.config_dir else [])
                            + [f"-D{d}" for d in recipe.defines] + [f"-I{CORE}"])
-        key = _digest(self.tool["compiler"], self.lib_cflags, str(recipe.source_dir), recipe.sources)
+        config = sorted((f.name, _file_digest(f)) for f in recipe.config_dir.glob("*")) if recipe.config_dir else []
+        key = _digest(self.tool["compiler"], self.lib_cflags, str(recipe.source_dir), recipe.sources, config)
         self.lib_dir = cache_dir() / "firmware" / f"{recipe.name}-{recipe.version}-{cpu}-{opt}-{key}"
         self.compiled = 0
 

@@ -1,0 +1,343 @@
+"""The simulator's timing model: what a translated block of Thumb code costs on a Cortex-M core.
+
+Costs come from the instruction timing tables of ARM's Technical Reference Manuals (TRMs):
+
+  cortex-m0      DDI 0432C, 3.3 "Instruction set summary", Table 3-1
+  cortex-m0plus  DDI 0484C, 3.3 "Instruction set summary", Table 3-1 (2-stage pipeline)
+  cortex-m3      DDI 0337I, 3.3.1 "Cortex-M3 instructions", Table 3-1, and 3.3.2 "Load/store timings"
+  cortex-m4      DDI 0439B, 3.3.1 "Cortex-M4 instructions", Table 3-1, 3.3.2 "Load/store timings", and
+                 chapter 7 (FPU), "FPU instruction set" table
+  cortex-m7      no public cycle table: a rough model (see ROUGH and docs/sim-model.md)
+
+block_cost() is called once per block Unicorn translates; the native part (harness/sim/cbsim.c)
+adds the result up at run time, adds the taken-branch extra of END_COND blocks when the next block
+is not the fall-through, evaluates divides and M3 long multiplies from their operands (the
+DYN_* kinds; formulas in cbsim.c), and charges flash wait states on data reads from flash.
+docs/sim-model.md says what is modelled and what is not.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+MODEL_NAME = "cbsim-trm"
+MODEL_VERSION = "1"
+
+END_NONE, END_COND, END_ALWAYS = 0, 1, 2               # how a block ends
+DYN_UDIV, DYN_SDIV, DYN_LMUL, DYN_LMLA = 1, 2, 3, 4    # data-dependent kinds, evaluated in cbsim.c
+
+CORES = ("cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7")
+ROUGH = {"cortex-m7"}            # dual issue and caches are not modelled: results labelled rough
+
+UNKNOWN_MNEMONICS: set = set()   # mnemonics charged the 1-cycle default, for callers to report
+NOT_ON_CORE: set = set()         # "udiv (not on cortex-m0)": known, but the core lacks it (data
+                                 # disassembled as code, or an image for another core): 1 cycle
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DeviceParams:
+    flash_ws: int = 0              # flash wait states at the device clock
+    prefetch: bool = True          # flash prefetch buffer on (sequential fetches hide wait states)
+    flash_width: int = 4           # bytes per flash fetch (STM32F0: 4; many M3/M4 parts: 8 or 16)
+    fast_multiplier: bool = True   # M0/M0+: single-cycle MULS (False: the 32-cycle small multiplier)
+    code_in_flash: bool = True     # False e.g. for code in TCM/SRAM: no fetch wait states
+
+
+@dataclass
+class BlockCost:
+    cycles: int        # one execution; an END_COND branch counted not taken, an END_ALWAYS one taken
+    insns: int
+    end: int           # END_NONE, END_COND or END_ALWAYS
+    taken_extra: int   # extra cycles when the END_COND branch is taken
+    dynamic: list = field(default_factory=list)   # [(address, kind, reg_a, reg_b)]
+
+
+# ---- instruction classes ----------------------------------------------------------------------
+# Mnemonics as capstone prints them, without the .w/.n width, the IT condition and the S suffix.
+
+_CLASSES = {
+    "alu": """adc add addw adr and asr bic cmn cmp cpy eor lsl lsr mov movw movt mvn neg orn orr
+              ror rrx rsb sbc sub subw teq tst sxtb sxth uxtb uxth rev rev16 revsh rbit clz
+              bfc bfi sbfx ubfx ssat usat""",
+    # ARMv7E-M DSP extension (M4, M7): saturating and SIMD arithmetic, packing, extend-and-add.
+    "dsp": """sxtab sxtah sxtab16 sxtb16 uxtab uxtah uxtab16 uxtb16 ssat16 usat16 pkhbt pkhtb sel
+              qadd qsub qdadd qdsub qadd8 qadd16 qsub8 qsub16 qasx qsax sadd8 sadd16 ssub8 ssub16
+              sasx ssax shadd8 shadd16 shsub8 shsub16 shasx shsax uadd8 uadd16 usub8 usub16 uasx
+              usax uhadd8 uhadd16 uhsub8 uhsub16 uhasx uhsax uqadd8 uqadd16 uqsub8 uqsub16 uqasx
+              uqsax usad8 usada8""",
+    # DSP multiplies, including the 64-bit-result ones (M4 TRM 3.3.1: all 1 cycle).
+    "dsp_mul": """smulbb smulbt smultb smultt smulwb smulwt smlabb smlabt smlatb smlatt smlawb smlawt
+                  smlad smladx smlsd smlsdx smuad smuadx smusd smusdx smmul smmulr smmla smmlar
+                  smmls smmlsr smlalbb smlalbt smlaltb smlaltt smlald smlaldx smlsld smlsldx umaal""",
+    "mul": "mul",
+    "mla": "mla mls",
+    "lmul": "umull smull",
+    "lmla": "umlal smlal",
+    "div": "udiv sdiv",
+    "ldr": "ldr ldrb ldrh ldrsb ldrsh ldrt ldrbt ldrht ldrsbt ldrsht ldrex ldrexb ldrexh",
+    "str": "str strb strh strt strbt strht strex strexb strexh",
+    "ldrd": "ldrd",
+    "strd": "strd",
+    "ldm": "ldm ldmia ldmfd ldmdb ldmea pop",
+    "stm": "stm stmia stmea stmdb stmfd push",
+    "b": "b",
+    "cbz": "cbz cbnz",
+    "bl": "bl",
+    "bx": "bx blx",
+    "tb": "tbb tbh",
+    "it": "it",
+    "mrs": "mrs",
+    "msr": "msr",
+    "cps": "cps cpsid cpsie",
+    "isb": "isb",
+    "dmb": "dmb dsb",
+    "hint": "nop sev yield pld pli clrex",
+    "wfx": "wfi wfe",
+    "bkpt": "bkpt",
+    "svc": "svc",
+    "udf": "udf",
+    # FPv4-SP (M4F) / FPv5 (M7)
+    "vfp": """vadd vsub vmul vnmul vabs vneg vcmp vcmpe vcvt vcvtr vcvta vcvtn vcvtp vcvtm vcvtb
+              vcvtt vmrs vmsr vsel vseleq vselge vselgt vselvs vmaxnm vminnm vrinta vrintn vrintp
+              vrintm vrintr vrintx vrintz""",
+    "vmov": "vmov",
+    "vmac": "vmla vmls vnmla vnmls vfma vfms vfnma vfnms",
+    "vdiv": "vdiv vsqrt",
+    "vldr": "vldr",
+    "vstr": "vstr",
+    "vldm": "vldm vldmia vldmdb vpop",
+    "vstm": "vstm vstmia vstmdb vpush",
+}
+CLASS_OF = {m: cls for cls, names in _CLASSES.items() for m in names.split()}
+
+DYN = "dynamic"   # a class whose whole cost cbsim.c adds at run time (block_cost counts 0)
+
+# ---- the tables -------------------------------------------------------------------------------
+# Cycles per class. "ldm"/"stm"/"vldm"/"vstm" give the fixed part: the cost is that plus N (N =
+# registers moved, PC and LR included; words for the FP ones). "*_pc" are the forms that write
+# the PC. "bcond"/"cbz" are the not-taken costs and "*_taken" the taken ones. A class absent
+# from a core's table does not exist on that core: it costs 1 and is listed in NOT_ON_CORE.
+
+P = 1   # M3/M4 pipeline refill: the TRMs give 1 to 3 (3.3.1); the plain model takes 1
+
+M0 = {                          # DDI 0432C 3.3, Table 3-1
+    "alu": 1, "alu_pc": 3,      # MOV PC, Rm / ADD PC, PC, Rm: 3
+    "mul": 1,                   # MULS: 1 or 32 (fast or small multiplier, DeviceParams)
+    "ldr": 2, "str": 2,         # every single load and store, PC- and SP-relative included: 2
+    "ldm": 1, "stm": 1,         # LDM/STM/PUSH/POP: 1+N
+    "ldm_pc": 4,                # POP {.., PC}: 4+N
+    "b": 3, "bcond": 1, "bcond_taken": 3, "bl": 4, "bx": 3,     # BL: 4; BX, BLX: 3
+    "mrs": 4, "msr": 4, "cps": 1, "isb": 4, "dmb": 4,
+    "hint": 1, "wfx": 2,        # NOP, SEV, YIELD: 1; WFI, WFE: 2
+    "bkpt": 1, "svc": 1, "udf": 1,   # the table gives "-": charged 1 (exception entry not modelled)
+}
+
+M0PLUS = {                      # DDI 0484C 3.3, Table 3-1: the 2-stage pipeline refills in 1
+    **M0,
+    "alu_pc": 2,
+    "ldm_pc": 3,                # POP {.., PC}: 3+N
+    "b": 2, "bcond_taken": 2, "bl": 3, "bx": 2,
+    "mrs": 3, "msr": 3, "isb": 3, "dmb": 3,
+}                               # loads/stores 2 (the "1" of the single-cycle I/O port is not modelled)
+
+M3 = {                          # DDI 0337I 3.3.1, Table 3-1; P as above
+    "alu": 1, "alu_pc": 1 + P,  # MOV PC / ADD PC: 1+P
+    "mul": 1, "mla": 2,         # MUL 1; MLA, MLS 2
+    "lmul": DYN, "lmla": DYN,   # UMULL/SMULL 3-5, UMLAL/SMLAL 4-7: early termination, in cbsim.c
+    "div": DYN,                 # UDIV/SDIV 2-12, in cbsim.c
+    "ldr": 2, "str": 2,         # 2, or 1 when pipelined after a neighbour (3.3.2; see block_cost)
+    "ldr_pc": 2 + P,            # LDR PC: 2+P
+    "ldrd": 3, "strd": 3,       # LDRD/STRD: 1+N, N = 2
+    "ldm": 1, "stm": 1, "ldm_pc": 1 + P,   # 1+N; with PC 1+N+P
+    "b": 1 + P, "bcond": 1, "bcond_taken": 1 + P,
+    "cbz": 1, "cbz_taken": 1 + P,
+    "bl": 1 + P, "bx": 1 + P,   # BL, BX, BLX: 1+P
+    "tb": 2 + P,                # TBB/TBH: 2+P
+    "it": 1,                    # charged 1: folding into a neighbour is not modelled
+    "mrs": 2, "msr": 2, "cps": 2,     # "1 or 2": the upper figure
+    "isb": 1 + P, "dmb": 1,     # 1+B: B >= P for ISB, B >= 0 for DMB/DSB
+    "hint": 1, "wfx": 1,        # WFI/WFE: 1+W, W (waiting) not modelled
+    "bkpt": 1, "svc": 1, "udf": 1,
+}
+
+M4 = {                          # DDI 0439B 3.3.1, Table 3-1: as M3 but a single-cycle multiplier
+    **M3,
+    "mla": 1, "lmul": 1, "lmla": 1,        # MLA/MLS and the long multiplies: 1
+    "dsp": 1, "dsp_mul": 1,                # DSP extension: 1
+    # chapter 7, "FPU instruction set" table (FPv4-SP)
+    "vfp": 1,                   # VADD VSUB VMUL VNMUL VABS VNEG VCMP VCVT VMRS VMSR: 1
+    "vmov": 1,                  # VMOV: 1; the two-core-register forms 2 (see block_cost)
+    "vmac": 3,                  # VMLA VMLS VNMLA VNMLS VFMA VFMS VFNMA VFNMS: 3
+    "vdiv": 14,                 # VDIV, VSQRT: 14
+    "vldr": 2, "vstr": 2,       # VLDR, VSTR: 2
+    "vldm": 1, "vstm": 1,       # VLDM/VSTM/VPUSH/VPOP: 1+N (N words)
+}
+
+M7 = {                          # ROUGH: no public table. A single-issue reading of a dual-issue core
+    **M4,                       # with 1-cycle TCM loads and a branch predictor:
+    "ldr": 1, "str": 1, "ldrd": 1, "strd": 1, "ldr_pc": 2,
+    "ldm": 1, "stm": 1, "ldm_pc": 2,       # 1 + ceil(N/2): 64-bit TCM/AXI interface (block_cost)
+    "b": 2, "bcond_taken": 2, "cbz_taken": 2, "bl": 2, "bx": 2, "alu_pc": 2, "tb": 3,
+    "vmac": 1, "vldr": 1, "vstr": 1, "vldm": 1, "vstm": 1,
+    "mrs": 1, "msr": 1, "cps": 1,
+}
+
+TABLES = {"cortex-m0": M0, "cortex-m0plus": M0PLUS, "cortex-m3": M3, "cortex-m4": M4, "cortex-m7": M7}
+SMALL_MULTIPLIER = 32            # M0/M0+ MULS with the small (iterative) multiplier
+PIPELINED_LS = {"cortex-m3", "cortex-m4"}    # the 3.3.2 load/store rules
+DATA_PROCESSING = {"alu", "dsp", "dsp_mul", "mul", "mla", "lmul", "lmla", "div"}
+_NO_DEST = {"cmp", "cmn", "tst", "teq"}
+
+_CONDS = {"eq", "ne", "cs", "hs", "cc", "lo", "mi", "pl", "vs", "vc", "hi", "ls", "ge", "lt", "gt", "le"}
+try:                             # capstone 5's ARM constants (the project pins capstone 5)
+    from capstone.arm import ARM_CC_AL as _AL, ARM_CC_INVALID as _INVALID, ARM_OP_MEM as _OP_MEM, \
+        ARM_OP_REG as _OP_REG
+except ImportError:               # timing.py stays importable without capstone
+    _AL, _INVALID, _OP_REG, _OP_MEM = 15, 0, 1, 3
+
+
+def _base(insn) -> str:
+    """The mnemonic without width (.w), data type (.f32), IT condition, or S (flag-setting) suffix."""
+    m = insn.mnemonic.split(".", 1)[0].lower()
+    if m[:2] == "it" and set(m[1:]) <= {"t", "e"}:
+        return "it"
+    if insn.cc not in (_AL, _INVALID) and m[-2:] in _CONDS and m[:-2]:
+        m = m[:-2]
+    if m not in CLASS_OF and m.endswith("s") and m[:-1] in CLASS_OF:
+        m = m[:-1]
+    return m
+
+
+def _regs(insn) -> list:
+    return [insn.reg_name(op.reg) for op in insn.operands if op.type == _OP_REG]
+
+
+def _mem_regs(insn) -> set:
+    """Registers a load/store uses to form its address."""
+    out = set()
+    for op in insn.operands:
+        if op.type == _OP_MEM:
+            out.update(insn.reg_name(r) for r in (op.mem.base, op.mem.index) if r)
+    return out
+
+
+def _dests(insn, cls: str, base: str) -> set:
+    """Registers a data-processing instruction writes (for the M3/M4 address-generation stall)."""
+    regs = _regs(insn)
+    if not regs or base in _NO_DEST:
+        return set()
+    if cls in ("lmul", "lmla") or base in ("umaal", "smlalbb", "smlalbt", "smlaltb", "smlaltt",
+                                           "smlald", "smlaldx", "smlsld", "smlsldx"):
+        return set(regs[:2])
+    return {regs[0]}
+
+
+def _unknown(name: str) -> None:
+    if name not in UNKNOWN_MNEMONICS:
+        UNKNOWN_MNEMONICS.add(name)
+        log.debug("timing model: no cost for '%s'; charged 1 cycle", name)
+
+
+def _not_on_core(name: str) -> None:
+    if name not in NOT_ON_CORE:
+        NOT_ON_CORE.add(name)
+        log.debug("timing model: '%s' is not in this core's instruction set; charged 1 cycle", name)
+
+
+_CORE_REGS = {"sb", "sl", "fp", "ip", "sp", "lr"}
+
+
+def _is_core_reg(name: str) -> bool:
+    return name in _CORE_REGS or (name[:1] == "r" and name[1:].isdigit())
+
+
+def block_cost(core: str, dev: DeviceParams, insns: list) -> BlockCost:
+    """The cost of one execution of `insns` (capstone CsInsn, Thumb, M-class, detail on)."""
+    if core not in TABLES:
+        raise ValueError(f"unknown core '{core}'; valid: {', '.join(CORES)}")
+    t = TABLES[core]
+    pipelined = core in PIPELINED_LS
+    wide = core == "cortex-m7"              # rough: two words per cycle for LDM/STM
+    nonseq = dev.flash_ws if (dev.code_in_flash and dev.prefetch) else 0
+    cycles, end, taken_extra, dynamic = 0, END_NONE, 0, []
+    pipe_ok, pipe_dest = False, set()      # M3/M4: may the next single load/store pipeline, unless
+    dp_dest = set()                         # ... it uses pipe_dest; registers the last ALU op wrote
+
+    for i, insn in enumerate(insns):
+        base = _base(insn)
+        cls = CLASS_OF.get(base)
+        regs = _regs(insn)
+        conditional = insn.cc not in (_AL, _INVALID) or cls == "cbz"
+
+        # the forms that write the PC, and conditional branches
+        if cls == "alu" and regs and regs[0] == "pc" and base not in _NO_DEST:
+            cls = "alu_pc"
+        elif cls == "ldr" and regs and regs[0] == "pc":
+            cls = "ldr_pc"
+        elif cls == "ldm" and "pc" in regs:
+            cls = "ldm_pc"
+        elif cls == "b" and conditional:
+            cls = "bcond"
+        flow = cls in ("alu_pc", "ldr_pc", "ldm_pc", "b", "bcond", "cbz", "bl", "bx", "tb")
+
+        if cls is None:
+            _unknown(base)
+            c = 1
+        elif cls not in t:
+            _not_on_core(f"{base}{' pc' if cls.endswith('_pc') else ''} (not on {core})")
+            c = 1
+        elif t[cls] == DYN:                 # whole cost added by cbsim.c from the operands
+            kind = {"udiv": DYN_UDIV, "sdiv": DYN_SDIV, "umull": DYN_LMUL, "smull": DYN_LMUL | 256,
+                    "umlal": DYN_LMLA, "smlal": DYN_LMLA | 256}[base]
+            dynamic.append((insn.address, kind, regs[-2], regs[-1]))    # Rn, Rm
+            c = 0
+        else:
+            c = t[cls]
+            if cls == "mul" and core in ("cortex-m0", "cortex-m0plus") and not dev.fast_multiplier:
+                c = SMALL_MULTIPLIER
+            elif cls in ("ldm", "stm", "ldm_pc"):
+                n = len(regs) - (0 if base in ("push", "pop") else 1)     # the base is not moved
+                c += (n + 1) // 2 if wide else n
+            elif cls in ("vldm", "vstm"):
+                words = sum(2 if r[0] == "d" else 1 for r in regs if r[0] in "sd" and r[1:].isdigit())
+                c += (words + 1) // 2 if wide else words
+            elif cls == "vmov" and not wide and sum(map(_is_core_reg, regs)) == 2:
+                c = 2           # VMOV to/from two core registers: 2
+
+            if pipelined:       # 3.3.2 "Load/store timings"
+                if cls in ("ldr", "str") and pipe_ok and not (_mem_regs(insn) & pipe_dest):
+                    c = 1       # pipelined with the single load/store before it
+                if cls in ("ldr", "str", "ldr_pc", "ldrd", "strd", "vldr", "vstr") \
+                        and (_mem_regs(insn) & dp_dest):
+                    c += 1      # address needs the previous data-processing result: no forwarding
+                elif cls in ("ldm", "stm", "ldm_pc", "vldm", "vstm") and regs and regs[0] in dp_dest \
+                        and base not in ("push", "pop", "vpush", "vpop"):
+                    c += 1
+
+        if pipelined:           # what the next instruction sees
+            reg_offset_store = cls == "str" and any(op.type == _OP_MEM and op.mem.index for op in insn.operands)
+            pipe_ok = cls in ("ldr", "str") and not reg_offset_store
+            pipe_dest = set(regs[:1]) if cls == "ldr" else set()
+            dp_dest = _dests(insn, cls, base) if cls in DATA_PROCESSING else set()
+
+        if flow and conditional:
+            # B<cond>/CBZ/CBNZ: the table's not-taken and taken costs. A PC write made conditional
+            # by IT (BXNE LR, POPNE {.., PC}): 1 when its condition fails, its cost when it passes.
+            nt, taken = (c, t.get(cls + "_taken", c)) if cls in ("bcond", "cbz") else (1, c)
+            cycles += nt
+            if i == len(insns) - 1:
+                end, taken_extra = END_COND, taken - nt + nonseq
+        elif flow:
+            cycles += c + nonseq                 # taken: the target is a non-sequential fetch
+            if i == len(insns) - 1:
+                end = END_ALWAYS
+        else:
+            cycles += c
+
+    # no prefetch: each fetch of flash_width bytes waits flash_ws cycles
+    if dev.code_in_flash and dev.flash_ws > 0 and not dev.prefetch and insns:
+        nbytes = sum(insn.size for insn in insns)
+        cycles += -(-nbytes // max(1, dev.flash_width)) * dev.flash_ws
+
+    return BlockCost(cycles=cycles, insns=len(insns), end=end, taken_extra=taken_extra, dynamic=dynamic)
