@@ -51,7 +51,9 @@ def _cell_text(cell: dict | None, scale: float) -> tuple[str, str]:
 def _mcu_columns(cells: list[dict]) -> list[str]:
     timed = any(c["status"] == "ok" and (c["result"] or {}).get("time_s") for c in cells)
     heap = any(c["status"] == "ok" and (c["result"] or {}).get("heap_bytes") for c in cells)
-    return (["cycles", "RSD %"] if timed else []) + ["stack B"] + (["heap B"] if heap else []) + ["flash B", "RAM B"]
+    energy = any(c["status"] == "ok" and (c["result"] or {}).get("energy") for c in cells)
+    return ((["cycles", "RSD %"] if timed else []) + (["µJ"] if energy else []) + ["stack B"]
+            + (["heap B"] if heap else []) + ["flash B", "RAM B"])
 
 
 def _mcu_cell_text(cell: dict | None, columns: list[str]) -> list[str]:
@@ -63,6 +65,8 @@ def _mcu_cell_text(cell: dict | None, columns: list[str]) -> list[str]:
     r = cell["result"]
     values = {"stack B": str(r.get("stack_bytes", "")), "heap B": str(r.get("heap_bytes", "")),
               "flash B": str(r["code_size"]["flash_bytes"]), "RAM B": str(r["code_size"]["ram_bytes"])}
+    if r.get("energy"):
+        values["µJ"] = fmt_num(r["energy"]["per_op_j"] * 1e6)
     if r.get("time_s"):
         values["cycles"] = fmt_num((r.get("cycles") or {}).get("per_op_median") or 0)
         values["RSD %"] = f"{r['time_s']['rsd_pct']:.1f}"
@@ -171,6 +175,9 @@ def _target_lines(cond: dict) -> list[str]:
     for name, b in cond.get("builds", {}).items():
         lines.append(f"  {name} {b['library_version']}: {b['compiler']} {b['cflags']} {b['ldflags']} · "
                      f"counter {b['counter']} · console {b['console']}")
+    if t["kind"] == "sim" and t.get("simulator"):
+        lines.append("µJ = modeled energy per operation: simulated time x the device profile's supply voltage x "
+                     "active current (provenance: modeled; see sim/devices.toml for the datasheet figure)")
     lines.append("flash B = text + rodata + data of the op's image minus the empty harness's (same flags); "
                  "RAM B = data + bss likewise; stack B = high-water mark by stack painting")
     return lines

@@ -60,8 +60,14 @@ def comparisons(cells: list[dict], baseline: str | None) -> list[dict]:
             continue
         base = timed[(op, pkey, baseline)]
         ratio, ci = ratio_ci(per_op_seconds(op, base["samples"]), per_op_seconds(op, cell["samples"]))
-        out.append({"op": op, "params": dict(pkey), "baseline": baseline, "engine": engine,
-                    "duration_improvement": ratio, "ci95": list(ci)})
+        comp = {"op": op, "params": dict(pkey), "baseline": baseline, "engine": engine,
+                "duration_improvement": ratio, "ci95": list(ci)}
+        eb, ee = (base.get("result") or {}).get("energy"), (cell.get("result") or {}).get("energy")
+        if eb and ee and eb.get("per_op_j") and ee.get("per_op_j"):
+            # TI's Energy Efficiency Improvement (t_b·I_b)/(t_e·I_e) = E_baseline / E_engine
+            comp["energy_efficiency_improvement"] = eb["per_op_j"] / ee["per_op_j"]
+            comp["energy_provenance"] = ee.get("provenance")
+        out.append(comp)
     return out
 
 

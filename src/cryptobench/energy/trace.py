@@ -1,0 +1,52 @@
+"""What every trace reader yields and every segmenter consumes: chunks of samples.
+
+A trace can be larger than memory, so readers stream it as `Chunk`s of at most a few million
+samples (numpy arrays). Time is either uniform (t0 + i*dt, the common case for analyzers) or given
+per sample (`t`). Currents are amperes, voltages volts, times seconds. A marker channel holds per
+sample 0 (low), 1 (high) or MARKER_X (unknown / 'X' / glitch).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MARKER_X = 2
+
+
+class TraceError(Exception):
+    """A malformed trace: the message names the file, the line (or byte offset) and what was expected."""
+
+    def __init__(self, path, where, expected: str):
+        self.path, self.where, self.expected = str(path), where, expected
+        loc = f"{path}:{where}" if where not in (None, "") else str(path)
+        super().__init__(f"{loc}: {expected}")
+
+
+@dataclass
+class Chunk:
+    current: np.ndarray                      # float64 amperes, one per sample
+    t0: float = 0.0                          # time of the first sample (s) when uniform
+    dt: float | None = None                  # sample period (s) when uniform
+    t: np.ndarray | None = None              # per-sample times (s) when not uniform
+    voltage: np.ndarray | None = None        # volts per sample, when logged
+    marker: np.ndarray | None = None         # uint8 0/1/MARKER_X per sample, when a digital marker exists
+    extra: dict = field(default_factory=dict)   # other named channels (e.g. a second supply's current)
+
+    def __len__(self) -> int:
+        return len(self.current)
+
+    def times(self) -> np.ndarray:
+        if self.t is not None:
+            return self.t
+        return self.t0 + self.dt * np.arange(len(self.current), dtype=np.float64)
+
+
+@dataclass
+class TraceInfo:
+    path: str
+    format: str
+    sample_period_s: float | None            # None when sampling is not uniform
+    channels: list[str]                      # e.g. ["current", "voltage", "marker"]
+    nominal_voltage: float | None = None     # from the file's preamble, when it says
+    notes: list[str] = field(default_factory=list)
