@@ -62,6 +62,25 @@ def _parser() -> argparse.ArgumentParser:
     mcu.add_argument("--timeout", type=float, default=300.0,
                      help="watchdog per firmware image in seconds (default 300; silence for min(30, this) also ends it)")
 
+    energy = sub.add_parser("energy", help="power-analyzer traces: list formats, import and segment a trace")
+    esub = energy.add_subparsers(dest="energy_command", parser_class=OneLineParser)
+    esub.add_parser("formats", help="the trace formats cryptobench reads")
+    imp = esub.add_parser("import", help="segment a trace at its marker edges and integrate energy per window")
+    imp.add_argument("file")
+    imp.add_argument("--format", required=True, help="trace format (see `cryptobench energy formats`)")
+    imp.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                     help="reader option, e.g. current_col=I, marker_bit=0, current_file=… (repeatable)")
+    imp.add_argument("--voltage", type=float, help="nominal supply voltage when the trace logs no voltage")
+    imp.add_argument("--min-width", type=float, default=0.0, help="debounce: shortest marker pulse kept (s)")
+    imp.add_argument("--threshold", type=float, help="analog marker threshold")
+    imp.add_argument("--hysteresis", type=float, default=0.0, help="analog marker hysteresis")
+    imp.add_argument("--expect", type=int, help="the planned number of repetitions: a different window count is an error")
+    imp.add_argument("--op", help="store the windows as a cell of this operation (with --engine)")
+    imp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    imp.add_argument("--engine", help="what ran on the device, e.g. 'cc2652-aes-hw' (a label)")
+    imp.add_argument("--db")
+    imp.add_argument("--json", metavar="FILE")
+
     show = sub.add_parser("show", help="print a stored run")
     show.add_argument("run_id", metavar="RUN_ID|latest")
     show.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
@@ -260,6 +279,82 @@ def _execute(store: Store, plan: dict, run_id: int | None, quiet: bool) -> int:
     return holder["id"]
 
 
+def _options(items: list[str]) -> dict:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--option: expected KEY=VALUE, got '{item}'")
+        try:
+            out[key] = int(value)
+        except ValueError:
+            try:
+                out[key] = float(value)
+            except ValueError:
+                out[key] = value
+    return out
+
+
+def cmd_energy(args, out) -> int:
+    from .energy.formats import FORMATS, open_trace
+    from .energy.importer import as_cell, import_trace
+    from .energy.trace import TraceError
+    if args.energy_command == "formats":
+        for name, what in FORMATS.items():
+            out.write(f"{name:<12} {what}\n")
+        return 0
+    if args.energy_command != "import":
+        raise UsageError("energy: expected 'formats' or 'import'")
+    if args.format not in FORMATS:
+        raise UsageError(f"--format: unknown trace format '{args.format}'; valid: {', '.join(FORMATS)}")
+    if args.op and not args.engine:
+        raise UsageError("--op needs --engine (a label for what ran on the device)")
+    op = get_op(args.op) if args.op else None
+    try:
+        info, chunks = open_trace(args.file, args.format, **_options(args.option))
+        imported = import_trace(info, chunks, nominal_voltage=args.voltage, min_width_s=args.min_width,
+                                threshold=args.threshold, hysteresis=args.hysteresis, expect=args.expect)
+    except (TraceError, ValueError) as exc:
+        raise UsageError(str(exc))
+    except FileNotFoundError as exc:
+        raise UsageError(f"{args.file}: {exc.strerror}")
+    windows, summ = imported["windows"], imported["summary"]
+    for w in imported["warnings"]:
+        sys.stderr.write(f"warning: {w}\n")
+    out.write(f"{info.path}: {imported['samples_total']:,} samples, {len(windows)} windows\n")
+    out.write(f"{'#':>4} {'start s':>12} {'duration s':>12} {'energy J':>12} {'avg I A':>10}  flags\n")
+    for w in windows[:50]:
+        flags = ", ".join(w.flags + (["approximate"] if w.approximate else []))
+        out.write(f"{w.index:>4} {w.start_s:>12.6f} {w.duration_s:>12.6e} {w.energy_j:>12.6e} {w.avg_current_a:>10.4e}  {flags}\n")
+    if len(windows) > 50:
+        out.write(f"… {len(windows) - 50} more windows\n")
+    if summ:
+        e, d = summ["energy_j"], summ["duration_s"]
+        out.write(f"energy: median {e['median']:.6e} J, RSD {e['rsd_pct']:.2f} % · duration: median {d['median']:.6e} s, "
+                  f"RSD {d['rsd_pct']:.2f} % · {summ.get('approximate', 0)} approximate (< 20 sampling periods)\n")
+    if op is None:
+        return 0
+    if not windows:
+        raise UsageError(f"{args.file}: no windows to store")
+    from .catalog import resolve_params
+    params = resolve_params(op, {k: v[0] if len(v) == 1 else v for k, v in _split_params(args.param).items()}, "--param")
+    cell = as_cell(imported, op.id, params, args.engine, f"trace:{info.format}")
+    from .conditions import host_conditions
+    store = Store(args.db)
+    plan = {"suite": None, "baseline": None, "options": {"engines": [args.engine], "repeat": len(windows)},
+            "groups": [{"op": op.id, "params": params, "engines": [args.engine]}], "kind": "trace"}
+    trace_info = {"path": str(info.path), "format": info.format, "sample_period_s": info.sample_period_s,
+                  "channels": info.channels, "warnings": imported["warnings"], "notes": info.notes}
+    run_id = store.create_run(None, plan, {"host": host_conditions(), "trace": trace_info})
+    store.save_cell(run_id, 0, cell)
+    store.set_status(run_id, "complete")
+    if args.json:
+        from .report import render_json
+        Path(args.json).write_text(render_json(store.load_run(run_id)) + "\n")
+    sys.stderr.write(f"stored as run {run_id} in {store.path}\n")
+    return 0
+
+
 def cmd_show(args, out) -> int:
     store = Store(args.db)
     run = store.load_run(store.resolve_run_id(args.run_id))
@@ -274,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
-        return {"list": cmd_list, "run": cmd_run, "show": cmd_show}[args.command](args, sys.stdout)
+        return {"list": cmd_list, "run": cmd_run, "show": cmd_show, "energy": cmd_energy}[args.command](args, sys.stdout)
     except UsageError as exc:
         sys.stderr.write(f"cryptobench: error: {exc}\n")
         return exc.exit_code

@@ -97,8 +97,9 @@ def build_tables(run: dict) -> list[dict]:
         unit, scale = pick_unit(seconds)
         columns = [*(varying or ["operation"])]
         mcu_cols = _mcu_columns(cells) if mcu else []
+        energy = not mcu and any(c["status"] == "ok" and (c["result"] or {}).get("energy") for c in cells)
         for e in shown:
-            columns += [f"{e} {c}" for c in mcu_cols] if mcu else [f"{e} ({unit})", "RSD %"]
+            columns += [f"{e} {c}" for c in mcu_cols] if mcu else [f"{e} ({unit})", "RSD %"] + (["µJ"] if energy else [])
         comp_engines = [e for e in shown if e != baseline] if baseline in shown else []
         columns += [f"Impr. {e}" for e in comp_engines]
         rows = []
@@ -107,6 +108,10 @@ def build_tables(run: dict) -> list[dict]:
             for e in shown:
                 cell = next((c for c in cells if c["engine"] == e and json.dumps(c["params"], sort_keys=True) == pk), None)
                 row += _mcu_cell_text(cell, mcu_cols) if mcu else list(_cell_text(cell, scale))
+                if energy:
+                    en = ((cell or {}).get("result") or {}).get("energy") if cell and cell["status"] == "ok" else None
+                    row.append(fmt_num(en["per_op_j"] * 1e6) + ("" if en["provenance"] == "measured" else f" ({en['provenance']})")
+                               if en else "—")
             for e in comp_engines:
                 comp = comps.get((op_id, pk, e))
                 row.append(f"{fmt_num(comp['duration_improvement'])} "
@@ -185,6 +190,12 @@ def _target_lines(cond: dict) -> list[str]:
 
 def conditions_lines(run: dict) -> list[str]:
     cond = run["conditions"]
+    if "trace" in cond:
+        t = cond["trace"]
+        return [f"run {run['id']} ({run['status']}) · energy from a {t['format']} trace: {t['path']}",
+                f"sample period {t.get('sample_period_s')} s · channels {', '.join(t.get('channels', []))} · "
+                "windows from the marker's rising to falling edges; energy Σ V·I·Δt per window; provenance: measured",
+                *[f"warning: {w}" for w in t.get("warnings", [])]]
     if "target" in cond:
         cpu = cond.get("host", {}).get("cpu", {})
         return ([f"run {run['id']} ({run['status']}) · suite {run['suite'] or '(ad hoc)'} · {run['created']} · "
