@@ -75,11 +75,30 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--threshold", type=float, help="analog marker threshold")
     imp.add_argument("--hysteresis", type=float, default=0.0, help="analog marker hysteresis")
     imp.add_argument("--expect", type=int, help="the planned number of repetitions: a different window count is an error")
+    imp.add_argument("--partial", choices=["error", "drop"], default="error",
+                     help="a window cut by the trace's start or end: an error (default) or dropped with a warning")
+    imp.add_argument("--run", metavar="RUN_ID|latest",
+                     help="match the windows to this stored run's timed repetitions, in order, and store the energy in its cells")
     imp.add_argument("--op", help="store the windows as a cell of this operation (with --engine)")
     imp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     imp.add_argument("--engine", help="what ran on the device, e.g. 'cc2652-aes-hw' (a label)")
     imp.add_argument("--db")
     imp.add_argument("--json", metavar="FILE")
+
+    mod = esub.add_parser("model", help="modeled energy: a duration or a stored run x a device power profile")
+    mod.add_argument("--profile", required=True, help="a device of sim/devices.toml (e.g. cc2652) or a profile .toml")
+    mod.add_argument("--time", type=float, help="duration of one operation (s)")
+    mod.add_argument("--bytes", type=int, help="payload bytes of one operation (per byte/bit figures and FoM)")
+    mod.add_argument("--state", default="active", help="power state: active (default), idle, standby")
+    mod.add_argument("--peripheral", action="append", default=[], help="a peripheral running meanwhile (repeatable)")
+    mod.add_argument("--run", metavar="RUN_ID|latest", help="model every timed cell of a stored run")
+    mod.add_argument("--engine-peripheral", action="append", default=[], metavar="ENGINE=PERIPHERAL[+…]",
+                     help="peripherals an engine keeps running (e.g. cc-aes=crypto)")
+    mod.add_argument("--baseline", help="engine for TI's Energy Efficiency Improvement (t_b·I_b)/(t_e·I_e)")
+    mod.add_argument("--current-uncertainty", type=float, default=0.0, metavar="FRACTION",
+                     help="relative uncertainty of each current, widens the EEI interval (e.g. 0.1)")
+    mod.add_argument("--db")
+    mod.add_argument("--json", metavar="FILE")
 
     show = sub.add_parser("show", help="print a stored run")
     show.add_argument("run_id", metavar="RUN_ID|latest")
@@ -296,25 +315,31 @@ def _options(items: list[str]) -> dict:
 
 
 def cmd_energy(args, out) -> int:
+    if args.energy_command == "model":
+        return cmd_energy_model(args, out)
     from .energy.formats import FORMATS, open_trace
-    from .energy.importer import as_cell, import_trace
+    from .energy.importer import as_cell, attach_to_run, import_trace
+    from .energy.segment import PlanMismatch
     from .energy.trace import TraceError
     if args.energy_command == "formats":
         for name, what in FORMATS.items():
             out.write(f"{name:<12} {what}\n")
         return 0
     if args.energy_command != "import":
-        raise UsageError("energy: expected 'formats' or 'import'")
+        raise UsageError("energy: expected 'formats', 'import', 'model' or 'capture'")
     if args.format not in FORMATS:
         raise UsageError(f"--format: unknown trace format '{args.format}'; valid: {', '.join(FORMATS)}")
     if args.op and not args.engine:
         raise UsageError("--op needs --engine (a label for what ran on the device)")
+    if args.op and args.run:
+        raise UsageError("--op and --run exclude each other: store the trace as a new cell, or match it to a run")
     op = get_op(args.op) if args.op else None
     try:
         info, chunks = open_trace(args.file, args.format, **_options(args.option))
         imported = import_trace(info, chunks, nominal_voltage=args.voltage, min_width_s=args.min_width,
-                                threshold=args.threshold, hysteresis=args.hysteresis, expect=args.expect)
-    except (TraceError, ValueError) as exc:
+                                threshold=args.threshold, hysteresis=args.hysteresis, expect=args.expect,
+                                partial=args.partial)
+    except (TraceError, ValueError, PlanMismatch) as exc:
         raise UsageError(str(exc))
     except FileNotFoundError as exc:
         raise UsageError(f"{args.file}: {exc.strerror}")
@@ -332,6 +357,28 @@ def cmd_energy(args, out) -> int:
         e, d = summ["energy_j"], summ["duration_s"]
         out.write(f"energy: median {e['median']:.6e} J, RSD {e['rsd_pct']:.2f} % · duration: median {d['median']:.6e} s, "
                   f"RSD {d['rsd_pct']:.2f} % · {summ.get('approximate', 0)} approximate (< 20 sampling periods)\n")
+        for name, sp in (summ.get("supplies") or {}).items():
+            out.write(f"supply {name}: median {sp['median_j']:.6e} J per window, {sp['share_pct']:.1f} % of the energy\n")
+    trace_info = {"path": str(info.path), "format": info.format, "sample_period_s": info.sample_period_s,
+                  "channels": info.channels, "warnings": imported["warnings"], "notes": info.notes,
+                  "samples": imported["samples_total"], "windows": len(windows), "supplies": imported["supplies"],
+                  "voltage": args.voltage, "threshold": args.threshold, "hysteresis": args.hysteresis,
+                  "min_width_s": args.min_width}
+    if args.run:
+        store = Store(args.db)
+        run = store.load_run(store.resolve_run_id(args.run))
+        try:
+            cells = attach_to_run(imported, run)
+        except PlanMismatch as exc:
+            raise UsageError(str(exc))
+        conditions = dict(run["conditions"], energy_trace=trace_info)
+        store.save_cells(run["id"], cells, conditions)
+        out.write(f"matched {len(windows)} windows to {len(cells)} cells of run {run['id']}\n")
+        if args.json:
+            from .report import render_json
+            Path(args.json).write_text(render_json(store.load_run(run["id"])) + "\n")
+        sys.stderr.write(f"stored energy in run {run['id']} in {store.path}\n")
+        return 0
     if op is None:
         return 0
     if not windows:
@@ -343,8 +390,6 @@ def cmd_energy(args, out) -> int:
     store = Store(args.db)
     plan = {"suite": None, "baseline": None, "options": {"engines": [args.engine], "repeat": len(windows)},
             "groups": [{"op": op.id, "params": params, "engines": [args.engine]}], "kind": "trace"}
-    trace_info = {"path": str(info.path), "format": info.format, "sample_period_s": info.sample_period_s,
-                  "channels": info.channels, "warnings": imported["warnings"], "notes": info.notes}
     run_id = store.create_run(None, plan, {"host": host_conditions(), "trace": trace_info})
     store.save_cell(run_id, 0, cell)
     store.set_status(run_id, "complete")
@@ -352,6 +397,54 @@ def cmd_energy(args, out) -> int:
         from .report import render_json
         Path(args.json).write_text(render_json(store.load_run(run_id)) + "\n")
     sys.stderr.write(f"stored as run {run_id} in {store.path}\n")
+    return 0
+
+
+def cmd_energy_model(args, out) -> int:
+    from .energy.models import load_profile, model_run, modeled_energy, per_unit
+    from .report import fmt_num
+    try:
+        profile = load_profile(args.profile)
+        if (args.time is None) == (args.run is None):
+            raise UsageError("energy model: give either --time S (one duration) or --run RUN_ID (a stored run)")
+        if args.time is not None:
+            if args.time <= 0:
+                raise UsageError(f"--time: must be > 0 seconds, got {args.time}")
+            e = modeled_energy(args.time, profile, args.state, args.peripheral)
+            e.update({k: v for k, v in per_unit(e["per_op_j"], args.time, args.bytes).items() if k != "energy_per_op_j"})
+            out.write(f"{profile.name}: {e['method']} (provenance: modeled)\n")
+            out.write(f"energy per op {fmt_num(e['per_op_j'] * 1e6)} µJ · average power {fmt_num(e['avg_power_w'] * 1e3)} mW")
+            if args.bytes:
+                out.write(f" · {fmt_num(e['mJ_per_Mb'])} mJ/Mb · {fmt_num(e['throughput_Mbps'])} Mb/s · FoM {fmt_num(e['fom'])}")
+            out.write(f"\nsource: {profile.source}\n")
+            doc = {"provenance": "modeled", "profile": profile.name, **e}
+        else:
+            peri = {}
+            for item in args.engine_peripheral:
+                eng, sep, names = item.partition("=")
+                if not sep or not eng or not names:
+                    raise UsageError(f"--engine-peripheral: expected ENGINE=PERIPHERAL[+…], got '{item}'")
+                peri[eng] = names.split("+")
+            if not 0 <= args.current_uncertainty < 1:
+                raise UsageError(f"--current-uncertainty: a fraction in [0, 1), got {args.current_uncertainty}")
+            store = Store(args.db)
+            run = store.load_run(store.resolve_run_id(args.run))
+            doc = model_run(run, profile, peri, args.baseline, args.current_uncertainty)
+            out.write(f"run {run['id']} x power profile {profile.name} ({profile.supply_v:g} V): modeled energy "
+                      f"(durations {', '.join(sorted({r['time_provenance'] for r in doc['rows']})) or 'none'})\n")
+            for r in doc["rows"]:
+                params = " ".join(f"{k}={v}" for k, v in r["params"].items())
+                out.write(f"{r['op']:<24} {params:<28} {r['engine']:<12} {fmt_num(r['time_s'] * 1e6):>12} µs "
+                          f"{fmt_num(r['energy']['per_op_j'] * 1e6):>12} µJ\n")
+            for c in doc["comparisons"]:
+                params = " ".join(f"{k}={v}" for k, v in c["params"].items())
+                out.write(f"EEI {c['op']} {params} {c['engine']} vs {c['baseline']}: {fmt_num(c['value'])} "
+                          f"[{fmt_num(c['ci'][0])}, {fmt_num(c['ci'][1])}] (duration improvement {fmt_num(c['duration_improvement'])})\n")
+            out.write(f"source: {profile.source}\n")
+    except ValueError as exc:
+        raise UsageError(str(exc))
+    if args.json:
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
     return 0
 
 

@@ -93,6 +93,18 @@ class Store:
     def save_cell(self, run_id: int, seq: int, cell: dict) -> None:
         """One finished cell, in its own transaction."""
         with self.db:
+            self._insert_cell(run_id, seq, cell)
+
+    def save_cells(self, run_id: int, cells: list[dict], conditions: dict | None = None) -> None:
+        """Several cells (each with its `seq`) and optionally the run's conditions, all or nothing."""
+        with self.db:
+            for cell in cells:
+                self._insert_cell(run_id, cell["seq"], cell)
+            if conditions is not None:
+                self.db.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(conditions), run_id))
+
+    def _insert_cell(self, run_id: int, seq: int, cell: dict) -> None:
+        if True:
             self.db.execute(
                 "INSERT OR REPLACE INTO cells (run_id, cell_key, seq, op, params, engine, target, provenance,"
                 " status, kat, detail, samples, result, finished) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",

@@ -10,7 +10,11 @@ figures the seeds derive from energy.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+STATES = ("active", "idle", "standby")
 
 
 @dataclass(frozen=True)
@@ -18,15 +22,78 @@ class PowerProfile:
     supply_v: float
     active_current_a: float
     idle_current_a: float = 0.0
+    standby_current_a: float = 0.0
+    peripherals: dict = field(default_factory=dict)     # name -> extra current (A) while it runs
     source: str = ""
+    name: str = ""
+
+    def current(self, state: str = "active", peripherals=()) -> float:
+        """The device's current in a power state with some peripherals running (A)."""
+        if state not in STATES:
+            raise ValueError(f"power state: expected one of {', '.join(STATES)}, got '{state}'")
+        base = getattr(self, f"{state}_current_a")
+        if base <= 0:
+            raise ValueError(f"the profile {self.name or ''} has no {state} current: energy in that state "
+                             "cannot be modelled (add it to the profile)".replace("  ", " "))
+        extra = 0.0
+        for p in peripherals:
+            if p not in self.peripherals:
+                raise ValueError(f"peripheral '{p}': not in the profile {self.name}; it lists "
+                                 + (", ".join(self.peripherals) or "none"))
+            extra += float(self.peripherals[p])
+        return base + extra
 
 
-def modeled_energy(duration_s: float, profile: PowerProfile) -> dict:
-    if profile.active_current_a <= 0:
-        raise ValueError("the profile has no active current: energy cannot be modelled")
-    power = profile.supply_v * profile.active_current_a
-    return {"per_op_j": duration_s * power, "avg_power_w": power, "provenance": "modeled",
-            "method": f"E = t x {profile.supply_v:g} V x {profile.active_current_a * 1e3:g} mA",
+def profile_from_device(dev) -> PowerProfile:
+    """The power profile of a simulator device (sim/devices.toml)."""
+    return PowerProfile(dev.supply_v, dev.active_current_a, dev.idle_current_a, dev.standby_current_a,
+                        dict(dev.peripherals), dev.energy_source, dev.name)
+
+
+def load_profile(ref: str) -> PowerProfile:
+    """A device name from sim/devices.toml, or a TOML file with supply_v, active_current_a and
+    optionally idle_current_a, standby_current_a, [peripherals], source (errors name file and key)."""
+    path = Path(ref)
+    if path.suffix == ".toml" or path.exists():
+        try:
+            doc = tomllib.loads(path.read_text())
+        except FileNotFoundError:
+            raise ValueError(f"{ref}: no such power profile file")
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{ref}: not valid TOML ({exc})")
+        known = {"supply_v", "active_current_a", "idle_current_a", "standby_current_a", "peripherals", "source", "name"}
+        for key in doc:
+            if key not in known:
+                raise ValueError(f"{ref}: unknown key '{key}'; expected {', '.join(sorted(known))}")
+        for key in ("supply_v", "active_current_a"):
+            if key not in doc:
+                raise ValueError(f"{ref}: missing key '{key}' (a number)")
+        for key in known - {"peripherals", "source", "name"}:
+            if key in doc and (not isinstance(doc[key], (int, float)) or doc[key] < 0):
+                raise ValueError(f"{ref}: key '{key}': expected a non-negative number, got {doc[key]!r}")
+        peri = doc.get("peripherals", {})
+        for k, v in peri.items():
+            if not isinstance(v, (int, float)) or v < 0:
+                raise ValueError(f"{ref}: peripherals.{k}: expected a non-negative current in A, got {v!r}")
+        return PowerProfile(float(doc["supply_v"]), float(doc["active_current_a"]), float(doc.get("idle_current_a", 0)),
+                            float(doc.get("standby_current_a", 0)), dict(peri), doc.get("source", str(path)),
+                            doc.get("name", path.stem))
+    from ..sim.devices import DEVICES
+    if ref not in DEVICES:
+        raise ValueError(f"power profile '{ref}': not a device ({', '.join(DEVICES)}) nor a .toml file")
+    return profile_from_device(DEVICES[ref])
+
+
+def modeled_energy(duration_s: float, profile: PowerProfile, state: str = "active", peripherals=()) -> dict:
+    """E = t · V · I(state, peripherals), provenance modeled."""
+    try:
+        current = profile.current(state, peripherals)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("active current: energy in that state", "active current: energy"))
+    power = profile.supply_v * current
+    extra = f" ({state}" + (" + " + " + ".join(peripherals) if peripherals else "") + ")"
+    return {"per_op_j": duration_s * power, "avg_power_w": power, "avg_current_a": current, "provenance": "modeled",
+            "method": f"E = t x {profile.supply_v:g} V x {current * 1e3:g} mA{extra}",
             "source": profile.source}
 
 
@@ -57,3 +124,45 @@ def per_unit(energy_per_op_j: float, duration_s: float, nbytes: int | None = Non
                     "mJ_per_Mb": mj_per_mb, "throughput_Mbps": th_mbps,
                     "fom": th_mbps / mj_per_mb if th_mbps and mj_per_mb else None})
     return out
+
+
+def model_run(run: dict, profile: PowerProfile, engine_peripherals: dict[str, list[str]] | None = None,
+              baseline: str | None = None, current_rel_unc: float = 0.0) -> dict:
+    """Modeled energy for every timed cell of a stored run (durations measured or simulated, the
+    profile's active current plus the engine's peripherals), and, against a baseline engine, TI's
+    Energy Efficiency Improvement with its interval (seed 000 eq. 2)."""
+    from ..catalog import OPS
+    engine_peripherals = engine_peripherals or {}
+    rows, by_key = [], {}
+    for c in run["cells"]:
+        r = c.get("result") or {}
+        if c["status"] != "ok" or not r.get("time_s"):
+            continue
+        t = r["time_s"]["median"]
+        e = modeled_energy(t, profile, "active", engine_peripherals.get(c["engine"], ()))
+        nbytes = c["params"].get("bytes") if OPS[c["op"]].payload else None
+        e.update({k: v for k, v in per_unit(e["per_op_j"], t, nbytes).items() if k != "energy_per_op_j"})
+        row = {"op": c["op"], "params": c["params"], "engine": c["engine"], "time_s": t,
+               "time_ci95": r["time_s"].get("ci95"), "time_provenance": c["provenance"], "energy": e}
+        rows.append(row)
+        by_key[(c["op"], json_key(c["params"]), c["engine"])] = row
+    comps = []
+    if baseline:
+        for (op, pk, engine), row in by_key.items():
+            base = by_key.get((op, pk, baseline))
+            if engine == baseline or base is None:
+                continue
+            eei = energy_efficiency_improvement(base["time_s"], base["energy"]["avg_current_a"], row["time_s"],
+                                                row["energy"]["avg_current_a"],
+                                                tuple(base["time_ci95"]) if base["time_ci95"] else None,
+                                                tuple(row["time_ci95"]) if row["time_ci95"] else None,
+                                                current_rel_unc)
+            comps.append({"op": op, "params": row["params"], "engine": engine, "baseline": baseline, **eei})
+    return {"profile": {"name": profile.name, "supply_v": profile.supply_v, "active_current_a": profile.active_current_a,
+                        "peripherals": profile.peripherals, "source": profile.source},
+            "provenance": "modeled", "rows": rows, "comparisons": comps}
+
+
+def json_key(params: dict) -> str:
+    import json
+    return json.dumps(params, sort_keys=True)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
@@ -29,6 +29,9 @@ class Device:
     source: str
     energy_source: str
     notes: str = ""
+    idle_current_a: float = 0.0          # CPU power domain off, a peripheral may run (0: unknown)
+    standby_current_a: float = 0.0       # everything off but retention (0: unknown)
+    peripherals: dict = field(default_factory=dict)   # name -> extra current (A) while it runs
 
 
 def _load() -> dict[str, Device]:
