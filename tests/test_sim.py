@@ -85,3 +85,19 @@ def test_every_library_kat_passes_under_the_simulator(tmp_path):
             if op in ("ecdh-keygen", "ecdh-shared-secret") and name == "monocypher":
                 continue                             # x25519 only; the run asked for p256
             assert any(r["op"] == op and r["engine"] == recipe.name and r["status"] == "ok" for r in ran), (name, op)
+
+
+@needs_sim
+def test_marker_gpio_frames_every_timed_repetition(tmp_path):
+    """The firmware raises the board's marker GPIO (STM32 PA5 through RCC, MODER, BSRR) around
+    each timed repetition: the simulator sees one window per repetition, a little longer than the
+    repetition's counted cycles (the counter reads and the GPIO writes)."""
+    _, doc = _run(tmp_path, "--target", "sim:cortex-m0", "--device", "stm32f030", "--op", "sha256",
+                  "--param", "bytes=64,256", "--engine", "monocypher", "--engine", "mbedtls")
+    ok = [r for r in doc["results"] if r["status"] == "ok"]
+    assert ok
+    for r in ok:
+        m = r["marker"]
+        assert m["windows"] == r["n"]
+        for w, s in zip(m["cycles"], [x[2] for x in r["samples"]]):
+            assert s <= w <= s + 64

@@ -228,6 +228,7 @@ class McuRunner:
         sizes = code_size(size_img, empty)
         report = self.run_image(run_img.elf)
         sim_cycles = self._sim_cycles(report) if self.target["kind"] == "sim" else {}
+        sim_marker = self._sim_marker(report) if self.target["kind"] == "sim" else {}
         if self.target["kind"] == "sim" and report.stats.get("unknown_mnemonics"):
             self.log(f"simulator: no cost in the model for {', '.join(report.stats['unknown_mnemonics'])} "
                      f"(charged 1 cycle each) in {op}")
@@ -270,6 +271,8 @@ class McuRunner:
                 result["cycles_overhead"] = overhead
                 if self.target["kind"] == "sim":      # deterministic: two samples are not "few"
                     result["flags"] = [f for f in result["flags"] if f != "few-samples"]
+                if n in sim_marker:
+                    result["marker"] = sim_marker[n]
                 energy = self._modeled_energy(result, g["params"], op)
                 if energy:
                     result["energy"] = energy
@@ -280,15 +283,39 @@ class McuRunner:
         """Energy from the simulated duration and the device profile's active current (modeled)."""
         if self.target["kind"] != "sim":
             return None
-        from .energy.models import PowerProfile, modeled_energy, per_unit
+        from .energy.models import modeled_energy, per_unit, profile_from_device
         dev = self.simulator().device
         if dev.active_current_a <= 0:
             return None
         t = result["time_s"]["median"]
-        e = modeled_energy(t, PowerProfile(dev.supply_v, dev.active_current_a, source=dev.energy_source))
+        e = modeled_energy(t, profile_from_device(dev))
         nbytes = params.get("bytes") if OPS[op].payload else None
         e.update(per_unit(e["per_op_j"], t, nbytes))
         return e
+
+    @staticmethod
+    def _sim_marker(report) -> dict:
+        """The marker GPIO as the simulator saw it: per ok cell, the count of raised-then-lowered
+        windows and their cycles, taken in order (one window per timed repetition). This is what
+        a power analyzer's digital input would see on the board."""
+        windows, state, rose = [], 0, 0
+        for cyc, level in report.marker_edges:       # writes that do not change the level are not edges
+            if level and not state:
+                rose = cyc
+            elif state and not level:
+                windows.append((rose, cyc))
+            state = level
+        if not windows:
+            return {}
+        out, at = {}, 0
+        for i in sorted(report.cells):
+            line = report.cells[i]
+            if line.get("status") != "ok" or "cyc" not in line:
+                continue
+            ws = windows[at:at + len(line["cyc"])]
+            at += len(line["cyc"])
+            out[i] = {"windows": len(ws), "cycles": [b - a for a, b in ws], "provenance": "simulated"}
+        return out
 
     @staticmethod
     def _sim_cycles(report) -> dict:

@@ -6,6 +6,10 @@
  *   FW_COUNTER_DWT           DWT CYCCNT (Cortex-M3/M4/M7)
  *   FW_COUNTER_SYSTICK       SysTick, 24-bit, counting down, extended by an overflow count
  *                            kept by its interrupt (Cortex-M0/M0+, which have no DWT counter)
+ *   FW_MARKER_*              a GPIO raised around every timed repetition (boards.toml `marker`):
+ *                            FW_MARKER_INIT read-modify-writes {addr, clear, set} at start, then
+ *                            plain writes FW_MARKER_SET_VAL / FW_MARKER_CLR_VAL to the set / clear
+ *                            registers (STM32 BSRR, nRF OUTSET/OUTCLR style)
  */
 #include "hal.h"
 #include "semihost.h"
@@ -136,8 +140,38 @@ const char *hal_counter_name(void)
 }
 #endif
 
+/* ---- marker GPIO --------------------------------------------------------------------------- */
+
+#if defined(FW_MARKER_SET_ADDR)
+static void marker_init(void)
+{
+    static const uint32_t ops[][3] = FW_MARKER_INIT;
+    for (int i = 0; i < FW_MARKER_INIT_N; i++)
+        REG(ops[i][0]) = (REG(ops[i][0]) & ~ops[i][1]) | ops[i][2];
+    REG(FW_MARKER_CLR_ADDR) = FW_MARKER_CLR_VAL;
+}
+
+void hal_marker(int high)
+{
+    if (high)
+        REG(FW_MARKER_SET_ADDR) = FW_MARKER_SET_VAL;
+    else
+        REG(FW_MARKER_CLR_ADDR) = FW_MARKER_CLR_VAL;
+}
+#else
+static void marker_init(void)
+{
+}
+
+void hal_marker(int high)
+{
+    (void)high;
+}
+#endif
+
 void hal_init(void)
 {
+    marker_init();
 #if !defined(FW_CONSOLE_SEMIHOSTING)
     console_init();
 #endif

@@ -340,9 +340,11 @@ static void run_cell(int index, const fw_cell *c)
     put_uint("heap", (uint32_t)arena_peak);
     for (uint32_t r = 0; r < n; r++) {
         load_io(&c->in);
+        hal_marker(1);                                  /* a power analyzer's window: one repetition */
         uint32_t t0 = hal_cycles();
         rc = op->run(&c->in.params, &io);
         uint32_t t1 = hal_cycles();
+        hal_marker(0);
         cyc[r] = t1 - t0;
         if (rc != FW_OK)
             break;

@@ -143,6 +143,13 @@ class FirmwareBuilder:
         else:
             kind, addr = console.split(":")
             defines.append(f"-DFW_CONSOLE_{kind.upper().replace('-', '_')}={addr}")
+        m = self.board.marker
+        if m:
+            init = ",".join("{%s,%s,%s}" % tuple(hex(v) for v in op) for op in m["init"])
+            defines += [f"-DFW_MARKER_SET_ADDR={hex(m['set'][0])}", f"-DFW_MARKER_SET_VAL={hex(m['set'][1])}",
+                        f"-DFW_MARKER_CLR_ADDR={hex(m['clear'][0])}", f"-DFW_MARKER_CLR_VAL={hex(m['clear'][1])}",
+                        f"-DFW_MARKER_INIT={{{init}}}" if init else "-DFW_MARKER_INIT={{0,0,0}}",
+                        f"-DFW_MARKER_INIT_N={len(m['init'])}"]
         out = self.lib_dir / "core" / self.board.name
         cflags = self.flags + ["-Wall", "-Wextra", f"-I{CORE}"]
         return [self._object(CORE / n, out, defines, cflags) for n in ("startup.c", "hal_cortexm.c", "main.c")]

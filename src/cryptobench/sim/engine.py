@@ -67,6 +67,7 @@ def load_library() -> ctypes.CDLL:
 @dataclass
 class SimReport(FirmwareReport):
     counter_reads: list = field(default_factory=list)     # model cycles at each counter read
+    marker_edges: list = field(default_factory=list)      # (model cycles, 1 raised / 0 lowered) per marker write
     stats: dict = field(default_factory=dict)
 
 
@@ -166,6 +167,8 @@ class Simulator:
 
             uc.mmio_map(base & ~0xFFF, 0x1000, uart_read, None, uart_write, None)
 
+        self._map_marker(uc, report, cycles)
+
         def on_intr(uc_, intno, user):
             here = uc_.reg_read(A.UC_ARM_REG_PC)
             op, arg = uc_.reg_read(A.UC_ARM_REG_R0), uc_.reg_read(A.UC_ARM_REG_R1)
@@ -233,6 +236,29 @@ class Simulator:
             report.stats = {"wall_s": wall}
         del miss
         return report
+
+    def _map_marker(self, uc, report: SimReport, cycles) -> None:
+        """The board's marker GPIO (boards.toml): its registers read back what was written, and
+        every write to the set / clear register is recorded as an edge at the model's cycle count."""
+        m = self.board.marker
+        if not m:
+            return
+        regs: dict[int, int] = {}
+        set_addr, clr_addr = m["set"][0], m["clear"][0]
+        pages = sorted({a & ~0xFFF for a in [set_addr, clr_addr] + [op[0] for op in m["init"]]})
+        for page in pages:
+            def read(uc_, offset, size, user, page=page):
+                return regs.get(page + offset, 0)
+
+            def write(uc_, offset, size, value, user, page=page):
+                addr = page + offset
+                regs[addr] = value
+                if addr == set_addr and value & m["set"][1]:
+                    report.marker_edges.append((cycles(), 1))
+                elif addr == clr_addr and value & m["clear"][1]:
+                    report.marker_edges.append((cycles(), 0))
+
+            uc.mmio_map(page, 0x1000, read, None, write, None)
 
     @staticmethod
     def _reg(A, name: str) -> int:

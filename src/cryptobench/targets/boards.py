@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
@@ -23,6 +23,7 @@ class Board:
     console: str
     qemu_machine: str = ""
     pyocd_target: str = ""
+    marker: dict = field(default_factory=dict, hash=False, compare=False)   # pin, init, set, clear (or empty)
 
 
 def _load() -> tuple[dict[str, Board], dict[str, dict]]:
@@ -32,7 +33,7 @@ def _load() -> tuple[dict[str, Board], dict[str, dict]]:
         boards[name] = Board(name=name, title=b["title"], core=b["core"], cpus=tuple(b["cpus"]),
                              clock_hz=int(b["clock_hz"]), flash=tuple(b["flash"]), ram=tuple(b["ram"]),
                              console=b["console"], qemu_machine=b.get("qemu_machine", ""),
-                             pyocd_target=b.get("pyocd_target", ""))
+                             pyocd_target=b.get("pyocd_target", ""), marker=b.get("marker", {}))
     return boards, doc["cpu"]
 
 
