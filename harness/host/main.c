@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -26,6 +27,7 @@
 #define CBH_PROTO 1
 #define MAX_SLOTS 256
 #define K_MAX (1ull << 40)      /* largest batch calibrate or sample accepts */
+#define WINDOW_NS_MAX 600000000000ull   /* longest energy window or idle period: 10 minutes */
 
 #ifndef CBH_CFLAGS
 #define CBH_CFLAGS "unknown"
@@ -646,6 +648,78 @@ static void cmd_sample(const cb_json *doc)
     send_reply();
 }
 
+/* Energy windows (docs/protocol.md): batches of k operations back to back until at least min_ns
+ * have passed, so that an energy counter read by the orchestrator before the request and after
+ * the reply sees a window long against its update period. */
+static void cmd_window(const cb_json *doc)
+{
+    char err[CB_ERRLEN];
+    uint64_t id, k, min_ns, ops = 0;
+    slot_t *s = req_slot(doc, &id);
+    if (s == NULL)
+        return;
+    if (req_u64(doc, "k", &k, err) != 0 || req_u64(doc, "min_ns", &min_ns, err) != 0) {
+        send_error(&id, 0, "%s", err);
+        return;
+    }
+    if (k < 1 || k > K_MAX) {
+        send_error(&id, 0, "k must be between 1 and 2^40");
+        return;
+    }
+    if (min_ns > WINDOW_NS_MAX) {
+        send_error(&id, 0, "min_ns must be at most %llu (10 minutes)", (unsigned long long)WINDOW_NS_MAX);
+        return;
+    }
+    uint64_t t0 = clock_ns();
+    uint64_t c0 = counter_read();
+    uint64_t t1;
+    do {
+        err[0] = '\0';
+        if (s->eng->run(s->state, k, err) != CB_OK) {
+            send_error(&id, 0, "%s", err[0] ? err : "operation failed");
+            return;
+        }
+        ops += k;
+        t1 = clock_ns();
+    } while (t1 - t0 < min_ns);
+    uint64_t c1 = counter_read();
+    cb_obj_begin(&out, "window");
+    cb_obj_u64(&out, "slot", id);
+    cb_obj_u64(&out, "k", k);
+    cb_obj_u64(&out, "ops", ops);
+    cb_obj_u64(&out, "ns", t1 - t0);
+    cb_obj_u64(&out, "cyc", c1 - c0);
+    cb_obj_end(&out);
+    send_reply();
+}
+
+/* Sleep ns (nanosleep, resumed after a signal) and report how long it really took: the idle
+ * windows of an energy baseline, and (ns = 0) the pipe round trip. */
+static void cmd_idle(const cb_json *doc)
+{
+    char err[CB_ERRLEN];
+    uint64_t ns;
+    if (req_u64(doc, "ns", &ns, err) != 0) {
+        send_error(NULL, 0, "%s", err);
+        return;
+    }
+    if (ns > WINDOW_NS_MAX) {
+        send_error(NULL, 0, "ns must be at most %llu (10 minutes)", (unsigned long long)WINDOW_NS_MAX);
+        return;
+    }
+    uint64_t t0 = clock_ns();
+    if (ns > 0) {
+        struct timespec req = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) }, rem;
+        while (nanosleep(&req, &rem) != 0 && errno == EINTR)
+            req = rem;
+    }
+    uint64_t t1 = clock_ns();
+    cb_obj_begin(&out, "idle");
+    cb_obj_u64(&out, "ns", t1 - t0);
+    cb_obj_end(&out);
+    send_reply();
+}
+
 static void free_slot(slot_t *s)
 {
     s->eng->teardown(s->state);
@@ -716,6 +790,8 @@ int main(void)
         { "calibrate", cmd_calibrate },
         { "sample", cmd_sample },
         { "teardown", cmd_teardown },
+        { "window", cmd_window },
+        { "idle", cmd_idle },
     };
     char err[CB_ERRLEN];
     size_t len;
@@ -759,7 +835,7 @@ int main(void)
         }
         if (i == sizeof cmds / sizeof cmds[0])
             send_error(NULL, 0, "unknown cmd '%.40s'; valid: hello, engine, supports, compute, "
-                       "setup, calibrate, sample, teardown, quit", cmd);
+                       "setup, calibrate, sample, teardown, window, idle, quit", cmd);
     }
 
     free_all_slots();

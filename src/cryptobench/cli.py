@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", metavar="RUN_ID", help="complete an interrupted run")
     run.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--energy", choices=["rapl", "perf", "nvml", "auto"],
+                     help="also measure energy per operation with a host meter: rapl (powercap sysfs), perf "
+                          "(power/energy-* events), nvml (NVIDIA GPUs), auto (first usable); see docs/energy-meters.md")
     mcu = run.add_argument_group("microcontroller targets (--engine then names library recipes)")
     mcu.add_argument("--target", default="host",
                      help="host (default), qemu:BOARD (functional: no timings), board:NAME with --port, "
@@ -99,6 +102,29 @@ def _parser() -> argparse.ArgumentParser:
                      help="relative uncertainty of each current, widens the EEI interval (e.g. 0.1)")
     mod.add_argument("--db")
     mod.add_argument("--json", metavar="FILE")
+
+    cap = esub.add_parser("capture", help="capture a trace live from an N6705 (SCPI) or an Otii (TCP) into a file "
+                                          "`energy import` reads (docs/energy-live.md)")
+    cap.add_argument("--instrument", required=True, choices=["n6705", "otii"])
+    cap.add_argument("--resource", required=True,
+                     help="n6705: a VISA resource (TCPIP0::HOST::inst0::INSTR, USB0::…); otii: HOST[:PORT] (port 1905)")
+    cap.add_argument("--backend", default="@py", help="n6705: pyvisa backend: @py (default), '' (system VISA), FILE.yaml@sim")
+    cap.add_argument("--mode", choices=["elog", "dlog"], default="elog",
+                     help="n6705: elog = stream FETC:ELOG? records (default); dlog = log to the instrument's "
+                          "memory, then copy the .dlog (or its CSV export, when --out ends in .csv) with MMEM:DATA?")
+    cap.add_argument("--period", type=float, help="n6705: sample (integration) period in seconds")
+    cap.add_argument("--duration", type=float, required=True, help="seconds to capture")
+    cap.add_argument("--channel", action="append", default=[], metavar="N[:i|v|iv[:ROLE]]",
+                     help="n6705 output to log (repeatable; default 1:iv): ROLE main (default), marker (its voltage "
+                          "is the analog marker) or a supply name, e.g. --channel 1:iv --channel 2:v:marker")
+    cap.add_argument("--trigger", choices=["bus", "imm", "ext"], default="bus",
+                     help="n6705: bus = software trigger right after start (default), imm, ext = the rear BNC")
+    cap.add_argument("--records", type=int, default=1000, help="n6705 elog: records per FETC:ELOG? (default 1000)")
+    cap.add_argument("--marker", default="i1", help="otii: GPI of the marker: i1 (default), i2, none")
+    cap.add_argument("--main-voltage", type=float, help="otii: set the main output to this voltage first")
+    cap.add_argument("--power-on", action="store_true", help="otii: switch the main output (the DUT's supply) on first")
+    cap.add_argument("--out", required=True, metavar="FILE", help="the trace (.csv, or .dlog with --mode dlog); "
+                     "FILE.json gets the instrument's identity, settings and the import options")
 
     show = sub.add_parser("show", help="print a stored run")
     show.add_argument("run_id", metavar="RUN_ID|latest")
@@ -216,6 +242,10 @@ def _mcu_plan(args) -> dict:
 
 def cmd_run(args, out) -> int:
     from .runner import Runner, build_plan
+    if args.energy and args.target != "host":
+        raise UsageError("--energy measures host energy meters; it applies to --target host only")
+    if args.energy and args.resume:
+        raise UsageError("--energy with --resume: a resumed run keeps its own plan's energy setting")
     if not args.resume and args.target != "host":
         plan = _mcu_plan(args)
         store = Store(args.db)
@@ -241,6 +271,8 @@ def cmd_run(args, out) -> int:
             raise UsageError(f"--min-time: must be >= 0 seconds, got {args.min_time}")
         plan = build_plan(suite, engines, ops, _split_params(args.param), args.repeat, args.min_time,
                           args.warmup, args.baseline, args.single)
+        if args.energy:
+            plan["options"].update(energy=args.energy, energy_windows=5)
         run_id = None
         if not plan["groups"]:
             raise UsageError("nothing to run: no selected operation applies to the selected engines")
@@ -317,6 +349,8 @@ def _options(items: list[str]) -> dict:
 def cmd_energy(args, out) -> int:
     if args.energy_command == "model":
         return cmd_energy_model(args, out)
+    if args.energy_command == "capture":
+        return cmd_energy_capture(args, out)
     from .energy.formats import FORMATS, open_trace
     from .energy.importer import as_cell, attach_to_run, import_trace
     from .energy.segment import PlanMismatch
@@ -397,6 +431,58 @@ def cmd_energy(args, out) -> int:
         from .report import render_json
         Path(args.json).write_text(render_json(store.load_run(run_id)) + "\n")
     sys.stderr.write(f"stored as run {run_id} in {store.path}\n")
+    return 0
+
+
+def cmd_energy_capture(args, out) -> int:
+    from .energy.live_n6705 import ChannelSpec, InstrumentError, N6705, write_generic_csv
+    from .energy.live_otii import OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError, parse_resource
+    dest = Path(args.out)
+    if not args.duration > 0:
+        raise UsageError(f"--duration: must be > 0 s, got {args.duration}")
+    try:
+        if args.instrument == "otii":
+            host, port = parse_resource(args.resource)
+            with OtiiClient(host, port) as client:
+                cap = OtiiCapture(client, main_voltage=args.main_voltage, power_on=args.power_on,
+                                  marker=None if args.marker.lower() == "none" else args.marker)
+                result = write_generic_csv(cap.capture(args.duration), dest)
+                cond = cap.conditions()
+        else:
+            if args.period is None:
+                raise UsageError("--period: required for the n6705 (sample period in seconds)")
+            chans = [ChannelSpec.parse(c) for c in (args.channel or ["1:iv"])]
+            with N6705(args.resource, args.backend) as inst:
+                if args.mode == "elog":
+                    result = write_generic_csv(inst.capture_elog(chans, args.period, args.duration, args.trigger,
+                                                                 args.records), dest)
+                else:
+                    as_csv = dest.suffix.lower() == ".csv"
+                    size = inst.capture_dlog(chans, args.period, args.duration, dest, trigger=args.trigger, as_csv=as_csv)
+                    name = (lambda kind, ch: f"{kind.capitalize()} avg {ch}") if as_csv else (lambda kind, ch: f"{kind}{ch}")
+                    main = next(c for c in chans if c.role == "main")
+                    opts = {"current": name("curr", main.channel)}
+                    for c in chans:
+                        if c.role == "marker":
+                            opts["marker_column"] = name("volt" if c.voltage else "curr", c.channel)
+                        elif c.role != "main":
+                            for kind, on in (("current", c.current), ("voltage", c.voltage)):
+                                if on:
+                                    opts[f"extra_{kind}"] = ",".join(filter(None, [opts.get(f"extra_{kind}"),
+                                                                                  f"{c.role}:{name(kind[:4], c.channel)}"]))
+                    result = {"bytes": size, "format": "n6705-csv" if as_csv else "n6705-dlog", "options": opts}
+                cond = inst.conditions()
+    except (InstrumentError, OtiiError, OtiiConnectionError, ValueError) as exc:
+        raise UsageError(str(exc))
+    dest.with_name(dest.name + ".json").write_text(json.dumps({"conditions": cond, "import": result}, indent=2) + "\n")
+    size = f"{result['samples']:,} samples" if "samples" in result else f"{result['bytes']:,} bytes"
+    out.write(f"{dest}: {size} from {cond['instrument'].get('idn') or cond['instrument'].get('server')}; "
+              f"conditions in {dest.name}.json\n")
+    opts = " ".join(f"--option '{k}={v}'" for k, v in result["options"].items())
+    analog = result["options"].get("marker_kind") == "analog" or "marker_column" in result["options"]
+    out.write(f"import: cryptobench energy import {dest} --format {result['format']} {opts}\n")
+    if analog:
+        out.write("the marker is analog: add --threshold V (about half its high level, e.g. 1.65 for 3.3 V logic)\n")
     return 0
 
 

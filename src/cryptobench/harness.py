@@ -117,6 +117,15 @@ class HarnessProcess:
         replies = self.request({"cmd": "sample", "slot": slot, "k": int(k), "n": int(n)}, until="done")
         return [(int(r["k"]), int(r["ns"]), int(r.get("cyc", 0))) for r in replies if r.get("t") == "sample"]
 
+    def window(self, slot: int, k: int, min_ns: int) -> dict:
+        """An energy window: batches of k operations until at least min_ns passed (docs/protocol.md)."""
+        r = self.request({"cmd": "window", "slot": slot, "k": int(k), "min_ns": int(min_ns)})[0]
+        return {"k": int(r["k"]), "ops": int(r["ops"]), "ns": int(r["ns"]), "cyc": int(r.get("cyc", 0))}
+
+    def idle(self, ns: int) -> int:
+        """Let the harness sleep ns; returns the nanoseconds it really slept."""
+        return int(self.request({"cmd": "idle", "ns": int(ns)})[0]["ns"])
+
     def teardown(self, slot: int) -> None:
         try:
             self.request({"cmd": "teardown", "slot": slot})

@@ -7,6 +7,7 @@ import io
 import json
 
 from .noise import noise_line
+from .meters.session import energy_line
 from .catalog import OPS
 from .results import comparisons, document
 
@@ -110,7 +111,8 @@ def build_tables(run: dict) -> list[dict]:
                 row += _mcu_cell_text(cell, mcu_cols) if mcu else list(_cell_text(cell, scale))
                 if energy:
                     en = ((cell or {}).get("result") or {}).get("energy") if cell and cell["status"] == "ok" else None
-                    row.append(fmt_num(en["per_op_j"] * 1e6) + ("" if en["provenance"] == "measured" else f" ({en['provenance']})")
+                    row.append(fmt_num(en["per_op_j"] * 1e6) + ("~" if "not-above-idle" in en.get("flags", []) else "")
+                               + ("" if en["provenance"] == "measured" else f" ({en['provenance']})")
                                if en else "—")
             for e in comp_engines:
                 comp = comps.get((op_id, pk, e))
@@ -127,6 +129,11 @@ def build_tables(run: dict) -> list[dict]:
                 notes.append(f"{who}: {'KAT FAIL' if c['kat'] == 'fail' else 'failed'} — {c['detail']}")
             elif c["status"] == "ok" and c["result"]["flags"]:
                 notes.append(f"{who}: * {', '.join(c['result']['flags'])}")
+            if c["status"] == "ok" and (c["result"] or {}).get("energy", {}).get("flags"):
+                notes.append(f"{who}: energy {', '.join(c['result']['energy']['flags'])}"
+                             + (" (~ = within the idle baseline's noise)" if "not-above-idle" in c["result"]["energy"]["flags"] else ""))
+            elif c["status"] == "ok" and (c["result"] or {}).get("energy_note"):
+                notes.append(f"{who}: {c['result']['energy_note']}")
         for e in hidden:
             why = next(c["detail"] for c in cells if c["engine"] == e)
             notes.append(f"{e}: unsupported — {why}")
@@ -226,6 +233,9 @@ def conditions_lines(run: dict) -> list[str]:
     noise = noise_line(cond.get("noise_floor"))
     if noise:
         lines.append(noise)
+    energy = energy_line(cond.get("energy_meter"))
+    if energy:
+        lines.append(energy)
     if run["plan"].get("baseline"):
         lines.append(f"Impr. ENGINE = Duration Improvement t_{run['plan']['baseline']} / t_ENGINE (ratio of medians, 95 % bootstrap interval). "
                      "Durations: median per operation, provenance: measured. * = flagged, see notes.")
@@ -263,20 +273,29 @@ CSV_FIELDS = ["run", "op", "params", "engine", "target", "provenance", "status",
               "outliers", "flags", "detail"]
 
 
+ENERGY_CSV_FIELDS = ["energy_per_op_j", "energy_provenance", "energy_gross_per_op_j", "idle_power_w",
+                     "energy_rsd_pct", "energy_flags"]
+
+
 def render_csv(run: dict) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(CSV_FIELDS)
+    # energy columns only when some cell has an energy figure
+    energy = any((c.get("result") or {}).get("energy") for c in run["cells"])
+    w.writerow(CSV_FIELDS + (ENERGY_CSV_FIELDS if energy else []))
     for c in run["cells"]:
         r = c.get("result") or {}
         t = r.get("time_s", {})
         ci = t.get("ci95", [None, None])
+        en = r.get("energy") or {}
+        extra = [en.get("per_op_j"), en.get("provenance"), en.get("gross_per_op_j"), en.get("idle_power_w"),
+                 (en.get("stats") or {}).get("rsd_pct"), " ".join(en.get("flags", []))] if energy else []
         w.writerow([run["id"], c["op"], json.dumps(c["params"], sort_keys=True), c["engine"], c["target"],
                     c["provenance"], c["status"], c["kat"], r.get("n"), r.get("k"), t.get("median"),
                     t.get("mean"), t.get("stdev"), t.get("rsd_pct"), t.get("min"), t.get("max"), ci[0], ci[1],
                     r.get("ops_per_s"), r.get("throughput_Bps"), r.get("KBps"), r.get("KiBps"),
                     (r.get("cycles") or {}).get("per_op_median"), r.get("cycles_per_byte"),
-                    r.get("outliers"), " ".join(r.get("flags", [])), c.get("detail")])
+                    r.get("outliers"), " ".join(r.get("flags", [])), c.get("detail")] + extra)
     return buf.getvalue()
 
 

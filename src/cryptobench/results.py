@@ -63,7 +63,9 @@ def comparisons(cells: list[dict], baseline: str | None) -> list[dict]:
         comp = {"op": op, "params": dict(pkey), "baseline": baseline, "engine": engine,
                 "duration_improvement": ratio, "ci95": list(ci)}
         eb, ee = (base.get("result") or {}).get("energy"), (cell.get("result") or {}).get("energy")
-        if eb and ee and eb.get("per_op_j") and ee.get("per_op_j"):
+        usable = lambda en: (en and (en.get("per_op_j") or 0) > 0
+                             and "not-above-idle" not in en.get("flags", []))
+        if usable(eb) and usable(ee):
             # TI's Energy Efficiency Improvement (t_b·I_b)/(t_e·I_e) = E_baseline / E_engine
             comp["energy_efficiency_improvement"] = eb["per_op_j"] / ee["per_op_j"]
             comp["energy_provenance"] = ee.get("provenance")

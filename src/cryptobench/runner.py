@@ -106,6 +106,8 @@ class Runner:
         self.engine_info: dict = {}
         self.unusable: dict = {}
         self.hello: dict = {}
+        self.meter = open_meter(plan["options"].get("energy"))
+        self.energy = None
 
     # --- engines ------------------------------------------------------------------------------
     def start_engines(self) -> None:
@@ -131,6 +133,8 @@ class Runner:
     def close(self) -> None:
         for proc in self.procs.values():
             proc.close()
+        if self.meter is not None:
+            self.meter.close()
 
     def conditions(self) -> dict:
         hello = {k: v for k, v in self.hello.items() if k != "t"}
@@ -143,16 +147,23 @@ class Runner:
     def run(self, run_id: int | None = None) -> int:
         self.start_engines()
         conditions = self.conditions()
+        previous_energy = None
         if run_id is None:
             run_id = self.store.create_run(self.plan["suite"], self.plan, conditions)
             previous_noise = None
         else:
-            previous_noise = self.store.load_run(run_id)["conditions"].get("noise_floor")
+            stored = self.store.load_run(run_id)["conditions"]
+            previous_noise = stored.get("noise_floor")
+            previous_energy = stored.get("energy_meter")
             self.store.update_conditions(run_id, conditions)
             self.store.set_status(run_id, "running")
         done = self.store.done_keys(run_id)
         verifier = Verifier(self.procs)
         noise = NoiseFloor(verifier, previous_noise)
+        if self.meter is not None:
+            from .meters.session import EnergySession
+            self.energy = EnergySession(self.meter, int(self.plan["options"].get("energy_windows") or 5),
+                                        previous_energy)
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
             seq = 0
@@ -167,9 +178,15 @@ class Runner:
                     self.progress(group, "start")
                 if not noise.k and not noise.why:
                     noise.start()
+                if self.energy is not None and not self.energy.started:
+                    self._energy_idle(start=True)
                 self._run_group(run_id, base_seq, group, pending, verifier)
                 noise.sample()
-                self.store.update_conditions(run_id, {**conditions, "noise_floor": noise.summary()})
+                extra = {"noise_floor": noise.summary()}
+                if self.energy is not None:
+                    self._energy_idle(start=False)
+                    extra["energy_meter"] = self.energy.summary()
+                self.store.update_conditions(run_id, {**conditions, **extra})
                 if self.progress:
                     self.progress(group, "end")
             self.store.set_status(run_id, "complete")
@@ -181,6 +198,27 @@ class Runner:
             verifier.close()
             self.close()
         return run_id
+
+    def _idle_proc(self):
+        """A running harness to sleep in during idle windows (any engine's: it only sleeps)."""
+        for proc in self.procs.values():
+            if proc.proc.poll() is None:
+                return proc
+        return None
+
+    def _energy_idle(self, start: bool) -> None:
+        """The idle baseline: IDLE_FIRST windows at the start, one after every group."""
+        proc = self._idle_proc()
+        if proc is None:
+            self.energy.why = "no running harness to take idle windows with"
+            return
+        try:
+            if start:
+                self.energy.start(proc)
+            elif self.energy.started:
+                self.energy.idle(proc)
+        except HarnessError as exc:
+            self.energy.why = f"idle window failed: {exc}"
 
     def _cell(self, group, engine, status, kat, detail, samples=None, result=None) -> dict:
         return {"op": group["op"], "params": group["params"], "engine": engine, "target": TARGET,
@@ -216,7 +254,7 @@ class Runner:
             ready.append((e, verdict.detail))
         if not ready:
             return
-        samples, failures = self._time_interleaved(group, [e for e, _ in ready])
+        samples, failures, energy = self._time_interleaved(group, [e for e, _ in ready])
         opts = self.plan["options"]
         single = bool(group.get("single") or opts["single"])
         for e, detail in ready:
@@ -225,6 +263,16 @@ class Runner:
                                                                  f"timing failed: {failures[e]}"))
                 continue
             result = derive(op, params, samples[e], self.procs[e].hello, single)
+            if self.energy is not None:
+                # only cells that passed verification and timing get here: no energy without a KAT pass
+                if isinstance(energy.get(e), str):
+                    result["energy_note"] = energy[e]
+                else:
+                    en, why = self.energy.cell_energy(op, params, energy.get(e) or [])
+                    if en is not None:
+                        result["energy"] = en
+                    else:
+                        result["energy_note"] = why + (f" ({self.energy.why})" if self.energy.why else "")
             self.store.save_cell(run_id, seqs[e], self._cell(group, e, "ok", "pass", detail,
                                                              samples[e], result))
 
@@ -259,9 +307,30 @@ class Runner:
                     continue
                 if rnd >= warmup:
                     samples[e].extend([list(s) for s in got])
+        energy: dict = {}
+        if self.energy is not None and self.energy.started:
+            from .meters.session import measure_group
+            windows, failed = measure_group(self.energy, self.procs, slot, ks,
+                                            [e for e in active if e not in failures], failures)
+            energy = {**windows, **failed}
         for e in active:
             self.procs[e].teardown(slot)
-        return samples, failures
+        return samples, failures, energy
+
+
+def open_meter(name: str | None):
+    """The energy meter a plan asks for (None: no energy); a meter unusable here is a usage error
+    that names the remedy."""
+    if not name:
+        return None
+    from .meters import MeterUnavailable, get_meter
+    try:
+        return get_meter(name)
+    except MeterUnavailable as exc:
+        raise UsageError(f"--energy {name}: {exc.kind}: {exc.reason}"
+                         + (f"; remedy: {exc.remedy}" if exc.remedy else ""))
+    except ValueError as exc:
+        raise UsageError(f"--energy: {exc}")
 
 
 def _raise_interrupt(signum, frame):

@@ -33,8 +33,9 @@ def energy_record(windows, info, op: str, params: dict) -> dict:
     nbytes = params.get("bytes") if OPS[op].payload else None
     rec = {"per_op_j": med_e / (2.0 if OPS[op].halve else 1.0), "provenance": "measured",
            "method": f"Σ V·I·Δt over marker windows of a {info.format} trace ({info.path})",
-           "source": {"kind": "trace", "format": info.format, "path": str(info.path),
-                      "sample_period_s": info.sample_period_s},
+           "source": f"{info.format} trace",
+           "trace": {"format": info.format, "path": str(info.path), "sample_period_s": info.sample_period_s,
+                     "windows": len(windows)},
            "stats": s, "approximate_windows": s["approximate"],
            "per_window_j": [w.energy_j for w in windows]}
     rec.update({k: v for k, v in per_unit(rec["per_op_j"], med_t / (2.0 if OPS[op].halve else 1.0), nbytes).items()

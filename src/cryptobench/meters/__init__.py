@@ -1,0 +1,50 @@
+"""Host energy meters: RAPL (powercap sysfs), perf power/energy-* events, NVML (docs/energy-meters.md)."""
+from __future__ import annotations
+
+from .base import ABSENT, CounterReset, Meter, MeterUnavailable, Reading, estimate_update_period
+
+METERS = ("rapl", "perf", "nvml")
+AUTO_ORDER = ("rapl", "perf", "nvml")
+
+
+def _make(name: str) -> Meter:
+    if name == "rapl":
+        from .rapl import RaplMeter
+        return RaplMeter()
+    if name == "perf":
+        from .perf_energy import PerfEnergyMeter
+        return PerfEnergyMeter()
+    if name == "nvml":
+        from .nvml import NvmlMeter
+        return NvmlMeter()
+    raise ValueError(f"unknown energy meter '{name}'; valid: {', '.join(METERS)}, auto")
+
+
+def available_meters() -> list[tuple[str, Meter | None, MeterUnavailable | None]]:
+    """Every meter tried here: (name, the open meter or None, why not). Close the meters you keep."""
+    out = []
+    for name in AUTO_ORDER:
+        try:
+            out.append((name, _make(name), None))
+        except MeterUnavailable as exc:
+            out.append((name, None, exc))
+    return out
+
+
+def get_meter(name: str) -> Meter:
+    """The named meter, or for `auto` the first usable of rapl, perf, nvml; MeterUnavailable otherwise."""
+    if name != "auto":
+        return _make(name)
+    reasons = []
+    for n in AUTO_ORDER:
+        try:
+            return _make(n)
+        except MeterUnavailable as exc:
+            reasons.append(exc)
+    raise MeterUnavailable("auto", ABSENT, "no energy meter is usable here: "
+                           + "; ".join(f"{e.meter}: {e.kind}: {e.reason}" for e in reasons),
+                           " | ".join(f"{e.meter}: {e.remedy}" for e in reasons if e.remedy))
+
+
+__all__ = ["Meter", "MeterUnavailable", "CounterReset", "Reading", "get_meter", "available_meters",
+           "estimate_update_period", "METERS"]
