@@ -415,7 +415,7 @@ def cmd_energy(args, out) -> int:
         return 0
     if op is None:
         return 0
-    if not windows:
+    if not len(windows):
         raise UsageError(f"{args.file}: no windows to store")
     from .catalog import resolve_params
     params = resolve_params(op, {k: v[0] if len(v) == 1 else v for k, v in _split_params(args.param).items()}, "--param")

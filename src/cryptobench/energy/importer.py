@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..catalog import OPS
 from .models import per_unit
-from .segment import PlanMismatch, match_plan, segment, summarize_energy
+from .segment import PlanMismatch, column, match_plan, segment, summarize_energy
 
 
 def import_trace(info, chunks, *, nominal_voltage=None, min_width_s=0.0, threshold=None, hysteresis=0.0,
@@ -21,7 +21,7 @@ def import_trace(info, chunks, *, nominal_voltage=None, min_width_s=0.0, thresho
         raise PlanMismatch(f"{info.path}: expected {expect} marker windows (the planned repetitions), found "
                            f"{len(windows)}; nothing stored")
     return {"info": info, "windows": windows, "warnings": list(result.warnings),
-            "summary": summarize_energy(windows) if windows else None, "supplies": result.supplies,
+            "summary": summarize_energy(windows) if len(windows) else None, "supplies": result.supplies,
             "samples_total": result.samples_total, "sample_period_s": result.sample_period_s}
 
 
@@ -37,7 +37,7 @@ def energy_record(windows, info, op: str, params: dict) -> dict:
            "trace": {"format": info.format, "path": str(info.path), "sample_period_s": info.sample_period_s,
                      "windows": len(windows)},
            "stats": s, "approximate_windows": s["approximate"],
-           "per_window_j": [w.energy_j for w in windows]}
+           "per_window_j": column(windows, "energy_j").tolist()}
     rec.update({k: v for k, v in per_unit(rec["per_op_j"], med_t / (2.0 if OPS[op].halve else 1.0), nbytes).items()
                 if k != "energy_per_op_j"})
     if "supplies" in s:
@@ -49,10 +49,10 @@ def as_cell(imported: dict, op: str, params: dict, engine: str, target: str) -> 
     """A new stored cell: time and energy statistics of the windows, provenance measured."""
     from ..results import derive
     windows = imported["windows"]
-    samples = [[1, max(1, int(round(w.duration_s * 1e9))), 0] for w in windows]
+    samples = [[1, max(1, int(round(d * 1e9))), 0] for d in column(windows, "duration_s").tolist()]
     result = derive(op, params, samples, {"counter": "none"}, True)
     result["energy"] = energy_record(windows, imported["info"], op, params)
-    if any(w.approximate for w in windows):
+    if column(windows, "approximate").any():
         result["flags"] = sorted(set(result["flags"]) | {"approximate"})
     return {"op": op, "params": params, "engine": engine, "target": target, "provenance": "measured",
             "status": "ok", "kat": "n/a", "detail": f"{len(windows)} windows from {imported['info'].path}",
@@ -87,7 +87,7 @@ def attach_to_run(imported: dict, run: dict) -> list[dict]:
         cell = dict(p["cell"])
         result = dict(cell.get("result") or {})
         result["energy"] = energy_record(ws, imported["info"], cell["op"], cell["params"])
-        if any(w.approximate for w in ws):
+        if column(ws, "approximate").any():
             result["flags"] = sorted(set(result.get("flags", [])) | {"approximate"})
         cell["result"] = result
         cells.append(cell)

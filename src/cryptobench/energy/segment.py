@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Iterable
 
 import numpy as np
@@ -60,9 +61,55 @@ class Window:
                 "supplies": dict(self.supplies)}
 
 
+class Windows(Sequence):
+    """The windows of a trace as columns (numpy arrays), so that a trace of a million windows costs
+    no million objects: `column(name)` gives an array, indexing gives a `Window`, slicing a
+    `Windows`. Columns: start_s, duration_s, energy_j, avg_current_a, samples, glitch, x, loc_kind,
+    loc, and E.NAME per supply."""
+
+    def __init__(self, cols: dict, supplies: list[str], first_index: int = 0):
+        self.cols, self.supplies, self.first_index = cols, supplies, first_index
+
+    def __len__(self) -> int:
+        return len(self.cols["energy_j"])
+
+    def column(self, name: str) -> np.ndarray:
+        if name == "approximate":
+            return self.cols["samples"] < APPROXIMATE_PERIODS
+        if name == "flagged":
+            return self.cols["glitch"] | self.cols["x"]
+        return self.cols[name]
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            start, _, _ = i.indices(len(self))
+            return Windows({k: v[i] for k, v in self.cols.items()}, self.supplies, self.first_index + start)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        c = self.cols
+        n = int(c["samples"][i])
+        return Window(self.first_index + i, float(c["start_s"][i]), float(c["duration_s"][i]), float(c["energy_j"][i]),
+                      float(c["avg_current_a"][i]), n, n < APPROXIMATE_PERIODS, _where(c["loc_kind"][i], c["loc"][i]),
+                      (["glitch"] if c["glitch"][i] else []) + (["x-state"] if c["x"][i] else []),
+                      {nm: float(c["E." + nm][i]) for nm in self.supplies})
+
+
+def column(windows, name: str) -> np.ndarray:
+    """A column of a `Windows`, or of a plain list of `Window`s."""
+    if isinstance(windows, Windows):
+        return windows.column(name)
+    if name == "flagged":
+        return np.array([bool(w.flags) for w in windows], dtype=bool)
+    if name.startswith("E."):
+        return np.array([w.supplies[name[2:]] for w in windows], dtype=np.float64)
+    return np.array([getattr(w, name) for w in windows])
+
+
 @dataclass
 class SegmentResult:
-    windows: list[Window]
+    windows: Windows
     warnings: list[str]
     samples_total: int
     sample_period_s: float | None
@@ -74,13 +121,18 @@ class _Run:
     state: int
     start: int            # global index of the first sample
     start_s: float
-    where: str
+    loc_kind: int         # where the run starts in the file: 0 line, 1 byte, 2 time (see _where)
+    loc: float
     samples: int = 0
     duration_s: float = 0.0
     charge: float = 0.0
     energy: dict = field(default_factory=dict)
     x_samples: int = 0
     glitch: bool = False
+
+    @property
+    def where(self) -> str:
+        return _where(self.loc_kind, self.loc)
 
     def absorb(self, other: "_Run") -> None:
         self.samples += other.samples
@@ -90,6 +142,14 @@ class _Run:
             self.energy[k] = self.energy.get(k, 0.0) + v
         self.x_samples += other.x_samples
         self.glitch = self.glitch or other.glitch
+
+
+def _where(kind: int, value: float) -> str:
+    if kind == 0:
+        return f"line {int(value)}"
+    if kind == 1:
+        return f"byte {int(value)}"
+    return f"t = {value:.9g} s"
 
 
 def _forward_fill(states: np.ndarray, carry: int) -> np.ndarray:
@@ -112,7 +172,7 @@ class _Segmenter:
         self.nominal_voltage = nominal_voltage
         self.threshold, self.hysteresis = threshold, hysteresis
         self.path = path
-        self.runs: list[_Run] = []
+        self.parts: list[dict] = []       # per chunk: arrays of segment sums
         self.state: int | None = None     # marker state of the last sample seen
         self.total = 0
         self.last_t: float | None = None  # time of the last sample (non-uniform traces)
@@ -172,27 +232,8 @@ class _Segmenter:
         self.last_t = float(t[-1]) if len(t) else self.last_t
         return d
 
-    def supply_energy(self, c: Chunk, dt) -> dict[str, np.ndarray]:
-        out = {MAIN: self._power(c.current, c.voltage, MAIN, c) * dt}
-        for key, cur in c.extra.items():
-            if not key.startswith("current."):
-                continue
-            name = key[len("current."):]
-            out[name] = self._power(cur, c.extra.get("voltage." + name), name, c) * dt
-        if not self.supplies:
-            self.supplies = list(out)
-        return out
-
-    def _power(self, current, voltage, name, c) -> np.ndarray:
-        if voltage is not None:
-            return current * voltage
-        if self.nominal_voltage is None:
-            raise TraceError(self.path, None, f"a voltage for supply '{name}': the trace logs none, "
-                             "give the nominal supply voltage (--voltage V)")
-        self.nominal_used.add(name)
-        return current * self.nominal_voltage
-
     def feed(self, c: Chunk) -> None:
+        """Cut the chunk into segments of equal marker state and keep only their sums (arrays)."""
         n = len(c)
         if n == 0:
             return
@@ -202,46 +243,92 @@ class _Segmenter:
             raise TraceError(self.path, c.where(i), f"a finite current, found {cur[i]}")
         states, x = self.states(c)
         dt = self.dts(c)
-        energy = self.supply_energy(c, dt)
-        charge = cur * dt
-        # run boundaries inside this chunk: where the state differs from the previous sample
-        prev = self.state if self.state is not None else int(states[0])
-        change = np.flatnonzero(np.diff(states, prepend=np.int8(prev)) != 0)
-        bounds = np.concatenate(([0], change, [n])) if (len(change) == 0 or change[0] != 0) else np.concatenate((change, [n]))
-        starts = bounds[:-1]
-        seg_energy = {k: np.add.reduceat(v, starts) if isinstance(v, np.ndarray) else v for k, v in energy.items()}
-        seg_charge = np.add.reduceat(charge, starts)
-        seg_n = np.diff(bounds)
-        if isinstance(dt, float):
-            seg_dur = seg_n * dt
+        starts = np.flatnonzero(np.diff(states)) + 1
+        starts = np.concatenate(([0], starts))
+        seg_n = np.diff(np.append(starts, n))
+        uniform = isinstance(dt, float)
+        part = {"state": states[starts].astype(np.int8), "start": starts + self.total, "n": seg_n}
+        # sums per segment; with a uniform step, Σ x·dt = dt·Σ x saves a pass over the samples
+        if uniform:
+            part["dur"] = seg_n * dt
+            part["charge"] = np.add.reduceat(cur, starts) * dt
         else:
-            seg_dur = np.add.reduceat(dt, starts)
-        seg_x = np.add.reduceat(x.astype(np.int64), starts) if x is not None else None
-        continues = bool(self.runs) and (len(change) == 0 or change[0] != 0)
-        for j, s in enumerate(starts):
-            s = int(s)
-            if j > 0 or not continues:
-                t = float(c.t[s]) if c.t is not None else c.t0 + c.dt * s
-                self.runs.append(_Run(int(states[s]), self.total + s, t, c.where(s)))
-            r = self.runs[-1]
-            r.samples += int(seg_n[j])
-            r.duration_s += float(seg_dur[j])
-            r.charge += float(seg_charge[j])
-            for k, v in seg_energy.items():
-                r.energy[k] = r.energy.get(k, 0.0) + float(v[j])
-            if seg_x is not None:
-                r.x_samples += int(seg_x[j])
+            part["dur"] = np.add.reduceat(dt, starts)
+            part["charge"] = np.add.reduceat(cur * dt, starts)
+        for name, (i_a, v_a) in self.supply_arrays(c).items():
+            if v_a is None:
+                part["E." + name] = (part["charge"] if i_a is cur else
+                                     (np.add.reduceat(i_a, starts) * dt if uniform else np.add.reduceat(i_a * dt, starts))
+                                     ) * self.nominal_voltage
+            else:
+                p_ = i_a * v_a
+                part["E." + name] = np.add.reduceat(p_, starts) * dt if uniform else np.add.reduceat(p_ * dt, starts)
+        part["x"] = np.add.reduceat(x.astype(np.int64), starts) if x is not None else np.zeros(len(starts), np.int64)
+        part["t"] = (c.t[starts] if c.t is not None else c.t0 + c.dt * starts).astype(np.float64)
+        kind, loc = self._locations(c, starts)
+        part["loc_kind"] = np.full(len(starts), kind, dtype=np.int8)
+        part["loc"] = loc
+        self.parts.append(part)
         self.state = int(states[-1])
         self.total += n
         if x is not None:
             self.x_total += int(x.sum())
 
+    @staticmethod
+    def _locations(c: Chunk, idx: np.ndarray) -> tuple[int, np.ndarray]:
+        """Where samples idx are in the file: (0 line | 1 byte | 2 time, value) — see Chunk.where."""
+        if c.lines is not None:
+            return 0, c.lines[idx].astype(np.float64)
+        if c.line0 is not None:
+            return 0, (c.line0 + idx).astype(np.float64)
+        if c.byte0 is not None and c.sample_bytes:
+            return 1, (c.byte0 + idx * c.sample_bytes).astype(np.float64)
+        return 2, (c.t[idx] if c.t is not None else c.t0 + c.dt * idx).astype(np.float64)
+
+    def supply_arrays(self, c: Chunk) -> dict:
+        """Per supply (current, voltage or None for the nominal voltage)."""
+        out = {MAIN: (c.current, self._voltage(c.voltage, MAIN))}
+        for key, cur in c.extra.items():
+            if key.startswith("current."):
+                name = key[len("current."):]
+                out[name] = (cur, self._voltage(c.extra.get("voltage." + name), name))
+        if not self.supplies:
+            self.supplies = list(out)
+        return out
+
+    def _voltage(self, voltage, name):
+        if voltage is not None:
+            return voltage
+        if self.nominal_voltage is None:
+            raise TraceError(self.path, None, f"a voltage for supply '{name}': the trace logs none, "
+                             "give the nominal supply voltage (--voltage V)")
+        self.nominal_used.add(name)
+        return None
+
+    def merged(self) -> dict:
+        """All segments, adjacent ones of equal state (split by chunk boundaries) merged into runs."""
+        keys = self.parts[0].keys()
+        cat = {k: np.concatenate([p[k] for p in self.parts]) for k in keys}
+        first = np.flatnonzero(np.diff(cat["state"], prepend=np.int8(-1)) != 0)
+        out = {}
+        for k, v in cat.items():
+            if k in ("state", "start", "t", "loc", "loc_kind"):
+                out[k] = v[first]
+            else:
+                out[k] = np.add.reduceat(v, first)
+        return out
+
+    def run_objects(self, R: dict) -> list[_Run]:
+        names = [k[2:] for k in R if k.startswith("E.")]
+        return [_Run(int(R["state"][i]), int(R["start"][i]), float(R["t"][i]), int(R["loc_kind"][i]), float(R["loc"][i]),
+                     int(R["n"][i]), float(R["dur"][i]), float(R["charge"][i]),
+                     {nm: float(R["E." + nm][i]) for nm in names}, int(R["x"][i])) for i in range(len(R["state"]))]
+
     # -- after the last chunk -----------------------------------------------------------------
-    def debounce(self, min_width_s: float) -> list[_Run]:
-        if min_width_s <= 0:
-            return self.runs
+    @staticmethod
+    def debounce(runs: list[_Run], min_width_s: float) -> list[_Run]:
         out: list[_Run] = []
-        for r in self.runs:
+        for r in runs:
             if len(out) >= 2 and out[-1].duration_s < min_width_s and out[-2].state == r.state:
                 short = out.pop()
                 keep = out[-1]
@@ -256,7 +343,8 @@ class _Segmenter:
         if len(out) >= 2 and out[0].duration_s < min_width_s:
             first = out.pop(0)
             first.state = out[0].state
-            out[0].start, out[0].start_s, out[0].where = first.start, first.start_s, first.where
+            out[0].start, out[0].start_s = first.start, first.start_s
+            out[0].loc_kind, out[0].loc = first.loc_kind, first.loc
             out[0].absorb(first)
             out[0].glitch = True
         if len(out) >= 2 and out[-1].duration_s < min_width_s:
@@ -282,70 +370,93 @@ def segment(chunks: Iterable[Chunk], *, nominal_voltage: float | None = None, mi
         seg.feed(c)
     if seg.total == 0:
         raise TraceError(path, None, "samples: the trace has none")
-    runs = seg.debounce(min_width_s)
-    highs = [r for r in runs if r.state == 1]
-    if not highs or len(runs) == 1:
-        level = "high" if runs[0].state == 1 else "low"
-        raise TraceError(path, f"{runs[0].where}…end", f"marker edges (rising then falling), found none in "
+    R = seg.merged()
+    names = [k[2:] for k in R if k.startswith("E.")]
+    R["glitch"] = np.zeros(len(R["state"]), dtype=bool)
+    if min_width_s > 0 and (R["dur"] < min_width_s).any():
+        R = _arrays(seg.debounce(seg.run_objects(R), min_width_s), names)
+    state = R["state"]
+    where = lambda i: _where(R["loc_kind"][i], R["loc"][i])       # noqa: E731
+    if len(state) == 1:
+        level = "high" if state[0] == 1 else "low"
+        raise TraceError(path, f"{where(0)}…end", f"marker edges (rising then falling), found none in "
                          f"{seg.total:,} samples: the marker stays {level}")
+    highs = np.flatnonzero(state == 1)
     warnings = list(seg.warnings)
-    if runs[0].state == 1:
-        msg = (f"a rising edge before the falling edge at {runs[1].where}: the trace starts inside a marker "
+    if state[0] == 1:
+        msg = (f"a rising edge before the falling edge at {where(1)}: the trace starts inside a marker "
                "window (an odd number of edges)")
         if partial == "error":
-            raise TraceError(path, runs[1].where, f"expected {msg}; use partial=drop to drop that window")
-        warnings.append(f"{path}: dropped the window cut by the trace's start (falling edge at {runs[1].where})")
+            raise TraceError(path, where(1), f"expected {msg}; use partial=drop to drop that window")
+        warnings.append(f"{path}: dropped the window cut by the trace's start (falling edge at {where(1)})")
         highs = highs[1:]
-    if runs[-1].state == 1 and highs and highs[-1] is runs[-1]:
-        msg = (f"a falling edge after the rising edge at {runs[-1].where}: the trace ends inside a marker "
+    if state[-1] == 1 and len(highs) and highs[-1] == len(state) - 1:
+        last = len(state) - 1
+        msg = (f"a falling edge after the rising edge at {where(last)}: the trace ends inside a marker "
                "window (an odd number of edges)")
         if partial == "error":
-            raise TraceError(path, runs[-1].where, f"expected {msg}; use partial=drop to drop that window")
-        warnings.append(f"{path}: dropped the window cut by the trace's end (rising edge at {runs[-1].where})")
+            raise TraceError(path, where(last), f"expected {msg}; use partial=drop to drop that window")
+        warnings.append(f"{path}: dropped the window cut by the trace's end (rising edge at {where(last)})")
         highs = highs[:-1]
     period = min(seg.periods) if seg.periods else None
     uniform = len(seg.periods) == 1 and seg.last_t is None
-    windows = []
-    for i, r in enumerate(highs):
-        flags = (["glitch"] if r.glitch else []) + (["x-state"] if r.x_samples else [])
-        total = sum(r.energy.values())
-        windows.append(Window(index=i, start_s=r.start_s, duration_s=r.duration_s, energy_j=total,
-                              avg_current_a=r.charge / r.duration_s if r.duration_s > 0 else math.nan,
-                              samples=r.samples, approximate=r.samples < APPROXIMATE_PERIODS,
-                              where=r.where, flags=flags, supplies=dict(r.energy)))
+    energy = {nm: R["E." + nm][highs] for nm in names}
+    total = np.sum([energy[nm] for nm in names], axis=0)
+    dur, nsamp, charge = R["dur"][highs], R["n"][highs], R["charge"][highs]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        avg_i = np.where(dur > 0, charge / dur, np.nan)
+    windows = Windows({"start_s": R["t"][highs], "duration_s": dur, "energy_j": total, "avg_current_a": avg_i,
+                       "samples": nsamp, "glitch": R["glitch"][highs], "x": R["x"][highs] > 0,
+                       "loc_kind": R["loc_kind"][highs], "loc": R["loc"][highs],
+                       **{"E." + nm: energy[nm] for nm in names}}, names)
+    glitch_runs = int(R["glitch"].sum())
     for name in sorted(seg.nominal_used):
         warnings.append(f"{path}: supply '{name}' has no logged voltage; energy uses the nominal "
                         f"{seg.nominal_voltage:g} V (a warning: the real supply may differ)")
     if seg.x_total:
         warnings.append(f"{path}: {seg.x_total} samples had an unknown marker state (X); their windows are flagged")
-    glitches = sum(1 for r in runs if r.glitch)
-    if glitches:
-        warnings.append(f"{path}: {glitches} glitches shorter than {min_width_s:g} s merged (debounce)")
-    napprox = sum(1 for w in windows if w.approximate)
+    if glitch_runs:
+        warnings.append(f"{path}: {glitch_runs} windows or gaps had glitches shorter than {min_width_s:g} s "
+                        "merged (debounce)")
+    napprox = int(windows.column("approximate").sum())
     if napprox:
         warnings.append(f"{path}: {napprox} windows are shorter than {APPROXIMATE_PERIODS} sampling periods: "
                         "their values are approximate")
     return SegmentResult(windows, warnings, seg.total, period if uniform else None, seg.supplies)
 
 
-def summarize_energy(windows: list[Window]) -> dict:
+def _arrays(runs: list[_Run], names: list[str]) -> dict:
+    """Runs (after debouncing) back as arrays."""
+    return {"state": np.array([r.state for r in runs], dtype=np.int8), "start": np.array([r.start for r in runs]),
+            "t": np.array([r.start_s for r in runs]), "n": np.array([r.samples for r in runs]),
+            "dur": np.array([r.duration_s for r in runs]), "charge": np.array([r.charge for r in runs]),
+            "x": np.array([r.x_samples for r in runs]), "glitch": np.array([r.glitch for r in runs]),
+            "loc_kind": np.array([r.loc_kind for r in runs], dtype=np.int8),
+            "loc": np.array([r.loc for r in runs]),
+            **{"E." + nm: np.array([r.energy[nm] for r in runs]) for nm in names}}
+
+
+def summarize_energy(windows) -> dict:
     """Median, RSD etc. of energy, duration and average current over the windows, the count of
     approximate windows, and the split of energy over supplies (median per window and share)."""
     def stats(xs):
-        return summarize(xs).as_dict()
+        return summarize(xs.tolist()).as_dict()
+    e, d = column(windows, "energy_j"), column(windows, "duration_s")
     out = {"n": len(windows),
-           "energy_j": stats([w.energy_j for w in windows]),
-           "duration_s": stats([w.duration_s for w in windows]),
-           "avg_current_a": stats([w.avg_current_a for w in windows]),
-           "avg_power_w": stats([w.energy_j / w.duration_s for w in windows if w.duration_s > 0]),
-           "approximate": sum(1 for w in windows if w.approximate),
-           "flagged": sum(1 for w in windows if w.flags)}
-    names = list(windows[0].supplies) if windows else []
+           "energy_j": stats(e),
+           "duration_s": stats(d),
+           "avg_current_a": stats(column(windows, "avg_current_a")),
+           "avg_power_w": stats(e[d > 0] / d[d > 0]),
+           "approximate": int(column(windows, "approximate").sum()),
+           "flagged": int(column(windows, "flagged").sum())}
+    names = windows.supplies if isinstance(windows, Windows) else (list(windows[0].supplies) if len(windows) else [])
     if len(names) > 1:
-        total = sum(w.energy_j for w in windows)
-        out["supplies"] = {n: {"median_j": summarize([w.supplies[n] for w in windows]).median,
-                               "share_pct": 100.0 * sum(w.supplies[n] for w in windows) / total if total else None}
-                           for n in names}
+        total = float(e.sum())
+        out["supplies"] = {}
+        for n in names:
+            en = column(windows, "E." + n)
+            out["supplies"][n] = {"median_j": float(np.median(en)),
+                                  "share_pct": 100.0 * float(en.sum()) / total if total else None}
     return out
 
 
@@ -360,18 +471,21 @@ def match_plan(windows: list[Window], planned: list[dict], path: str) -> list[tu
         detail = ", ".join(f"{p['label']}×{p['repeat']}" for p in planned[:8]) + (" …" if len(planned) > 8 else "")
         raise PlanMismatch(f"{path}: the run planned {want} repetitions ({detail}) but the trace has "
                            f"{len(windows)} marker windows; nothing stored")
-    out, i, problems = [], 0, []
+    out, i, problems, n_bad = [], 0, [], 0
     for p in planned:
         ws = windows[i:i + p["repeat"]]
         exp = p.get("expected_s")
         if exp:
-            for w in ws:
-                if not (0.5 * exp <= w.duration_s <= 2.0 * exp):
-                    problems.append(f"window {w.index} ({w.where}) lasts {w.duration_s:.6g} s but "
-                                    f"{p['label']} was timed at {exp:.6g} s")
+            d = column(ws, "duration_s")
+            bad = np.flatnonzero((d < 0.5 * exp) | (d > 2.0 * exp))
+            n_bad += len(bad)
+            for j in bad[:max(0, 5 - len(problems))]:
+                w = ws[int(j)]
+                problems.append(f"window {w.index} ({w.where}) lasts {w.duration_s:.6g} s but "
+                                f"{p['label']} was timed at {exp:.6g} s")
         out.append((p, ws))
         i += p["repeat"]
-    if problems:
-        raise PlanMismatch(f"{path}: windows do not match the run's order: " + "; ".join(problems[:5])
-                           + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "") + "; nothing stored")
+    if n_bad:
+        raise PlanMismatch(f"{path}: windows do not match the run's order: " + "; ".join(problems)
+                           + (f"; and {n_bad - len(problems)} more" if n_bad > len(problems) else "") + "; nothing stored")
     return out
