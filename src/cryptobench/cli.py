@@ -398,6 +398,12 @@ def cmd_energy(args, out) -> int:
                   "samples": imported["samples_total"], "windows": len(windows), "supplies": imported["supplies"],
                   "voltage": args.voltage, "threshold": args.threshold, "hysteresis": args.hysteresis,
                   "min_width_s": args.min_width}
+    sidecar = Path(str(args.file) + ".json")          # written by `energy capture`: the instrument's conditions
+    if sidecar.exists():
+        try:
+            trace_info["capture"] = json.loads(sidecar.read_text()).get("conditions")
+        except (ValueError, AttributeError) as exc:
+            raise UsageError(f"{sidecar}: not the capture's JSON conditions ({exc})")
     if args.run:
         store = Store(args.db)
         run = store.load_run(store.resolve_run_id(args.run))

@@ -68,7 +68,7 @@ def planned_sequence(run: dict) -> list[dict]:
             continue
         reps = sum(k for k, _, _ in c["samples"])
         times = sorted(ns / k / 1e9 for k, ns, _ in c["samples"])
-        timed = c["provenance"] == "measured" and any(ns for _, ns, _ in c["samples"])
+        timed = any(ns for _, ns, _ in c["samples"])
         params = " ".join(f"{k}={v}" for k, v in c["params"].items())
         out.append({"label": f"{c['op']} {params} [{c['engine']}]".replace("  ", " "), "repeat": reps,
                     "expected_s": times[len(times) // 2] if timed else None, "cell": c})

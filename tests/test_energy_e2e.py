@@ -1,0 +1,156 @@
+"""Energy end to end through the real command line: a simulated N6705 (pyvisa-sim) captured, cut
+into windows, integrated and stored as a run with the median and RSD of energy; a trace matched to
+a stored firmware run's repetitions (count and order checked, nothing stored on a mismatch); and
+every trace format without edges or with an odd number of edges refused with file and line."""
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import ROOT, cli
+from test_live_capture import ELOG_WINDOW_J, IDN, SIM, SIM_RESOURCE, _import_line
+from test_trace_formats import write
+
+from cryptobench.energy import synth
+
+SCHEMA = json.loads((ROOT / "docs" / "result.schema.json").read_text())
+
+
+def _runs(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as c:
+        return c.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+
+def test_simulated_n6705_capture_segment_store(tmp_path):
+    db, out, doc_path = tmp_path / "r.sqlite", tmp_path / "live.csv", tmp_path / "run.json"
+    r = cli("energy", "capture", "--instrument", "n6705", "--resource", SIM_RESOURCE, "--backend", SIM,
+            "--period", "0.001", "--duration", "0.5", "--records", "100",
+            "--channel", "1:iv", "--channel", "2:v:marker", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    r = cli(*_import_line(r.stdout), "--threshold", "1.65", "--expect", "5", "--op", "sha256", "--param", "bytes=64",
+            "--engine", "se-sha256", "--db", str(db), "--json", str(doc_path))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(doc_path.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    (cell,) = doc["results"]
+    e = cell["energy"]
+    assert cell["provenance"] == e["provenance"] == "measured" and cell["status"] == "ok"
+    assert e["per_op_j"] == pytest.approx(ELOG_WINDOW_J, rel=1e-6)
+    assert e["stats"]["energy_j"]["n"] == 5 and e["stats"]["energy_j"]["rsd_pct"] == pytest.approx(0, abs=1e-6)
+    assert e["stats"]["energy_j"]["median"] == pytest.approx(ELOG_WINDOW_J, rel=1e-6)
+    assert len(e["per_window_j"]) == 5 and e["mJ_per_Mb"] > 0
+    assert cell["time_s"]["median"] == pytest.approx(0.040, rel=1e-6)        # 40 samples of 1 ms
+    trace = doc["conditions"]["trace"]
+    assert trace["capture"]["instrument"]["idn"] == IDN and trace["format"] == "generic-csv"
+    shown = cli("show", "latest", "--db", str(db))
+    assert shown.returncode == 0 and "µJ" in shown.stdout and "se-sha256" in shown.stdout
+
+
+needs_sim = pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None,
+                               reason="gcc-arm-none-eabi is installed by ./setup.sh")
+
+
+def _trace_for(doc: dict, path: Path, drop: int = 0, swap: bool = False, current_a=0.010, idle_a=0.002):
+    """A generic CSV at 1 MS/s whose marker windows last what the simulator saw on the marker GPIO,
+    cell after cell, in the run's order (as a power analyzer would have logged the board)."""
+    clock = doc["conditions"]["target"]["simulator"]["clock_hz"]
+    cells = [r for r in doc["results"] if r["status"] == "ok"]
+    if swap:
+        cells = cells[::-1]
+    widths = [round(c / clock * 1e6) for r in cells for c in r["marker"]["cycles"]]
+    widths = widths[:len(widths) - drop]
+    t = 0
+    with open(path, "w") as f:
+        f.write("t,i,m\n")
+        for w in widths:
+            for k in range(20):
+                f.write(f"{t * 1e-6:.6f},{idle_a},0\n")
+                t += 1
+            for k in range(w):
+                f.write(f"{t * 1e-6:.6f},{current_a},1\n")
+                t += 1
+        for k in range(20):
+            f.write(f"{t * 1e-6:.6f},{idle_a},0\n")
+            t += 1
+    return {(r["op"], r["params"]["bytes"]): 3.3 * current_a * 1e-6 * round(r["marker"]["cycles"][0] / clock * 1e6)
+            for r in cells}
+
+
+@needs_sim
+def test_trace_matched_to_a_firmware_run(tmp_path):
+    db, doc_path = tmp_path / "r.sqlite", tmp_path / "run.json"
+    r = cli("run", "--target", "sim:cortex-m4", "--op", "sha256", "--param", "bytes=64,1024",
+            "--engine", "mbedtls", "--db", str(db), "--json", str(doc_path), "--quiet")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(doc_path.read_text())
+    imp = ["energy", "import", None, "--format", "generic-csv", "--option", "time_col=t", "--option", "current_col=i",
+           "--option", "marker_col=m", "--voltage", "3.3", "--run", "latest", "--db", str(db)]
+
+    def run_import(path):
+        args = list(imp)
+        args[2] = str(path)
+        return cli(*args)
+
+    # one window short: the count differs, nothing is stored
+    _trace_for(doc, tmp_path / "short.csv", drop=1)
+    bad = run_import(tmp_path / "short.csv")
+    assert bad.returncode == 2 and "planned" in bad.stderr and "nothing stored" in bad.stderr
+    # the cells in the wrong order: durations do not fit, nothing is stored
+    _trace_for(doc, tmp_path / "swapped.csv", swap=True)
+    bad = run_import(tmp_path / "swapped.csv")
+    assert bad.returncode == 2 and "do not match the run's order" in bad.stderr
+    shown = json.loads(cli("show", "latest", "--format", "json", "--db", str(db)).stdout)
+    assert all(r.get("energy", {}).get("provenance") != "measured" for r in shown["results"])
+    # the right trace: every cell gets its measured energy, time stays the simulated one
+    want = _trace_for(doc, tmp_path / "good.csv")
+    ok = run_import(tmp_path / "good.csv")
+    assert ok.returncode == 0, ok.stderr
+    assert "matched" in ok.stdout
+    shown = json.loads(cli("show", "latest", "--format", "json", "--db", str(db)).stdout)
+    jsonschema.validate(shown, SCHEMA)
+    for r in shown["results"]:
+        if r["status"] != "ok":
+            continue
+        e = r["energy"]
+        assert e["provenance"] == "measured" and r["provenance"] == "simulated"
+        assert e["per_op_j"] == pytest.approx(want[(r["op"], r["params"]["bytes"])], rel=1e-6)
+        assert e["stats"]["energy_j"]["n"] == r["n"]
+    assert shown["conditions"]["energy_trace"]["windows"] == sum(r["n"] for r in shown["results"] if r["status"] == "ok")
+
+
+FORMATS = ["generic-csv", "ppk2", "n6705-csv", "n6705-dlog", "saleae", "jls"]
+
+
+def _cli_options(fmt, opts):
+    args = []
+    for k, v in opts.items():
+        args += ["--option", f"{k}={v}"]
+    if fmt.startswith("n6705"):
+        args += ["--threshold", "1.65"]
+    return args
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("case", ["no-edges", "odd-edges"])
+def test_every_format_without_proper_edges_is_refused_and_nothing_stored(tmp_path, fmt, case):
+    if case == "no-edges":
+        plan = synth.PulsePlan(n=0, width_s=1e-4, gap_s=5e-4, dt=1e-5)
+    else:                       # the trace starts inside the first window: one edge too few
+        plan = synth.PulsePlan(n=3, width_s=1e-4, gap_s=2e-4, lead_s=0.0, dt=1e-5)
+    path, opts = write(fmt, tmp_path, plan)
+    db = tmp_path / "r.sqlite"
+    r = cli("energy", "import", str(path), "--format", fmt, *_cli_options(fmt, opts), "--voltage", "3.3",
+            "--op", "sha256", "--param", "bytes=32", "--engine", "x", "--db", str(db))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.count("\n") == 1 and str(path) in r.stderr
+    if case == "no-edges":
+        assert "marker edges" in r.stderr and "found none" in r.stderr
+    else:
+        assert "odd number of edges" in r.stderr
+        assert any(w in r.stderr for w in (":line ", ":byte ", ":t = ")), r.stderr
+    assert _runs(db) == 0
