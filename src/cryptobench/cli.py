@@ -346,6 +346,24 @@ def _options(items: list[str]) -> dict:
     return out
 
 
+def _with_progress(chunks, path):
+    """The trace's chunks, with a live count of samples read on a terminal (long traces take seconds)."""
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield from chunks
+        return
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+                  transient=True) as progress:
+        task = progress.add_task(f"reading {path}", total=None)
+        n = 0
+        for c in chunks:
+            n += len(c)
+            progress.update(task, description=f"reading {path}: {n / 1e6:,.1f} M samples")
+            yield c
+
+
 def cmd_energy(args, out) -> int:
     if args.energy_command == "model":
         return cmd_energy_model(args, out)
@@ -370,7 +388,7 @@ def cmd_energy(args, out) -> int:
     op = get_op(args.op) if args.op else None
     try:
         info, chunks = open_trace(args.file, args.format, **_options(args.option))
-        imported = import_trace(info, chunks, nominal_voltage=args.voltage, min_width_s=args.min_width,
+        imported = import_trace(info, _with_progress(chunks, args.file), nominal_voltage=args.voltage, min_width_s=args.min_width,
                                 threshold=args.threshold, hysteresis=args.hysteresis, expect=args.expect,
                                 partial=args.partial)
     except (TraceError, ValueError, PlanMismatch) as exc:

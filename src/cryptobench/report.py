@@ -49,11 +49,36 @@ def _cell_text(cell: dict | None, scale: float) -> tuple[str, str]:
     return fmt_num(r["time_s"]["median"] * scale) + mark, f"{r['time_s']['rsd_pct']:.1f}"
 
 
+def _energy_rsd(energy: dict | None) -> float | None:
+    """RSD of the energy per operation over windows (trace or host meter), when measured so."""
+    if not energy or not isinstance(energy.get("stats"), dict):
+        return None
+    st = energy["stats"]
+    return (st.get("energy_j") or st).get("rsd_pct")
+
+
+def _energy_notes(who: str, energy: dict | None) -> list[str]:
+    if not energy:
+        return []
+    out = []
+    if energy.get("supplies"):
+        out.append(f"{who}: energy split " + " · ".join(f"{n} {fmt_num(v['median_j'] * 1e6)} µJ ({v['share_pct']:.1f} %)"
+                                                         for n, v in energy["supplies"].items()))
+    st = energy.get("stats") or {}
+    if st.get("approximate"):
+        out.append(f"{who}: {st['approximate']} energy windows shorter than 20 sampling periods (approximate)")
+    if st.get("flagged"):
+        out.append(f"{who}: {st['flagged']} energy windows with a glitch or an unknown marker state")
+    return out
+
+
 def _mcu_columns(cells: list[dict]) -> list[str]:
     timed = any(c["status"] == "ok" and (c["result"] or {}).get("time_s") for c in cells)
     heap = any(c["status"] == "ok" and (c["result"] or {}).get("heap_bytes") for c in cells)
     energy = any(c["status"] == "ok" and (c["result"] or {}).get("energy") for c in cells)
-    return ((["cycles", "RSD %"] if timed else []) + (["µJ"] if energy else []) + ["stack B"]
+    e_rsd = any(c["status"] == "ok" and _energy_rsd((c["result"] or {}).get("energy")) is not None for c in cells)
+    return ((["cycles", "RSD %"] if timed else []) + (["µJ"] if energy else []) + (["µJ RSD %"] if e_rsd else [])
+            + ["stack B"]
             + (["heap B"] if heap else []) + ["flash B", "RAM B"])
 
 
@@ -68,6 +93,8 @@ def _mcu_cell_text(cell: dict | None, columns: list[str]) -> list[str]:
               "flash B": str(r["code_size"]["flash_bytes"]), "RAM B": str(r["code_size"]["ram_bytes"])}
     if r.get("energy"):
         values["µJ"] = fmt_num(r["energy"]["per_op_j"] * 1e6)
+        rsd = _energy_rsd(r["energy"])
+        values["µJ RSD %"] = f"{rsd:.1f}" if rsd is not None else ""
     if r.get("time_s"):
         values["cycles"] = fmt_num((r.get("cycles") or {}).get("per_op_median") or 0)
         values["RSD %"] = f"{r['time_s']['rsd_pct']:.1f}"
@@ -99,8 +126,11 @@ def build_tables(run: dict) -> list[dict]:
         columns = [*(varying or ["operation"])]
         mcu_cols = _mcu_columns(cells) if mcu else []
         energy = not mcu and any(c["status"] == "ok" and (c["result"] or {}).get("energy") for c in cells)
+        e_rsd = energy and any(c["status"] == "ok" and _energy_rsd((c["result"] or {}).get("energy")) is not None
+                               for c in cells)
         for e in shown:
-            columns += [f"{e} {c}" for c in mcu_cols] if mcu else [f"{e} ({unit})", "RSD %"] + (["µJ"] if energy else [])
+            columns += ([f"{e} {c}" for c in mcu_cols] if mcu else
+                        [f"{e} ({unit})", "RSD %"] + (["µJ"] if energy else []) + (["µJ RSD %"] if e_rsd else []))
         comp_engines = [e for e in shown if e != baseline] if baseline in shown else []
         columns += [f"Impr. {e}" for e in comp_engines]
         rows = []
@@ -114,6 +144,9 @@ def build_tables(run: dict) -> list[dict]:
                     row.append(fmt_num(en["per_op_j"] * 1e6) + ("~" if "not-above-idle" in en.get("flags", []) else "")
                                + ("" if en["provenance"] == "measured" else f" ({en['provenance']})")
                                if en else "—")
+                if e_rsd:
+                    rsd = _energy_rsd(en)
+                    row.append(f"{rsd:.1f}" if rsd is not None else "")
             for e in comp_engines:
                 comp = comps.get((op_id, pk, e))
                 row.append(f"{fmt_num(comp['duration_improvement'])} "
@@ -134,6 +167,8 @@ def build_tables(run: dict) -> list[dict]:
                              + (" (~ = within the idle baseline's noise)" if "not-above-idle" in c["result"]["energy"]["flags"] else ""))
             elif c["status"] == "ok" and (c["result"] or {}).get("energy_note"):
                 notes.append(f"{who}: {c['result']['energy_note']}")
+            if c["status"] == "ok":
+                notes += _energy_notes(who, (c["result"] or {}).get("energy"))
         for e in hidden:
             why = next(c["detail"] for c in cells if c["engine"] == e)
             notes.append(f"{e}: unsupported — {why}")
@@ -187,12 +222,26 @@ def _target_lines(cond: dict) -> list[str]:
     for name, b in cond.get("builds", {}).items():
         lines.append(f"  {name} {b['library_version']}: {b['compiler']} {b['cflags']} {b['ldflags']} · "
                      f"counter {b['counter']} · console {b['console']}")
-    if t["kind"] == "sim" and t.get("simulator"):
+    if cond.get("energy_trace"):
+        et = cond["energy_trace"]
+        lines.append(f"µJ = measured energy per operation: Σ V·I·Δt over the marker windows of a {et['format']} trace "
+                     f"({et['path']}, {et.get('windows')} windows, sample period {et.get('sample_period_s') or 0:.6g} s), "
+                     "matched in order to this run's repetitions")
+    elif t["kind"] == "sim" and t.get("simulator"):
         lines.append("µJ = modeled energy per operation: simulated time x the device profile's supply voltage x "
                      "active current (provenance: modeled; see sim/devices.toml for the datasheet figure)")
     lines.append("flash B = text + rodata + data of the op's image minus the empty harness's (same flags); "
                  "RAM B = data + bss likewise; stack B = high-water mark by stack painting")
     return lines
+
+
+def _capture_lines(capture: dict | None) -> list[str]:
+    if not capture:
+        return []
+    inst = capture.get("instrument", {})
+    settings = capture.get("settings", {})
+    what = inst.get("idn") or inst.get("kind", "instrument")
+    return [f"captured live from {what} · mode {settings.get('mode', '?')} · period {settings.get('period_s', '?')} s"]
 
 
 def conditions_lines(run: dict) -> list[str]:
@@ -202,6 +251,7 @@ def conditions_lines(run: dict) -> list[str]:
         return [f"run {run['id']} ({run['status']}) · energy from a {t['format']} trace: {t['path']}",
                 f"sample period {t.get('sample_period_s')} s · channels {', '.join(t.get('channels', []))} · "
                 "windows from the marker's rising to falling edges; energy Σ V·I·Δt per window; provenance: measured",
+                *_capture_lines(t.get("capture")),
                 *[f"warning: {w}" for w in t.get("warnings", [])]]
     if "target" in cond:
         cpu = cond.get("host", {}).get("cpu", {})
