@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -65,66 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     mcu.add_argument("--timeout", type=float, default=300.0,
                      help="watchdog per firmware image in seconds (default 300; silence for min(30, this) also ends it)")
 
-    energy = sub.add_parser("energy", help="power-analyzer traces: list formats, import and segment a trace")
-    esub = energy.add_subparsers(dest="energy_command", parser_class=OneLineParser)
-    esub.add_parser("formats", help="the trace formats cryptobench reads")
-    imp = esub.add_parser("import", help="segment a trace at its marker edges and integrate energy per window")
-    imp.add_argument("file")
-    imp.add_argument("--format", required=True, help="trace format (see `cryptobench energy formats`)")
-    imp.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                     help="reader option, e.g. current_col=I, marker_bit=0, current_file=… (repeatable)")
-    imp.add_argument("--voltage", type=float, help="nominal supply voltage when the trace logs no voltage")
-    imp.add_argument("--min-width", type=float, default=0.0, help="debounce: shortest marker pulse kept (s)")
-    imp.add_argument("--threshold", type=float, help="analog marker threshold")
-    imp.add_argument("--hysteresis", type=float, default=0.0, help="analog marker hysteresis")
-    imp.add_argument("--expect", type=int, help="the planned number of repetitions: a different window count is an error")
-    imp.add_argument("--partial", choices=["error", "drop"], default="error",
-                     help="a window cut by the trace's start or end: an error (default) or dropped with a warning")
-    imp.add_argument("--run", metavar="RUN_ID|latest",
-                     help="match the windows to this stored run's timed repetitions, in order, and store the energy in its cells")
-    imp.add_argument("--op", help="store the windows as a cell of this operation (with --engine)")
-    imp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
-    imp.add_argument("--engine", help="what ran on the device, e.g. 'cc2652-aes-hw' (a label)")
-    imp.add_argument("--db")
-    imp.add_argument("--json", metavar="FILE")
-
-    mod = esub.add_parser("model", help="modeled energy: a duration or a stored run x a device power profile")
-    mod.add_argument("--profile", required=True, help="a device of sim/devices.toml (e.g. cc2652) or a profile .toml")
-    mod.add_argument("--time", type=float, help="duration of one operation (s)")
-    mod.add_argument("--bytes", type=int, help="payload bytes of one operation (per byte/bit figures and FoM)")
-    mod.add_argument("--state", default="active", help="power state: active (default), idle, standby")
-    mod.add_argument("--peripheral", action="append", default=[], help="a peripheral running meanwhile (repeatable)")
-    mod.add_argument("--run", metavar="RUN_ID|latest", help="model every timed cell of a stored run")
-    mod.add_argument("--engine-peripheral", action="append", default=[], metavar="ENGINE=PERIPHERAL[+…]",
-                     help="peripherals an engine keeps running (e.g. cc-aes=crypto)")
-    mod.add_argument("--baseline", help="engine for TI's Energy Efficiency Improvement (t_b·I_b)/(t_e·I_e)")
-    mod.add_argument("--current-uncertainty", type=float, default=0.0, metavar="FRACTION",
-                     help="relative uncertainty of each current, widens the EEI interval (e.g. 0.1)")
-    mod.add_argument("--db")
-    mod.add_argument("--json", metavar="FILE")
-
-    cap = esub.add_parser("capture", help="capture a trace live from an N6705 (SCPI) or an Otii (TCP) into a file "
-                                          "`energy import` reads (docs/energy-live.md)")
-    cap.add_argument("--instrument", required=True, choices=["n6705", "otii"])
-    cap.add_argument("--resource", required=True,
-                     help="n6705: a VISA resource (TCPIP0::HOST::inst0::INSTR, USB0::…); otii: HOST[:PORT] (port 1905)")
-    cap.add_argument("--backend", default="@py", help="n6705: pyvisa backend: @py (default), '' (system VISA), FILE.yaml@sim")
-    cap.add_argument("--mode", choices=["elog", "dlog"], default="elog",
-                     help="n6705: elog = stream FETC:ELOG? records (default); dlog = log to the instrument's "
-                          "memory, then copy the .dlog (or its CSV export, when --out ends in .csv) with MMEM:DATA?")
-    cap.add_argument("--period", type=float, help="n6705: sample (integration) period in seconds")
-    cap.add_argument("--duration", type=float, required=True, help="seconds to capture")
-    cap.add_argument("--channel", action="append", default=[], metavar="N[:i|v|iv[:ROLE]]",
-                     help="n6705 output to log (repeatable; default 1:iv): ROLE main (default), marker (its voltage "
-                          "is the analog marker) or a supply name, e.g. --channel 1:iv --channel 2:v:marker")
-    cap.add_argument("--trigger", choices=["bus", "imm", "ext"], default="bus",
-                     help="n6705: bus = software trigger right after start (default), imm, ext = the rear BNC")
-    cap.add_argument("--records", type=int, default=1000, help="n6705 elog: records per FETC:ELOG? (default 1000)")
-    cap.add_argument("--marker", default="i1", help="otii: GPI of the marker: i1 (default), i2, none")
-    cap.add_argument("--main-voltage", type=float, help="otii: set the main output to this voltage first")
-    cap.add_argument("--power-on", action="store_true", help="otii: switch the main output (the DUT's supply) on first")
-    cap.add_argument("--out", required=True, metavar="FILE", help="the trace (.csv, or .dlog with --mode dlog); "
-                     "FILE.json gets the instrument's identity, settings and the import options")
+    from .energy.commands import add_energy_parser
+    add_energy_parser(sub, OneLineParser)
 
     show = sub.add_parser("show", help="print a stored run")
     show.add_argument("run_id", metavar="RUN_ID|latest")
@@ -330,232 +271,9 @@ def _execute(store: Store, plan: dict, run_id: int | None, quiet: bool) -> int:
     return holder["id"]
 
 
-def _options(items: list[str]) -> dict:
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--option: expected KEY=VALUE, got '{item}'")
-        try:
-            out[key] = int(value)
-        except ValueError:
-            try:
-                out[key] = float(value)
-            except ValueError:
-                out[key] = value
-    return out
-
-
-def _with_progress(chunks, path):
-    """The trace's chunks, with a live count of samples read on a terminal (long traces take seconds)."""
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        yield from chunks
-        return
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                  transient=True) as progress:
-        task = progress.add_task(f"reading {path}", total=None)
-        n = 0
-        for c in chunks:
-            n += len(c)
-            progress.update(task, description=f"reading {path}: {n / 1e6:,.1f} M samples")
-            yield c
-
-
-def cmd_energy(args, out) -> int:
-    if args.energy_command == "model":
-        return cmd_energy_model(args, out)
-    if args.energy_command == "capture":
-        return cmd_energy_capture(args, out)
-    from .energy.formats import FORMATS, open_trace
-    from .energy.importer import as_cell, attach_to_run, import_trace
-    from .energy.segment import PlanMismatch
-    from .energy.trace import TraceError
-    if args.energy_command == "formats":
-        for name, what in FORMATS.items():
-            out.write(f"{name:<12} {what}\n")
-        return 0
-    if args.energy_command != "import":
-        raise UsageError("energy: expected 'formats', 'import', 'model' or 'capture'")
-    if args.format not in FORMATS:
-        raise UsageError(f"--format: unknown trace format '{args.format}'; valid: {', '.join(FORMATS)}")
-    if args.op and not args.engine:
-        raise UsageError("--op needs --engine (a label for what ran on the device)")
-    if args.op and args.run:
-        raise UsageError("--op and --run exclude each other: store the trace as a new cell, or match it to a run")
-    op = get_op(args.op) if args.op else None
-    try:
-        info, chunks = open_trace(args.file, args.format, **_options(args.option))
-        imported = import_trace(info, _with_progress(chunks, args.file), nominal_voltage=args.voltage, min_width_s=args.min_width,
-                                threshold=args.threshold, hysteresis=args.hysteresis, expect=args.expect,
-                                partial=args.partial)
-    except (TraceError, ValueError, PlanMismatch) as exc:
-        raise UsageError(str(exc))
-    except FileNotFoundError as exc:
-        raise UsageError(f"{args.file}: {exc.strerror}")
-    windows, summ = imported["windows"], imported["summary"]
-    for w in imported["warnings"]:
-        sys.stderr.write(f"warning: {w}\n")
-    out.write(f"{info.path}: {imported['samples_total']:,} samples, {len(windows)} windows\n")
-    out.write(f"{'#':>4} {'start s':>12} {'duration s':>12} {'energy J':>12} {'avg I A':>10}  flags\n")
-    for w in windows[:50]:
-        flags = ", ".join(w.flags + (["approximate"] if w.approximate else []))
-        out.write(f"{w.index:>4} {w.start_s:>12.6f} {w.duration_s:>12.6e} {w.energy_j:>12.6e} {w.avg_current_a:>10.4e}  {flags}\n")
-    if len(windows) > 50:
-        out.write(f"… {len(windows) - 50} more windows\n")
-    if summ:
-        e, d = summ["energy_j"], summ["duration_s"]
-        out.write(f"energy: median {e['median']:.6e} J, RSD {e['rsd_pct']:.2f} % · duration: median {d['median']:.6e} s, "
-                  f"RSD {d['rsd_pct']:.2f} % · {summ.get('approximate', 0)} approximate (< 20 sampling periods)\n")
-        for name, sp in (summ.get("supplies") or {}).items():
-            out.write(f"supply {name}: median {sp['median_j']:.6e} J per window, {sp['share_pct']:.1f} % of the energy\n")
-    trace_info = {"path": str(info.path), "format": info.format, "sample_period_s": info.sample_period_s,
-                  "channels": info.channels, "warnings": imported["warnings"], "notes": info.notes,
-                  "samples": imported["samples_total"], "windows": len(windows), "supplies": imported["supplies"],
-                  "voltage": args.voltage, "threshold": args.threshold, "hysteresis": args.hysteresis,
-                  "min_width_s": args.min_width}
-    sidecar = Path(str(args.file) + ".json")          # written by `energy capture`: the instrument's conditions
-    if sidecar.exists():
-        try:
-            trace_info["capture"] = json.loads(sidecar.read_text()).get("conditions")
-        except (ValueError, AttributeError) as exc:
-            raise UsageError(f"{sidecar}: not the capture's JSON conditions ({exc})")
-    if args.run:
-        store = Store(args.db)
-        run = store.load_run(store.resolve_run_id(args.run))
-        try:
-            cells = attach_to_run(imported, run)
-        except PlanMismatch as exc:
-            raise UsageError(str(exc))
-        conditions = dict(run["conditions"], energy_trace=trace_info)
-        store.save_cells(run["id"], cells, conditions)
-        out.write(f"matched {len(windows)} windows to {len(cells)} cells of run {run['id']}\n")
-        if args.json:
-            from .report import render_json
-            Path(args.json).write_text(render_json(store.load_run(run["id"])) + "\n")
-        sys.stderr.write(f"stored energy in run {run['id']} in {store.path}\n")
-        return 0
-    if op is None:
-        return 0
-    if not len(windows):
-        raise UsageError(f"{args.file}: no windows to store")
-    from .catalog import resolve_params
-    params = resolve_params(op, {k: v[0] if len(v) == 1 else v for k, v in _split_params(args.param).items()}, "--param")
-    cell = as_cell(imported, op.id, params, args.engine, f"trace:{info.format}")
-    from .conditions import host_conditions
-    store = Store(args.db)
-    plan = {"suite": None, "baseline": None, "options": {"engines": [args.engine], "repeat": len(windows)},
-            "groups": [{"op": op.id, "params": params, "engines": [args.engine]}], "kind": "trace"}
-    run_id = store.create_run(None, plan, {"host": host_conditions(), "trace": trace_info})
-    store.save_cell(run_id, 0, cell)
-    store.set_status(run_id, "complete")
-    if args.json:
-        from .report import render_json
-        Path(args.json).write_text(render_json(store.load_run(run_id)) + "\n")
-    sys.stderr.write(f"stored as run {run_id} in {store.path}\n")
-    return 0
-
-
-def cmd_energy_capture(args, out) -> int:
-    from .energy.live_n6705 import ChannelSpec, InstrumentError, N6705, write_generic_csv
-    from .energy.live_otii import OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError, parse_resource
-    dest = Path(args.out)
-    if not args.duration > 0:
-        raise UsageError(f"--duration: must be > 0 s, got {args.duration}")
-    try:
-        if args.instrument == "otii":
-            host, port = parse_resource(args.resource)
-            with OtiiClient(host, port) as client:
-                cap = OtiiCapture(client, main_voltage=args.main_voltage, power_on=args.power_on,
-                                  marker=None if args.marker.lower() == "none" else args.marker)
-                result = write_generic_csv(cap.capture(args.duration), dest)
-                cond = cap.conditions()
-        else:
-            if args.period is None:
-                raise UsageError("--period: required for the n6705 (sample period in seconds)")
-            chans = [ChannelSpec.parse(c) for c in (args.channel or ["1:iv"])]
-            with N6705(args.resource, args.backend) as inst:
-                if args.mode == "elog":
-                    result = write_generic_csv(inst.capture_elog(chans, args.period, args.duration, args.trigger,
-                                                                 args.records), dest)
-                else:
-                    as_csv = dest.suffix.lower() == ".csv"
-                    size = inst.capture_dlog(chans, args.period, args.duration, dest, trigger=args.trigger, as_csv=as_csv)
-                    name = (lambda kind, ch: f"{kind.capitalize()} avg {ch}") if as_csv else (lambda kind, ch: f"{kind}{ch}")
-                    main = next(c for c in chans if c.role == "main")
-                    opts = {"current": name("curr", main.channel)}
-                    for c in chans:
-                        if c.role == "marker":
-                            opts["marker_column"] = name("volt" if c.voltage else "curr", c.channel)
-                        elif c.role != "main":
-                            for kind, on in (("current", c.current), ("voltage", c.voltage)):
-                                if on:
-                                    opts[f"extra_{kind}"] = ",".join(filter(None, [opts.get(f"extra_{kind}"),
-                                                                                  f"{c.role}:{name(kind[:4], c.channel)}"]))
-                    result = {"bytes": size, "format": "n6705-csv" if as_csv else "n6705-dlog", "options": opts}
-                cond = inst.conditions()
-    except (InstrumentError, OtiiError, OtiiConnectionError, ValueError) as exc:
-        raise UsageError(str(exc))
-    dest.with_name(dest.name + ".json").write_text(json.dumps({"conditions": cond, "import": result}, indent=2) + "\n")
-    size = f"{result['samples']:,} samples" if "samples" in result else f"{result['bytes']:,} bytes"
-    out.write(f"{dest}: {size} from {cond['instrument'].get('idn') or cond['instrument'].get('server')}; "
-              f"conditions in {dest.name}.json\n")
-    opts = " ".join(f"--option '{k}={v}'" for k, v in result["options"].items())
-    analog = result["options"].get("marker_kind") == "analog" or "marker_column" in result["options"]
-    out.write(f"import: cryptobench energy import {dest} --format {result['format']} {opts}\n")
-    if analog:
-        out.write("the marker is analog: add --threshold V (about half its high level, e.g. 1.65 for 3.3 V logic)\n")
-    return 0
-
-
-def cmd_energy_model(args, out) -> int:
-    from .energy.models import load_profile, model_run, modeled_energy, per_unit
-    from .report import fmt_num
-    try:
-        profile = load_profile(args.profile)
-        if (args.time is None) == (args.run is None):
-            raise UsageError("energy model: give either --time S (one duration) or --run RUN_ID (a stored run)")
-        if args.time is not None:
-            if args.time <= 0:
-                raise UsageError(f"--time: must be > 0 seconds, got {args.time}")
-            e = modeled_energy(args.time, profile, args.state, args.peripheral)
-            e.update({k: v for k, v in per_unit(e["per_op_j"], args.time, args.bytes).items() if k != "energy_per_op_j"})
-            out.write(f"{profile.name}: {e['method']} (provenance: modeled)\n")
-            out.write(f"energy per op {fmt_num(e['per_op_j'] * 1e6)} µJ · average power {fmt_num(e['avg_power_w'] * 1e3)} mW")
-            if args.bytes:
-                out.write(f" · {fmt_num(e['mJ_per_Mb'])} mJ/Mb · {fmt_num(e['throughput_Mbps'])} Mb/s · FoM {fmt_num(e['fom'])}")
-            out.write(f"\nsource: {profile.source}\n")
-            doc = {"provenance": "modeled", "profile": profile.name, **e}
-        else:
-            peri = {}
-            for item in args.engine_peripheral:
-                eng, sep, names = item.partition("=")
-                if not sep or not eng or not names:
-                    raise UsageError(f"--engine-peripheral: expected ENGINE=PERIPHERAL[+…], got '{item}'")
-                peri[eng] = names.split("+")
-            if not 0 <= args.current_uncertainty < 1:
-                raise UsageError(f"--current-uncertainty: a fraction in [0, 1), got {args.current_uncertainty}")
-            store = Store(args.db)
-            run = store.load_run(store.resolve_run_id(args.run))
-            doc = model_run(run, profile, peri, args.baseline, args.current_uncertainty)
-            out.write(f"run {run['id']} x power profile {profile.name} ({profile.supply_v:g} V): modeled energy "
-                      f"(durations {', '.join(sorted({r['time_provenance'] for r in doc['rows']})) or 'none'})\n")
-            for r in doc["rows"]:
-                params = " ".join(f"{k}={v}" for k, v in r["params"].items())
-                out.write(f"{r['op']:<24} {params:<28} {r['engine']:<12} {fmt_num(r['time_s'] * 1e6):>12} µs "
-                          f"{fmt_num(r['energy']['per_op_j'] * 1e6):>12} µJ\n")
-            for c in doc["comparisons"]:
-                params = " ".join(f"{k}={v}" for k, v in c["params"].items())
-                out.write(f"EEI {c['op']} {params} {c['engine']} vs {c['baseline']}: {fmt_num(c['value'])} "
-                          f"[{fmt_num(c['ci'][0])}, {fmt_num(c['ci'][1])}] (duration improvement {fmt_num(c['duration_improvement'])})\n")
-            out.write(f"source: {profile.source}\n")
-    except ValueError as exc:
-        raise UsageError(str(exc))
-    if args.json:
-        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
-    return 0
+def _energy(args, out) -> int:
+    from .energy.commands import cmd_energy
+    return cmd_energy(args, out)
 
 
 def cmd_show(args, out) -> int:
@@ -572,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
-        return {"list": cmd_list, "run": cmd_run, "show": cmd_show, "energy": cmd_energy}[args.command](args, sys.stdout)
+        return {"list": cmd_list, "run": cmd_run, "show": cmd_show, "energy": _energy}[args.command](args, sys.stdout)
     except UsageError as exc:
         sys.stderr.write(f"cryptobench: error: {exc}\n")
         return exc.exit_code

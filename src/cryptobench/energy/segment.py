@@ -23,7 +23,6 @@ Windows shorter than 20 sampling periods are flagged approximate (seed 003).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 from typing import Iterable
@@ -355,7 +354,7 @@ class _Segmenter:
 
 def segment(chunks: Iterable[Chunk], *, nominal_voltage: float | None = None, min_width_s: float = 0.0,
             threshold: float | None = None, hysteresis: float = 0.0, partial: str = "error",
-            path: str = "trace", extra_channels=()) -> SegmentResult:
+            path: str = "trace") -> SegmentResult:
     """Windows from the marker's rising to falling edges, with energy, charge and flags.
 
     partial: what to do with a window cut by the trace's start or end (an odd number of edges):

@@ -264,8 +264,8 @@ def open_dlog(path, **options):
     frame_bytes = 4 * len(names)
     size = path.stat().st_size
     if size < offset:
-        raise TraceError(path, f"byte {size}", f"expected 8 bytes after the XML header, then sample frames; "
-                                               f"found end of file")
+        raise TraceError(path, f"byte {size}", "expected 8 bytes after the XML header, then sample frames; "
+                                               "found end of file")
     n_frames, rest = divmod(size - offset, frame_bytes)
     if rest:
         raise TraceError(path, f"byte {offset + n_frames * frame_bytes}",
