@@ -71,5 +71,7 @@ extern const cb_engine cb_engine_openssl;
 extern const cb_engine cb_engine_mbedtls;
 extern const cb_engine cb_engine_libsodium;
 extern const cb_engine cb_engine_system;
+extern const cb_engine cb_engine_pkcs11;   /* any PKCS#11 module: secure elements, HSMs, SoftHSM2 */
+extern const cb_engine cb_engine_tpm;      /* TPM 2.0 through tpm2-tss ESAPI */
 
 #endif

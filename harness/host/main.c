@@ -58,6 +58,8 @@ static const cb_engine *const engines[] = {
     &cb_engine_mbedtls,
     &cb_engine_libsodium,
     &cb_engine_system,
+    &cb_engine_pkcs11,
+    &cb_engine_tpm,
 };
 #define N_ENGINES (sizeof engines / sizeof engines[0])
 

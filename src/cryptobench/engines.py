@@ -42,9 +42,13 @@ class Engine:
     description: str
     env: dict = field(default_factory=dict)
     masks_extensions: bool = False
+    default: bool = True            # part of "every usable host engine" when no --engine is given
+    provision: str = ""             # "module:function" returning a Provision (secure/__init__.py): the
+                                    # token or TPM the engine talks to, started for the run if needed
+    runtime_env: dict = field(default_factory=dict)   # set while a Provision is open
 
     def start(self) -> HarnessProcess:
-        return HarnessProcess(env_overrides=self.env)
+        return HarnessProcess(env_overrides={**self.env, **self.runtime_env})
 
 
 def _openssl_sw_env() -> dict:
@@ -66,7 +70,14 @@ ENGINES: dict[str, Engine] = {e.name: e for e in [
            "its runtime check finds it)"),
     Engine("libsodium", "libsodium", "libsodium (system library)"),
     Engine("system", "system", "the OS and CPU entropy sources: getrandom(2), RDRAND, RDSEED, /dev/hwrng"),
+    Engine("pkcs11", "pkcs11", "a PKCS#11 token: a secure element, HSM or smart card through its vendor's "
+           "module (CRYPTOBENCH_PKCS11_MODULE); a throw-away SoftHSM2 token when none is configured",
+           default=False, provision="cryptobench.secure.pkcs11:provision"),
+    Engine("tpm", "tpm", "a TPM 2.0 through tpm2-tss (CRYPTOBENCH_TPM_TCTI, or /dev/tpmrm0); a throw-away "
+           "swtpm when none is configured", default=False, provision="cryptobench.secure.tpm:provision"),
 ]}
+
+DEFAULT_ENGINES = [n for n, e in ENGINES.items() if e.default]
 
 HOST_ENGINES = list(ENGINES)
 
@@ -118,11 +129,17 @@ def probe_engines(names: list[str]) -> dict[str, tuple[dict, str | None]]:
     out = {}
     if not harness_path().exists():
         return {n: ({}, f"host harness not built ({harness_path()}); run ./setup.sh") for n in names}
+    from .secure import close_provision, open_provision
     for name in names:
         engine = ENGINES[name]
+        prov = None
         try:
+            prov = open_provision(engine)
             with engine.start() as proc:
-                out[name] = check_engine(engine, proc)
-        except HarnessError as exc:
+                info, why = check_engine(engine, proc)
+                out[name] = ({**info, **(prov.facts if prov else {})}, why)
+        except (HarnessError, UsageError) as exc:
             out[name] = ({}, str(exc))
+        finally:
+            close_provision(engine, prov)
     return out

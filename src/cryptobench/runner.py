@@ -7,7 +7,8 @@ from typing import Callable
 
 from .catalog import get_op, resolve_params
 from .conditions import host_conditions
-from .engines import ENGINES, check_engine
+from .engines import DEFAULT_ENGINES, ENGINES, check_engine
+from .secure import close_provision, open_provision
 from .errors import HarnessError, UsageError
 from .noise import NoiseFloor
 from .results import derive
@@ -51,7 +52,7 @@ def build_plan(suite: Suite | None, engines: list[str] | None, ops: list[str] | 
         if key not in seen:
             seen.add(key)
             unique.append(g)
-    all_engines = chosen or [e for e in ENGINES]
+    all_engines = chosen or list(DEFAULT_ENGINES)
     for g in unique:
         g["engines"] = [e for e in all_engines if g["bench_engines"] is None or e in g["bench_engines"]]
     return {
@@ -103,6 +104,7 @@ class Runner:
         self.progress = progress
         self.log = log
         self.procs: dict = {}
+        self.provisions: dict = {}       # engine -> secure.Provision (token / TPM started for the run)
         self.engine_info: dict = {}
         self.unusable: dict = {}
         self.hello: dict = {}
@@ -117,11 +119,16 @@ class Runner:
     def _start(self, name: str) -> None:
         engine = ENGINES[name]
         try:
+            prov = open_provision(engine)
+            if prov is not None:
+                self.provisions[name] = prov
             proc = engine.start()
             info, why = check_engine(engine, proc)
-        except HarnessError as exc:
+        except (HarnessError, UsageError) as exc:
             self.unusable[name] = str(exc)
             return
+        if name in self.provisions:
+            info = {**info, **self.provisions[name].facts}
         self.engine_info[name] = info
         self.hello = self.hello or proc.hello
         if why:
@@ -133,6 +140,9 @@ class Runner:
     def close(self) -> None:
         for proc in self.procs.values():
             proc.close()
+        for name, prov in self.provisions.items():
+            close_provision(ENGINES[name], prov)
+        self.provisions = {}
         if self.meter is not None:
             self.meter.close()
 
