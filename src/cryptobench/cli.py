@@ -45,6 +45,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", metavar="RUN_ID", help="complete an interrupted run")
     run.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--parallel", metavar="N[,N…]",
+                     help="scaling over cores (seed 004): run every cell in N harness processes at once, each "
+                          "pinned to its own CPU, e.g. 1,2,4; aggregate and per-core throughput, parallel "
+                          "efficiency (host target; N above the CPU count is run and labelled oversubscribed)")
+    run.add_argument("--relative-to", metavar="ENGINE",
+                     help="after the tables, every engine's median time (and energy) / ENGINE's (seed 003 fig. 2)")
     run.add_argument("--energy", choices=["rapl", "perf", "nvml", "auto"],
                      help="also measure energy per operation with a host meter: rapl (powercap sysfs), perf "
                           "(power/energy-* events), nvml (NVIDIA GPUs), auto (first usable); see docs/energy-meters.md")
@@ -70,6 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="print a stored run")
     show.add_argument("run_id", metavar="RUN_ID|latest")
     show.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
+    show.add_argument("--relative-to", metavar="ENGINE",
+                      help="the relative view: every engine's median time (and energy) / ENGINE's, per op "
+                           "(seed 003 figure 2); ENGINE must be one of the run's engines")
     show.add_argument("--db")
     return p
 
@@ -105,20 +114,29 @@ def cmd_list(args, out) -> int:
     return 0
 
 
-def _render(run: dict, fmt: str, out) -> None:
+def _render(run: dict, fmt: str, out, relative_to: str | None = None, only_relative: bool = False) -> None:
+    """The run's tables; with `relative_to`, its relative view too (after the tables, or alone with
+    `only_relative`: `show --relative-to`)."""
     from . import report
+    if relative_to:
+        from .relative import check_baseline
+        check_baseline(run, relative_to)
     if fmt == "table":
         from rich.console import Console
         console = Console(file=out)
         if not console.is_terminal:
             console = Console(file=out, width=200)
-        report.render_rich(run, console)
+        report.render_rich(run, console, relative_to=relative_to, only_relative=only_relative)
     elif fmt == "md":
-        out.write(report.render_markdown(run) + "\n")
+        out.write(report.render_markdown(run, relative_to=relative_to, only_relative=only_relative) + "\n")
     elif fmt == "csv":
-        out.write(report.render_csv(run))
+        if relative_to and only_relative:
+            from .relative import render_csv
+            out.write(render_csv(run, relative_to))
+        else:
+            out.write(report.render_csv(run))
     else:
-        out.write(report.render_json(run) + "\n")
+        out.write(report.render_json(run, relative_to=relative_to) + "\n")
 
 
 def _mcu_plan(args) -> dict:
@@ -187,6 +205,12 @@ def cmd_run(args, out) -> int:
         raise UsageError("--energy measures host energy meters; it applies to --target host only")
     if args.energy and args.resume:
         raise UsageError("--energy with --resume: a resumed run keeps its own plan's energy setting")
+    if args.parallel is not None and args.target != "host":
+        raise UsageError("--parallel runs host harness processes; it applies to --target host only")
+    if args.parallel is not None and args.resume:
+        raise UsageError("--parallel with --resume: a resumed run keeps its own plan's process counts")
+    if args.relative_to:
+        get_engine(args.relative_to, "--relative-to")
     if not args.resume and args.target != "host":
         plan = _mcu_plan(args)
         store = Store(args.db)
@@ -210,14 +234,24 @@ def cmd_run(args, out) -> int:
                 raise UsageError(f"{flag}: must be {'>= 1' if flag == '--repeat' else '>= 0'}, got {value}")
         if args.min_time is not None and args.min_time < 0:
             raise UsageError(f"--min-time: must be >= 0 seconds, got {args.min_time}")
+        counts = None
+        if args.parallel is not None:
+            from .scaling import parse_parallel
+            counts = parse_parallel(args.parallel)
         plan = build_plan(suite, engines, ops, _split_params(args.param), args.repeat, args.min_time,
                           args.warmup, args.baseline, args.single)
+        if counts:
+            from .scaling import expand_plan
+            plan = expand_plan(plan, counts)
         if args.energy:
             plan["options"].update(energy=args.energy, energy_windows=5)
         run_id = None
         if not plan["groups"]:
             raise UsageError("nothing to run: no selected operation applies to the selected engines")
         store = Store(args.db)
+    if args.relative_to and args.relative_to not in plan["options"]["engines"]:
+        raise UsageError(f"--relative-to: '{args.relative_to}' is not one of this run's engines: "
+                         + ", ".join(plan["options"]["engines"]))
     if not harness_path().exists():
         sys.stderr.write(f"building the host harness ({harness_path()}) …\n")
         build_harness()
@@ -229,10 +263,17 @@ def cmd_run(args, out) -> int:
 
 def _finish(store: Store, run_id: int, args, out) -> int:
     run = store.load_run(run_id)
-    _render(run, args.format, out)
+    # the relative view after the tables: asked for, or the suite's own (relative = true: its baseline)
+    from .relative import run_engines
+    relative_to = getattr(args, "relative_to", None) or (run["plan"]["baseline"] if run["plan"].get("relative")
+                                                         and run["plan"].get("baseline") else None)
+    if relative_to and relative_to not in run_engines(run):
+        sys.stderr.write(f"note: no relative view: {relative_to} is not one of this run's engines\n")
+        relative_to = None
+    _render(run, args.format, out, relative_to=relative_to)
     if args.json:
         from .report import render_json
-        Path(args.json).write_text(render_json(run) + "\n")
+        Path(args.json).write_text(render_json(run, relative_to=relative_to) + "\n")
     sys.stderr.write(f"stored as run {run_id} in {store.path}\n")
     return 0
 
@@ -279,7 +320,7 @@ def _energy(args, out) -> int:
 def cmd_show(args, out) -> int:
     store = Store(args.db)
     run = store.load_run(store.resolve_run_id(args.run_id))
-    _render(run, args.format, out)
+    _render(run, args.format, out, relative_to=args.relative_to, only_relative=bool(args.relative_to))
     return 0
 
 

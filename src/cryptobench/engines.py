@@ -46,6 +46,8 @@ class Engine:
     provision: str = ""             # "module:function" returning a Provision (secure/__init__.py): the
                                     # token or TPM the engine talks to, started for the run if needed
     runtime_env: dict = field(default_factory=dict)   # set while a Provision is open
+    check_config: str = ""          # "module:function" raising UsageError (exit 2, naming the variable to
+                                    # set) when the user configured a device only in part; starts nothing
 
     def start(self) -> HarnessProcess:
         return HarnessProcess(env_overrides={**self.env, **self.runtime_env})
@@ -72,7 +74,8 @@ ENGINES: dict[str, Engine] = {e.name: e for e in [
     Engine("system", "system", "the OS and CPU entropy sources: getrandom(2), RDRAND, RDSEED, /dev/hwrng"),
     Engine("pkcs11", "pkcs11", "a PKCS#11 token: a secure element, HSM or smart card through its vendor's "
            "module (CRYPTOBENCH_PKCS11_MODULE); a throw-away SoftHSM2 token when none is configured",
-           default=False, provision="cryptobench.secure.pkcs11:provision"),
+           default=False, provision="cryptobench.secure.pkcs11:provision",
+           check_config="cryptobench.secure.pkcs11:check_config"),
     Engine("tpm", "tpm", "a TPM 2.0 through tpm2-tss (CRYPTOBENCH_TPM_TCTI, or /dev/tpmrm0); a throw-away "
            "swtpm when none is configured", default=False, provision="cryptobench.secure.tpm:provision"),
 ]}
@@ -83,10 +86,16 @@ HOST_ENGINES = list(ENGINES)
 
 
 def get_engine(name: str, where: str = "--engine") -> Engine:
+    """The engine named on the command line; a device configured only in part is a usage error."""
     try:
-        return ENGINES[name]
+        engine = ENGINES[name]
     except KeyError:
         raise UsageError(f"{where}: unknown engine '{name}'; valid: {', '.join(ENGINES)}")
+    if engine.check_config:
+        import importlib
+        module, _, func = engine.check_config.partition(":")
+        getattr(importlib.import_module(module), func)()
+    return engine
 
 
 def parse_ia32cap(cpuinfo: str) -> tuple[int, int] | None:
@@ -106,6 +115,8 @@ def check_engine(engine: Engine, proc: HarnessProcess) -> tuple[dict, str | None
     """Engine facts for the run record, and a reason it must not be used (None when usable)."""
     info = proc.engine_info(engine.harness_engine)
     info = {k: v for k, v in info.items() if k != "t"}
+    if info.get("unusable"):         # the engine's own one-line reason (tpm: the TPM cannot be reached)
+        return info, str(info["unusable"])
     if engine.harness_engine == "openssl":
         state = extension_state(info.get("cpuinfo", ""))
         if state is not None:

@@ -102,7 +102,11 @@ def _mcu_cell_text(cell: dict | None, columns: list[str]) -> list[str]:
 
 
 def build_tables(run: dict) -> list[dict]:
-    """One table per operation: a row per parameter set, columns per engine and per comparison."""
+    """One table per operation: a row per parameter set, columns per engine and per comparison.
+    A scaling run (--parallel) gets seed 004's tables instead (scaling.py)."""
+    from .scaling import is_parallel_run, scaling_tables
+    if is_parallel_run(run):
+        return scaling_tables(run)
     plan = run["plan"]
     mcu = bool(plan.get("target"))
     baseline = plan.get("baseline")
@@ -244,7 +248,7 @@ def _capture_lines(capture: dict | None) -> list[str]:
     return [f"captured live from {what} · mode {settings.get('mode', '?')} · period {settings.get('period_s', '?')} s"]
 
 
-def conditions_lines(run: dict) -> list[str]:
+def conditions_lines(run: dict, impr_legend: bool = True) -> list[str]:
     cond = run["conditions"]
     if "trace" in cond:
         t = cond["trace"]
@@ -286,30 +290,54 @@ def conditions_lines(run: dict) -> list[str]:
     energy = energy_line(cond.get("energy_meter"))
     if energy:
         lines.append(energy)
-    if run["plan"].get("baseline"):
+    from .scaling import conditions_line, is_parallel_run
+    if is_parallel_run(run):
+        lines.append(conditions_line(run))
+    elif run["plan"].get("baseline") and impr_legend:
         lines.append(f"Impr. ENGINE = Duration Improvement t_{run['plan']['baseline']} / t_ENGINE (ratio of medians, 95 % bootstrap interval). "
                      "Durations: median per operation, provenance: measured. * = flagged, see notes.")
     return lines
 
 
-def render_rich(run: dict, console) -> None:
+def _relative_section(run: dict, relative_to: str | None) -> tuple[list[str], list[dict]]:
+    if not relative_to:
+        return [], []
+    from .relative import direction_text, relative_tables
+    return [f"Relative view: {direction_text(relative_to)}"], relative_tables(run, relative_to)
+
+
+def render_rich(run: dict, console, relative_to: str | None = None, only_relative: bool = False) -> None:
+    """The conditions and tables; with `relative_to` the relative view after them (or instead of
+    the tables with `only_relative`)."""
     from rich.table import Table
-    for line in conditions_lines(run):
-        console.print(line, highlight=False, markup=False)
-    for t in build_tables(run):
-        table = Table(title=t["title"], title_justify="left", show_lines=False)
-        for i, col in enumerate(t["columns"]):
-            table.add_column(col, justify="left" if i == 0 else "right")
-        for row in t["rows"]:
-            table.add_row(*row)
-        console.print(table)
-        for note in t["notes"]:
-            console.print(f"  {note}", style="dim", highlight=False, markup=False)
+
+    def lines(ls):
+        for line in ls:
+            console.print(line, highlight=False, markup=False)
+
+    def tables(ts):
+        for t in ts:
+            table = Table(title=t["title"], title_justify="left", show_lines=False)
+            for i, col in enumerate(t["columns"]):
+                table.add_column(col, justify="left" if i == 0 else "right")
+            for row in t["rows"]:
+                table.add_row(*row)
+            console.print(table)
+            for note in t["notes"]:
+                console.print(f"  {note}", style="dim", highlight=False, markup=False)
+
+    lines(conditions_lines(run, impr_legend=not only_relative))
+    rel_lines, rel_tables = _relative_section(run, relative_to)
+    if not only_relative:
+        tables(build_tables(run))
+    lines(rel_lines)
+    tables(rel_tables)
 
 
-def render_markdown(run: dict) -> str:
-    out = [f"# cryptobench run {run['id']}", ""] + [f"- {l.strip()}" for l in conditions_lines(run)] + [""]
-    for t in build_tables(run):
+def render_markdown(run: dict, relative_to: str | None = None, only_relative: bool = False) -> str:
+    rel_lines, rel_tables = _relative_section(run, relative_to)
+    out = [f"# cryptobench run {run['id']}", ""] + [f"- {l.strip()}" for l in conditions_lines(run, not only_relative) + rel_lines] + [""]
+    for t in ([] if only_relative else build_tables(run)) + rel_tables:
         out += [f"## {t['title']}", "", "| " + " | ".join(t["columns"]) + " |",
                 "|" + "|".join("---" for _ in t["columns"]) + "|"]
         out += ["| " + " | ".join(r) + " |" for r in t["rows"]]
@@ -323,6 +351,10 @@ CSV_FIELDS = ["run", "op", "params", "engine", "target", "provenance", "status",
               "outliers", "flags", "detail"]
 
 
+PARALLEL_CSV_FIELDS = ["parallel_n", "cpus", "oversubscribed", "aggregate_per_s", "aggregate_unit", "per_core_per_s",
+                       "efficiency", "efficiency_ci95_lo", "efficiency_ci95_hi", "parallel_flags"]
+
+
 ENERGY_CSV_FIELDS = ["energy_per_op_j", "energy_provenance", "energy_gross_per_op_j", "idle_power_w",
                      "energy_rsd_pct", "energy_flags"]
 
@@ -332,7 +364,8 @@ def render_csv(run: dict) -> str:
     w = csv.writer(buf)
     # energy columns only when some cell has an energy figure
     energy = any((c.get("result") or {}).get("energy") for c in run["cells"])
-    w.writerow(CSV_FIELDS + (ENERGY_CSV_FIELDS if energy else []))
+    parallel = any("parallel" in c["params"] for c in run["cells"])
+    w.writerow(CSV_FIELDS + (ENERGY_CSV_FIELDS if energy else []) + (PARALLEL_CSV_FIELDS if parallel else []))
     for c in run["cells"]:
         r = c.get("result") or {}
         t = r.get("time_s", {})
@@ -340,6 +373,12 @@ def render_csv(run: dict) -> str:
         en = r.get("energy") or {}
         extra = [en.get("per_op_j"), en.get("provenance"), en.get("gross_per_op_j"), en.get("idle_power_w"),
                  (en.get("stats") or {}).get("rsd_pct"), " ".join(en.get("flags", []))] if energy else []
+        if parallel:
+            p = r.get("parallel") or {}
+            eci = p.get("efficiency_ci95") or [None, None]
+            extra += [c["params"].get("parallel"), " ".join(map(str, p.get("cpus", []))), p.get("oversubscribed"),
+                      p.get("aggregate"), p.get("unit"), p.get("per_core"), p.get("efficiency"), eci[0], eci[1],
+                      " ".join(p.get("flags", []))]
         w.writerow([run["id"], c["op"], json.dumps(c["params"], sort_keys=True), c["engine"], c["target"],
                     c["provenance"], c["status"], c["kat"], r.get("n"), r.get("k"), t.get("median"),
                     t.get("mean"), t.get("stdev"), t.get("rsd_pct"), t.get("min"), t.get("max"), ci[0], ci[1],
@@ -349,5 +388,9 @@ def render_csv(run: dict) -> str:
     return buf.getvalue()
 
 
-def render_json(run: dict) -> str:
-    return json.dumps(document(run), indent=2)
+def render_json(run: dict, relative_to: str | None = None) -> str:
+    doc = document(run)
+    if relative_to:
+        from .relative import relative
+        doc["relative"] = relative(run, relative_to)
+    return json.dumps(doc, indent=2)

@@ -12,6 +12,7 @@ from .secure import close_provision, open_provision
 from .errors import HarnessError, UsageError
 from .noise import NoiseFloor
 from .results import derive
+from . import scaling
 from .store import Store, cell_key
 from .suites import Suite
 from .verify import Verifier
@@ -60,6 +61,7 @@ def build_plan(suite: Suite | None, engines: list[str] | None, ops: list[str] | 
         "title": suite.title if suite else "",
         "source": suite.source if suite else "",
         "baseline": baseline or (suite.baseline if suite else None),
+        "relative": bool(suite.relative) if suite else False,
         "options": {
             "repeat": repeat if repeat is not None else (suite.repeat if suite else 20),
             "warmup": warmup if warmup is not None else (suite.warmup if suite else 2),
@@ -124,7 +126,7 @@ class Runner:
                 self.provisions[name] = prov
             proc = engine.start()
             info, why = check_engine(engine, proc)
-        except (HarnessError, UsageError) as exc:
+        except (HarnessError, UsageError, OSError) as exc:   # unusable here: the run goes on without it
             self.unusable[name] = str(exc)
             return
         if name in self.provisions:
@@ -168,6 +170,12 @@ class Runner:
             self.store.update_conditions(run_id, conditions)
             self.store.set_status(run_id, "running")
         done = self.store.done_keys(run_id)
+        self.parallel_ref = {}           # (op, params, engine) -> result["parallel"] of its N = 1 cell
+        if scaling.is_parallel_run(self.plan):
+            for c in self.store.load_run(run_id)["cells"]:
+                if c["params"].get(scaling.PARAM) == 1 and c["status"] == "ok":
+                    self.parallel_ref[cell_key(c["op"], scaling.op_params(c["params"]), c["engine"])] = \
+                        c["result"]["parallel"]
         verifier = Verifier(self.procs)
         noise = NoiseFloor(verifier, previous_noise)
         if self.meter is not None:
@@ -237,7 +245,7 @@ class Runner:
 
     def _run_group(self, run_id: int, base_seq: int, group: dict, engines: list[str],
                    verifier: Verifier) -> None:
-        op, params = group["op"], group["params"]
+        op, params = group["op"], scaling.op_params(group["params"])   # without the process count
         seqs = {e: base_seq + group["engines"].index(e) for e in engines}
         ready = []
         for e in engines:
@@ -264,6 +272,9 @@ class Runner:
             ready.append((e, verdict.detail))
         if not ready:
             return
+        if group.get("parallel"):
+            self._run_parallel(run_id, seqs, group, ready)
+            return
         samples, failures, energy = self._time_interleaved(group, [e for e, _ in ready])
         opts = self.plan["options"]
         single = bool(group.get("single") or opts["single"])
@@ -286,14 +297,52 @@ class Runner:
             self.store.save_cell(run_id, seqs[e], self._cell(group, e, "ok", "pass", detail,
                                                              samples[e], result))
 
-    def _time_interleaved(self, group: dict, engines: list[str]):
-        """Samples of every engine, taken in rounds A B C, B C A, … so drift hits all alike."""
+    def _timing_options(self, group: dict) -> tuple[int, float, int, bool]:
         opts = self.plan["options"]
         pick = lambda key: opts[key] if opts.get(f"{key}_from_cli") or group.get(key) is None else group[key]
-        repeat = int(pick("repeat"))
-        min_time = float(pick("min_time"))
         warmup = int(opts["warmup"] if group.get("warmup") is None else group["warmup"])
-        single = bool(group.get("single") or opts["single"])
+        return int(pick("repeat")), float(pick("min_time")), warmup, bool(group.get("single") or opts["single"])
+
+    def _run_parallel(self, run_id: int, seqs: dict, group: dict, ready: list) -> None:
+        """Scaling cells (scaling.py): per engine, N pinned processes running batches at once.
+        Engines are measured one after the other (N processes each already fill the CPUs)."""
+        op, params, n = group["op"], scaling.op_params(group["params"]), group["parallel"]
+        repeat, min_time, warmup, single = self._timing_options(group)
+        cpus = self.plan["options"].get("parallel_cpus") or scaling.available_cpus()
+        slot = abs(hash((op, str(params)))) % 1_000_000
+        session = self.energy if self.energy is not None and self.energy.started else None
+        for e, detail in ready:
+            try:
+                got = scaling.measure(ENGINES[e], op, params, n, cpus, slot, min_time, repeat, warmup,
+                                      session, session.windows if session else 0)
+            except HarnessError as exc:
+                self.store.save_cell(run_id, seqs[e], self._cell(group, e, "failed", "pass",
+                                                                 f"timing failed: {exc}"))
+                continue
+            result = derive(op, params, got["samples"], got["hello"], single)
+            ref_key = cell_key(op, params, e)
+            info = scaling.add_efficiency(got["info"], self.parallel_ref.get(ref_key))
+            if n == 1:
+                self.parallel_ref[ref_key] = info
+            result["parallel"] = info
+            if self.energy is not None:
+                if session is None:
+                    result["energy_note"] = f"energy: no idle baseline ({self.energy.why or 'not started'})"
+                elif got.get("energy_why"):
+                    result["energy_note"] = got["energy_why"]
+                else:
+                    en, why = self.energy.cell_energy(op, params, got.get("energy_windows") or [])
+                    if en is not None:
+                        en["method"] += scaling.ENERGY_METHOD.format(n=n)
+                        result["energy"] = en
+                    else:
+                        result["energy_note"] = why + (f" ({self.energy.why})" if self.energy.why else "")
+            self.store.save_cell(run_id, seqs[e], self._cell(group, e, "ok", "pass", detail,
+                                                             got["samples"], result))
+
+    def _time_interleaved(self, group: dict, engines: list[str]):
+        """Samples of every engine, taken in rounds A B C, B C A, … so drift hits all alike."""
+        repeat, min_time, warmup, single = self._timing_options(group)
         failures, ks = {}, {}
         slot = abs(hash((group["op"], str(group["params"])))) % 1_000_000
         for e in engines:

@@ -3,6 +3,7 @@
     [suite]
     title = "…"            source = "…"         baseline = "mbedtls"
     repeat = 20            warmup = 2           min_time = 0.01        engines = [ … ]
+    relative = true        # also print every engine relative to the baseline (seed 003 figure 2)
 
     [[bench]]
     op = "aes-cbc-encrypt"
@@ -27,7 +28,8 @@ from .engines import ENGINES
 from .errors import UsageError
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
-SUITE_KEYS = {"title", "source", "baseline", "repeat", "warmup", "min_time", "engines", "description", "single"}
+SUITE_KEYS = {"title", "source", "baseline", "repeat", "warmup", "min_time", "engines", "description", "single",
+              "relative"}
 BENCH_KEYS = {"op", "table", "engines", "repeat", "warmup", "min_time", "single", "label"}
 
 
@@ -55,6 +57,7 @@ class Suite:
     min_time: float = 0.01
     engines: list[str] | None = None
     single: bool = False
+    relative: bool = False          # print the relative view (engine / baseline, seed 003 fig. 2) after the tables
     benches: list[Bench] = field(default_factory=list)
 
 
@@ -119,6 +122,7 @@ def load_suite(name: str) -> Suite:
             _expect(isinstance(head[key], typ) and head[key] >= 0, where, f"'{key}' must be a non-negative number")
             setattr(suite, key, head[key])
     suite.single = bool(head.get("single", False))
+    suite.relative = bool(head.get("relative", False))
     if "engines" in head:
         suite.engines = _check_engines(head["engines"], f"{path}:{_line_of(lines, _key_rx('engines'))}")
     if "baseline" in head:

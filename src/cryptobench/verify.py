@@ -206,11 +206,52 @@ class Verifier:
     def _cross_ecc_keygen(self, engine, op, params) -> Verdict:
         curve = params["curve"]
         pair = self._keypair(engine, curve)
+        if "d" not in pair:
+            return self._sealed_ecc_keygen(engine, curve, pair)
         checkers = self._checkers(engine, "ecdh-keygen", {"curve": curve}) or [engine]
         q = self._compute(checkers[0], "ecdh-keygen", {"curve": curve}, {"d": pair["d"]}).get("q")
         if q != pair.get("q"):
             return Verdict("fail", f"generated public key does not match {checkers[0]}'s d·G")
         return Verdict("pass", f"key pair consistent with {checkers[0]}")
+
+    # Keys generated inside a TPM or secure element keep their private part there: keygen's compute
+    # returns only the public key (q, or n and e) and, given an input `hash`, a signature over it made
+    # with the new key (docs/protocol.md). Such a key pair is checked by verifying that signature
+    # outside the device; two generated keys must differ.
+    def _sealed_ecc_keygen(self, engine, curve, first: dict) -> Verdict:
+        h = (hashlib.sha512 if curve == "p521" else hashlib.sha256)(b"cryptobench key pair").hexdigest()
+        out = self._compute(engine, "ecc-keygen", {"curve": curve}, {"hash": h})
+        if not out.get("q") or not out.get("sig"):
+            return Verdict("fail", "key generation returns neither d nor a signature made with the new key")
+        if out["q"] == first.get("q"):
+            return Verdict("fail", "two key generations returned the same public key")
+        verifiers = self._checkers(engine, "ecdsa-verify", {"curve": curve})
+        if not verifiers:
+            return Verdict("fail", "private key stays inside and no second engine verifies its signature")
+        ok = self._compute(verifiers[0], "ecdsa-verify", {"curve": curve},
+                           {"q": out["q"], "hash": h, "sig": out["sig"]}).get("ok")
+        if ok != "01":
+            return Verdict("fail", f"a signature made with the generated key does not verify in "
+                                   f"{verifiers[0]} against the generated public key")
+        return Verdict("pass", f"private key stays inside; a signature made with it verifies in {verifiers[0]}")
+
+    def _sealed_rsa_keygen(self, engine, bits, first: dict) -> Verdict:
+        digest = hashlib.sha256(b"cryptobench key pair").digest()
+        key = self._compute(engine, "rsa-keygen", {"rsa_bits": bits}, {"hash": digest.hex()})
+        if not key.get("n") or not key.get("e") or not key.get("sig"):
+            return Verdict("fail", "key generation returns neither d nor a signature made with the new key")
+        n, e, sig = (int(key[x], 16) for x in ("n", "e", "sig"))
+        if n.bit_length() != bits:
+            return Verdict("fail", f"modulus has {n.bit_length()} bits, expected {bits}")
+        if e != 65537:
+            return Verdict("fail", f"public exponent is {e}, expected 65537")
+        if key["n"] == first.get("n"):
+            return Verdict("fail", "two key generations returned the same modulus")
+        if pow(sig, e, n) != _pkcs1_sha256_em(digest, (n.bit_length() + 7) // 8):
+            return Verdict("fail", "a PKCS#1 v1.5 signature made with the generated key does not verify "
+                                   "against its public key")
+        return Verdict("pass", "private key stays inside; modulus size, e = 65537, and a signature made "
+                               "with it verifies against n, e")
 
     def _cross_ecdh_keygen(self, engine, op, params) -> Verdict:
         curve = params["curve"]
@@ -240,6 +281,12 @@ class Verifier:
     def _cross_ecdsa_sign(self, engine, op, params) -> Verdict:
         curve = params["curve"]
         pair = self._keypair(engine, curve)
+        if "d" not in pair:          # its generated keys stay inside: sign with a key made elsewhere
+            keygens = self._checkers(engine, "ecc-keygen", {"curve": curve})
+            if not keygens:
+                return Verdict("fail", "no private key to sign with: generated keys stay inside and no "
+                                       "second engine generates one")
+            pair = self._keypair(keygens[0], curve)
         digest = hashlib.sha512 if curve == "p521" else hashlib.sha256
         h = digest(b"cryptobench cross-check").hexdigest()
         sig = self._compute(engine, op, {"curve": curve}, {"d": pair["d"], "hash": h})["sig"]
@@ -271,6 +318,8 @@ class Verifier:
     def _cross_rsa_keygen(self, engine, op, params) -> Verdict:
         bits = params["rsa_bits"]
         key = self._compute(engine, op, {"rsa_bits": bits}, {})
+        if "d" not in key:
+            return self._sealed_rsa_keygen(engine, bits, key)
         n, e, d = (int(key[x], 16) for x in ("n", "e", "d"))
         if n.bit_length() != bits:
             return Verdict("fail", f"modulus has {n.bit_length()} bits, expected {bits}")

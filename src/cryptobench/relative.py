@@ -1,0 +1,229 @@
+"""The relative view (seed 003, figure 2): every engine's median time, and energy where both have
+one, divided by a chosen baseline engine's, per operation and parameters.
+
+Direction: engine / baseline, as the ZHAW paper divides the secure elements' figures by the
+on-chip engine's ("the OPTIGA Trust M takes 2.7 times longer than the SCE9"). ×2.7 = 2.7 times
+as long (or as much energy) as the baseline; ×0.5 = half. This is the inverse of the Duration
+Improvement t_baseline / t_engine of the comparisons (TI report eq. 1); both come from the same
+stored samples and the same seeded percentile bootstrap (stats.ratio_ci), so ×r [lo–hi] here is
+1/r [1/hi–1/lo] there.
+"""
+from __future__ import annotations
+
+import json
+
+from .catalog import OPS
+from .errors import UsageError
+from .results import per_op_seconds
+from .stats import ratio_ci
+
+SCHEMA_NOTE = "engine / baseline (ratio of medians, 95 % percentile bootstrap)"
+
+
+def direction_text(baseline: str) -> str:
+    return (f"×r = r times the median time (energy) of {baseline}: above 1 slower (more energy), "
+            f"below 1 faster (less); ratio of medians, engine / {baseline}, 95 % bootstrap interval "
+            "(as seed 003's figure 2: devices relative to the on-chip engine)")
+
+
+def run_engines(run: dict) -> list[str]:
+    """The run's engines: its plan's, then any other that has a cell, in order."""
+    names = list((run.get("plan") or {}).get("options", {}).get("engines") or [])
+    for c in run["cells"]:
+        if c["engine"] not in names:
+            names.append(c["engine"])
+    return names
+
+
+def check_baseline(run: dict, engine: str, flag: str = "--relative-to") -> str:
+    engines = run_engines(run)
+    if engine not in engines:
+        raise UsageError(f"{flag}: run {run['id']} has no engine '{engine}'; its engines: "
+                         + (", ".join(engines) or "(none)"))
+    return engine
+
+
+def _usable_energy(en: dict | None) -> bool:
+    """The same rule as the comparisons' Energy Efficiency Improvement: a positive figure that is
+    not within the idle baseline's noise."""
+    return bool(en and (en.get("per_op_j") or 0) > 0 and "not-above-idle" not in en.get("flags", []))
+
+
+def energy_per_op_samples(op_id: str, en: dict) -> list[float] | None:
+    """Per-operation energies the interval can be bootstrapped from: a host meter's per-window
+    figures per op, or a trace's windows (one repetition = one operation each); None otherwise."""
+    if en.get("per_op_windows_j"):
+        return list(en["per_op_windows_j"])
+    if en.get("trace") and en.get("per_window_j"):
+        div = 2.0 if OPS[op_id].halve else 1.0
+        return [w / div for w in en["per_window_j"]]
+    return None
+
+
+def _times(cell: dict) -> list[float] | None:
+    if cell.get("samples"):
+        return per_op_seconds(cell["op"], cell["samples"])
+    return None
+
+
+def _median_time(cell: dict) -> float | None:
+    t = ((cell.get("result") or {}).get("time_s") or {}).get("median")
+    return t if t and t > 0 else None
+
+
+def _status_word(cell: dict | None) -> str:
+    if cell is None:
+        return "missing"
+    if cell["status"] == "unsupported":
+        return "unsupported"
+    if cell["kat"] == "fail":
+        return "kat-fail"
+    if cell["status"] != "ok":
+        return "failed"
+    return "ok"
+
+
+def relative(run: dict, baseline: str) -> dict:
+    """Every (op, params, engine ≠ baseline) of the run, relative to the baseline's cell."""
+    check_baseline(run, baseline)
+    cells: dict = {}
+    order: list = []
+    for c in run["cells"]:
+        key = (c["op"], json.dumps(c["params"], sort_keys=True))
+        if key not in cells:
+            cells[key] = {}
+            order.append(key)
+        cells[key][c["engine"]] = c
+    rows = []
+    for key in order:
+        by_engine = cells[key]
+        base = by_engine.get(baseline)
+        base_state = _status_word(base)
+        base_time = _median_time(base) if base_state == "ok" else None
+        for engine, cell in by_engine.items():
+            if engine == baseline:
+                continue
+            row = {"op": key[0], "params": json.loads(key[1]), "engine": engine, "baseline": baseline,
+                   "status": _status_word(cell), "time_ratio": None, "time_ci95": None,
+                   "energy_ratio": None, "energy_ci95": None}
+            if row["status"] != "ok":
+                row["detail"] = cell.get("detail")
+                rows.append(row)
+                continue
+            if base_state != "ok" or base_time is None:
+                row["status"] = "no-baseline"
+                row["detail"] = (f"{baseline}: {base_state}" + (f" — {base['detail']}" if base and base.get("detail")
+                                                                 else ""))
+                rows.append(row)
+                continue
+            t_e, t_b = _times(cell), _times(base)
+            if t_e and t_b:
+                ratio, ci = ratio_ci(t_e, t_b)          # median(engine) / median(baseline)
+                row["time_ratio"], row["time_ci95"] = ratio, list(ci)
+            elif _median_time(cell):
+                row["time_ratio"] = _median_time(cell) / base_time
+            ee = (cell.get("result") or {}).get("energy")
+            eb = (base.get("result") or {}).get("energy")
+            if _usable_energy(ee) and _usable_energy(eb):
+                row["energy_ratio"] = ee["per_op_j"] / eb["per_op_j"]
+                row["energy_provenance"] = ee.get("provenance")
+                se, sb = energy_per_op_samples(key[0], ee), energy_per_op_samples(key[0], eb)
+                if se and sb and all(x > 0 for x in sb):
+                    _, ci = ratio_ci(se, sb)
+                    row["energy_ci95"] = list(ci)
+            rows.append(row)
+    return {"baseline": baseline, "direction": SCHEMA_NOTE, "rows": rows}
+
+
+def fmt_ratio(x: float | None) -> str:
+    """Three significant digits, as seed 003's figure 2."""
+    if x is None:
+        return "—"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    return f"{x:#.3g}"
+
+
+def _ratio_text(ratio, ci) -> str:
+    if ratio is None:
+        return "—"
+    text = "×" + fmt_ratio(ratio)
+    if ci:
+        text += f" [{fmt_ratio(ci[0])}–{fmt_ratio(ci[1])}]"
+    return text
+
+
+WORDS = {"unsupported": "unsupported", "kat-fail": "KAT FAIL", "failed": "failed", "no-baseline": "no baseline",
+         "missing": "—"}
+
+
+def relative_tables(run: dict, baseline: str) -> list[dict]:
+    """One table per operation: a row per parameter set, a column per engine (time, then energy
+    where any cell of the op has an energy ratio)."""
+    view = relative(run, baseline)
+    by_op: dict[str, list[dict]] = {}
+    for r in view["rows"]:
+        by_op.setdefault(r["op"], []).append(r)
+    engines = [e for e in run_engines(run) if e != baseline]
+    tables = []
+    for op_id, rows in by_op.items():
+        op = OPS[op_id]
+        pkeys = list(dict.fromkeys(json.dumps(r["params"], sort_keys=True) for r in rows))
+        plist = [json.loads(p) for p in pkeys]
+        names = list(dict.fromkeys(n for p in plist for n in p))
+        varying = [n for n in names if len({str(p.get(n)) for p in plist}) > 1]
+        fixed = {n: plist[0].get(n) for n in names if n not in varying}
+        shown = [e for e in engines if any(r["engine"] == e and r["status"] != "unsupported" for r in rows)]
+        energy = any(r["energy_ratio"] is not None for r in rows)
+        columns = list(varying or ["operation"])
+        for e in shown:
+            columns += [f"{e} time"] + ([f"{e} energy"] if energy else [])
+        out_rows, notes = [], []
+        for pk, p in zip(pkeys, plist):
+            line = [str(p[n]) for n in varying] or [op.title]
+            for e in shown:
+                r = next((r for r in rows if r["engine"] == e and json.dumps(r["params"], sort_keys=True) == pk), None)
+                if r is None:
+                    line += ["—"] + (["—"] if energy else [])
+                    continue
+                if r["status"] != "ok":
+                    line += [WORDS.get(r["status"], r["status"])] + ([""] if energy else [])
+                    where = " ".join(f"{n}={p[n]}" for n in varying)
+                    if r["status"] != "unsupported":
+                        notes.append(f"{e} {where}".strip() + f": {WORDS.get(r['status'], r['status'])}"
+                                     + (f" — {r['detail']}" if r.get("detail") else ""))
+                    continue
+                line.append(_ratio_text(r["time_ratio"], r["time_ci95"]))
+                if energy:
+                    line.append(_ratio_text(r["energy_ratio"], r["energy_ci95"])
+                                + (f" ({r['energy_provenance']})" if r["energy_ratio"] is not None
+                                   and r.get("energy_provenance") not in (None, "measured") else ""))
+            out_rows.append(line)
+        for e in engines:
+            if e not in shown and any(r["engine"] == e for r in rows):
+                why = next(r.get("detail") for r in rows if r["engine"] == e)
+                notes.append(f"{e}: unsupported — {why}")
+        title = (f"Relative to {baseline}: {op.title}"
+                 + (" — " + ", ".join(f"{k}={v}" for k, v in fixed.items()) if fixed else ""))
+        tables.append({"op": op_id, "title": title, "columns": columns, "rows": out_rows, "notes": notes})
+    return tables
+
+
+CSV_FIELDS = ["run", "op", "params", "engine", "baseline", "status", "time_ratio", "time_ci95_lo", "time_ci95_hi",
+              "energy_ratio", "energy_ci95_lo", "energy_ci95_hi", "detail"]
+
+
+def render_csv(run: dict, baseline: str) -> str:
+    import csv
+    import io
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(CSV_FIELDS)
+    for r in relative(run, baseline)["rows"]:
+        tci, eci = r["time_ci95"] or [None, None], r["energy_ci95"] or [None, None]
+        w.writerow([run["id"], r["op"], json.dumps(r["params"], sort_keys=True), r["engine"], r["baseline"],
+                    r["status"], r["time_ratio"], tci[0], tci[1], r["energy_ratio"], eci[0], eci[1],
+                    r.get("detail")])
+    return buf.getvalue()
