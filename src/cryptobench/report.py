@@ -279,6 +279,12 @@ def conditions_lines(run: dict, impr_legend: bool = True) -> list[str]:
             bits.append(f"mask {info['mask']} verified={info.get('mask_verified')}")
         if "aesni" in info:
             bits.append(f"AES-NI={'yes' if info['aesni'] else 'no'}")
+        for fact in ("pkcs11_provision", "tpm"):
+            if isinstance(info.get(fact), str):
+                bits.append(info[fact])
+        if info.get("round_trip_ns"):
+            bits.append(f"per-call round trip {float(info['round_trip_ns']) / 1e3:.3g} µs (median of a minimal "
+                        "command: the host ⇄ device cost inside every figure)")
         if info.get("unusable"):
             bits.append("UNUSABLE: " + info["unusable"])
         if not any(bits):
