@@ -6,7 +6,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -349,41 +348,9 @@ def test_scaling_tables_with_energy_mirror_seed_004():
     assert summary["op"] == "summary" and "FoM 4 cores" in summary["columns"]
 
 
-class _FakeRapl:
-    """A powercap tree whose package counter a thread advances at a constant rate."""
-
-    def __init__(self, root: Path, watts: float):
-        self.root, self.watts = root, watts
-        for entry, name in (("intel-rapl:0", "package-0"), ("intel-rapl:0:0", "core")):
-            d = root / entry
-            d.mkdir(parents=True)
-            (d / "name").write_text(name + "\n")
-            (d / "energy_uj").write_text("0\n")
-            (d / "max_energy_range_uj").write_text("262143328850\n")
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        t0 = time.monotonic()
-        while not self.stop.is_set():
-            uj = int(self.watts * (time.monotonic() - t0) * 1e6)
-            for entry, value in (("intel-rapl:0", uj), ("intel-rapl:0:0", uj // 2)):
-                tmp = self.root / entry / ".energy_uj.tmp"
-                tmp.write_text(f"{value}\n")
-                os.replace(tmp, self.root / entry / "energy_uj")
-            time.sleep(0.001)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
-
-
 def test_parallel_with_an_energy_meter_measures_concurrent_windows(harness, tmp_path):
-    with _FakeRapl(tmp_path / "powercap", watts=10.0) as fake:
+    from test_meters import FakeRapl      # the same constant-power fake powercap tree
+    with FakeRapl(tmp_path / "powercap", watts=10.0) as fake:
         out = tmp_path / "run.json"
         proc = cli("run", "--op", "sha256", "--param", "bytes=1024", "--engine", "openssl-hw", "--parallel", "1,2",
                    "--energy", "rapl", "--repeat", "2", "--warmup", "0", "--min-time", "0.005",

@@ -79,6 +79,11 @@ class HarnessProcess:
 
     def request(self, req: dict, until: str | None = None) -> list[dict]:
         """Send one request; return its replies (one line, or lines up to a `until` type)."""
+        self.send(req)
+        return self.collect(until)
+
+    def send(self, req: dict) -> None:
+        """Write one request without waiting (several harnesses can then work at once)."""
         if self.proc.poll() is not None:
             raise HarnessError(f"harness {self.path.name} is not running (code {self.proc.returncode})")
         try:
@@ -86,6 +91,9 @@ class HarnessProcess:
             self.proc.stdin.flush()
         except BrokenPipeError:
             raise HarnessError(f"harness {self.path.name} closed its input")
+
+    def collect(self, until: str | None = None) -> list[dict]:
+        """The replies to the request sent last: one line, or lines up to a `until` type."""
         replies = []
         while True:
             msg = self._readline()

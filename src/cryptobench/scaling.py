@@ -123,37 +123,16 @@ def is_parallel_run(run_or_plan: dict) -> bool:
 
 
 # --- measuring ------------------------------------------------------------------------------------
-def _send(proc, req: dict) -> None:
-    if proc.proc.poll() is not None:
-        raise HarnessError(f"harness {proc.path.name} is not running (code {proc.proc.returncode})")
-    try:
-        proc.proc.stdin.write(json.dumps(req, separators=(",", ":")) + "\n")
-        proc.proc.stdin.flush()
-    except BrokenPipeError:
-        raise HarnessError(f"harness {proc.path.name} closed its input")
-
-
-def _collect(proc, until: str | None) -> list[dict]:
-    replies = []
-    while True:
-        msg = proc._readline()
-        if msg.get("t") == "error":
-            raise HarnessError(msg.get("msg", "unknown harness error"))
-        replies.append(msg)
-        if until is None or msg.get("t") == until:
-            return replies
-
-
 def concurrent(procs: list, req: dict, until: str | None = None) -> tuple[int, list[list[dict]]]:
     """Send `req` to every process, then read every reply: (orchestrator wall ns, replies per process).
     Every process's replies are read even when one fails, so none is left mid-stream."""
     t0 = time.perf_counter_ns()
     for p in procs:
-        _send(p, req)
+        p.send(req)
     out, first_error = [], None
     for p in procs:
         try:
-            out.append(_collect(p, until))
+            out.append(p.collect(until))
         except HarnessError as exc:
             first_error = first_error or exc
             out.append([])
