@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -27,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", parser_class=OneLineParser)
 
     ls = sub.add_parser("list", help="list suites, engines or operations")
-    ls.add_argument("what", choices=["suites", "engines", "ops"])
+    ls.add_argument("what", choices=["suites", "engines", "ops", "references"])
 
     run = sub.add_parser("run", help="verify, time, store and print a suite or a set of operations")
     run.add_argument("--suite", help="suite name or path to a suite .toml (default: 'default')")
@@ -73,6 +74,15 @@ def _parser() -> argparse.ArgumentParser:
     from .energy.commands import add_energy_parser
     add_energy_parser(sub, OneLineParser)
 
+    cmp_ = sub.add_parser("compare", help="a stored run beside a study's published results (references/)")
+    cmp_.add_argument("run_id", metavar="RUN_ID|latest")
+    cmp_.add_argument("--reference", required=True, help="a study: ti-cc26x2, nxp-imxrt, cifra-aead, zhaw-iot, "
+                      "pisa-a53 (`cryptobench list references`), or a reference .toml")
+    cmp_.add_argument("--against", metavar="SOURCE", help="the published source the ratios divide by "
+                      "(default: the study's software library)")
+    cmp_.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
+    cmp_.add_argument("--db")
+
     show = sub.add_parser("show", help="print a stored run")
     show.add_argument("run_id", metavar="RUN_ID|latest")
     show.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
@@ -98,6 +108,11 @@ def cmd_list(args, out) -> int:
         for name in available_suites():
             s = load_suite(name)
             out.write(f"{name:<12} {len(s.benches):>4} cells/engine  {s.title}\n")
+    elif args.what == "references":
+        from .references import available_references, load_reference
+        for name in available_references():
+            ref = load_reference(name)
+            out.write(f"{name:<12} {len(ref.rows):>4} values  {ref.title}\n")
     elif args.what == "ops":
         for op in OPS.values():
             params = ", ".join(f"{p.name}={p.default}" + (f" ({'/'.join(map(str, p.choices))})" if p.choices else "")
@@ -317,6 +332,53 @@ def _energy(args, out) -> int:
     return cmd_energy(args, out)
 
 
+def cmd_compare(args, out) -> int:
+    from . import compare as cmp
+    from .references import load_reference
+    store = Store(args.db)
+    run = store.load_run(store.resolve_run_id(args.run_id))
+    ref = load_reference(args.reference)
+    if args.against and args.against not in ref.sources:
+        raise UsageError(f"--against: {ref.name} has no source '{args.against}'; it has: {', '.join(ref.sources)}")
+    doc = cmp.compare(run, ref, args.against)
+    if args.format == "json":
+        out.write(json.dumps(doc, indent=1, default=str) + "\n")
+        return 0
+    ts = cmp.tables(doc)
+    if args.format == "csv":
+        import csv
+        w = csv.writer(out)
+        for t in ts:
+            w.writerow(["table"] + t["columns"])
+            for r in t["rows"]:
+                w.writerow([t["title"]] + r)
+        return 0
+    if args.format == "md":
+        out.write("\n".join(f"- {l.strip()}" for l in cmp.text_lines(doc)) + "\n\n")
+        for t in ts:
+            out.write(f"## {t['title']}\n\n| " + " | ".join(t["columns"]) + " |\n|" + "|".join("---" for _ in t["columns"])
+                      + "|\n" + "".join("| " + " | ".join(r) + " |\n" for r in t["rows"]) + "\n")
+        out.write("\n".join(f"- {l.strip()}" for l in cmp.unmatched_lines(doc)) + "\n")
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+    console = Console(file=out)
+    if not console.is_terminal:
+        console = Console(file=out, width=200)
+    for line in cmp.text_lines(doc):
+        console.print(line, highlight=False, markup=False)
+    for t in ts:
+        table = Table(title=t["title"], title_justify="left")
+        for i, col in enumerate(t["columns"]):
+            table.add_column(col, justify="left" if i < 2 else "right")
+        for r in t["rows"]:
+            table.add_row(*r)
+        console.print(table)
+    for line in cmp.unmatched_lines(doc):
+        console.print(line, highlight=False, markup=False, style="dim")
+    return 0
+
+
 def cmd_show(args, out) -> int:
     store = Store(args.db)
     run = store.load_run(store.resolve_run_id(args.run_id))
@@ -331,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
-        return {"list": cmd_list, "run": cmd_run, "show": cmd_show, "energy": _energy}[args.command](args, sys.stdout)
+        return {"list": cmd_list, "run": cmd_run, "show": cmd_show, "compare": cmd_compare, "energy": _energy}[args.command](args, sys.stdout)
     except UsageError as exc:
         sys.stderr.write(f"cryptobench: error: {exc}\n")
         return exc.exit_code

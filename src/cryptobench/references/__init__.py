@@ -1,0 +1,174 @@
+"""Published results as data: every numeric table of the seed studies, one TOML file per study in
+`references/data/`, each value with its unit, catalog operation and parameters, the engine and
+conditions it was measured on, and the document, table and row it came from (`provenance:
+published`). Format: docs/references.md. Loading validates every row; a malformed file is rejected
+with the file, the row and the field."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..catalog import OPS, resolve_params
+from ..errors import UsageError
+
+DATA_DIR = Path(__file__).with_name("data")
+
+# metric -> units it may be printed in, and the factor to the canonical unit (first listed)
+UNITS = {
+    "time": {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9},
+    "current": {"A": 1.0, "mA": 1e-3, "uA": 1e-6},
+    "energy": {"J": 1.0, "mJ": 1e-3, "uJ": 1e-6, "nJ": 1e-9},
+    "power": {"W": 1.0, "mW": 1e-3, "uW": 1e-6},
+    "throughput": {"B/s": 1.0, "KB/s": 1e3, "MB/s": 1e6, "KiB/s": 1024.0, "Mbps": 1e6 / 8, "Gbps": 1e9 / 8,
+                   "op/s": None},
+    "ops_per_s": {"op/s": 1.0},
+    "cycles": {"cycles": 1.0},
+    "cycles_per_byte": {"cycles/B": 1.0},
+    "energy_per_bit": {"mJ/Mb": 1.0, "J/bit": 1e9},
+    "fom": {"Mbps/(mJ/Mb)": 1.0, "(op/s)/(mJ/op)": 1.0},
+    "bytes": {"B": 1.0},
+    "ratio": {"x": 1.0},
+    "percent": {"%": 1.0},
+    "latency_cycles": {"cycles": 1.0},
+    "frequency": {"Hz": 1.0, "MHz": 1e6},
+}
+# what a row measures -> its kind of unit
+METRICS = {
+    "duration": "time", "average_current": "current", "energy": "energy", "power": "power",
+    "dynamic_power": "power", "throughput": "throughput", "ops_per_s": "ops_per_s", "cycles": "cycles",
+    "cycles_per_byte": "cycles_per_byte", "energy_per_bit": "energy_per_bit", "fom": "fom",
+    "stack": "bytes", "code_size": "bytes", "ram": "bytes", "rsd": "percent",
+    "duration_improvement": "ratio", "energy_efficiency_improvement": "ratio", "ratio": "ratio",
+    "latency": "latency_cycles", "execution_time": "time", "data": "bytes", "clock": "frequency",
+}
+ENGINE_KINDS = ("sw library", "cpu extensions", "on-chip accelerator", "secure element", "model")
+
+
+class ReferenceError(UsageError):
+    """A malformed reference file: names the file, the row and the field."""
+
+
+@dataclass
+class Source:
+    id: str
+    engine_kind: str
+    engine: str
+    device: str
+    clock_hz: float | None = None
+    compiler: str = ""
+    library: str = ""
+    notes: str = ""
+
+
+@dataclass
+class Row:
+    index: int                 # 1-based position among the file's [[row]] entries
+    table: str                 # e.g. "Table 6"
+    label: str                 # the row as printed, e.g. "AES-128 CBC 64 B"
+    op: str | None             # catalog op id (None for rows outside the catalog, e.g. a model latency)
+    params: dict               # complete: the catalog's defaults filled in
+    source: Source
+    metric: str
+    value: float               # as printed, in `unit`
+    unit: str
+    printed: str = ""          # the cell's text as printed, when it is not a plain number
+    note: str = ""             # typos kept as printed, derived columns, …
+    derived: str = ""          # how the source computed this value from other rows, if it did
+    given: dict = field(default_factory=dict)   # the parameters the document states (what a match needs)
+
+    @property
+    def canonical(self) -> float | None:
+        """The value in the metric's first unit (s, A, J, W, B/s, …); None when it cannot convert."""
+        factor = UNITS[METRICS[self.metric]].get(self.unit)
+        return None if factor is None else self.value * factor
+
+
+@dataclass
+class Reference:
+    name: str
+    title: str
+    document: str
+    seed: str
+    path: Path
+    sources: dict[str, Source]
+    rows: list[Row]
+
+
+def _fail(path, where, msg):
+    raise ReferenceError(f"{path}: {where}: {msg}")
+
+
+def load_reference(ref: str | Path) -> Reference:
+    """A reference by name (references/data/NAME.toml) or by path; validated row by row."""
+    path = Path(ref)
+    if not path.suffix:
+        path = DATA_DIR / f"{ref}.toml"
+        if not path.exists():
+            raise ReferenceError(f"--reference: unknown reference '{ref}'; valid: {', '.join(available_references())}")
+    try:
+        doc = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ReferenceError(f"{path}: no such reference file")
+    except tomllib.TOMLDecodeError as exc:
+        raise ReferenceError(f"{path}: not valid TOML ({exc})")
+    head = doc.get("reference")
+    if not isinstance(head, dict):
+        _fail(path, "[reference]", "missing table (name, title, document, seed)")
+    for key in ("name", "title", "document", "seed"):
+        if not isinstance(head.get(key), str) or not head[key]:
+            _fail(path, "[reference]", f"field '{key}': expected a non-empty string")
+    sources = {}
+    for i, s in enumerate(doc.get("source", []), 1):
+        where = f"source {i}"
+        for key in ("id", "engine_kind", "engine", "device"):
+            if not isinstance(s.get(key), str) or not s[key]:
+                _fail(path, where, f"field '{key}': expected a non-empty string")
+        if s["engine_kind"] not in ENGINE_KINDS:
+            _fail(path, where, f"field 'engine_kind': expected one of {', '.join(ENGINE_KINDS)}, got '{s['engine_kind']}'")
+        unknown = set(s) - {"id", "engine_kind", "engine", "device", "clock_hz", "compiler", "library", "notes"}
+        if unknown:
+            _fail(path, where, f"unknown field '{sorted(unknown)[0]}'")
+        if "clock_hz" in s and (not isinstance(s["clock_hz"], (int, float)) or s["clock_hz"] <= 0):
+            _fail(path, where, f"field 'clock_hz': expected a positive number, got {s['clock_hz']!r}")
+        sources[s["id"]] = Source(**s)
+    rows = []
+    for i, r in enumerate(doc.get("row", []), 1):
+        where = f"row {i}" + (f" ({r.get('table')} '{r.get('label')}')" if isinstance(r, dict) and r.get("label") else "")
+        known = {"table", "label", "op", "params", "source", "metric", "value", "unit", "printed", "note", "derived"}
+        unknown = set(r) - known
+        if unknown:
+            _fail(path, where, f"unknown field '{sorted(unknown)[0]}'")
+        for key in ("table", "label", "source", "metric", "unit"):
+            if not isinstance(r.get(key), str) or not r[key]:
+                _fail(path, where, f"field '{key}': expected a non-empty string")
+        if r["source"] not in sources:
+            _fail(path, where, f"field 'source': no [[source]] with id '{r['source']}'; ids: {', '.join(sources)}")
+        if r["metric"] not in METRICS:
+            _fail(path, where, f"field 'metric': expected one of {', '.join(METRICS)}, got '{r['metric']}'")
+        units = UNITS[METRICS[r["metric"]]]
+        if r["unit"] not in units:
+            _fail(path, where, f"field 'unit': expected one of {', '.join(units)} for {r['metric']}, got '{r['unit']}'")
+        v = r.get("value")
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            _fail(path, where, f"field 'value': expected a number, got {v!r}")
+        op, params = r.get("op"), r.get("params", {})
+        if op is not None:
+            if op not in OPS:
+                _fail(path, where, f"field 'op': unknown operation '{op}'")
+            if not isinstance(params, dict):
+                _fail(path, where, "field 'params': expected a table of parameters")
+            try:
+                params = resolve_params(OPS[op], {k: v for k, v in params.items()}, "params")
+            except UsageError as exc:
+                _fail(path, where, f"field 'params': {exc}")
+        rows.append(Row(i, r["table"], r["label"], op, params, sources[r["source"]], r["metric"], float(v),
+                        r["unit"], str(r.get("printed", "")), str(r.get("note", "")), str(r.get("derived", "")),
+                        dict(r.get("params", {}))))
+    if not rows:
+        _fail(path, "[[row]]", "no rows")
+    return Reference(head["name"], head["title"], head["document"], head["seed"], path, sources, rows)
+
+
+def available_references() -> list[str]:
+    return sorted(p.stem for p in DATA_DIR.glob("*.toml"))
