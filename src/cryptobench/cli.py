@@ -73,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
 
     from .energy.commands import add_energy_parser
     add_energy_parser(sub, OneLineParser)
+    from .models_cli import add_model_parser
+    add_model_parser(sub, OneLineParser)
 
     cmp_ = sub.add_parser("compare", help="a stored run beside a study's published results (references/)")
     cmp_.add_argument("run_id", metavar="RUN_ID|latest")
@@ -327,6 +329,11 @@ def _execute(store: Store, plan: dict, run_id: int | None, quiet: bool) -> int:
     return holder["id"]
 
 
+def _model(args, out) -> int:
+    from .models_cli import cmd_model
+    return cmd_model(args, out)
+
+
 def _energy(args, out) -> int:
     from .energy.commands import cmd_energy
     return cmd_energy(args, out)
@@ -393,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
-        return {"list": cmd_list, "run": cmd_run, "show": cmd_show, "compare": cmd_compare, "energy": _energy}[args.command](args, sys.stdout)
+        return {"list": cmd_list, "run": cmd_run, "show": cmd_show, "compare": cmd_compare, "energy": _energy, "model": _model}[args.command](args, sys.stdout)
     except UsageError as exc:
         sys.stderr.write(f"cryptobench: error: {exc}\n")
         return exc.exit_code

@@ -102,7 +102,8 @@ def compare(run: dict, ref: Reference, against: str | None = None) -> dict:
 def _scale(unit: str, values: list[float]) -> tuple[str, float]:
     """A readable unit for a column of canonical values."""
     if unit == "s":
-        m = min((v for v in values if v), default=1.0)
+        vs = sorted(v for v in values if v)
+        m = vs[len(vs) // 2] if vs else 1.0
         for name, f in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
             if m >= f:
                 return name, f
@@ -139,7 +140,7 @@ def tables(doc: dict) -> list[dict]:
             row = [OPS[g["op"]].title, " ".join(f"{k}={v}" for k, v in g["params"].items())]
             row += [fmt_num(g["published"][s] / f) if s in g["published"] else "—" for s in sources]
             row += [fmt_num(g["yours"][e] / f) if e in g["yours"] else "—" for e in engines]
-            row += [fmt_num(g["ratio"][e]) if g["ratio"].get(e) else "—" for e in engines]
+            row += [f"{g['ratio'][e]:.3g}" if g["ratio"].get(e) else "—" for e in engines]
             if cyc:
                 row += [fmt_num(g["published_cycles"][s]) if s in g["published_cycles"] else "—" for s in sources]
                 row += [fmt_num(g["your_cycles"][e]) if e in g["your_cycles"] else "—" for e in engines]

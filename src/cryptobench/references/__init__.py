@@ -27,11 +27,11 @@ UNITS = {
     "cycles_per_byte": {"cycles/B": 1.0},
     "energy_per_bit": {"mJ/Mb": 1.0, "J/bit": 1e9},
     "fom": {"Mbps/(mJ/Mb)": 1.0, "(op/s)/(mJ/op)": 1.0},
-    "bytes": {"B": 1.0},
+    "bytes": {"B": 1.0, "Mb": 125000.0, "op": None},
     "ratio": {"x": 1.0},
     "percent": {"%": 1.0},
     "latency_cycles": {"cycles": 1.0},
-    "frequency": {"Hz": 1.0, "MHz": 1e6},
+    "frequency": {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9},
 }
 # what a row measures -> its kind of unit
 METRICS = {

@@ -1,0 +1,481 @@
+"""`cryptobench model …`: accelerator (seed 004 eq. 1), offload (seed 000 §4 polling vs blocking),
+crossover (from which length engine B beats A), battery (a duty cycle's share of a battery).
+Every output is provenance `modeled`. Formulas: docs/models.md."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from .errors import UsageError
+
+PREFIX = {"p": 1e-12, "n": 1e-9, "u": 1e-6, "µ": 1e-6, "m": 1e-3, "": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+UNITS = ("Hz", "bps", "b/s", "W", "s", "A", "V", "B")
+
+
+def si(text: str) -> float:
+    """'300e6', '300MHz', '9.6G', '9.6Gbps', '18mW', '48.89ns' -> a float in the base unit."""
+    s = str(text).strip()
+    for u in UNITS:
+        if s.endswith(u) and s != u:
+            s = s[: -len(u)]
+            break
+    m = re.fullmatch(r"([0-9.eE+-]+?)\s*([pnuµmkKMG]?)", s)
+    if not m:
+        raise ValueError(f"'{text}' is not a number (an SI prefix and unit are allowed, e.g. 300MHz, 18mW)")
+    try:
+        return float(m.group(1)) * PREFIX[m.group(2)]
+    except ValueError:
+        raise ValueError(f"'{text}' is not a number")
+
+
+def _si_arg(text):
+    import argparse
+    try:
+        return si(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+
+
+def add_model_parser(sub, parser_class) -> None:
+    model = sub.add_parser("model", help="analytic models (provenance modeled): accelerator throughput, "
+                                         "polling vs blocking offload, crossover lengths, battery share")
+    msub = model.add_subparsers(dest="model_command", parser_class=parser_class)
+
+    acc = msub.add_parser("accelerator", help="seed 004 eq. 1: TH = Q / (L·Tclk + AL); back-solve L; "
+                                              "Pisa Table V; fit setup + per-block cost to a stored sweep")
+    acc.add_argument("--latency-cycles", type=float, metavar="L", help="module latency in clock cycles")
+    acc.add_argument("--clock", type=_si_arg, metavar="F", help="clock frequency (Hz; 300e6 or 300MHz)")
+    acc.add_argument("--block-bits", type=float, metavar="Q", help="bits one pass handles (AES 128, SHA-256 512)")
+    acc.add_argument("--in-bits", type=float, help="bits the DMA writes to the module per pass (default Q)")
+    acc.add_argument("--out-bits", type=float, help="bits the DMA reads back per pass (default Q)")
+    acc.add_argument("--per-op", action="store_true", help="Q is one operation (ECDSA): op/s and mJ/op")
+    acc.add_argument("--dma-mm2s", type=_si_arg, metavar="BW", help="MM2S (memory to peripheral) bandwidth, bit/s (9.6G)")
+    acc.add_argument("--dma-s2mm", type=_si_arg, metavar="BW", help="S2MM (peripheral to memory) bandwidth, bit/s (3.6G)")
+    acc.add_argument("--al", type=_si_arg, metavar="SECONDS", help="additional latency AL given directly (e.g. 48.89ns)")
+    acc.add_argument("--power", type=_si_arg, metavar="P", help="module dynamic power (W; 18mW)")
+    acc.add_argument("--solve-latency", action="store_true", help="back-solve L from --throughput")
+    acc.add_argument("--throughput", type=_si_arg, metavar="TH", help="with --solve-latency: Mbps (op/s with --per-op)")
+    acc.add_argument("--pisa", action="store_true", help="reproduce seed 004 Table V's HW FoM from Table IV")
+    acc.add_argument("--fit", metavar="RUN_ID|latest", help="fit setup + per-block time to a stored length sweep")
+    acc.add_argument("--op", help="with --fit: the operation")
+    acc.add_argument("--engine", help="with --fit: the engine")
+    acc.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="with --fit: select cells")
+    acc.add_argument("--block-bytes", type=int, default=16, help="with --fit: bytes per block (default 16; 0: per byte)")
+    acc.add_argument("--db")
+    acc.add_argument("--json", metavar="FILE")
+
+    off = msub.add_parser("offload", help="seed 000 §4: polling vs blocking energy over payload length, "
+                                          "and the length from which blocking is cheaper")
+    off.add_argument("--setup-us", type=float, required=True, help="CPU-active setup time per operation (µs)")
+    off.add_argument("--per-block-us", type=float, required=True, help="peripheral time per block (µs)")
+    off.add_argument("--block-bytes", type=int, default=16, help="bytes per block (default 16)")
+    off.add_argument("--overhead-us", type=float, required=True,
+                     help="blocking/callback overhead: context switch, semaphore, idle entry and exit (µs, CPU active)")
+    off.add_argument("--active-ma", type=float, help="CPU active current (mA)")
+    off.add_argument("--idle-ma", type=float, help="idle current, CPU domain off (mA)")
+    off.add_argument("--peripheral-ma", type=float, help="the peripheral's extra current while it works (mA; default 0)")
+    off.add_argument("--voltage", type=float, help="supply voltage (V; default 3.3, or the profile's)")
+    off.add_argument("--profile", help="take currents and voltage from a power profile (e.g. cc2652); flags override")
+    off.add_argument("--lengths", help="payload lengths to tabulate, comma-separated (bytes)")
+    off.add_argument("--json", metavar="FILE")
+
+    cx = msub.add_parser("crossover", help="from which payload length engine B is cheaper than A, time and energy")
+    cx.add_argument("run", metavar="RUN_ID|latest")
+    cx.add_argument("--op", required=True)
+    cx.add_argument("--a", required=True, metavar="ENGINE")
+    cx.add_argument("--b", required=True, metavar="ENGINE")
+    cx.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="select cells (other than bytes)")
+    cx.add_argument("--profile", help="model energy t·V·I where cells have no stored energy")
+    cx.add_argument("--engine-peripheral", action="append", default=[], metavar="ENGINE=PERIPHERAL[+…]")
+    cx.add_argument("--db")
+    cx.add_argument("--json", metavar="FILE")
+
+    bat = msub.add_parser("battery", help="energy per day of a duty cycle and the share crypto takes, per engine")
+    bat.add_argument("run", metavar="RUN_ID|latest")
+    bat.add_argument("--rate", action="append", default=[], required=True, metavar="OP[,KEY=VALUE…]=N/h",
+                     help="operations per hour (or /s, /min, /day) of one op (repeatable)")
+    bat.add_argument("--battery-mah", type=float)
+    bat.add_argument("--battery-v", type=float)
+    bat.add_argument("--battery-wh", type=float)
+    bat.add_argument("--baseline-ua", type=float, default=0.0, help="the device's average current without crypto (µA)")
+    bat.add_argument("--profile", help="model energy t·V·I where cells have no stored energy (and the baseline's V)")
+    bat.add_argument("--engine", action="append", default=[], help="only these engines (repeatable)")
+    bat.add_argument("--db")
+    bat.add_argument("--json", metavar="FILE")
+
+
+def _params(items) -> dict:
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise UsageError(f"--param: expected KEY=VALUE, got '{item}'")
+        k, v = item.split("=", 1)
+        out[k] = v
+    return out
+
+
+def _write_json(path, doc) -> None:
+    if path:
+        try:
+            Path(path).write_text(json.dumps(doc, indent=2, default=str) + "\n")
+        except OSError as exc:
+            raise UsageError(f"{path}: {exc.strerror}")
+
+
+def cmd_model(args, out) -> int:
+    handlers = {"accelerator": _accelerator, "offload": _offload, "crossover": _crossover, "battery": _battery}
+    if args.model_command not in handlers:
+        raise UsageError("model: expected 'accelerator', 'offload', 'crossover' or 'battery'")
+    try:
+        return handlers[args.model_command](args, out)
+    except ValueError as exc:
+        raise UsageError(str(exc))
+
+
+# ----------------------------------------------------------------------------------- accelerator
+def _g(x, unit=""):
+    return f"{x:.6g}{(' ' + unit) if unit else ''}"
+
+
+def _accelerator(args, out) -> int:
+    from .models.accelerator import accelerator_model, additional_latency, solve_latency
+    modes = sum(bool(x) for x in (args.pisa, args.fit, args.solve_latency))
+    if modes > 1:
+        raise UsageError("model accelerator: --pisa, --fit and --solve-latency exclude each other")
+    if args.pisa:
+        return _pisa(args, out)
+    if args.fit:
+        return _fit(args, out)
+    if args.clock is None:
+        raise UsageError("model accelerator: --clock is required (e.g. --clock 300MHz)")
+    if args.block_bits is None and not args.per_op:
+        raise UsageError("model accelerator: --block-bits Q is required (or --per-op)")
+    q = 1.0 if args.per_op else args.block_bits
+    in_bits = args.in_bits if args.in_bits is not None else args.block_bits
+    out_bits = args.out_bits if args.out_bits is not None else args.block_bits
+    if args.al is not None:
+        al, al_how = args.al, "given"
+    elif args.dma_mm2s is not None and args.dma_s2mm is not None:
+        if in_bits is None or out_bits is None:
+            raise UsageError("model accelerator: --per-op needs --in-bits and --out-bits for AL from the DMA bandwidths")
+        al = additional_latency(in_bits, out_bits, args.dma_mm2s, args.dma_s2mm)
+        al_how = f"{in_bits:g} b / {args.dma_mm2s / 1e9:g} Gbps + {out_bits:g} b / {args.dma_s2mm / 1e9:g} Gbps"
+    else:
+        raise UsageError("model accelerator: give --dma-mm2s and --dma-s2mm (bit/s), or --al")
+    th_unit = "op/s" if args.per_op else "Mbps"
+    if args.solve_latency:
+        if args.throughput is None:
+            raise UsageError("model accelerator: --solve-latency needs --throughput")
+        th = args.throughput if args.per_op else args.throughput * 1e6
+        L = solve_latency(q, th, args.clock, al)
+        doc = {"provenance": "modeled", "source": "seed 004 eq. 1 solved for L", "latency_cycles": L,
+               "throughput": args.throughput, "throughput_unit": th_unit, "al_s": al, "clock_hz": args.clock,
+               "q": q}
+        out.write("accelerator latency back-solved from eq. 1 (seed 004): L = (Q / TH - AL) · f\n")
+        out.write(f"  Q {q:g} {'op' if args.per_op else 'bit'}, TH {args.throughput:g} {th_unit}, "
+                  f"AL {al * 1e9:.5g} ns ({al_how}), f {args.clock / 1e6:g} MHz\n")
+        out.write(f"  L = {L:.6g} cycles ({L / args.clock * 1e9:.6g} ns)\n")
+        out.write("provenance: modeled\n")
+        _write_json(args.json, doc)
+        return 0
+    if args.latency_cycles is None:
+        raise UsageError("model accelerator: --latency-cycles is required (or --solve-latency --throughput TH)")
+    m = accelerator_model(args.latency_cycles, args.clock, q, in_bits or 0.0, out_bits or 0.0,
+                          args.dma_mm2s or 1.0, args.dma_s2mm or 1.0, args.power, args.per_op, al_s=al)
+    eu = "mJ/op" if args.per_op else "mJ/Mb"
+    out.write("accelerator model, seed 004 eq. 1: TH = Q / (L·Tclk + AL)\n")
+    out.write(f"  Q {q:g} {'op' if args.per_op else 'bit'}, L {args.latency_cycles:g} cycles, "
+              f"f {args.clock / 1e6:g} MHz (Tclk {1e9 / args.clock:.4g} ns)\n")
+    out.write(f"  AL {al * 1e9:.5g} ns ({al_how})\n")
+    out.write(f"  pass time L·Tclk + AL = {m['pass_time_s'] * 1e9:.5g} ns\n")
+    out.write(f"  throughput TH = {m['throughput']:.6g} {th_unit} (module alone, AL = 0: {m['throughput_core']:.6g} {th_unit})\n")
+    if args.power is not None:
+        out.write(f"  power P = {args.power * 1e3:g} mW\n")
+        out.write(f"  energy E = P / TH = {m['energy_total']:.6g} {eu}; FoM = TH / E = {m['fom_total']:.6g}\n")
+        out.write(f"  energy while the module computes E = P·L·Tclk / Q = {m['energy_core']:.6g} {eu}; "
+                  f"FoM = TH / E = {m['fom_core']:.6g} (seed 004 Tables IV-V use this E)\n")
+    out.write("provenance: modeled\n")
+    _write_json(args.json, m)
+    return 0
+
+
+# seed 004 (Pisa), transcribed for when references/data/pisa-a53.toml lacks them.
+PISA = {   # name: Q, per_op, in bits, out bits, stated AL (s), Table IV TH, P (W), E (as printed), Table V HW FoM
+    "AES-ECB-256": dict(q=128, per_op=False, in_bits=128, out_bits=128, al=48.89e-9, th=1339.53, p=18e-3,
+                        e=0.00656, fom=204119.60),
+    "SHA256": dict(q=512, per_op=False, in_bits=512, out_bits=256, al=124.44e-9, th=1515.79, p=8.91e-3,
+                   e=0.00371, fom=408293.46),
+    "ECDSA-P521": dict(q=1, per_op=True, in_bits=256, out_bits=1042, al=316.11e-9, th=910.60, p=61.8e-3,
+                       e=0.06785, fom=20131.61),
+}
+PISA_CLOCK, PISA_MM2S, PISA_S2MM = 300e6, 9.6e9, 3.6e9
+
+
+def pisa_rows() -> tuple[dict, str]:
+    """Table IV (TH, P, E) and Table V (HW FoM) of seed 004: from references/data/pisa-a53.toml when it
+    has them, else the transcription above. Returns (rows, where from)."""
+    rows = {k: dict(v) for k, v in PISA.items()}
+    try:
+        from .references import load_reference
+        ref = load_reference("pisa-a53")
+    except Exception:
+        return rows, "transcribed in models_cli.PISA (seed 004 Tables IV, V)"
+    got = 0
+    keys = {"AES-ECB-256": ("aes",), "SHA256": ("sha",), "ECDSA-P521": ("ecdsa",)}
+    for r in ref.rows:
+        if getattr(r.source, "engine_kind", "") in ("sw library", "cpu extensions"):
+            continue
+        label = r.label.lower()
+        name = next((n for n, ks in keys.items() if any(k in label for k in ks)), None)
+        if name is None:
+            continue
+        table = r.table.replace(" ", "").upper()
+        if table == "TABLEIV" and r.metric == "throughput":
+            rows[name]["th"] = r.value; got += 1
+        elif table == "TABLEIV" and r.metric in ("power", "dynamic_power"):
+            rows[name]["p"] = r.value * {"W": 1, "mW": 1e-3, "uW": 1e-6}.get(r.unit, 1e-3); got += 1
+        elif table == "TABLEIV" and r.metric in ("energy_per_bit", "energy"):
+            rows[name]["e"] = r.value; got += 1
+        elif table == "TABLEV" and r.metric == "fom" and ("hw" in label or "hw" in r.source.id.lower()):
+            rows[name]["fom"] = r.value; got += 1
+    return rows, ("references/data/pisa-a53.toml" if got else "transcribed in models_cli.PISA (seed 004 Tables IV, V)")
+
+
+def _pisa(args, out) -> int:
+    from .models.accelerator import additional_latency, solve_latency
+    rows, origin = pisa_rows()
+    doc = {"provenance": "modeled", "source": f"seed 004 Tables IV-V ({origin})", "rows": []}
+    out.write(f"seed 004 (Pisa) hardware accelerators at 300 MHz: eq. 1 and Table V from Table IV ({origin})\n")
+    out.write(f"{'algorithm':<12} {'AL stated':>10} {'AL DMA':>10} {'L (cycles)':>12} {'E=P·L·Tclk/Q':>13} "
+              f"{'E Table IV':>11} {'FoM=TH/E':>12} {'Table V':>12} {'dev':>7}\n")
+    for name, r in rows.items():
+        al_dma = additional_latency(r["in_bits"], r["out_bits"], PISA_MM2S, PISA_S2MM)
+        work = 1.0 if r["per_op"] else r["q"]
+        th = r["th"] if r["per_op"] else r["th"] * 1e6
+        L = solve_latency(work, th, PISA_CLOCK, r["al"])
+        k = 1e3 if r["per_op"] else 1e9
+        e_model = r["p"] * (L / PISA_CLOCK) / work * k
+        fom = r["th"] / r["e"]
+        dev = (fom - r["fom"]) / r["fom"] * 100
+        row = {"algorithm": name, "al_stated_s": r["al"], "al_dma_s": al_dma, "latency_cycles": L,
+               "energy_model": e_model, "energy_table_iv": r["e"], "fom": fom, "fom_table_v": r["fom"],
+               "deviation_pct": dev}
+        doc["rows"].append(row)
+        out.write(f"{name:<12} {r['al'] * 1e9:>8.5g}ns {al_dma * 1e9:>8.5g}ns {L:>12.6g} {e_model:>13.5g} "
+                  f"{r['e']:>11.5g} {fom:>12.6g} {r['fom']:>12.6g} {dev:>+6.2f}%\n")
+    out.write("L: eq. 1 solved with Tclk = 1/300 MHz = 3.33 ns (the paper's '5 ns' gives non-integer L); "
+              "E = P·L·Tclk/Q reproduces Table IV's E; FoM = Table IV TH / Table IV E\n")
+    bad = [r["algorithm"] for r in doc["rows"] if abs(r["deviation_pct"]) > 1]
+    if bad:
+        out.write(f"note: Table V's HW FoM does not follow from Table IV for {', '.join(bad)} "
+                  "(the source's own arithmetic)\n")
+    out.write("provenance: modeled\n")
+    _write_json(args.json, doc)
+    return 0
+
+
+def _load_run(args):
+    from .store import Store
+    store = Store(args.db)
+    return store.load_run(store.resolve_run_id(args.run if hasattr(args, "run") and args.run else args.fit))
+
+
+def _fit(args, out) -> int:
+    from .models.accelerator import fit_setup_per_block
+    from .models.crossover import sweep_from_run
+    if not args.op or not args.engine:
+        raise UsageError("model accelerator --fit needs --op and --engine")
+    from .store import Store
+    store = Store(args.db)
+    run = store.load_run(store.resolve_run_id(args.fit))
+    sweep = sweep_from_run(run, args.op, args.engine, _params(args.param))["time"]
+    if not sweep:
+        engines = sorted({c["engine"] for c in run["cells"] if c["op"] == args.op})
+        raise UsageError(f"run {run['id']}: no timed cells of {args.op} with a bytes parameter on '{args.engine}'"
+                         f" (engines with {args.op}: {', '.join(engines) or 'none'})")
+    fit = fit_setup_per_block([(p["x"], p["y"]) for p in sweep], args.block_bytes)
+    fit.update({"run": run["id"], "op": args.op, "engine": args.engine})
+    unit = "block" if args.block_bytes else "byte"
+    out.write(f"fit of t = setup + per_{unit} · {unit}s to run {run['id']}, {args.op} on {args.engine} "
+              f"(least squares, {len(sweep)} lengths)\n")
+    out.write(f"  setup {fit['setup_s'] * 1e6:.6g} µs, per {unit} ({fit['block_bytes']} B) {fit['per_block_s'] * 1e9:.6g} ns, "
+              f"R² {fit['r2']:.6f}, RMS residual {fit['rms_residual_s'] * 1e9:.4g} ns\n")
+    out.write(f"  {'bytes':>8} {'measured µs':>12} {'fit µs':>12} {'residual ns':>12} {'resid %':>8}\n")
+    for p in fit["points"]:
+        out.write(f"  {p['bytes']:>8g} {p['time_s'] * 1e6:>12.6g} {p['fit_s'] * 1e6:>12.6g} "
+                  f"{p['residual_s'] * 1e9:>12.4g} {p['residual_pct'] or 0:>+7.2f}%\n")
+    out.write("provenance: modeled\n")
+    _write_json(args.json, fit)
+    return 0
+
+
+# --------------------------------------------------------------------------------------- offload
+def _offload(args, out) -> int:
+    from .models.offload import OffloadModel
+    active, idle, peri, volts, src = args.active_ma, args.idle_ma, args.peripheral_ma, args.voltage, "flags"
+    if args.profile:
+        from .energy.models import load_profile
+        prof = load_profile(args.profile)
+        active = active if active is not None else prof.active_current_a * 1e3
+        idle = idle if idle is not None else (prof.idle_current_a * 1e3 if prof.idle_current_a > 0 else None)
+        if peri is None and "crypto" in prof.peripherals:
+            peri = prof.peripherals["crypto"] * 1e3
+        volts = volts if volts is not None else prof.supply_v
+        src = f"profile {prof.name}: {prof.source}"
+    if active is None or idle is None:
+        raise UsageError("model offload: give --active-ma and --idle-ma (or a --profile that has them)")
+    lengths = [16, 64, 256, 1024, 4096, 16384]
+    if args.lengths:
+        try:
+            lengths = [int(x) for x in args.lengths.split(",") if x.strip()]
+        except ValueError:
+            raise UsageError(f"--lengths: expected comma-separated byte counts, got '{args.lengths}'")
+    m = OffloadModel(args.setup_us * 1e-6, args.per_block_us * 1e-6, args.block_bytes, args.overhead_us * 1e-6,
+                     active * 1e-3, idle * 1e-3, (peri or 0.0) * 1e-3, volts if volts is not None else 3.3)
+    cx = m.crossover()
+    if cx.get("bytes") is not None and cx["bytes"] not in lengths:
+        lengths = sorted(set(lengths) | {cx["bytes"], max(cx["bytes"] - m.block_bytes, m.block_bytes)})
+    rows = m.table(lengths)
+    doc = {**m.describe(), "currents_from": src, "crossover": cx, "rows": rows}
+    out.write("offload model, seed 000 §4: polling (CPU active throughout) vs blocking/callback "
+              "(CPU idle while the peripheral works, plus overhead)\n")
+    out.write(f"  setup {args.setup_us:g} µs, {args.per_block_us:g} µs per {m.block_bytes}-byte block, overhead "
+              f"{args.overhead_us:g} µs; {m.voltage:g} V, active {m.active_a * 1e3:g} mA, idle {m.idle_a * 1e3:g} mA, "
+              f"peripheral {m.peripheral_a * 1e3:g} mA ({src})\n")
+    out.write(f"  {'bytes':>7} {'poll µs':>10} {'poll µJ':>10} {'block µs':>10} {'block µJ':>10}  cheaper\n")
+    for r in rows:
+        out.write(f"  {r['bytes']:>7} {r['poll_time_s'] * 1e6:>10.4g} {r['poll_energy_j'] * 1e6:>10.4g} "
+                  f"{r['block_time_s'] * 1e6:>10.4g} {r['block_energy_j'] * 1e6:>10.4g}  {r['cheaper']}\n")
+    if cx.get("bytes") is not None:
+        out.write(f"  blocking uses less energy from {cx['bytes']} bytes (peripheral work W* = I_active·overhead/"
+                  f"(I_active - I_idle) = {cx['work_s'] * 1e6:.4g} µs = {cx['bytes_exact']:.5g} bytes); "
+                  f"polling below (TI Table 3 style); blocking is always {args.overhead_us:g} µs slower\n")
+    else:
+        out.write(f"  {cx['why']}\n")
+    out.write("provenance: modeled\n")
+    _write_json(args.json, doc)
+    return 0
+
+
+# ------------------------------------------------------------------------------------- crossover
+def _engine_peripherals(items) -> dict:
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise UsageError(f"--engine-peripheral: expected ENGINE=PERIPHERAL[+…], got '{item}'")
+        e, p = item.split("=", 1)
+        out[e] = [x for x in p.split("+") if x]
+    return out
+
+
+def _crossover(args, out) -> int:
+    from .models.crossover import crossover, sweep_from_run
+    from .store import Store
+    store = Store(args.db)
+    run = store.load_run(store.resolve_run_id(args.run))
+    prof = None
+    if args.profile:
+        from .energy.models import load_profile
+        prof = load_profile(args.profile)
+    peri = _engine_peripherals(args.engine_peripheral)
+    params = _params(args.param)
+    sweeps = {}
+    for e in (args.a, args.b):
+        s = sweep_from_run(run, args.op, e, params, prof, peri.get(e, ()))
+        if not s["time"]:
+            engines = sorted({c["engine"] for c in run["cells"] if c["op"] == args.op and c["status"] == "ok"})
+            raise UsageError(f"run {run['id']}: no timed cells of {args.op} with a bytes parameter on '{e}' "
+                             f"(engines with {args.op}: {', '.join(engines) or 'none'})")
+        sweeps[e] = s
+    doc = {"provenance": "modeled", "run": run["id"], "op": args.op, "a": args.a, "b": args.b}
+    out.write(f"crossover, run {run['id']}, {args.op}: from which payload length is {args.b} (B) cheaper than "
+              f"{args.a} (A)\n")
+    for metric, unit, k in (("time", "µs", 1e6), ("energy", "µJ", 1e6)):
+        a_pts, b_pts = sweeps[args.a][metric], sweeps[args.b][metric]
+        if not a_pts or not b_pts:
+            out.write(f"  {metric}: no energy for both engines (stored result.energy, or --profile to model it)\n")
+            continue
+        try:
+            res = crossover(a_pts, b_pts)
+        except ValueError as exc:
+            raise UsageError(f"{args.a} and {args.b}: {exc}")
+        doc[metric] = res
+        if metric == "energy":
+            doc["energy_provenance"] = sorted(set(sweeps[args.a]["energy_provenance"]) | set(sweeps[args.b]["energy_provenance"]))
+        c, lo, hi = res["crossover"], res["earliest"], res["latest"]
+        verdict = {"always": f"B is cheaper at every measured length ({c['text']} bytes on)",
+                   "never": f"B is not cheaper at the longest measured length ({c['text']} bytes)",
+                   "crossover": f"B is cheaper from {c['x']:.5g} bytes"}[c["status"]]
+        out.write(f"  {metric}: {verdict}; interval from the cells' ci95: [{lo['text']}, {hi['text']}] bytes\n")
+        if "linear_fit" in res:
+            out.write(f"    least-squares lines: {res['linear_fit']['text']}\n")
+        xs = res["lengths"]
+        am = {p["x"]: p["y"] for p in a_pts}
+        bm = {p["x"]: p["y"] for p in b_pts}
+        out.write("    " + "  ".join(f"{x:g}B {am[x] * k:.4g}/{bm[x] * k:.4g}{unit}" for x in xs) + "  (A/B)\n")
+    if "energy" in doc:
+        out.write(f"  energy provenance of the inputs: {', '.join(doc['energy_provenance'])}\n")
+    out.write("provenance: modeled\n")
+    _write_json(args.json, doc)
+    return 0
+
+
+# --------------------------------------------------------------------------------------- battery
+def _battery(args, out) -> int:
+    from .models.battery import battery_view, capacity_j, parse_rate
+    from .store import Store
+    cap = capacity_j(args.battery_mah, args.battery_v, args.battery_wh)
+    rates = [parse_rate(r) for r in args.rate]
+    prof = None
+    if args.profile:
+        from .energy.models import load_profile
+        prof = load_profile(args.profile)
+    store = Store(args.db)
+    run = store.load_run(store.resolve_run_id(args.run))
+    volts = args.battery_v or (prof.supply_v if prof else None)
+    if args.baseline_ua and volts is None:
+        raise UsageError("--baseline-ua needs a voltage: --battery-v or a --profile")
+    baseline_w = (args.baseline_ua or 0.0) * 1e-6 * (volts or 0.0)
+    engines = args.engine or sorted({c["engine"] for c in run["cells"] if c["status"] == "ok"})
+    per_op, prov, keys = {e: {} for e in engines}, {}, []
+    for op, params, n in rates:
+        key = op + "".join(f",{k}={v}" for k, v in params.items())
+        keys.append((key, n))
+        for e in engines:
+            cells = [c for c in run["cells"] if c["op"] == op and c["engine"] == e and c["status"] == "ok"
+                     and all(str(c["params"].get(k)) == v for k, v in params.items())]
+            if not cells:
+                continue
+            if len(cells) > 1:
+                choices = "; ".join(json.dumps(c["params"], sort_keys=True) for c in cells[:4])
+                raise UsageError(f"--rate {key}: {len(cells)} cells of {op} on {e} match ({choices}): "
+                                 "name the parameters, e.g. --rate " + op + ",bytes=64=60/h")
+            r = cells[0].get("result") or {}
+            en = (r.get("energy") or {}).get("per_op_j")
+            if en is not None:
+                per_op[e][key] = en
+                prov[(e, key)] = (r.get("energy") or {}).get("provenance", "measured")
+            elif prof is not None and r.get("time_s"):
+                from .energy.models import modeled_energy
+                per_op[e][key] = modeled_energy(r["time_s"]["median"], prof)["per_op_j"]
+                prov[(e, key)] = "modeled"
+    view = battery_view(per_op, keys, cap, baseline_w)
+    view.update({"run": run["id"], "rates_per_hour": dict(keys),
+                 "energy_inputs": {f"{e}|{k}": v for (e, k), v in prov.items()}})
+    out.write(f"battery view, run {run['id']}: capacity {cap:.5g} J ({cap / 3600:.4g} Wh), baseline "
+              f"{baseline_w * 1e6:.4g} µW ({baseline_w * 86400:.4g} J/day)\n")
+    out.write("  duty cycle: " + ", ".join(f"{k} {n:g}/h" for k, n in keys) + "\n")
+    out.write(f"  {'engine':<20} {'crypto J/day':>13} {'share':>8} {'battery days':>13} {'crypto-only days':>17}  energy from\n")
+    for r in view["rows"]:
+        if "missing" in r:
+            out.write(f"  {r['engine']:<20} no energy for {', '.join(r['missing'])} (stored energy, or --profile)\n")
+            continue
+        src = sorted({prov[(r['engine'], k)] for k, _ in keys})
+        days = f"{r['battery_days']:.5g}" if r["battery_days"] is not None else "-"
+        co = f"{r['crypto_only_days']:.5g}" if r["crypto_only_days"] is not None else "-"
+        share = f"{r['share'] * 100:.3g}%" if r["share"] is not None else "-"
+        out.write(f"  {r['engine']:<20} {r['crypto_j_per_day']:>13.5g} {share:>8} {days:>13} {co:>17}  {', '.join(src)}\n")
+    out.write("provenance: modeled\n")
+    _write_json(args.json, view)
+    return 0
