@@ -42,6 +42,9 @@ const uint8_t *cb_kv_input(const cb_kv *kv, const char *name, size_t *len);
 int  cb_kv_put(cb_kv *kv, const char *name, const uint8_t *val, size_t len); /* copies; 0 ok */
 void cb_kv_free(cb_kv *kv);
 
+/* Copy msg into err (CB_ERRLEN) and return code: `return cb_say(err, CB_UNSUPPORTED, "why");` */
+int cb_say(char *err, int code, const char *msg);
+
 /* Fill buf with non-secret benchmark filler bytes (deterministic xorshift; fast). */
 void cb_fill(uint8_t *buf, size_t len, uint64_t seed);
 

@@ -48,12 +48,6 @@ static const struct { const char *prefix; const char *why; } missing[] = {
     {"rsa", "libsodium has no RSA"},
 };
 
-static int say(char *err, int code, const char *msg)
-{
-    snprintf(err, CB_ERRLEN, "%s", msg);
-    return code;
-}
-
 static int op_of(const char *name)
 {
     for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
@@ -68,7 +62,7 @@ static int init(char *err)
     static int state;      /* 0: not tried, 1: ready, -1: failed */
     if (state == 0)
         state = sodium_init() < 0 ? -1 : 1;
-    return state == 1 ? CB_OK : say(err, CB_ERR, "sodium_init() failed");
+    return state == 1 ? CB_OK : cb_say(err, CB_ERR, "sodium_init() failed");
 }
 
 static int check(const cb_params *p, char *why)
@@ -82,25 +76,25 @@ static int check(const cb_params *p, char *why)
         return CB_OK;
     case OP_AES_GCM:
         if (p->key_bits != 256)
-            return say(why, CB_UNSUPPORTED, "libsodium has AES-GCM with 256-bit keys only");
+            return cb_say(why, CB_UNSUPPORTED, "libsodium has AES-GCM with 256-bit keys only");
         if (!crypto_aead_aes256gcm_is_available())
-            return say(why, CB_UNSUPPORTED,
+            return cb_say(why, CB_UNSUPPORTED,
                        "libsodium's AES-256-GCM needs AES-NI and PCLMUL, which this CPU lacks");
         return CB_OK;
     case OP_ECDH_KEYGEN: case OP_ECDH_SHARED: case OP_ECC_KEYGEN:
         if (strcmp(p->curve, "x25519") != 0)
-            return say(why, CB_UNSUPPORTED, "libsodium has X25519 only, no NIST curves");
+            return cb_say(why, CB_UNSUPPORTED, "libsodium has X25519 only, no NIST curves");
         return CB_OK;
     case OP_RANDOM:
         if (strcmp(p->source, "library") != 0)
-            return say(why, CB_UNSUPPORTED,
+            return cb_say(why, CB_UNSUPPORTED,
                        "libsodium offers only source \"library\" (randombytes_buf)");
         return CB_OK;
     }
     for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++)
         if (strncmp(p->op, missing[i].prefix, strlen(missing[i].prefix)) == 0)
-            return say(why, CB_UNSUPPORTED, missing[i].why);
-    return say(why, CB_UNSUPPORTED, "libsodium engine does not implement this op");
+            return cb_say(why, CB_UNSUPPORTED, missing[i].why);
+    return cb_say(why, CB_UNSUPPORTED, "libsodium engine does not implement this op");
 }
 
 static int sd_supports(const cb_params *p, char *why)
@@ -110,7 +104,7 @@ static int sd_supports(const cb_params *p, char *why)
 
 static int put(cb_kv *out, const char *name, const uint8_t *val, size_t len, char *err)
 {
-    return cb_kv_put(out, name, val, len) == 0 ? CB_OK : say(err, CB_ERR, "out of memory");
+    return cb_kv_put(out, name, val, len) == 0 ? CB_OK : cb_say(err, CB_ERR, "out of memory");
 }
 
 /* ---- compute ------------------------------------------------------------------------------ */
@@ -137,16 +131,16 @@ static int sd_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
     case OP_AES_GCM:
         nonce = op == OP_CHACHAPOLY ? cb_kv_input(in, "nonce", &nlen) : cb_kv_input(in, "iv", &nlen);
         if (klen != 32 || nlen != 12)
-            return say(err, CB_ERR, "needs a 32-byte key and a 12-byte nonce/iv");
+            return cb_say(err, CB_ERR, "needs a 32-byte key and a 12-byte nonce/iv");
         ct = malloc(mlen + 16 + 1);
         if (ct == NULL)
-            return say(err, CB_ERR, "out of memory");
+            return cb_say(err, CB_ERR, "out of memory");
         if (op == OP_CHACHAPOLY)
             rc = crypto_aead_chacha20poly1305_ietf_encrypt(ct, &clen, msg, mlen, aad, alen, NULL,
                                                            nonce, key);
         else
             rc = crypto_aead_aes256gcm_encrypt(ct, &clen, msg, mlen, aad, alen, NULL, nonce, key);
-        rc = rc != 0 ? say(err, CB_ERR, "encryption failed") : put(out, "ct", ct, clen, err);
+        rc = rc != 0 ? cb_say(err, CB_ERR, "encryption failed") : put(out, "ct", ct, clen, err);
         free(ct);
         return rc;
     case OP_SHA256:
@@ -158,16 +152,16 @@ static int sd_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
     case OP_ECDH_KEYGEN:
         /* crypto_scalarmult_base clamps the RFC 7748 scalar itself. */
         if (dlen != 32)
-            return say(err, CB_ERR, "x25519 private key must be 32 bytes");
+            return cb_say(err, CB_ERR, "x25519 private key must be 32 bytes");
         if (crypto_scalarmult_base(pk, d) != 0)
-            return say(err, CB_ERR, "crypto_scalarmult_base failed");
+            return cb_say(err, CB_ERR, "crypto_scalarmult_base failed");
         return put(out, "q", pk, 32, err);
     case OP_ECDH_SHARED:
         if (dlen != 32 || qlen != 32)
-            return say(err, CB_ERR, "x25519 keys must be 32 bytes");
+            return cb_say(err, CB_ERR, "x25519 keys must be 32 bytes");
         /* Fails for a low-order peer key (all-zero shared secret). */
         if (crypto_scalarmult(buf, d, peer) != 0)
-            return say(err, CB_ERR, "crypto_scalarmult failed (low-order peer key)");
+            return cb_say(err, CB_ERR, "crypto_scalarmult failed (low-order peer key)");
         return put(out, "z", buf, 32, err);
     case OP_ECC_KEYGEN:
         crypto_box_keypair(pk, buf);
@@ -177,17 +171,17 @@ static int sd_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
     case OP_RANDOM: {
         uint8_t *r;
         if (p->bytes < 0)
-            return say(err, CB_ERR, "bytes is required");
+            return cb_say(err, CB_ERR, "bytes is required");
         r = malloc((size_t)p->bytes + 1);
         if (r == NULL)
-            return say(err, CB_ERR, "out of memory");
+            return cb_say(err, CB_ERR, "out of memory");
         randombytes_buf(r, (size_t)p->bytes);
         rc = put(out, "bits", r, (size_t)p->bytes, err);
         free(r);
         return rc;
     }
     }
-    return say(err, CB_UNSUPPORTED, "libsodium engine does not implement this op");
+    return cb_say(err, CB_UNSUPPORTED, "libsodium engine does not implement this op");
 }
 
 /* ---- timing slots ------------------------------------------------------------------------- */
@@ -227,12 +221,12 @@ static void *sd_setup(const cb_params *p, char *err)
         return NULL;
     if ((op == OP_CHACHAPOLY || op == OP_AES_GCM || op == OP_SHA256 || op == OP_SHA512 ||
          op == OP_RANDOM) && p->bytes < 0) {
-        say(err, CB_ERR, "bytes is required");
+        cb_say(err, CB_ERR, "bytes is required");
         return NULL;
     }
     s = calloc(1, sizeof *s);
     if (s == NULL) {
-        say(err, CB_ERR, "out of memory");
+        cb_say(err, CB_ERR, "out of memory");
         return NULL;
     }
     s->op = op;
@@ -244,7 +238,7 @@ static void *sd_setup(const cb_params *p, char *err)
     s->aad = malloc(s->aad_len + 1);
     if (s->msg == NULL || s->out == NULL || s->aad == NULL) {
         sd_teardown(s);
-        say(err, CB_ERR, "out of memory");
+        cb_say(err, CB_ERR, "out of memory");
         return NULL;
     }
     cb_fill(s->msg, s->len, 1);
@@ -258,7 +252,7 @@ static void *sd_setup(const cb_params *p, char *err)
         s->gcm = sodium_malloc(sizeof *s->gcm);
         if (s->gcm == NULL) {
             sd_teardown(s);
-            say(err, CB_ERR, "out of memory");
+            cb_say(err, CB_ERR, "out of memory");
             return NULL;
         }
         crypto_aead_aes256gcm_beforenm(s->gcm, s->key);
@@ -309,11 +303,11 @@ static int sd_run(void *handle, uint64_t k, char *err)
             break;
         case OP_ECDH_KEYGEN:
             if (crypto_scalarmult_base(s->res, s->sk[j]) != 0)
-                return say(err, CB_ERR, "crypto_scalarmult_base failed");
+                return cb_say(err, CB_ERR, "crypto_scalarmult_base failed");
             break;
         case OP_ECDH_SHARED:
             if (crypto_scalarmult(s->res, s->sk[j], s->peer[j]) != 0)
-                return say(err, CB_ERR, "crypto_scalarmult failed");
+                return cb_say(err, CB_ERR, "crypto_scalarmult failed");
             break;
         case OP_ECC_KEYGEN:
             crypto_box_keypair(s->res, s->res2);

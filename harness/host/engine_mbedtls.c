@@ -127,12 +127,6 @@ static int fail(char *err, const char *what, int ret)
     return CB_ERR;
 }
 
-static int say(char *err, int code, const char *msg)
-{
-    snprintf(err, CB_ERRLEN, "%s", msg);
-    return code;
-}
-
 /* Write the low n (<= 8) bytes of v big-endian: turns a counter into a fresh IV or digest. */
 static void put_counter(uint8_t *dst, size_t n, uint64_t v)
 {
@@ -143,7 +137,7 @@ static void put_counter(uint8_t *dst, size_t n, uint64_t v)
 static int put(cb_kv *out, const char *name, const uint8_t *val, size_t len, char *err)
 {
     if (cb_kv_put(out, name, val, len) != 0)
-        return say(err, CB_ERR, "out of memory");
+        return cb_say(err, CB_ERR, "out of memory");
     return CB_OK;
 }
 
@@ -257,7 +251,7 @@ static int read_private(const mbedtls_ecp_group *grp, const curve_info *c, mbedt
     if (c->montgomery) {
         uint8_t k[32];
         if (len != 32)
-            return say(err, CB_ERR, "x25519 private key must be 32 bytes");
+            return cb_say(err, CB_ERR, "x25519 private key must be 32 bytes");
         memcpy(k, buf, 32);
         k[0] &= 248;
         k[31] &= 127;
@@ -265,7 +259,7 @@ static int read_private(const mbedtls_ecp_group *grp, const curve_info *c, mbedt
         ret = mbedtls_mpi_read_binary_le(d, k, 32);
     } else {
         if (len == 0 || len > c->bytes)
-            return say(err, CB_ERR, "private key has the wrong length");
+            return cb_say(err, CB_ERR, "private key has the wrong length");
         ret = mbedtls_mpi_read_binary(d, buf, len);
     }
     if (ret != 0)
@@ -317,23 +311,23 @@ static int check(const cb_params *p, char *why)
     switch (op) {
     case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR: case OP_AES_CCM: case OP_AES_GCM:
         if (p->key_bits != 128 && p->key_bits != 192 && p->key_bits != 256)
-            return say(why, CB_UNSUPPORTED, "AES key_bits must be 128, 192 or 256");
+            return cb_say(why, CB_UNSUPPORTED, "AES key_bits must be 128, 192 or 256");
         if ((op == OP_AES_ECB || op == OP_AES_CBC) && p->bytes > 0 && p->bytes % 16 != 0)
-            return say(why, CB_UNSUPPORTED, "ECB/CBC without padding need bytes % 16 == 0");
+            return cb_say(why, CB_UNSUPPORTED, "ECB/CBC without padding need bytes % 16 == 0");
         if (op == OP_AES_CCM) {
             long t = p->tag_bytes < 0 ? 16 : p->tag_bytes;
             long n = p->nonce_bytes < 0 ? 13 : p->nonce_bytes;
             if (t < 4 || t > 16 || t % 2 != 0)
-                return say(why, CB_UNSUPPORTED, "CCM tag_bytes must be 4, 6, ..., 16");
+                return cb_say(why, CB_UNSUPPORTED, "CCM tag_bytes must be 4, 6, ..., 16");
             if (n < 7 || n > 13)
-                return say(why, CB_UNSUPPORTED, "CCM nonce_bytes must be 7..13");
+                return cb_say(why, CB_UNSUPPORTED, "CCM nonce_bytes must be 7..13");
         }
         return CB_OK;
     case OP_CHACHAPOLY:
 #if defined(MBEDTLS_CHACHAPOLY_C)
         return CB_OK;
 #else
-        return say(why, CB_UNSUPPORTED, "libmbedcrypto built without MBEDTLS_CHACHAPOLY_C");
+        return cb_say(why, CB_UNSUPPORTED, "libmbedcrypto built without MBEDTLS_CHACHAPOLY_C");
 #endif
     case OP_SHA1: case OP_SHA224: case OP_SHA256: case OP_SHA384: case OP_SHA512:
         return CB_OK;
@@ -341,34 +335,34 @@ static int check(const cb_params *p, char *why)
         return CB_OK;
     case OP_ECDH_KEYGEN: case OP_ECDH_SHARED: case OP_ECC_KEYGEN:
         if (curve_of(p->curve) == NULL)
-            return say(why, CB_UNSUPPORTED, "curve not available in this libmbedcrypto");
+            return cb_say(why, CB_UNSUPPORTED, "curve not available in this libmbedcrypto");
         return CB_OK;
     case OP_ECDSA_SIGN: case OP_ECDSA_VERIFY:
         c = curve_of(p->curve);
         if (c == NULL)
-            return say(why, CB_UNSUPPORTED, "curve not available in this libmbedcrypto");
+            return cb_say(why, CB_UNSUPPORTED, "curve not available in this libmbedcrypto");
         if (c->montgomery)
-            return say(why, CB_UNSUPPORTED, "ECDSA needs a Weierstrass curve");
+            return cb_say(why, CB_UNSUPPORTED, "ECDSA needs a Weierstrass curve");
         return CB_OK;
     case OP_ECJPAKE:
 #ifdef CBH_HAVE_ECJPAKE
         if (strcmp(p->curve, "p256") != 0 && p->curve[0] != '\0')
-            return say(why, CB_UNSUPPORTED, "EC-JPAKE is benchmarked on P-256 only");
+            return cb_say(why, CB_UNSUPPORTED, "EC-JPAKE is benchmarked on P-256 only");
         return CB_OK;
 #else
-        return say(why, CB_UNSUPPORTED, ECJPAKE_WHY);
+        return cb_say(why, CB_UNSUPPORTED, ECJPAKE_WHY);
 #endif
     case OP_RSA_KEYGEN: case OP_RSA_SIGN: case OP_RSA_VERIFY:
         if (p->rsa_bits < 1024 || p->rsa_bits > MBEDTLS_MPI_MAX_BITS || p->rsa_bits % 2 != 0)
-            return say(why, CB_UNSUPPORTED, "rsa_bits must be even, 1024..8192");
+            return cb_say(why, CB_UNSUPPORTED, "rsa_bits must be even, 1024..8192");
         return CB_OK;
     case OP_RANDOM:
         if (strcmp(p->source, "library") != 0)
-            return say(why, CB_UNSUPPORTED,
+            return cb_say(why, CB_UNSUPPORTED,
                        "mbedtls offers only source \"library\" (CTR_DRBG seeded from the OS)");
         return CB_OK;
     default:
-        return say(why, CB_UNSUPPORTED, "mbedtls engine does not implement this op");
+        return cb_say(why, CB_UNSUPPORTED, "mbedtls engine does not implement this op");
     }
 }
 
@@ -394,10 +388,10 @@ static int compute_cipher(int op, const cb_params *p, const cb_kv *in, cb_kv *ou
     else
         iv = cb_kv_input(in, "iv", &ivlen);
     if (op != OP_CHACHAPOLY && klen != 16 && klen != 24 && klen != 32)
-        return say(err, CB_ERR, "AES key must be 16, 24 or 32 bytes");
+        return cb_say(err, CB_ERR, "AES key must be 16, 24 or 32 bytes");
     ct = malloc(mlen + 16 + 1);
     if (ct == NULL)
-        return say(err, CB_ERR, "out of memory");
+        return cb_say(err, CB_ERR, "out of memory");
 
     switch (op) {
     case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR: {
@@ -406,11 +400,11 @@ static int compute_cipher(int op, const cb_params *p, const cb_kv *in, cb_kv *ou
         size_t off = 0;
         if (op != OP_AES_CTR && mlen % 16 != 0) {
             free(ct);
-            return say(err, CB_ERR, "message length must be a multiple of 16");
+            return cb_say(err, CB_ERR, "message length must be a multiple of 16");
         }
         if (op != OP_AES_ECB && ivlen != 16) {
             free(ct);
-            return say(err, CB_ERR, "iv must be 16 bytes");
+            return cb_say(err, CB_ERR, "iv must be 16 bytes");
         }
         if (op != OP_AES_ECB)
             memcpy(ivbuf, iv, 16);
@@ -453,7 +447,7 @@ static int compute_cipher(int op, const cb_params *p, const cb_kv *in, cb_kv *ou
         mbedtls_chachapoly_context cp;
         if (klen != 32 || ivlen != 12) {
             free(ct);
-            return say(err, CB_ERR, "ChaCha20-Poly1305 needs a 32-byte key and a 12-byte nonce");
+            return cb_say(err, CB_ERR, "ChaCha20-Poly1305 needs a 32-byte key and a 12-byte nonce");
         }
         mbedtls_chachapoly_init(&cp);
         ret = mbedtls_chachapoly_setkey(&cp, key);
@@ -504,15 +498,15 @@ static int compute_drbg(const cb_params *p, const cb_kv *in, cb_kv *out, char *e
     int ret, rc;
 
     if (elen == 0)
-        return say(err, CB_ERR, "entropy is required");
+        return cb_say(err, CB_ERR, "entropy is required");
     if (nbytes == 0 || nbytes > DRBG_CHUNK)
-        return say(err, CB_ERR, "bytes must be 1..1024 (one CTR_DRBG generate request)");
+        return cb_say(err, CB_ERR, "bytes must be 1..1024 (one CTR_DRBG generate request)");
     buf = malloc(nbytes);
     seed = malloc(elen + nlen);
     if (buf == NULL || seed == NULL) {
         free(buf);
         free(seed);
-        return say(err, CB_ERR, "out of memory");
+        return cb_say(err, CB_ERR, "out of memory");
     }
     memcpy(seed, entropy, elen);
     memcpy(seed + elen, nonce, nlen);
@@ -599,7 +593,7 @@ static int compute_ec(int op, const cb_params *p, const cb_kv *in, cb_kv *out, c
     case OP_ECDSA_SIGN:
         rc = read_private(&grp, c, &d, dv, dlen, err);
         if (rc == CB_OK && hlen == 0)
-            rc = say(err, CB_ERR, "hash is required");
+            rc = cb_say(err, CB_ERR, "hash is required");
         if (rc == CB_OK && (ret = mbedtls_ecdsa_sign(&grp, &r, &s, &d, hash, hlen, rng, NULL)) != 0)
             rc = fail(err, "ECDSA sign", ret);
         if (rc == CB_OK && ((ret = mbedtls_mpi_write_binary(&r, buf, c->bytes)) != 0 ||
@@ -640,7 +634,7 @@ static int rsa_from_raw(mbedtls_rsa_context *rsa, const uint8_t *n, size_t nlen,
 {
     int ret;
     if (nlen == 0 || elen == 0)
-        return say(err, CB_ERR, "n and e are required");
+        return cb_say(err, CB_ERR, "n and e are required");
     ret = mbedtls_rsa_import_raw(rsa, n, nlen, NULL, 0, NULL, 0, dlen ? d : NULL, dlen, e, elen);
     if (ret == 0)
         ret = mbedtls_rsa_complete(rsa);
@@ -700,11 +694,11 @@ static int compute_rsa(int op, const cb_params *p, const cb_kv *in, cb_kv *out, 
     }
     case OP_RSA_SIGN:
         if (dlen == 0) {
-            rc = say(err, CB_ERR, "d is required");
+            rc = cb_say(err, CB_ERR, "d is required");
             break;
         }
         if (hlen != 32) {
-            rc = say(err, CB_ERR, "hash must be a 32-byte SHA-256 digest");
+            rc = cb_say(err, CB_ERR, "hash must be a 32-byte SHA-256 digest");
             break;
         }
         rc = rsa_from_raw(&rsa, n, nlen, e, elen, d, dlen, err);
@@ -793,7 +787,7 @@ static int jpake_exchange(const uint8_t *pw_c, size_t pw_c_len, const uint8_t *p
         return fail(err, what, ret);
     }
     if (pc_len != 32 || ps_len != 32)
-        return say(err, CB_ERR, "EC-JPAKE premaster secret is not 32 bytes");
+        return cb_say(err, CB_ERR, "EC-JPAKE premaster secret is not 32 bytes");
     return CB_OK;
 }
 #endif
@@ -835,7 +829,7 @@ static int mb_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
         const uint8_t *pws = cb_kv_input(in, "password_server", &ls);
         uint8_t pc[32], ps[32];
         if (lc == 0 || ls == 0)
-            return say(err, CB_ERR, "both passwords are required");
+            return cb_say(err, CB_ERR, "both passwords are required");
         rc = jpake_exchange(pwc, lc, pws, ls, pc, ps, err);
         if (rc == CB_OK)
             rc = put(out, "pms_client", pc, 32, err);
@@ -848,17 +842,17 @@ static int mb_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
         uint8_t *buf;
         int ret;
         if (p->bytes < 0)
-            return say(err, CB_ERR, "bytes is required");
+            return cb_say(err, CB_ERR, "bytes is required");
         buf = malloc((size_t)p->bytes + 1);
         if (buf == NULL)
-            return say(err, CB_ERR, "out of memory");
+            return cb_say(err, CB_ERR, "out of memory");
         ret = rng_bytes(buf, (size_t)p->bytes);
         rc = ret != 0 ? fail(err, "CTR_DRBG", ret) : put(out, "bits", buf, (size_t)p->bytes, err);
         free(buf);
         return rc;
     }
     }
-    return say(err, CB_UNSUPPORTED, "mbedtls engine does not implement this op");
+    return cb_say(err, CB_UNSUPPORTED, "mbedtls engine does not implement this op");
 }
 
 /* ---- timing slots --------------------------------------------------------------------------- */
@@ -992,7 +986,7 @@ static int setup_cipher(slot *s, char *err)
     s->out = malloc(s->len + 16 + 1);
     s->aad = malloc(s->aad_len + 1);
     if (s->msg == NULL || s->out == NULL || s->aad == NULL)
-        return say(err, CB_ERR, "out of memory");
+        return cb_say(err, CB_ERR, "out of memory");
     cb_fill(s->msg, s->len, 1);
     cb_fill(s->aad, s->aad_len, 2);
     cb_fill(s->key, sizeof s->key, 3);
@@ -1084,7 +1078,7 @@ static int setup_drbg(slot *s, char *err)
         s->len = (size_t)s->p.bytes;
         s->out = malloc(s->len + 1);
         if (s->out == NULL)
-            return say(err, CB_ERR, "out of memory");
+            return cb_say(err, CB_ERR, "out of memory");
     }
     return CB_OK;
 }
@@ -1208,7 +1202,7 @@ static int setup_rsa(slot *s, char *err)
     s->rsa_len = mbedtls_rsa_get_len(&s->rsa);
     s->sigs = malloc(POOL * s->rsa_len);
     if (s->sigs == NULL)
-        return say(err, CB_ERR, "out of memory");
+        return cb_say(err, CB_ERR, "out of memory");
     for (int i = 0; i < POOL && ret == 0; i++) {
         cb_fill(s->hash[i], 32, 200 + (uint64_t)i);
         ret = mbedtls_rsa_rsassa_pkcs1_v15_sign(&s->rsa, rng, NULL, MBEDTLS_RSA_PRIVATE,
@@ -1265,14 +1259,14 @@ static void *mb_setup(const cb_params *p, char *err)
     case OP_CHACHAPOLY: case OP_SHA1: case OP_SHA224: case OP_SHA256: case OP_SHA384:
     case OP_SHA512: case OP_DRBG_GENERATE: case OP_RANDOM:
         if (p->bytes < 0) {
-            say(err, CB_ERR, "bytes is required");
+            cb_say(err, CB_ERR, "bytes is required");
             return NULL;
         }
         break;
     }
     s = slot_new(p, op);
     if (s == NULL) {
-        say(err, CB_ERR, "out of memory");
+        cb_say(err, CB_ERR, "out of memory");
         return NULL;
     }
     switch (op) {
@@ -1285,7 +1279,7 @@ static void *mb_setup(const cb_params *p, char *err)
         s->len = (size_t)p->bytes;
         s->msg = malloc(s->len + 1);
         s->out = malloc(s->len + 64);
-        rc = (s->msg && s->out) ? CB_OK : say(err, CB_ERR, "out of memory");
+        rc = (s->msg && s->out) ? CB_OK : cb_say(err, CB_ERR, "out of memory");
         if (rc == CB_OK)
             cb_fill(s->msg, s->len, 7);
         break;
@@ -1350,7 +1344,7 @@ static int mb_run(void *handle, uint64_t k, char *err)
             ret = rng_bytes(s->out, s->len);
         return ret == 0 ? CB_OK : fail(err, "CTR_DRBG", ret);
     }
-    return say(err, CB_ERR, "bad slot");
+    return cb_say(err, CB_ERR, "bad slot");
 }
 
 static void mb_teardown(void *handle)

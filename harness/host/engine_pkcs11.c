@@ -184,12 +184,6 @@ static struct {
 
 static CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
 
-static int say(char *err, int code, const char *msg)
-{
-    snprintf(err, CB_ERRLEN, "%s", msg);
-    return code;
-}
-
 /* A failed PKCS#11 call: "C_Sign: CKR_DEVICE_REMOVED (token removed or unreachable)". */
 static int ck_fail(char *err, const char *call, CK_RV rv)
 {
@@ -390,72 +384,72 @@ static int init(char *err)
     if (P.state == 1)
         return CB_OK;
     if (P.state == -1)
-        return say(err, CB_UNSUPPORTED, P.why);
+        return cb_say(err, CB_UNSUPPORTED, P.why);
     P.session = CK_INVALID_HANDLE;
     const char *module = getenv("CRYPTOBENCH_PKCS11_MODULE");
     if (module == NULL || module[0] == '\0') {
         fail_init("CRYPTOBENCH_PKCS11_MODULE is not set (the path of the token's PKCS#11 module; "
                   "cryptobench sets it for a throw-away SoftHSM2 token)");
-        return say(err, CB_UNSUPPORTED, P.why);
+        return cb_say(err, CB_UNSUPPORTED, P.why);
     }
     snprintf(P.module, sizeof P.module, "%s", module);
     P.dl = dlopen(P.module, RTLD_NOW | RTLD_LOCAL);
     if (P.dl == NULL) {
         fail_init("CRYPTOBENCH_PKCS11_MODULE: cannot load %s: %s", P.module, dlerror());
-        return say(err, CB_UNSUPPORTED, P.why);
+        return cb_say(err, CB_UNSUPPORTED, P.why);
     }
     *(void **)&get = dlsym(P.dl, "C_GetFunctionList");
     if (get == NULL || get(&P.f) != CKR_OK || P.f == NULL) {
         P.f = NULL;
         fail_init("%s is not a PKCS#11 module (no C_GetFunctionList)", P.module);
-        return say(err, CB_UNSUPPORTED, P.why);
+        return cb_say(err, CB_UNSUPPORTED, P.why);
     }
     rv = P.f->C_Initialize(NULL);
     if (rv != CKR_OK && rv != CKR_CRYPTOKI_ALREADY_INITIALIZED) {
         P.f = NULL;
         fail_init("C_Initialize: %s", rv_name(rv));
-        return say(err, CB_UNSUPPORTED, P.why);
+        return cb_say(err, CB_UNSUPPORTED, P.why);
     }
     atexit(shutdown_module);
     if ((rv = P.f->C_GetInfo(&P.info)) != CKR_OK) {
         fail_init("C_GetInfo: %s", rv_name(rv));
-        return say(err, CB_UNSUPPORTED, P.why);
+        return cb_say(err, CB_UNSUPPORTED, P.why);
     }
     if (find_slot() != CB_OK)
-        return say(err, CB_UNSUPPORTED, P.why);
+        return cb_say(err, CB_UNSUPPORTED, P.why);
     if ((rv = P.f->C_GetTokenInfo(P.slot, &P.token)) != CKR_OK) {
         fail_init("C_GetTokenInfo: %s", rv_name(rv));
-        return say(err, CB_UNSUPPORTED, P.why);
+        return cb_say(err, CB_UNSUPPORTED, P.why);
     }
     rv = P.f->C_OpenSession(P.slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &P.session);
     if (rv != CKR_OK) {
         P.session = CK_INVALID_HANDLE;
         fail_init("C_OpenSession: %s", rv_name(rv));
-        return say(err, CB_UNSUPPORTED, P.why);
+        return cb_say(err, CB_UNSUPPORTED, P.why);
     }
     have_pin = read_pin(pin, sizeof pin, &pin_len, P.why);
     if (have_pin < 0) {
         P.state = -1;
         explicit_bzero(pin, sizeof pin);
-        return say(err, CB_UNSUPPORTED, P.why);
+        return cb_say(err, CB_UNSUPPORTED, P.why);
     }
     if (have_pin && pin_len == 0 && (P.token.flags & CKF_LOGIN_REQUIRED)) {
         fail_init("the token needs the user PIN, but the PIN given (CRYPTOBENCH_PKCS11_PIN_FILE or "
                   "CRYPTOBENCH_PKCS11_PIN) is empty");
-        return say(err, CB_UNSUPPORTED, P.why);
+        return cb_say(err, CB_UNSUPPORTED, P.why);
     }
     if (have_pin && pin_len > 0) {      /* an empty PIN: a token without login (e.g. SE05x) */
         rv = P.f->C_Login(P.session, CKU_USER, (CK_UTF8CHAR_PTR)pin, (CK_ULONG)pin_len);
         explicit_bzero(pin, sizeof pin);
         if (rv != CKR_OK && rv != CKR_USER_ALREADY_LOGGED_IN) {
             fail_init("C_Login: %s", rv_name(rv));
-            return say(err, CB_UNSUPPORTED, P.why);
+            return cb_say(err, CB_UNSUPPORTED, P.why);
         }
         P.logged_in = rv == CKR_OK;
     } else if (P.token.flags & CKF_LOGIN_REQUIRED) {
         fail_init("the token needs the user PIN: set CRYPTOBENCH_PKCS11_PIN_FILE (a file holding "
                   "it) or CRYPTOBENCH_PKCS11_PIN");
-        return say(err, CB_UNSUPPORTED, P.why);
+        return cb_say(err, CB_UNSUPPORTED, P.why);
     }
     for (int m = 0; m < M_COUNT; m++)
         P.has[m] = P.f->C_GetMechanismInfo(P.slot, mech_names[m].type, &P.minfo[m]) == CKR_OK;
@@ -515,35 +509,35 @@ static int check(const cb_params *p, char *why)
     if (init(why) != CB_OK)
         return CB_UNSUPPORTED;
     if (i < 0)
-        return say(why, CB_UNSUPPORTED, "not among the pkcs11 engine's ops (random, SHA-1/2, "
+        return cb_say(why, CB_UNSUPPORTED, "not among the pkcs11 engine's ops (random, SHA-1/2, "
                    "AES-ECB/CBC/CTR/GCM, ECDSA and EC key generation on P-256/P-521, RSA PKCS#1 "
                    "v1.5 with SHA-256)");
     int op = op_names[i].op, m = op_names[i].mech;
     switch (op) {
     case OP_RANDOM:
         if (strcmp(p->source, "library") != 0)
-            return say(why, CB_UNSUPPORTED, "a PKCS#11 token offers its own generator only: "
+            return cb_say(why, CB_UNSUPPORTED, "a PKCS#11 token offers its own generator only: "
                        "source \"library\" (C_GenerateRandom)");
         if (!(P.token.flags & CKF_RNG))
-            return say(why, CB_UNSUPPORTED, "the token has no random number generator (CKF_RNG)");
+            return cb_say(why, CB_UNSUPPORTED, "the token has no random number generator (CKF_RNG)");
         return CB_OK;
     case OP_SHA:
         return need(m, why);
     case OP_AES_CCM:
         if (need(m, why) != CB_OK)
             return CB_UNSUPPORTED;
-        return say(why, CB_UNSUPPORTED, "the pkcs11 engine does not drive CKM_AES_CCM (its "
+        return cb_say(why, CB_UNSUPPORTED, "the pkcs11 engine does not drive CKM_AES_CCM (its "
                    "parameters are PKCS#11 3.0; not tested here)");
     case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR: case OP_AES_GCM:
         if (need(m, why) != CB_OK)
             return CB_UNSUPPORTED;
         if (p->key_bits != 128 && p->key_bits != 192 && p->key_bits != 256)
-            return say(why, CB_UNSUPPORTED, "key_bits must be 128, 192 or 256");
+            return cb_say(why, CB_UNSUPPORTED, "key_bits must be 128, 192 or 256");
         if (p->rekey > 0)
-            return say(why, CB_UNSUPPORTED, "rekey=1 is not offered: a PKCS#11 key is an object in "
+            return cb_say(why, CB_UNSUPPORTED, "rekey=1 is not offered: a PKCS#11 key is an object in "
                        "the token, set up once per slot (C_CreateObject is not a key schedule)");
         if ((op == OP_AES_ECB || op == OP_AES_CBC) && p->bytes > 0 && p->bytes % 16 != 0)
-            return say(why, CB_UNSUPPORTED, "AES-ECB/CBC without padding needs a multiple of 16 bytes");
+            return cb_say(why, CB_UNSUPPORTED, "AES-ECB/CBC without padding needs a multiple of 16 bytes");
         /* AES key sizes are in bytes (PKCS#11 2.40, 2.8); some modules state bits */
         if (P.minfo[m].ulMaxKeySize != 0 && P.minfo[m].ulMaxKeySize <= 32)
             return key_size(m, (CK_ULONG)(p->key_bits / 8), "byte", why);
@@ -551,7 +545,7 @@ static int check(const cb_params *p, char *why)
     case OP_ECC_KEYGEN: case OP_ECDSA_SIGN: case OP_ECDSA_VERIFY: {
         const curve_t *c = curve_of(p->curve);
         if (c == NULL)
-            return say(why, CB_UNSUPPORTED, "the pkcs11 engine drives the NIST curves p256 and "
+            return cb_say(why, CB_UNSUPPORTED, "the pkcs11 engine drives the NIST curves p256 and "
                        "p521 (CKK_EC); x25519 is not an ECDSA curve");
         if ((rc = need(m, why)) != CB_OK)
             return rc;
@@ -559,7 +553,7 @@ static int check(const cb_params *p, char *why)
     }
     case OP_RSA_KEYGEN: case OP_RSA_SIGN: case OP_RSA_VERIFY:
         if (op != OP_RSA_KEYGEN && !P.has[M_RSA_PKCS] && P.has[M_SHA256_RSA])
-            return say(why, CB_UNSUPPORTED, "the token offers CKM_SHA256_RSA_PKCS but no "
+            return cb_say(why, CB_UNSUPPORTED, "the token offers CKM_SHA256_RSA_PKCS but no "
                        "CKM_RSA_PKCS: it hashes the message itself and cannot sign a given digest");
         if ((rc = need(m, why)) != CB_OK)
             return rc;
@@ -567,7 +561,7 @@ static int check(const cb_params *p, char *why)
             return rc;      /* a timing slot generates its key in the token */
         return p->rsa_bits > 0 ? key_size(m, (CK_ULONG)p->rsa_bits, "bit", why) : CB_OK;
     }
-    return say(why, CB_UNSUPPORTED, "pkcs11 engine does not implement this op");
+    return cb_say(why, CB_UNSUPPORTED, "pkcs11 engine does not implement this op");
 }
 
 static int pk_supports(const cb_params *p, char *why)
@@ -592,7 +586,7 @@ static int alive(char *err)
 
 static int put(cb_kv *out, const char *name, const uint8_t *val, size_t len, char *err)
 {
-    return cb_kv_put(out, name, val, len) == 0 ? CB_OK : say(err, CB_ERR, "out of memory");
+    return cb_kv_put(out, name, val, len) == 0 ? CB_OK : cb_say(err, CB_ERR, "out of memory");
 }
 
 static void destroy(CK_OBJECT_HANDLE *h)
@@ -634,7 +628,7 @@ static int ec_point(CK_OBJECT_HANDLE pub, const curve_t *c, uint8_t *q, char *er
         n -= 3;
     }
     if (n != want || p[0] != 0x04)
-        return say(err, CB_ERR, "CKA_EC_POINT is not an uncompressed point of the curve");
+        return cb_say(err, CB_ERR, "CKA_EC_POINT is not an uncompressed point of the curve");
     memcpy(q, p, want);
     return CB_OK;
 }
@@ -668,7 +662,7 @@ static int ec_import(const curve_t *c, const uint8_t *d, size_t dlen, const uint
     };
     if (d == NULL) {
         if (qlen != 1 + 2 * c->bytes || q[0] != 0x04)
-            return say(err, CB_ERR, "q must be an uncompressed point 04‖X‖Y of the curve");
+            return cb_say(err, CB_ERR, "q must be an uncompressed point 04‖X‖Y of the curve");
         t[5].type = CKA_EC_POINT;
         t[5].pValue = point;
         t[5].ulValueLen = der_octets(point, q, qlen);
@@ -727,7 +721,7 @@ static int rsa_import(const cb_params *p, const cb_kv *in, int private, CK_OBJEC
         {CKA_PRIVATE_EXPONENT, (void *)d, dlen},
     };
     if (nlen == 0 || elen == 0 || (private && dlen == 0))
-        return say(err, CB_ERR, private ? "needs n, e and d" : "needs n and e");
+        return cb_say(err, CB_ERR, private ? "needs n, e and d" : "needs n and e");
     if (p->rsa_bits > 0 && bit_length(n, nlen) != p->rsa_bits) {
         snprintf(err, CB_ERRLEN, "n has %d bits but rsa_bits is %ld", bit_length(n, nlen),
                  p->rsa_bits);
@@ -747,7 +741,7 @@ static int aes_import(const uint8_t *key, size_t len, CK_OBJECT_HANDLE *h, char 
         {CKA_VALUE, (void *)key, len},
     };
     if (len != 16 && len != 24 && len != 32)
-        return say(err, CB_ERR, "AES key must be 16, 24 or 32 bytes");
+        return cb_say(err, CB_ERR, "AES key must be 16, 24 or 32 bytes");
     CK(C_CreateObject, (P.session, t, 5, h));
     return CB_OK;
 }
@@ -780,7 +774,7 @@ static int verify(CK_MECHANISM_TYPE type, CK_OBJECT_HANDLE key, const uint8_t *d
 static int digest_info(uint8_t out[51], const uint8_t *hash, size_t len, char *err)
 {
     if (len != 32)
-        return say(err, CB_ERR, "hash must be a 32-byte SHA-256 digest");
+        return cb_say(err, CB_ERR, "hash must be a 32-byte SHA-256 digest");
     memcpy(out, SHA256_DIGESTINFO, sizeof SHA256_DIGESTINFO);
     memcpy(out + sizeof SHA256_DIGESTINFO, hash, 32);
     return CB_OK;
@@ -867,7 +861,7 @@ static int compute_keygen(const cb_params *p, int op, const cb_kv *in, cb_kv *ou
             rc = put(out, "q", buf, 1 + 2 * c->bytes, err);
         if (rc == CB_OK && hash != NULL && hlen > 0) {
             if (!P.has[M_ECDSA])
-                rc = say(err, CB_ERR, "the token offers no CKM_ECDSA to prove the new key with");
+                rc = cb_say(err, CB_ERR, "the token offers no CKM_ECDSA to prove the new key with");
             else if ((rc = sign(CKM_ECDSA, priv, hash, hlen, sig, &siglen, err)) == CB_OK)
                 rc = put(out, "sig", sig, siglen, err);
         }
@@ -886,7 +880,7 @@ static int compute_keygen(const cb_params *p, int op, const cb_kv *in, cb_kv *ou
             rc = put(out, "e", buf + 512, a[1].ulValueLen, err);
         if (rc == CB_OK && hash != NULL && hlen > 0) {
             if (!P.has[M_RSA_PKCS])
-                rc = say(err, CB_ERR, "the token offers no CKM_RSA_PKCS to prove the new key with");
+                rc = cb_say(err, CB_ERR, "the token offers no CKM_RSA_PKCS to prove the new key with");
             else if ((rc = digest_info(di, hash, hlen, err)) == CB_OK &&
                      (rc = sign(CKM_RSA_PKCS, priv, di, sizeof di, sig, &siglen, err)) == CB_OK)
                 rc = put(out, "sig", sig, siglen, err);
@@ -917,9 +911,9 @@ static int pk_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
         uint8_t *r;
         CK_RV rv;
         if (p->bytes < 0)
-            return say(err, CB_ERR, "bytes is required");
+            return cb_say(err, CB_ERR, "bytes is required");
         if ((r = malloc((size_t)p->bytes + 1)) == NULL)
-            return say(err, CB_ERR, "out of memory");
+            return cb_say(err, CB_ERR, "out of memory");
         rv = P.f->C_GenerateRandom(P.session, r, (CK_ULONG)p->bytes);
         rc = rv != CKR_OK ? ck_fail(err, "C_GenerateRandom", rv)
                           : put(out, "bits", r, (size_t)p->bytes, err);
@@ -936,15 +930,15 @@ static int pk_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
         aes_mech a;
         uint8_t *ct;
         if ((op == OP_AES_CBC || op == OP_AES_CTR) && ivlen != 16)
-            return say(err, CB_ERR, "iv must be 16 bytes");
+            return cb_say(err, CB_ERR, "iv must be 16 bytes");
         if (op == OP_AES_GCM && ivlen != 12)
-            return say(err, CB_ERR, "iv must be 12 bytes");
+            return cb_say(err, CB_ERR, "iv must be 12 bytes");
         if ((rc = aes_import(k, klen, &key, err)) != CB_OK)
             return rc;
         aes_mech_init(&a, op, iv, ivlen, aad, alen);
         ct = malloc(mlen + 32);
         len = (CK_ULONG)(mlen + 32);
-        rc = ct == NULL ? say(err, CB_ERR, "out of memory") : aes_encrypt(&a, key, msg, mlen, ct, &len, err);
+        rc = ct == NULL ? cb_say(err, CB_ERR, "out of memory") : aes_encrypt(&a, key, msg, mlen, ct, &len, err);
         if (rc == CB_OK)
             rc = put(out, "ct", ct, len, err);
         free(ct);
@@ -992,7 +986,7 @@ static int pk_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
         return rc;
     }
     }
-    return say(err, CB_UNSUPPORTED, "pkcs11 engine does not implement this op");
+    return cb_say(err, CB_UNSUPPORTED, "pkcs11 engine does not implement this op");
 }
 
 /* ---- timing slots ------------------------------------------------------------------------- */
@@ -1031,7 +1025,7 @@ static void pk_teardown(void *handle)
 static void *setup_fail(slot *s, char *err, const char *msg)
 {
     if (msg != NULL)
-        say(err, CB_ERR, msg);
+        cb_say(err, CB_ERR, msg);
     pk_teardown(s);
     return NULL;
 }
@@ -1046,11 +1040,11 @@ static void *pk_setup(const cb_params *p, char *err)
     op = op_names[i].op;
     if ((op == OP_RANDOM || op == OP_SHA || op == OP_AES_ECB || op == OP_AES_CBC ||
          op == OP_AES_CTR || op == OP_AES_GCM) && p->bytes < 0) {
-        say(err, CB_ERR, "bytes is required");
+        cb_say(err, CB_ERR, "bytes is required");
         return NULL;
     }
     if ((s = calloc(1, sizeof *s)) == NULL) {
-        say(err, CB_ERR, "out of memory");
+        cb_say(err, CB_ERR, "out of memory");
         return NULL;
     }
     s->op = op;
@@ -1176,7 +1170,7 @@ static int pk_run(void *handle, uint64_t k, char *err)
                        err) != CB_OK)
                 return CB_ERR;
             if (!ok)
-                return say(err, CB_ERR, "a pre-made signature did not verify");
+                return cb_say(err, CB_ERR, "a pre-made signature did not verify");
             break;
         }
     }

@@ -41,12 +41,6 @@
 
 enum { SRC_GETRANDOM, SRC_RDRAND, SRC_RDSEED, SRC_HWRNG };
 
-static int say(char *err, int code, const char *msg)
-{
-    snprintf(err, CB_ERRLEN, "%s", msg);
-    return code;
-}
-
 /* ---- x86-64 RDRAND / RDSEED ------------------------------------------------------------------ */
 
 #if defined(__x86_64__)
@@ -232,26 +226,26 @@ static int sys_supports(const cb_params *p, char *why)
     if (is_reference(p))
         return CB_OK;
     if (strcmp(p->op, "random") != 0)
-        return say(why, CB_UNSUPPORTED, "the system engine only provides random bytes");
+        return cb_say(why, CB_UNSUPPORTED, "the system engine only provides random bytes");
     switch (source_of(p->source)) {
     case SRC_GETRANDOM:
         return CB_OK;
     case SRC_RDRAND:
         if (!cpu_has_rdrand())
-            return say(why, CB_UNSUPPORTED, "this CPU has no RDRAND (x86-64 only)");
+            return cb_say(why, CB_UNSUPPORTED, "this CPU has no RDRAND (x86-64 only)");
         if (!cpu_sane(SRC_RDRAND))
-            return say(why, CB_UNSUPPORTED, "RDRAND fails or returns a constant on this CPU");
+            return cb_say(why, CB_UNSUPPORTED, "RDRAND fails or returns a constant on this CPU");
         return CB_OK;
     case SRC_RDSEED:
         if (!cpu_has_rdseed())
-            return say(why, CB_UNSUPPORTED, "this CPU has no RDSEED (x86-64 only)");
+            return cb_say(why, CB_UNSUPPORTED, "this CPU has no RDSEED (x86-64 only)");
         if (!cpu_sane(SRC_RDSEED))
-            return say(why, CB_UNSUPPORTED, "RDSEED fails or returns a constant on this CPU");
+            return cb_say(why, CB_UNSUPPORTED, "RDSEED fails or returns a constant on this CPU");
         return CB_OK;
     case SRC_HWRNG:
         return hwrng_usable(why) == 0 ? CB_OK : CB_UNSUPPORTED;
     }
-    return say(why, CB_UNSUPPORTED,
+    return cb_say(why, CB_UNSUPPORTED,
                "the system engine's sources are getrandom, rdrand, rdseed and hwrng");
 }
 
@@ -301,7 +295,7 @@ static void *sys_setup(const cb_params *p, char *err)
         return NULL;
     if (is_reference(p)) {
         if ((s = calloc(1, sizeof *s)) == NULL)
-            say(err, CB_ERR, "out of memory");
+            cb_say(err, CB_ERR, "out of memory");
         else {
             s->reference = 1;
             for (int i = 0; i < 8; i++)
@@ -311,12 +305,12 @@ static void *sys_setup(const cb_params *p, char *err)
         return s;
     }
     if (p->bytes < 0) {
-        say(err, CB_ERR, "bytes is required");
+        cb_say(err, CB_ERR, "bytes is required");
         return NULL;
     }
     s = calloc(1, sizeof *s);
     if (s == NULL) {
-        say(err, CB_ERR, "out of memory");
+        cb_say(err, CB_ERR, "out of memory");
         return NULL;
     }
     s->src = source_of(p->source);
@@ -325,7 +319,7 @@ static void *sys_setup(const cb_params *p, char *err)
     s->buf = malloc(s->len + 1);
     if (s->buf == NULL) {
         sys_teardown(s);
-        say(err, CB_ERR, "out of memory");
+        cb_say(err, CB_ERR, "out of memory");
         return NULL;
     }
     if (s->src == SRC_HWRNG) {
@@ -365,21 +359,21 @@ static int sys_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
         uint8_t le[32];
         uint32_t v[8];
         if (in_v == NULL || len != 32)
-            return say(err, CB_ERR, "reference-loop needs input v of 32 bytes");
+            return cb_say(err, CB_ERR, "reference-loop needs input v of 32 bytes");
         for (int i = 0; i < 8; i++)
             v[i] = (uint32_t)in_v[4 * i] | (uint32_t)in_v[4 * i + 1] << 8
                    | (uint32_t)in_v[4 * i + 2] << 16 | (uint32_t)in_v[4 * i + 3] << 24;
         ref_mix(v, REF_STEPS);
         for (int i = 0; i < 32; i++)
             le[i] = (uint8_t)(v[i / 4] >> (8 * (i % 4)));
-        return cb_kv_put(out, "v", le, 32) != 0 ? say(err, CB_ERR, "out of memory") : CB_OK;
+        return cb_kv_put(out, "v", le, 32) != 0 ? cb_say(err, CB_ERR, "out of memory") : CB_OK;
     }
     s = sys_setup(p, err);
     if (s == NULL)
         return CB_ERR;
     rc = produce(s, err);
     if (rc == CB_OK && cb_kv_put(out, "bits", s->buf, s->len) != 0)
-        rc = say(err, CB_ERR, "out of memory");
+        rc = cb_say(err, CB_ERR, "out of memory");
     sys_teardown(s);
     return rc;
 }

@@ -95,12 +95,6 @@ static struct {
     unsigned stale_flushed;
 } tpm = { .rsa_ok = {-1, -1, -1, -1}, .p256_ok = -1 };
 
-static int say(char *err, int code, const char *msg)
-{
-    snprintf(err, CB_ERRLEN, "%s", msg);
-    return code;
-}
-
 static int op_of(const char *name)
 {
     for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
@@ -262,7 +256,7 @@ static int tpm_connect(char *err)
         return CB_OK;
     disconnect();
     if (conf[0] == '\0')
-        return say(err, CB_ERR, TCTI_ENV " is not set: it names the TPM's TCTI, e.g. "
+        return cb_say(err, CB_ERR, TCTI_ENV " is not set: it names the TPM's TCTI, e.g. "
                    "device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321 "
                    "(cryptobench run sets it itself)");
     /* A TPM or emulator that closes its socket must fail a write, not kill the harness. */
@@ -318,9 +312,9 @@ static int tpm_connect(char *err)
 static int slot_alive(unsigned gen, char *err)
 {
     if (tpm.esys == NULL || gen != tpm.gen)
-        return say(err, CB_ERR, "the TPM connection this slot was set up on is gone");
+        return cb_say(err, CB_ERR, "the TPM connection this slot was set up on is gone");
     if (tpm.lost)
-        return say(err, CB_ERR, tpm.lost_why);
+        return cb_say(err, CB_ERR, tpm.lost_why);
     return CB_OK;
 }
 
@@ -355,18 +349,18 @@ static int check(const cb_params *p, char *why)
     switch (op) {
     case OP_RANDOM:
         if (strcmp(p->source, "library") != 0)
-            return say(why, CB_UNSUPPORTED, "the tpm engine offers only source \"library\" "
+            return cb_say(why, CB_UNSUPPORTED, "the tpm engine offers only source \"library\" "
                        "(TPM2_GetRandom, the TPM's own generator)");
         return CB_OK;
     case OP_SHA256:
         return CB_OK;
     case OP_ECC_KEYGEN: case OP_ECDSA_SIGN: case OP_ECDSA_VERIFY:
         if (strcmp(p->curve, "p256") != 0)
-            return say(why, CB_UNSUPPORTED, strcmp(p->curve, "x25519") == 0
+            return cb_say(why, CB_UNSUPPORTED, strcmp(p->curve, "x25519") == 0
                        ? "TPM 2.0 has no Curve25519"
                        : "the tpm engine uses NIST P-256 only (TPMs rarely implement P-521)");
         if (tpm.p256_ok == 0)
-            return say(why, CB_UNSUPPORTED, "this TPM refuses NIST P-256 keys (TPM2_TestParms)");
+            return cb_say(why, CB_UNSUPPORTED, "this TPM refuses NIST P-256 keys (TPM2_TestParms)");
         return CB_OK;
     case OP_RSA_KEYGEN: case OP_RSA_SIGN: case OP_RSA_VERIFY: {
         int i = rsa_size_index(p->rsa_bits);
@@ -384,8 +378,8 @@ static int check(const cb_params *p, char *why)
     }
     }
     if (strncmp(p->op, "sha", 3) == 0)
-        return say(why, CB_UNSUPPORTED, "the tpm engine implements SHA-256 only");
-    return say(why, CB_UNSUPPORTED, "the tpm engine implements random, sha256 and P-256 / RSA "
+        return cb_say(why, CB_UNSUPPORTED, "the tpm engine implements SHA-256 only");
+    return cb_say(why, CB_UNSUPPORTED, "the tpm engine implements random, sha256 and P-256 / RSA "
                "key generation, signing and verification only");
 }
 
@@ -421,7 +415,7 @@ static int tpm_random(uint8_t *out, size_t len, char *err)
         memcpy(out + got, r->buffer, n);
         Esys_Free(r);
         if (n == 0)
-            return say(err, CB_ERR, "TPM2_GetRandom returned no bytes");
+            return cb_say(err, CB_ERR, "TPM2_GetRandom returned no bytes");
         got += n;
     }
     return CB_OK;
@@ -480,7 +474,7 @@ static int tpm_sha256(const uint8_t *msg, size_t len, uint8_t digest[32], char *
     }
     if (out->size != 32) {
         Esys_Free(out);
-        return say(err, CB_ERR, "the TPM returned a SHA-256 digest that is not 32 bytes");
+        return cb_say(err, CB_ERR, "the TPM returned a SHA-256 digest that is not 32 bytes");
     }
     memcpy(digest, out->buffer, 32);
     Esys_Free(out);
@@ -599,7 +593,7 @@ static int tpm_sign(ESYS_TR key, int rsa, const uint8_t *hash, size_t hlen, uint
     TSS2_RC rc;
 
     if (hlen == 0 || hlen > sizeof digest.buffer)
-        return say(err, CB_ERR, "the digest to sign is empty or longer than 64 bytes");
+        return cb_say(err, CB_ERR, "the digest to sign is empty or longer than 64 bytes");
     digest.size = (UINT16)hlen;
     memcpy(digest.buffer, hash, hlen);
     memset(&scheme, 0, sizeof scheme);
@@ -618,7 +612,7 @@ static int tpm_sign(ESYS_TR key, int rsa, const uint8_t *hash, size_t hlen, uint
         const TPM2B_ECC_PARAMETER *sv = &s->signature.ecdsa.signatureS;
         if (r->size > 32 || sv->size > 32) {
             Esys_Free(s);
-            return say(err, CB_ERR, "the TPM returned an ECDSA signature wider than P-256");
+            return cb_say(err, CB_ERR, "the TPM returned an ECDSA signature wider than P-256");
         }
         memset(sig, 0, 64);
         memcpy(sig + 32 - r->size, r->buffer, r->size);
@@ -638,20 +632,20 @@ static int tpm_verify(ESYS_TR key, int rsa, const uint8_t *hash, size_t hlen, co
     TPMT_TK_VERIFIED *ticket = NULL;
 
     if (hlen == 0 || hlen > sizeof digest.buffer)
-        return say(err, CB_ERR, "the digest is empty or longer than 64 bytes");
+        return cb_say(err, CB_ERR, "the digest is empty or longer than 64 bytes");
     digest.size = (UINT16)hlen;
     memcpy(digest.buffer, hash, hlen);
     memset(&s, 0, sizeof s);
     if (rsa) {
         if (siglen > sizeof s.signature.rsassa.sig.buffer)
-            return say(err, CB_ERR, "RSA signature longer than the TPM's largest modulus");
+            return cb_say(err, CB_ERR, "RSA signature longer than the TPM's largest modulus");
         s.sigAlg = TPM2_ALG_RSASSA;
         s.signature.rsassa.hash = hash_alg_for(hlen);
         s.signature.rsassa.sig.size = (UINT16)siglen;
         memcpy(s.signature.rsassa.sig.buffer, sig, siglen);
     } else {
         if (siglen != 64)
-            return say(err, CB_ERR, "a P-256 signature is r||s, 64 bytes");
+            return cb_say(err, CB_ERR, "a P-256 signature is r||s, 64 bytes");
         s.sigAlg = TPM2_ALG_ECDSA;
         s.signature.ecdsa.hash = hash_alg_for(hlen);
         s.signature.ecdsa.signatureR.size = 32;
@@ -689,7 +683,7 @@ static int p256_public(const uint8_t *d, size_t dlen, uint8_t q[65], char *err)
     BN_clear_free(bn);
     EC_POINT_free(pt);
     EC_GROUP_free(g);
-    return ok ? CB_OK : say(err, CB_ERR, "d is not a valid P-256 private key");
+    return ok ? CB_OK : cb_say(err, CB_ERR, "d is not a valid P-256 private key");
 }
 
 /* A P-256 key for LoadExternal: q = 04||X||Y; d (32 bytes) or NULL for the public part only. */
@@ -775,7 +769,7 @@ static int rsa_exponent(const uint8_t *e, size_t elen, UINT32 *out, char *err)
         v = v << 8 | e[i];
     }
     if (elen == 0 || v == 0 || v > 0xffffffffu || !(v & 1))
-        return say(err, CB_ERR, "the TPM takes odd public exponents of at most 32 bits only");
+        return cb_say(err, CB_ERR, "the TPM takes odd public exponents of at most 32 bits only");
     *out = v == 65537 ? 0 : (UINT32)v;
     return CB_OK;
 }
@@ -794,7 +788,7 @@ static int load_rsa(const uint8_t *n, size_t nlen, UINT32 exponent, const uint8_
     }
     bits = (int)nlen * 8;
     if (nlen == 0 || nlen > sizeof pub.publicArea.unique.rsa.buffer)
-        return say(err, CB_ERR, "the modulus is empty or longer than the TPM takes");
+        return cb_say(err, CB_ERR, "the modulus is empty or longer than the TPM takes");
     pub = signing_template(bits, 1);
     pub.publicArea.parameters.rsaDetail.exponent = exponent;
     pub.publicArea.unique.rsa.size = (UINT16)nlen;
@@ -802,7 +796,7 @@ static int load_rsa(const uint8_t *n, size_t nlen, UINT32 exponent, const uint8_
     if (p == NULL)
         return load_external(NULL, &pub, key, err);
     if (plen > sizeof sens.sensitiveArea.sensitive.rsa.buffer)
-        return say(err, CB_ERR, "the RSA prime is longer than the TPM takes");
+        return cb_say(err, CB_ERR, "the RSA prime is longer than the TPM takes");
     memset(&sens, 0, sizeof sens);
     sens.sensitiveArea.sensitiveType = TPM2_ALG_RSA;
     sens.sensitiveArea.sensitive.rsa.size = (UINT16)plen;
@@ -827,7 +821,7 @@ static int load_rsa_private(const uint8_t *n, size_t nlen, const uint8_t *e, siz
     BIGNUM *p = (bn && be && bd) ? rsa_factor(bn, be, bd) : NULL;
     int plen = p ? BN_num_bytes(p) : 0;
     if (p == NULL || plen > (int)sizeof pbuf) {
-        rc = say(err, CB_ERR, "could not factor n from (n, e, d): d is not e's inverse for n");
+        rc = cb_say(err, CB_ERR, "could not factor n from (n, e, d): d is not e's inverse for n");
     } else {
         BN_bn2bin(p, pbuf);
         rc = load_rsa(n, nlen, exponent, pbuf, (size_t)plen, key, err);
@@ -842,7 +836,7 @@ static int load_rsa_private(const uint8_t *n, size_t nlen, const uint8_t *e, siz
 
 static int put(cb_kv *out, const char *name, const uint8_t *val, size_t len, char *err)
 {
-    return cb_kv_put(out, name, val, len) == 0 ? CB_OK : say(err, CB_ERR, "out of memory");
+    return cb_kv_put(out, name, val, len) == 0 ? CB_OK : cb_say(err, CB_ERR, "out of memory");
 }
 
 /* ---- compute ------------------------------------------------------------------------------ */
@@ -875,7 +869,7 @@ static int compute_keygen(const cb_params *p, int rsa, const cb_kv *in, cb_kv *o
     } else if (rc == CB_OK) {
         const TPMS_ECC_POINT *pt = &pub->publicArea.unique.ecc;
         if (pt->x.size > 32 || pt->y.size > 32) {
-            rc = say(err, CB_ERR, "the TPM returned a public point wider than P-256");
+            rc = cb_say(err, CB_ERR, "the TPM returned a public point wider than P-256");
         } else {
             memset(buf, 0, 65);
             buf[0] = 0x04;
@@ -934,10 +928,10 @@ static int tpm_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
     case OP_RANDOM: {
         uint8_t *r;
         if (p->bytes < 0)
-            return say(err, CB_ERR, "bytes is required");
+            return cb_say(err, CB_ERR, "bytes is required");
         r = malloc((size_t)p->bytes + 1);
         if (r == NULL)
-            return say(err, CB_ERR, "out of memory");
+            return cb_say(err, CB_ERR, "out of memory");
         rc = tpm_random(r, (size_t)p->bytes, err);
         if (rc == CB_OK)
             rc = put(out, "bits", r, (size_t)p->bytes, err);
@@ -953,7 +947,7 @@ static int tpm_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
         return compute_keygen(p, 1, in, out, err);
     case OP_ECDSA_SIGN:
         if (dlen != 32)
-            return say(err, CB_ERR, "a P-256 private key d is 32 bytes");
+            return cb_say(err, CB_ERR, "a P-256 private key d is 32 bytes");
         if (p256_public(d, dlen, qbuf, err) != CB_OK || load_p256(d, qbuf, &key, err) != CB_OK)
             return CB_ERR;
         rc = tpm_sign(key, 0, hash, hlen, buf, &len, err);
@@ -963,7 +957,7 @@ static int tpm_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
         return rc;
     case OP_ECDSA_VERIFY:
         if (qlen != 65 || q[0] != 0x04)
-            return say(err, CB_ERR, "q must be an uncompressed P-256 point (04||X||Y, 65 bytes)");
+            return cb_say(err, CB_ERR, "q must be an uncompressed P-256 point (04||X||Y, 65 bytes)");
         if (load_p256(NULL, q, &key, err) != CB_OK)
             return CB_ERR;
         rc = tpm_verify(key, 0, hash, hlen, sig, slen, &valid, err);
@@ -991,7 +985,7 @@ static int tpm_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
         return rc;
     }
     }
-    return say(err, CB_UNSUPPORTED, "the tpm engine does not implement this op");
+    return cb_say(err, CB_UNSUPPORTED, "the tpm engine does not implement this op");
 }
 
 /* ---- timing slots ------------------------------------------------------------------------- */
@@ -1028,11 +1022,11 @@ static int fresh_p256(uint8_t d[32], uint8_t q[65], char *err)
     for (int tries = 0; tries < 16; tries++) {
         char ignored[CB_ERRLEN];
         if (RAND_bytes(d, 32) != 1)
-            return say(err, CB_ERR, "RAND_bytes failed");
+            return cb_say(err, CB_ERR, "RAND_bytes failed");
         if (p256_public(d, 32, q, ignored) == CB_OK)
             return CB_OK;
     }
-    return say(err, CB_ERR, "could not make a P-256 key");
+    return cb_say(err, CB_ERR, "could not make a P-256 key");
 }
 
 /* A fresh RSA key from OpenSSL: n (nlen bytes) and the first prime p. */
@@ -1050,7 +1044,7 @@ static int fresh_rsa(int bits, uint8_t *n, size_t *nlen, uint8_t *p, size_t *ple
     BN_free(bn);
     BN_clear_free(bp);
     EVP_PKEY_free(pkey);
-    return ok ? CB_OK : say(err, CB_ERR, "OpenSSL could not make an RSA key for the slot");
+    return ok ? CB_OK : cb_say(err, CB_ERR, "OpenSSL could not make an RSA key for the slot");
 }
 
 /* Sign slots: load a private key; verify slots: load it, sign POOL digests, reload public only. */
@@ -1091,12 +1085,12 @@ static void *tpm_setup(const cb_params *p, char *err)
     if (check(p, err) != CB_OK || tpm_connect(err) != CB_OK)
         return NULL;
     if ((op == OP_RANDOM || op == OP_SHA256) && p->bytes < 0) {
-        say(err, CB_ERR, "bytes is required");
+        cb_say(err, CB_ERR, "bytes is required");
         return NULL;
     }
     s = calloc(1, sizeof *s);
     if (s == NULL) {
-        say(err, CB_ERR, "out of memory");
+        cb_say(err, CB_ERR, "out of memory");
         return NULL;
     }
     s->op = op;
@@ -1107,7 +1101,7 @@ static void *tpm_setup(const cb_params *p, char *err)
     s->out = malloc(s->len + 64);
     if (s->msg == NULL || s->out == NULL) {
         tpm_teardown(s);
-        say(err, CB_ERR, "out of memory");
+        cb_say(err, CB_ERR, "out of memory");
         return NULL;
     }
     cb_fill(s->msg, s->len, 1);
@@ -1170,7 +1164,7 @@ static int tpm_run(void *handle, uint64_t k, char *err)
         case OP_RSA_VERIFY:
             rc = tpm_verify(s->key, rsa, s->digest[j], 32, s->sig[j], s->siglen, &valid, err);
             if (rc == CB_OK && !valid)
-                rc = say(err, CB_ERR, "the TPM rejected a signature it made itself");
+                rc = cb_say(err, CB_ERR, "the TPM rejected a signature it made itself");
             break;
         }
         if (rc != CB_OK)

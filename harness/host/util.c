@@ -605,3 +605,9 @@ void cb_obj_end(cb_buf *b)
 {
     cb_buf_raw(b, "}\n");
 }
+
+int cb_say(char *err, int code, const char *msg)
+{
+    snprintf(err, CB_ERRLEN, "%s", msg);
+    return code;
+}
