@@ -68,3 +68,17 @@ def test_ratio_of_medians_and_interval():
     assert ratio == pytest.approx(10.0 / 5.0)
     assert lo <= ratio <= hi
     assert ratio_ci(base, eng) == ratio_ci(base, eng)   # seeded: reproducible
+
+
+def test_large_n_ranks_from_the_float_tail_equal_the_exact_ones(monkeypatch):
+    """Above EXACT_RANKS_MAX_N the binomial tail is summed in floating point (energy traces give
+    hundreds of thousands of windows); just above the switch it must pick the exact path's ranks."""
+    import cryptobench.stats as st
+    l, u, cov = st.median_ci_ranks(333_332)           # a 100-million-sample trace's window count
+    assert l + u == 333_333 and 0.95 <= cov < 0.951
+    ns = range(st.EXACT_RANKS_MAX_N + 1, st.EXACT_RANKS_MAX_N + 25)
+    floats = [st.median_ci_ranks(n) for n in ns]
+    monkeypatch.setattr(st, "EXACT_RANKS_MAX_N", 10 ** 9)
+    exact = [st.median_ci_ranks(n) for n in ns]
+    assert [f[:2] for f in floats] == [e[:2] for e in exact]
+    assert [f[2] for f in floats] == pytest.approx([e[2] for e in exact], rel=1e-9)

@@ -25,10 +25,10 @@ def import_trace(info, chunks, *, nominal_voltage=None, min_width_s=0.0, thresho
             "samples_total": result.samples_total, "sample_period_s": result.sample_period_s}
 
 
-def energy_record(windows, info, op: str, params: dict) -> dict:
+def energy_record(windows, info, op: str, params: dict, summary: dict | None = None) -> dict:
     """`result.energy` of a cell from its windows (docs/schema.md): median per op, statistics,
     per-window values, the supply split, per byte/bit and FoM for payload operations."""
-    s = summarize_energy(windows)
+    s = summary or summarize_energy(windows)
     med_e, med_t = s["energy_j"]["median"], s["duration_s"]["median"]
     nbytes = params.get("bytes") if OPS[op].payload else None
     rec = {"per_op_j": med_e / (2.0 if OPS[op].halve else 1.0), "provenance": "measured",
@@ -51,7 +51,7 @@ def as_cell(imported: dict, op: str, params: dict, engine: str, target: str) -> 
     windows = imported["windows"]
     samples = [[1, max(1, int(round(d * 1e9))), 0] for d in column(windows, "duration_s").tolist()]
     result = derive(op, params, samples, {"counter": "none"}, True)
-    result["energy"] = energy_record(windows, imported["info"], op, params)
+    result["energy"] = energy_record(windows, imported["info"], op, params, imported["summary"])
     if column(windows, "approximate").any():
         result["flags"] = sorted(set(result["flags"]) | {"approximate"})
     return {"op": op, "params": params, "engine": engine, "target": target, "provenance": "measured",
