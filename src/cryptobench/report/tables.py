@@ -6,10 +6,10 @@ import csv
 import io
 import json
 
-from .noise import noise_line
-from .meters.session import energy_line
-from .catalog import OPS
-from .results import comparisons, document
+from ..noise import noise_line
+from ..meters.session import energy_line
+from ..catalog import OPS
+from ..results import comparisons, document
 
 UNITS = [(1e-6, "ns", 1e9), (1e-3, "µs", 1e6), (1.0, "ms", 1e3), (float("inf"), "s", 1.0)]
 
@@ -104,7 +104,7 @@ def _mcu_cell_text(cell: dict | None, columns: list[str]) -> list[str]:
 def build_tables(run: dict) -> list[dict]:
     """One table per operation: a row per parameter set, columns per engine and per comparison.
     A scaling run (--parallel) gets seed 004's tables instead (scaling.py)."""
-    from .scaling import is_parallel_run, scaling_tables
+    from ..scaling import is_parallel_run, scaling_tables
     if is_parallel_run(run):
         return scaling_tables(run)
     plan = run["plan"]
@@ -296,7 +296,7 @@ def conditions_lines(run: dict, impr_legend: bool = True) -> list[str]:
     energy = energy_line(cond.get("energy_meter"))
     if energy:
         lines.append(energy)
-    from .scaling import conditions_line, is_parallel_run
+    from ..scaling import conditions_line, is_parallel_run
     if is_parallel_run(run):
         lines.append(conditions_line(run))
     elif run["plan"].get("baseline") and impr_legend:
@@ -308,7 +308,7 @@ def conditions_lines(run: dict, impr_legend: bool = True) -> list[str]:
 def _relative_section(run: dict, relative_to: str | None) -> tuple[list[str], list[dict]]:
     if not relative_to:
         return [], []
-    from .relative import direction_text, relative_tables
+    from ..relative import direction_text, relative_tables
     return [f"Relative view: {direction_text(relative_to)}"], relative_tables(run, relative_to)
 
 
@@ -397,6 +397,6 @@ def render_csv(run: dict) -> str:
 def render_json(run: dict, relative_to: str | None = None) -> str:
     doc = document(run)
     if relative_to:
-        from .relative import relative
+        from ..relative import relative
         doc["relative"] = relative(run, relative_to)
     return json.dumps(doc, indent=2)
