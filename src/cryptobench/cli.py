@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -46,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", metavar="RUN_ID", help="complete an interrupted run")
     run.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--label", help="a name for this run, shown by show, report and diff (e.g. 'before patch')")
     run.add_argument("--parallel", metavar="N[,N…]",
                      help="scaling over cores (seed 004): run every cell in N harness processes at once, each "
                           "pinned to its own CPU, e.g. 1,2,4; aggregate and per-core throughput, parallel "
@@ -84,6 +86,13 @@ def _parser() -> argparse.ArgumentParser:
                       "(default: the study's software library)")
     cmp_.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
     cmp_.add_argument("--db")
+
+    from .diff import add_diff_parser
+    add_diff_parser(sub)
+    from .export import add_export_parser
+    add_export_parser(sub)
+    from .report.command import add_report_parser
+    add_report_parser(sub)
 
     show = sub.add_parser("show", help="print a stored run")
     show.add_argument("run_id", metavar="RUN_ID|latest")
@@ -228,8 +237,12 @@ def cmd_run(args, out) -> int:
         raise UsageError("--parallel with --resume: a resumed run keeps its own plan's process counts")
     if args.relative_to:
         get_engine(args.relative_to, "--relative-to")
+    if args.label and args.resume:
+        raise UsageError("--label with --resume: a resumed run keeps its own label")
     if not args.resume and args.target != "host":
         plan = _mcu_plan(args)
+        if args.label:
+            plan["label"] = args.label
         store = Store(args.db)
         rid = _execute(store, plan, None, quiet=args.quiet)
         return _finish(store, rid, args, out)
@@ -265,6 +278,8 @@ def cmd_run(args, out) -> int:
         run_id = None
         if not plan["groups"]:
             raise UsageError("nothing to run: no selected operation applies to the selected engines")
+        if args.label:
+            plan["label"] = args.label
         store = Store(args.db)
     if args.relative_to and args.relative_to not in plan["options"]["engines"]:
         raise UsageError(f"--relative-to: '{args.relative_to}' is not one of this run's engines: "
@@ -393,6 +408,21 @@ def cmd_show(args, out) -> int:
     return 0
 
 
+def _diff(args, out) -> int:
+    from .diff import cmd_diff
+    return cmd_diff(args, out)
+
+
+def _export(args, out) -> int:
+    from .export import cmd_export
+    return cmd_export(args, out)
+
+
+def _report(args, out) -> int:
+    from .report.command import cmd_report
+    return cmd_report(args, out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     try:
@@ -400,13 +430,22 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
-        return {"list": cmd_list, "run": cmd_run, "show": cmd_show, "compare": cmd_compare, "energy": _energy, "model": _model}[args.command](args, sys.stdout)
+        commands = {"list": cmd_list, "run": cmd_run, "show": cmd_show, "compare": cmd_compare, "energy": _energy,
+                    "model": _model, "diff": _diff, "export": _export, "report": _report}
+        return commands[args.command](args, sys.stdout)
     except UsageError as exc:
         sys.stderr.write(f"cryptobench: error: {exc}\n")
         return exc.exit_code
     except HarnessError as exc:
         sys.stderr.write(f"cryptobench: harness error: {exc}\n")
         return 3
+    except BrokenPipeError:
+        # the reader went away (`cryptobench show 1 | head`): not an error of ours, and nothing more to say
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 141
 
 
 if __name__ == "__main__":

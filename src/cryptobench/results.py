@@ -88,7 +88,7 @@ def document(run: dict) -> dict:
         "schema": SCHEMA_ID,
         "run": {"id": run["id"], "created": run["created"], "finished": run["finished"],
                 "status": run["status"], "suite": run["suite"], "baseline": plan.get("baseline"),
-                "options": plan.get("options", {})},
+                "options": plan.get("options", {}), **({"label": plan["label"]} if plan.get("label") else {})},
         "conditions": run["conditions"],
         "results": results,
         "comparisons": comparisons(run["cells"], plan.get("baseline")),

@@ -1,0 +1,330 @@
+"""`cryptobench diff RUN_A RUN_B`: per cell, the change in median time from A to B, a Mann-Whitney U
+test on the per-operation samples, and a threshold; exit code 1 when a significant regression
+beyond the threshold is found (for CI gates).
+
+Cells are matched on (op, params, engine, target). For a pair that is ok on both sides:
+change = median_B / median_A − 1; verdict
+  "slower"                  change > threshold and p < alpha   (a regression)
+  "faster"                  change < −threshold and p < alpha  (an improvement)
+  "same (not significant)"  p ≥ alpha
+  "same (within threshold)" p < alpha but |change| ≤ threshold
+  "not enough samples"      fewer than 2 samples on a side: never significant, counted as neither.
+A cell ok in A and failed (or failing its known-answer test) in B is a regression too. A cell
+present on one side only, unsupported on a side, or not ok in A is listed but counted as neither.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+
+from .errors import UsageError
+from .results import per_op_seconds
+from .significance import mann_whitney_u
+
+TEST = "two-sided Mann-Whitney U on per-operation times"
+
+
+def add_diff_parser(sub) -> None:
+    d = sub.add_parser("diff", help="per cell, the change in median from RUN_A to RUN_B, with a significance test; "
+                                    "exit 1 on a significant regression beyond --threshold")
+    d.add_argument("run_a", metavar="RUN_A", help="the reference run (id or 'latest')")
+    d.add_argument("run_b", metavar="RUN_B", help="the run under test (id or 'latest')")
+    d.add_argument("--threshold", default="5%", metavar="PCT",
+                   help="smallest change in median that counts, e.g. 5%% or 0.05 (default 5%%)")
+    d.add_argument("--alpha", type=float, default=0.01,
+                   help="significance level of the two-sided Mann-Whitney U test (default 0.01)")
+    d.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
+    d.add_argument("--db")
+
+
+# ------------------------------------------------------------------------------------ arguments
+def parse_threshold(text) -> float:
+    """The threshold as a fraction: "5%" → 0.05; a bare number below 1 is a fraction ("0.05" → 0.05);
+    a bare number of 1 or more is read as percent ("5" → 0.05)."""
+    s = str(text).strip()
+    pct = s.endswith("%")
+    try:
+        value = float(s[:-1].strip() if pct else s)
+    except ValueError:
+        raise UsageError(f"--threshold: expected a percentage like 5% or a fraction like 0.05, got {text!r}")
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"--threshold: must be a finite value >= 0 (e.g. 5% or 0.05), got {text!r}")
+    return value / 100 if pct or value >= 1 else value
+
+
+def check_alpha(alpha: float) -> float:
+    if not (0 < alpha < 1):
+        raise UsageError(f"--alpha: must be between 0 and 1 (exclusive), got {alpha}")
+    return alpha
+
+
+# ------------------------------------------------------------------------------------ the runs
+def device(run: dict) -> str | None:
+    """What the run was measured on: an MCU target's kind, board, device and cpu, or the host CPU model."""
+    cond = run.get("conditions") or {}
+    t = cond.get("target")
+    if t:
+        where = f"{t.get('kind')}:{t.get('board') or t.get('core')}"
+        return " ".join(str(x) for x in (where, t.get("device"), t.get("cpu")) if x)
+    return ((cond.get("host") or {}).get("cpu") or {}).get("model") or None
+
+
+def engine_versions(run: dict) -> dict:
+    """engine -> its version as recorded: the host harness's report, or an MCU build's library version."""
+    cond = run.get("conditions") or {}
+    out = {n: str(e["version"]) for n, e in (cond.get("engines") or {}).items()
+           if isinstance(e, dict) and e.get("version")}
+    for n, b in (cond.get("builds") or {}).items():
+        if isinstance(b, dict) and b.get("library_version") and n not in out:
+            out[n] = str(b["library_version"])
+    return out
+
+
+def run_info(run: dict) -> dict:
+    return {"id": run["id"], "label": (run.get("plan") or {}).get("label"), "created": run.get("created"),
+            "suite": run.get("suite"), "status": run.get("status"), "device": device(run),
+            "engines": engine_versions(run)}
+
+
+def warnings(a: dict, b: dict) -> list[str]:
+    """Why the two runs may not be like for like."""
+    out = []
+    if a["device"] != b["device"]:
+        out.append(f"measured on different devices (A: {a['device'] or 'unknown'}, B: {b['device'] or 'unknown'}); "
+                   "the diff is not like for like")
+    for name in a["engines"]:
+        if name in b["engines"] and a["engines"][name] != b["engines"][name]:
+            out.append(f"engine {name} differs in version (A: {a['engines'][name]}, B: {b['engines'][name]}); "
+                       "its changes include the library's")
+    for side, info in (("A", a), ("B", b)):
+        if info["status"] not in (None, "complete"):
+            out.append(f"run {side} ({info['id']}) is {info['status']}: cells it lacks show as only in the other run")
+    return out
+
+
+# ------------------------------------------------------------------------------------ the cells
+def _key(cell: dict) -> tuple:
+    return cell["op"], json.dumps(cell["params"], sort_keys=True), cell["engine"], cell["target"]
+
+
+def _state(cell: dict | None) -> str:
+    if cell is None:
+        return "missing"
+    if cell["status"] == "unsupported":
+        return "unsupported"
+    if cell.get("kat") == "fail":
+        return "KAT FAIL"
+    if cell["status"] != "ok":
+        return "failed"
+    return "ok"
+
+
+def _times(cell: dict) -> list[float]:
+    return per_op_seconds(cell["op"], cell["samples"]) if cell.get("samples") else []
+
+
+def _median(cell: dict, times: list[float]) -> float | None:
+    m = (((cell.get("result") or {}).get("time_s")) or {}).get("median")
+    if m is None and times:
+        m = statistics.median(times)
+    return float(m) if m is not None and m > 0 else None
+
+
+def _not_ok_verdict(sa: str, sb: str) -> tuple[str, str]:
+    """(verdict, kind) for a pair where a side is missing or not ok."""
+    if sa == "missing":
+        return "only in B", "other"
+    if sb == "missing":
+        return "only in A", "other"
+    if sa == "ok":                              # ok in A, not in B
+        return f"{sb} in B", ("other" if sb == "unsupported" else "regression")
+    if sb == "ok":
+        return f"{sa} in A", "other"
+    return (f"{sa} in A and B" if sa == sb else f"{sa} in A, {sb} in B"), "other"
+
+
+def compare_pair(ca: dict | None, cb: dict | None, threshold: float, alpha: float) -> dict:
+    """One row of the diff: the pair's medians, change, test and verdict; kind is regression,
+    improvement, unchanged or other (not compared)."""
+    c = ca or cb
+    row = {"op": c["op"], "params": c["params"], "engine": c["engine"], "target": c["target"],
+           "status_a": _state(ca), "status_b": _state(cb), "n_a": None, "n_b": None,
+           "median_a_s": None, "median_b_s": None, "ratio": None, "change": None,
+           "u": None, "p": None, "method": None}
+    if row["status_a"] != "ok" or row["status_b"] != "ok":
+        row["verdict"], row["kind"] = _not_ok_verdict(row["status_a"], row["status_b"])
+        detail = (cb if row["status_b"] not in ("ok", "missing") else ca if row["status_a"] not in ("ok", "missing")
+                  else None)
+        if detail and detail.get("detail"):
+            row["detail"] = detail["detail"]
+        for side, cell in (("a", ca), ("b", cb)):        # the side that has a time still shows it
+            if row[f"status_{side}"] == "ok":
+                times = _times(cell)
+                row[f"n_{side}"], row[f"median_{side}_s"] = len(times), _median(cell, times)
+        return row
+    ta, tb = _times(ca), _times(cb)
+    row["n_a"], row["n_b"] = len(ta), len(tb)
+    ma, mb = _median(ca, ta), _median(cb, tb)
+    row["median_a_s"], row["median_b_s"] = ma, mb
+    if ma is None or mb is None:
+        row["verdict"], row["kind"] = "no timing", "other"
+        return row
+    row["ratio"] = mb / ma
+    row["change"] = row["ratio"] - 1
+    if len(ta) < 2 or len(tb) < 2:
+        row["verdict"], row["kind"] = "not enough samples", "other"
+        return row
+    test = mann_whitney_u(ta, tb)
+    row["u"], row["p"], row["method"] = test["u"], test["p"], test["method"]
+    if test["p"] >= alpha:
+        row["verdict"], row["kind"] = "same (not significant)", "unchanged"
+    elif abs(row["change"]) <= threshold:
+        row["verdict"], row["kind"] = "same (within threshold)", "unchanged"
+    elif row["change"] > 0:
+        row["verdict"], row["kind"] = "slower", "regression"
+    else:
+        row["verdict"], row["kind"] = "faster", "improvement"
+    return row
+
+
+def diff(run_a: dict, run_b: dict, threshold: float, alpha: float) -> dict:
+    """The whole diff as plain data (the json format prints exactly this)."""
+    cells_a = {}
+    for c in run_a["cells"]:
+        cells_a.setdefault(_key(c), c)
+    cells_b = {}
+    for c in run_b["cells"]:
+        cells_b.setdefault(_key(c), c)
+    keys = list(cells_a) + [k for k in cells_b if k not in cells_a]
+    rows = [compare_pair(cells_a.get(k), cells_b.get(k), threshold, alpha) for k in keys]
+    a, b = run_info(run_a), run_info(run_b)
+    count = {kind: sum(r["kind"] == kind for r in rows) for kind in ("regression", "improvement", "unchanged", "other")}
+    return {"a": a, "b": b, "test": TEST, "threshold": threshold, "alpha": alpha, "warnings": warnings(a, b),
+            "rows": rows, "regressions": count["regression"], "improvements": count["improvement"],
+            "unchanged": count["unchanged"], "not_compared": count["other"]}
+
+
+# ------------------------------------------------------------------------------------ output
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def summary_line(doc: dict) -> str:
+    line = (f"{_plural(doc['regressions'], 'regression')}, {_plural(doc['improvements'], 'improvement')}, "
+            f"{doc['unchanged']} unchanged")
+    if doc["not_compared"]:
+        line += f" ({doc['not_compared']} not compared)"
+    return line
+
+
+def _run_line(side: str, info: dict) -> str:
+    bits = [f"run {info['id']}"]
+    if info["label"]:
+        bits[0] += f" \"{info['label']}\""
+    bits += [info["created"] or "", f"suite {info['suite']}" if info["suite"] else "",
+             f"device {info['device']}" if info["device"] else ""]
+    return f"{side}: " + " · ".join(b for b in bits if b)
+
+
+def header_lines(doc: dict) -> list[str]:
+    return [_run_line("A", doc["a"]), _run_line("B", doc["b"]),
+            f"test: {doc['test']}, alpha {doc['alpha']:g}; threshold ±{doc['threshold'] * 100:g} % change in "
+            "median (B / A − 1); a regression is slower beyond the threshold and significant, or ok in A and "
+            "failed in B",
+            *[f"warning: {w}" for w in doc["warnings"]]]
+
+
+def fmt_times(a: float | None, b: float | None) -> list[str]:
+    """Both medians of a row in one unit (the one that suits the smaller), so they read side by side."""
+    from .report.tables import fmt_num, pick_unit
+    unit, scale = pick_unit([x for x in (a, b) if x is not None])
+    return ["—" if x is None else f"{fmt_num(x * scale)} {unit}" for x in (a, b)]
+
+
+def fmt_p(p: float | None) -> str:
+    return "—" if p is None else f"{p:.2g}"
+
+
+def fmt_change(change: float | None) -> str:
+    return "—" if change is None else f"{change * 100:+.1f} %"
+
+
+COLUMNS = ["op", "params", "engine", "target", "median A", "median B", "change", "p", "verdict"]
+
+
+def text_rows(doc: dict) -> list[list[str]]:
+    return [[r["op"], " ".join(f"{k}={v}" for k, v in r["params"].items()), r["engine"], r["target"],
+             *fmt_times(r["median_a_s"], r["median_b_s"]), fmt_change(r["change"]), fmt_p(r["p"]),
+             r["verdict"]] for r in doc["rows"]]
+
+
+CSV_FIELDS = ["run_a", "run_b", "op", "params", "engine", "target", "status_a", "status_b", "n_a", "n_b",
+              "median_a_s", "median_b_s", "change", "u", "p", "method", "verdict", "kind"]
+
+
+def render_csv(doc: dict, out) -> None:
+    import csv
+    w = csv.writer(out)
+    w.writerow(CSV_FIELDS)
+    for r in doc["rows"]:
+        w.writerow([doc["a"]["id"], doc["b"]["id"]] + [json.dumps(r["params"], sort_keys=True) if f == "params"
+                                                       else r.get(f) for f in CSV_FIELDS[2:]])
+
+
+def render_md(doc: dict, out) -> None:
+    out.write(f"# cryptobench diff: run {doc['a']['id']} → run {doc['b']['id']}\n\n")
+    out.write("".join(f"- {line}\n" for line in header_lines(doc)) + "\n")
+    out.write("| " + " | ".join(COLUMNS) + " |\n|" + "|".join("---" for _ in COLUMNS) + "|\n")
+    for row in text_rows(doc):
+        out.write("| " + " | ".join(x.replace("|", "\\|") for x in row) + " |\n")
+    out.write(f"\n{summary_line(doc)}\n")
+
+
+STYLE = {"regression": "bold red", "improvement": "green", "unchanged": "", "other": "yellow"}
+
+
+def render_rich(doc: dict, out) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+    console = Console(file=out)
+    if not console.is_terminal:
+        console = Console(file=out, width=200)
+    for line in header_lines(doc):
+        console.print(line, highlight=False, markup=False, style="yellow" if line.startswith("warning") else None)
+    table = Table(title=f"run {doc['a']['id']} → run {doc['b']['id']}", title_justify="left")
+    for i, col in enumerate(COLUMNS):
+        table.add_column(col, justify="left" if i < 4 or col == "verdict" else "right")
+    for r, text in zip(doc["rows"], text_rows(doc)):
+        table.add_row(*text[:-1], Text(text[-1], style=STYLE[r["kind"]]))
+    console.print(table)
+    for r in doc["rows"]:
+        if r.get("detail"):
+            console.print(f"  {r['op']} {r['engine']}: {r['verdict']} — {r['detail']}", style="dim",
+                          highlight=False, markup=False)
+    console.print(summary_line(doc), highlight=False, markup=False)
+
+
+def cmd_diff(args: argparse.Namespace, out) -> int:
+    from .store import Store
+    threshold = parse_threshold(args.threshold)
+    alpha = check_alpha(args.alpha)
+    store = Store(args.db)
+    run_a = store.load_run(store.resolve_run_id(args.run_a))
+    run_b = store.load_run(store.resolve_run_id(args.run_b))
+    doc = diff(run_a, run_b, threshold, alpha)
+    if args.format == "json":
+        out.write(json.dumps(doc, indent=1, default=str) + "\n")
+    elif args.format == "csv":
+        for line in header_lines(doc):
+            if line.startswith("warning"):
+                sys.stderr.write(line + "\n")
+        render_csv(doc, out)
+    elif args.format == "md":
+        render_md(doc, out)
+    else:
+        render_rich(doc, out)
+    return 1 if doc["regressions"] else 0

@@ -1,0 +1,603 @@
+"""`cryptobench export RUN [RUN…] --format parquet|csv|json`: stored runs as one flat table (a row per
+cell, or per sample with --samples) that loads straight into pandas or DuckDB.
+
+The table is tidy: one row per (run, op, params, engine) cell, every column a scalar with its unit in
+its name, the same columns and types whatever the format and whichever runs are exported (apart from
+the `param_<name>` columns, one per parameter name found in the exported cells). Column meanings:
+docs/export.md; the list below (`CELL_COLUMNS`, `SAMPLE_COLUMNS`) is the single source of truth.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .errors import UsageError
+
+EXPORT_FORMAT_ID = "cryptobench-export/1"
+
+# (name, type, unit, meaning). Types: int64 | float64 | string | bool (all nullable).
+CELL_COLUMNS: list[tuple[str, str, str, str]] = [
+    # the run
+    ("run_id", "int64", "", "id of the stored run"),
+    ("run_label", "string", "", "the run's --label (free text), null when none"),
+    ("run_created", "string", "ISO 8601", "when the run started (local time with UTC offset)"),
+    ("run_finished", "string", "ISO 8601", "when the run completed; null for an interrupted or running run"),
+    ("run_status", "string", "", "complete | interrupted | running"),
+    ("suite", "string", "", "suite the run was planned from; null for ad-hoc --op runs"),
+    ("run_baseline", "string", "", "the run's baseline engine (--baseline), null when none"),
+    # the cell
+    ("cell_seq", "int64", "", "position of the cell in the run's plan (0-based)"),
+    ("op", "string", "", "operation id (cryptobench list)"),
+    ("op_title", "string", "", "human-readable name of the operation"),
+    ("params_json", "string", "JSON", "the cell's parameters as JSON with sorted keys (the join key)"),
+    # param_<name> columns are inserted here, one per parameter name
+    ("engine", "string", "", "engine (library / back end) measured"),
+    ("engine_version", "string", "", "version the engine reported (conditions.engines, or the build's "
+                                     "library_version for microcontroller targets)"),
+    ("target", "string", "", "where it ran: host, qemu:…, board:…, sim:…, trace:…"),
+    ("provenance", "string", "", "how the time was obtained: measured | simulated | modeled | published | none"),
+    ("status", "string", "", "ok | unsupported | failed"),
+    ("kat", "string", "", "known-answer check: pass | fail | n/a"),
+    ("detail", "string", "", "what was verified, or why unsupported / failed"),
+    # time
+    ("n", "int64", "samples", "number of timed samples kept"),
+    ("k", "int64", "ops", "operations per timed sample (batch size)"),
+    ("single_shot", "bool", "", "true when every sample is one operation (k = 1 by design)"),
+    ("halved", "bool", "", "true for both-sides protocols whose timings were halved"),
+    ("median_s", "float64", "s", "median time per operation"),
+    ("mean_s", "float64", "s", "mean time per operation"),
+    ("stdev_s", "float64", "s", "standard deviation of the per-operation time"),
+    ("rsd_pct", "float64", "%", "relative standard deviation (stdev / mean × 100)"),
+    ("min_s", "float64", "s", "fastest sample, per operation"),
+    ("max_s", "float64", "s", "slowest sample, per operation"),
+    ("ci95_lo_s", "float64", "s", "lower end of the 95 % confidence interval of the median"),
+    ("ci95_hi_s", "float64", "s", "upper end of the 95 % confidence interval of the median"),
+    ("ci_coverage", "float64", "fraction", "exact coverage of that distribution-free interval"),
+    ("outliers", "int64", "samples", "samples outside the Tukey fences (kept, counted)"),
+    ("flags", "string", "", "quality flags, space-separated (high-rsd, near-timer-resolution, few-samples, "
+                            "outliers); null when none"),
+    ("ops_per_s", "float64", "op/s", "1 / median_s"),
+    ("throughput_bytes_per_s", "float64", "B/s", "payload bytes / median_s (payload operations only)"),
+    ("throughput_kb_per_s", "float64", "kB/s", "throughput in 1000-byte kilobytes per second"),
+    ("throughput_kib_per_s", "float64", "KiB/s", "throughput in 1024-byte kibibytes per second"),
+    # cycles
+    ("cycles_per_op", "float64", "cycles", "median counter ticks per operation"),
+    ("cycles_per_byte", "float64", "cycles/B", "cycles_per_op / payload bytes"),
+    ("cycle_counter", "string", "", "the counter: tsc, cntvct, dwt, model, none"),
+    ("cycle_counter_hz", "float64", "Hz", "the counter's frequency, when known"),
+    ("cycles_overhead", "float64", "cycles", "microcontrollers: cost of two back-to-back counter reads"),
+    # microcontroller resources
+    ("stack_bytes", "int64", "B", "stack high-water mark of one operation (microcontroller targets)"),
+    ("heap_bytes", "int64", "B", "peak heap use (microcontroller targets)"),
+    ("code_flash_bytes", "int64", "B", "flash the operation's code adds over the empty harness"),
+    ("code_ram_bytes", "int64", "B", "static RAM the operation's code adds over the empty harness"),
+    # energy
+    ("energy_per_op_j", "float64", "J", "energy per operation (net of idle for host meters)"),
+    ("energy_provenance", "string", "", "measured | modeled | simulated"),
+    ("energy_meter", "string", "", "meter (rapl, perf, nvml) or trace format that gave the energy"),
+    ("energy_source", "string", "", "where a modeled or imported figure comes from"),
+    ("energy_method", "string", "", "how the energy figure was computed"),
+    ("energy_gross_per_op_j", "float64", "J", "energy per operation before subtracting idle"),
+    ("energy_idle_power_w", "float64", "W", "idle power subtracted (host meters)"),
+    ("energy_uncertainty_per_op_j", "float64", "J", "host meters: idle spread + one counter update, per op"),
+    ("energy_ci95_lo_j", "float64", "J", "lower end of the 95 % interval of the per-op energy, when known"),
+    ("energy_ci95_hi_j", "float64", "J", "upper end of the 95 % interval of the per-op energy, when known"),
+    ("energy_rsd_pct", "float64", "%", "relative standard deviation over the energy windows"),
+    ("energy_windows", "int64", "windows", "number of energy windows the figure is the median of"),
+    ("energy_avg_power_w", "float64", "W", "average (extra) power while the operation runs"),
+    ("energy_avg_current_a", "float64", "A", "average current (modeled energy)"),
+    ("energy_per_byte_j", "float64", "J/B", "energy per payload byte"),
+    ("energy_per_bit_j", "float64", "J/bit", "energy per payload bit"),
+    ("energy_mj_per_mbit", "float64", "mJ/Mbit", "energy per megabit of payload (seed 004's E)"),
+    ("energy_throughput_mbit_per_s", "float64", "Mbit/s", "throughput used for the energy figures"),
+    ("energy_fom", "float64", "(Mbit/s)/(mJ/Mbit)", "figure of merit throughput / energy (seed 004)"),
+    ("energy_flags", "string", "", "energy flags, space-separated (not-above-idle, counter-reset, few-windows)"),
+    ("energy_note", "string", "", "why a cell of an energy run has no energy figure"),
+    ("energy_supplies_json", "string", "JSON", "per supply rail {name: {median_j, share_pct}} (multi-supply traces)"),
+    # parallel scaling
+    ("parallel_n", "int64", "processes", "processes run at once (scaling runs)"),
+    ("parallel_cpus", "string", "", "CPU each process was pinned to, space-separated"),
+    ("parallel_oversubscribed", "bool", "", "more processes than CPUs"),
+    ("parallel_pinned", "bool", "", "processes were pinned to CPUs"),
+    ("parallel_unit", "string", "", "unit of the aggregate: bytes or ops"),
+    ("parallel_units_per_op", "float64", "unit/op", "units per operation"),
+    ("parallel_rounds", "int64", "rounds", "kept rounds of N concurrent batches"),
+    ("parallel_exec_time_s", "float64", "s", "total wall time of the kept rounds"),
+    ("parallel_overhead_s", "float64", "s", "median wall time of N concurrent empty requests"),
+    ("parallel_aggregate_per_s", "float64", "unit/s", "throughput of all N processes together (median)"),
+    ("parallel_aggregate_ci95_lo_per_s", "float64", "unit/s", "lower end of its 95 % interval"),
+    ("parallel_aggregate_ci95_hi_per_s", "float64", "unit/s", "upper end of its 95 % interval"),
+    ("parallel_aggregate_rsd_pct", "float64", "%", "relative standard deviation of the aggregate"),
+    ("parallel_per_core_per_s", "float64", "unit/s", "aggregate / N"),
+    ("parallel_aggregate_bytes_per_s", "float64", "B/s", "aggregate in bytes per second (payload ops)"),
+    ("parallel_per_core_bytes_per_s", "float64", "B/s", "per-core in bytes per second (payload ops)"),
+    ("parallel_aggregate_ops_per_s", "float64", "op/s", "aggregate in operations per second"),
+    ("parallel_per_core_ops_per_s", "float64", "op/s", "per-core in operations per second"),
+    ("parallel_efficiency", "float64", "fraction", "TH_N / (N · TH_1); null without an N = 1 cell"),
+    ("parallel_efficiency_ci95_lo", "float64", "fraction", "lower end of the efficiency's 95 % interval"),
+    ("parallel_efficiency_ci95_hi", "float64", "fraction", "upper end of the efficiency's 95 % interval"),
+    ("parallel_flags", "string", "", "oversubscribed, not-pinned, smt-siblings, orchestrator-overhead"),
+    # conditions
+    ("device", "string", "", "what ran the code: the microcontroller device or board, else the host CPU model"),
+    ("host_cpu_model", "string", "", "host CPU model (conditions.host.cpu.model)"),
+    ("host_arch", "string", "", "host architecture"),
+    ("host_os", "string", "", "host operating system and kernel"),
+    ("host_name", "string", "", "host name"),
+    ("target_board", "string", "", "microcontroller board (conditions.target.board)"),
+    ("target_core", "string", "", "microcontroller core (conditions.target.core or cpu)"),
+    ("target_clock_hz", "float64", "Hz", "microcontroller core clock"),
+    ("target_opt", "string", "", "firmware optimisation level (Os, O2, …)"),
+    ("harness", "string", "", "host timing harness (conditions.harness.harness, e.g. cbh-host)"),
+    ("compiler", "string", "", "compiler of the harness, or of this engine's firmware build"),
+    ("cflags", "string", "", "compiler flags of the harness, or of this engine's firmware build"),
+    ("clock", "string", "", "clock the harness timed with (CLOCK_MONOTONIC_RAW, …) or the target's timing"),
+    ("cryptobench_version", "string", "", "cryptobench version that made the run"),
+    ("git_revision", "string", "", "cryptobench source revision that made the run"),
+    ("engine_conditions_json", "string", "JSON", "everything recorded about this engine (conditions.engines "
+                                                 "or conditions.builds entry)"),
+]
+
+SAMPLE_COLUMNS: list[tuple[str, str, str, str]] = [
+    ("run_id", "int64", "", "id of the stored run"),
+    ("run_label", "string", "", "the run's --label (free text), null when none"),
+    ("op", "string", "", "operation id"),
+    ("params_json", "string", "JSON", "the cell's parameters as JSON with sorted keys"),
+    # param_<name> columns are inserted here
+    ("engine", "string", "", "engine measured"),
+    ("target", "string", "", "where it ran"),
+    ("provenance", "string", "", "measured | simulated | modeled"),
+    ("sample", "int64", "", "index of the sample within its cell (0-based, in the order taken)"),
+    ("k", "int64", "ops", "operations in this sample"),
+    ("ns", "int64", "ns", "duration of the whole sample"),
+    ("cycles", "int64", "ticks", "counter ticks of the whole sample (0 when there is no counter)"),
+    ("per_op_s", "float64", "s", "seconds per operation: ns / k / 1e9 (halved for both-sides protocols)"),
+]
+
+_PARAM_ANCHOR = "params_json"     # param_<name> columns go right after this one
+
+
+# ------------------------------------------------------------------------------------------ parser
+
+
+def add_export_parser(sub) -> None:
+    e = sub.add_parser("export", help="stored runs as a flat table for pandas or DuckDB: parquet, csv or json")
+    e.add_argument("run_ids", nargs="+", metavar="RUN", help="run ids, 'latest', or ranges such as 3-7")
+    e.add_argument("--format", choices=["parquet", "csv", "json"], required=True)
+    e.add_argument("--out", metavar="FILE", help="output file (default: stdout for csv and json; required for parquet)")
+    e.add_argument("--samples", action="store_true",
+                   help="one row per timed sample (k operations) instead of one per cell")
+    e.add_argument("--db")
+
+
+# ------------------------------------------------------------------------------------ run selection
+
+
+def resolve_runs(store, refs: list[str]) -> list[int]:
+    """Run ids from ids, 'latest' and ranges A-B (either end may be 'latest'); order kept, duplicates
+    dropped; every id must exist."""
+    out: list[int] = []
+    for ref in refs:
+        for part in str(ref).split(","):
+            part = part.strip()
+            if not part:
+                raise UsageError(f"empty run reference in {ref!r}")
+            m = re.fullmatch(r"(\d+|latest)-(\d+|latest)", part)
+            if m:
+                lo, hi = (store.resolve_run_id(x) if x == "latest" else int(x) for x in m.groups())
+                if lo > hi:
+                    raise UsageError(f"run range {part!r} runs backwards; write {hi}-{lo}")
+                ids = list(range(lo, hi + 1))
+            elif part == "latest" or part.isdigit():
+                ids = [part]
+            else:
+                raise UsageError(f"run must be an id, 'latest' or a range such as 3-7, got {part!r}")
+            for i in ids:
+                rid = store.resolve_run_id(i)     # UsageError "no run N" for an unknown one
+                if rid not in out:
+                    out.append(rid)
+    return out
+
+
+# -------------------------------------------------------------------------------------------- rows
+
+
+def _g(d, *path):
+    for p in path:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(p)
+    return d
+
+
+def _at(pair, i):
+    return pair[i] if isinstance(pair, (list, tuple)) and len(pair) > i else None
+
+
+def _words(items):
+    return " ".join(str(x) for x in items) if items else None
+
+
+def _json(obj):
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False) if obj not in (None, {}, []) else None
+
+
+def _param_column(name: str) -> str:
+    return "param_" + re.sub(r"[^0-9a-z_]+", "_", name.lower()).strip("_")
+
+
+def _engine_conditions(cond: dict, engine: str) -> dict:
+    return (cond.get("engines") or {}).get(engine) or (cond.get("builds") or {}).get(engine) or {}
+
+
+def _conditions_fields(run: dict, cell: dict) -> dict:
+    cond = run["conditions"] or {}
+    host, tgt, harness = cond.get("host") or {}, cond.get("target") or {}, cond.get("harness") or {}
+    build = (cond.get("builds") or {}).get(cell["engine"]) or {}
+    eng = _engine_conditions(cond, cell["engine"])
+    on_host = cell["target"] == "host"
+    device = None
+    if tgt and not on_host:
+        device = tgt.get("device") or tgt.get("board")
+    elif on_host:
+        device = _g(host, "cpu", "model")
+    return {
+        "device": device,
+        "host_cpu_model": _g(host, "cpu", "model"),
+        "host_arch": _g(host, "cpu", "arch"),
+        "host_os": host.get("os"),
+        "host_name": host.get("hostname"),
+        "target_board": tgt.get("board"),
+        "target_core": tgt.get("core") or tgt.get("cpu"),
+        "target_clock_hz": tgt.get("clock_hz"),
+        "target_opt": tgt.get("opt"),
+        "harness": harness.get("harness"),
+        "compiler": build.get("compiler") or harness.get("compiler"),
+        "cflags": build.get("cflags") or harness.get("cflags"),
+        "clock": harness.get("clock") or tgt.get("timing"),
+        "cryptobench_version": host.get("cryptobench"),
+        "git_revision": host.get("git_revision"),
+        "engine_version": eng.get("version") or eng.get("library_version"),
+        "engine_conditions_json": _json(eng),
+    }
+
+
+def _energy_fields(cell: dict, r: dict) -> dict:
+    en = r.get("energy") or {}
+    stats = en.get("stats") or {}
+    ci = en.get("ci95")
+    if ci is None and isinstance(stats.get("energy_j"), dict):     # trace import: per-window energy
+        ci = stats["energy_j"].get("ci95")
+        if ci and r.get("halved"):
+            ci = [x / 2.0 for x in ci]
+    rsd = stats.get("rsd_pct")
+    if rsd is None:
+        rsd = _g(stats, "energy_j", "rsd_pct")
+    return {
+        "energy_per_op_j": en.get("per_op_j"),
+        "energy_provenance": en.get("provenance"),
+        "energy_meter": _g(en, "meter", "name") or _g(en, "trace", "format"),
+        "energy_source": en.get("source"),
+        "energy_method": en.get("method"),
+        "energy_gross_per_op_j": en.get("gross_per_op_j"),
+        "energy_idle_power_w": en.get("idle_power_w"),
+        "energy_uncertainty_per_op_j": en.get("uncertainty_per_op_j"),
+        "energy_ci95_lo_j": _at(ci, 0),
+        "energy_ci95_hi_j": _at(ci, 1),
+        "energy_rsd_pct": rsd,
+        "energy_windows": stats.get("n") if stats else _g(en, "trace", "windows"),
+        "energy_avg_power_w": en.get("avg_power_w"),
+        "energy_avg_current_a": en.get("avg_current_a"),
+        "energy_per_byte_j": en.get("energy_per_byte_j"),
+        "energy_per_bit_j": en.get("energy_per_bit_j"),
+        "energy_mj_per_mbit": en.get("mJ_per_Mb"),
+        "energy_throughput_mbit_per_s": en.get("throughput_Mbps"),
+        "energy_fom": en.get("fom"),
+        "energy_flags": _words(en.get("flags")),
+        "energy_note": r.get("energy_note"),
+        "energy_supplies_json": _json(en.get("supplies") or stats.get("supplies")),
+    }
+
+
+def _parallel_fields(cell: dict, r: dict) -> dict:
+    p = r.get("parallel") or {}
+    n = p.get("n", cell["params"].get("parallel"))
+    aci, eci = p.get("aggregate_ci95"), p.get("efficiency_ci95")
+    overhead = p.get("overhead_ns")
+    return {
+        "parallel_n": n,
+        "parallel_cpus": _words(p.get("cpus")),
+        "parallel_oversubscribed": p.get("oversubscribed"),
+        "parallel_pinned": p.get("pinned"),
+        "parallel_unit": p.get("unit"),
+        "parallel_units_per_op": p.get("units_per_op"),
+        "parallel_rounds": p.get("rounds"),
+        "parallel_exec_time_s": p.get("exec_time_s"),
+        "parallel_overhead_s": overhead / 1e9 if isinstance(overhead, (int, float)) else None,
+        "parallel_aggregate_per_s": p.get("aggregate"),
+        "parallel_aggregate_ci95_lo_per_s": _at(aci, 0),
+        "parallel_aggregate_ci95_hi_per_s": _at(aci, 1),
+        "parallel_aggregate_rsd_pct": p.get("aggregate_rsd_pct"),
+        "parallel_per_core_per_s": p.get("per_core"),
+        "parallel_aggregate_bytes_per_s": p.get("aggregate_Bps"),
+        "parallel_per_core_bytes_per_s": p.get("per_core_Bps"),
+        "parallel_aggregate_ops_per_s": p.get("aggregate_ops_per_s"),
+        "parallel_per_core_ops_per_s": p.get("per_core_ops_per_s"),
+        "parallel_efficiency": p.get("efficiency"),
+        "parallel_efficiency_ci95_lo": _at(eci, 0),
+        "parallel_efficiency_ci95_hi": _at(eci, 1),
+        "parallel_flags": _words(p.get("flags")),
+    }
+
+
+def _run_fields(run: dict) -> dict:
+    plan = run.get("plan") or {}
+    return {"run_id": run["id"], "run_label": plan.get("label"), "run_created": run.get("created"),
+            "run_finished": run.get("finished"), "run_status": run.get("status"), "suite": run.get("suite"),
+            "run_baseline": plan.get("baseline")}
+
+
+def _params_fields(cell: dict) -> dict:
+    out = {"params_json": json.dumps(cell["params"], sort_keys=True, ensure_ascii=False)}
+    for name, value in cell["params"].items():
+        out[_param_column(name)] = value
+    return out
+
+
+def cell_row(run: dict, cell: dict) -> dict:
+    from .catalog import OPS
+    r = cell.get("result") or {}
+    t = r.get("time_s") or {}
+    cyc = r.get("cycles") or {}
+    code = r.get("code_size") or {}
+    op = OPS.get(cell["op"])
+    row = _run_fields(run)
+    row.update({"cell_seq": cell.get("seq"), "op": cell["op"], "op_title": op.title if op else None})
+    row.update(_params_fields(cell))
+    row.update({
+        "engine": cell["engine"], "target": cell["target"], "provenance": cell["provenance"],
+        "status": cell["status"], "kat": cell["kat"], "detail": cell.get("detail"),
+        "n": r.get("n"), "k": r.get("k"), "single_shot": r.get("single_shot"), "halved": r.get("halved"),
+        "median_s": t.get("median"), "mean_s": t.get("mean"), "stdev_s": t.get("stdev"),
+        "rsd_pct": t.get("rsd_pct"), "min_s": t.get("min"), "max_s": t.get("max"),
+        "ci95_lo_s": _at(t.get("ci95"), 0), "ci95_hi_s": _at(t.get("ci95"), 1),
+        "ci_coverage": t.get("ci_coverage"), "outliers": r.get("outliers"), "flags": _words(r.get("flags")),
+        "ops_per_s": r.get("ops_per_s"), "throughput_bytes_per_s": r.get("throughput_Bps"),
+        "throughput_kb_per_s": r.get("KBps"), "throughput_kib_per_s": r.get("KiBps"),
+        "cycles_per_op": cyc.get("per_op_median"), "cycles_per_byte": r.get("cycles_per_byte"),
+        "cycle_counter": cyc.get("counter"), "cycle_counter_hz": cyc.get("counter_hz"),
+        "cycles_overhead": r.get("cycles_overhead"),
+        "stack_bytes": r.get("stack_bytes"), "heap_bytes": r.get("heap_bytes"),
+        "code_flash_bytes": code.get("flash_bytes"), "code_ram_bytes": code.get("ram_bytes"),
+    })
+    row.update(_energy_fields(cell, r))
+    row.update(_parallel_fields(cell, r))
+    row.update(_conditions_fields(run, cell))
+    return row
+
+
+def sample_rows(run: dict, cell: dict) -> list[dict]:
+    from .results import per_op_seconds
+    samples = cell.get("samples") or []
+    if not samples:
+        return []
+    try:
+        per_op = per_op_seconds(cell["op"], samples)
+    except KeyError:                 # an op this version does not know: no halving to apply
+        per_op = [ns / k / 1e9 if k else None for k, ns, _ in samples]
+    base = {"run_id": run["id"], "run_label": (run.get("plan") or {}).get("label"), "op": cell["op"]}
+    base.update(_params_fields(cell))
+    base.update({"engine": cell["engine"], "target": cell["target"], "provenance": cell["provenance"]})
+    return [{**base, "sample": i, "k": s[0], "ns": s[1], "cycles": _at(s, 2), "per_op_s": per_op[i]}
+            for i, s in enumerate(samples)]
+
+
+# --------------------------------------------------------------------------------- typing the table
+
+
+def _param_type(values: list) -> str:
+    vals = [v for v in values if v is not None]
+    if vals and all(isinstance(v, bool) for v in vals):
+        return "bool"
+    if vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+        return "int64"
+    if vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+        return "float64"
+    return "string"
+
+
+def _coerce(value, typ: str, column: str):
+    if value is None:
+        return None
+    if typ == "string":
+        if isinstance(value, str):
+            return value if value != "" else None
+        if isinstance(value, (dict, list)):
+            return json.dumps(value, sort_keys=True, ensure_ascii=False)
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+    if typ == "float64":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UsageError(f"column {column}: expected a number, found {value!r}")
+        value = float(value)
+        return value if math.isfinite(value) else None
+    if typ == "int64":
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise UsageError(f"column {column}: expected an integer, found {value!r}")
+        return value
+    if typ == "bool":
+        if not isinstance(value, bool):
+            raise UsageError(f"column {column}: expected true or false, found {value!r}")
+        return value
+    raise AssertionError(typ)
+
+
+def build_table(runs: list[dict], samples: bool = False) -> tuple[list[tuple[str, str]], list[dict]]:
+    """(columns as (name, type), rows as dicts with every column) for these runs."""
+    raw: list[dict] = []
+    for run in runs:
+        for cell in run["cells"]:
+            if samples:
+                raw.extend(sample_rows(run, cell))
+            else:
+                raw.append(cell_row(run, cell))
+    spec = SAMPLE_COLUMNS if samples else CELL_COLUMNS
+    fixed = {name for name, *_ in spec}
+    pnames: dict[str, list] = {}
+    for run in runs:
+        for cell in run["cells"]:
+            for name, value in cell["params"].items():
+                col = _param_column(name)
+                if col in fixed:
+                    raise UsageError(f"parameter {name!r} would clash with the export column {col}")
+                pnames.setdefault(col, []).append(value)
+    columns: list[tuple[str, str]] = []
+    for name, typ, *_ in spec:
+        columns.append((name, typ))
+        if name == _PARAM_ANCHOR:
+            columns += [(col, _param_type(vals)) for col, vals in sorted(pnames.items())]
+    rows = [{name: _coerce(row.get(name), typ, name) for name, typ in columns} for row in raw]
+    return columns, rows
+
+
+# ----------------------------------------------------------------------------------------- writers
+
+
+def _arrow_schema(columns, metadata: dict):
+    import pyarrow as pa
+    types = {"int64": pa.int64(), "float64": pa.float64(), "string": pa.string(), "bool": pa.bool_()}
+    return pa.schema([pa.field(name, types[typ], nullable=True) for name, typ in columns],
+                     metadata={k: v.encode("utf-8") for k, v in metadata.items()})
+
+
+def render_parquet(columns, rows, metadata: dict) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    table = pa.Table.from_pylist(rows, schema=_arrow_schema(columns, metadata))
+    buf = pa.BufferOutputStream()
+    pq.write_table(table, buf, compression="zstd")
+    return buf.getvalue().to_pybytes()
+
+
+def render_csv(columns, rows) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([name for name, _ in columns])
+    for row in rows:
+        w.writerow(["" if row[name] is None else ("true" if row[name] else "false") if typ == "bool"
+                    else row[name] for name, typ in columns])
+    return buf.getvalue()
+
+
+def render_json(columns, rows) -> str:
+    names = [name for name, _ in columns]
+    return "[\n" + ",\n".join(json.dumps({n: row[n] for n in names}, ensure_ascii=False) for row in rows) \
+        + ("\n]\n" if rows else "]\n")
+
+
+def _metadata(runs: list[dict], samples: bool, columns) -> dict:
+    from . import __version__
+    return {
+        "cryptobench.format": EXPORT_FORMAT_ID,
+        "cryptobench.version": __version__,
+        "cryptobench.exported": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "cryptobench.rows": "samples" if samples else "cells",
+        "cryptobench.runs": json.dumps([
+            {"id": r["id"], "label": (r.get("plan") or {}).get("label"), "created": r.get("created"),
+             "finished": r.get("finished"), "status": r.get("status"), "suite": r.get("suite"),
+             "cells": len(r["cells"])} for r in runs], ensure_ascii=False),
+        "cryptobench.conditions": json.dumps({str(r["id"]): r.get("conditions") for r in runs}, ensure_ascii=False),
+        "cryptobench.units": json.dumps({name: unit for name, _, unit, _ in
+                                         (SAMPLE_COLUMNS if samples else CELL_COLUMNS) if unit}),
+    }
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path = path.expanduser()
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"--out {path}: directory {parent} does not exist")
+    if path.is_dir():
+        raise UsageError(f"--out {path}: is a directory")
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise UsageError(f"--out {path}: {exc.strerror or exc}")
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+# ----------------------------------------------------------------------------------------- command
+
+
+def cmd_export(args: argparse.Namespace, out) -> int:
+    from .store import Store
+    to_stdout = args.out in (None, "-")
+    if args.format == "parquet":
+        if args.out is None:
+            raise UsageError("--format parquet needs --out FILE (or --out - to pipe it)")
+        if to_stdout and _isatty(out):
+            raise UsageError("refusing to write parquet (binary) to a terminal; use --out FILE")
+    store = Store(args.db)
+    try:
+        ids = resolve_runs(store, args.run_ids)
+        runs = [store.load_run(i) for i in ids]
+    finally:
+        store.close()
+    columns, rows = build_table(runs, samples=args.samples)
+    if args.format == "parquet":
+        data = render_parquet(columns, rows, _metadata(runs, args.samples, columns))
+    elif args.format == "csv":
+        data = render_csv(columns, rows).encode("utf-8")
+    else:
+        data = render_json(columns, rows).encode("utf-8")
+    if to_stdout:
+        binary = getattr(out, "buffer", None)
+        if binary is not None:
+            out.flush()
+            binary.write(data)
+            binary.flush()
+        elif args.format == "parquet":
+            raise UsageError("this output stream takes no binary data; use --out FILE")
+        else:
+            out.write(data.decode("utf-8"))
+        where = "stdout"
+    else:
+        _write_atomic(Path(args.out), data)
+        where = args.out
+    word = "run" if len(ids) == 1 else "runs"
+    sys.stderr.write(f"exported {len(rows)} row{'' if len(rows) == 1 else 's'} from {word} {', '.join(map(str, ids))}"
+                     f" to {where}{' (one per sample)' if args.samples else ''}\n")
+    return 0
