@@ -249,6 +249,12 @@ def _capture_lines(capture: dict | None) -> list[str]:
 
 
 def conditions_lines(run: dict, impr_legend: bool = True) -> list[str]:
+    label = (run.get("plan") or {}).get("label")
+    lines = _conditions_lines(run, impr_legend)
+    return ([f"label: {label}"] if label else []) + lines
+
+
+def _conditions_lines(run: dict, impr_legend: bool) -> list[str]:
     cond = run["conditions"]
     if "trace" in cond:
         t = cond["trace"]

@@ -1,0 +1,205 @@
+"""`cryptobench report RUN [RUN…] --out DIR`: the HTML report, its figures and table files.
+
+DIR/report.html        one self-contained file (figures embedded as SVG data: URIs, no script, no network)
+DIR/figures/ID.png|svg every figure on its own, for papers and slides
+DIR/tables/*.md|csv|tex every table on its own; tables.md and tables.tex hold them all
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+from pathlib import Path
+
+from .. import __version__
+from ..errors import UsageError
+from ..store import Store, now
+
+
+def add_report_parser(sub) -> None:
+    r = sub.add_parser("report", help="a self-contained HTML report with figures (PNG, SVG) and tables "
+                                      "(Markdown, CSV, LaTeX) from stored runs")
+    r.add_argument("run_ids", nargs="+", metavar="RUN", help="run ids or 'latest'")
+    r.add_argument("--out", required=True, metavar="DIR", help="directory to write report.html, figures/ and tables/ to")
+    r.add_argument("--baseline", metavar="ENGINE",
+                   help="engine the relative heat-map and crossovers divide by (default: each run's baseline)")
+    r.add_argument("--title", help="report title (default: from the runs)")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--db")
+
+
+def load_runs(store: Store, refs: list[str]) -> list[dict]:
+    ids: list[int] = []
+    for ref in refs:
+        rid = store.resolve_run_id(ref)
+        if rid not in ids:
+            ids.append(rid)
+    return [store.load_run(rid) for rid in ids]
+
+
+def _check_baseline(runs: list[dict], baseline: str | None) -> None:
+    if not baseline:
+        return
+    from ..relative import run_engines
+    engines = sorted({e for r in runs for e in run_engines(r)})
+    if baseline not in engines:
+        raise UsageError(f"--baseline: '{baseline}' is not an engine of run(s) "
+                         f"{', '.join(str(r['id']) for r in runs)}: {', '.join(engines)}")
+
+
+def _figure_bytes(fig) -> tuple[bytes, bytes]:
+    """PNG (for files and slides) and SVG with text kept as text (small; embedded in the HTML)."""
+    import matplotlib
+    png, svg = io.BytesIO(), io.BytesIO()
+    fig.fig.savefig(png, format="png", dpi=150)
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": fig.id}):
+        fig.fig.savefig(svg, format="svg", metadata={"Date": None})
+    return png.getvalue(), svg.getvalue()
+
+
+def _write(path: Path, data: bytes | str) -> None:
+    """Write-then-rename: an interrupted report never leaves a half file behind."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    if isinstance(data, str):
+        tmp.write_text(data, encoding="utf-8")
+    else:
+        tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _run_heading(run: dict) -> str:
+    label = run["plan"].get("label")
+    what = run["suite"] or ("trace import" if "trace" in run["conditions"] else "ad hoc")
+    return f"Run {run['id']}" + (f" “{label}”" if label else "") + f" — {what}, {run['created']}"
+
+
+def _run_tables(run: dict, baseline: str | None) -> list[dict]:
+    from ..relative import relative_tables, run_engines
+    from .tables import build_tables
+    tables = build_tables(run)
+    base = baseline if baseline in run_engines(run) else run["plan"].get("baseline")
+    if base and base in run_engines(run) and len(run_engines(run)) > 1:
+        for t in relative_tables(run, base):
+            t = dict(t)
+            t["title"] = f"Relative to {base}: {t['title']}"
+            tables.append(t)
+    return tables
+
+
+def _crossover_table(rows: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    columns = list(rows[0].keys())
+    return {"op": "crossover", "title": "Crossover lengths (where engine B becomes cheaper than A)",
+            "columns": columns, "rows": [["" if r.get(c) is None else str(r.get(c)) for c in columns] for r in rows],
+            "notes": ["provenance: modeled — lines through the measured medians; the interval uses the 95 % CI "
+                      "bounds of both curves (models/crossover.py, docs/models.md)"]}
+
+
+def build_report(runs: list[dict], out_dir: Path, baseline: str | None = None, title: str | None = None,
+                 progress=None) -> dict:
+    """Writes everything; returns a summary {html, figures: [...], tables: [...]} of the paths written."""
+    from . import figures as figmod
+    from .captions import conditions_caption
+    from .html import render
+    from .table_files import slug, to_csv, to_latex, to_markdown
+    from .tables import conditions_lines
+
+    fig_dir, tab_dir = out_dir / "figures", out_dir / "tables"
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    tab_dir.mkdir(parents=True, exist_ok=True)
+
+    step = progress or (lambda what, total=None: None)
+    step("building figures")
+    figures = figmod.build_figures(runs, baseline)
+    written_figs, html_figs = [], []
+    for i, f in enumerate(figures):
+        step(f"figure {i + 1}/{len(figures)}: {f.id}", len(figures))
+        png, svg = _figure_bytes(f)
+        _write(fig_dir / f"{f.id}.png", png)
+        _write(fig_dir / f"{f.id}.svg", svg)
+        written_figs += [fig_dir / f"{f.id}.png", fig_dir / f"{f.id}.svg"]
+        html_figs.append({"id": f.id, "kind": f.kind, "title": f.title, "caption": f.caption,
+                          "provenance": f.provenance, "image": svg, "mime": "image/svg+xml",
+                          "files": [f"figures/{f.id}.png", f"figures/{f.id}.svg"]})
+
+    step("writing tables")
+    written_tables, all_md, all_tex, seen = [], [], [], set()
+
+    def emit(table: dict, prefix: str, caption: str) -> dict:
+        stem = f"{prefix}-{slug(table['title'])}"
+        n = 2
+        while stem in seen:
+            stem, n = f"{prefix}-{slug(table['title'])}-{n}", n + 1
+        seen.add(stem)
+        _write(tab_dir / f"{stem}.md", to_markdown(table, caption))
+        _write(tab_dir / f"{stem}.csv", to_csv(table))
+        tex = to_latex(table, caption, label=stem)
+        _write(tab_dir / f"{stem}.tex", tex)
+        written_tables.extend(tab_dir / f"{stem}.{ext}" for ext in ("md", "csv", "tex"))
+        all_md.append(to_markdown(table, caption))
+        all_tex.append(tex)
+        return {**table, "id": stem, "caption": caption,
+                "files": [f"tables/{stem}.{ext}" for ext in ("md", "csv", "tex")]}
+
+    run_sections = []
+    for run in runs:
+        caption = conditions_caption(run)
+        tables = [emit(t, f"run{run['id']}", caption) for t in _run_tables(run, baseline)]
+        run_sections.append({"id": run["id"], "heading": _run_heading(run), "conditions": conditions_lines(run),
+                             "tables": tables})
+    extra = []
+    cross = _crossover_table(figmod.crossover_rows(runs, baseline))
+    if cross:
+        extra.append(emit(cross, "crossover", "Runs " + ", ".join(str(r["id"]) for r in runs)))
+    _write(tab_dir / "tables.md", "\n".join(all_md))
+    _write(tab_dir / "tables.tex", "% \\usepackage{booktabs}\n" + "\n".join(all_tex))
+
+    ids = ", ".join(str(r["id"]) for r in runs)
+    title = title or ("cryptobench report: run " if len(runs) == 1 else "cryptobench report: runs ") + ids
+    doc = {"title": title,
+           "subtitle": f"{len(figures)} figures and {sum(len(r['tables']) for r in run_sections) + len(extra)} tables "
+                       f"from stored run(s) {ids}; generated {now()} by cryptobench {__version__}. Every figure "
+                       "states its provenance (measured, simulated, modeled, published) and its conditions.",
+           "runs": run_sections, "figures": html_figs, "extra_tables": extra,
+           "footer": "Self-contained: figures are embedded; this file loads nothing from the network."}
+    step("writing report.html")
+    html_path = out_dir / "report.html"
+    _write(html_path, render(doc))
+    for f in figures:
+        f.fig.clear()
+    return {"html": html_path, "figures": written_figs, "tables": written_tables, "n_figures": len(figures),
+            "n_tables": len(written_tables) // 3}
+
+
+def cmd_report(args: argparse.Namespace, out) -> int:
+    store = Store(args.db)
+    runs = load_runs(store, args.run_ids)
+    _check_baseline(runs, args.baseline)
+    out_dir = Path(args.out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--out {out_dir}: exists and is not a directory")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out_dir}: cannot create ({exc.strerror})")
+
+    if args.quiet or not sys.stderr.isatty():
+        summary = build_report(runs, out_dir, args.baseline, args.title)
+    else:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn
+        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("report", total=None)
+
+            def progress(what, total=None):
+                if total is not None:
+                    bar.update(task, total=total, advance=1, description=what[:60])
+                else:
+                    bar.update(task, description=what[:60])
+            summary = build_report(runs, out_dir, args.baseline, args.title, progress)
+    out.write(f"wrote {summary['html']} ({summary['n_figures']} figures, {summary['n_tables']} tables; "
+              f"PNG/SVG in {out_dir / 'figures'}, Markdown/CSV/LaTeX in {out_dir / 'tables'})\n")
+    return 0

@@ -1,0 +1,115 @@
+"""The report as one self-contained HTML file: inline CSS, figures embedded as data: URIs, no script,
+no network. Every piece of text that came from a run (device names, library versions, labels,
+details) goes through `esc`; a Content-Security-Policy that allows no script and no remote
+resource is the second line of defence."""
+from __future__ import annotations
+
+import base64
+from html import escape
+
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+KIND_TITLES = [
+    ("duration", "Duration vs payload length"),
+    ("energy", "Energy vs payload length"),
+    ("cycles", "Cycles vs payload length (microcontroller targets)"),
+    ("heatmap", "Relative to a baseline engine"),
+    ("energy-split", "Energy split between supplies"),
+    ("scaling", "Scaling over cores"),
+    ("crossover", "Crossover lengths"),
+]
+
+STYLE = """
+body { font-family: "DejaVu Sans", system-ui, sans-serif; margin: 0 auto; max-width: 1200px; padding: 1em 2em;
+       color: #1b1b1b; line-height: 1.4; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
+h3 { margin-top: 1.5em; font-size: 1.1em; }
+.meta, .conditions, figcaption, .notes { color: #444; font-size: 0.9em; }
+.conditions { list-style: none; padding-left: 0; font-family: "DejaVu Sans Mono", monospace; font-size: 0.8em; }
+.conditions li { margin: 0.15em 0; white-space: pre-wrap; word-break: break-word; }
+figure { margin: 1.5em 0; padding: 0.5em; border: 1px solid #e2e2e2; border-radius: 4px; }
+figure img { max-width: 100%; height: auto; display: block; margin: 0 auto; }
+figcaption { margin-top: 0.5em; }
+.prov { display: inline-block; font-size: 0.75em; padding: 0 0.5em; border-radius: 3px; background: #eef;
+        margin-right: 0.3em; text-transform: uppercase; letter-spacing: 0.03em; }
+.prov.measured { background: #dff0d8; } .prov.simulated { background: #fcf3cf; }
+.prov.modeled { background: #f9e0e0; } .prov.published { background: #e0e8f9; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; }
+thead th { border-bottom: 2px solid #888; background: #f6f6f6; }
+.tablewrap { overflow-x: auto; }
+nav ul { columns: 2; }
+.files { font-size: 0.85em; color: #555; }
+"""
+
+
+def esc(text) -> str:
+    return escape("" if text is None else str(text), quote=True)
+
+
+def data_uri(mime: str, payload: bytes) -> str:
+    return f"data:{mime};base64,{base64.b64encode(payload).decode('ascii')}"
+
+
+def _prov_badges(provenance) -> str:
+    return "".join(f'<span class="prov {esc(p)}">{esc(p)}</span>' for p in provenance)
+
+
+def figure_html(fig: dict) -> str:
+    """fig: id, kind, title, caption, provenance, image (bytes), mime, files (relative paths)."""
+    files = " · ".join(f'<a href="{esc(f)}">{esc(f.rsplit(".", 1)[-1].upper())}</a>' for f in fig.get("files", []))
+    return (f'<figure class="cb-figure" id="fig-{esc(fig["id"])}" data-kind="{esc(fig["kind"])}">'
+            f'<img src="{data_uri(fig["mime"], fig["image"])}" alt="{esc(fig["title"])}">'
+            f'<figcaption>{_prov_badges(fig["provenance"])}<strong>{esc(fig["title"])}.</strong> '
+            f'{esc(fig["caption"])}' + (f' <span class="files">({files})</span>' if files else "")
+            + "</figcaption></figure>")
+
+
+def table_html(table: dict) -> str:
+    head = "".join(f"<th>{esc(c)}</th>" for c in table["columns"])
+    body = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in table["rows"])
+    notes = "".join(f"<li>{esc(n)}</li>" for n in table.get("notes", []))
+    caption = f'<p class="notes">{esc(table["caption"])}</p>' if table.get("caption") else ""
+    files = " · ".join(f'<a href="{esc(f)}">{esc(f.rsplit(".", 1)[-1])}</a>' for f in table.get("files", []))
+    return (f'<h3 id="tab-{esc(table["id"])}">{esc(table["title"])}</h3>{caption}'
+            f'<div class="tablewrap"><table class="cb-table"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>"
+            + (f'<ul class="notes">{notes}</ul>' if notes else "")
+            + (f'<p class="files">files: {files}</p>' if files else ""))
+
+
+def render(doc: dict) -> str:
+    """doc: title, subtitle, runs [{id, heading, conditions [lines], tables [...]}], figures [...],
+    extra_tables [...] (tables not tied to one run, e.g. crossovers)."""
+    figures = doc["figures"]
+    kinds = [(k, t) for k, t in KIND_TITLES if any(f["kind"] == k for f in figures)]
+    nav = ["<nav><h2>Contents</h2><ul>"]
+    nav += [f'<li><a href="#sec-{k}">{esc(t)}</a> ({sum(f["kind"] == k for f in figures)})</li>' for k, t in kinds]
+    if doc.get("extra_tables"):
+        nav.append('<li><a href="#sec-extra">Crossover lengths (table)</a></li>')
+    nav += [f'<li><a href="#run-{esc(r["id"])}">{esc(r["heading"])}</a></li>' for r in doc["runs"]]
+    nav.append("</ul></nav>")
+
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             f"<title>{esc(doc['title'])}</title><style>{STYLE}</style></head><body>",
+             f"<h1>{esc(doc['title'])}</h1>", f'<p class="meta">{esc(doc["subtitle"])}</p>', *nav]
+    for kind, title in kinds:
+        parts.append(f'<section id="sec-{kind}"><h2>{esc(title)}</h2>')
+        parts += [figure_html(f) for f in figures if f["kind"] == kind]
+        parts.append("</section>")
+    if doc.get("extra_tables"):
+        parts.append('<section id="sec-extra"><h2>Crossover lengths</h2>')
+        parts += [table_html(t) for t in doc["extra_tables"]]
+        parts.append("</section>")
+    for r in doc["runs"]:
+        parts.append(f'<section id="run-{esc(r["id"])}"><h2>{esc(r["heading"])}</h2><ul class="conditions">')
+        parts += [f"<li>{esc(line)}</li>" for line in r["conditions"]]
+        parts.append("</ul>")
+        parts += [table_html(t) for t in r["tables"]]
+        parts.append("</section>")
+    parts.append(f'<footer class="meta"><p>{esc(doc.get("footer", ""))}</p></footer></body></html>')
+    return "\n".join(parts) + "\n"
