@@ -90,11 +90,28 @@ def _run_tables(run: dict, baseline: str | None) -> list[dict]:
 def _crossover_table(rows: list[dict]) -> dict | None:
     if not rows:
         return None
-    columns = list(rows[0].keys())
-    return {"op": "crossover", "title": "Crossover lengths (where engine B becomes cheaper than A)",
-            "columns": columns, "rows": [["" if r.get(c) is None else str(r.get(c)) for c in columns] for r in rows],
-            "notes": ["provenance: modeled — lines through the measured medians; the interval uses the 95 % CI "
-                      "bounds of both curves (models/crossover.py, docs/models.md)"]}
+    from .tables import fmt_num
+
+    def length(r, what):
+        if r.get(f"{what}_x") is None:
+            return "—"
+        lo, hi = r.get(f"{what}_lo"), r.get(f"{what}_hi")
+        return fmt_num(r[f"{what}_x"]) + (f" [{fmt_num(lo)}–{fmt_num(hi)}]" if lo is not None and hi is not None else "")
+
+    energy = any(r.get("energy_text") for r in rows)
+    columns = ["run", "operation", "parameters", "A (baseline)", "B", "time: crossover B", "time"]
+    columns += ["energy: crossover B", "energy"] if energy else []
+    body = []
+    for r in rows:
+        params = ", ".join(f"{k}={v}" for k, v in (r.get("params") or {}).items())
+        row = [str(r["run"]), r["title"], params, r["a"], r["b"], length(r, "time"), r.get("time_text") or ""]
+        if energy:
+            row += [length(r, "energy"), r.get("energy_text") or ""]
+        body.append(row)
+    return {"op": "crossover", "title": "Crossover lengths (bytes) between each engine B and the baseline A",
+            "columns": columns, "rows": body,
+            "notes": ["provenance: modeled — where the lines through the measured medians cross; the interval in "
+                      "brackets uses the 95 % CI bounds of both curves (models/crossover.py, docs/models.md)"]}
 
 
 def build_report(runs: list[dict], out_dir: Path, baseline: str | None = None, title: str | None = None,

@@ -1,0 +1,316 @@
+"""The data behind the report's figures, without matplotlib: sweeps over the payload length per
+(operation, fixed parameters) and engine, gathered from one or several stored runs; engine colours;
+compact parameter and unit text. figures.py draws them."""
+from __future__ import annotations
+
+import json
+import math
+import re
+import zlib
+from dataclasses import dataclass, field
+
+from ..catalog import OPS
+
+# --- colours: one per engine, the same in every figure ----------------------------------------------
+TAB10 = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+         "#17becf"]
+KNOWN_ENGINES = ["openssl-hw", "openssl-sw", "mbedtls", "libsodium", "pkcs11", "tpm", "bearssl", "system",
+                 "monocypher", "cifra"]
+EXTRA = ["#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1",
+         "#636363", "#6b6ecf", "#b5cf6b", "#e7ba52", "#d6616b", "#ce6dbd", "#9c9ede"]
+LINESTYLES = ["-", "--", ":", "-."]
+MARKERS = ["o", "s", "^", "D", "v", "P"]
+
+
+def engine_color(engine: str) -> str:
+    """A fixed colour per engine name: the known engines in tab10 order, any other by a stable hash."""
+    if engine in KNOWN_ENGINES:
+        return TAB10[KNOWN_ENGINES.index(engine)]
+    return EXTRA[zlib.crc32(engine.encode()) % len(EXTRA)]
+
+
+# --- text ----------------------------------------------------------------------------------------------
+CURVES = {"p256": "P-256", "p384": "P-384", "p521": "P-521", "x25519": "X25519"}
+
+
+def param_text(name: str, value) -> str:
+    """One parameter, short: '64 B', '256-bit key', 'RSA-2048', 'P-256'."""
+    if name == "bytes":
+        return f"{value} B"
+    if name == "key_bits":
+        return f"{value}-bit key"
+    if name == "aad_bytes":
+        return f"AAD {value} B"
+    if name == "tag_bytes":
+        return f"tag {value} B"
+    if name == "nonce_bytes":
+        return f"nonce {value} B"
+    if name == "rsa_bits":
+        return f"RSA-{value}"
+    if name == "curve":
+        return CURVES.get(str(value), str(value))
+    if name == "rekey":
+        return "key set per op" if int(value) else "key set once"
+    if name == "parallel":
+        return f"N={value}"
+    if name == "source":
+        return f"source {value}"
+    return f"{name}={value}"
+
+
+def params_short(op_id: str, params: dict, skip_defaults: bool = True) -> str:
+    """The parameters as a short phrase, defaults left out (the caption lists them all)."""
+    op = OPS.get(op_id)
+    defaults = op.defaults() if op else {}
+    bits = [param_text(k, v) for k, v in params.items()
+            if not (skip_defaults and k in defaults and defaults[k] == v and k not in ("key_bits", "rsa_bits", "curve"))]
+    return ", ".join(bits)
+
+
+def params_full(params: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items()) or "none"
+
+
+def op_title(op_id: str) -> str:
+    op = OPS.get(op_id)
+    return op.title if op else op_id
+
+
+def slug(text: str) -> str:
+    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9]+", "-", str(text).lower())).strip("-") or "x"
+
+
+def energy_unit(joules: list[float]) -> tuple[str, float]:
+    smallest = min((j for j in joules if j and j > 0), default=1e-6)
+    for bound, name, scale in ((1e-6, "nJ", 1e9), (1e-3, "µJ", 1e6), (1.0, "mJ", 1e3)):
+        if smallest < bound:
+            return name, scale
+    return "J", 1.0
+
+
+def fmt_len(x: float) -> str:
+    if float(x).is_integer() and abs(x) < 1e9:
+        return str(int(x))
+    return f"{x:.4g}"
+
+
+# --- sweeps ----------------------------------------------------------------------------------------------
+@dataclass
+class Point:
+    x: float
+    y: float
+    lo: float | None
+    hi: float | None
+    n: int | None
+    k: int | None = None
+    flags: list = field(default_factory=list)
+
+
+@dataclass
+class Series:
+    run_id: int
+    engine: str
+    target: str
+    provenance: set = field(default_factory=set)
+    points: list = field(default_factory=list)
+    label: str = ""
+
+
+@dataclass
+class Group:
+    op: str
+    fixed: dict
+    series: list = field(default_factory=list)
+    runs: list = field(default_factory=list)
+    omitted: list = field(default_factory=list)     # "engine: why" for cells of the group not plotted
+
+    @property
+    def xs(self) -> list[float]:
+        return sorted({p.x for s in self.series for p in s.points})
+
+
+def _energy_ci(en: dict) -> tuple[float | None, float | None]:
+    ci = en.get("ci95")
+    st = en.get("stats") or {}
+    if not ci and isinstance(st.get("energy_j"), dict):
+        ci = st["energy_j"].get("ci95")
+    if not ci:
+        ci = st.get("ci95")
+    if ci and len(ci) == 2 and ci[0] is not None and ci[1] is not None:
+        return float(ci[0]), float(ci[1])
+    return None, None
+
+
+def usable_energy(en: dict | None) -> bool:
+    return bool(en and (en.get("per_op_j") or 0) > 0 and "not-above-idle" not in en.get("flags", []))
+
+
+def _why(cell: dict) -> str:
+    if cell["status"] == "unsupported":
+        word = "unsupported"
+    elif cell.get("kat") == "fail":
+        word = "KAT FAIL"
+    elif cell["status"] != "ok":
+        word = "failed"
+    else:
+        word = "no figure"
+    detail = (cell.get("detail") or "").strip()
+    return word + (f" — {detail}" if detail and word != "no figure" else "")
+
+
+def cell_point(cell: dict, metric: str) -> tuple[Point | None, str | None]:
+    """(point, provenance) of an ok cell for `metric` ('time', 'energy', 'cycles'), or (None, None)."""
+    r = cell.get("result") or {}
+    x = float(cell["params"]["bytes"])
+    if metric == "time":
+        t = r.get("time_s")
+        if not t or not t.get("median") or t["median"] <= 0:
+            return None, None
+        lo, hi = (t.get("ci95") or [None, None])
+        return Point(x, t["median"], lo, hi, r.get("n"), r.get("k"), list(r.get("flags", []))), cell["provenance"]
+    if metric == "cycles":
+        cyc = (r.get("cycles") or {}).get("per_op_median")
+        if not cyc or cyc <= 0:
+            return None, None
+        t, hz = r.get("time_s") or {}, (r.get("cycles") or {}).get("counter_hz")
+        lo = hi = None
+        if t.get("ci95") and t.get("median") and hz:
+            # the interval of the median time, in cycles of the same clock
+            lo, hi = t["ci95"][0] * cyc / t["median"], t["ci95"][1] * cyc / t["median"]
+        return Point(x, float(cyc), lo, hi, r.get("n"), r.get("k"), list(r.get("flags", []))), cell["provenance"]
+    en = r.get("energy")
+    if not usable_energy(en):
+        return None, None
+    lo, hi = _energy_ci(en)
+    n = (en.get("stats") or {}).get("n")
+    if n is None and isinstance((en.get("stats") or {}).get("energy_j"), dict):
+        n = en["stats"]["energy_j"].get("n")
+    return Point(x, float(en["per_op_j"]), lo, hi, n, None, list(en.get("flags", []))), en.get("provenance", "measured")
+
+
+def is_mcu_cell(cell: dict) -> bool:
+    return (cell.get("target") or "host") != "host"
+
+
+def sweep_groups(runs: list[dict], metric: str) -> list[Group]:
+    """Per (op, parameters other than bytes), every (run, engine, target) with ok cells of `metric`
+    over params['bytes']; only groups where the length takes at least two values. 'time' takes host
+    cells, 'cycles' microcontroller cells (a host's TSC counts reference cycles, not core clocks),
+    'energy' both. Parallel (scaling) runs are left out: their lengths do not vary."""
+    from ..scaling import is_parallel_run
+    groups: dict = {}
+    order: list = []
+    for run in runs:
+        if is_parallel_run(run):
+            continue
+        for c in run["cells"]:
+            if "bytes" not in c["params"]:
+                continue
+            if metric == "time" and is_mcu_cell(c) or metric == "cycles" and not is_mcu_cell(c):
+                continue
+            fixed = {k: v for k, v in c["params"].items() if k != "bytes"}
+            key = (c["op"], json.dumps(fixed, sort_keys=True))
+            if key not in groups:
+                groups[key] = Group(c["op"], fixed)
+                order.append(key)
+            g = groups[key]
+            if run["id"] not in g.runs:
+                g.runs.append(run["id"])
+            point, prov = cell_point(c, metric) if c["status"] == "ok" else (None, None)
+            if point is None:
+                who = f"{c['engine']}" + (f" (run {run['id']})" if len(runs) > 1 else "")
+                why = None
+                if c["status"] != "ok":
+                    where = "" if c["status"] == "unsupported" else f" at {c['params']['bytes']} B"
+                    why = f"{who}{where}: {_why(c)}"
+                elif metric == "energy" and (c.get("result") or {}).get("energy"):
+                    why = f"{who} at {c['params']['bytes']} B: energy not above the idle baseline's noise"
+                elif metric == "time":
+                    why = f"{who} at {c['params']['bytes']} B: no time"
+                elif metric == "cycles" and (c.get("result") or {}).get("time_s") is None:
+                    why = f"{who}: no cycle count (functional target)"
+                if why and why not in g.omitted:
+                    g.omitted.append(why)
+                continue
+            s = next((s for s in g.series if (s.run_id, s.engine, s.target) == (run["id"], c["engine"], c["target"])),
+                     None)
+            if s is None:
+                s = Series(run["id"], c["engine"], c["target"])
+                g.series.append(s)
+            s.points.append(point)
+            s.provenance.add(prov or "measured")
+    out = []
+    for key in order:
+        g = groups[key]
+        for s in g.series:
+            s.points.sort(key=lambda p: p.x)
+        if len(g.xs) >= 2 and any(len(s.points) >= 2 for s in g.series):
+            label_series(g.series)
+            out.append(g)
+    return merge_single_engine(out)
+
+
+def merge_single_engine(groups: list[Group]) -> list[Group]:
+    """Groups of one operation that each hold one and the same engine (e.g. `random` of the
+    system engine per `source`) become one figure, a line per parameter set, labelled by it."""
+    by_op: dict = {}
+    for g in groups:
+        by_op.setdefault(g.op, []).append(g)
+    out, done = [], set()
+    for g in groups:
+        if id(g) in done:
+            continue
+        same = by_op[g.op]
+        who = {(s.run_id, s.engine, s.target) for s in g.series}
+        if len(same) < 2 or len(who) != 1 or any({(s.run_id, s.engine, s.target) for s in o.series} != who
+                                                 for o in same):
+            out.append(g)
+            done.add(id(g))
+            continue
+        keys = list(dict.fromkeys(k for o in same for k in o.fixed))
+        common = {k: g.fixed.get(k) for k in keys if len({json.dumps(o.fixed.get(k)) for o in same}) == 1}
+        merged = Group(g.op, common, runs=list(g.runs))
+        for o in same:
+            s = o.series[0]
+            s.label = f"{s.label} · " + ", ".join(param_text(k, o.fixed.get(k)) for k in keys if k not in common)
+            merged.series.append(s)
+            merged.omitted += [w for w in o.omitted if w not in merged.omitted]
+            done.add(id(o))
+        out.append(merged)
+    return out
+
+
+def label_series(series: list[Series]) -> None:
+    """Legend labels: the engine; 'engine · target' or 'engine (run N)' when one engine has several."""
+    by_engine: dict = {}
+    for s in series:
+        by_engine.setdefault(s.engine, []).append(s)
+    for engine, ss in by_engine.items():
+        if len(ss) == 1:
+            ss[0].label = engine
+            continue
+        targets = [s.target for s in ss]
+        for s in ss:
+            if len(set(targets)) == len(ss):
+                s.label = f"{engine} · {s.target}"
+            elif len(set(targets)) == 1:
+                s.label = f"{engine} (run {s.run_id})"
+            else:
+                s.label = f"{engine} · {s.target} (run {s.run_id})"
+
+
+def style_for(series: list[Series], s: Series) -> tuple[str, str, str]:
+    """(colour, linestyle, marker): the engine's colour; several series of one engine differ in style."""
+    same = [x for x in series if x.engine == s.engine]
+    i = same.index(s)
+    if len(same) == len(series) > 1:
+        # one engine throughout (its name is in every label): colours tell the parameter sets apart
+        return TAB10[i % len(TAB10)], LINESTYLES[i % len(LINESTYLES)], MARKERS[i % len(MARKERS)]
+    return engine_color(s.engine), LINESTYLES[i % len(LINESTYLES)], MARKERS[i % len(MARKERS)]
+
+
+def decades(values: list[float]) -> float:
+    pos = [v for v in values if v and v > 0]
+    if len(pos) < 2:
+        return 0.0
+    return math.log10(max(pos) / min(pos))
