@@ -1,4 +1,4 @@
-"""The report's figures (report/figures.py): which kinds appear for which data, what they show,
+"""The report's figures (report/figures/): which kinds appear for which data, what they show,
 their captions, ids, and that every one renders to PNG and SVG."""
 import io
 import re

@@ -1,6 +1,6 @@
 """The data behind the report's figures, without matplotlib: sweeps over the payload length per
 (operation, fixed parameters) and engine, gathered from one or several stored runs; engine colours;
-compact parameter and unit text. figures.py draws them."""
+compact parameter and unit text. figures/ draws them."""
 from __future__ import annotations
 
 import json

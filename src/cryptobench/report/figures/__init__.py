@@ -1,0 +1,74 @@
+"""The report's figures, drawn from stored runs with matplotlib's object API (no pyplot: no global
+state, no display, safe in threads).
+
+    build_figures(runs, baseline=None) -> [Figure]      every figure the runs have data for
+    crossover_rows(runs, baseline=None) -> [dict]        the crossover lengths, for a table
+
+One module per kind: sweep.py (duration, energy, cycles), heatmap.py, energy_split.py, scaling.py,
+crossover.py; style.py holds the drawing helpers they share.
+
+Kinds (only where the data exists):
+  duration      host cells: median time per operation vs payload length (params['bytes'] with at
+                least two values), per operation and fixed other parameters, a line per engine,
+                95 % CI of the median shaded (seed 000, figures 2-9)
+  energy        the same for result.energy.per_op_j (measured, or modeled on simulated targets)
+  cycles        microcontroller cells (target not 'host'): cycles per operation vs length, a line per
+                library (seed 002's chart); simulated or measured as the cells say
+  heatmap       per run with a baseline: engine / baseline ratio of medians per operation and
+                parameters, colour on a log scale centred at 1, ratios to 3 significant digits in
+                the cells (seed 003, figure 2); one for time, one for energy where energy ratios exist
+  energy-split  cells with result.energy.supplies: 100 % stacked bars of each supply's share (seed
+                003, figure 3)
+  scaling       parallel runs: aggregate throughput and parallel efficiency vs N (seed 004)
+  crossover     per run with a baseline, per operation swept over >= 2 lengths: t_engine /
+                t_baseline vs length, with the crossover lengths of models.crossover (modeled)
+
+The baseline of a heat-map or crossover figure: `baseline` when that engine is in the run, else the
+run's own plan baseline; a run with neither gets no heat-map and no crossover figure (a ratio to an
+arbitrary engine would read as a claim nobody made). Captions say which was used.
+"""
+from __future__ import annotations
+
+from .crossover import crossover_figure, crossover_groups, crossover_rows
+from .energy_split import energy_split_figure
+from .heatmap import baseline_runs, heatmap_figure, resolve_baseline
+from .scaling import scaling_figures
+from .style import Figure, param_slugs
+from .sweep import sweep_figures
+
+__all__ = ["KINDS", "Figure", "build_figures", "crossover_rows", "resolve_baseline"]
+
+KINDS = ["duration", "energy", "cycles", "heatmap", "energy-split", "scaling", "crossover"]
+
+
+def build_figures(runs: list[dict], baseline: str | None = None) -> list[Figure]:
+    """Every figure the runs have data for, in KINDS order. Sweeps (duration, energy, cycles) combine
+    the runs: one figure per operation and fixed parameters, a line per engine (and run or target
+    where one engine appears several times); the relative, split, scaling and crossover figures are
+    per run."""
+    from ...scaling import is_parallel_run
+    used: set = set()
+    cache: dict = {}
+    figs: list[Figure] = []
+    figs += sweep_figures(runs, "time", used)
+    figs += sweep_figures(runs, "energy", used)
+    figs += sweep_figures(runs, "cycles", used)
+    for run, b, why in baseline_runs(runs, baseline):
+        for metric in ("time", "energy"):
+            f = heatmap_figure(run, b, why, metric, used, cache)
+            if f:
+                figs.append(f)
+    for run in runs:
+        f = energy_split_figure(run, used)
+        if f:
+            figs.append(f)
+    for run in runs:
+        if is_parallel_run(run):
+            figs += scaling_figures(run, used)
+    for run, b, why in baseline_runs(runs, baseline):
+        groups = crossover_groups(run, b, cache)
+        slugs = param_slugs([(g["op"], g["fixed"]) for g in groups])
+        for g, ps in zip(groups, slugs):
+            figs.append(crossover_figure(run, b, why, g, ps, used))
+    figs.sort(key=lambda f: KINDS.index(f.kind))
+    return figs

@@ -1,0 +1,79 @@
+"""Energy split: 100 % stacked bars of each supply's share of the energy per operation (seed 003,
+figure 3)."""
+from __future__ import annotations
+
+import json
+
+from ..captions import n_text, provenance_text, runs_caption
+from ..series import energy_unit, op_title, param_text
+from ..tables import fmt_num
+from .style import (LABEL_PT, SMALL_PT, SUPPLY_COLORS, TICK_PT, TITLE_PT, Figure, hex_rgb, luminance, new_figure,
+                    run_suffix, style_axes, tag, unique_id)
+
+
+def energy_split_figure(run: dict, used: set) -> Figure | None:
+    cells = [c for c in run["cells"] if c["status"] == "ok"
+             and isinstance(((c.get("result") or {}).get("energy") or {}).get("supplies"), dict)
+             and len(c["result"]["energy"]["supplies"]) >= 1]
+    if not cells:
+        return None
+    supplies: list = []
+    for c in cells:
+        for name in c["result"]["energy"]["supplies"]:
+            if name not in supplies:
+                supplies.append(name)
+    totals = [c["result"]["energy"].get("per_op_j")
+              or sum(v.get("median_j") or 0 for v in c["result"]["energy"]["supplies"].values()) for c in cells]
+    unit, scale = energy_unit(totals)
+    by_op: dict = {}
+    for c in cells:
+        by_op.setdefault(c["op"], []).append(c["params"])
+    labels = []
+    for c, tot in zip(cells, totals):
+        same = by_op[c["op"]]
+        varying = [k for k in c["params"] if len({json.dumps(p.get(k)) for p in same}) > 1]
+        shown = varying or [k for k in c["params"] if k != "source"]
+        ptxt = ", ".join(param_text(k, c["params"][k]) for k in shown)
+        labels.append(f"{op_title(c['op'])}{' ' + ptxt if ptxt else ''} · {c['engine']} ({fmt_num(tot * scale)} {unit})")
+    fig = new_figure(1.7 + 0.42 * len(cells))
+    ax = fig.add_subplot()
+    style_axes(ax)
+    ax.grid(False, axis="y")
+    ys = list(range(len(cells)))
+    for si, name in enumerate(supplies):
+        lefts, widths = [], []
+        for c in cells:
+            sup = c["result"]["energy"]["supplies"]
+            left = sum(float(sup[n].get("share_pct") or 0) for n in supplies[:si] if n in sup)
+            lefts.append(left)
+            widths.append(float((sup.get(name) or {}).get("share_pct") or 0))
+        color = SUPPLY_COLORS[si % len(SUPPLY_COLORS)]
+        ax.barh(ys, widths, left=lefts, color=color, edgecolor="white", height=0.7, label=name, zorder=3)
+        for y, l, w in zip(ys, lefts, widths):
+            if w >= 7:
+                ax.text(l + w / 2, y, f"{w:.1f} %", ha="center", va="center", fontsize=SMALL_PT,
+                        color="white" if luminance(hex_rgb(color)) < 0.55 else "black", zorder=4)
+    ax.set_yticks(ys)
+    ax.set_yticklabels(labels, fontsize=TICK_PT)
+    ax.set_ylim(len(cells) - 0.5, -0.5)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("share of the energy per operation (%)", fontsize=LABEL_PT)
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=min(len(supplies), 5), fontsize=SMALL_PT,
+              frameon=False, title="supply", title_fontsize=SMALL_PT)
+    provs = sorted({c["result"]["energy"].get("provenance", "measured") for c in cells})
+    tag(ax, provs)
+    title = f"Energy split between supplies (run {run['id']})"
+    fig.suptitle(title, fontsize=TITLE_PT)
+    n = [((c["result"]["energy"].get("stats") or {}).get("n")) for c in cells]
+    cap = [f"Share of each supply ({', '.join(supplies)}) in the energy per operation, per operation and engine "
+           "(seed 003's figure 3: host MCU vs secure element); each supply's median energy per window as a "
+           f"percentage of their sum, printed where the segment is wide enough; in brackets the total energy per "
+           f"operation ({unit}).",
+           "Supply names are the trace's channel names."]
+    nt = n_text(n, None, "windows")
+    if nt:
+        cap.append(nt + ".")
+    cap.append(provenance_text(provs).capitalize() + ".")
+    cap.append(runs_caption([run], [run["id"]]))
+    return Figure(unique_id(used, f"energy-split-{run_suffix([run['id']])}"), "energy-split", title, " ".join(cap),
+                  provs, fig)

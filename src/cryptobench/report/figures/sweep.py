@@ -1,0 +1,111 @@
+"""Duration, energy and cycles per operation vs payload length, a line per engine (or library), 95 % CI
+bands shaded (seed 000, figures 2-9; cycles: seed 002's chart)."""
+from __future__ import annotations
+
+import math
+
+from ...catalog import OPS
+from ..captions import n_text, provenance_text, runs_caption
+from ..series import (Group, energy_unit, fmt_len, op_title, params_full, params_short, style_for,
+                      sweep_groups)
+from ..tables import pick_unit
+from .style import (TITLE_PT, Figure, axes_text, flag_text, legend, new_figure, omitted_text, param_slugs,
+                    run_suffix, style_axes, tag, unique_id, x_lengths, y_values)
+
+METRIC_KIND = {"time": "duration", "energy": "energy", "cycles": "cycles"}
+
+
+def _sweep_figure(g: Group, runs: list[dict], metric: str, fig_id: str) -> Figure:
+    op = OPS.get(g.op)
+    payload = bool(op and op.payload)
+    xlabel = "payload length (bytes)" if payload or not op else "bytes per request"
+    points = [p for s in g.series for p in s.points]
+    if metric == "time":
+        ys = [p.y for p in points if p.y > 0]
+        unit, scale = pick_unit([math.sqrt(min(ys) * max(ys))] if ys else [])
+        ylabel, what = f"duration per operation ({unit})", "Median time per operation"
+    elif metric == "energy":
+        ys = [p.y for p in points if p.y > 0]
+        unit, scale = energy_unit([math.sqrt(min(ys) * max(ys))] if ys else [])
+        ylabel, what = f"energy per operation ({unit})", "Energy per operation"
+    else:
+        unit, scale = "cycles", 1.0
+        ylabel, what = "cycles per operation", "Median cycles per operation"
+    fig = new_figure(4.6)
+    ax = fig.add_subplot()
+    style_axes(ax)
+    any_band, zero_band = False, False
+    values = []
+    for s in g.series:
+        color, ls, marker = style_for(g.series, s)
+        xs = [p.x for p in s.points]
+        ys = [p.y * scale for p in s.points]
+        values += ys
+        ax.plot(xs, ys, color=color, linestyle=ls if len(xs) > 1 else "none", marker=marker, markersize=5,
+                linewidth=1.6, label=s.label, zorder=3)
+        band = [p for p in s.points if p.lo is not None and p.hi is not None]
+        if band:
+            lo, hi = [p.lo * scale for p in band], [p.hi * scale for p in band]
+            values += [v for v in lo + hi if v > 0]
+            if any(h > l for l, h in zip(lo, hi)):
+                any_band = True
+                ax.fill_between([p.x for p in band], lo, hi, color=color, alpha=0.18, linewidth=0, zorder=2)
+            else:
+                zero_band = True
+    xscale = x_lengths(ax, g.xs, xlabel)
+    yscale = y_values(ax, values, ylabel)
+    provs = sorted({p for s in g.series for p in s.provenance})
+    tag(ax, provs)
+    legend(ax, len(g.series), "library" if metric == "cycles" else "engine")
+    short = params_short(g.op, g.fixed)
+    noun = {"time": "duration", "energy": "energy", "cycles": "cycles"}[metric]
+    title = f"{op_title(g.op)}: {noun} vs {'payload length' if payload or not op else 'bytes per request'}" + (
+        f" ({short})" if short else "")
+    fig.suptitle(title, fontsize=TITLE_PT)
+    multi = len(g.runs) > 1
+    cap = [f"{what} of {op_title(g.op)} (parameters: {params_full(g.fixed)}) against the "
+           f"{'payload length' if payload or not op else 'bytes per request'}, one line per "
+           f"{'library' if metric == 'cycles' else 'engine'}{' and run' if multi else ''}; markers at the measured "
+           f"lengths ({', '.join(fmt_len(x) for x in g.xs)} B)."]
+    if metric == "cycles":
+        counters = sorted({(((c.get("result") or {}).get("cycles") or {}).get("counter") or "?") for r in runs
+                           if r["id"] in g.runs for c in r["cells"] if c["op"] == g.op})
+        names = {"model": "the simulator's cycle model", "dwt": "the core's DWT cycle counter"}
+        cap.append("Cycles from " + ", ".join(names.get(c, c) for c in counters if c != "?") + ".")
+    if metric == "energy":
+        methods = sorted({((c.get("result") or {}).get("energy") or {}).get("method", "") for r in runs
+                          if r["id"] in g.runs for c in r["cells"] if c["op"] == g.op and c["status"] == "ok"} - {""})
+        if "modeled" in provs:
+            cap.append("Modeled energy = simulated (or measured) time × the device profile's supply voltage × "
+                       "active current.")
+        if methods:
+            cap.append("Method: " + "; ".join(m.rstrip(".") for m in methods[:2]) + ".")
+    if any_band:
+        cap.append("Shaded bands: 95 % confidence interval of the median" + (
+            " (zero width where the samples are identical, e.g. a deterministic simulation)." if zero_band else "."))
+    elif zero_band:
+        cap.append("The 95 % confidence intervals have zero width (identical samples, e.g. a deterministic "
+                   "simulation), so no band is drawn.")
+    else:
+        cap.append("No confidence intervals stored for these points.")
+    nt = n_text([p.n for p in points], [p.k for p in points] if metric != "energy" else None,
+                "windows" if metric == "energy" else "samples")
+    if nt:
+        cap.append(nt + ".")
+    cap.append(axes_text(xscale, yscale))
+    for t in (flag_text(points), omitted_text(g.omitted)):
+        if t:
+            cap.append(t)
+    cap.append(provenance_text(provs).capitalize() + ".")
+    cap.append(runs_caption(runs, g.runs))
+    return Figure(fig_id, METRIC_KIND[metric], title, " ".join(cap), provs, fig)
+
+
+def sweep_figures(runs: list[dict], metric: str, used: set) -> list[Figure]:
+    groups = sweep_groups(runs, metric)
+    slugs = param_slugs([(g.op, g.fixed) for g in groups])
+    out = []
+    for g, ps in zip(groups, slugs):
+        fig_id = unique_id(used, "-".join(x for x in [METRIC_KIND[metric], g.op, ps, run_suffix(g.runs)] if x))
+        out.append(_sweep_figure(g, runs, metric, fig_id))
+    return out
