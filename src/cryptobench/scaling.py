@@ -337,9 +337,9 @@ def _table_label(run: dict, op: str, params: dict) -> str:
     return ""
 
 
-def scaling_tables(run: dict) -> list[dict]:
-    """Per (op, params) and engine, a row per process count N: seed 004's columns (Exec. time, D, TH,
-    P, E) plus throughput per core, parallel efficiency and FoM = TH / E; then Table V's summary."""
+def cells_by_count(run: dict) -> tuple[list[tuple[str, str]], dict]:
+    """A scaling run's cells grouped: [(op, params JSON without N)] in plan order, and for each,
+    {engine: {N: cell}}."""
     order, cells = [], {}
     for c in run["cells"]:
         n = c["params"].get(PARAM)
@@ -350,6 +350,13 @@ def scaling_tables(run: dict) -> list[dict]:
             cells[key] = {}
             order.append(key)
         cells[key].setdefault(c["engine"], {})[n] = c
+    return order, cells
+
+
+def scaling_tables(run: dict) -> list[dict]:
+    """Per (op, params) and engine, a row per process count N: seed 004's columns (Exec. time, D, TH,
+    P, E) plus throughput per core, parallel efficiency and FoM = TH / E; then Table V's summary."""
+    order, cells = cells_by_count(run)
     engines = run["plan"]["options"]["engines"]
     counts = run["plan"]["options"].get("parallel") or []
     ncpu = len(run["plan"]["options"].get("parallel_cpus") or [])

@@ -42,33 +42,26 @@ def _verdict(a: str, b: str, a_pts: list[dict], b_pts: list[dict]) -> dict:
         ok = r["latest"]["status"] == "always"
         return ok, "" if ok else "; not at every length beyond the 95 % CIs"
 
-    st = res["crossover"]["status"]
-    if st == "always":
-        ok, note = everywhere(res)
-        return {"status": "b-always", "x": None, "interval": [None, None], "cheaper_above": b, "lengths": xs,
-                "resolved": ok,
-                "text": f"{b} cheaper at every measured length ({rng}{note})", "linear_fit": fit}
-    if st == "crossover":
-        iv, ivt = interval(res)
-        x = res["crossover"]["x"]
-        return {"status": "b-from", "x": x, "interval": iv, "cheaper_above": b, "lengths": xs, "linear_fit": fit,
-                "resolved": resolved(res),
-                "text": f"{b} cheaper than {a} from {len3(x)} B (interval {ivt} B; {a} cheaper below"
-                        f"{unresolved_note(res)})"}
-    rev = crossover(b_pts, a_pts)                  # from which length is A cheaper than B
-    st = rev["crossover"]["status"]
-    if st == "always":
-        ok, note = everywhere(rev)
-        return {"status": "a-always", "x": None, "interval": [None, None], "cheaper_above": a, "lengths": xs,
-                "resolved": ok,
-                "text": f"{a} cheaper at every measured length ({rng}{note})", "linear_fit": fit}
-    if st == "crossover":
-        iv, ivt = interval(rev)
-        x = rev["crossover"]["x"]
-        return {"status": "a-from", "x": x, "interval": iv, "cheaper_above": a, "lengths": xs, "linear_fit": fit,
-                "resolved": resolved(rev),
-                "text": f"{a} cheaper than {b} from {len3(x)} B (interval {ivt} B; {b} cheaper below"
-                        f"{unresolved_note(rev)})"}
+    def verdict(r: dict, cheaper: str, other: str, prefix: str) -> dict | None:
+        """`cheaper` from some length on (or at every length) per crossover result `r`; None if neither."""
+        st = r["crossover"]["status"]
+        if st == "always":
+            ok, note = everywhere(r)
+            return {"status": f"{prefix}-always", "x": None, "interval": [None, None], "cheaper_above": cheaper,
+                    "lengths": xs, "resolved": ok, "linear_fit": fit,
+                    "text": f"{cheaper} cheaper at every measured length ({rng}{note})"}
+        if st == "crossover":
+            iv, ivt = interval(r)
+            x = r["crossover"]["x"]
+            return {"status": f"{prefix}-from", "x": x, "interval": iv, "cheaper_above": cheaper, "lengths": xs,
+                    "linear_fit": fit, "resolved": resolved(r),
+                    "text": f"{cheaper} cheaper than {other} from {len3(x)} B (interval {ivt} B; {other} cheaper "
+                            f"below{unresolved_note(r)})"}
+        return None
+
+    found = verdict(res, b, a, "b") or verdict(crossover(b_pts, a_pts), a, b, "a")   # B cheaper from…, else A
+    if found:
+        return found
     return {"status": "none", "x": None, "interval": [None, None], "cheaper_above": None, "lengths": xs,
             "resolved": True,
             "linear_fit": fit, "text": f"no consistent crossover within {rng} (equal at the longest length)"}

@@ -14,17 +14,8 @@ from .style import (LABEL_PT, SMALL_PT, TITLE_PT, Figure, new_figure, omitted_te
 
 
 def scaling_figures(run: dict, used: set) -> list[Figure]:
-    from ...scaling import PARAM, op_params, units_per_op
-    order, cells = [], {}
-    for c in run["cells"]:
-        n = c["params"].get(PARAM)
-        if n is None:
-            continue
-        key = (c["op"], json.dumps(op_params(c["params"]), sort_keys=True))
-        if key not in cells:
-            cells[key] = {}
-            order.append(key)
-        cells[key].setdefault(c["engine"], {})[n] = c
+    from ...scaling import cells_by_count, units_per_op
+    order, cells = cells_by_count(run)
     opts = run["plan"].get("options") or {}
     cpus = opts.get("parallel_cpus") or []
     ncpu = len(cpus)
