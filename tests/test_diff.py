@@ -32,7 +32,7 @@ def _samples(per_op_s, seed, sigma, n=N):
 
 
 def _stored_run(db, seed, slow=None, sigma=0.03, status=None, drop=(), cpu="Test CPU 1",
-                versions=None, label=None, n=N):
+                versions=None, label=None, n=N, reference_loop_s=None):
     """A stored run of CELLS: slow = {engine: factor} scales that engine's times; status =
     {engine: (status, kat)} marks its cells failed/unsupported; drop leaves engines' cells out."""
     store = Store(db)
@@ -43,6 +43,8 @@ def _stored_run(db, seed, slow=None, sigma=0.03, status=None, drop=(), cpu="Test
     versions = versions or {}
     cond = {"host": {"cpu": {"model": cpu}},
             "engines": {e: {"description": e, "version": versions.get(e, "1.0")} for e in engines}}
+    if reference_loop_s:
+        cond["noise_floor"] = {"op": "reference-loop", "median_s": reference_loop_s, "rsd_pct": 2.0}
     rid = store.create_run(None, plan, cond)
     seq = 0
     for i, (op, params, engine) in enumerate(CELLS):
@@ -266,3 +268,16 @@ def test_every_format_parses(db):
     assert proc.returncode == 1
     assert "median A" in proc.stdout and "slower" in proc.stdout and "only in A" in proc.stdout
     assert re.search(r"2\.\d+ µs +│ +2\.\d+ µs +│ +\+\d+\.\d % ", proc.stdout)
+
+
+def test_a_machine_that_slowed_down_as_a_whole_is_named_in_a_warning(db):
+    """Every engine 2x slower and the run's own no-crypto reference loop 2x slower too: the
+    regressions stand (the test cannot know better), but the header says the machine slowed."""
+    a = _stored_run(db, 1, reference_loop_s=1e-6)
+    b = _stored_run(db, 2, slow={"openssl": 2.0, "mbedtls": 2.0}, reference_loop_s=2.1e-6)
+    rc, doc = _json(db, a, b)
+    assert rc == 1 and doc["machine_drift"] == pytest.approx(2.1)
+    assert any("the machine itself ran 110 % slower in B" in w for w in doc["warnings"])
+    c = _stored_run(db, 3, reference_loop_s=1.02e-6)             # within the threshold: no warning
+    rc, doc = _json(db, a, c)
+    assert rc == 0 and not any("machine itself" in w for w in doc["warnings"])

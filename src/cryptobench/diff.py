@@ -84,14 +84,27 @@ def engine_versions(run: dict) -> dict:
 
 
 def run_info(run: dict) -> dict:
+    floor = (run.get("conditions") or {}).get("noise_floor") or {}
     return {"id": run["id"], "label": (run.get("plan") or {}).get("label"), "created": run.get("created"),
             "suite": run.get("suite"), "status": run.get("status"), "device": device(run),
-            "engines": engine_versions(run)}
+            "engines": engine_versions(run), "reference_loop_s": floor.get("median_s")}
 
 
-def warnings(a: dict, b: dict) -> list[str]:
+def machine_drift(a: dict, b: dict) -> float | None:
+    """B / A of the no-crypto reference loop each run samples between its cells (conditions.noise_floor):
+    how much faster or slower the machine itself was, whatever the engines did."""
+    ra, rb = a.get("reference_loop_s"), b.get("reference_loop_s")
+    return rb / ra if ra and rb else None
+
+
+def warnings(a: dict, b: dict, threshold: float) -> list[str]:
     """Why the two runs may not be like for like."""
     out = []
+    drift = machine_drift(a, b)
+    if drift is not None and abs(drift - 1) > threshold:
+        out.append(f"the machine itself ran {abs(drift - 1) * 100:.0f} % {'slower' if drift > 1 else 'faster'} in B: "
+                   f"the no-crypto reference loop took ×{drift:.2f} A's time; changes of that size are the "
+                   "machine's (load, frequency), not the engines'")
     if a["device"] != b["device"]:
         out.append(f"measured on different devices (A: {a['device'] or 'unknown'}, B: {b['device'] or 'unknown'}); "
                    "the diff is not like for like")
@@ -202,7 +215,8 @@ def diff(run_a: dict, run_b: dict, threshold: float, alpha: float) -> dict:
     rows = [compare_pair(cells_a.get(k), cells_b.get(k), threshold, alpha) for k in keys]
     a, b = run_info(run_a), run_info(run_b)
     count = {kind: sum(r["kind"] == kind for r in rows) for kind in ("regression", "improvement", "unchanged", "other")}
-    return {"a": a, "b": b, "test": TEST, "threshold": threshold, "alpha": alpha, "warnings": warnings(a, b),
+    return {"a": a, "b": b, "test": TEST, "threshold": threshold, "alpha": alpha, "warnings": warnings(a, b, threshold),
+            "machine_drift": machine_drift(a, b),
             "rows": rows, "regressions": count["regression"], "improvements": count["improvement"],
             "unchanged": count["unchanged"], "not_compared": count["other"]}
 
