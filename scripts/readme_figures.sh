@@ -20,7 +20,7 @@ echo "3/5 Pisa set over 1 and 2 cores (scaling)"
 $CB run --db $DB --quiet --label "README: scaling" --suite pisa-a53 --parallel 1,2 --format md > $WORK/run3.md
 echo "4/5 simulated Cortex-M0 (STM32F030 profile) sweep (cycles; modeled energy)"
 $CB run --db $DB --quiet --label "README: Cortex-M0 sweep" --target sim:cortex-m0 --device stm32f030 \
-    --op chacha20-poly1305-encrypt --op aes-gcm-encrypt --param bytes=0,16,64,128,256,512 --repeat 3 \
+    --op chacha20-poly1305-encrypt --op aes-gcm-encrypt --param bytes=0,16,64,128,256,512 --param aad_bytes=16 --repeat 3 \
     --format md > $WORK/run4.md
 echo "5/5 a two-supply trace (MCU 3.3 V + secure element 1.8 V), synthetic: no instrument on this machine"
 .venv/bin/python - "$WORK/trace.csv" > $WORK/trace-options.txt <<'EOF'
@@ -35,7 +35,7 @@ EOF
 $CB energy import $WORK/trace.csv --db $DB --format generic-csv $(cat $WORK/trace-options.txt) \
     --op ecdsa-sign --engine "se-on-i2c (synthetic trace)" > $WORK/run5.txt
 
-$CB report 1 2 3 4 5 --db $DB --out $WORK/report --quiet
+$CB report 1 2 3 4 5 --db $DB --out $WORK/report --quiet --reference cifra-aead --reference ti-cc26x2
 mkdir -p docs/figures
 .venv/bin/python - "$WORK/report/figures" docs/figures <<'EOF'
 import shutil, sys

@@ -36,7 +36,8 @@ def report(tmp_path_factory, harness):
     _ok(cli("run", "--db", db, "--quiet", "--op", "sha256", "--param", "bytes=1024", "--engine", "openssl-hw",
             "--parallel", "1,2", "--repeat", "3", "--min-time", "0.002"))
     _ok(cli("run", "--db", db, "--quiet", "--target", "sim:cortex-m0", "--device", "stm32f030",
-            "--op", "chacha20-poly1305-encrypt", "--param", "bytes=16,64,256", "--repeat", "2"))
+            "--op", "chacha20-poly1305-encrypt", "--param", "bytes=16,64,256", "--param", "aad_bytes=16",
+            "--repeat", "2"))
     plan = synth.PulsePlan(n=12, width_s=2e-3, gap_s=1e-3, high_a=0.012, low_a=0.002, dt=1e-5,
                            second=synth.Supply(name="se", high_a=0.030, low_a=0.0002, v=1.8))
     trace = tmp / "trace.csv"
@@ -47,7 +48,8 @@ def report(tmp_path_factory, harness):
         imp += ["--option", f"{k}={v}"]
     _ok(cli(*imp))
     out = tmp / "out"
-    proc = _ok(cli("report", "1", "2", "3", "4", "--db", db, "--out", str(out), "--baseline", "openssl-sw"))
+    proc = _ok(cli("report", "1", "2", "3", "4", "--db", db, "--out", str(out), "--baseline", "openssl-sw",
+                   "--reference", "cifra-aead"))
     return {"db": db, "out": out, "stdout": proc.stdout, "html": (out / "report.html").read_text(encoding="utf-8")}
 
 
@@ -69,6 +71,9 @@ def test_report_writes_html_figures_and_table_files(report):
     for cap in re.findall(r"<figcaption>(.*?)</figcaption>", report["html"], re.S):
         assert re.search(r'class="prov (measured|simulated|modeled|published)"', cap), cap[:200]
     assert "stm32f030" in report["html"] and "OpenSSL" in report["html"]
+    # --reference cifra-aead: the post's published cycles beside the simulated Cortex-M0 sweep (AAD 16 B)
+    cycles = re.search(r'data-kind="cycles">.*?</figure>', report["html"], re.S).group(0)
+    assert 'class="prov published"' in cycles and "€1 devices" in cycles
 
 
 def test_report_is_self_contained_and_escapes_run_text(report):

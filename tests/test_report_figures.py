@@ -340,3 +340,45 @@ def test_conditions_caption(tmp_path):
     for word in ("simulated cortex-m4", "ideal-m4", "48 MHz", "arm-none-eabi-gcc 12.2.1 -mcpu=cortex-m4 -mthumb -Os",
                  "mbedtls 2.28.10", "monocypher 4.0.2"):
         assert word in text, word
+
+
+def test_published_points_are_drawn_beside_matching_sweeps_only(tmp_path):
+    """--reference cifra-aead: the Cifra chart's and table's ChaCha20-Poly1305 cycles (AAD 16 B,
+    as the post states) appear beside a simulated sweep with AAD 16 B, dashed, as `published`,
+    with the document and its conditions in the caption; a sweep with AAD 0 B gets none."""
+    from cryptobench.references import load_reference
+    cifra = load_reference("cifra-aead")
+    cells = []
+    for aad in (16, 0):
+        for n in (0, 64, 256):
+            for lib, base in (("monocypher", 7000), ("bearssl", 6000)):     # two: not merged as one engine
+                c = _sim_cell("chacha20-poly1305-encrypt", lib, n, base + 40 * n, energy=False)
+                c["params"]["aad_bytes"] = aad
+                cells.append(c)
+    run = _store(tmp_path / "r.sqlite", cells, cond=SIM_COND)
+    figs = [f for f in build_figures([run], references=[cifra]) if f.kind == "cycles"]
+    with_pub = next(f for f in figs if "AAD 16 B" in f.title)
+    without = next(f for f in figs if f is not with_pub)
+    assert with_pub.provenance == ["published", "simulated"] and without.provenance == ["simulated"]
+    ax = with_pub.fig.axes[0]
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert "published: cifra, Cycles-vs-length chart" in labels and "published: cifra, Results table" in labels
+    chart = next(line for line in ax.get_lines() if line.get_label() == "published: cifra, Cycles-vs-length chart")
+    expected = sorted((float(r.params["bytes"]), r.value) for r in cifra.rows
+                      if r.op == "chacha20-poly1305-encrypt" and r.metric == "cycles" and r.table.startswith("Cycles"))
+    assert list(zip(chart.get_xdata(), chart.get_ydata())) == expected     # every chart point, 0..256 B
+    assert chart.get_linestyle() == "--"
+    for word in ("Published (dashed", "€1 devices", "STM32F030F4P6", "48 MHz", "provenance: published"):
+        assert word in with_pub.caption, word
+    assert "published" not in without.caption.lower()
+    _saves(figs)
+
+
+def test_report_cli_refuses_an_unknown_reference(tmp_path):
+    from conftest import cli
+    run = _store(tmp_path / "r.sqlite", [_sim_cell("chacha20-poly1305-encrypt", "monocypher", n, 7000 + 40 * n)
+                                         for n in (0, 64)], cond=SIM_COND)
+    r = cli("report", str(run["id"]), "--db", str(tmp_path / "r.sqlite"), "--out", str(tmp_path / "o"),
+            "--reference", "nosuch")
+    assert r.returncode == 2 and "unknown reference 'nosuch'" in r.stderr and "cifra-aead" in r.stderr
+    assert not (tmp_path / "o" / "report.html").exists()

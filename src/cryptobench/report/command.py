@@ -24,6 +24,9 @@ def add_report_parser(sub) -> None:
     r.add_argument("--out", required=True, metavar="DIR", help="directory to write report.html, figures/ and tables/ to")
     r.add_argument("--baseline", metavar="ENGINE",
                    help="engine the relative heat-map and crossovers divide by (default: each run's baseline)")
+    r.add_argument("--reference", action="append", default=[], metavar="NAME",
+                   help="draw a study's published points beside yours in the duration, energy and cycles figures "
+                        "(repeatable; `cryptobench list references`, or a reference .toml)")
     r.add_argument("--title", help="report title (default: from the runs)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--db")
@@ -115,7 +118,7 @@ def _crossover_table(rows: list[dict]) -> dict | None:
 
 
 def build_report(runs: list[dict], out_dir: Path, baseline: str | None = None, title: str | None = None,
-                 progress=None) -> dict:
+                 progress=None, references: list | tuple = ()) -> dict:
     """Writes everything; returns a summary {html, figures: [...], tables: [...]} of the paths written."""
     from . import figures as figmod
     from .captions import conditions_caption
@@ -129,7 +132,7 @@ def build_report(runs: list[dict], out_dir: Path, baseline: str | None = None, t
 
     step = progress or (lambda what, total=None: None)
     step("building figures")
-    figures = figmod.build_figures(runs, baseline)
+    figures = figmod.build_figures(runs, baseline, references)
     written_figs, html_figs = [], []
     for i, f in enumerate(figures):
         step(f"figure {i + 1}/{len(figures)}: {f.id}", len(figures))
@@ -194,6 +197,8 @@ def cmd_report(args: argparse.Namespace, out) -> int:
     store = Store(args.db)
     runs = load_runs(store, args.run_ids)
     _check_baseline(runs, args.baseline)
+    from ..references import load_reference
+    references = [load_reference(name) for name in dict.fromkeys(args.reference)]
     out_dir = Path(args.out)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {out_dir}: exists and is not a directory")
@@ -203,7 +208,7 @@ def cmd_report(args: argparse.Namespace, out) -> int:
         raise UsageError(f"--out {out_dir}: cannot create ({exc.strerror})")
 
     if args.quiet or not sys.stderr.isatty():
-        summary = build_report(runs, out_dir, args.baseline, args.title)
+        summary = build_report(runs, out_dir, args.baseline, args.title, references=references)
     else:
         from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn
@@ -216,7 +221,7 @@ def cmd_report(args: argparse.Namespace, out) -> int:
                     bar.update(task, total=total, advance=1, description=what[:60])
                 else:
                     bar.update(task, description=what[:60])
-            summary = build_report(runs, out_dir, args.baseline, args.title, progress)
+            summary = build_report(runs, out_dir, args.baseline, args.title, progress, references)
     out.write(f"wrote {summary['html']} ({summary['n_figures']} figures, {summary['n_tables']} tables; "
               f"PNG/SVG in {out_dir / 'figures'}, Markdown/CSV/LaTeX in {out_dir / 'tables'})\n")
     return 0

@@ -41,18 +41,17 @@ __all__ = ["KINDS", "Figure", "build_figures", "crossover_rows", "resolve_baseli
 KINDS = ["duration", "energy", "cycles", "heatmap", "energy-split", "scaling", "crossover"]
 
 
-def build_figures(runs: list[dict], baseline: str | None = None) -> list[Figure]:
+def build_figures(runs: list[dict], baseline: str | None = None, references: list | tuple = ()) -> list[Figure]:
     """Every figure the runs have data for, in KINDS order. Sweeps (duration, energy, cycles) combine
     the runs: one figure per operation and fixed parameters, a line per engine (and run or target
     where one engine appears several times); the relative, split, scaling and crossover figures are
-    per run."""
+    per run. `references` (loaded studies, references/) add their published points to the sweeps."""
     from ...scaling import is_parallel_run
     used: set = set()
     cache: dict = {}
     figs: list[Figure] = []
-    figs += sweep_figures(runs, "time", used)
-    figs += sweep_figures(runs, "energy", used)
-    figs += sweep_figures(runs, "cycles", used)
+    for metric in ("time", "energy", "cycles"):
+        figs += sweep_figures(runs, metric, used, references)
     for run, b, why in baseline_runs(runs, baseline):
         for metric in ("time", "energy"):
             f = heatmap_figure(run, b, why, metric, used, cache)

@@ -6,6 +6,7 @@ import math
 
 from ...catalog import OPS
 from ..captions import n_text, provenance_text, runs_caption
+from ..published import published_series
 from ..series import (Group, energy_unit, fmt_len, op_title, params_full, params_short, style_for,
                       sweep_groups)
 from ..tables import pick_unit
@@ -13,9 +14,31 @@ from .style import (TITLE_PT, Figure, axes_text, flag_text, legend, new_figure, 
                     run_suffix, style_axes, tag, unique_id, x_lengths, y_values)
 
 METRIC_KIND = {"time": "duration", "energy": "energy", "cycles": "cycles"}
+PUBLISHED_COLORS = ["#222222", "#777777", "#aaaaaa", "#444444"]
 
 
-def _sweep_figure(g: Group, runs: list[dict], metric: str, fig_id: str) -> Figure:
+def _published(ax, published: list, scale: float) -> list[float]:
+    """Published series: grey shades, dashed, hollow markers. Returns the plotted values."""
+    values = []
+    for i, ps in enumerate(published):
+        xs = [x for x, _ in ps.points]
+        ys = [y * scale for _, y in ps.points]
+        values += ys
+        ax.plot(xs, ys, color=PUBLISHED_COLORS[i % len(PUBLISHED_COLORS)], linestyle="--" if len(xs) > 1 else "none",
+                marker="o", markerfacecolor="none", markersize=5 if len(xs) < 20 else 3, linewidth=1.2,
+                label=ps.label, zorder=2.5)
+    return values
+
+
+def _published_caption(published: list) -> str:
+    docs = list(dict.fromkeys(ps.document for ps in published))
+    return "Published (dashed, hollow markers; provenance: published), from " + "; ".join(docs) + ": " + "; ".join(
+        f"{ps.source.id}, {ps.table} ({len(ps.points)} point{'s' if len(ps.points) != 1 else ''}; {ps.conditions()})"
+        for ps in published) + "."
+
+
+def _sweep_figure(g: Group, runs: list[dict], metric: str, fig_id: str, published: list | None = None) -> Figure:
+    published = published or []
     op = OPS.get(g.op)
     payload = bool(op and op.payload)
     xlabel = "payload length (bytes)" if payload or not op else "bytes per request"
@@ -52,11 +75,12 @@ def _sweep_figure(g: Group, runs: list[dict], metric: str, fig_id: str) -> Figur
                 ax.fill_between([p.x for p in band], lo, hi, color=color, alpha=0.18, linewidth=0, zorder=2)
             else:
                 zero_band = True
+    values += _published(ax, published, scale)
     xscale = x_lengths(ax, g.xs, xlabel)
     yscale = y_values(ax, values, ylabel)
-    provs = sorted({p for s in g.series for p in s.provenance})
+    provs = sorted({p for s in g.series for p in s.provenance} | ({"published"} if published else set()))
     tag(ax, provs)
-    legend(ax, len(g.series), "library" if metric == "cycles" else "engine")
+    legend(ax, len(g.series) + len(published), "library" if metric == "cycles" else "engine")
     short = params_short(g.op, g.fixed)
     noun = {"time": "duration", "energy": "energy", "cycles": "cycles"}[metric]
     title = f"{op_title(g.op)}: {noun} vs {'payload length' if payload or not op else 'bytes per request'}" + (
@@ -96,16 +120,20 @@ def _sweep_figure(g: Group, runs: list[dict], metric: str, fig_id: str) -> Figur
     for t in (flag_text(points), omitted_text(g.omitted)):
         if t:
             cap.append(t)
+    if published:
+        cap.append(_published_caption(published))
     cap.append(provenance_text(provs).capitalize() + ".")
     cap.append(runs_caption(runs, g.runs))
     return Figure(fig_id, METRIC_KIND[metric], title, " ".join(cap), provs, fig)
 
 
-def sweep_figures(runs: list[dict], metric: str, used: set) -> list[Figure]:
+def sweep_figures(runs: list[dict], metric: str, used: set, references: list | tuple = ()) -> list[Figure]:
+    """One figure per sweep group; with `references` (loaded studies), their matching published
+    points drawn beside the measured ones."""
     groups = sweep_groups(runs, metric)
     slugs = param_slugs([(g.op, g.fixed) for g in groups])
     out = []
     for g, ps in zip(groups, slugs):
         fig_id = unique_id(used, "-".join(x for x in [METRIC_KIND[metric], g.op, ps, run_suffix(g.runs)] if x))
-        out.append(_sweep_figure(g, runs, metric, fig_id))
+        out.append(_sweep_figure(g, runs, metric, fig_id, published_series(references, g.op, g.fixed, metric, g.xs)))
     return out
