@@ -32,12 +32,13 @@ def _samples(per_op_s, seed, sigma, n=N):
 
 
 def _stored_run(db, seed, slow=None, sigma=0.03, status=None, drop=(), cpu="Test CPU 1",
-                versions=None, label=None, n=N, reference_loop_s=None):
+                versions=None, label=None, n=N, reference_loop_s=None, rounds=False, single=False, tau=0.0):
     """A stored run of CELLS: slow = {engine: factor} scales that engine's times; status =
     {engine: (status, kat)} marks its cells failed/unsupported; drop leaves engines' cells out."""
     store = Store(db)
     engines = sorted({e for _, _, e in CELLS})
-    plan = {"suite": None, "baseline": None, "options": {"engines": engines, "repeat": n}, "groups": []}
+    plan = {"suite": None, "baseline": None, "options": {"engines": engines, "repeat": n, "single": single},
+            "groups": []}
     if label:
         plan["label"] = label
     versions = versions or {}
@@ -45,6 +46,8 @@ def _stored_run(db, seed, slow=None, sigma=0.03, status=None, drop=(), cpu="Test
             "engines": {e: {"description": e, "version": versions.get(e, "1.0")} for e in engines}}
     if reference_loop_s:
         cond["noise_floor"] = {"op": "reference-loop", "median_s": reference_loop_s, "rsd_pct": 2.0}
+    if rounds:
+        cond["sampling"] = {"method": "rounds", "seed": seed, "per_visit": 1, "rounds": n, "block_rounds": 3}
     rid = store.create_run(None, plan, cond)
     seq = 0
     for i, (op, params, engine) in enumerate(CELLS):
@@ -57,7 +60,9 @@ def _stored_run(db, seed, slow=None, sigma=0.03, status=None, drop=(), cpu="Test
         if st == "ok":
             t = BASE[engine] * (slow or {}).get(engine, 1.0) * (1 + i / 10)
             cell["samples"] = _samples(t, seed * 100 + i, sigma, n)
-            cell["result"] = derive(op, params, cell["samples"], {}, n == 1)
+            sampling = ({"rounds": list(range(n)), "processes": [0] * n, "block_rounds": 3, "estimator": "p1",
+                         "tau": tau} if rounds else None)
+            cell["result"] = derive(op, params, cell["samples"], {}, n == 1, sampling)
         store.save_cell(rid, seq, cell)
         seq += 1
     store.set_status(rid, "complete")
@@ -281,3 +286,45 @@ def test_a_machine_that_slowed_down_as_a_whole_is_named_in_a_warning(db):
     c = _stored_run(db, 3, reference_loop_s=1.02e-6)             # within the threshold: no warning
     rc, doc = _json(db, a, c)
     assert rc == 0 and not any("machine itself" in w for w in doc["warnings"])
+
+
+# ------------------------------------------------------------------------- honest intervals and methods
+def test_runs_with_repeat_intervals_are_judged_against_the_run_level_variation(db):
+    """The same 6 % slowdown: a regression when each run's machine term is small, not one when the
+    runs say their machine drifts by 5 % (the change is within what a rerun gives)."""
+    a = _stored_run(db, 1, rounds=True, sigma=0.01)
+    b = _stored_run(db, 2, rounds=True, sigma=0.01, slow={"mbedtls": 1.06})
+    rc, doc = _json(db, a, b)
+    row = _row(doc, "mbedtls")
+    assert row["method"] == "repeat-interval z" and row["kind"] == "regression" and rc == 1
+    assert row["median_a_s"] == pytest.approx(next(c for c in Store(db).load_run(a)["cells"]
+                                                   if c["engine"] == "mbedtls")["result"]["estimate"]["value"])
+    c = _stored_run(db, 3, rounds=True, sigma=0.01, tau=0.05)
+    d = _stored_run(db, 4, rounds=True, sigma=0.01, tau=0.05, slow={"mbedtls": 1.06})
+    rc, doc = _json(db, c, d)
+    assert _row(doc, "mbedtls")["kind"] == "unchanged" and rc == 0
+    assert not doc["method_warnings"]
+
+
+def test_different_methods_are_warned_about_and_refused_with_strict(db):
+    a = _stored_run(db, 1, rounds=True)
+    b = _stored_run(db, 2)                                     # cell by cell, the median
+    c = _stored_run(db, 3, rounds=True, single=True)
+    rc, doc = _json(db, a, b)
+    text = " ".join(doc["method_warnings"])
+    assert "different sampling: A rounds, B cell by cell" in text and "different estimators" in text
+    assert any(w.startswith("different sampling") for w in doc["warnings"])
+    table = cli("diff", str(a), str(c), "--db", str(db))
+    assert "warning: A is batched, B single-shot" in table.stdout
+    strict = cli("diff", str(a), str(b), "--db", str(db), "--strict")
+    assert strict.returncode == 2 and strict.stderr.count("\n") == 1 and "not comparable" in strict.stderr
+    same = cli("diff", str(a), str(a), "--db", str(db), "--strict")
+    assert same.returncode == 0, same.stderr
+
+
+def test_nothing_compared_is_said_and_refused_with_strict(db):
+    a = _stored_run(db, 1, drop=("openssl",))
+    b = _stored_run(db, 2, drop=("mbedtls",))
+    rc, doc = _json(db, a, b)
+    assert any(w.startswith("nothing was compared") for w in doc["warnings"])
+    assert cli("diff", str(a), str(b), "--db", str(db), "--strict").returncode == 2

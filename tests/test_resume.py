@@ -21,21 +21,36 @@ def _cells(db, run_id=None):
         con.close()
 
 
-def test_killed_run_keeps_cells_and_resumes(tmp_path, harness):
+def _partial(db):
+    con = sqlite3.connect(db)
+    try:
+        return {r[0]: json.loads(r[1]) for r in con.execute("SELECT cell_key, samples FROM cells WHERE status = 'partial'")}
+    except sqlite3.OperationalError:
+        return {}
+    finally:
+        con.close()
+
+
+ENV = {**os.environ, "CRYPTOBENCH_CHECKPOINT_S": "0.3"}     # store the rounds often, so the test waits little
+
+
+def test_killed_run_keeps_samples_and_resumes(tmp_path, harness):
+    """kill -9 mid-sampling: the rounds stored so far are kept as partial cells; --resume goes on
+    sampling them (the stored samples stay, new ones are added) and completes every cell."""
     db = tmp_path / "db.sqlite"
     suite = tmp_path / "sweep.toml"
-    suite.write_text('[suite]\nrepeat = 5\nwarmup = 0\nmin_time = 0.05\n\n[[bench]]\nop = "sha256"\n'
-                     'bytes = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]\n')
+    suite.write_text('[suite]\nwarmup = 0\nmin_time = 0.001\nbudget = 6\nprecision = 0.001\n\n[[bench]]\n'
+                     'op = "sha256"\nbytes = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]\n')
     args = [sys.executable, "-m", "cryptobench.cli", "run", "--suite", str(suite), "--engine", "openssl-hw",
             "--engine", "mbedtls", "--db", str(db), "--quiet"]
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    # wait (without a speed expectation) until a few cells are stored, then kill the run hard
-    while len(_cells(db)) < 4 and proc.poll() is None:
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
+    # wait (without a speed expectation) until the sampled rounds have reached the store, then kill hard
+    while len(_partial(db)) < 24 and proc.poll() is None:
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    before = _cells(db)
-    assert 4 <= len(before) < 24, "the run should have been killed part-way"
+    before = _partial(db)
+    assert len(before) == 24, "the run should have been killed while sampling"
     con = sqlite3.connect(db)
     run_id, status = con.execute("SELECT id, status FROM runs").fetchone()
     con.close()
@@ -44,9 +59,10 @@ def test_killed_run_keeps_cells_and_resumes(tmp_path, harness):
     done = cli("run", "--resume", str(run_id), "--db", str(db), "--quiet")
     assert done.returncode == 0, done.stderr
     after = _cells(db, run_id)
-    assert len(after) == 24
-    for key, value in before.items():          # finished cells were kept, not redone
-        assert after[key] == value
+    assert len(after) == 24 and not _partial(db)
+    for key, samples in before.items():          # stored samples were kept, and more were taken
+        final = json.loads(after[key][0])
+        assert final[:len(samples)] == samples and len(final) > len(samples)
     doc = json.loads(cli("show", str(run_id), "--db", str(db), "--format", "json").stdout)
     assert doc["run"]["status"] == "complete"
     assert [r["params"]["bytes"] for r in doc["results"]][::2] == [16, 32, 64, 128, 256, 512, 1024, 2048,
@@ -55,13 +71,13 @@ def test_killed_run_keeps_cells_and_resumes(tmp_path, harness):
     assert again.returncode == 2 and "already complete" in again.stderr
 
 
-def test_ctrl_c_marks_the_run_interrupted(tmp_path, harness):
+def test_ctrl_c_marks_the_run_interrupted_and_keeps_the_rounds(tmp_path, harness):
     db = tmp_path / "db.sqlite"
     args = [sys.executable, "-m", "cryptobench.cli", "run", "--op", "sha256", "--param",
-            "bytes=16,32,64,128,256,512,1024,2048", "--engine", "openssl-hw", "--min-time", "0.05",
-            "--repeat", "5", "--db", str(db), "--quiet"]
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    while len(_cells(db)) < 2 and proc.poll() is None:
+            "bytes=16,32,64,128,256,512,1024,2048", "--engine", "openssl-hw", "--budget", "30",
+            "--precision", "0.001", "--db", str(db), "--quiet"]
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+    while len(_partial(db)) < 8 and proc.poll() is None:
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate()
@@ -70,3 +86,4 @@ def test_ctrl_c_marks_the_run_interrupted(tmp_path, harness):
     con = sqlite3.connect(db)
     assert con.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
     con.close()
+    assert len(_partial(db)) == 8

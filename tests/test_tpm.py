@@ -178,15 +178,20 @@ def test_tpm_killed_mid_run_fails_later_cells_with_the_reason(tmp_path, harness,
         plan = build_plan(load_suite("zhaw-iot"), ["openssl-hw", "tpm"], ["random", "sha256", "ecdsa-sign"],
                           {"bytes": [32]}, 3, None, None, None)
         killed = []
+        setup_cell = Runner._setup_cell
 
-        def progress(group, phase, *rest):
-            if phase == "end" and not killed:
+        def setup_then_kill(self, run_id, key, meta, old):
+            # a device's cells are set up and sampled one at a time after the rounds: the TPM dies
+            # once the first of them (random) is done
+            if meta["engine"] == "tpm" and meta["group"]["op"] != "random" and not killed:
                 own.process.kill()
                 own.process.wait()
-                killed.append(group["op"])
+                killed.append("random")
+            return setup_cell(self, run_id, key, meta, old)
 
+        monkeypatch.setattr(Runner, "_setup_cell", setup_then_kill)
         store = Store(tmp_path / "db.sqlite")
-        run_id = Runner(store, plan, progress=progress).run()
+        run_id = Runner(store, plan).run()
         run = store.load_run(run_id)
     finally:
         own.close()

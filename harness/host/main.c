@@ -25,7 +25,7 @@
 
 #define CBH_VERSION "0.1.0"
 #define CBH_PROTO 1
-#define MAX_SLOTS 256
+#define MAX_SLOTS 4096         /* a run keeps every cell of a process set up at once (rounds) */
 #define K_MAX (1ull << 40)      /* largest batch calibrate or sample accepts */
 #define WINDOW_NS_MAX 600000000000ull   /* longest energy window or idle period: 10 minutes */
 

@@ -143,3 +143,13 @@ def resolve_params(op: Op, given: dict, where: str) -> dict:
 def params_label(op: Op, params: dict, varying: list[str] | None = None) -> str:
     keys = varying if varying is not None else op.param_names
     return " ".join(f"{k}={params[k]}" for k in keys if k in params)
+
+
+VARIABLE_COST_SOURCES = ("rdseed", "hwrng")
+
+
+def cost_varies(op_id: str, params: dict) -> bool:
+    """Whether one operation's own cost varies from call to call, so that its typical cost (a
+    median), not its fastest, is the quantity: RSA key generation (the prime search), and entropy
+    sources that wait for entropy (RDSEED retries, a hardware RNG device)."""
+    return op_id == "rsa-keygen" or (op_id == "random" and params.get("source") in VARIABLE_COST_SOURCES)

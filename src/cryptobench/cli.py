@@ -37,9 +37,19 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--op", action="append", help="operation id (repeatable)")
     run.add_argument("--param", action="append", default=[], metavar="KEY=VALUE[,VALUE…]",
                      help="set or sweep an operation parameter, e.g. bytes=64,8000,16000")
-    run.add_argument("--repeat", type=int, help="samples per cell after warm-up")
+    run.add_argument("--repeat", type=int, help="exactly this many samples per cell (fixed; default: adaptive, "
+                                                "until --precision or --budget, with the suite's repeat as the least n)")
+    run.add_argument("--precision", metavar="PCT", help="host runs: sample until every cell's 95 %% repeat interval "
+                     "is within ±PCT of its estimate (default: the suite's, else 1%%)")
+    run.add_argument("--budget", metavar="SECONDS", type=float, help="host runs: the whole run takes at most about "
+                     "this long; cells not within --precision by then say so (default: the suite's, else 60)")
+    run.add_argument("--processes", type=int, metavar="N", help="host runs: harness processes per library engine, "
+                     "taking turns by round (default 4; docs/statistics.md)")
+    run.add_argument("--seed", type=int, help="host runs: seed of the shuffled order of each round (default: "
+                     "random, recorded in the run)")
     run.add_argument("--warmup", type=int, help="warm-up samples per cell (discarded)")
-    run.add_argument("--min-time", type=float, help="seconds one sample (a batch of k operations) lasts at least")
+    run.add_argument("--min-time", type=float, help="seconds one sample (a batch of k operations) lasts at least "
+                     "(default 0.001)")
     run.add_argument("--single", action="store_true", help="k = 1: time every operation on its own (latency)")
     run.add_argument("--baseline", help="engine the others are compared with (Duration Improvement)")
     run.add_argument("--db", help="SQLite result database (default: $CRYPTOBENCH_DB or the user data dir)")
@@ -269,7 +279,7 @@ def cmd_run(args, out) -> int:
             from .scaling import parse_parallel
             counts = parse_parallel(args.parallel)
         plan = build_plan(suite, engines, ops, _split_params(args.param), args.repeat, args.min_time,
-                          args.warmup, args.baseline, args.single)
+                          args.warmup, args.baseline, args.single, sampling=_sampling_options(args))
         if counts:
             from .scaling import expand_plan
             plan = expand_plan(plan, counts)
@@ -293,6 +303,32 @@ def cmd_run(args, out) -> int:
     return _finish(store, runner_run_id, args, out)
 
 
+def _sampling_options(args) -> dict:
+    """--budget, --precision, --processes, --seed, checked."""
+    out = {}
+    if args.budget is not None:
+        if not args.budget > 0:
+            raise UsageError(f"--budget: must be > 0 seconds, got {args.budget:g}")
+        out["budget_s"] = float(args.budget)
+    if args.precision is not None:
+        text = str(args.precision).strip().removesuffix("%").strip()
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (value > 0 and value < 100):
+            raise UsageError(f"--precision: expected a percentage between 0 and 100, like 1% or 0.5, "
+                             f"got {args.precision!r}")
+        out["precision"] = value / 100
+    if args.processes is not None:
+        if args.processes < 1:
+            raise UsageError(f"--processes: must be >= 1, got {args.processes}")
+        out["processes"] = args.processes
+    if args.seed is not None:
+        out["seed"] = args.seed
+    return out
+
+
 def _finish(store: Store, run_id: int, args, out) -> int:
     run = store.load_run(run_id)
     # the relative view after the tables: asked for, or the suite's own (relative = true: its baseline)
@@ -313,35 +349,54 @@ def _finish(store: Store, run_id: int, args, out) -> int:
 def _execute(store: Store, plan: dict, run_id: int | None, quiet: bool) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from .runner import Runner
-    total = len(plan["groups"]) * (len(plan["options"]["engines"]) if plan.get("target") else 1)
     console = Console(stderr=True)
-    progress = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=console, disable=quiet or not console.is_terminal)
-    task = progress.add_task("starting engines", total=total)
-    holder = {}
-
-    def on_group(group, phase, n=1):
-        label = group["op"] + " " + " ".join(f"{k}={v}" for k, v in group["params"].items())
-        if phase == "start":
-            progress.update(task, description=label[:48])
-        else:
-            progress.advance(task, n)
-
+    show = not quiet and console.is_terminal
     if plan.get("target"):
         from .mcu_runner import McuRunner
+        total = len(plan["groups"]) * len(plan["options"]["engines"])
+        progress = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), console=console, disable=not show)
+        task = progress.add_task("starting", total=total)
+
+        def on_group(group, phase, n=1):
+            label = group["op"] + " " + " ".join(f"{k}={v}" for k, v in group["params"].items())
+            if phase == "start":
+                progress.update(task, description=label[:48])
+            else:
+                progress.advance(task, n)
         runner = McuRunner(store, plan, progress=on_group, log=lambda s: progress.console.print(s))
     else:
-        runner = Runner(store, plan, progress=on_group)
+        from .runner import Runner
+        progress = Progress(TextColumn("{task.description:<44}"), BarColumn(), TextColumn("{task.fields[eta]}"),
+                            TimeElapsedColumn(), console=console, disable=not show)
+        task = progress.add_task("starting engines", total=1.0, eta="")
+        runner = Runner(store, plan, progress=lambda kind, payload: _host_progress(progress, task, kind, payload),
+                        log=lambda s: progress.console.print(s, markup=False, highlight=False))
     try:
         with progress:
-            holder["id"] = runner.run(run_id)
+            return runner.run(run_id)
     except KeyboardInterrupt:
         rid = run_id or store.resolve_run_id("latest")
-        sys.stderr.write(f"\ninterrupted: finished cells of run {rid} are stored; complete it with "
-                         f"`cryptobench run --resume {rid}`\n")
+        sys.stderr.write(f"\ninterrupted: finished cells of run {rid} are stored (cells still sampling as partial); "
+                         f"complete it with `cryptobench run --resume {rid}`\n")
         raise SystemExit(130)
-    return holder["id"]
+
+
+def _host_progress(progress, task, kind: str, payload) -> None:
+    """A host run's progress line: verifying and setting up (cells done of all), then sampling
+    (rounds, cells within the precision, and the time left until the budget or the last round)."""
+    if kind == "prepare":
+        done, total, label = payload
+        progress.update(task, description=f"verify {done}/{total} {label}"[:44], completed=done / max(total, 1) * 0.1,
+                        eta="")
+        return
+    p = payload
+    frac = 0.1
+    if p.eta_s is not None and p.elapsed_s + p.eta_s > 0:
+        frac = 0.1 + 0.9 * p.elapsed_s / (p.elapsed_s + p.eta_s)
+    within = f", {p.converged}/{p.cells} within target" if p.block_rounds else ""
+    progress.update(task, description=f"sampling: round {p.rounds_done}{within}"[:44], completed=min(frac, 1.0),
+                    eta=f"ETA ≤ {p.eta_s:.0f} s" if p.eta_s is not None else "")
 
 
 def _model(args, out) -> int:

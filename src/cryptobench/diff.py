@@ -1,9 +1,13 @@
-"""`cryptobench diff RUN_A RUN_B`: per cell, the change in median time from A to B, a Mann-Whitney U
-test on the per-operation samples, and a threshold; exit code 1 when a significant regression
-beyond the threshold is found (for CI gates).
+"""`cryptobench diff RUN_A RUN_B`: per cell, the change of the printed time from A to B, a test of
+that change against the variation between runs, and a threshold; exit code 1 when a significant
+regression beyond the threshold is found (for CI gates).
 
 Cells are matched on (op, params, engine, target). For a pair that is ok on both sides:
-change = median_B / median_A − 1; verdict
+change = t_B / t_A − 1, t the printed estimate (estimate.py; the median for runs without one);
+the test: where both cells carry a repeat interval with the same estimator, a two-sided z test of
+log(t_B / t_A) against √(σ_A² + σ_p,A² + τ_A² + σ_B² + σ_p,B² + τ_B²), the run-level variation
+each run measured (docs/statistics.md); otherwise a Mann-Whitney U test on the per-operation
+samples, which knows only sample-to-sample variation. Verdict
   "slower"                  change > threshold and p < alpha   (a regression)
   "faster"                  change < −threshold and p < alpha  (an improvement)
   "same (not significant)"  p ≥ alpha
@@ -21,10 +25,12 @@ import statistics
 import sys
 
 from .errors import UsageError
-from .results import per_op_seconds
+from .results import per_op_seconds, reported_time
 from .significance import mann_whitney_u
 
-TEST = "two-sided Mann-Whitney U on per-operation times"
+TEST = ("two-sided z test of the change against both runs' run-level variation (repeat intervals); "
+        "Mann-Whitney U on per-operation samples where a run has no repeat interval")
+Z_METHOD = "repeat-interval z"
 
 
 def add_diff_parser(sub) -> None:
@@ -36,6 +42,8 @@ def add_diff_parser(sub) -> None:
                    help="smallest change in median that counts, e.g. 5%% or 0.05 (default 5%%)")
     d.add_argument("--alpha", type=float, default=0.01,
                    help="significance level of the two-sided Mann-Whitney U test (default 0.01)")
+    d.add_argument("--strict", action="store_true",
+                   help="refuse (exit 2) when the runs were measured with different methods or nothing was compared")
     d.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
     d.add_argument("--db")
 
@@ -97,6 +105,42 @@ def machine_drift(a: dict, b: dict) -> float | None:
     return rb / ra if ra and rb else None
 
 
+def method(run: dict) -> dict:
+    """How a run measured: sampling in rounds or cell by cell, single-shot, min-time, estimators, k per cell."""
+    plan, cond = run.get("plan") or {}, run.get("conditions") or {}
+    opts = plan.get("options") or {}
+    cells = {_key(c): c for c in run["cells"] if c["status"] == "ok" and c.get("result")}
+    return {"sampling": (cond.get("sampling") or {}).get("method") or ("firmware" if plan.get("target") else "cell by cell"),
+            "single": bool(opts.get("single")), "min_time": opts.get("min_time"),
+            "estimators": {k: reported_time(c["result"])[2] for k, c in cells.items() if reported_time(c["result"])},
+            "k": {k: c["result"].get("k") for k, c in cells.items()}}
+
+
+def method_warnings(run_a: dict, run_b: dict) -> list[str]:
+    """Why the two runs' numbers are not measured alike (each line also refused by --strict)."""
+    a, b = method(run_a), method(run_b)
+    out = []
+    if a["sampling"] != b["sampling"]:
+        out.append(f"different sampling: A {a['sampling']}, B {b['sampling']}")
+    if a["single"] != b["single"]:
+        out.append(f"A is {'single-shot' if a['single'] else 'batched'}, B {'single-shot' if b['single'] else 'batched'}")
+    if a["min_time"] != b["min_time"] and a["min_time"] is not None and b["min_time"] is not None:
+        out.append(f"different --min-time: A {a['min_time']:g} s, B {b['min_time']:g} s")
+    common = a["estimators"].keys() & b["estimators"].keys()
+    est = [k for k in common if a["estimators"][k] != b["estimators"][k]]
+    if est:
+        k = est[0]
+        out.append(f"{len(est)} cell(s) use different estimators (e.g. {k[0]} {k[2]}: A {a['estimators'][k]}, "
+                   f"B {b['estimators'][k]}); their change mixes estimator and speed")
+    ks = [k for k in common if a["k"].get(k) and b["k"].get(k)
+          and max(a["k"][k], b["k"][k]) > 2 * min(a["k"][k], b["k"][k])]
+    if ks:
+        k = ks[0]
+        out.append(f"{len(ks)} cell(s) batch very differently (e.g. {k[0]} {k[2]}: k = {a['k'][k]} in A, "
+                   f"{b['k'][k]} in B); per-batch overheads differ")
+    return out
+
+
 def warnings(a: dict, b: dict, threshold: float) -> list[str]:
     """Why the two runs may not be like for like."""
     out = []
@@ -140,10 +184,25 @@ def _times(cell: dict) -> list[float]:
 
 
 def _median(cell: dict, times: list[float]) -> float | None:
-    m = (((cell.get("result") or {}).get("time_s")) or {}).get("median")
-    if m is None and times:
-        m = statistics.median(times)
+    """The printed time of the cell (its estimate, or the median)."""
+    got = reported_time(cell.get("result"))
+    m = got[0] if got else (statistics.median(times) if times else None)
     return float(m) if m is not None and m > 0 else None
+
+
+def _run_level(cell: dict) -> tuple[str, float] | None:
+    """(estimator, log-scale run-level variance) of a cell that carries a repeat interval."""
+    est = (cell.get("result") or {}).get("estimate")
+    if not est or est.get("sigma_log") is None:
+        return None
+    return est["estimator"], sum(float(est.get(k) or 0.0) ** 2 for k in ("sigma_log", "sigma_process_log", "tau_log"))
+
+
+def z_test(ma: float, mb: float, var_a: float, var_b: float) -> dict:
+    sd = math.sqrt(var_a + var_b)
+    z = math.log(mb / ma) / sd if sd > 0 else (0.0 if mb == ma else math.inf)
+    return {"u": None, "z": z, "p": math.erfc(abs(z) / math.sqrt(2)) if math.isfinite(z) else 0.0,
+            "method": Z_METHOD}
 
 
 def _not_ok_verdict(sa: str, sb: str) -> tuple[str, str]:
@@ -190,7 +249,11 @@ def compare_pair(ca: dict | None, cb: dict | None, threshold: float, alpha: floa
     if len(ta) < 2 or len(tb) < 2:
         row["verdict"], row["kind"] = "not enough samples", "other"
         return row
-    test = mann_whitney_u(ta, tb)
+    la, lb = _run_level(ca), _run_level(cb)
+    if la and lb and la[0] == lb[0]:
+        test = z_test(ma, mb, la[1], lb[1])
+    else:
+        test = mann_whitney_u(ta, tb)
     row["u"], row["p"], row["method"] = test["u"], test["p"], test["method"]
     if test["p"] >= alpha:
         row["verdict"], row["kind"] = "same (not significant)", "unchanged"
@@ -215,7 +278,12 @@ def diff(run_a: dict, run_b: dict, threshold: float, alpha: float) -> dict:
     rows = [compare_pair(cells_a.get(k), cells_b.get(k), threshold, alpha) for k in keys]
     a, b = run_info(run_a), run_info(run_b)
     count = {kind: sum(r["kind"] == kind for r in rows) for kind in ("regression", "improvement", "unchanged", "other")}
-    return {"a": a, "b": b, "test": TEST, "threshold": threshold, "alpha": alpha, "warnings": warnings(a, b, threshold),
+    methods = method_warnings(run_a, run_b)
+    if not count["regression"] + count["improvement"] + count["unchanged"]:
+        methods.append("nothing was compared: no cell is timed in both runs"
+                       + (f" ({count['other']} listed as missing, failed or unsupported)" if count["other"] else ""))
+    return {"a": a, "b": b, "test": TEST, "threshold": threshold, "alpha": alpha,
+            "method_warnings": methods, "warnings": methods + warnings(a, b, threshold),
             "machine_drift": machine_drift(a, b),
             "rows": rows, "regressions": count["regression"], "improvements": count["improvement"],
             "unchanged": count["unchanged"], "not_compared": count["other"]}
@@ -245,8 +313,8 @@ def _run_line(side: str, info: dict) -> str:
 
 def header_lines(doc: dict) -> list[str]:
     return [_run_line("A", doc["a"]), _run_line("B", doc["b"]),
-            f"test: {doc['test']}, alpha {doc['alpha']:g}; threshold ±{doc['threshold'] * 100:g} % change in "
-            "median (B / A − 1); a regression is slower beyond the threshold and significant, or ok in A and "
+            f"test: {doc['test']}, alpha {doc['alpha']:g}; threshold ±{doc['threshold'] * 100:g} % change of the "
+            "printed time (B / A − 1); a regression is slower beyond the threshold and significant, or ok in A and "
             "failed in B",
             *[f"warning: {w}" for w in doc["warnings"]]]
 
@@ -330,6 +398,8 @@ def cmd_diff(args: argparse.Namespace, out) -> int:
     run_a = store.load_run(store.resolve_run_id(args.run_a))
     run_b = store.load_run(store.resolve_run_id(args.run_b))
     doc = diff(run_a, run_b, threshold, alpha)
+    if args.strict and doc["method_warnings"]:
+        raise UsageError("--strict: the runs are not comparable: " + "; ".join(doc["method_warnings"]))
     if args.format == "json":
         out.write(json.dumps(doc, indent=1, default=str) + "\n")
     elif args.format == "csv":

@@ -14,10 +14,10 @@ import json
 
 from .catalog import OPS
 from .errors import UsageError
-from .results import per_op_seconds
+from .results import duration_improvement, per_op_seconds, reported_time
 from .stats import ratio_ci
 
-SCHEMA_NOTE = "engine / baseline (ratio of medians, 95 % percentile bootstrap)"
+SCHEMA_NOTE = "engine / baseline (ratio of the printed times, 95 % repeat interval; docs/statistics.md)"
 
 
 def direction_text(baseline: str) -> str:
@@ -67,8 +67,9 @@ def _times(cell: dict) -> list[float] | None:
 
 
 def _median_time(cell: dict) -> float | None:
-    t = ((cell.get("result") or {}).get("time_s") or {}).get("median")
-    return t if t and t > 0 else None
+    """The cell's printed time (its estimate, or the median: results.reported_time)."""
+    got = reported_time(cell.get("result"))
+    return got[0] if got and got[0] > 0 else None
 
 
 def _status_word(cell: dict | None) -> str:
@@ -118,8 +119,9 @@ def relative(run: dict, baseline: str) -> dict:
                 continue
             t_e, t_b = _times(cell), _times(base)
             if t_e and t_b:
-                ratio, ci = ratio_ci(t_e, t_b)          # median(engine) / median(baseline)
-                row["time_ratio"], row["time_ci95"] = ratio, list(ci)
+                # the Improvement upside down: the same estimator and repeat interval as the tables
+                impr, (lo, hi), _ = duration_improvement(base, cell)
+                row["time_ratio"], row["time_ci95"] = 1 / impr, [1 / hi, 1 / lo]
             elif _median_time(cell):
                 row["time_ratio"] = _median_time(cell) / base_time
             ee = (cell.get("result") or {}).get("energy")

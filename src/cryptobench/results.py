@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from .catalog import OPS
-from .stats import flags_for, ratio_ci, summarize
+from .estimate import estimate, layout_sensitive, ratio_interval
+from .stats import HIGH_RSD_PCT, flags_for, ratio_ci, summarize
 
 SCHEMA_ID = "cryptobench-result/1"
 
@@ -13,17 +14,42 @@ def per_op_seconds(op_id: str, samples: list) -> list[float]:
     return [ns / k / 1e9 / div for k, ns, _ in samples]
 
 
-def derive(op_id: str, params: dict, samples: list, hello: dict, single: bool) -> dict:
+def derive(op_id: str, params: dict, samples: list, hello: dict, single: bool, sampling: dict | None = None,
+           noise_rsd_pct: float | None = None, precision: float | None = None) -> dict:
+    """The result record of one cell. `sampling` (a host run's rounds: {"rounds", "processes",
+    "block_rounds", "estimator", "tau"}) adds the reported estimate and its repeat interval (estimate.py);
+    `noise_rsd_pct`, the machine's noise floor, makes the high-rsd flag relative to it; `precision`
+    (an adaptive run's target) flags a cell whose interval did not get there."""
     op = OPS[op_id]
     times = per_op_seconds(op_id, samples)
     s = summarize(times)
     batch_ns = sorted(ns for _, ns, _ in samples)[len(samples) // 2]
     floor = max(float(hello.get("clock_res_ns", 1)), float(hello.get("clock_overhead_ns", 0)))
     div = 2.0 if op.halve else 1.0
-    cycles = sorted(c / k / div for k, _, c in samples)
+    cycles_per_op = [c / k / div for k, _, c in samples]
+    cycles = sorted(cycles_per_op)
     counter = hello.get("counter", "none")
     cyc_median = cycles[len(cycles) // 2] if counter != "none" else None
     nbytes = params.get("bytes") if op.payload else None
+    est = None
+    if sampling:
+        est = estimate(times, sampling["rounds"], sampling["block_rounds"], sampling["estimator"],
+                       sampling.get("tau", 0.0), processes=sampling.get("processes") or None)
+    value = est.value if est else s.median
+    cyc_value = cyc_median
+    if est and counter != "none":
+        from .estimate import point
+        cyc_value = point(cycles_per_op, sampling["estimator"])
+    flags = flags_for(s, batch_ns, floor, relative_high_rsd(noise_rsd_pct))
+    if est is not None:
+        if "few-samples" in flags:
+            flags.remove("few-samples")      # the printed interval is the blocks', not the samples' median's
+        if not est.enough_blocks:
+            flags.append("few-samples")
+        if precision is not None and est.half_width > precision:
+            flags.append("not-converged")
+        if layout_sensitive(est.per_process):
+            flags.append("layout")
     out = {
         "n": s.n,
         "k": samples[0][0],
@@ -31,19 +57,65 @@ def derive(op_id: str, params: dict, samples: list, hello: dict, single: bool) -
         "time_s": {"median": s.median, "mean": s.mean, "stdev": s.stdev, "rsd_pct": s.rsd_pct,
                    "min": s.min, "max": s.max, "ci95": list(s.ci95), "ci_coverage": s.ci_coverage},
         "outliers": s.outliers,
-        "ops_per_s": 1.0 / s.median if s.median > 0 else None,
+        "ops_per_s": 1.0 / value if value > 0 else None,
         "throughput_Bps": None, "KBps": None, "KiBps": None,
         "cycles": {"counter": counter, "counter_hz": hello.get("counter_hz"), "per_op_median": cyc_median},
         "cycles_per_byte": None,
         "halved": op.halve,
-        "flags": flags_for(s, batch_ns, floor),
+        "flags": flags,
     }
+    if est is not None:
+        out["estimate"] = est.as_dict()
+        out["cycles"]["per_op_estimate"] = cyc_value
+        out["sampling"] = {"rounds": list(sampling["rounds"]), "processes": list(sampling.get("processes") or []),
+                           "block_rounds": sampling["block_rounds"]}
     if nbytes:
-        bps = nbytes / s.median
+        bps = nbytes / value
         out.update(throughput_Bps=bps, KBps=bps / 1000.0, KiBps=bps / 1024.0)
-        if cyc_median is not None:
-            out["cycles_per_byte"] = cyc_median / nbytes
+        if cyc_value is not None:
+            out["cycles_per_byte"] = cyc_value / nbytes
     return out
+
+
+def relative_high_rsd(noise_rsd_pct: float | None) -> float:
+    """The RSD above which a cell is flagged high-rsd: HIGH_RSD_PCT, or twice the machine's own
+    noise floor where that is higher (a cell as noisy as the machine is the machine's doing)."""
+    return max(HIGH_RSD_PCT, 2.0 * noise_rsd_pct) if noise_rsd_pct else HIGH_RSD_PCT
+
+
+def reported_time(result: dict | None) -> tuple[float, tuple[float, float], str] | None:
+    """(seconds per operation, its 95 % interval, the estimator's name) as tables print it: the
+    estimate of a host run sampled in rounds, else the median and its interval (MCU targets,
+    imported traces, scaling runs, runs stored before estimates existed)."""
+    r = result or {}
+    est = r.get("estimate")
+    if est:
+        return est["value"], tuple(est["ci95"]), est["estimator"]
+    t = r.get("time_s")
+    if not t or t.get("median") is None:
+        return None
+    return t["median"], tuple(t.get("ci95") or (t["median"], t["median"])), "median"
+
+
+def _rounds(cell: dict) -> list | None:
+    smp = (cell.get("result") or {}).get("sampling")
+    return smp["rounds"] if smp and cell.get("samples") else None
+
+
+def duration_improvement(base: dict, cell: dict) -> tuple[float, tuple[float, float], str]:
+    """t_base / t_cell with its 95 % interval and the estimator both times are: the reported
+    estimates and their block-paired repeat interval where both cells were sampled in the same
+    rounds with the same estimator, else the ratio of medians with a bootstrap interval of the samples."""
+    tb, tc = reported_time(base.get("result")), reported_time(cell.get("result"))
+    rb, rc = _rounds(base), _rounds(cell)
+    if tb and tc and rb and rc and tb[2] == tc[2]:
+        sig = tuple(float(c["result"]["estimate"].get("sigma_process_log") or 0.0) for c in (base, cell))
+        got = ratio_interval(per_op_seconds(base["op"], base["samples"]), rb, per_op_seconds(cell["op"], cell["samples"]),
+                             rc, base["result"]["sampling"]["block_rounds"], tb[2], process_sigmas=sig)
+        if got is not None:
+            return got[0], got[1], tb[2]
+    ratio, ci = ratio_ci(per_op_seconds(base["op"], base["samples"]), per_op_seconds(cell["op"], cell["samples"]))
+    return ratio, ci, "median"
 
 
 def comparisons(cells: list[dict], baseline: str | None) -> list[dict]:
@@ -59,9 +131,9 @@ def comparisons(cells: list[dict], baseline: str | None) -> list[dict]:
         if engine == baseline or (op, pkey, baseline) not in timed:
             continue
         base = timed[(op, pkey, baseline)]
-        ratio, ci = ratio_ci(per_op_seconds(op, base["samples"]), per_op_seconds(op, cell["samples"]))
+        ratio, ci, estimator = duration_improvement(base, cell)
         comp = {"op": op, "params": dict(pkey), "baseline": baseline, "engine": engine,
-                "duration_improvement": ratio, "ci95": list(ci)}
+                "duration_improvement": ratio, "ci95": list(ci), "estimator": estimator}
         eb, ee = (base.get("result") or {}).get("energy"), (cell.get("result") or {}).get("energy")
         usable = lambda en: (en and (en.get("per_op_j") or 0) > 0
                              and "not-above-idle" not in en.get("flags", []))

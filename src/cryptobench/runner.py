@@ -2,28 +2,39 @@
 from __future__ import annotations
 
 import signal
-from dataclasses import asdict
+import time
 from typing import Callable
 
-from .catalog import get_op, resolve_params
+from .catalog import cost_varies, get_op, resolve_params
 from .conditions import host_conditions
 from .engines import DEFAULT_ENGINES, ENGINES, check_engine
 from .secure import close_provision, open_provision
 from .errors import HarnessError, UsageError
-from .noise import NoiseFloor
+from .noise import ENGINE as NOISE_ENGINE, OP as NOISE_OP, SAMPLE_S as NOISE_SAMPLE_S, SLOT as NOISE_SLOT
+from .noise import noise_summary
 from .results import derive
+from .sampling import CellSamples, RoundSampler, Source, StopRule, estimator_for
 from . import scaling
 from .store import Store, cell_key
 from .suites import Suite
 from .verify import Verifier
 
 TARGET = "host"
+DEFAULT_BUDGET_S = 60.0      # a run without a budget of its own (suite `budget`, --budget) samples at most this long
+DEFAULT_PRECISION = 0.01     # adaptive stopping: every cell's repeat interval within ±1 %
+PER_VISIT = 2                # batches a cell takes each time a round visits it
+PROCESSES = 4                # harness processes per library engine (each its own memory layout)
+FINISH_MARGIN_S = 3.0        # of the budget, kept for deriving and storing the results
 
 
 def build_plan(suite: Suite | None, engines: list[str] | None, ops: list[str] | None,
                param_overrides: dict[str, list], repeat: int | None, min_time: float | None,
-               warmup: int | None, baseline: str | None, single: bool = False) -> dict:
-    """The list of comparison groups to run: each an (op, params) and the engines that take part."""
+               warmup: int | None, baseline: str | None, single: bool = False,
+               sampling: dict | None = None) -> dict:
+    """The list of comparison groups to run: each an (op, params) and the engines that take part.
+    `sampling` (host runs, from the command line): budget_s, precision (a fraction), processes, seed;
+    what it leaves out comes from the suite, then the defaults."""
+    sampling = sampling or {}
     chosen = engines or (suite.engines if suite and suite.engines else None)
     groups = []
     if suite is not None:
@@ -65,10 +76,20 @@ def build_plan(suite: Suite | None, engines: list[str] | None, ops: list[str] | 
         "options": {
             "repeat": repeat if repeat is not None else (suite.repeat if suite else 20),
             "warmup": warmup if warmup is not None else (suite.warmup if suite else 2),
-            "min_time": min_time if min_time is not None else (suite.min_time if suite else 0.01),
+            "min_time": min_time if min_time is not None else (suite.min_time if suite else 0.001),
+            "budget_s": sampling.get("budget_s") or (suite.budget if suite and suite.budget else DEFAULT_BUDGET_S),
+            "precision": sampling.get("precision") or (suite.precision / 100 if suite and suite.precision
+                                                        else DEFAULT_PRECISION),
+            "processes": sampling.get("processes") or PROCESSES,
+            "per_visit": PER_VISIT,
+            "seed": sampling.get("seed"),
             "engines": all_engines,
             "single": single,
             "repeat_from_cli": repeat is not None,
+            # a fixed n: --repeat, or a suite that gives its study's n and no budget or precision
+            "fixed_samples": repeat is not None or bool(suite and suite.repeat_set and not suite.budget
+                                                         and not suite.precision and not sampling.get("budget_s")
+                                                         and not sampling.get("precision")),
             "min_time_from_cli": min_time is not None,
         },
         "groups": [g for g in unique if g["engines"]],
@@ -99,19 +120,24 @@ def _apply_overrides(groups: list[dict], overrides: dict[str, list]) -> list[dic
 
 
 class Runner:
+    """A host run: engines started, every cell verified, then sampled in rounds over the whole run
+    (sampling.py) and stored; `--parallel` runs measure group by group instead (scaling.py)."""
+
     def __init__(self, store: Store, plan: dict, progress: Callable | None = None,
                  log: Callable[[str], None] = lambda s: None):
         self.store = store
         self.plan = plan
-        self.progress = progress
+        self.progress = progress         # progress(kind, payload): ("prepare", (done, total, label)) or ("sample", sampling.Progress)
         self.log = log
-        self.procs: dict = {}
+        self.procs: dict = {}            # engine -> its first harness process (verification, energy windows)
+        self.extra_procs: dict = {}      # engine -> its further harness processes (rounds take turns)
         self.provisions: dict = {}       # engine -> secure.Provision (token / TPM started for the run)
         self.engine_info: dict = {}
         self.unusable: dict = {}
         self.hello: dict = {}
         self.meter = open_meter(plan["options"].get("energy"))
         self.energy = None
+        self.started = time.monotonic()
 
     # --- engines ------------------------------------------------------------------------------
     def start_engines(self) -> None:
@@ -126,7 +152,7 @@ class Runner:
                 self.provisions[name] = prov
             proc = engine.start()
             info, why = check_engine(engine, proc)
-        except (HarnessError, UsageError, OSError) as exc:   # unusable here: the run goes on without it
+        except (HarnessError, UsageError) as exc:   # unusable here: the run goes on without it
             self.unusable[name] = str(exc)
             return
         if name in self.provisions:
@@ -139,8 +165,32 @@ class Runner:
         else:
             self.procs[name] = proc
 
+    def processes_per_engine(self, name: str) -> int:
+        """Harness processes an engine's cells are spread over: each has its own memory layout, and
+        which one is fast is luck. A secure element or TPM is one device: one session to it."""
+        if ENGINES[name].provision:
+            return 1
+        return max(1, int(self.plan["options"].get("processes") or 1))
+
+    def _start_extra(self, name: str) -> list:
+        """The engine's processes beyond the first (started after verification, used for sampling)."""
+        if name not in self.extra_procs:
+            self.extra_procs[name] = []
+            for _ in range(self.processes_per_engine(name) - 1):
+                try:
+                    proc = ENGINES[name].start()
+                    _, why = check_engine(ENGINES[name], proc)
+                except HarnessError as exc:
+                    self.log(f"{name}: an extra harness process failed to start ({exc}); sampling with fewer")
+                    break
+                if why:
+                    proc.close()
+                    break
+                self.extra_procs[name].append(proc)
+        return [self.procs[name]] + self.extra_procs[name]
+
     def close(self) -> None:
-        for proc in self.procs.values():
+        for proc in list(self.procs.values()) + [p for ps in self.extra_procs.values() for p in ps]:
             proc.close()
         for name, prov in self.provisions.items():
             close_provision(ENGINES[name], prov)
@@ -159,54 +209,24 @@ class Runner:
     def run(self, run_id: int | None = None) -> int:
         self.start_engines()
         conditions = self.conditions()
-        previous_energy = None
+        stored_conditions: dict = {}
         if run_id is None:
             run_id = self.store.create_run(self.plan["suite"], self.plan, conditions)
-            previous_noise = None
         else:
-            stored = self.store.load_run(run_id)["conditions"]
-            previous_noise = stored.get("noise_floor")
-            previous_energy = stored.get("energy_meter")
+            stored_conditions = self.store.load_run(run_id)["conditions"]
             self.store.update_conditions(run_id, conditions)
             self.store.set_status(run_id, "running")
-        done = self.store.done_keys(run_id)
-        self.parallel_ref = {}           # (op, params, engine) -> result["parallel"] of its N = 1 cell
-        if scaling.is_parallel_run(self.plan):
-            for c in self.store.load_run(run_id)["cells"]:
-                if c["params"].get(scaling.PARAM) == 1 and c["status"] == "ok":
-                    self.parallel_ref[cell_key(c["op"], scaling.op_params(c["params"]), c["engine"])] = \
-                        c["result"]["parallel"]
         verifier = Verifier(self.procs)
-        noise = NoiseFloor(verifier, previous_noise)
         if self.meter is not None:
             from .meters.session import EnergySession
             self.energy = EnergySession(self.meter, int(self.plan["options"].get("energy_windows") or 5),
-                                        previous_energy)
+                                        stored_conditions.get("energy_meter"))
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
-            seq = 0
-            for group in self.plan["groups"]:
-                pending = [e for e in group["engines"]
-                           if cell_key(group["op"], group["params"], e) not in done]
-                base_seq = seq
-                seq += len(group["engines"])
-                if not pending:
-                    continue
-                if self.progress:
-                    self.progress(group, "start")
-                if not noise.k and not noise.why:
-                    noise.start()
-                if self.energy is not None and not self.energy.started:
-                    self._energy_idle(start=True)
-                self._run_group(run_id, base_seq, group, pending, verifier)
-                noise.sample()
-                extra = {"noise_floor": noise.summary()}
-                if self.energy is not None:
-                    self._energy_idle(start=False)
-                    extra["energy_meter"] = self.energy.summary()
-                self.store.update_conditions(run_id, {**conditions, **extra})
-                if self.progress:
-                    self.progress(group, "end")
+            if scaling.is_parallel_run(self.plan):
+                self._run_groups(run_id, conditions, stored_conditions, verifier)
+            else:
+                self._run_rounds(run_id, conditions, stored_conditions, verifier)
             self.store.set_status(run_id, "complete")
         except KeyboardInterrupt:
             self.store.set_status(run_id, "interrupted")
@@ -217,91 +237,325 @@ class Runner:
             self.close()
         return run_id
 
-    def _idle_proc(self):
-        """A running harness to sleep in during idle windows (any engine's: it only sleeps)."""
-        for proc in self.procs.values():
-            if proc.proc.poll() is None:
-                return proc
-        return None
-
-    def _energy_idle(self, start: bool) -> None:
-        """The idle baseline: IDLE_FIRST windows at the start, one after every group."""
-        proc = self._idle_proc()
-        if proc is None:
-            self.energy.why = "no running harness to take idle windows with"
-            return
-        try:
-            if start:
-                self.energy.start(proc)
-            elif self.energy.started:
-                self.energy.idle(proc)
-        except HarnessError as exc:
-            self.energy.why = f"idle window failed: {exc}"
+    def _report(self, kind: str, payload) -> None:
+        if self.progress:
+            self.progress(kind, payload)
 
     def _cell(self, group, engine, status, kat, detail, samples=None, result=None) -> dict:
         return {"op": group["op"], "params": group["params"], "engine": engine, "target": TARGET,
-                "provenance": "measured" if status == "ok" else "none", "status": status, "kat": kat,
+                "provenance": "measured" if status in ("ok", "partial") else "none", "status": status, "kat": kat,
                 "detail": detail, "samples": samples, "result": result}
 
-    def _run_group(self, run_id: int, base_seq: int, group: dict, engines: list[str],
-                   verifier: Verifier) -> None:
+    def _check_cell(self, run_id: int, seq: int, group: dict, e: str, verifier: Verifier) -> str | None:
+        """Supported and verified: the verification detail; otherwise the cell is stored as
+        unsupported or failed and None is returned."""
         op, params = group["op"], scaling.op_params(group["params"])   # without the process count
-        seqs = {e: base_seq + group["engines"].index(e) for e in engines}
-        ready = []
-        for e in engines:
-            if e in self.procs and self.procs[e].proc.poll() is not None:
-                self.log(f"{e}: harness exited, restarting it")
-                del self.procs[e]
-                self._start(e)             # a crash costs one group, not the rest of the run
-            if e in self.unusable:
-                self.store.save_cell(run_id, seqs[e], self._cell(group, e, "failed", "n/a",
-                                                                 f"engine unusable: {self.unusable[e]}"))
-                continue
-            proc = self.procs[e]
-            try:
-                ok, why = proc.supports(ENGINES[e].harness_engine, op, params)
-            except HarnessError as exc:
-                ok, why = False, f"harness error: {exc}"
-            if not ok:
-                self.store.save_cell(run_id, seqs[e], self._cell(group, e, "unsupported", "n/a", why))
-                continue
-            verdict = verifier.verify(e, op, params)
-            if verdict.kat != "pass":
-                self.store.save_cell(run_id, seqs[e], self._cell(group, e, "failed", "fail", verdict.detail))
-                continue
-            ready.append((e, verdict.detail))
-        if not ready:
-            return
-        if group.get("parallel"):
-            self._run_parallel(run_id, seqs, group, ready)
-            return
-        samples, failures, energy = self._time_interleaved(group, [e for e, _ in ready])
-        opts = self.plan["options"]
-        single = bool(group.get("single") or opts["single"])
-        for e, detail in ready:
-            if e in failures:
-                self.store.save_cell(run_id, seqs[e], self._cell(group, e, "failed", "pass",
-                                                                 f"timing failed: {failures[e]}"))
-                continue
-            result = derive(op, params, samples[e], self.procs[e].hello, single)
-            if self.energy is not None:
-                # only cells that passed verification and timing get here: no energy without a KAT pass
-                if isinstance(energy.get(e), str):
-                    result["energy_note"] = energy[e]
-                else:
-                    en, why = self.energy.cell_energy(op, params, energy.get(e) or [])
-                    if en is not None:
-                        result["energy"] = en
-                    else:
-                        result["energy_note"] = why + (f" ({self.energy.why})" if self.energy.why else "")
-            self.store.save_cell(run_id, seqs[e], self._cell(group, e, "ok", "pass", detail,
-                                                             samples[e], result))
+        if e in self.procs and self.procs[e].proc.poll() is not None:
+            self.log(f"{e}: harness exited, restarting it")
+            del self.procs[e]
+            self._start(e)             # a crash costs one cell, not the rest of the run
+        if e in self.unusable:
+            self.store.save_cell(run_id, seq, self._cell(group, e, "failed", "n/a", f"engine unusable: {self.unusable[e]}"))
+            return None
+        try:
+            ok, why = self.procs[e].supports(ENGINES[e].harness_engine, op, params)
+        except HarnessError as exc:
+            ok, why = False, f"harness error: {exc}"
+        if not ok:
+            self.store.save_cell(run_id, seq, self._cell(group, e, "unsupported", "n/a", why))
+            return None
+        verdict = verifier.verify(e, op, params)
+        if verdict.kat != "pass":
+            self.store.save_cell(run_id, seq, self._cell(group, e, "failed", "fail", verdict.detail))
+            return None
+        return verdict.detail
 
     def _timing_options(self, group: dict) -> tuple[int, float, int, bool]:
         opts = self.plan["options"]
         pick = lambda key: opts[key] if opts.get(f"{key}_from_cli") or group.get(key) is None else group[key]
         warmup = int(opts["warmup"] if group.get("warmup") is None else group["warmup"])
         return int(pick("repeat")), float(pick("min_time")), warmup, bool(group.get("single") or opts["single"])
+
+    # --- rounds (every host run but --parallel) ------------------------------------------------
+    def _run_rounds(self, run_id: int, conditions: dict, stored: dict, verifier: Verifier) -> None:
+        """Verify every cell, set each up in every process of its engine, sample them all in
+        rounds until the stop rule holds, then derive and store every cell at once."""
+        partial = {cell_key(c["op"], c["params"], c["engine"]): c
+                   for c in self.store.load_run(run_id)["cells"] if c["status"] == "partial"}
+        done = self.store.done_keys(run_id)
+        cells, meta, deferred = self._prepare_cells(run_id, done, partial, verifier)
+        noise = self._reference_cell(verifier, stored.get("noise_floor"))
+        opts = self.plan["options"]
+        previous_sampling = stored.get("sampling") or {}
+        first_round = max([r for c in cells for r in c.rounds] + [-1]) + 1
+        fixed = bool(opts.get("fixed_samples", opts.get("repeat_from_cli")))
+        end = self.started + float(opts.get("budget_s") or DEFAULT_BUDGET_S) - FINISH_MARGIN_S
+        # a device's cells come after the rounds: the rounds leave them their share of the budget
+        main_end = time.monotonic() + (end - time.monotonic()) * len(cells) / max(1, len(cells) + len(deferred))
+        rule = StopRule(min_samples=max([c_min for c_min in (m["min_samples"] for m in meta.values())] + [1]),
+                        fixed=fixed, precision=float(opts.get("precision") or DEFAULT_PRECISION), deadline=main_end)
+        sampled = cells + ([noise] if noise is not None else [])
+        sampler = RoundSampler(sampled, rule, per_visit=int(opts.get("per_visit") or PER_VISIT),
+                               seed=opts.get("seed"), progress=lambda p: self._report("sample", p),
+                               checkpoint=lambda _: self._checkpoint(run_id, cells, meta, sampler, noise, conditions),
+                               first_round=first_round, block_rounds=previous_sampling.get("block_rounds"))
+        if cells:
+            self._energy_start()
+            try:
+                sampler.run()
+            except KeyboardInterrupt:
+                self._checkpoint(run_id, cells, meta, sampler, noise, conditions)
+                raise
+        if deferred:
+            device_cells = self._sample_deferred(run_id, deferred, meta, partial, rule, end)
+        tau, levels = sampler.machine()
+        record = {**sampler.record(), "processes": {e: len(self.extra_procs.get(e, [])) + 1 for e in self.procs},
+                  "budget_s": float(opts.get("budget_s") or DEFAULT_BUDGET_S), "machine_tau_log": tau,
+                  "machine_levels_log": levels}
+        if previous_sampling.get("sessions"):
+            record["sessions"] = previous_sampling["sessions"] + [record["seed"]]
+        extra = {"sampling": record}
+        if noise is not None:
+            extra["noise_floor"] = noise_summary(noise, sampler.block_rounds or 1, stored.get("noise_floor"))
+        energy = self._energy_windows(cells, meta)
+        if self.energy is not None:
+            extra["energy_meter"] = self.energy.summary()
+        noise_rsd = machine_rsd((extra.get("noise_floor") or {}).get("rsd_pct"), cells)
+        rows = [self._finished_row(c, meta[c.key], meta[c.key].get("sampler", sampler), noise_rsd,
+                                   energy.get(c.key), tau) for c in cells]
+        if deferred:
+            rows += [self._finished_row(c, meta[c.key], meta[c.key]["sampler"], noise_rsd, None, 0.0)
+                     for c in device_cells]
+        self.store.save_cells(run_id, rows, {**conditions, **extra})
+        for c in cells:
+            for s in c.sources:
+                s.proc.teardown(s.slot)
+
+    def _prepare_cells(self, run_id: int, done: set, partial: dict, verifier: Verifier):
+        """Cells ready to sample: verified, set up in each of their engine's processes, calibrated.
+        A device's cells (a secure element, a TPM: few object slots) are only verified here and set
+        up one at a time after the rounds (`deferred`)."""
+        cells, meta, deferred = [], {}, []
+        todo = [(gi, g, e, seq) for gi, g, e, seq in self._plan_cells() if cell_key(g["op"], g["params"], e) not in done]
+        for i, (gi, group, e, seq) in enumerate(todo):
+            self._report("prepare", (i, len(todo), f"{group['op']} {e}"))
+            detail = self._check_cell(run_id, seq, group, e, verifier)
+            if detail is None:
+                continue
+            repeat, _, _, single = self._timing_options(group)
+            key = cell_key(group["op"], group["params"], e)
+            meta[key] = {"group": group, "seq": seq, "detail": detail, "single": single, "min_samples": repeat,
+                         "slot": gi + 1, "engine": e}
+            if ENGINES[e].provision:
+                deferred.append(key)
+                continue
+            cell = self._setup_cell(run_id, key, meta[key], partial.get(key))
+            if cell is not None:
+                cells.append(cell)
+        self._report("prepare", (len(todo), len(todo), "sampling"))
+        return cells, meta, deferred
+
+    def _setup_cell(self, run_id: int, key: str, meta: dict, old: dict | None) -> CellSamples | None:
+        """Set the cell up in every process of its engine, calibrate k, warm up; resume its stored
+        samples. A failure is stored as the cell's result and gives None."""
+        group, e, slot = meta["group"], meta["engine"], meta["slot"]
+        repeat, min_time, warmup, single = self._timing_options(group)
+        op, params = group["op"], scaling.op_params(group["params"])
+        try:
+            procs = self._start_extra(e)
+            for proc in procs:
+                proc.setup(slot, ENGINES[e].harness_engine, op, params)
+            # an operation whose own cost varies is timed one at a time: its median is the quantity
+            k = 1 if single or cost_varies(op, params) else procs[0].calibrate(slot, int(min_time * 1e9))
+            if warmup:
+                for proc in procs:
+                    proc.sample(slot, k, warmup)
+        except HarnessError as exc:
+            self.store.save_cell(run_id, meta["seq"], self._cell(group, e, "failed", "pass", f"timing failed: {exc}"))
+            return None
+        cell = CellSamples(key, e, op, params, k, estimator_for(op, params, e, single),
+                           [Source(p, slot) for p in procs], divisor=2.0 if get_op(op).halve else 1.0,
+                           min_samples=repeat)
+        if old and old.get("samples") and (old.get("result") or {}).get("sampling"):
+            cell.samples = [list(s) for s in old["samples"]]
+            cell.rounds = list(old["result"]["sampling"]["rounds"])
+            cell.processes = list(old["result"]["sampling"].get("processes") or [0] * len(cell.samples))
+            cell.k = int(old["samples"][0][0])      # the batch size the stored samples have
+        return cell
+
+    def _sample_deferred(self, run_id: int, deferred: list, meta: dict, partial: dict, rule: StopRule,
+                         end: float) -> list:
+        """A device's cells, one after the other, each set up, sampled in rounds of its own (its
+        share of the time left) and torn down."""
+        cells = []
+        for i, key in enumerate(deferred):
+            cell = self._setup_cell(run_id, key, meta[key], partial.get(key))
+            if cell is None:
+                continue
+            share = max(0.0, end - time.monotonic()) / (len(deferred) - i)
+            own = StopRule(min_samples=cell.min_samples, fixed=rule.fixed, precision=rule.precision,
+                           deadline=time.monotonic() + share)
+            first = max(cell.rounds + [-1]) + 1
+            sampler = RoundSampler([cell], own, per_visit=int(self.plan["options"].get("per_visit") or PER_VISIT),
+                                   seed=self.plan["options"].get("seed"), first_round=first,
+                                   progress=lambda p: self._report("sample", p))
+            sampler.run()
+            meta[key]["sampler"] = sampler
+            for s in cell.sources:
+                s.proc.teardown(s.slot)
+            cells.append(cell)
+        return cells
+
+    def _plan_cells(self):
+        """(group index, group, engine, seq) of every planned cell, in plan order."""
+        seq = 0
+        for gi, group in enumerate(self.plan["groups"]):
+            for e in group["engines"]:
+                yield gi, group, e, seq
+                seq += 1
+
+    def _reference_cell(self, verifier: Verifier, previous: dict | None) -> CellSamples | None:
+        """The no-crypto reference loop as one more cell of the rounds: the machine's noise floor."""
+        try:
+            verdict = verifier.verify(NOISE_ENGINE, NOISE_OP, {})
+            if verdict.kat != "pass":
+                self.log(f"machine noise floor: the reference loop failed its check ({verdict.detail})")
+                return None
+            proc = verifier.proc(NOISE_ENGINE)
+            proc.setup(NOISE_SLOT, NOISE_ENGINE, NOISE_OP, {})
+            k = proc.calibrate(NOISE_SLOT, int(NOISE_SAMPLE_S * 1e9))
+        except HarnessError as exc:
+            self.log(f"machine noise floor: reference loop unavailable ({exc})")
+            return None
+        cell = CellSamples("__reference_loop__", NOISE_ENGINE, NOISE_OP, {}, k, "p1", [Source(proc, NOISE_SLOT)],
+                           companion=True)
+        if previous and previous.get("rounds"):
+            cell.samples = [list(s) for s in previous["samples"]]
+            cell.rounds = list(previous["rounds"])
+            cell.processes = [0] * len(cell.samples)
+        return cell
+
+    def _finished_row(self, cell: CellSamples, meta: dict, sampler: RoundSampler, noise_rsd: float | None,
+                      energy, tau: float) -> dict:
+        group = meta["group"]
+        if cell.failure or not cell.samples:
+            why = cell.failure or "no samples"
+            return {**self._cell(group, cell.engine, "failed", "pass", f"timing failed: {why}"), "seq": meta["seq"]}
+        result = self._derive(cell, meta, sampler, noise_rsd, tau)
+        if self.energy is not None:
+            # only cells that passed verification and timing get here: no energy without a KAT pass
+            if isinstance(energy, str):
+                result["energy_note"] = energy
+            else:
+                en, why = self.energy.cell_energy(cell.op, cell.params, energy or [])
+                if en is not None:
+                    result["energy"] = en
+                else:
+                    result["energy_note"] = why + (f" ({self.energy.why})" if self.energy.why else "")
+        return {**self._cell(group, cell.engine, "ok", "pass", meta["detail"], cell.samples, result), "seq": meta["seq"]}
+
+    def _derive(self, cell: CellSamples, meta: dict, sampler: RoundSampler, noise_rsd: float | None,
+                tau: float) -> dict:
+        sampling = {"rounds": cell.rounds, "processes": cell.processes, "block_rounds": sampler.block_rounds or 1,
+                    "estimator": cell.estimator, "tau": tau}
+        precision = None if sampler.rule.fixed else sampler.rule.precision
+        return derive(cell.op, cell.params, cell.samples, cell.sources[0].proc.hello, meta["single"], sampling,
+                      noise_rsd, precision)
+
+    def _checkpoint(self, run_id: int, cells: list, meta: dict, sampler: RoundSampler, noise, conditions: dict) -> None:
+        """Every cell's samples so far, as `partial` rows (resumed, not redone, by --resume)."""
+        rows = []
+        for c in cells:
+            if c.failure or not c.samples:
+                continue
+            # what --resume needs and `show` can print; the intervals are computed when the cell finishes
+            result = derive(c.op, c.params, c.samples, c.sources[0].proc.hello, meta[c.key]["single"])
+            result["sampling"] = {"rounds": list(c.rounds), "processes": list(c.processes),
+                                  "block_rounds": sampler.block_rounds or 1}
+            result["flags"] = result["flags"] + ["partial"]
+            rows.append({**self._cell(meta[c.key]["group"], c.engine, "partial", "pass", meta[c.key]["detail"],
+                                      c.samples, result), "seq": meta[c.key]["seq"]})
+        extra = {"sampling": {**sampler.record(), "partial": True}}
+        if noise is not None and noise.samples:
+            extra["noise_floor"] = noise_summary(noise, sampler.block_rounds or 1, None)
+        self.store.save_cells(run_id, rows, {**conditions, **extra})
+
+    # --- energy (host meters) ------------------------------------------------------------------
+    def _energy_start(self) -> None:
+        if self.energy is not None and not self.energy.started:
+            proc = next((p for p in self.procs.values() if p.proc.poll() is None), None)
+            if proc is None:
+                self.energy.why = "no running harness to take idle windows with"
+                return
+            try:
+                self.energy.start(proc)
+            except HarnessError as exc:
+                self.energy.why = f"idle window failed: {exc}"
+
+    def _energy_windows(self, cells: list, meta: dict) -> dict:
+        """cell key -> its energy windows (or why there are none), group by group after the rounds:
+        engines of a group interleaved, an idle window after each group."""
+        if self.energy is None or not self.energy.started:
+            return {}
+        from .meters.session import measure_group
+        out: dict = {}
+        by_group: dict = {}
+        for c in cells:
+            if not c.failure:
+                by_group.setdefault(meta[c.key]["seq"] - meta[c.key]["group"]["engines"].index(c.engine), []).append(c)
+        for group_cells in by_group.values():
+            procs = {c.engine: c.sources[0].proc for c in group_cells}
+            slot = group_cells[0].sources[0].slot
+            windows, failed = measure_group(self.energy, procs, slot, {c.engine: c.k for c in group_cells},
+                                            [c.engine for c in group_cells], {})
+            for c in group_cells:
+                out[c.key] = failed.get(c.engine, windows.get(c.engine))
+            proc = group_cells[0].sources[0].proc
+            try:
+                self.energy.idle(proc)
+            except HarnessError as exc:
+                self.energy.why = f"idle window failed: {exc}"
+        return out
+
+    # --- group by group (--parallel) -----------------------------------------------------------
+    def _run_groups(self, run_id: int, conditions: dict, stored: dict, verifier: Verifier) -> None:
+        done = self.store.done_keys(run_id)
+        self.parallel_ref = {}           # (op, params, engine) -> result["parallel"] of its N = 1 cell
+        for c in self.store.load_run(run_id)["cells"]:
+            if c["params"].get(scaling.PARAM) == 1 and c["status"] == "ok":
+                self.parallel_ref[cell_key(c["op"], scaling.op_params(c["params"]), c["engine"])] = \
+                    c["result"]["parallel"]
+        seq = 0
+        groups = self.plan["groups"]
+        for gi, group in enumerate(groups):
+            base_seq = seq
+            seq += len(group["engines"])
+            pending = [e for e in group["engines"] if cell_key(group["op"], group["params"], e) not in done]
+            if not pending:
+                continue
+            self._report("prepare", (gi, len(groups), f"{group['op']} ×{group.get('parallel')}"))
+            self._energy_start()
+            ready = []
+            for e in pending:
+                detail = self._check_cell(run_id, base_seq + group["engines"].index(e), group, e, verifier)
+                if detail is not None:
+                    ready.append((e, detail))
+            if ready:
+                self._run_parallel(run_id, {e: base_seq + group["engines"].index(e) for e in group["engines"]},
+                                   group, ready)
+            if self.energy is not None:
+                self._energy_idle_after_group()
+                self.store.update_conditions(run_id, {**conditions, "energy_meter": self.energy.summary()})
+        self._report("prepare", (len(groups), len(groups), "done"))
+
+    def _energy_idle_after_group(self) -> None:
+        proc = next((p for p in self.procs.values() if p.proc.poll() is None), None)
+        if proc is None or not self.energy.started:
+            return
+        try:
+            self.energy.idle(proc)
+        except HarnessError as exc:
+            self.energy.why = f"idle window failed: {exc}"
 
     def _run_parallel(self, run_id: int, seqs: dict, group: dict, ready: list) -> None:
         """Scaling cells (scaling.py): per engine, N pinned processes running batches at once.
@@ -340,41 +594,22 @@ class Runner:
             self.store.save_cell(run_id, seqs[e], self._cell(group, e, "ok", "pass", detail,
                                                              got["samples"], result))
 
-    def _time_interleaved(self, group: dict, engines: list[str]):
-        """Samples of every engine, taken in rounds A B C, B C A, … so drift hits all alike."""
-        repeat, min_time, warmup, single = self._timing_options(group)
-        failures, ks = {}, {}
-        slot = abs(hash((group["op"], str(group["params"])))) % 1_000_000
-        for e in engines:
-            proc = self.procs[e]
-            try:
-                proc.setup(slot, ENGINES[e].harness_engine, group["op"], group["params"])
-                ks[e] = 1 if single else proc.calibrate(slot, int(min_time * 1e9))
-            except HarnessError as exc:
-                failures[e] = str(exc)
-        active = [e for e in engines if e not in failures]
-        samples = {e: [] for e in active}
-        for rnd in range(warmup + repeat):
-            order = active[rnd % len(active):] + active[:rnd % len(active)] if active else []
-            for e in order:
-                if e in failures:
-                    continue
-                try:
-                    got = self.procs[e].sample(slot, ks[e], 1)
-                except HarnessError as exc:
-                    failures[e] = str(exc)
-                    continue
-                if rnd >= warmup:
-                    samples[e].extend([list(s) for s in got])
-        energy: dict = {}
-        if self.energy is not None and self.energy.started:
-            from .meters.session import measure_group
-            windows, failed = measure_group(self.energy, self.procs, slot, ks,
-                                            [e for e in active if e not in failures], failures)
-            energy = {**windows, **failed}
-        for e in active:
-            self.procs[e].teardown(slot)
-        return samples, failures, energy
+
+def machine_rsd(reference_rsd: float | None, cells: list) -> float | None:
+    """The noise a cell is judged against (high-rsd): the larger of the reference loop's RSD and
+    the median RSD of the run's deterministic cells. The reference loop runs in registers; crypto
+    code (AES units, SIMD, memory) feels a busy neighbour on the same core more, so on a shared
+    machine the typical cell is the better yardstick of what the machine does to everyone."""
+    import statistics
+    rsds = []
+    for c in cells:
+        if c.estimator == "p1" and len(c.samples) >= 2:
+            per_op = c.per_op()
+            mean = statistics.fmean(per_op)
+            rsds.append(100.0 * statistics.stdev(per_op) / mean if mean else 0.0)
+    typical = statistics.median(rsds) if rsds else None
+    values = [v for v in (reference_rsd, typical) if v is not None]
+    return max(values) if values else None
 
 
 def open_meter(name: str | None):

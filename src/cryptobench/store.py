@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS cells (
     engine TEXT NOT NULL,
     target TEXT NOT NULL,
     provenance TEXT NOT NULL,
-    status TEXT NOT NULL,            -- ok | unsupported | failed
+    status TEXT NOT NULL,            -- ok | unsupported | failed | partial (sampling not finished)
     kat TEXT NOT NULL,               -- pass | fail | n/a
     detail TEXT,
     samples TEXT,                    -- JSON [[k, ns, cycles], ...]
@@ -144,4 +144,6 @@ class Store:
                 "conditions": json.loads(row["conditions"]), "cells": cells}
 
     def done_keys(self, run_id: int) -> set[str]:
-        return {r["cell_key"] for r in self.db.execute("SELECT cell_key FROM cells WHERE run_id = ?", (run_id,))}
+        """Keys of the cells that are finished (a `partial` cell is resumed, not redone)."""
+        return {r["cell_key"] for r in self.db.execute(
+            "SELECT cell_key FROM cells WHERE run_id = ? AND status != 'partial'", (run_id,))}

@@ -2,7 +2,8 @@
 
     [suite]
     title = "…"            source = "…"         baseline = "mbedtls"
-    repeat = 20            warmup = 2           min_time = 0.01        engines = [ … ]
+    repeat = 20            warmup = 2           min_time = 0.001       engines = [ … ]
+    budget = 90            precision = 1        # host runs: seconds at most, and the target ±% (docs/statistics.md)
     relative = true        # also print every engine relative to the baseline (seed 003 figure 2)
 
     [[bench]]
@@ -29,7 +30,7 @@ from .errors import UsageError
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 SUITE_KEYS = {"title", "source", "baseline", "repeat", "warmup", "min_time", "engines", "description", "single",
-              "relative"}
+              "relative", "budget", "precision"}
 BENCH_KEYS = {"op", "table", "engines", "repeat", "warmup", "min_time", "single", "label"}
 
 
@@ -54,7 +55,10 @@ class Suite:
     baseline: str | None = None
     repeat: int = 20
     warmup: int = 2
-    min_time: float = 0.01
+    min_time: float = 0.001
+    repeat_set: bool = False        # the suite gives `repeat` (with no budget or precision: exactly that n, as its study)
+    budget: float | None = None     # host runs: seconds the whole run may take (sampling stops in time)
+    precision: float | None = None  # host runs: target half-width of every repeat interval, in percent
     engines: list[str] | None = None
     single: bool = False
     relative: bool = False          # print the relative view (engine / baseline, seed 003 fig. 2) after the tables
@@ -121,6 +125,13 @@ def load_suite(name: str) -> Suite:
             where = f"{path}:{_line_of(lines, _key_rx(key))}"
             _expect(isinstance(head[key], typ) and head[key] >= 0, where, f"'{key}' must be a non-negative number")
             setattr(suite, key, head[key])
+    suite.repeat_set = "repeat" in head
+    for key in ("budget", "precision"):
+        if key in head:
+            where = f"{path}:{_line_of(lines, _key_rx(key))}"
+            _expect(isinstance(head[key], (int, float)) and not isinstance(head[key], bool) and head[key] > 0,
+                    where, f"'{key}' must be a number > 0 ({'seconds' if key == 'budget' else 'percent'})")
+            setattr(suite, key, float(head[key]))
     suite.single = bool(head.get("single", False))
     suite.relative = bool(head.get("relative", False))
     if "engines" in head:

@@ -9,7 +9,7 @@ import json
 from ..noise import noise_line
 from ..meters.session import energy_line
 from ..catalog import OPS
-from ..results import comparisons, document
+from ..results import comparisons, document, reported_time
 
 UNITS = [(1e-6, "ns", 1e9), (1e-3, "µs", 1e6), (1.0, "ms", 1e3), (float("inf"), "s", 1.0)]
 
@@ -45,8 +45,39 @@ def _cell_text(cell: dict | None, scale: float) -> tuple[str, str]:
     if cell["status"] != "ok":
         return "failed", ""
     r = cell["result"]
-    mark = "*" if r["flags"] else ""
-    return fmt_num(r["time_s"]["median"] * scale) + mark, f"{r['time_s']['rsd_pct']:.1f}"
+    mark = "*" if noted_flags(r["flags"]) else ""
+    return fmt_num(reported_time(r)[0] * scale) + mark, f"{r['time_s']['rsd_pct']:.1f}"
+
+
+# flags summed up in one line of advice per run (summary_lines) rather than a note per cell
+SUMMARIZED_FLAGS = ("high-rsd", "not-converged")
+
+
+def noted_flags(flags: list[str]) -> list[str]:
+    """The flags a cell's own note (and its *) shows."""
+    return [f for f in flags if f not in SUMMARIZED_FLAGS]
+
+
+def summary_lines(run: dict) -> list[str]:
+    """One line of advice per summarized flag, naming how many cells carry it."""
+    ok = [c for c in run["cells"] if c["status"] == "ok" and c.get("result")]
+    lines = []
+    noisy = [c for c in ok if "high-rsd" in c["result"].get("flags", [])]
+    if noisy:
+        floor = ((run.get("conditions") or {}).get("noise_floor") or {}).get("rsd_pct")
+        limit = f"twice the machine's noise floor ({floor:.1f} %) and 5 %" if floor else "5 %"
+        lines.append(f"{len(noisy)} of {len(ok)} cells vary more than {limit} (high-rsd): their own cost varies "
+                     "(key generation, entropy, a device) or something else ran; the printed estimate is robust to "
+                     "it where its interval is narrow (`--format json`: estimate.ci95)")
+    slow = [c for c in ok if "not-converged" in c["result"].get("flags", [])]
+    if slow:
+        opts = (run.get("plan") or {}).get("options") or {}
+        target = f"±{opts['precision'] * 100:g} %" if opts.get("precision") else "the target precision"
+        budget = f"the {opts['budget_s']:g} s budget" if opts.get("budget_s") else "the budget"
+        lines.append(f"{len(slow)} of {len(ok)} cells did not reach {target} within {budget} (not-converged): "
+                     "their intervals are wider and honest; for tighter ones give the run more time (--budget) "
+                     "or a quieter machine")
+    return lines
 
 
 def _energy_rsd(energy: dict | None) -> float | None:
@@ -125,7 +156,7 @@ def build_tables(run: dict) -> list[dict]:
         fixed = {n: plist[0].get(n) for n in op.param_names if n not in varying}
         shown = [e for e in engines if any(c["engine"] == e and c["status"] != "unsupported" for c in cells)]
         hidden = [e for e in engines if e not in shown and any(c["engine"] == e for c in cells)]
-        seconds = [c["result"]["time_s"]["median"] for c in cells if c["status"] == "ok" and not mcu]
+        seconds = [reported_time(c["result"])[0] for c in cells if c["status"] == "ok" and not mcu]
         unit, scale = pick_unit(seconds)
         columns = [*(varying or ["operation"])]
         mcu_cols = _mcu_columns(cells) if mcu else []
@@ -164,8 +195,8 @@ def build_tables(run: dict) -> list[dict]:
                 notes.append(f"{who}: unsupported — {c['detail']}")
             elif c["status"] == "failed":
                 notes.append(f"{who}: {'KAT FAIL' if c['kat'] == 'fail' else 'failed'} — {c['detail']}")
-            elif c["status"] == "ok" and c["result"]["flags"]:
-                notes.append(f"{who}: * {', '.join(c['result']['flags'])}")
+            elif c["status"] == "ok" and noted_flags(c["result"]["flags"]):
+                notes.append(f"{who}: * {', '.join(noted_flags(c['result']['flags']))}")
             if c["status"] == "ok" and (c["result"] or {}).get("energy", {}).get("flags"):
                 notes.append(f"{who}: energy {', '.join(c['result']['energy']['flags'])}"
                              + (" (~ = within the idle baseline's noise)" if "not-above-idle" in c["result"]["energy"]["flags"] else ""))
@@ -305,10 +336,38 @@ def _conditions_lines(run: dict, impr_legend: bool) -> list[str]:
     from ..scaling import conditions_line, is_parallel_run
     if is_parallel_run(run):
         lines.append(conditions_line(run))
-    elif run["plan"].get("baseline") and impr_legend:
-        lines.append(f"Impr. ENGINE = Duration Improvement t_{run['plan']['baseline']} / t_ENGINE (ratio of medians, 95 % bootstrap interval). "
-                     "Durations: median per operation, provenance: measured. * = flagged, see notes.")
+    else:
+        sampling = cond.get("sampling")
+        if sampling:
+            lines.append(sampling_line(sampling))
+        estimators = sorted({reported_time(c["result"])[2] for c in run["cells"] if c["status"] == "ok" and c.get("result")})
+        what = " / ".join(ESTIMATOR_TEXT.get(e, e) for e in estimators) or "median"
+        if run["plan"].get("baseline") and impr_legend:
+            lines.append(f"Impr. ENGINE = Duration Improvement t_{run['plan']['baseline']} / t_ENGINE of the printed "
+                         "times, with its 95 % repeat interval. " + _durations_text(what))
+        elif impr_legend:
+            lines.append(_durations_text(what))
     return lines
+
+
+ESTIMATOR_TEXT = {"p1": "1st percentile (p1)", "median": "median"}
+
+
+def _durations_text(what: str) -> str:
+    return (f"Durations: {what} per operation (docs/statistics.md), provenance: measured. "
+            "* = flagged, see notes.")
+
+
+def sampling_line(sampling: dict) -> str:
+    """How the run sampled: rounds, blocks, processes, why it stopped."""
+    procs = sampling.get("processes") or {}
+    nproc = sorted(set(procs.values()))
+    return (f"sampling: {sampling.get('rounds')} rounds over {sampling.get('wall_s', 0):.0f} s, every cell visited "
+            f"once per round in a shuffled order (seed {sampling.get('seed')}), {sampling.get('per_visit')} batches "
+            f"per visit; blocks of {sampling.get('block_rounds')} rounds (≈ {sampling.get('block_s', 0):g} s)"
+            + (f"; {'/'.join(map(str, nproc))} harness processes per engine" if nproc else "")
+            + f"; stopped: {sampling.get('stop') or 'interrupted'}. Intervals are 95 % repeat intervals: "
+            "where a rerun's value lands 95 % of the time")
 
 
 def _relative_section(run: dict, relative_to: str | None) -> tuple[list[str], list[dict]]:
@@ -342,6 +401,8 @@ def render_rich(run: dict, console, relative_to: str | None = None, only_relativ
     rel_lines, rel_tables = _relative_section(run, relative_to)
     if not only_relative:
         tables(build_tables(run))
+        for line in summary_lines(run):
+            console.print(line, style="yellow", highlight=False, markup=False)
     lines(rel_lines)
     tables(rel_tables)
 
@@ -354,6 +415,8 @@ def render_markdown(run: dict, relative_to: str | None = None, only_relative: bo
                 "|" + "|".join("---" for _ in t["columns"]) + "|"]
         out += ["| " + " | ".join(r) + " |" for r in t["rows"]]
         out += [""] + [f"- {n}" for n in t["notes"]] + [""]
+    if not only_relative:
+        out += [f"- {line}" for line in summary_lines(run)]
     return "\n".join(out)
 
 
