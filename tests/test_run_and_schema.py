@@ -145,3 +145,14 @@ def test_rekey_is_a_timing_parameter_of_every_cipher_engine(harness, tmp_path):
     for c in rekeyed:
         assert c["status"] == "ok", (c["engine"], c["op"], c["detail"])
         assert c["kat"] == "pass"
+
+
+def test_portable_openssl_masks_vector_units_and_says_so(harness):
+    """openssl-portable: the seeds' "software" (no crypto extensions, no SIMD, no BMI/ADX where
+    OpenSSL lets them be masked); the mask is read back from OpenSSL itself."""
+    from cryptobench.engines import ENGINES, probe_engines
+    info, why = probe_engines(["openssl-portable"])["openssl-portable"]
+    assert why is None, why
+    assert {"AES-NI", "SHA-NI", "SSSE3", "AVX", "AVX2", "BMI2", "ADX"} <= set(info["extensions_masked"])
+    assert info["mask_verified"] is True and info["extensions_enabled"] == []
+    assert not ENGINES["openssl-portable"].default          # offered, not in every run

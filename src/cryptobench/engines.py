@@ -24,9 +24,31 @@ IA32_MASKED = {
 }
 
 
-def ia32_mask_value() -> str:
+# `openssl-portable` masks these too: the vector units and bit-manipulation instructions OpenSSL
+# picks faster paths with (SSSE3 ChaCha20/SHA/vpaes, AVX/AVX2/AVX-512 Poly1305 and SHA, BMI2/ADX
+# bignum), so that what remains is the portable code a microcontroller library resembles.
+IA32_SIMD_MASKED = {
+    "SSSE3": (0, 32 + 9),
+    "SSE4.1": (0, 32 + 19),
+    "FMA": (0, 32 + 12),
+    "AVX": (0, 32 + 28),
+    "BMI1": (1, 3),
+    "AVX2": (1, 5),
+    "BMI2": (1, 8),
+    "AVX512F": (1, 16),
+    "AVX512DQ": (1, 17),
+    "ADX": (1, 19),
+    "AVX512IFMA": (1, 21),
+    "AVX512BW": (1, 30),
+    "AVX512VL": (1, 31),
+    "AVX512VBMI": (1, 32 + 1),
+}
+IA32_PORTABLE_MASKED = {**IA32_MASKED, **IA32_SIMD_MASKED}
+
+
+def ia32_mask_value(mask: dict | None = None) -> str:
     words = [0, 0]
-    for word, bit in IA32_MASKED.values():
+    for word, bit in (mask or IA32_MASKED).values():
         words[word] |= 1 << bit
     return f"~0x{words[0]:x}:~0x{words[1]:x}"
 
@@ -42,6 +64,7 @@ class Engine:
     description: str
     env: dict = field(default_factory=dict)
     masks_extensions: bool = False
+    masked: dict = field(default_factory=dict)   # name -> (word, bit) of OPENSSL_ia32cap it clears
     default: bool = True            # part of "every usable host engine" when no --engine is given
     provision: str = ""             # "module:function" returning a Provision (secure/__init__.py): the
                                     # token or TPM the engine talks to, started for the run if needed
@@ -53,10 +76,10 @@ class Engine:
         return HarnessProcess(env_overrides={**self.env, **self.runtime_env})
 
 
-def _openssl_sw_env() -> dict:
+def _openssl_sw_env(mask: dict | None = None) -> dict:
     arch = platform.machine()
     if arch in ("x86_64", "AMD64", "i686"):
-        return {"OPENSSL_ia32cap": ia32_mask_value(), "OPENSSL_armcap": None}
+        return {"OPENSSL_ia32cap": ia32_mask_value(mask), "OPENSSL_armcap": None}
     if arch in ("aarch64", "arm64"):
         return {"OPENSSL_armcap": ARMCAP_MASK, "OPENSSL_ia32cap": None}
     return {}
@@ -66,8 +89,13 @@ ENGINES: dict[str, Engine] = {e.name: e for e in [
     Engine("openssl-hw", "openssl", "OpenSSL libcrypto with the CPU's crypto extensions (AES-NI, "
            "PCLMULQDQ, SHA-NI, VAES / ARMv8 Crypto) as detected", env={"OPENSSL_ia32cap": None,
                                                                     "OPENSSL_armcap": None}),
-    Engine("openssl-sw", "openssl", "OpenSSL libcrypto with the CPU's crypto extensions masked "
-           "(portable software paths)", env=_openssl_sw_env(), masks_extensions=True),
+    Engine("openssl-sw", "openssl", "OpenSSL libcrypto with the CPU's crypto extensions masked (AES-NI, "
+           "PCLMULQDQ, SHA-NI, VAES, VPCLMULQDQ; vector paths such as AVX2 ChaCha20 stay)", env=_openssl_sw_env(),
+           masks_extensions=True, masked=IA32_MASKED),
+    Engine("openssl-portable", "openssl", "OpenSSL libcrypto with crypto extensions, vector units (SSSE3, AVX, "
+           "AVX2, AVX-512) and BMI/ADX masked: the portable code paths, the software the seeds compare against",
+           env=_openssl_sw_env(IA32_PORTABLE_MASKED), masks_extensions=True, masked=IA32_PORTABLE_MASKED,
+           default=False),
     Engine("mbedtls", "mbedtls", "Mbed TLS 2.28 (system libmbedcrypto; uses AES-NI on x86-64 where "
            "its runtime check finds it)"),
     Engine("libsodium", "libsodium", "libsodium (system library)"),
@@ -103,12 +131,12 @@ def parse_ia32cap(cpuinfo: str) -> tuple[int, int] | None:
     return (int(m.group(1), 16), int(m.group(2), 16)) if m else None
 
 
-def extension_state(cpuinfo: str) -> dict[str, bool] | None:
+def extension_state(cpuinfo: str, mask: dict | None = None) -> dict[str, bool] | None:
     """Which masked-able extensions OpenSSL reports as enabled, from its CPUINFO string."""
     caps = parse_ia32cap(cpuinfo)
     if caps is None:
         return None
-    return {name: bool(caps[word] >> bit & 1) for name, (word, bit) in IA32_MASKED.items()}
+    return {name: bool(caps[word] >> bit & 1) for name, (word, bit) in (mask or IA32_MASKED).items()}
 
 
 def check_engine(engine: Engine, proc: HarnessProcess) -> tuple[dict, str | None]:
@@ -118,12 +146,12 @@ def check_engine(engine: Engine, proc: HarnessProcess) -> tuple[dict, str | None
     if info.get("unusable"):         # the engine's own one-line reason (tpm: the TPM cannot be reached)
         return info, str(info["unusable"])
     if engine.harness_engine == "openssl":
-        state = extension_state(info.get("cpuinfo", ""))
+        state = extension_state(info.get("cpuinfo", ""), engine.masked or IA32_MASKED)
         if state is not None:
             info["extensions_enabled"] = [k for k, v in state.items() if v]
             if engine.masks_extensions:
                 info["mask"] = engine.env.get("OPENSSL_ia32cap")
-                info["extensions_masked"] = list(IA32_MASKED)
+                info["extensions_masked"] = list(engine.masked or IA32_MASKED)
                 still_on = [k for k, v in state.items() if v]
                 info["mask_verified"] = not still_on
                 if still_on:

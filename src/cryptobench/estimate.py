@@ -39,6 +39,7 @@ Z95 = 1.959963984540054
 QUANTILE = {"p1": 0.01, "median": 0.5}
 TITLES = {"p1": "1st percentile", "median": "median"}
 LAYOUT_SPREAD = 1.05           # harness processes that disagree by more than this: a layout-sensitive cell
+LAYOUT_MIN_SAMPLES = 30        # ... each with at least this many samples (fewer: their p1s are noise)
 
 
 def point(values, estimator: str) -> float:
@@ -56,6 +57,7 @@ class Estimate:
     block_rounds: int
     sigma_process: float = 0.0  # log-scale spread from which memory layouts the processes drew
     per_process: tuple = ()     # the estimator in each harness process alone (seconds)
+    layout: bool = False        # the processes disagree beyond LAYOUT_SPREAD, each well sampled
 
     @property
     def half_width(self) -> float:
@@ -189,13 +191,15 @@ def estimate(values, rounds, block_rounds: int, estimator: str = "p1", tau: floa
     sigma_p, per = process_terms(values, processes, estimator, resamples)
     half = Z95 * math.sqrt(2 * sigma ** 2 + 2 * sigma_p ** 2 + 2 * tau ** 2)
     lo, hi = value * math.exp(-half), value * math.exp(half)
-    if layout_sensitive(per):
+    counts = np.unique(np.asarray(processes), return_counts=True)[1] if processes is not None and len(per) else []
+    layout = layout_sensitive(per) and min(counts) >= LAYOUT_MIN_SAMPLES
+    if layout:
         # a rerun may draw only layouts like the slowest (or fastest) process seen: the interval
         # reaches them, with the other terms around them
         rest = math.exp(Z95 * math.sqrt(2 * sigma ** 2 + 2 * tau ** 2))
         lo, hi = min(lo, min(per) / rest), max(hi, max(per) * rest)
     blocks = len(np.unique(blocks_of(rounds, block_rounds)))
-    return Estimate(estimator, value, (lo, hi), sigma, tau, blocks, int(block_rounds), sigma_p, per)
+    return Estimate(estimator, value, (lo, hi), sigma, tau, blocks, int(block_rounds), sigma_p, per, layout)
 
 
 def layout_sensitive(per_process) -> bool:

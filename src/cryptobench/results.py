@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .catalog import OPS
-from .estimate import estimate, layout_sensitive, ratio_interval
+from .estimate import estimate, ratio_interval
 from .stats import HIGH_RSD_PCT, flags_for, ratio_ci, summarize
 
 SCHEMA_ID = "cryptobench-result/1"
@@ -48,7 +48,7 @@ def derive(op_id: str, params: dict, samples: list, hello: dict, single: bool, s
             flags.append("few-samples")
         if precision is not None and est.half_width > precision:
             flags.append("not-converged")
-        if layout_sensitive(est.per_process):
+        if est.layout:
             flags.append("layout")
     out = {
         "n": s.n,
