@@ -394,9 +394,9 @@ def _host_progress(progress, task, kind: str, payload) -> None:
     frac = 0.1
     if p.eta_s is not None and p.elapsed_s + p.eta_s > 0:
         frac = 0.1 + 0.9 * p.elapsed_s / (p.elapsed_s + p.eta_s)
-    within = f", {p.converged}/{p.cells} within target" if p.block_rounds else ""
+    within = f", {p.converged}/{p.cells} within target" if p.block_rounds and p.eta_is_bound else ""
     progress.update(task, description=f"sampling: round {p.rounds_done}{within}"[:44], completed=min(frac, 1.0),
-                    eta=f"ETA ≤ {p.eta_s:.0f} s" if p.eta_s is not None else "")
+                    eta=(f"ETA {'≤ ' if p.eta_is_bound else ''}{p.eta_s:.0f} s" if p.eta_s is not None else ""))
 
 
 def _model(args, out) -> int:

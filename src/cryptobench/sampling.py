@@ -91,6 +91,7 @@ class Progress:
     converged: int
     cells: int
     block_rounds: int | None
+    eta_is_bound: bool = True  # adaptive: the run may stop sooner (every cell within the target)
 
 
 class RoundSampler:
@@ -243,7 +244,8 @@ class RoundSampler:
         else:
             eta = max(0.0, self.rule.deadline - now) if math.isfinite(self.rule.deadline) else None
         return Progress(self.round, done, now - start, eta, len(self.converged),
-                        sum(c.failure is None for c in self.cells), self.block_rounds)
+                        sum(c.failure is None and not c.companion for c in self.cells), self.block_rounds,
+                        fixed is None)
 
     def record(self) -> dict:
         """What the run keeps about its sampling (conditions.sampling)."""
