@@ -19,7 +19,7 @@ SAMPLE_S = 0.001           # one sample lasts about this long (as a cell's, by d
 ENGINE, OP = "system", "reference-loop"
 
 
-def noise_summary(cell, block_rounds: int, previous: dict | None = None) -> dict:
+def noise_summary(cell, block_rounds: int) -> dict:
     """conditions.noise_floor of a run from the reference loop's CellSamples."""
     out = {"op": OP, "engine": ENGINE, "provenance": "measured", "sample_s": SAMPLE_S,
            "samples": [list(s) for s in cell.samples], "rounds": list(cell.rounds)}

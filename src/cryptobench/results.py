@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .catalog import OPS
-from .estimate import estimate, ratio_interval
+from .estimate import estimate, point, ratio_interval
 from .stats import HIGH_RSD_PCT, flags_for, ratio_ci, summarize
 
 SCHEMA_ID = "cryptobench-result/1"
@@ -38,7 +38,6 @@ def derive(op_id: str, params: dict, samples: list, hello: dict, single: bool, s
     value = est.value if est else s.median
     cyc_value = cyc_median
     if est and counter != "none":
-        from .estimate import point
         cyc_value = point(cycles_per_op, sampling["estimator"])
     flags = flags_for(s, batch_ns, floor, relative_high_rsd(noise_rsd_pct))
     if est is not None:

@@ -15,6 +15,7 @@ from .noise import noise_summary
 from .results import derive
 from .sampling import CellSamples, RoundSampler, Source, StopRule, estimator_for
 from . import scaling
+from .stats import summarize
 from .store import Store, cell_key
 from .suites import Suite
 from .verify import Verifier
@@ -152,7 +153,7 @@ class Runner:
                 self.provisions[name] = prov
             proc = engine.start()
             info, why = check_engine(engine, proc)
-        except (HarnessError, UsageError) as exc:   # unusable here: the run goes on without it
+        except (HarnessError, UsageError, OSError) as exc:   # unusable here: the run goes on without it
             self.unusable[name] = str(exc)
             return
         if name in self.provisions:
@@ -300,7 +301,7 @@ class Runner:
                                checkpoint=lambda _: self._checkpoint(run_id, cells, meta, sampler, noise, conditions),
                                first_round=first_round, block_rounds=previous_sampling.get("block_rounds"))
         if cells:
-            self._energy_start()
+            self._energy_idle(start=True)
             try:
                 sampler.run()
             except KeyboardInterrupt:
@@ -312,15 +313,17 @@ class Runner:
         record = {**sampler.record(), "processes": {e: len(self.extra_procs.get(e, [])) + 1 for e in self.procs},
                   "budget_s": float(opts.get("budget_s") or DEFAULT_BUDGET_S), "machine_tau_log": tau,
                   "machine_levels_log": levels}
-        if previous_sampling.get("sessions"):
-            record["sessions"] = previous_sampling["sessions"] + [record["seed"]]
+        if previous_sampling.get("seed") is not None:     # a resumed run: every session's seed
+            record["sessions"] = (previous_sampling.get("sessions") or [previous_sampling["seed"]]) + [record["seed"]]
         extra = {"sampling": record}
         if noise is not None:
-            extra["noise_floor"] = noise_summary(noise, sampler.block_rounds or 1, stored.get("noise_floor"))
+            extra["noise_floor"] = noise_summary(noise, sampler.block_rounds or 1)
         energy = self._energy_windows(cells, meta)
         if self.energy is not None:
             extra["energy_meter"] = self.energy.summary()
         noise_rsd = machine_rsd((extra.get("noise_floor") or {}).get("rsd_pct"), cells)
+        if noise_rsd is not None and "noise_floor" in extra:
+            extra["noise_floor"]["judged_rsd_pct"] = noise_rsd       # what high-rsd compared against
         rows = [self._finished_row(c, meta[c.key], meta[c.key].get("sampler", sampler), noise_rsd,
                                    energy.get(c.key), tau) for c in cells]
         if deferred:
@@ -477,20 +480,25 @@ class Runner:
                                       c.samples, result), "seq": meta[c.key]["seq"]})
         extra = {"sampling": {**sampler.record(), "partial": True}}
         if noise is not None and noise.samples:
-            extra["noise_floor"] = noise_summary(noise, sampler.block_rounds or 1, None)
+            extra["noise_floor"] = noise_summary(noise, sampler.block_rounds or 1)
         self.store.save_cells(run_id, rows, {**conditions, **extra})
 
     # --- energy (host meters) ------------------------------------------------------------------
-    def _energy_start(self) -> None:
-        if self.energy is not None and not self.energy.started:
-            proc = next((p for p in self.procs.values() if p.proc.poll() is None), None)
-            if proc is None:
-                self.energy.why = "no running harness to take idle windows with"
-                return
-            try:
+    def _energy_idle(self, start: bool) -> None:
+        """The idle baseline: its first windows at the start, one more after every group."""
+        if self.energy is None or (start and self.energy.started) or (not start and not self.energy.started):
+            return
+        proc = next((p for p in self.procs.values() if p.proc.poll() is None), None)   # any harness: it only sleeps
+        if proc is None:
+            self.energy.why = "no running harness to take idle windows with"
+            return
+        try:
+            if start:
                 self.energy.start(proc)
-            except HarnessError as exc:
-                self.energy.why = f"idle window failed: {exc}"
+            else:
+                self.energy.idle(proc)
+        except HarnessError as exc:
+            self.energy.why = f"idle window failed: {exc}"
 
     def _energy_windows(self, cells: list, meta: dict) -> dict:
         """cell key -> its energy windows (or why there are none), group by group after the rounds:
@@ -502,7 +510,7 @@ class Runner:
         by_group: dict = {}
         for c in cells:
             if not c.failure:
-                by_group.setdefault(meta[c.key]["seq"] - meta[c.key]["group"]["engines"].index(c.engine), []).append(c)
+                by_group.setdefault(meta[c.key]["slot"], []).append(c)       # one slot per group
         for group_cells in by_group.values():
             procs = {c.engine: c.sources[0].proc for c in group_cells}
             slot = group_cells[0].sources[0].slot
@@ -510,11 +518,7 @@ class Runner:
                                             [c.engine for c in group_cells], {})
             for c in group_cells:
                 out[c.key] = failed.get(c.engine, windows.get(c.engine))
-            proc = group_cells[0].sources[0].proc
-            try:
-                self.energy.idle(proc)
-            except HarnessError as exc:
-                self.energy.why = f"idle window failed: {exc}"
+            self._energy_idle(start=False)
         return out
 
     # --- group by group (--parallel) -----------------------------------------------------------
@@ -534,7 +538,7 @@ class Runner:
             if not pending:
                 continue
             self._report("prepare", (gi, len(groups), f"{group['op']} ×{group.get('parallel')}"))
-            self._energy_start()
+            self._energy_idle(start=True)
             ready = []
             for e in pending:
                 detail = self._check_cell(run_id, base_seq + group["engines"].index(e), group, e, verifier)
@@ -544,18 +548,9 @@ class Runner:
                 self._run_parallel(run_id, {e: base_seq + group["engines"].index(e) for e in group["engines"]},
                                    group, ready)
             if self.energy is not None:
-                self._energy_idle_after_group()
+                self._energy_idle(start=False)
                 self.store.update_conditions(run_id, {**conditions, "energy_meter": self.energy.summary()})
         self._report("prepare", (len(groups), len(groups), "done"))
-
-    def _energy_idle_after_group(self) -> None:
-        proc = next((p for p in self.procs.values() if p.proc.poll() is None), None)
-        if proc is None or not self.energy.started:
-            return
-        try:
-            self.energy.idle(proc)
-        except HarnessError as exc:
-            self.energy.why = f"idle window failed: {exc}"
 
     def _run_parallel(self, run_id: int, seqs: dict, group: dict, ready: list) -> None:
         """Scaling cells (scaling.py): per engine, N pinned processes running batches at once.
@@ -601,12 +596,7 @@ def machine_rsd(reference_rsd: float | None, cells: list) -> float | None:
     code (AES units, SIMD, memory) feels a busy neighbour on the same core more, so on a shared
     machine the typical cell is the better yardstick of what the machine does to everyone."""
     import statistics
-    rsds = []
-    for c in cells:
-        if c.estimator == "p1" and len(c.samples) >= 2:
-            per_op = c.per_op()
-            mean = statistics.fmean(per_op)
-            rsds.append(100.0 * statistics.stdev(per_op) / mean if mean else 0.0)
+    rsds = [summarize(c.per_op()).rsd_pct for c in cells if c.estimator == "p1" and len(c.samples) >= 2]
     typical = statistics.median(rsds) if rsds else None
     values = [v for v in (reference_rsd, typical) if v is not None]
     return max(values) if values else None

@@ -9,7 +9,7 @@ harness processes (several per engine, each with its own memory layout) take tur
 Rounds are grouped into blocks of about estimate.BLOCK_S seconds; the sampler stops at a block
 boundary, when
   - fixed:    every cell has `min_samples` samples (`--repeat N`);
-  - adaptive: every cell has at least `min_samples` samples and MIN_BLOCKS blocks and its repeat
+  - adaptive: every cell has at least `min_samples` samples and estimate.MIN_BLOCKS blocks and its repeat
               interval's half-width is within `precision` of its estimate (converged); or the next
               block would end after the deadline (the time budget): cells not converged say so.
 """
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .errors import HarnessError
-from .estimate import BLOCK_S, MIN_BLOCKS, Estimate, estimate, machine_term
+from .estimate import BLOCK_S, Estimate, estimate, machine_term
 
 CHECKPOINT_S = float(os.environ.get("CRYPTOBENCH_CHECKPOINT_S") or 5.0)   # rounds reach the store this often
 CHECK_S = 8.0                  # adaptive stopping looks at the intervals at most this often
@@ -232,8 +232,7 @@ class RoundSampler:
         tau = self.tau()
         for c in active:
             est = c.estimate(self.block_rounds, tau)
-            if (est is not None and est.blocks >= MIN_BLOCKS and est.enough_blocks
-                    and est.half_width <= self.rule.precision):
+            if est is not None and est.enough_blocks and est.half_width <= self.rule.precision:
                 self.converged.add(c.key)
 
     def _progress(self, start: float, now: float) -> Progress:

@@ -64,8 +64,9 @@ def summary_lines(run: dict) -> list[str]:
     lines = []
     noisy = [c for c in ok if "high-rsd" in c["result"].get("flags", [])]
     if noisy:
-        floor = ((run.get("conditions") or {}).get("noise_floor") or {}).get("rsd_pct")
-        limit = f"twice the machine's noise floor ({floor:.1f} %) and 5 %" if floor else "5 %"
+        nf = (run.get("conditions") or {}).get("noise_floor") or {}
+        floor = nf.get("judged_rsd_pct", nf.get("rsd_pct"))     # the larger of the loop's and the typical cell's
+        limit = f"twice the machine's noise ({floor:.1f} %) and 5 %" if floor else "5 %"
         lines.append(f"{len(noisy)} of {len(ok)} cells vary more than {limit} (high-rsd): their own cost varies "
                      "(key generation, entropy, a device) or something else ran; the printed estimate is robust to "
                      "it where its interval is narrow (`--format json`: estimate.ci95)")
