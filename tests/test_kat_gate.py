@@ -101,3 +101,25 @@ def test_params_without_a_vector_are_cross_checked(verifier, engine):
     verdict = verifier.verify(engine, "aes-ccm-encrypt", params)
     assert verdict.kat == "pass", verdict.detail
     assert "same output as" in verdict.detail
+
+
+def _fake_generator(verifier, monkeypatch, draws):
+    """Make the random operation return the given draws, one per request."""
+    left = list(draws)
+    monkeypatch.setattr(verifier, "_compute", lambda engine, op, params, inputs: {"bits": left.pop(0).hex()})
+
+
+def test_one_unlucky_random_draw_is_not_a_failure_but_two_are(monkeypatch):
+    import os
+    verifier = Verifier({})
+    good = os.urandom(2500)
+    lopsided = bytes([0xFF, 0xFE] * 60) + os.urandom(2380)     # about 420 extra ones: past the monobit bounds
+    _fake_generator(verifier, monkeypatch, [lopsided, good])
+    assert verifier._cross_random("system", "random", {"source": "getrandom"}).kat == "pass"
+    _fake_generator(verifier, monkeypatch, [lopsided, bytes([0xFE, 0xFF] * 60) + os.urandom(2380)])
+    verdict = verifier._cross_random("system", "random", {"source": "getrandom"})
+    assert verdict.kat == "fail" and "monobit" in verdict.detail and "second draw" in verdict.detail
+    _fake_generator(verifier, monkeypatch, [good, good])
+    assert "same bytes" in verifier._cross_random("system", "random", {"source": "getrandom"}).detail
+    _fake_generator(verifier, monkeypatch, [good, good[:100]])
+    assert "got 100" in verifier._cross_random("system", "random", {"source": "getrandom"}).detail
