@@ -156,3 +156,40 @@ def test_portable_openssl_masks_vector_units_and_says_so(harness):
     assert {"AES-NI", "SHA-NI", "SSSE3", "AVX", "AVX2", "BMI2", "ADX"} <= set(info["extensions_masked"])
     assert info["mask_verified"] is True and info["extensions_enabled"] == []
     assert not ENGINES["openssl-portable"].default          # offered, not in every run
+
+
+def test_portable_mbedtls_is_built_without_cpu_specific_code_and_says_so(harness):
+    """mbedtls-portable: Mbed TLS built here as portable C; the harness reports its own
+    configuration and the conditions say what was compiled out."""
+    from cryptobench.engines import ENGINES, probe_engines
+    info, why = probe_engines(["mbedtls-portable"])["mbedtls-portable"]
+    assert why is None, why
+    assert info["config"] == {"MBEDTLS_AESNI_C": 0, "MBEDTLS_HAVE_ASM": 0, "MBEDTLS_PADLOCK_C": 0}
+    assert info["mask_verified"] is True and info["aesni"] == 0
+    assert any("AES-NI" in m for m in info["extensions_masked"])
+    assert "-fno-tree-vectorize" in info["library_cflags"] and "built by cryptobench" in info["build"]
+    system, _ = probe_engines(["mbedtls"])["mbedtls"]
+    assert system["build"] == "system libmbedcrypto" and "mask" not in system
+    assert not ENGINES["mbedtls-portable"].default
+
+
+def test_a_portable_engine_whose_build_has_cpu_code_on_is_refused():
+    from cryptobench.engines import ENGINES, check_engine
+
+    class Harness:
+        def engine_info(self, engine):
+            return {"version": "Mbed TLS 2.28.10",
+                    "config": {"MBEDTLS_AESNI_C": 1, "MBEDTLS_HAVE_ASM": 0, "MBEDTLS_PADLOCK_C": 0}}
+
+    info, why = check_engine(ENGINES["mbedtls-portable"], Harness())
+    assert why == "not a portable build: the harness reports MBEDTLS_AESNI_C on"
+    assert info["mask_verified"] is False
+
+
+def test_a_portable_engine_without_its_binary_says_how_to_build_it(monkeypatch, tmp_path):
+    from cryptobench.engines import ENGINES, probe_engines
+    fake = tmp_path / "cbh"
+    fake.write_text("")
+    monkeypatch.setenv("CRYPTOBENCH_HARNESS", str(fake))
+    info, why = probe_engines(["mbedtls-portable"])["mbedtls-portable"]
+    assert "cbh-mbedtls-portable is not built" in why and "make -C harness/host portable" in why

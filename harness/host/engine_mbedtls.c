@@ -1354,6 +1354,27 @@ static void mb_teardown(void *handle)
 
 /* ---- describe ------------------------------------------------------------------------------- */
 
+/* The build's CPU-specific code, reported so that cryptobench can check that `mbedtls-portable`
+ * really is portable (engines.py) and say so in the conditions. */
+#if defined(MBEDTLS_AESNI_C)
+#define CBH_MB_AESNI_C 1
+#else
+#define CBH_MB_AESNI_C 0
+#endif
+#if defined(MBEDTLS_HAVE_ASM)
+#define CBH_MB_HAVE_ASM 1
+#else
+#define CBH_MB_HAVE_ASM 0
+#endif
+#if defined(MBEDTLS_PADLOCK_C)
+#define CBH_MB_PADLOCK_C 1
+#else
+#define CBH_MB_PADLOCK_C 0
+#endif
+#ifndef CBH_MBEDTLS_SOURCE
+#define CBH_MBEDTLS_SOURCE "system libmbedcrypto"
+#endif
+
 static void mb_describe(char *out, size_t outlen)
 {
     char version[32] = "";
@@ -1365,6 +1386,11 @@ static void mb_describe(char *out, size_t outlen)
 #endif
     snprintf(out, outlen,
              "\"version\":\"%s\",\"aesni\":%d,\"ctr_drbg\":\"AES-256 with df\","
+             "\"build\":\"" CBH_MBEDTLS_SOURCE "\","
+             "\"config\":{\"MBEDTLS_AESNI_C\":%d,\"MBEDTLS_HAVE_ASM\":%d,\"MBEDTLS_PADLOCK_C\":%d},"
+#ifdef CBH_MBEDTLS_LIBFLAGS
+             "\"library_cflags\":\"" CBH_MBEDTLS_LIBFLAGS "\","
+#endif
 #ifdef CBH_HAVE_ECJPAKE
              "\"ecjpake\":\"built from source\""
 #ifdef CBH_ECJPAKE_SOURCE
@@ -1373,7 +1399,7 @@ static void mb_describe(char *out, size_t outlen)
 #else
              "\"ecjpake\":\"unavailable\""
 #endif
-             , version, aesni);
+             , version, aesni, CBH_MB_AESNI_C, CBH_MB_HAVE_ASM, CBH_MB_PADLOCK_C);
 }
 
 const cb_engine cb_engine_mbedtls = {

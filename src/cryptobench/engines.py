@@ -71,9 +71,27 @@ class Engine:
     runtime_env: dict = field(default_factory=dict)   # set while a Provision is open
     check_config: str = ""          # "module:function" raising UsageError (exit 2, naming the variable to
                                     # set) when the user configured a device only in part; starts nothing
+    binary: str = ""                # the harness binary beside cbh this engine runs in ("" = cbh itself)
+    portable_build: bool = False    # a library built here without its CPU-specific code: checked from
+                                    # the configuration the harness reports (PORTABLE_CONFIG)
+
+    def harness(self):
+        return harness_path().with_name(self.binary) if self.binary else harness_path()
 
     def start(self) -> HarnessProcess:
-        return HarnessProcess(env_overrides={**self.env, **self.runtime_env})
+        if self.binary and not self.harness().exists():
+            raise HarnessError(f"{self.name}: its harness {self.harness()} is not built (make -C harness/host "
+                               f"portable builds it from the vendored Mbed TLS source; ./setup.sh fetches that)")
+        return HarnessProcess(env_overrides={**self.env, **self.runtime_env}, path=self.harness())
+
+
+# What `mbedtls-portable` is built without (harness/host/mbedtls_portable_config.h), by the name of
+# the Mbed TLS option the harness reports as off: the x86 code a microcontroller build lacks.
+PORTABLE_CONFIG = {
+    "MBEDTLS_AESNI_C": "AES-NI",
+    "MBEDTLS_PADLOCK_C": "VIA PadLock",
+    "MBEDTLS_HAVE_ASM": "inline-assembly bignum",
+}
 
 
 def _openssl_sw_env(mask: dict | None = None) -> dict:
@@ -98,6 +116,9 @@ ENGINES: dict[str, Engine] = {e.name: e for e in [
            default=False),
     Engine("mbedtls", "mbedtls", "Mbed TLS 2.28 (system libmbedcrypto; uses AES-NI on x86-64 where "
            "its runtime check finds it)"),
+    Engine("mbedtls-portable", "mbedtls", "Mbed TLS 2.28 built from source as portable C (no AES-NI, no "
+           "PadLock, no assembly bignum, no auto-vectorisation): the software Mbed TLS of the seeds",
+           binary="cbh-mbedtls-portable", portable_build=True, default=False),
     Engine("libsodium", "libsodium", "libsodium (system library)"),
     Engine("system", "system", "the OS and CPU entropy sources: getrandom(2), RDRAND, RDSEED, /dev/hwrng"),
     Engine("pkcs11", "pkcs11", "a PKCS#11 token: a secure element, HSM or smart card through its vendor's "
@@ -160,6 +181,15 @@ def check_engine(engine: Engine, proc: HarnessProcess) -> tuple[dict, str | None
         elif engine.masks_extensions and platform.machine() in ("aarch64", "arm64"):
             info["mask"] = f"OPENSSL_armcap={ARMCAP_MASK}"
             info["mask_verified"] = "armcap" in info.get("cpuinfo", "").lower()
+    if engine.portable_build:
+        config = info.get("config") or {}
+        still_on = [k for k in PORTABLE_CONFIG if config.get(k) != 0]
+        info["extensions_masked"] = [f"{label} ({k})" for k, label in PORTABLE_CONFIG.items()]
+        info["mask"] = ("compiled out: " + ", ".join(PORTABLE_CONFIG)
+                        + (f"; library cflags {info['library_cflags']}" if info.get("library_cflags") else ""))
+        info["mask_verified"] = not still_on
+        if still_on:
+            return info, f"not a portable build: the harness reports {', '.join(still_on)} on"
     return info, None
 
 
