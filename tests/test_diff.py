@@ -4,6 +4,7 @@ medians, stored in a temporary SQLite database; nothing here depends on how fast
 import csv
 import io
 import json
+import math
 import re
 
 import numpy as np
@@ -328,3 +329,25 @@ def test_nothing_compared_is_said_and_refused_with_strict(db):
     rc, doc = _json(db, a, b)
     assert any(w.startswith("nothing was compared") for w in doc["warnings"])
     assert cli("diff", str(a), str(b), "--db", str(db), "--strict").returncode == 2
+
+
+def test_a_layout_sensitive_cell_is_judged_on_its_widened_interval():
+    """A cell whose harness processes disagree (flag `layout`) has an interval reaching its slowest
+    process; diff tests a change against that width, not against the narrower bootstrap terms."""
+    from cryptobench.diff import _run_level, compare_pair
+
+    def cell(value, lo, hi, flags):
+        est = {"estimator": "p1", "value": value, "ci95": [lo, hi], "sigma_log": 0.002,
+               "sigma_process_log": 0.002, "tau_log": 0.002}
+        return {"op": "sha256", "params": {"bytes": 64}, "engine": "mbedtls", "target": "host", "status": "ok",
+                "samples": [[1, 0, int(value * 1e9)]] * 40,
+                "result": {"estimate": est, "flags": flags, "time_s": {"median": value}}}
+
+    narrow = _run_level(cell(1e-6, 0.99e-6, 1.01e-6, []))[1]
+    assert narrow == pytest.approx(3 * 0.002 ** 2)
+    wide = _run_level(cell(1e-6, 0.99e-6, 1.10e-6, ["layout"]))[1]
+    assert wide == pytest.approx((math.log(1.10) / 1.96) ** 2 / 2)
+    a, b = cell(1e-6, 0.99e-6, 1.10e-6, ["layout"]), cell(1.06e-6, 1.05e-6, 1.17e-6, ["layout"])
+    assert compare_pair(a, b, 0.05, 0.01)["kind"] == "unchanged"
+    a["result"]["flags"] = b["result"]["flags"] = []
+    assert compare_pair(a, b, 0.05, 0.01)["kind"] == "regression"
