@@ -19,7 +19,8 @@ import pytest
 
 from conftest import ROOT, cli
 from cryptobench.errors import UsageError
-from cryptobench.export import CELL_COLUMNS, SAMPLE_COLUMNS, build_table, cmd_export
+from cryptobench.cli.export import run as cmd_export
+from cryptobench.export import CELL_COLUMNS, SAMPLE_COLUMNS, build_table
 from cryptobench.results import derive, per_op_seconds
 from cryptobench.store import Store
 

@@ -18,11 +18,9 @@ present on one side only, unsupported on a side, or not ok in A is listed but co
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import statistics
-import sys
 
 from .errors import UsageError
 from .results import per_op_seconds, reported_time
@@ -32,20 +30,6 @@ TEST = ("two-sided z test of the change against both runs' run-level variation (
         "Mann-Whitney U on per-operation samples where a run has no repeat interval")
 Z_METHOD = "repeat-interval z"
 
-
-def add_diff_parser(sub) -> None:
-    d = sub.add_parser("diff", help="per cell, the change in median from RUN_A to RUN_B, with a significance test; "
-                                    "exit 1 on a significant regression beyond --threshold")
-    d.add_argument("run_a", metavar="RUN_A", help="the reference run (id or 'latest')")
-    d.add_argument("run_b", metavar="RUN_B", help="the run under test (id or 'latest')")
-    d.add_argument("--threshold", default="5%", metavar="PCT",
-                   help="smallest change in median that counts, e.g. 5%% or 0.05 (default 5%%)")
-    d.add_argument("--alpha", type=float, default=0.01,
-                   help="significance level of the two-sided Mann-Whitney U test (default 0.01)")
-    d.add_argument("--strict", action="store_true",
-                   help="refuse (exit 2) when the runs were measured with different methods or nothing was compared")
-    d.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
-    d.add_argument("--db")
 
 
 # ------------------------------------------------------------------------------------ arguments
@@ -397,25 +381,3 @@ def render_rich(doc: dict, out) -> None:
     console.print(summary_line(doc), highlight=False, markup=False)
 
 
-def cmd_diff(args: argparse.Namespace, out) -> int:
-    from .store import Store
-    threshold = parse_threshold(args.threshold)
-    alpha = check_alpha(args.alpha)
-    store = Store(args.db)
-    run_a = store.load_run(store.resolve_run_id(args.run_a))
-    run_b = store.load_run(store.resolve_run_id(args.run_b))
-    doc = diff(run_a, run_b, threshold, alpha)
-    if args.strict and doc["method_warnings"]:
-        raise UsageError("--strict: the runs are not comparable: " + "; ".join(doc["method_warnings"]))
-    if args.format == "json":
-        out.write(json.dumps(doc, indent=1, default=str) + "\n")
-    elif args.format == "csv":
-        for line in header_lines(doc):
-            if line.startswith("warning"):
-                sys.stderr.write(line + "\n")
-        render_csv(doc, out)
-    elif args.format == "md":
-        render_md(doc, out)
-    else:
-        render_rich(doc, out)
-    return 1 if doc["regressions"] else 0

@@ -8,17 +8,12 @@ docs/export.md; the list below (`CELL_COLUMNS`, `SAMPLE_COLUMNS`) is the single 
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import json
 import math
-import os
 import re
-import sys
-import tempfile
 import time
-from pathlib import Path
 
 from .errors import UsageError
 
@@ -168,43 +163,9 @@ _PARAM_ANCHOR = "params_json"     # param_<name> columns go right after this one
 # ------------------------------------------------------------------------------------------ parser
 
 
-def add_export_parser(sub) -> None:
-    e = sub.add_parser("export", help="stored runs as a flat table for pandas or DuckDB: parquet, csv or json")
-    e.add_argument("run_ids", nargs="+", metavar="RUN", help="run ids, 'latest', or ranges such as 3-7")
-    e.add_argument("--format", choices=["parquet", "csv", "json"], required=True)
-    e.add_argument("--out", metavar="FILE", help="output file (default: stdout for csv and json; required for parquet)")
-    e.add_argument("--samples", action="store_true",
-                   help="one row per timed sample (k operations) instead of one per cell")
-    e.add_argument("--db")
-
 
 # ------------------------------------------------------------------------------------ run selection
 
-
-def resolve_runs(store, refs: list[str]) -> list[int]:
-    """Run ids from ids, 'latest' and ranges A-B (either end may be 'latest'); order kept, duplicates
-    dropped; every id must exist."""
-    out: list[int] = []
-    for ref in refs:
-        for part in str(ref).split(","):
-            part = part.strip()
-            if not part:
-                raise UsageError(f"empty run reference in {ref!r}")
-            m = re.fullmatch(r"(\d+|latest)-(\d+|latest)", part)
-            if m:
-                lo, hi = (store.resolve_run_id(x) if x == "latest" else int(x) for x in m.groups())
-                if lo > hi:
-                    raise UsageError(f"run range {part!r} runs backwards; write {hi}-{lo}")
-                ids = list(range(lo, hi + 1))
-            elif part == "latest" or part.isdigit():
-                ids = [part]
-            else:
-                raise UsageError(f"run must be an id, 'latest' or a range such as 3-7, got {part!r}")
-            for i in ids:
-                rid = store.resolve_run_id(i)     # UsageError "no run N" for an unknown one
-                if rid not in out:
-                    out.append(rid)
-    return out
 
 
 # -------------------------------------------------------------------------------------------- rows
@@ -506,7 +467,7 @@ def render_json(columns, rows) -> str:
         + ("\n]\n" if rows else "]\n")
 
 
-def _metadata(runs: list[dict], samples: bool, columns) -> dict:
+def metadata(runs: list[dict], samples: bool, columns) -> dict:
     from . import __version__
     return {
         "cryptobench.format": EXPORT_FORMAT_ID,
@@ -523,81 +484,7 @@ def _metadata(runs: list[dict], samples: bool, columns) -> dict:
     }
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path = path.expanduser()
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"--out {path}: directory {parent} does not exist")
-    if path.is_dir():
-        raise UsageError(f"--out {path}: is a directory")
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise UsageError(f"--out {path}: {exc.strerror or exc}")
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _isatty(stream) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
-
 
 # ----------------------------------------------------------------------------------------- command
 
 
-def cmd_export(args: argparse.Namespace, out) -> int:
-    from .store import Store
-    to_stdout = args.out in (None, "-")
-    if args.format == "parquet":
-        if args.out is None:
-            raise UsageError("--format parquet needs --out FILE (or --out - to pipe it)")
-        if to_stdout and _isatty(out):
-            raise UsageError("refusing to write parquet (binary) to a terminal; use --out FILE")
-    store = Store(args.db)
-    try:
-        ids = resolve_runs(store, args.run_ids)
-        runs = [store.load_run(i) for i in ids]
-    finally:
-        store.close()
-    columns, rows = build_table(runs, samples=args.samples)
-    if args.format == "parquet":
-        data = render_parquet(columns, rows, _metadata(runs, args.samples, columns))
-    elif args.format == "csv":
-        data = render_csv(columns, rows).encode("utf-8")
-    else:
-        data = render_json(columns, rows).encode("utf-8")
-    if to_stdout:
-        binary = getattr(out, "buffer", None)
-        if binary is not None:
-            out.flush()
-            binary.write(data)
-            binary.flush()
-        elif args.format == "parquet":
-            raise UsageError("this output stream takes no binary data; use --out FILE")
-        else:
-            out.write(data.decode("utf-8"))
-        where = "stdout"
-    else:
-        _write_atomic(Path(args.out), data)
-        where = args.out
-    word = "run" if len(ids) == 1 else "runs"
-    sys.stderr.write(f"exported {len(rows)} row{'' if len(rows) == 1 else 's'} from {word} {', '.join(map(str, ids))}"
-                     f" to {where}{' (one per sample)' if args.samples else ''}\n")
-    return 0

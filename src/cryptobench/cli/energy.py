@@ -1,5 +1,5 @@
 """`cryptobench energy …`: formats, import (trace -> windows -> energy, stored), capture (live from
-an instrument), model (power profiles). The argument parser and the command handlers."""
+an instrument), model (power profiles)."""
 from __future__ import annotations
 
 import json
@@ -9,11 +9,14 @@ from pathlib import Path
 from ..catalog import get_op
 from ..errors import UsageError
 from ..store import Store
+from .common import OneLineParser, add_db, add_param, resolve_one_run, split_params, write_atomic
+
+NAME = "energy"
 
 
-def add_energy_parser(sub, parser_class) -> None:
+def add_parser(sub) -> None:
     energy = sub.add_parser("energy", help="energy: trace formats, import a trace, capture live, power models")
-    esub = energy.add_subparsers(dest="energy_command", parser_class=parser_class)
+    esub = energy.add_subparsers(dest="energy_command", parser_class=OneLineParser)
     esub.add_parser("formats", help="the trace formats cryptobench reads")
     imp = esub.add_parser("import", help="segment a trace at its marker edges and integrate energy per window")
     imp.add_argument("file")
@@ -30,9 +33,9 @@ def add_energy_parser(sub, parser_class) -> None:
     imp.add_argument("--run", metavar="RUN_ID|latest",
                      help="match the windows to this stored run's timed repetitions, in order, and store the energy in its cells")
     imp.add_argument("--op", help="store the windows as a cell of this operation (with --engine)")
-    imp.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    add_param(imp, "a parameter of --op, e.g. bytes=64")
     imp.add_argument("--engine", help="what ran on the device, e.g. 'cc2652-aes-hw' (a label)")
-    imp.add_argument("--db")
+    add_db(imp)
     imp.add_argument("--json", metavar="FILE")
 
     mod = esub.add_parser("model", help="modeled energy: a duration or a stored run x a device power profile")
@@ -47,7 +50,7 @@ def add_energy_parser(sub, parser_class) -> None:
     mod.add_argument("--baseline", help="engine for TI's Energy Efficiency Improvement (t_b·I_b)/(t_e·I_e)")
     mod.add_argument("--current-uncertainty", type=float, default=0.0, metavar="FRACTION",
                      help="relative uncertainty of each current, widens the EEI interval (e.g. 0.1)")
-    mod.add_argument("--db")
+    add_db(mod)
     mod.add_argument("--json", metavar="FILE")
 
     cap = esub.add_parser("capture", help="capture a trace live from an N6705 (SCPI) or an Otii (TCP) into a file "
@@ -73,11 +76,6 @@ def add_energy_parser(sub, parser_class) -> None:
     cap.add_argument("--out", required=True, metavar="FILE", help="the trace (.csv, or .dlog with --mode dlog); "
                      "FILE.json gets the instrument's identity, settings and the import options")
 
-
-
-def _split_params(items):
-    from ..cli import _split_params as split
-    return split(items)
 
 
 def _options(items: list[str]) -> dict:
@@ -114,15 +112,15 @@ def _with_progress(chunks, path):
             yield c
 
 
-def cmd_energy(args, out) -> int:
+def run(args, out) -> int:
     if args.energy_command == "model":
         return cmd_energy_model(args, out)
     if args.energy_command == "capture":
         return cmd_energy_capture(args, out)
-    from .formats import FORMATS, open_trace
-    from .importer import as_cell, attach_to_run, import_trace
-    from .segment import PlanMismatch
-    from .trace import TraceError
+    from ..energy.formats import FORMATS, open_trace
+    from ..energy.importer import as_cell, attach_to_run, import_trace
+    from ..energy.segment import PlanMismatch
+    from ..energy.trace import TraceError
     if args.energy_command == "formats":
         for name, what in FORMATS.items():
             out.write(f"{name:<12} {what}\n")
@@ -174,7 +172,7 @@ def cmd_energy(args, out) -> int:
             raise UsageError(f"{sidecar}: not the capture's JSON conditions ({exc})")
     if args.run:
         store = Store(args.db)
-        run = store.load_run(store.resolve_run_id(args.run))
+        run = store.load_run(resolve_one_run(store, args.run, "--run"))
         try:
             cells = attach_to_run(imported, run)
         except PlanMismatch as exc:
@@ -184,7 +182,7 @@ def cmd_energy(args, out) -> int:
         out.write(f"matched {len(windows)} windows to {len(cells)} cells of run {run['id']}\n")
         if args.json:
             from ..report import render_json
-            Path(args.json).write_text(render_json(store.load_run(run["id"])) + "\n")
+            write_atomic(Path(args.json), render_json(store.load_run(run["id"])) + "\n", "--json")
         sys.stderr.write(f"stored energy in run {run['id']} in {store.path}\n")
         return 0
     if op is None:
@@ -192,7 +190,7 @@ def cmd_energy(args, out) -> int:
     if not len(windows):
         raise UsageError(f"{args.file}: no windows to store")
     from ..catalog import resolve_params
-    params = resolve_params(op, {k: v[0] if len(v) == 1 else v for k, v in _split_params(args.param).items()}, "--param")
+    params = resolve_params(op, {k: v[0] if len(v) == 1 else v for k, v in split_params(args.param).items()}, "--param")
     cell = as_cell(imported, op.id, params, args.engine, f"trace:{info.format}")
     from ..conditions import host_conditions
     store = Store(args.db)
@@ -203,14 +201,14 @@ def cmd_energy(args, out) -> int:
     store.set_status(run_id, "complete")
     if args.json:
         from ..report import render_json
-        Path(args.json).write_text(render_json(store.load_run(run_id)) + "\n")
+        write_atomic(Path(args.json), render_json(store.load_run(run_id)) + "\n", "--json")
     sys.stderr.write(f"stored as run {run_id} in {store.path}\n")
     return 0
 
 
 def cmd_energy_capture(args, out) -> int:
-    from .live_n6705 import ChannelSpec, InstrumentError, N6705, write_generic_csv
-    from .live_otii import OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError, parse_resource
+    from ..energy.live_n6705 import ChannelSpec, InstrumentError, N6705, write_generic_csv
+    from ..energy.live_otii import OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError, parse_resource
     dest = Path(args.out)
     if not args.duration > 0:
         raise UsageError(f"--duration: must be > 0 s, got {args.duration}")
@@ -248,7 +246,7 @@ def cmd_energy_capture(args, out) -> int:
                 cond = inst.conditions()
     except (InstrumentError, OtiiError, OtiiConnectionError, ValueError) as exc:
         raise UsageError(str(exc))
-    dest.with_name(dest.name + ".json").write_text(json.dumps({"conditions": cond, "import": result}, indent=2) + "\n")
+    write_atomic(dest.with_name(dest.name + ".json"), json.dumps({"conditions": cond, "import": result}, indent=2) + "\n")
     size = f"{result['samples']:,} samples" if "samples" in result else f"{result['bytes']:,} bytes"
     out.write(f"{dest}: {size} from {cond['instrument'].get('idn') or cond['instrument'].get('server')}; "
               f"conditions in {dest.name}.json\n")
@@ -261,7 +259,7 @@ def cmd_energy_capture(args, out) -> int:
 
 
 def cmd_energy_model(args, out) -> int:
-    from .models import load_profile, model_run, modeled_energy, per_unit
+    from ..energy.models import load_profile, model_run, modeled_energy, per_unit
     from ..report import fmt_num
     try:
         profile = load_profile(args.profile)
@@ -288,7 +286,7 @@ def cmd_energy_model(args, out) -> int:
             if not 0 <= args.current_uncertainty < 1:
                 raise UsageError(f"--current-uncertainty: a fraction in [0, 1), got {args.current_uncertainty}")
             store = Store(args.db)
-            run = store.load_run(store.resolve_run_id(args.run))
+            run = store.load_run(resolve_one_run(store, args.run, "--run"))
             doc = model_run(run, profile, peri, args.baseline, args.current_uncertainty)
             out.write(f"run {run['id']} x power profile {profile.name} ({profile.supply_v:g} V): modeled energy "
                       f"(durations {', '.join(sorted({r['time_provenance'] for r in doc['rows']})) or 'none'})\n")
@@ -304,7 +302,7 @@ def cmd_energy_model(args, out) -> int:
     except ValueError as exc:
         raise UsageError(str(exc))
     if args.json:
-        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+        write_atomic(Path(args.json), json.dumps(doc, indent=1) + "\n", "--json")
     return 0
 
 

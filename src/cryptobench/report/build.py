@@ -1,4 +1,4 @@
-"""`cryptobench report RUN [RUN…] --out DIR`: the HTML report, its figures and table files.
+"""The HTML report of stored runs (`cryptobench report`): its figures and table files.
 
 DIR/report.html        one self-contained file (figures embedded as SVG data: URIs, no script, no network)
 DIR/figures/ID.png|svg every figure on its own, for papers and slides
@@ -6,42 +6,17 @@ DIR/tables/*.md|csv|tex every table on its own; tables.md and tables.tex hold th
 """
 from __future__ import annotations
 
-import argparse
 import io
-import os
-import sys
 from pathlib import Path
 
 from .. import __version__
 from ..errors import UsageError
-from ..store import Store, now
+from ..files import write_atomic
+from ..store import now
 
 
-def add_report_parser(sub) -> None:
-    r = sub.add_parser("report", help="a self-contained HTML report with figures (PNG, SVG) and tables "
-                                      "(Markdown, CSV, LaTeX) from stored runs")
-    r.add_argument("run_ids", nargs="+", metavar="RUN", help="run ids or 'latest'")
-    r.add_argument("--out", required=True, metavar="DIR", help="directory to write report.html, figures/ and tables/ to")
-    r.add_argument("--baseline", metavar="ENGINE",
-                   help="engine the relative heat-map and crossovers divide by (default: each run's baseline)")
-    r.add_argument("--reference", action="append", default=[], metavar="NAME",
-                   help="draw a study's published points beside yours in the duration, energy and cycles figures "
-                        "(repeatable; `cryptobench list references`, or a reference .toml)")
-    r.add_argument("--title", help="report title (default: from the runs)")
-    r.add_argument("--quiet", action="store_true", help="no progress bar")
-    r.add_argument("--db")
 
-
-def load_runs(store: Store, refs: list[str]) -> list[dict]:
-    ids: list[int] = []
-    for ref in refs:
-        rid = store.resolve_run_id(ref)
-        if rid not in ids:
-            ids.append(rid)
-    return [store.load_run(rid) for rid in ids]
-
-
-def _check_baseline(runs: list[dict], baseline: str | None) -> None:
+def check_baseline(runs: list[dict], baseline: str | None) -> None:
     if not baseline:
         return
     from ..relative import run_engines
@@ -62,13 +37,7 @@ def _figure_bytes(fig) -> tuple[bytes, bytes]:
 
 
 def _write(path: Path, data: bytes | str) -> None:
-    """Write-then-rename: an interrupted report never leaves a half file behind."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    if isinstance(data, str):
-        tmp.write_text(data, encoding="utf-8")
-    else:
-        tmp.write_bytes(data)
-    os.replace(tmp, path)
+    write_atomic(path, data, "--out")
 
 
 def _run_heading(run: dict) -> str:
@@ -193,35 +162,3 @@ def build_report(runs: list[dict], out_dir: Path, baseline: str | None = None, t
             "n_tables": len(written_tables) // 3}
 
 
-def cmd_report(args: argparse.Namespace, out) -> int:
-    store = Store(args.db)
-    runs = load_runs(store, args.run_ids)
-    _check_baseline(runs, args.baseline)
-    from ..references import load_reference
-    references = [load_reference(name) for name in dict.fromkeys(args.reference)]
-    out_dir = Path(args.out)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"--out {out_dir}: exists and is not a directory")
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {out_dir}: cannot create ({exc.strerror})")
-
-    if args.quiet or not sys.stderr.isatty():
-        summary = build_report(runs, out_dir, args.baseline, args.title, references=references)
-    else:
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn
-        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                      console=Console(stderr=True), transient=True) as bar:
-            task = bar.add_task("report", total=None)
-
-            def progress(what, total=None):
-                if total is not None:
-                    bar.update(task, total=total, advance=1, description=what[:60])
-                else:
-                    bar.update(task, description=what[:60])
-            summary = build_report(runs, out_dir, args.baseline, args.title, progress, references)
-    out.write(f"wrote {summary['html']} ({summary['n_figures']} figures, {summary['n_tables']} tables; "
-              f"PNG/SVG in {out_dir / 'figures'}, Markdown/CSV/LaTeX in {out_dir / 'tables'})\n")
-    return 0

@@ -7,7 +7,10 @@ import json
 import re
 from pathlib import Path
 
-from .errors import UsageError
+from ..errors import UsageError
+from .common import OneLineParser, add_db, resolve_one_run, write_atomic
+
+NAME = "model"
 
 PREFIX = {"p": 1e-12, "n": 1e-9, "u": 1e-6, "µ": 1e-6, "m": 1e-3, "": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 UNITS = ("Hz", "bps", "b/s", "W", "s", "A", "V", "B")
@@ -37,10 +40,10 @@ def _si_arg(text):
         raise argparse.ArgumentTypeError(str(exc))
 
 
-def add_model_parser(sub, parser_class) -> None:
+def add_parser(sub) -> None:
     model = sub.add_parser("model", help="analytic models (provenance modeled): accelerator throughput, "
                                          "polling vs blocking offload, crossover lengths, battery share")
-    msub = model.add_subparsers(dest="model_command", parser_class=parser_class)
+    msub = model.add_subparsers(dest="model_command", parser_class=OneLineParser)
 
     acc = msub.add_parser("accelerator", help="seed 004 eq. 1: TH = Q / (L·Tclk + AL); back-solve L; "
                                               "Pisa Table V; fit setup + per-block cost to a stored sweep")
@@ -62,7 +65,7 @@ def add_model_parser(sub, parser_class) -> None:
     acc.add_argument("--engine", help="with --fit: the engine")
     acc.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="with --fit: select cells")
     acc.add_argument("--block-bytes", type=int, default=16, help="with --fit: bytes per block (default 16; 0: per byte)")
-    acc.add_argument("--db")
+    add_db(acc)
     acc.add_argument("--json", metavar="FILE")
 
     off = msub.add_parser("offload", help="seed 000 §4: polling vs blocking energy over payload length, "
@@ -88,7 +91,7 @@ def add_model_parser(sub, parser_class) -> None:
     cx.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="select cells (other than bytes)")
     cx.add_argument("--profile", help="model energy t·V·I where cells have no stored energy")
     cx.add_argument("--engine-peripheral", action="append", default=[], metavar="ENGINE=PERIPHERAL[+…]")
-    cx.add_argument("--db")
+    add_db(cx)
     cx.add_argument("--json", metavar="FILE")
 
     bat = msub.add_parser("battery", help="energy per day of a duty cycle and the share crypto takes, per engine")
@@ -101,7 +104,7 @@ def add_model_parser(sub, parser_class) -> None:
     bat.add_argument("--baseline-ua", type=float, default=0.0, help="the device's average current without crypto (µA)")
     bat.add_argument("--profile", help="model energy t·V·I where cells have no stored energy (and the baseline's V)")
     bat.add_argument("--engine", action="append", default=[], help="only these engines (repeatable)")
-    bat.add_argument("--db")
+    add_db(bat)
     bat.add_argument("--json", metavar="FILE")
 
 
@@ -117,13 +120,10 @@ def _params(items) -> dict:
 
 def _write_json(path, doc) -> None:
     if path:
-        try:
-            Path(path).write_text(json.dumps(doc, indent=2, default=str) + "\n")
-        except OSError as exc:
-            raise UsageError(f"{path}: {exc.strerror}")
+        write_atomic(Path(path), json.dumps(doc, indent=2, default=str) + "\n", "--json")
 
 
-def cmd_model(args, out) -> int:
+def run(args, out) -> int:
     handlers = {"accelerator": _accelerator, "offload": _offload, "crossover": _crossover, "battery": _battery}
     if args.model_command not in handlers:
         raise UsageError("model: expected 'accelerator', 'offload', 'crossover' or 'battery'")
@@ -139,7 +139,7 @@ def _g(x, unit=""):
 
 
 def _accelerator(args, out) -> int:
-    from .models.accelerator import accelerator_model, additional_latency, solve_latency
+    from ..models.accelerator import accelerator_model, additional_latency, solve_latency
     modes = sum(bool(x) for x in (args.pisa, args.fit, args.solve_latency))
     if modes > 1:
         raise UsageError("model accelerator: --pisa, --fit and --solve-latency exclude each other")
@@ -217,7 +217,7 @@ def pisa_rows() -> tuple[dict, str]:
     has them, else the transcription above. Returns (rows, where from)."""
     rows = {k: dict(v) for k, v in PISA.items()}
     try:
-        from .references import load_reference
+        from ..references import load_reference
         ref = load_reference("pisa-a53")
     except Exception:
         return rows, "transcribed in models_cli.PISA (seed 004 Tables IV, V)"
@@ -243,7 +243,7 @@ def pisa_rows() -> tuple[dict, str]:
 
 
 def _pisa(args, out) -> int:
-    from .models.accelerator import additional_latency, solve_latency
+    from ..models.accelerator import additional_latency, solve_latency
     rows, origin = pisa_rows()
     doc = {"provenance": "modeled", "source": f"seed 004 Tables IV-V ({origin})", "rows": []}
     out.write(f"seed 004 (Pisa) hardware accelerators at 300 MHz: eq. 1 and Table V from Table IV ({origin})\n")
@@ -275,20 +275,15 @@ def _pisa(args, out) -> int:
     return 0
 
 
-def _load_run(args):
-    from .store import Store
-    store = Store(args.db)
-    return store.load_run(store.resolve_run_id(args.run if hasattr(args, "run") and args.run else args.fit))
-
 
 def _fit(args, out) -> int:
-    from .models.accelerator import fit_setup_per_block
-    from .models.crossover import sweep_from_run
+    from ..models.accelerator import fit_setup_per_block
+    from ..models.crossover import sweep_from_run
     if not args.op or not args.engine:
         raise UsageError("model accelerator --fit needs --op and --engine")
-    from .store import Store
+    from ..store import Store
     store = Store(args.db)
-    run = store.load_run(store.resolve_run_id(args.fit))
+    run = store.load_run(resolve_one_run(store, args.fit, "--fit"))
     sweep = sweep_from_run(run, args.op, args.engine, _params(args.param))["time"]
     if not sweep:
         engines = sorted({c["engine"] for c in run["cells"] if c["op"] == args.op})
@@ -312,10 +307,10 @@ def _fit(args, out) -> int:
 
 # --------------------------------------------------------------------------------------- offload
 def _offload(args, out) -> int:
-    from .models.offload import OffloadModel
+    from ..models.offload import OffloadModel
     active, idle, peri, volts, src = args.active_ma, args.idle_ma, args.peripheral_ma, args.voltage, "flags"
     if args.profile:
-        from .energy.models import load_profile
+        from ..energy.models import load_profile
         prof = load_profile(args.profile)
         active = active if active is not None else prof.active_current_a * 1e3
         idle = idle if idle is not None else (prof.idle_current_a * 1e3 if prof.idle_current_a > 0 else None)
@@ -370,13 +365,13 @@ def _engine_peripherals(items) -> dict:
 
 
 def _crossover(args, out) -> int:
-    from .models.crossover import crossover, sweep_from_run
-    from .store import Store
+    from ..models.crossover import crossover, sweep_from_run
+    from ..store import Store
     store = Store(args.db)
-    run = store.load_run(store.resolve_run_id(args.run))
+    run = store.load_run(resolve_one_run(store, args.run, "--run"))
     prof = None
     if args.profile:
-        from .energy.models import load_profile
+        from ..energy.models import load_profile
         prof = load_profile(args.profile)
     peri = _engine_peripherals(args.engine_peripheral)
     params = _params(args.param)
@@ -423,16 +418,16 @@ def _crossover(args, out) -> int:
 
 # --------------------------------------------------------------------------------------- battery
 def _battery(args, out) -> int:
-    from .models.battery import battery_view, capacity_j, parse_rate
-    from .store import Store
+    from ..models.battery import battery_view, capacity_j, parse_rate
+    from ..store import Store
     cap = capacity_j(args.battery_mah, args.battery_v, args.battery_wh)
     rates = [parse_rate(r) for r in args.rate]
     prof = None
     if args.profile:
-        from .energy.models import load_profile
+        from ..energy.models import load_profile
         prof = load_profile(args.profile)
     store = Store(args.db)
-    run = store.load_run(store.resolve_run_id(args.run))
+    run = store.load_run(resolve_one_run(store, args.run, "--run"))
     volts = args.battery_v or (prof.supply_v if prof else None)
     if args.baseline_ua and volts is None:
         raise UsageError("--baseline-ua needs a voltage: --battery-v or a --profile")
@@ -457,7 +452,7 @@ def _battery(args, out) -> int:
                 per_op[e][key] = en
                 prov[(e, key)] = (r.get("energy") or {}).get("provenance", "measured")
             elif prof is not None and r.get("time_s"):
-                from .energy.models import modeled_energy
+                from ..energy.models import modeled_energy
                 per_op[e][key] = modeled_energy(r["time_s"]["median"], prof)["per_op_j"]
                 prov[(e, key)] = "modeled"
     view = battery_view(per_op, keys, cap, baseline_w)

@@ -1,42 +1,28 @@
-"""The `cryptobench` command line: list, run, show."""
+"""`cryptobench run`: verify, time, store and print a suite or a set of operations, on the host
+or a microcontroller target (qemu, a board, the simulator)."""
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import sys
 from pathlib import Path
 
-from . import __version__
-from .catalog import OPS, get_op
-from .engines import ENGINES, get_engine, probe_engines
-from .errors import HarnessError, UsageError
-from .harness import build_harness, harness_path
-from .store import Store
-from .suites import available_suites, load_suite
+from ..catalog import get_op
+from ..engines import get_engine
+from ..errors import UsageError
+from ..harness import build_harness, harness_path
+from ..store import Store
+from ..suites import load_suite
+from .common import add_db, add_format, add_param, split_params, write_atomic
+from .show import render_run
+
+NAME = "run"
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """argparse that reports usage errors in one line with exit code 2."""
-
-    def error(self, message):
-        raise UsageError(message)
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="cryptobench", description="What a cryptographic operation costs, where it could run.")
-    p.add_argument("--version", action="version", version=f"cryptobench {__version__}")
-    sub = p.add_subparsers(dest="command", parser_class=OneLineParser)
-
-    ls = sub.add_parser("list", help="list suites, engines or operations")
-    ls.add_argument("what", choices=["suites", "engines", "ops", "references"])
-
+def add_parser(sub) -> None:
     run = sub.add_parser("run", help="verify, time, store and print a suite or a set of operations")
     run.add_argument("--suite", help="suite name or path to a suite .toml (default: 'default')")
     run.add_argument("--engine", action="append", help="engine to run (repeatable; default: every usable host engine)")
     run.add_argument("--op", action="append", help="operation id (repeatable)")
-    run.add_argument("--param", action="append", default=[], metavar="KEY=VALUE[,VALUE…]",
-                     help="set or sweep an operation parameter, e.g. bytes=64,8000,16000")
+    add_param(run)
     run.add_argument("--repeat", type=int, help="exactly this many samples per cell (fixed; default: adaptive, "
                                                 "until --precision or --budget, with the suite's repeat as the least n)")
     run.add_argument("--precision", metavar="PCT", help="host runs: sample until every cell's 95 %% repeat interval "
@@ -52,10 +38,10 @@ def _parser() -> argparse.ArgumentParser:
                      "(default 0.001)")
     run.add_argument("--single", action="store_true", help="k = 1: time every operation on its own (latency)")
     run.add_argument("--baseline", help="engine the others are compared with (Duration Improvement)")
-    run.add_argument("--db", help="SQLite result database (default: $CRYPTOBENCH_DB or the user data dir)")
+    add_db(run)
     run.add_argument("--json", metavar="FILE", help="also write the result document (docs/schema.md)")
     run.add_argument("--resume", metavar="RUN_ID", help="complete an interrupted run")
-    run.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
+    add_format(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--label", help="a name for this run, shown by show, report and diff (e.g. 'before patch')")
     run.add_argument("--parallel", metavar="N[,N…]",
@@ -83,117 +69,26 @@ def _parser() -> argparse.ArgumentParser:
     mcu.add_argument("--timeout", type=float, default=300.0,
                      help="watchdog per firmware image in seconds (default 300; silence for min(30, this) also ends it)")
 
-    from .energy.commands import add_energy_parser
-    add_energy_parser(sub, OneLineParser)
-    from .models_cli import add_model_parser
-    add_model_parser(sub, OneLineParser)
-
-    cmp_ = sub.add_parser("compare", help="a stored run beside a study's published results (references/)")
-    cmp_.add_argument("run_id", metavar="RUN_ID|latest")
-    cmp_.add_argument("--reference", required=True, help="a study: ti-cc26x2, nxp-imxrt, cifra-aead, zhaw-iot, "
-                      "pisa-a53 (`cryptobench list references`), or a reference .toml")
-    cmp_.add_argument("--against", metavar="SOURCE", help="the published source the ratios divide by "
-                      "(default: the study's software library)")
-    cmp_.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
-    cmp_.add_argument("--db")
-
-    from .diff import add_diff_parser
-    add_diff_parser(sub)
-    from .export import add_export_parser
-    add_export_parser(sub)
-    from .report.command import add_report_parser
-    add_report_parser(sub)
-
-    show = sub.add_parser("show", help="print a stored run")
-    show.add_argument("run_id", metavar="RUN_ID|latest")
-    show.add_argument("--format", choices=["table", "md", "csv", "json"], default="table")
-    show.add_argument("--relative-to", metavar="ENGINE",
-                      help="the relative view: every engine's median time (and energy) / ENGINE's, per op "
-                           "(seed 003 figure 2); ENGINE must be one of the run's engines")
-    show.add_argument("--db")
-    return p
-
-
-def _split_params(items: list[str]) -> dict[str, list]:
-    out = {}
-    for item in items:
-        key, sep, values = item.partition("=")
-        if not sep or not key or not values:
-            raise UsageError(f"--param: expected KEY=VALUE[,VALUE…], got {item!r}")
-        out[key.strip()] = [v.strip() for v in values.split(",") if v.strip()]
-    return out
-
-
-def cmd_list(args, out) -> int:
-    if args.what == "suites":
-        for name in available_suites():
-            s = load_suite(name)
-            out.write(f"{name:<12} {len(s.benches):>4} cells/engine  {s.title}\n")
-    elif args.what == "references":
-        from .references import available_references, load_reference
-        for name in available_references():
-            ref = load_reference(name)
-            out.write(f"{name:<12} {len(ref.rows):>4} values  {ref.title}\n")
-    elif args.what == "ops":
-        for op in OPS.values():
-            params = ", ".join(f"{p.name}={p.default}" + (f" ({'/'.join(map(str, p.choices))})" if p.choices else "")
-                               for p in op.params)
-            out.write(f"{op.id:<26} {op.title}" + (f"  [{params}]" if params else "") + "\n")
-    else:
-        states = probe_engines(list(ENGINES))
-        for name, engine in ENGINES.items():
-            info, why = states[name]
-            status = "usable" if why is None else f"NOT usable: {why}"
-            version = info.get("version", "")
-            out.write(f"{name:<11} {status}\n            {engine.description}\n"
-                      + (f"            {version}\n" if version else ""))
-    return 0
-
-
-def _render(run: dict, fmt: str, out, relative_to: str | None = None, only_relative: bool = False) -> None:
-    """The run's tables; with `relative_to`, its relative view too (after the tables, or alone with
-    `only_relative`: `show --relative-to`)."""
-    from . import report
-    if relative_to:
-        from .relative import check_baseline
-        check_baseline(run, relative_to)
-    if fmt == "table":
-        from rich.console import Console
-        console = Console(file=out)
-        if not console.is_terminal:
-            console = Console(file=out, width=200)
-        report.render_rich(run, console, relative_to=relative_to, only_relative=only_relative)
-    elif fmt == "md":
-        out.write(report.render_markdown(run, relative_to=relative_to, only_relative=only_relative) + "\n")
-    elif fmt == "csv":
-        if relative_to and only_relative:
-            from .relative import render_csv
-            out.write(render_csv(run, relative_to))
-        else:
-            out.write(report.render_csv(run))
-    else:
-        out.write(report.render_json(run, relative_to=relative_to) + "\n")
-
 
 def _mcu_plan(args) -> dict:
     """The plan of a microcontroller run: the suite's cells, one engine per library recipe."""
-    from .firmware.build import toolchain
-    from .firmware.recipes import builtin_recipes, load_recipe
-    from .runner import build_plan
-    from .targets.boards import check_cpu, check_opt, get_board
+    from ..firmware.build import toolchain
+    from ..firmware.recipes import builtin_recipes, load_recipe
+    from ..runner import build_plan
+    from ..targets.boards import check_cpu, check_opt, get_board
     kind, _, name = args.target.partition(":")
     if kind not in ("qemu", "board", "sim") or not name:
         raise UsageError(f"--target: expected host, qemu:BOARD, board:NAME or sim:CORE; got '{args.target}'")
     device = None
     if kind == "sim":
-        from .sim.devices import CORE_CPU, get_device
+        from ..sim.devices import CORE_CPU, get_device
         device = get_device(args.device, name)
-        from .targets.boards import BOARDS
+        from ..targets.boards import BOARDS
         board = BOARDS[device.board]
         if args.cpu and args.cpu != CORE_CPU[name]:
             raise UsageError(f"--cpu {args.cpu}: the target sim:{name} simulates a {CORE_CPU[name]}")
         cpu = CORE_CPU[name]
-        from .sim.engine import load_library
+        from ..sim.engine import load_library
         load_library()
     else:
         if args.device:
@@ -220,7 +115,7 @@ def _mcu_plan(args) -> dict:
     names = [load_recipe(l).name for l in libs]
     ops = [get_op(o).id for o in args.op] if args.op else None
     suite = load_suite(args.suite or "default") if (args.suite or not ops) else None
-    plan = build_plan(suite, None, ops, _split_params(args.param), args.repeat, None, None, None, False)
+    plan = build_plan(suite, None, ops, split_params(args.param), args.repeat, None, None, None, False)
     for g in plan["groups"]:
         g["engines"] = names
         if get_op(g["op"]).param("rekey") is not None:
@@ -235,8 +130,8 @@ def _mcu_plan(args) -> dict:
     return plan
 
 
-def cmd_run(args, out) -> int:
-    from .runner import Runner, build_plan
+def run(args, out) -> int:
+    from ..runner import build_plan
     if args.energy and args.target != "host":
         raise UsageError("--energy measures host energy meters; it applies to --target host only")
     if args.energy and args.resume:
@@ -276,12 +171,12 @@ def cmd_run(args, out) -> int:
             raise UsageError(f"--min-time: must be >= 0 seconds, got {args.min_time}")
         counts = None
         if args.parallel is not None:
-            from .scaling import parse_parallel
+            from ..scaling import parse_parallel
             counts = parse_parallel(args.parallel)
-        plan = build_plan(suite, engines, ops, _split_params(args.param), args.repeat, args.min_time,
+        plan = build_plan(suite, engines, ops, split_params(args.param), args.repeat, args.min_time,
                           args.warmup, args.baseline, args.single, sampling=_sampling_options(args))
         if counts:
-            from .scaling import expand_plan
+            from ..scaling import expand_plan
             plan = expand_plan(plan, counts)
         if args.energy:
             plan["options"].update(energy=args.energy, energy_windows=5)
@@ -332,16 +227,16 @@ def _sampling_options(args) -> dict:
 def _finish(store: Store, run_id: int, args, out) -> int:
     run = store.load_run(run_id)
     # the relative view after the tables: asked for, or the suite's own (relative = true: its baseline)
-    from .relative import run_engines
+    from ..relative import run_engines
     relative_to = getattr(args, "relative_to", None) or (run["plan"]["baseline"] if run["plan"].get("relative")
                                                          and run["plan"].get("baseline") else None)
     if relative_to and relative_to not in run_engines(run):
         sys.stderr.write(f"note: no relative view: {relative_to} is not one of this run's engines\n")
         relative_to = None
-    _render(run, args.format, out, relative_to=relative_to)
+    render_run(run, args.format, out, relative_to=relative_to)
     if args.json:
-        from .report import render_json
-        Path(args.json).write_text(render_json(run, relative_to=relative_to) + "\n")
+        from ..report import render_json
+        write_atomic(Path(args.json), render_json(run, relative_to=relative_to) + "\n", "--json")
     sys.stderr.write(f"stored as run {run_id} in {store.path}\n")
     return 0
 
@@ -352,7 +247,7 @@ def _execute(store: Store, plan: dict, run_id: int | None, quiet: bool) -> int:
     console = Console(stderr=True)
     show = not quiet and console.is_terminal
     if plan.get("target"):
-        from .mcu_runner import McuRunner
+        from ..mcu_runner import McuRunner
         total = len(plan["groups"]) * len(plan["options"]["engines"])
         progress = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(),
                             TimeElapsedColumn(), console=console, disable=not show)
@@ -366,7 +261,7 @@ def _execute(store: Store, plan: dict, run_id: int | None, quiet: bool) -> int:
                 progress.advance(task, n)
         runner = McuRunner(store, plan, progress=on_group, log=lambda s: progress.console.print(s))
     else:
-        from .runner import Runner
+        from ..runner import Runner
         progress = Progress(TextColumn("{task.description:<44}"), BarColumn(), TextColumn("{task.fields[eta]}"),
                             TimeElapsedColumn(), console=console, disable=not show)
         task = progress.add_task("starting engines", total=1.0, eta="")
@@ -397,111 +292,3 @@ def _host_progress(progress, task, kind: str, payload) -> None:
     within = f", {p.converged}/{p.cells} within target" if p.block_rounds and p.eta_is_bound else ""
     progress.update(task, description=f"sampling: round {p.rounds_done}{within}"[:44], completed=min(frac, 1.0),
                     eta=(f"ETA {'≤ ' if p.eta_is_bound else ''}{p.eta_s:.0f} s" if p.eta_s is not None else ""))
-
-
-def _model(args, out) -> int:
-    from .models_cli import cmd_model
-    return cmd_model(args, out)
-
-
-def _energy(args, out) -> int:
-    from .energy.commands import cmd_energy
-    return cmd_energy(args, out)
-
-
-def cmd_compare(args, out) -> int:
-    from . import compare as cmp
-    from .references import load_reference
-    store = Store(args.db)
-    run = store.load_run(store.resolve_run_id(args.run_id))
-    ref = load_reference(args.reference)
-    if args.against and args.against not in ref.sources:
-        raise UsageError(f"--against: {ref.name} has no source '{args.against}'; it has: {', '.join(ref.sources)}")
-    doc = cmp.compare(run, ref, args.against)
-    if args.format == "json":
-        out.write(json.dumps(doc, indent=1, default=str) + "\n")
-        return 0
-    ts = cmp.tables(doc)
-    if args.format == "csv":
-        import csv
-        w = csv.writer(out)
-        for t in ts:
-            w.writerow(["table"] + t["columns"])
-            for r in t["rows"]:
-                w.writerow([t["title"]] + r)
-        return 0
-    if args.format == "md":
-        out.write("\n".join(f"- {l.strip()}" for l in cmp.text_lines(doc)) + "\n\n")
-        for t in ts:
-            out.write(f"## {t['title']}\n\n| " + " | ".join(t["columns"]) + " |\n|" + "|".join("---" for _ in t["columns"])
-                      + "|\n" + "".join("| " + " | ".join(r) + " |\n" for r in t["rows"]) + "\n")
-        out.write("\n".join(f"- {l.strip()}" for l in cmp.unmatched_lines(doc)) + "\n")
-        return 0
-    from rich.console import Console
-    from rich.table import Table
-    console = Console(file=out)
-    if not console.is_terminal:
-        console = Console(file=out, width=200)
-    for line in cmp.text_lines(doc):
-        console.print(line, highlight=False, markup=False)
-    for t in ts:
-        table = Table(title=t["title"], title_justify="left")
-        for i, col in enumerate(t["columns"]):
-            table.add_column(col, justify="left" if i < 2 else "right")
-        for r in t["rows"]:
-            table.add_row(*r)
-        console.print(table)
-    for line in cmp.unmatched_lines(doc):
-        console.print(line, highlight=False, markup=False, style="dim")
-    return 0
-
-
-def cmd_show(args, out) -> int:
-    store = Store(args.db)
-    run = store.load_run(store.resolve_run_id(args.run_id))
-    _render(run, args.format, out, relative_to=args.relative_to, only_relative=bool(args.relative_to))
-    return 0
-
-
-def _diff(args, out) -> int:
-    from .diff import cmd_diff
-    return cmd_diff(args, out)
-
-
-def _export(args, out) -> int:
-    from .export import cmd_export
-    return cmd_export(args, out)
-
-
-def _report(args, out) -> int:
-    from .report.command import cmd_report
-    return cmd_report(args, out)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-        if args.command is None:
-            parser.print_help()
-            return 2
-        commands = {"list": cmd_list, "run": cmd_run, "show": cmd_show, "compare": cmd_compare, "energy": _energy,
-                    "model": _model, "diff": _diff, "export": _export, "report": _report}
-        return commands[args.command](args, sys.stdout)
-    except UsageError as exc:
-        sys.stderr.write(f"cryptobench: error: {exc}\n")
-        return exc.exit_code
-    except HarnessError as exc:
-        sys.stderr.write(f"cryptobench: harness error: {exc}\n")
-        return 3
-    except BrokenPipeError:
-        # the reader went away (`cryptobench show 1 | head`): not an error of ours, and nothing more to say
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
-        return 141
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,0 +1,116 @@
+"""What every subcommand shares: the parser class, the common options (--db, --format, run
+references, --param), run references resolved one way for all commands, the console and progress
+factories, and the one atomic file writer. Nothing here knows a subcommand."""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from ..errors import UsageError
+from ..files import write_atomic
+
+__all__ = ["OneLineParser", "add_db", "add_format", "add_runs", "add_param", "split_params", "resolve_runs",
+           "resolve_one_run", "console_for", "stderr_console", "is_tty", "write_atomic", "note"]
+
+RUN_REF_HELP = "run ids, 'latest', or ranges such as 3-7 (either end may be 'latest')"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports usage errors in one line with exit code 2."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+# ------------------------------------------------------------------------------------- options
+def add_db(parser) -> None:
+    parser.add_argument("--db", help="SQLite result database (default: $CRYPTOBENCH_DB or the user data dir)")
+
+
+def add_format(parser, choices=("table", "md", "csv", "json"), default: str | None = "table",
+               required: bool = False) -> None:
+    parser.add_argument("--format", choices=list(choices), default=None if required else default, required=required)
+
+
+def add_runs(parser, dest: str = "run_ids", one: bool = False, metavar: str = "RUN") -> None:
+    """A positional run reference: one (`one`), or any number of ids, 'latest' and ranges."""
+    if one:
+        parser.add_argument(dest, metavar=f"{metavar}|latest", help="a run id or 'latest'")
+    else:
+        parser.add_argument(dest, nargs="+", metavar=metavar, help=RUN_REF_HELP)
+
+
+def add_param(parser, help: str = "set or sweep an operation parameter, e.g. bytes=64,8000,16000") -> None:
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE[,VALUE…]", help=help)
+
+
+def split_params(items: list[str]) -> dict[str, list]:
+    """--param KEY=VALUE[,VALUE…] items as {key: [values]}."""
+    out = {}
+    for item in items:
+        key, sep, values = item.partition("=")
+        if not sep or not key or not values:
+            raise UsageError(f"--param: expected KEY=VALUE[,VALUE…], got {item!r}")
+        out[key.strip()] = [v.strip() for v in values.split(",") if v.strip()]
+    return out
+
+
+# -------------------------------------------------------------------------------- run references
+def resolve_runs(store, refs: list[str] | str) -> list[int]:
+    """Run ids from ids, 'latest' and ranges A-B (either end may be 'latest'), comma-separated or
+    as separate words; order kept, duplicates dropped; every id must exist."""
+    out: list[int] = []
+    for ref in [refs] if isinstance(refs, str) else refs:
+        for part in str(ref).split(","):
+            for rid in _resolve_part(store, part.strip(), ref):
+                if rid not in out:
+                    out.append(rid)
+    return out
+
+
+def _resolve_part(store, part: str, ref) -> list[int]:
+    if not part:
+        raise UsageError(f"empty run reference in {ref!r}")
+    m = re.fullmatch(r"(\d+|latest)-(\d+|latest)", part)
+    if m:
+        lo, hi = (store.resolve_run_id(x) if x == "latest" else int(x) for x in m.groups())
+        if lo > hi:
+            raise UsageError(f"run range {part!r} runs backwards; write {hi}-{lo}")
+        return [store.resolve_run_id(i) for i in range(lo, hi + 1)]
+    if part == "latest" or part.isdigit():
+        return [store.resolve_run_id(part)]       # UsageError "no run N" for an unknown one
+    raise UsageError(f"run must be an id, 'latest' or a range such as 3-7, got {part!r}")
+
+
+def resolve_one_run(store, ref: str, what: str = "run") -> int:
+    """A reference that must name exactly one run (diff's two sides, energy import --run)."""
+    ids = resolve_runs(store, ref)
+    if len(ids) != 1:
+        raise UsageError(f"{what}: expected one run, but {ref!r} names {len(ids)} ({', '.join(map(str, ids))})")
+    return ids[0]
+
+
+# ------------------------------------------------------------------------------ console, output
+def console_for(out):
+    """A rich console on `out`: the terminal's width there, 200 columns into a file or pipe."""
+    from rich.console import Console
+    console = Console(file=out)
+    return console if console.is_terminal else Console(file=out, width=200)
+
+
+def stderr_console():
+    from rich.console import Console
+    return Console(stderr=True)
+
+
+def is_tty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def note(text: str) -> None:
+    """A line for the user that is not the command's output (stderr)."""
+    sys.stderr.write(text + "\n")

@@ -1,0 +1,51 @@
+"""`cryptobench diff RUN_A RUN_B`: per cell, the change from A to B and whether it is beyond both
+runs' variation (diff.py); exit 1 on a significant regression beyond --threshold."""
+from __future__ import annotations
+
+import json
+import sys
+
+from ..diff import check_alpha, diff, header_lines, parse_threshold, render_csv, render_md, render_rich
+from ..errors import UsageError
+from ..store import Store
+from .common import add_db, add_format, resolve_one_run
+
+NAME = "diff"
+
+
+def add_parser(sub) -> None:
+    d = sub.add_parser("diff", help="per cell, the change from RUN_A to RUN_B of the printed time, with a significance "
+                                    "test; exit 1 on a significant regression beyond --threshold")
+    d.add_argument("run_a", metavar="RUN_A", help="the reference run (an id or 'latest')")
+    d.add_argument("run_b", metavar="RUN_B", help="the run under test (an id or 'latest')")
+    d.add_argument("--threshold", default="5%", metavar="PCT",
+                   help="smallest change that counts, e.g. 5%% or 0.05 (default 5%%)")
+    d.add_argument("--alpha", type=float, default=0.01,
+                   help="significance level of the two-sided test (default 0.01; docs/diff.md)")
+    d.add_argument("--strict", action="store_true",
+                   help="refuse (exit 2) when the runs were measured with different methods or nothing was compared")
+    add_format(d)
+    add_db(d)
+
+
+def run(args, out) -> int:
+    threshold = parse_threshold(args.threshold)
+    alpha = check_alpha(args.alpha)
+    store = Store(args.db)
+    run_a = store.load_run(resolve_one_run(store, args.run_a, "RUN_A"))
+    run_b = store.load_run(resolve_one_run(store, args.run_b, "RUN_B"))
+    doc = diff(run_a, run_b, threshold, alpha)
+    if args.strict and doc["method_warnings"]:
+        raise UsageError("--strict: the runs are not comparable: " + "; ".join(doc["method_warnings"]))
+    if args.format == "json":
+        out.write(json.dumps(doc, indent=1, default=str) + "\n")
+    elif args.format == "csv":
+        for line in header_lines(doc):
+            if line.startswith("warning"):
+                sys.stderr.write(line + "\n")
+        render_csv(doc, out)
+    elif args.format == "md":
+        render_md(doc, out)
+    else:
+        render_rich(doc, out)
+    return 1 if doc["regressions"] else 0

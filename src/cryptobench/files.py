@@ -1,0 +1,41 @@
+"""Files written whole or not at all: the one atomic writer every command and the report use."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import UsageError
+
+
+def write_atomic(path: Path, data: bytes | str, label: str = "--out") -> None:
+    """Write `path` whole or not at all: a temporary file in the same directory, renamed over it,
+    so an interrupted write never leaves half a file where a complete one was (or was expected).
+    Errors name the option the path came from (`label`)."""
+    path = Path(path).expanduser()
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"{label} {path}: directory {parent} does not exist")
+    if path.is_dir():
+        raise UsageError(f"{label} {path}: is a directory")
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+        os.chmod(tmp, 0o644 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise UsageError(f"{label} {path}: {exc.strerror or exc}")
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
