@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from .catalog import OPS
 from .references import Reference, Row
+from .quantity import fmt_num
 
 # metric -> (how to read the user's cell, the canonical unit shown)
 USER_VALUE = {
@@ -121,7 +122,6 @@ def _scale(unit: str, values: list[float]) -> tuple[str, float]:
 
 def tables(doc: dict) -> list[dict]:
     """Printable tables: one per (reference table, metric), a row per op and parameters."""
-    from .report import fmt_num
     by: dict[tuple, list[dict]] = {}
     for g in doc["groups"]:
         by.setdefault((g["table"], g["metric"]), []).append(g)

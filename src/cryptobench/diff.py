@@ -25,6 +25,7 @@ import statistics
 from .errors import UsageError
 from .results import per_op_seconds, reported_time
 from .significance import mann_whitney_u
+from .quantity import fmt_num, pick_unit
 
 TEST = ("two-sided z test of the change against both runs' run-level variation (repeat intervals); "
         "Mann-Whitney U on per-operation samples where a run has no repeat interval")
@@ -312,7 +313,6 @@ def header_lines(doc: dict) -> list[str]:
 
 def fmt_times(a: float | None, b: float | None) -> list[str]:
     """Both medians of a row in one unit (the one that suits the smaller), so they read side by side."""
-    from .report.tables import fmt_num, pick_unit
     unit, scale = pick_unit([x for x in (a, b) if x is not None])
     return ["—" if x is None else f"{fmt_num(x * scale)} {unit}" for x in (a, b)]
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from .catalog import OPS
 from .errors import HarnessError, UsageError
 from .stats import ratio_ci, summarize
+from .quantity import fmt_num
 
 MAX_PROCESSES = 256
 OVERHEAD_SHARE = 0.02            # flag when the concurrent round trip exceeds this share of a round
@@ -325,11 +326,6 @@ ENERGY_METHOD = ("; {n} concurrent pinned processes: the meter read before the w
 
 
 # --- report (seed 004 Tables I–III and V) -----------------------------------------------------------
-def _fmt(x) -> str:
-    from .report import fmt_num
-    return fmt_num(x)
-
-
 def _table_label(run: dict, op: str, params: dict) -> str:
     for g in run["plan"].get("groups", []):
         if g["op"] == op and op_params(g["params"]) == params:
@@ -400,7 +396,7 @@ def scaling_tables(run: dict) -> list[dict]:
                         lo, hi = p["efficiency_ci95"]
                         eff_text += f" [{lo * 100:.1f}–{hi * 100:.1f}]"
                 row = [f"{n}{mark}", ",".join(map(str, p["cpus"])) + ("" if p.get("pinned", True) else " (unpinned)"),
-                       f"{p['exec_time_s']:.3g}", _fmt(p["units_total"] * scale), _fmt(th), _fmt(th / n), eff_text]
+                       f"{p['exec_time_s']:.3g}", fmt_num(p["units_total"] * scale), fmt_num(th), fmt_num(th / n), eff_text]
                 if energy:
                     en = r.get("energy")
                     if en and en["per_op_j"] > 0 and "not-above-idle" not in en.get("flags", []):
@@ -408,10 +404,10 @@ def scaling_tables(run: dict) -> list[dict]:
                                   else en["per_op_j"] * 1e3)
                         power = en.get("avg_power_w")
                         fom = th / e_unit if e_unit > 0 else None
-                        row += [_fmt(power * 1e3) if power is not None else "—", _fmt(e_unit), _fmt(fom)]
+                        row += [fmt_num(power * 1e3) if power is not None else "—", fmt_num(e_unit), fmt_num(fom)]
                         sum_row["fom"][n] = fom
                     else:
-                        row += ["—", "—" if not en else f"{_fmt(en['per_op_j'] * 1e3)}~", "—"]
+                        row += ["—", "—" if not en else f"{fmt_num(en['per_op_j'] * 1e3)}~", "—"]
                         if en:
                             notes.append(f"N={n}: energy {', '.join(en.get('flags', []))} (~ = within the idle "
                                          "baseline's noise: no P, E or FoM)")
@@ -436,9 +432,9 @@ def scaling_tables(run: dict) -> list[dict]:
             cols += [f"FoM {n} core{'s' if n > 1 else ''}" for n in counts]
         rows = []
         for s in summary:
-            row = [s["op"], s["engine"], s["unit"]] + [_fmt(s["th"].get(n)) for n in counts]
+            row = [s["op"], s["engine"], s["unit"]] + [fmt_num(s["th"].get(n)) for n in counts]
             if energy_any:
-                row += [_fmt(s["fom"].get(n)) for n in counts]
+                row += [fmt_num(s["fom"].get(n)) for n in counts]
             rows.append(row)
         tables.append({"op": "summary", "title": "Scaling summary (seed 004 Table V layout): aggregate throughput"
                        + (" and FoM = TH / E" if energy_any else "") + " per number of cores",

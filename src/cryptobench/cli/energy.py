@@ -10,6 +10,7 @@ from ..catalog import get_op
 from ..errors import UsageError
 from ..store import Store
 from .common import OneLineParser, add_db, add_param, resolve_one_run, split_params, write_atomic
+from ..quantity import fmt_num
 
 NAME = "energy"
 
@@ -260,7 +261,6 @@ def cmd_energy_capture(args, out) -> int:
 
 def cmd_energy_model(args, out) -> int:
     from ..energy.models import load_profile, model_run, modeled_energy, per_unit
-    from ..report import fmt_num
     try:
         profile = load_profile(args.profile)
         if (args.time is None) == (args.run is None):

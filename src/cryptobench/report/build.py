@@ -13,6 +13,7 @@ from .. import __version__
 from ..errors import UsageError
 from ..files import write_atomic
 from ..store import now
+from ..quantity import fmt_num
 
 
 
@@ -62,7 +63,6 @@ def _run_tables(run: dict, baseline: str | None) -> list[dict]:
 def _crossover_table(rows: list[dict]) -> dict | None:
     if not rows:
         return None
-    from .tables import fmt_num
 
     def length(r, what):
         if r.get(f"{what}_x") is None:

@@ -9,30 +9,8 @@ import json
 from ..noise import noise_line
 from ..meters.session import energy_line
 from ..catalog import OPS
+from ..quantity import fmt_num, pick_unit
 from ..results import comparisons, document, reported_time
-
-UNITS = [(1e-6, "ns", 1e9), (1e-3, "µs", 1e6), (1.0, "ms", 1e3), (float("inf"), "s", 1.0)]
-
-
-def pick_unit(seconds: list[float]) -> tuple[str, float]:
-    smallest = min(seconds) if seconds else 1.0
-    for bound, name, scale in UNITS:
-        if smallest < bound:
-            return name, scale
-    return "s", 1.0
-
-
-def fmt_num(x: float) -> str:
-    if x is None:
-        return "—"
-    ax = abs(x)
-    if ax >= 1000:
-        return f"{x:,.0f}"
-    if ax >= 100:
-        return f"{x:.1f}"
-    if ax >= 10:
-        return f"{x:.2f}"
-    return f"{x:.3f}"
 
 
 def _cell_text(cell: dict | None, scale: float) -> tuple[str, str]:

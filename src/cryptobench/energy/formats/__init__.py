@@ -14,7 +14,9 @@ _READERS = {
     "ppk2": (ppk2.open_trace, ppk2.DESCRIPTION, ppk2.OPTIONS),
     "n6705-csv": (keysight.open_csv, keysight.CSV_DESCRIPTION, keysight.CSV_OPTIONS),
     "n6705-dlog": (keysight.open_dlog, keysight.DLOG_DESCRIPTION, keysight.DLOG_OPTIONS),
-    "saleae": (saleae.open_trace, saleae.DESCRIPTION, saleae.OPTIONS),
+    # the saleae reader joins its marker export with a current trace of another format: it gets the opener
+    "saleae": (lambda path, **options: saleae.open_trace(path, open_trace, **options), saleae.DESCRIPTION,
+               saleae.OPTIONS),
     "generic-csv": (generic_csv.open_trace, generic_csv.DESCRIPTION, generic_csv.OPTIONS),
     "jls": (jls.open_trace, jls.DESCRIPTION, jls.OPTIONS),
 }

@@ -73,8 +73,8 @@ def read_transitions(path, channel) -> tuple[np.ndarray, np.ndarray, str]:
     return t, s, columns[col]
 
 
-def open_trace(path, **options):
-    from . import open_trace as open_any
+def open_trace(path, open_any, **options):
+    """The Logic 2 export joined with the current trace, which `open_any` (formats.open_trace) opens."""
     path = check_file(path)
     current_file = options.get("current_file")
     if current_file is None:
