@@ -86,12 +86,12 @@ def build_plan(suite: Suite | None, engines: list[str] | None, ops: list[str] | 
             "seed": sampling.get("seed"),
             "engines": all_engines,
             "single": single,
-            "repeat_from_cli": repeat is not None,
+            # the options given on the command line, which override each bench's own repeat or min_time
+            "overrides": [name for name, value in (("repeat", repeat), ("min_time", min_time)) if value is not None],
             # a fixed n: --repeat, or a suite that gives its study's n and no budget or precision
             "fixed_samples": repeat is not None or bool(suite and suite.repeat_set and not suite.budget
                                                          and not suite.precision and not sampling.get("budget_s")
                                                          and not sampling.get("precision")),
-            "min_time_from_cli": min_time is not None,
         },
         "groups": [g for g in unique if g["engines"]],
         "skipped_groups": [f"{g['op']} ({', '.join(g['bench_engines'])} only)" for g in unique
@@ -273,7 +273,7 @@ class Runner:
 
     def _timing_options(self, group: dict) -> tuple[int, float, int, bool]:
         opts = self.plan["options"]
-        pick = lambda key: opts[key] if opts.get(f"{key}_from_cli") or group.get(key) is None else group[key]
+        pick = lambda key: opts[key] if key in opts.get("overrides", ()) or group.get(key) is None else group[key]
         warmup = int(opts["warmup"] if group.get("warmup") is None else group["warmup"])
         return int(pick("repeat")), float(pick("min_time")), warmup, bool(group.get("single") or opts["single"])
 
@@ -289,7 +289,7 @@ class Runner:
         opts = self.plan["options"]
         previous_sampling = stored.get("sampling") or {}
         first_round = max([r for c in cells for r in c.rounds] + [-1]) + 1
-        fixed = bool(opts.get("fixed_samples", opts.get("repeat_from_cli")))
+        fixed = bool(opts.get("fixed_samples"))
         end = self.started + float(opts.get("budget_s") or DEFAULT_BUDGET_S) - FINISH_MARGIN_S
         # a device's cells come after the rounds: the rounds leave them their share of the budget
         main_end = time.monotonic() + (end - time.monotonic()) * len(cells) / max(1, len(cells) + len(deferred))

@@ -44,6 +44,33 @@ CREATE TABLE IF NOT EXISTS cells (
 """
 
 
+# PRAGMA user_version of the database. 0: written before stores were versioned (up to and
+# including 8b58c6d); each step of MIGRATIONS lifts a database one version, in one transaction.
+STORE_VERSION = 1
+
+
+def _plan_options_v1(plan: dict) -> dict:
+    """0 -> 1: the CLI-only flags repeat_from_cli / min_time_from_cli become the plan's `overrides`
+    (what the command line set over each bench's own value), and `fixed_samples` is set: a run of
+    that time took exactly `repeat` samples per cell, which is what resuming it must keep doing."""
+    opts = plan.get("options") or {}
+    if "overrides" not in opts:
+        opts["overrides"] = [k for k in ("repeat", "min_time") if opts.get(f"{k}_from_cli")]
+    opts.pop("repeat_from_cli", None)
+    opts.pop("min_time_from_cli", None)
+    opts.setdefault("fixed_samples", True)
+    plan["options"] = opts
+    return plan
+
+
+def _migrate_0_to_1(db: sqlite3.Connection) -> None:
+    for run_id, plan in db.execute("SELECT id, plan FROM runs").fetchall():
+        db.execute("UPDATE runs SET plan = ? WHERE id = ?", (json.dumps(_plan_options_v1(json.loads(plan))), run_id))
+
+
+MIGRATIONS = {0: _migrate_0_to_1}
+
+
 def default_db_path() -> Path:
     env = os.environ.get("CRYPTOBENCH_DB")
     if env:
@@ -66,10 +93,24 @@ class Store:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(str(self.path), timeout=30)
-            self.db.executescript(SCHEMA)
+            self._open()
         except sqlite3.DatabaseError as exc:
             raise UsageError(f"{self.path}: not a usable cryptobench database ({exc})")
         self.db.row_factory = sqlite3.Row
+
+    def _open(self) -> None:
+        """Create the tables of a new database, or bring an older one up to STORE_VERSION."""
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        fresh = not self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone()
+        if version > STORE_VERSION:
+            raise UsageError(f"{self.path}: written by a newer cryptobench (store version {version}; this one "
+                             f"reads up to {STORE_VERSION}); upgrade cryptobench to read it")
+        with self.db:
+            self.db.executescript(SCHEMA)
+            if not fresh:
+                for step in range(version, STORE_VERSION):
+                    MIGRATIONS[step](self.db)
+            self.db.execute(f"PRAGMA user_version = {STORE_VERSION}")
 
     def close(self) -> None:
         self.db.close()
