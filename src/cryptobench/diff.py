@@ -18,7 +18,6 @@ present on one side only, unsupported on a side, or not ok in A is listed but co
 """
 from __future__ import annotations
 
-import json
 import math
 import statistics
 
@@ -26,6 +25,7 @@ from .errors import UsageError
 from .results import per_op_seconds, reported_time
 from .significance import mann_whitney_u
 from .quantity import fmt_num, pick_unit
+from .records import params_key
 
 TEST = ("two-sided z test of the change against both runs' run-level variation (repeat intervals); "
         "Mann-Whitney U on per-operation samples where a run has no repeat interval")
@@ -149,7 +149,7 @@ def warnings(a: dict, b: dict, threshold: float) -> list[str]:
 
 # ------------------------------------------------------------------------------------ the cells
 def _key(cell: dict) -> tuple:
-    return cell["op"], json.dumps(cell["params"], sort_keys=True), cell["engine"], cell["target"]
+    return cell["op"], params_key(cell["params"]), cell["engine"], cell["target"]
 
 
 def _state(cell: dict | None) -> str:
@@ -343,7 +343,7 @@ def render_csv(doc: dict, out) -> None:
     w = csv.writer(out)
     w.writerow(CSV_FIELDS)
     for r in doc["rows"]:
-        w.writerow([doc["a"]["id"], doc["b"]["id"]] + [json.dumps(r["params"], sort_keys=True) if f == "params"
+        w.writerow([doc["a"]["id"], doc["b"]["id"]] + [params_key(r["params"]) if f == "params"
                                                        else r.get(f) for f in CSV_FIELDS[2:]])
 
 

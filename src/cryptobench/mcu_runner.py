@@ -16,7 +16,8 @@ from .firmware.plan import RANDOMISED, Cell, Inputs, fill, kat_from_vector, out_
 from .firmware.recipes import load_recipe, resolve
 from .harness import HarnessProcess
 from .results import derive
-from .store import Store, cell_key
+from .records import cell_key
+from .store import Store
 from .targets.boards import BOARDS
 from .verify import load_vectors, matching_vectors
 

@@ -16,6 +16,7 @@ from .catalog import OPS
 from .errors import UsageError
 from .results import duration_improvement, per_op_seconds, reported_time
 from .stats import ratio_ci
+from .records import params_key
 
 SCHEMA_NOTE = "engine / baseline (ratio of the printed times, 95 % repeat interval; docs/statistics.md)"
 
@@ -90,7 +91,7 @@ def relative(run: dict, baseline: str) -> dict:
     cells: dict = {}
     order: list = []
     for c in run["cells"]:
-        key = (c["op"], json.dumps(c["params"], sort_keys=True))
+        key = (c["op"], params_key(c["params"]))
         if key not in cells:
             cells[key] = {}
             order.append(key)
@@ -172,7 +173,7 @@ def relative_tables(run: dict, baseline: str) -> list[dict]:
     tables = []
     for op_id, rows in by_op.items():
         op = OPS[op_id]
-        pkeys = list(dict.fromkeys(json.dumps(r["params"], sort_keys=True) for r in rows))
+        pkeys = list(dict.fromkeys(params_key(r["params"]) for r in rows))
         plist = [json.loads(p) for p in pkeys]
         names = list(dict.fromkeys(n for p in plist for n in p))
         varying = [n for n in names if len({str(p.get(n)) for p in plist}) > 1]
@@ -186,7 +187,7 @@ def relative_tables(run: dict, baseline: str) -> list[dict]:
         for pk, p in zip(pkeys, plist):
             line = [str(p[n]) for n in varying] or [op.title]
             for e in shown:
-                r = next((r for r in rows if r["engine"] == e and json.dumps(r["params"], sort_keys=True) == pk), None)
+                r = next((r for r in rows if r["engine"] == e and params_key(r["params"]) == pk), None)
                 if r is None:
                     line += ["—"] + (["—"] if energy else [])
                     continue
@@ -225,7 +226,7 @@ def render_csv(run: dict, baseline: str) -> str:
     w.writerow(CSV_FIELDS)
     for r in relative(run, baseline)["rows"]:
         tci, eci = r["time_ci95"] or [None, None], r["energy_ci95"] or [None, None]
-        w.writerow([run["id"], r["op"], json.dumps(r["params"], sort_keys=True), r["engine"], r["baseline"],
+        w.writerow([run["id"], r["op"], params_key(r["params"]), r["engine"], r["baseline"],
                     r["status"], r["time_ratio"], tci[0], tci[1], r["energy_ratio"], eci[0], eci[1],
                     r.get("detail")])
     return buf.getvalue()

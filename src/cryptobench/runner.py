@@ -16,7 +16,8 @@ from .results import derive
 from .sampling import CellSamples, RoundSampler, Source, StopRule, estimator_for
 from . import scaling
 from .stats import summarize
-from .store import Store, cell_key
+from .records import cell_key
+from .store import Store
 from .suites import Suite
 from .verify import Verifier
 

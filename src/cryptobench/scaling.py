@@ -36,6 +36,7 @@ from .catalog import OPS
 from .errors import HarnessError, UsageError
 from .stats import ratio_ci, summarize
 from .quantity import fmt_num
+from .records import params_key
 
 MAX_PROCESSES = 256
 OVERHEAD_SHARE = 0.02            # flag when the concurrent round trip exceeds this share of a round
@@ -341,7 +342,7 @@ def cells_by_count(run: dict) -> tuple[list[tuple[str, str]], dict]:
         n = c["params"].get(PARAM)
         if n is None:
             continue
-        key = (c["op"], json.dumps(op_params(c["params"]), sort_keys=True))
+        key = (c["op"], params_key(op_params(c["params"])))
         if key not in cells:
             cells[key] = {}
             order.append(key)

@@ -6,7 +6,6 @@ Samples are per-operation times in seconds (batch duration / batch size).
 from __future__ import annotations
 
 import math
-import random
 import statistics
 from dataclasses import dataclass, asdict
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from .errors import UsageError
+from .records import cell_key, params_key
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -83,10 +84,6 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-def cell_key(op: str, params: dict, engine: str) -> str:
-    return f"{op}|{json.dumps(params, sort_keys=True)}|{engine}"
-
-
 class Store:
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path) if path else default_db_path()
@@ -150,7 +147,7 @@ class Store:
                 "INSERT OR REPLACE INTO cells (run_id, cell_key, seq, op, params, engine, target, provenance,"
                 " status, kat, detail, samples, result, finished) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (run_id, cell_key(cell["op"], cell["params"], cell["engine"]), seq, cell["op"],
-                 json.dumps(cell["params"], sort_keys=True), cell["engine"], cell["target"],
+                 params_key(cell["params"]), cell["engine"], cell["target"],
                  cell["provenance"], cell["status"], cell["kat"], cell.get("detail"),
                  json.dumps(cell.get("samples")), json.dumps(cell.get("result")), now()))
 

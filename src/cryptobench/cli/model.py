@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from .common import OneLineParser, add_db, resolve_one_run, write_atomic
+from ..records import params_key
 
 NAME = "model"
 
@@ -443,7 +444,7 @@ def _battery(args, out) -> int:
             if not cells:
                 continue
             if len(cells) > 1:
-                choices = "; ".join(json.dumps(c["params"], sort_keys=True) for c in cells[:4])
+                choices = "; ".join(params_key(c["params"]) for c in cells[:4])
                 raise UsageError(f"--rate {key}: {len(cells)} cells of {op} on {e} match ({choices}): "
                                  "name the parameters, e.g. --rate " + op + ",bytes=64=60/h")
             r = cells[0].get("result") or {}

@@ -11,6 +11,7 @@ figures the seeds derive from energy.
 from __future__ import annotations
 
 import tomllib
+from ..records import params_key
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -145,7 +146,7 @@ def model_run(run: dict, profile: PowerProfile, engine_peripherals: dict[str, li
         row = {"op": c["op"], "params": c["params"], "engine": c["engine"], "time_s": t,
                "time_ci95": r["time_s"].get("ci95"), "time_provenance": c["provenance"], "energy": e}
         rows.append(row)
-        by_key[(c["op"], json_key(c["params"]), c["engine"])] = row
+        by_key[(c["op"], params_key(c["params"]), c["engine"])] = row
     comps = []
     if baseline:
         for (op, pk, engine), row in by_key.items():
@@ -163,6 +164,3 @@ def model_run(run: dict, profile: PowerProfile, engine_peripherals: dict[str, li
             "provenance": "modeled", "rows": rows, "comparisons": comps}
 
 
-def json_key(params: dict) -> str:
-    import json
-    return json.dumps(params, sort_keys=True)

@@ -11,6 +11,7 @@ from ..meters.session import energy_line
 from ..catalog import OPS
 from ..quantity import fmt_num, pick_unit
 from ..results import comparisons, document, reported_time
+from ..records import params_key
 
 
 def _cell_text(cell: dict | None, scale: float) -> tuple[str, str]:
@@ -121,7 +122,7 @@ def build_tables(run: dict) -> list[dict]:
     mcu = bool(plan.get("target"))
     baseline = plan.get("baseline")
     engines = plan["options"]["engines"]
-    comps = {(c["op"], json.dumps(c["params"], sort_keys=True), c["engine"]): c
+    comps = {(c["op"], params_key(c["params"]), c["engine"]): c
              for c in comparisons(run["cells"], baseline)}
     by_op: dict[str, list[dict]] = {}
     for c in run["cells"]:
@@ -129,7 +130,7 @@ def build_tables(run: dict) -> list[dict]:
     tables = []
     for op_id, cells in by_op.items():
         op = OPS[op_id]
-        pkeys = list(dict.fromkeys(json.dumps(c["params"], sort_keys=True) for c in cells))
+        pkeys = list(dict.fromkeys(params_key(c["params"]) for c in cells))
         plist = [json.loads(p) for p in pkeys]
         varying = [n for n in op.param_names if len({str(p.get(n)) for p in plist}) > 1]
         fixed = {n: plist[0].get(n) for n in op.param_names if n not in varying}
@@ -151,7 +152,7 @@ def build_tables(run: dict) -> list[dict]:
         for pk, p in zip(pkeys, plist):
             row = [str(p[n]) for n in varying] or [op.title]
             for e in shown:
-                cell = next((c for c in cells if c["engine"] == e and json.dumps(c["params"], sort_keys=True) == pk), None)
+                cell = next((c for c in cells if c["engine"] == e and params_key(c["params"]) == pk), None)
                 row += _mcu_cell_text(cell, mcu_cols) if mcu else list(_cell_text(cell, scale))
                 if energy:
                     en = ((cell or {}).get("result") or {}).get("energy") if cell and cell["status"] == "ok" else None
@@ -433,7 +434,7 @@ def render_csv(run: dict) -> str:
             extra += [c["params"].get("parallel"), " ".join(map(str, p.get("cpus", []))), p.get("oversubscribed"),
                       p.get("aggregate"), p.get("unit"), p.get("per_core"), p.get("efficiency"), eci[0], eci[1],
                       " ".join(p.get("flags", []))]
-        w.writerow([run["id"], c["op"], json.dumps(c["params"], sort_keys=True), c["engine"], c["target"],
+        w.writerow([run["id"], c["op"], params_key(c["params"]), c["engine"], c["target"],
                     c["provenance"], c["status"], c["kat"], r.get("n"), r.get("k"), t.get("median"),
                     t.get("mean"), t.get("stdev"), t.get("rsd_pct"), t.get("min"), t.get("max"), ci[0], ci[1],
                     r.get("ops_per_s"), r.get("throughput_Bps"), r.get("KBps"), r.get("KiBps"),

@@ -10,6 +10,7 @@ from ..captions import n_text, provenance_text, runs_caption
 from ..series import op_title, param_text
 from .style import (LABEL_PT, TICK_PT, TITLE_PT, WIDTH, Figure, luminance, new_figure, run_suffix, tag,
                     unique_id)
+from ...records import params_key
 
 
 # --- baseline -----------------------------------------------------------------------------------
@@ -78,7 +79,7 @@ def heatmap_figure(run: dict, baseline: str, why: str, metric: str, used: set, c
     order: list = []
     lookup: dict = {}
     for r in rows:
-        key = (r["op"], json.dumps(r["params"], sort_keys=True))
+        key = (r["op"], params_key(r["params"]))
         if key not in lookup:
             lookup[key] = {}
             order.append(key)
