@@ -122,6 +122,94 @@ def test_serial_reader_watchdog_on_silence():
     assert not report.complete and "no output" in report.problem and report.hello
 
 
+# --- the build cache key ---------------------------------------------------------------------------
+
+def _any_cc():
+    cc = shutil.which("arm-none-eabi-gcc") or shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler to list dependencies with")
+    return cc
+
+
+def _tree(tmp_path):
+    """A source including a header that includes another, and a header nothing includes."""
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.c").write_text('#include "top.h"\nint f(void) { return TOP; }\n')
+    (tmp_path / "src" / "local.h").write_text("#define LOCAL 1\n")
+    (tmp_path / "inc" / "top.h").write_text('#include "deep.h"\n#define TOP DEEP\n')
+    (tmp_path / "inc" / "deep.h").write_text("#define DEEP 1\n")
+    (tmp_path / "inc" / "unused.h").write_text("#define UNUSED 1\n")
+    return tmp_path / "src" / "a.c", [f"-I{tmp_path / 'inc'}"]
+
+
+def test_the_object_key_covers_every_header_the_compilation_includes(tmp_path):
+    from cryptobench.firmware.build import object_key
+    cc = _any_cc()
+    src, flags = _tree(tmp_path)
+    key = object_key(cc, flags, src)
+    assert object_key(cc, flags, src) == key                 # stable
+    deep = tmp_path / "inc" / "deep.h"
+    deep.write_text("#define DEEP 2\n")                     # a header included through another
+    assert object_key(cc, flags, src) != key
+    deep.write_text("#define DEEP 1\n")
+    assert object_key(cc, flags, src) == key
+    (tmp_path / "inc" / "unused.h").write_text("#define UNUSED 2\n")
+    assert object_key(cc, flags, src) == key                 # nothing includes it: no rebuild
+    # a header in the source's own directory, found before the -I ones, takes over
+    (tmp_path / "src" / "top.h").write_text("#define TOP 3\n")
+    assert object_key(cc, flags, src) != key
+    (tmp_path / "src" / "top.h").unlink()
+    assert object_key(cc, flags, src) == key
+    assert object_key(cc, flags + ["-DEXTRA=1"], src) != key
+    src.write_text(src.read_text() + "int g(void) { return 0; }\n")
+    assert object_key(cc, flags, src) != key
+
+
+def test_a_missing_header_is_a_build_error_naming_the_source(tmp_path):
+    from cryptobench.firmware.build import BuildError, object_key
+    src, flags = _tree(tmp_path)
+    (tmp_path / "inc" / "deep.h").unlink()
+    with pytest.raises(BuildError) as exc:
+        object_key(_any_cc(), flags, src)
+    assert exc.value.what == "listing the headers of a.c" and "deep.h" in exc.value.tail
+
+
+def test_make_dependency_listings_are_read_with_their_escapes():
+    from cryptobench.firmware.build import make_dependencies
+    text = "x: /s/a.c /lib/my\\ dir/h.h \\\n /inc/c\\#1.h /inc/$$d.h\\\n  /inc/last.h\n"
+    assert make_dependencies(text) == [Path("/s/a.c"), Path("/lib/my dir/h.h"), Path("/inc/c#1.h"),
+                                       Path("/inc/$d.h"), Path("/inc/last.h")]
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="gcc-arm-none-eabi is installed by ./setup.sh")
+def test_editing_a_firmware_header_rebuilds_the_objects_that_include_it(tmp_path, monkeypatch):
+    # what used to go wrong: edit harness/firmware/core/fw.h and the cached objects linked stale
+    from types import SimpleNamespace
+    from cryptobench.firmware import build
+    from cryptobench.targets.boards import BOARDS
+    core = tmp_path / "core"
+    shutil.copytree(build.CORE, core)
+    monkeypatch.setattr(build, "CORE", core)
+    monkeypatch.setenv("CRYPTOBENCH_CACHE", str(tmp_path / "cache"))
+    recipe = SimpleNamespace(name="none", version="0", source_dir=tmp_path, include_dirs=[], config_dir=None,
+                             defines=[], sources=[])
+
+    def core_objects():
+        builder = build.FirmwareBuilder(recipe, BOARDS["mps2-an385"], "m3", "Os", jobs=1)
+        return builder._core_objects(), builder.compiled
+
+    first, compiled = core_objects()
+    assert compiled == 3
+    assert core_objects() == (first, 0)                        # cached
+    fw_h = core / "fw.h"
+    fw_h.write_text(fw_h.read_text() + "\n#define FW_EDITED_IN_A_TEST 1\n")
+    again, compiled = core_objects()
+    # main.c includes fw.h; startup.c and hal_cortexm.c do not
+    rebuilt = [a.name for a, b in zip(again, first) if a != b]
+    assert compiled == 1 and rebuilt and all(n.startswith("main.") for n in rebuilt)
+
+
 # --- real QEMU runs --------------------------------------------------------------------------------
 
 def _mcu_run(tmp_path, *args, name="run"):

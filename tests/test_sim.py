@@ -18,6 +18,27 @@ def _run(tmp_path, *args, name="run"):
     return proc, json.loads(out.read_text())
 
 
+def test_unicorns_private_handle_is_read_from_tested_releases_only(monkeypatch):
+    import ctypes
+    import unicorn
+    from cryptobench.errors import UsageError
+    from cryptobench.sim.engine import unicorn_handle
+    uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
+    handle = unicorn_handle(uc)                 # the installed release is a tested one (pyproject pins it)
+    assert isinstance(handle, ctypes.c_void_p) and handle.value
+    with pytest.raises(UsageError) as exc:
+        unicorn_handle(object())                # a Uc without the private attribute
+    msg = str(exc.value)
+    assert msg.startswith(f"unicorn {unicorn.__version__}: its Uc has no private engine handle _uch")
+    assert "pip install 'unicorn>=2.1,<2.2'" in msg and "\n" not in msg
+    monkeypatch.setattr(unicorn, "__version__", "2.2.0")
+    with pytest.raises(UsageError) as exc:
+        unicorn_handle(uc)
+    msg = str(exc.value)
+    assert msg.startswith("unicorn 2.2.0 is not a release the simulator was tested with (2.1.x)")
+    assert "Uc._uch" in msg and "\n" not in msg
+
+
 @needs_sim
 def test_cifra_subset_on_a_simulated_m0_reports_cycles_stack_and_size(tmp_path):
     args = ("--target", "sim:cortex-m0", "--device", "stm32f030", "--op", "aes-gcm-encrypt", "--op",

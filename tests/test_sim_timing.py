@@ -439,20 +439,32 @@ def test_m7_is_rough(tmp_path):
 def test_unknown_mnemonic_costs_one_and_is_reported():
     fake = SimpleNamespace(mnemonic="frobnicate", op_str="", cc=15, operands=[], size=2,
                            address=BASE, update_flags=False, reg_name=lambda r: "r0")
-    T.UNKNOWN_MNEMONICS.discard("frobnicate")
-    c = T.block_cost("cortex-m3", IDEAL, [fake])
+    report = T.TimingReport()
+    c = T.block_cost("cortex-m3", IDEAL, [fake], report)
     assert (c.cycles, c.insns, c.end) == (1, 1, END_NONE)
-    assert "frobnicate" in T.UNKNOWN_MNEMONICS
+    assert report.unknown_mnemonics == {"frobnicate"} and not report.not_on_core
+    assert T.block_cost("cortex-m3", IDEAL, [fake]) == c        # the same cost without a report
 
 
 def test_instruction_missing_on_the_core_is_listed_apart(tmp_path):
     # UDIV does not exist on the M0 (ARMv6-M): only data decoded as code can bring it here (the
-    # CPU would fault on it). 1 cycle, listed in NOT_ON_CORE, not among the unknown mnemonics.
+    # CPU would fault on it). 1 cycle, listed in not_on_core, not among the unknown mnemonics.
     code = assemble("udiv r0, r1, r2", "cortex-m3", tmp_path)
-    c = T.block_cost("cortex-m0", IDEAL, disasm(code))
+    report = T.TimingReport()
+    c = T.block_cost("cortex-m0", IDEAL, disasm(code), report)
     assert (c.cycles, c.dynamic) == (1, [])
-    assert "udiv (not on cortex-m0)" in T.NOT_ON_CORE
-    assert not any("not on" in m for m in T.UNKNOWN_MNEMONICS)
+    assert report.not_on_core == {"udiv (not on cortex-m0)"}
+    assert not any("not on" in m for m in report.unknown_mnemonics)
+
+
+def test_each_run_reports_only_its_own_instructions(tmp_path):
+    # a report is per run: what one run was charged the default for never shows in another's
+    udiv = disasm(assemble("udiv r0, r1, r2", "cortex-m3", tmp_path))
+    first, second = T.TimingReport(), T.TimingReport()
+    T.block_cost("cortex-m0", IDEAL, udiv, first)
+    T.block_cost("cortex-m3", IDEAL, udiv, second)
+    assert first.not_on_core == {"udiv (not on cortex-m0)"} and second == T.TimingReport()
+    assert not hasattr(T, "UNKNOWN_MNEMONICS") and not hasattr(T, "NOT_ON_CORE")
 
 
 def test_interface():

@@ -6,15 +6,21 @@ One `HarnessProcess` is one running native harness; the orchestrator starts one 
 from __future__ import annotations
 
 import json
+import math
 import os
+import queue
 import subprocess
 import threading
 from pathlib import Path
 
-from .errors import HarnessError
+from .errors import HarnessError, UsageError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_HARNESS = REPO_ROOT / "build" / "host" / "cbh"
+REPLY_TIMEOUT_ENV = "CRYPTOBENCH_REPLY_TIMEOUT_S"
+DEFAULT_REPLY_TIMEOUT_S = 600.0
+KILL_WAIT_S = 5.0              # how long a stopped harness may take to exit before we stop waiting
+_EOF = None                    # what the reader thread queues when the harness's stdout ends
 
 
 def harness_path() -> Path:
@@ -33,6 +39,31 @@ def build_harness(quiet: bool = True) -> Path:
     return DEFAULT_HARNESS
 
 
+def configured_reply_timeout_s() -> float:
+    """Seconds a harness may take to send each reply line: $CRYPTOBENCH_REPLY_TIMEOUT_S, else 600."""
+    text = os.environ.get(REPLY_TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_REPLY_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{REPLY_TIMEOUT_ENV}={text!r} is not a number of seconds above 0")
+    return value
+
+
+def asked_s(req: dict) -> float:
+    """The time a request itself asks the harness to spend (window, calibrate: min_ns; idle: ns),
+    which its reply may take on top of the reply timeout."""
+    cmd = req.get("cmd")
+    if cmd in ("window", "calibrate"):
+        return int(req.get("min_ns") or 0) / 1e9
+    if cmd == "idle":
+        return int(req.get("ns") or 0) / 1e9
+    return 0.0
+
+
 def environment_with(overrides: dict | None) -> dict:
     """This process's environment with `overrides` applied; a None value removes the variable."""
     env = dict(os.environ)
@@ -45,20 +76,30 @@ def environment_with(overrides: dict | None) -> dict:
 
 
 class HarnessProcess:
-    """A running harness. Each request gets its reply lines; errors come back as HarnessError."""
+    """A running harness. Each request gets its reply lines; errors come back as HarnessError.
+
+    Every reply line must arrive within the reply timeout (plus the time the request itself asks
+    for): a harness that does not answer (a hung device behind it) is killed and raises
+    HarnessError, and from then on refuses every request with that reason."""
 
     def __init__(self, env_overrides: dict[str, str] | None = None, path: Path | None = None,
-                 reply_timeout_s: float = 600.0):
+                 reply_timeout_s: float | None = None):
         self.path = Path(path) if path else harness_path()
         if not self.path.exists():
             raise HarnessError(f"host harness not found at {self.path}; build it with "
                                f"`make -C harness/host` or run ./setup.sh")
         env = environment_with(env_overrides)
         self.env_overrides = dict(env_overrides or {})
-        self.reply_timeout_s = reply_timeout_s
+        self.reply_timeout_s = configured_reply_timeout_s() if reply_timeout_s is None else float(reply_timeout_s)
+        self.stopped: str | None = None          # why this process was killed (no reply in time)
+        self._pending = ("hello", self.reply_timeout_s)   # the request awaiting replies, its allowance
         self.proc = subprocess.Popen([str(self.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env, bufsize=1)
         self._stderr_tail: list[str] = []
+        # a thread reads stdout into a queue so that every wait for a line can have a deadline
+        # (select() on the pipe would not see lines already sitting in Python's text buffer)
+        self._lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read_stdout, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
         self.hello = self.request({"cmd": "hello"})[0]
 
@@ -66,9 +107,33 @@ class HarnessProcess:
         for line in self.proc.stderr:
             self._stderr_tail = (self._stderr_tail + [line.rstrip()])[-20:]
 
+    def _read_stdout(self) -> None:
+        try:
+            for line in self.proc.stdout:
+                self._lines.put(line)
+        except (OSError, ValueError):      # the pipe closed under us: the same as its end
+            pass
+        self._lines.put(_EOF)
+
+    def _stop(self, cmd: str, waited_s: float) -> str:
+        """Kill a harness that did not answer in time; the one-line reason, kept in `stopped`."""
+        self.proc.kill()
+        try:
+            self.proc.wait(timeout=KILL_WAIT_S)
+            outcome = "the process was stopped"
+        except subprocess.TimeoutExpired:    # e.g. stuck in a device driver: killed, not yet gone
+            outcome = f"the process was killed but had not exited {KILL_WAIT_S:g} s later"
+        self.stopped = f"harness {self.path.name}: no reply to '{cmd}' within {waited_s:g} s; {outcome}"
+        return self.stopped
+
     def _readline(self) -> dict:
-        line = self.proc.stdout.readline()
-        if not line:
+        cmd, allowance = self._pending
+        try:
+            line = self._lines.get(timeout=allowance)
+        except queue.Empty:
+            raise HarnessError(self._stop(cmd, allowance)) from None
+        if line is _EOF:
+            self._lines.put(_EOF)          # every later read sees the end too
             self.proc.poll()
             raise HarnessError(f"harness {self.path.name} exited (code {self.proc.returncode})"
                                + (f": {' | '.join(self._stderr_tail[-3:])}" if self._stderr_tail else ""))
@@ -84,8 +149,11 @@ class HarnessProcess:
 
     def send(self, req: dict) -> None:
         """Write one request without waiting (several harnesses can then work at once)."""
+        if self.stopped:
+            raise HarnessError(f"{self.stopped}, so it takes no more requests")
         if self.proc.poll() is not None:
             raise HarnessError(f"harness {self.path.name} is not running (code {self.proc.returncode})")
+        self._pending = (str(req.get("cmd")), self.reply_timeout_s + asked_s(req))
         try:
             self.proc.stdin.write(json.dumps(req, separators=(",", ":")) + "\n")
             self.proc.stdin.flush()
@@ -141,6 +209,8 @@ class HarnessProcess:
             pass
 
     def close(self) -> None:
+        if self.stopped:                   # already killed; it may never read a quit
+            return
         if self.proc.poll() is None:
             try:
                 self.proc.stdin.write('{"cmd":"quit"}\n')

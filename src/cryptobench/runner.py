@@ -252,8 +252,8 @@ class Runner:
         """Supported and verified: the verification detail; otherwise the cell is stored as
         unsupported or failed and None is returned."""
         op, params = group["op"], scaling.op_params(group["params"])   # without the process count
-        if e in self.procs and self.procs[e].proc.poll() is not None:
-            self.log(f"{e}: harness exited, restarting it")
+        if e in self.procs and (self.procs[e].proc.poll() is not None or self.procs[e].stopped):
+            self.log(f"{e}: {self.procs[e].stopped or 'harness exited'}, restarting it")
             del self.procs[e]
             self._start(e)             # a crash costs one cell, not the rest of the run
         if e in self.unusable:

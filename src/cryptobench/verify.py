@@ -91,7 +91,11 @@ class Verifier:
         """The engine's harness process: the run's own, or one started (and closed) by the gate."""
         if engine in self.procs:
             return self.procs[engine]
-        if engine not in self._own:
+        own = self._own.get(engine)
+        if own is not None and (own.stopped or own.proc.poll() is not None):
+            own.close()                # killed for not answering, or crashed: a fresh one for the next check
+            own = None
+        if own is None:
             self._own[engine] = ENGINES[engine].start()
         return self._own[engine]
 

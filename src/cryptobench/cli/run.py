@@ -131,7 +131,9 @@ def _mcu_plan(args) -> dict:
 
 
 def run(args, out) -> int:
+    from ..harness import configured_reply_timeout_s
     from ..runner import build_plan
+    configured_reply_timeout_s()       # a bad CRYPTOBENCH_REPLY_TIMEOUT_S stops the run before any harness starts
     if args.energy and args.target != "host":
         raise UsageError("--energy measures host energy meters; it applies to --target host only")
     if args.energy and args.resume:

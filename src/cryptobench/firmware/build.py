@@ -3,12 +3,13 @@ image per operation group, plus an empty image with the same flags for code size
 size = text + rodata + data of the op's image minus the empty image's).
 
 Everything lands in the cache (.cache/firmware, or $CRYPTOBENCH_CACHE/firmware) under a key made
-of the compiler, the flags and the recipe, and an object is rebuilt only when its source's content
-or that key changes."""
+of the compiler, the flags and the recipe, and an object is rebuilt only when that key, its flags,
+or the content of its source or of any header the compilation includes changes."""
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -68,6 +69,35 @@ def _file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
+def make_dependencies(text: str) -> list[Path]:
+    """The prerequisites of the one rule in a compiler's `-M -MT x` output, in its order (make's
+    escapes undone: `\\ ` and `\\#` in names, `$$`, line continuations)."""
+    _, _, rest = text.replace("\\\n", " ").partition(":")
+    names = re.findall(r"(?:\\.|[^\s\\])+", rest)
+    return [Path(re.sub(r"\\([ #])", r"\1", n).replace("$$", "$")) for n in names]
+
+
+def dependency_files(cc: str, flags: list[str], src: Path) -> list[Path]:
+    """Every file compiling `src` with `flags` reads: the source and each header it includes,
+    directly or not, system headers too, as the compiler itself resolves them (`-M`)."""
+    proc = subprocess.run([cc, *flags, "-M", "-MT", "x", str(src)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        raise BuildError(f"listing the headers of {src.name}", "\n".join(lines[-12:]))
+    return make_dependencies(proc.stdout)
+
+
+def object_key(cc: str, flags: list[str], src: Path, file_digest=_file_digest) -> str:
+    """The cache key of one object: its flags and the content of every file its compilation reads.
+
+    The compiler's own dependency listing is used rather than a hash of the include directories:
+    it resolves each #include exactly as the compilation will (the -I order, the source's own
+    directory, relative paths, computed includes such as MBEDTLS_CONFIG_FILE, newlib's headers),
+    so a header outside the -I directories counts, a new header that shadows another changes the
+    listing, and an edit to a header no source includes rebuilds nothing."""
+    return _digest(flags, [(str(f), file_digest(f)) for f in dependency_files(cc, flags, src)])
+
+
 def cpu_flags(cpu: str, opt: str) -> list[str]:
     return list(CPUS[cpu]["flags"]) + [f"-{opt}"]
 
@@ -96,6 +126,8 @@ class FirmwareBuilder:
         key = _digest(self.tool["compiler"], self.lib_cflags, str(recipe.source_dir), recipe.sources, config)
         self.lib_dir = cache_dir() / "firmware" / f"{recipe.name}-{recipe.version}-{cpu}-{opt}-{key}"
         self.compiled = 0
+        self._digests: dict[Path, str] = {}    # file -> content digest: headers do not change during a build
+        self._keys: dict[tuple, str] = {}      # (source, its digest, flags) -> object_key
 
     # --- conditions ------------------------------------------------------------------------
     def conditions(self) -> dict:
@@ -106,13 +138,26 @@ class FirmwareBuilder:
                 "counter": CPUS[self.cpu]["counter"], "console": self.board.console}
 
     # --- compiling ---------------------------------------------------------------------------
+    def _file_digest(self, path: Path) -> str:
+        if path not in self._digests:
+            self._digests[path] = _file_digest(path)
+        return self._digests[path]
+
+    def _object_key(self, src: Path, flags: list[str]) -> str:
+        """object_key, listed once per source content and flags (library() runs for every image;
+        a generated source such as the plan changes between images)."""
+        memo = (src, _file_digest(src), tuple(flags))
+        if memo not in self._keys:
+            self._keys[memo] = object_key(CC, flags, src, self._file_digest)
+        return self._keys[memo]
+
     def _object(self, src: Path, out_dir: Path, extra: list[str], cflags: list[str]) -> Path:
-        digest = _digest(_file_digest(src), extra, cflags)
-        obj = out_dir / f"{src.stem}.{digest}.o"
+        flags = [*cflags, *extra]
+        obj = out_dir / f"{src.stem}.{self._object_key(src, flags)}.o"
         if not obj.exists():
             out_dir.mkdir(parents=True, exist_ok=True)
             tmp = obj.with_suffix(".tmp")
-            _run([CC, *cflags, *extra, "-c", str(src), "-o", str(tmp)], f"compiling {src.name}")
+            _run([CC, *flags, "-c", str(src), "-o", str(tmp)], f"compiling {src.name}")
             tmp.replace(obj)
             self.compiled += 1
         return obj

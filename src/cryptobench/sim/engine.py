@@ -30,6 +30,8 @@ CPU_MODEL = {"cortex-m0": "UC_CPU_ARM_CORTEX_M0", "cortex-m0plus": "UC_CPU_ARM_C
              "cortex-m3": "UC_CPU_ARM_CORTEX_M3", "cortex-m4": "UC_CPU_ARM_CORTEX_M4",
              "cortex-m7": "UC_CPU_ARM_CORTEX_M7"}
 REG_ALIASES = {"sb": "r9", "sl": "r10", "fp": "r11", "ip": "r12"}
+UNICORN_TESTED = ("2.1.",)       # unicorn releases whose private engine handle unicorn_handle() was tested with
+UNICORN_INSTALL = ".venv/bin/pip install 'unicorn>=2.1,<2.2'"
 
 
 class CbBlock(ctypes.Structure):
@@ -64,11 +66,29 @@ def load_library() -> ctypes.CDLL:
     return lib
 
 
+def unicorn_handle(uc) -> ctypes.c_void_p:
+    """The uc_engine* behind a unicorn.Uc, for cbsim.c to install its hooks on. Unicorn's Python
+    binding has no public way to give it: this reads its private `Uc._uch`, and so accepts only the
+    unicorn releases it was tested with (another may rename or wrap the attribute)."""
+    import unicorn
+    version = getattr(unicorn, "__version__", "(no __version__)")
+    if not version.startswith(UNICORN_TESTED):
+        raise UsageError(f"unicorn {version} is not a release the simulator was tested with "
+                         f"({', '.join(v + 'x' for v in UNICORN_TESTED)}): it passes Unicorn's private engine "
+                         f"handle (Uc._uch) to its native part; install a tested one: {UNICORN_INSTALL}")
+    handle = getattr(uc, "_uch", None)
+    if not isinstance(handle, ctypes.c_void_p) or not handle.value:
+        raise UsageError(f"unicorn {version}: its Uc has no private engine handle _uch (found {handle!r}) that "
+                         f"the simulator's native part can hook into; install a tested one: {UNICORN_INSTALL}")
+    return ctypes.c_void_p(handle.value)
+
+
 @dataclass
 class SimReport(FirmwareReport):
     counter_reads: list = field(default_factory=list)     # model cycles at each counter read
     marker_edges: list = field(default_factory=list)      # (model cycles, 1 raised / 0 lowered) per marker write
     stats: dict = field(default_factory=dict)
+    timing_report: timing.TimingReport = field(default_factory=timing.TimingReport)   # this run's default-cost instructions
 
 
 def _load_elf(uc, elf: Path) -> tuple[int, int, list]:
@@ -195,7 +215,7 @@ class Simulator:
             b = bp.contents
             try:
                 insns = list(cs.disasm(bytes(uc.mem_read(b.addr, b.size)), b.addr))
-                cost = timing.block_cost(self.device.core, self.dev, insns)
+                cost = timing.block_cost(self.device.core, self.dev, insns, report.timing_report)
             except Exception as exc:        # a model bug must stop the run, loudly
                 report.problem = f"timing model failed on the block at 0x{b.addr:08x}: {exc}"
                 return -1
@@ -206,15 +226,12 @@ class Simulator:
         if hooks:
             dyns = self._dynamic_sites(cs, uc, funcs)
             ws_data = self.device.flash_ws if self.device.code_in_flash else 0
-            sim = self.lib.cbsim_new(ctypes.c_void_p(uc._uch.value), miss, ws_data, flash_lo,
+            sim = self.lib.cbsim_new(unicorn_handle(uc), miss, ws_data, flash_lo,
                                      flash_lo + flash_len - 1, len(dyns) + 1)
             if not sim:
                 raise UsageError("could not install the simulator's hooks")
             for addr, kind, ra, rb in dyns:
                 self.lib.cbsim_add_dynamic(sim, addr, kind, self._reg(A, ra), self._reg(A, rb))
-            # the scan above also decoded literal pools: only what really executes may count
-            timing.UNKNOWN_MNEMONICS.clear()
-            getattr(timing, "NOT_ON_CORE", set()).clear()
         t0 = time.perf_counter()
         try:
             uc.emu_start(pc | 1, 0xFFFFFFFF, timeout=int(timeout_s * 1e6))
@@ -228,7 +245,7 @@ class Simulator:
         if sim:
             report.stats = {"cycles": self.lib.cbsim_cycles(sim), "instructions": self.lib.cbsim_insns(sim),
                             "blocks": self.lib.cbsim_blocks(sim), "distinct_blocks": self.lib.cbsim_distinct_blocks(sim),
-                            "wall_s": wall, "unknown_mnemonics": sorted(timing.UNKNOWN_MNEMONICS)}
+                            "wall_s": wall, "unknown_mnemonics": sorted(report.timing_report.unknown_mnemonics)}
             if self.lib.cbsim_failed(sim) and not report.problem:
                 report.problem = "the simulator's accounting failed"
             self.lib.cbsim_free(sim)
@@ -268,6 +285,9 @@ class Simulator:
     def _dynamic_sites(self, cs, uc, funcs) -> list:
         """Data-dependent instructions, found by disassembling every function of the image once."""
         sites = {}
+        # its own TimingReport, never the run's: this scan also decodes literal pools, and only
+        # what really executes may be reported
+        scan = timing.TimingReport()
         for start, size in funcs:
             code = bytes(uc.mem_read(start, size))
             offset = 0
@@ -276,7 +296,7 @@ class Simulator:
                 for insn in cs.disasm(code[offset:], start + offset):
                     got = True
                     offset = insn.address + insn.size - start
-                    for d in timing.block_cost(self.device.core, self.dev, [insn]).dynamic:
+                    for d in timing.block_cost(self.device.core, self.dev, [insn], scan).dynamic:
                         sites[d[0]] = d
                 if not got:
                     offset += 2

@@ -29,9 +29,6 @@ DYN_UDIV, DYN_SDIV, DYN_LMUL, DYN_LMLA = 1, 2, 3, 4    # data-dependent kinds, e
 CORES = ("cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7")
 ROUGH = {"cortex-m7"}            # dual issue and caches are not modelled: results labelled rough
 
-UNKNOWN_MNEMONICS: set = set()   # mnemonics charged the 1-cycle default, for callers to report
-NOT_ON_CORE: set = set()         # "udiv (not on cortex-m0)": known, but the core lacks it (data
-                                 # disassembled as code, or an image for another core): 1 cycle
 log = logging.getLogger(__name__)
 
 
@@ -42,6 +39,26 @@ class DeviceParams:
     flash_width: int = 4           # bytes per flash fetch (STM32F0: 4; many M3/M4 parts: 8 or 16)
     fast_multiplier: bool = True   # M0/M0+: single-cycle MULS (False: the 32-cycle small multiplier)
     code_in_flash: bool = True     # False e.g. for code in TCM/SRAM: no fetch wait states
+
+
+@dataclass
+class TimingReport:
+    """What the model charged its 1-cycle default for, over the blocks costed into it: one per run
+    (Simulator.run makes its own), so that no run reports another's instructions."""
+    unknown_mnemonics: set = field(default_factory=set)   # mnemonics the model has no cost for
+    not_on_core: set = field(default_factory=set)         # "udiv (not on cortex-m0)": known, but the core
+                                                          # lacks it (data disassembled as code, or an
+                                                          # image for another core)
+
+    def unknown(self, name: str) -> None:
+        if name not in self.unknown_mnemonics:
+            self.unknown_mnemonics.add(name)
+            log.debug("timing model: no cost for '%s'; charged 1 cycle", name)
+
+    def missing_on_core(self, name: str) -> None:
+        if name not in self.not_on_core:
+            self.not_on_core.add(name)
+            log.debug("timing model: '%s' is not in this core's instruction set; charged 1 cycle", name)
 
 
 @dataclass
@@ -117,7 +134,8 @@ DYN = "dynamic"   # a class whose whole cost cbsim.c adds at run time (block_cos
 # Cycles per class. "ldm"/"stm"/"vldm"/"vstm" give the fixed part: the cost is that plus N (N =
 # registers moved, PC and LR included; words for the FP ones). "*_pc" are the forms that write
 # the PC. "bcond"/"cbz" are the not-taken costs and "*_taken" the taken ones. A class absent
-# from a core's table does not exist on that core: it costs 1 and is listed in NOT_ON_CORE.
+# from a core's table does not exist on that core: it costs 1 and is listed in the run's
+# TimingReport.not_on_core.
 
 P = 1   # M3/M4 pipeline refill: the TRMs give 1 to 3 (3.3.1); the plain model takes 1
 
@@ -233,18 +251,6 @@ def _dests(insn, cls: str, base: str) -> set:
     return {regs[0]}
 
 
-def _unknown(name: str) -> None:
-    if name not in UNKNOWN_MNEMONICS:
-        UNKNOWN_MNEMONICS.add(name)
-        log.debug("timing model: no cost for '%s'; charged 1 cycle", name)
-
-
-def _not_on_core(name: str) -> None:
-    if name not in NOT_ON_CORE:
-        NOT_ON_CORE.add(name)
-        log.debug("timing model: '%s' is not in this core's instruction set; charged 1 cycle", name)
-
-
 _CORE_REGS = {"sb", "sl", "fp", "ip", "sp", "lr"}
 
 
@@ -252,10 +258,12 @@ def _is_core_reg(name: str) -> bool:
     return name in _CORE_REGS or (name[:1] == "r" and name[1:].isdigit())
 
 
-def block_cost(core: str, dev: DeviceParams, insns: list) -> BlockCost:
-    """The cost of one execution of `insns` (capstone CsInsn, Thumb, M-class, detail on)."""
+def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport | None = None) -> BlockCost:
+    """The cost of one execution of `insns` (capstone CsInsn, Thumb, M-class, detail on).
+    Instructions charged the 1-cycle default are listed in `report` (when given)."""
     if core not in TABLES:
         raise ValueError(f"unknown core '{core}'; valid: {', '.join(CORES)}")
+    report = report if report is not None else TimingReport()
     t = TABLES[core]
     pipelined = core in PIPELINED_LS
     wide = core == "cortex-m7"              # rough: two words per cycle for LDM/STM
@@ -282,10 +290,10 @@ def block_cost(core: str, dev: DeviceParams, insns: list) -> BlockCost:
         flow = cls in ("alu_pc", "ldr_pc", "ldm_pc", "b", "bcond", "cbz", "bl", "bx", "tb")
 
         if cls is None:
-            _unknown(base)
+            report.unknown(base)
             c = 1
         elif cls not in t:
-            _not_on_core(f"{base}{' pc' if cls.endswith('_pc') else ''} (not on {core})")
+            report.missing_on_core(f"{base}{' pc' if cls.endswith('_pc') else ''} (not on {core})")
             c = 1
         elif t[cls] == DYN:                 # whole cost added by cbsim.c from the operands
             kind = {"udiv": DYN_UDIV, "sdiv": DYN_SDIV, "umull": DYN_LMUL, "smull": DYN_LMUL | 256,
