@@ -10,18 +10,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cb_fill.h"    /* cb_fill: the benchmark filler, shared with the firmware (harness/common) */
+#include "cb_ops.h"     /* the operation catalog, generated from catalog.py (harness/common) */
+
 #define CB_ERRLEN 256
 #define CB_MAXKV 16
 
-/* Operation parameters (absent integer params are -1, absent strings ""). */
+/* Operation parameters: one field per catalog parameter (cb_ops.h). A parameter a request leaves
+ * out reads as cb_param()->absent: -1 for most integers, "" for most strings. */
 typedef struct {
     char op[40];        /* catalog id, e.g. "aes-gcm-encrypt" */
     long key_bits;      /* 128/192/256 for AES */
     long bytes;         /* payload / output length */
     long aad_bytes;     /* AEAD associated data length */
-    long tag_bytes;     /* CCM tag length (default 16) */
-    long nonce_bytes;   /* CCM nonce length (default 13) */
-    long rekey;         /* ciphers: 1 = set the key again before every operation (default 0) */
+    long tag_bytes;     /* CCM tag length (left out: CB_DEFAULT_TAG_BYTES) */
+    long nonce_bytes;   /* CCM nonce length (left out: CB_DEFAULT_NONCE_BYTES) */
+    long rekey;         /* ciphers: 1 = set the key again before every operation (left out: 0) */
     long rsa_bits;      /* 1024/2048/... */
     char curve[16];     /* "p256", "p521", "x25519" */
     char source[16];    /* random source: "library", "getrandom", "rdrand", "rdseed", "hwrng" */
@@ -44,9 +48,6 @@ void cb_kv_free(cb_kv *kv);
 
 /* Copy msg into err (CB_ERRLEN) and return code: `return cb_say(err, CB_UNSUPPORTED, "why");` */
 int cb_say(char *err, int code, const char *msg);
-
-/* Fill buf with non-secret benchmark filler bytes (deterministic xorshift; fast). */
-void cb_fill(uint8_t *buf, size_t len, uint64_t seed);
 
 /* Status codes */
 #define CB_OK 0

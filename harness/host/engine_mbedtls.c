@@ -55,29 +55,6 @@
 #define POOL 16              /* pre-generated keys / signatures per slot, used cycling */
 #define DRBG_CHUNK MBEDTLS_CTR_DRBG_MAX_REQUEST   /* most bytes one generate call may return */
 
-enum {
-    OP_AES_ECB, OP_AES_CBC, OP_AES_CTR, OP_AES_CCM, OP_AES_GCM, OP_CHACHAPOLY,
-    OP_SHA1, OP_SHA224, OP_SHA256, OP_SHA384, OP_SHA512,
-    OP_DRBG_INSTANTIATE, OP_DRBG_RESEED, OP_DRBG_GENERATE,
-    OP_ECDH_KEYGEN, OP_ECDH_SHARED, OP_ECC_KEYGEN, OP_ECDSA_SIGN, OP_ECDSA_VERIFY,
-    OP_ECJPAKE, OP_RSA_KEYGEN, OP_RSA_SIGN, OP_RSA_VERIFY, OP_RANDOM
-};
-
-static const struct { const char *name; int op; } op_names[] = {
-    {"aes-ecb-encrypt", OP_AES_ECB}, {"aes-cbc-encrypt", OP_AES_CBC},
-    {"aes-ctr-encrypt", OP_AES_CTR}, {"aes-ccm-encrypt", OP_AES_CCM},
-    {"aes-gcm-encrypt", OP_AES_GCM}, {"chacha20-poly1305-encrypt", OP_CHACHAPOLY},
-    {"sha1", OP_SHA1}, {"sha224", OP_SHA224}, {"sha256", OP_SHA256},
-    {"sha384", OP_SHA384}, {"sha512", OP_SHA512},
-    {"ctr-drbg-instantiate", OP_DRBG_INSTANTIATE}, {"ctr-drbg-reseed", OP_DRBG_RESEED},
-    {"ctr-drbg-generate", OP_DRBG_GENERATE},
-    {"ecdh-keygen", OP_ECDH_KEYGEN}, {"ecdh-shared-secret", OP_ECDH_SHARED},
-    {"ecc-keygen", OP_ECC_KEYGEN}, {"ecdsa-sign", OP_ECDSA_SIGN},
-    {"ecdsa-verify", OP_ECDSA_VERIFY}, {"ecjpake-exchange", OP_ECJPAKE},
-    {"rsa-keygen", OP_RSA_KEYGEN}, {"rsa-sign", OP_RSA_SIGN}, {"rsa-verify", OP_RSA_VERIFY},
-    {"random", OP_RANDOM},
-};
-
 /* Curves by protocol name. `bytes` is the length of a scalar / coordinate; `hash_len` the digest
  * length the timing slots sign (SHA-256 for P-256, SHA-512 for P-521, as the orchestrator's
  * cross-checks do). */
@@ -101,14 +78,6 @@ static const curve_info curves[] = {
 };
 
 /* ---- small helpers ------------------------------------------------------------------------ */
-
-static int op_of(const char *name)
-{
-    for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
-        if (strcmp(op_names[i].name, name) == 0)
-            return op_names[i].op;
-    return -1;
-}
 
 static const curve_info *curve_of(const char *name)
 {
@@ -305,46 +274,48 @@ static int write_secret(const curve_info *c, const mbedtls_mpi *z, uint8_t *buf)
 
 static int check(const cb_params *p, char *why)
 {
-    int op = op_of(p->op);
+    int op = cb_op_find(p->op);
     const curve_info *c;
 
     switch (op) {
-    case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR: case OP_AES_CCM: case OP_AES_GCM:
+    case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT:
+    case CB_OP_AES_CCM_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT:
         if (p->key_bits != 128 && p->key_bits != 192 && p->key_bits != 256)
             return cb_say(why, CB_UNSUPPORTED, "AES key_bits must be 128, 192 or 256");
-        if ((op == OP_AES_ECB || op == OP_AES_CBC) && p->bytes > 0 && p->bytes % 16 != 0)
+        if ((op == CB_OP_AES_ECB_ENCRYPT || op == CB_OP_AES_CBC_ENCRYPT)
+            && p->bytes > 0 && p->bytes % 16 != 0)
             return cb_say(why, CB_UNSUPPORTED, "ECB/CBC without padding need bytes % 16 == 0");
-        if (op == OP_AES_CCM) {
-            long t = p->tag_bytes < 0 ? 16 : p->tag_bytes;
-            long n = p->nonce_bytes < 0 ? 13 : p->nonce_bytes;
+        if (op == CB_OP_AES_CCM_ENCRYPT) {
+            long t = p->tag_bytes < 0 ? CB_DEFAULT_TAG_BYTES : p->tag_bytes;
+            long n = p->nonce_bytes < 0 ? CB_DEFAULT_NONCE_BYTES : p->nonce_bytes;
             if (t < 4 || t > 16 || t % 2 != 0)
                 return cb_say(why, CB_UNSUPPORTED, "CCM tag_bytes must be 4, 6, ..., 16");
             if (n < 7 || n > 13)
                 return cb_say(why, CB_UNSUPPORTED, "CCM nonce_bytes must be 7..13");
         }
         return CB_OK;
-    case OP_CHACHAPOLY:
+    case CB_OP_CHACHA20_POLY1305_ENCRYPT:
 #if defined(MBEDTLS_CHACHAPOLY_C)
         return CB_OK;
 #else
         return cb_say(why, CB_UNSUPPORTED, "libmbedcrypto built without MBEDTLS_CHACHAPOLY_C");
 #endif
-    case OP_SHA1: case OP_SHA224: case OP_SHA256: case OP_SHA384: case OP_SHA512:
+    case CB_OP_SHA1: case CB_OP_SHA224: case CB_OP_SHA256: case CB_OP_SHA384: case CB_OP_SHA512:
         return CB_OK;
-    case OP_DRBG_INSTANTIATE: case OP_DRBG_RESEED: case OP_DRBG_GENERATE:
+    case CB_OP_CTR_DRBG_INSTANTIATE: case CB_OP_CTR_DRBG_RESEED: case CB_OP_CTR_DRBG_GENERATE:
         return CB_OK;
-    case OP_ECDH_KEYGEN: case OP_ECDH_SHARED: case OP_ECC_KEYGEN:
+    case CB_OP_ECDH_KEYGEN: case CB_OP_ECDH_SHARED_SECRET: case CB_OP_ECC_KEYGEN:
         if (curve_of(p->curve) == NULL)
             return cb_say(why, CB_UNSUPPORTED, "curve not available in this libmbedcrypto");
         return CB_OK;
-    case OP_ECDSA_SIGN: case OP_ECDSA_VERIFY:
+    case CB_OP_ECDSA_SIGN: case CB_OP_ECDSA_VERIFY:
         c = curve_of(p->curve);
         if (c == NULL)
             return cb_say(why, CB_UNSUPPORTED, "curve not available in this libmbedcrypto");
         if (c->montgomery)
             return cb_say(why, CB_UNSUPPORTED, "ECDSA needs a Weierstrass curve");
         return CB_OK;
-    case OP_ECJPAKE:
+    case CB_OP_ECJPAKE_EXCHANGE:
 #ifdef CBH_HAVE_ECJPAKE
         if (strcmp(p->curve, "p256") != 0 && p->curve[0] != '\0')
             return cb_say(why, CB_UNSUPPORTED, "EC-JPAKE is benchmarked on P-256 only");
@@ -352,11 +323,11 @@ static int check(const cb_params *p, char *why)
 #else
         return cb_say(why, CB_UNSUPPORTED, ECJPAKE_WHY);
 #endif
-    case OP_RSA_KEYGEN: case OP_RSA_SIGN: case OP_RSA_VERIFY:
+    case CB_OP_RSA_KEYGEN: case CB_OP_RSA_SIGN: case CB_OP_RSA_VERIFY:
         if (p->rsa_bits < 1024 || p->rsa_bits > MBEDTLS_MPI_MAX_BITS || p->rsa_bits % 2 != 0)
             return cb_say(why, CB_UNSUPPORTED, "rsa_bits must be even, 1024..8192");
         return CB_OK;
-    case OP_RANDOM:
+    case CB_OP_RANDOM:
         if (strcmp(p->source, "library") != 0)
             return cb_say(why, CB_UNSUPPORTED,
                        "mbedtls offers only source \"library\" (CTR_DRBG seeded from the OS)");
@@ -383,43 +354,43 @@ static int compute_cipher(int op, const cb_params *p, const cb_kv *in, cb_kv *ou
     uint8_t *ct;
     int ret = 0, rc;
 
-    if (op == OP_AES_CCM || op == OP_CHACHAPOLY)
+    if (op == CB_OP_AES_CCM_ENCRYPT || op == CB_OP_CHACHA20_POLY1305_ENCRYPT)
         iv = cb_kv_input(in, "nonce", &ivlen);
     else
         iv = cb_kv_input(in, "iv", &ivlen);
-    if (op != OP_CHACHAPOLY && klen != 16 && klen != 24 && klen != 32)
+    if (op != CB_OP_CHACHA20_POLY1305_ENCRYPT && klen != 16 && klen != 24 && klen != 32)
         return cb_say(err, CB_ERR, "AES key must be 16, 24 or 32 bytes");
     ct = malloc(mlen + 16 + 1);
     if (ct == NULL)
         return cb_say(err, CB_ERR, "out of memory");
 
     switch (op) {
-    case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR: {
+    case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT: {
         mbedtls_aes_context aes;
         uint8_t ivbuf[16], stream[16];
         size_t off = 0;
-        if (op != OP_AES_CTR && mlen % 16 != 0) {
+        if (op != CB_OP_AES_CTR_ENCRYPT && mlen % 16 != 0) {
             free(ct);
             return cb_say(err, CB_ERR, "message length must be a multiple of 16");
         }
-        if (op != OP_AES_ECB && ivlen != 16) {
+        if (op != CB_OP_AES_ECB_ENCRYPT && ivlen != 16) {
             free(ct);
             return cb_say(err, CB_ERR, "iv must be 16 bytes");
         }
-        if (op != OP_AES_ECB)
+        if (op != CB_OP_AES_ECB_ENCRYPT)
             memcpy(ivbuf, iv, 16);
         mbedtls_aes_init(&aes);
         ret = mbedtls_aes_setkey_enc(&aes, key, (unsigned)klen * 8);
-        for (size_t i = 0; ret == 0 && op == OP_AES_ECB && i < mlen; i += 16)
+        for (size_t i = 0; ret == 0 && op == CB_OP_AES_ECB_ENCRYPT && i < mlen; i += 16)
             ret = mbedtls_aes_crypt_ecb(&aes, MBEDTLS_AES_ENCRYPT, msg + i, ct + i);
-        if (ret == 0 && op == OP_AES_CBC)
+        if (ret == 0 && op == CB_OP_AES_CBC_ENCRYPT)
             ret = mbedtls_aes_crypt_cbc(&aes, MBEDTLS_AES_ENCRYPT, mlen, ivbuf, msg, ct);
-        if (ret == 0 && op == OP_AES_CTR)
+        if (ret == 0 && op == CB_OP_AES_CTR_ENCRYPT)
             ret = mbedtls_aes_crypt_ctr(&aes, mlen, &off, ivbuf, stream, msg, ct);
         mbedtls_aes_free(&aes);
         break;
     }
-    case OP_AES_CCM: {
+    case CB_OP_AES_CCM_ENCRYPT: {
         mbedtls_ccm_context ccm;
         long t = p->tag_bytes < 0 ? 16 : p->tag_bytes;
         mbedtls_ccm_init(&ccm);
@@ -431,7 +402,7 @@ static int compute_cipher(int op, const cb_params *p, const cb_kv *in, cb_kv *ou
         mlen += (size_t)t;
         break;
     }
-    case OP_AES_GCM: {
+    case CB_OP_AES_GCM_ENCRYPT: {
         mbedtls_gcm_context gcm;
         mbedtls_gcm_init(&gcm);
         ret = mbedtls_gcm_setkey(&gcm, MBEDTLS_CIPHER_ID_AES, key, (unsigned)klen * 8);
@@ -443,7 +414,7 @@ static int compute_cipher(int op, const cb_params *p, const cb_kv *in, cb_kv *ou
         break;
     }
 #if defined(MBEDTLS_CHACHAPOLY_C)
-    case OP_CHACHAPOLY: {
+    case CB_OP_CHACHA20_POLY1305_ENCRYPT: {
         mbedtls_chachapoly_context cp;
         if (klen != 32 || ivlen != 12) {
             free(ct);
@@ -471,10 +442,10 @@ static int compute_cipher(int op, const cb_params *p, const cb_kv *in, cb_kv *ou
 static int sha(int op, const uint8_t *msg, size_t len, uint8_t *digest, size_t *dlen)
 {
     switch (op) {
-    case OP_SHA1:   *dlen = 20; return mbedtls_sha1_ret(msg, len, digest);
-    case OP_SHA224: *dlen = 28; return mbedtls_sha256_ret(msg, len, digest, 1);
-    case OP_SHA256: *dlen = 32; return mbedtls_sha256_ret(msg, len, digest, 0);
-    case OP_SHA384: *dlen = 48; return mbedtls_sha512_ret(msg, len, digest, 1);
+    case CB_OP_SHA1:   *dlen = 20; return mbedtls_sha1_ret(msg, len, digest);
+    case CB_OP_SHA224: *dlen = 28; return mbedtls_sha256_ret(msg, len, digest, 1);
+    case CB_OP_SHA256: *dlen = 32; return mbedtls_sha256_ret(msg, len, digest, 0);
+    case CB_OP_SHA384: *dlen = 48; return mbedtls_sha512_ret(msg, len, digest, 1);
     default:        *dlen = 64; return mbedtls_sha512_ret(msg, len, digest, 0);
     }
 }
@@ -542,7 +513,7 @@ static int compute_ec(int op, const cb_params *p, const cb_kv *in, cb_kv *out, c
     uint8_t buf[2 * 66 + 1];
     size_t len, dlen, qlen, hlen, slen;
     const uint8_t *dv = cb_kv_input(in, "d", &dlen);
-    const uint8_t *qv = cb_kv_input(in, op == OP_ECDH_SHARED ? "peer" : "q", &qlen);
+    const uint8_t *qv = cb_kv_input(in, op == CB_OP_ECDH_SHARED_SECRET ? "peer" : "q", &qlen);
     const uint8_t *hash = cb_kv_input(in, "hash", &hlen);
     const uint8_t *sig = cb_kv_input(in, "sig", &slen);
     int ret = 0, rc;
@@ -558,7 +529,7 @@ static int compute_ec(int op, const cb_params *p, const cb_kv *in, cb_kv *out, c
         goto done;
 
     switch (op) {
-    case OP_ECDH_KEYGEN:
+    case CB_OP_ECDH_KEYGEN:
         rc = read_private(&grp, c, &d, dv, dlen, err);
         if (rc == CB_OK && (ret = mbedtls_ecp_mul(&grp, &q, &d, &grp.G, rng, NULL)) != 0)
             rc = fail(err, "d*G", ret);
@@ -567,7 +538,7 @@ static int compute_ec(int op, const cb_params *p, const cb_kv *in, cb_kv *out, c
         if (rc == CB_OK)
             rc = put(out, "q", buf, len, err);
         break;
-    case OP_ECDH_SHARED:
+    case CB_OP_ECDH_SHARED_SECRET:
         rc = read_private(&grp, c, &d, dv, dlen, err);
         if (rc == CB_OK)
             rc = read_public(&grp, &q, qv, qlen, err);
@@ -578,7 +549,7 @@ static int compute_ec(int op, const cb_params *p, const cb_kv *in, cb_kv *out, c
         if (rc == CB_OK)
             rc = put(out, "z", buf, c->bytes, err);
         break;
-    case OP_ECC_KEYGEN:
+    case CB_OP_ECC_KEYGEN:
         if ((ret = mbedtls_ecp_gen_keypair(&grp, &d, &q, rng, NULL)) != 0)
             rc = fail(err, "key generation", ret);
         if (rc == CB_OK && (ret = write_private(c, &d, buf)) != 0)
@@ -590,7 +561,7 @@ static int compute_ec(int op, const cb_params *p, const cb_kv *in, cb_kv *out, c
         if (rc == CB_OK)
             rc = put(out, "q", buf, len, err);
         break;
-    case OP_ECDSA_SIGN:
+    case CB_OP_ECDSA_SIGN:
         rc = read_private(&grp, c, &d, dv, dlen, err);
         if (rc == CB_OK && hlen == 0)
             rc = cb_say(err, CB_ERR, "hash is required");
@@ -602,7 +573,7 @@ static int compute_ec(int op, const cb_params *p, const cb_kv *in, cb_kv *out, c
         if (rc == CB_OK)
             rc = put(out, "sig", buf, 2 * c->bytes, err);
         break;
-    case OP_ECDSA_VERIFY: {
+    case CB_OP_ECDSA_VERIFY: {
         /* Anything that makes the signature not verify (bad encoding, point off the curve,
          * r or s out of range, mismatch) answers ok=00: it is a verification result. */
         uint8_t ok = 0;
@@ -669,7 +640,7 @@ static int compute_rsa(int op, const cb_params *p, const cb_kv *in, cb_kv *out, 
 
     mbedtls_rsa_init(&rsa, MBEDTLS_RSA_PKCS_V15, MBEDTLS_MD_SHA256);
     switch (op) {
-    case OP_RSA_KEYGEN: {
+    case CB_OP_RSA_KEYGEN: {
         mbedtls_mpi N, E, D;
         mbedtls_mpi_init(&N);
         mbedtls_mpi_init(&E);
@@ -692,7 +663,7 @@ static int compute_rsa(int op, const cb_params *p, const cb_kv *in, cb_kv *out, 
         mbedtls_mpi_free(&D);
         break;
     }
-    case OP_RSA_SIGN:
+    case CB_OP_RSA_SIGN:
         if (dlen == 0) {
             rc = cb_say(err, CB_ERR, "d is required");
             break;
@@ -708,7 +679,7 @@ static int compute_rsa(int op, const cb_params *p, const cb_kv *in, cb_kv *out, 
                                                 MBEDTLS_MD_SHA256, 32, hash, buf);
         rc = ret != 0 ? fail(err, "RSA sign", ret) : put(out, "sig", buf, mbedtls_rsa_get_len(&rsa), err);
         break;
-    case OP_RSA_VERIFY: {
+    case CB_OP_RSA_VERIFY: {
         uint8_t ok = 0;
         rc = rsa_from_raw(&rsa, n, nlen, e, elen, NULL, 0, err);
         if (rc != CB_OK)
@@ -796,7 +767,7 @@ static int jpake_exchange(const uint8_t *pw_c, size_t pw_c_len, const uint8_t *p
 
 static int mb_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err)
 {
-    int op = op_of(p->op);
+    int op = cb_op_find(p->op);
     int rc = check(p, err);
     if (rc != CB_OK)
         return rc;
@@ -805,25 +776,26 @@ static int mb_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
         return rc;
 
     switch (op) {
-    case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR: case OP_AES_CCM: case OP_AES_GCM:
-    case OP_CHACHAPOLY:
+    case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT:
+    case CB_OP_AES_CCM_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT:
+    case CB_OP_CHACHA20_POLY1305_ENCRYPT:
         return compute_cipher(op, p, in, out, err);
-    case OP_SHA1: case OP_SHA224: case OP_SHA256: case OP_SHA384: case OP_SHA512: {
+    case CB_OP_SHA1: case CB_OP_SHA224: case CB_OP_SHA256: case CB_OP_SHA384: case CB_OP_SHA512: {
         uint8_t digest[64];
         size_t mlen, dlen;
         const uint8_t *msg = cb_kv_input(in, "msg", &mlen);
         int ret = sha(op, msg, mlen, digest, &dlen);
         return ret != 0 ? fail(err, "digest", ret) : put(out, "digest", digest, dlen, err);
     }
-    case OP_DRBG_INSTANTIATE: case OP_DRBG_RESEED: case OP_DRBG_GENERATE:
+    case CB_OP_CTR_DRBG_INSTANTIATE: case CB_OP_CTR_DRBG_RESEED: case CB_OP_CTR_DRBG_GENERATE:
         return compute_drbg(p, in, out, err);
-    case OP_ECDH_KEYGEN: case OP_ECDH_SHARED: case OP_ECC_KEYGEN:
-    case OP_ECDSA_SIGN: case OP_ECDSA_VERIFY:
+    case CB_OP_ECDH_KEYGEN: case CB_OP_ECDH_SHARED_SECRET: case CB_OP_ECC_KEYGEN:
+    case CB_OP_ECDSA_SIGN: case CB_OP_ECDSA_VERIFY:
         return compute_ec(op, p, in, out, err);
-    case OP_RSA_KEYGEN: case OP_RSA_SIGN: case OP_RSA_VERIFY:
+    case CB_OP_RSA_KEYGEN: case CB_OP_RSA_SIGN: case CB_OP_RSA_VERIFY:
         return compute_rsa(op, p, in, out, err);
 #ifdef CBH_HAVE_ECJPAKE
-    case OP_ECJPAKE: {
+    case CB_OP_ECJPAKE_EXCHANGE: {
         size_t lc, ls;
         const uint8_t *pwc = cb_kv_input(in, "password_client", &lc);
         const uint8_t *pws = cb_kv_input(in, "password_server", &ls);
@@ -838,7 +810,7 @@ static int mb_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
         return rc;
     }
 #endif
-    case OP_RANDOM: {
+    case CB_OP_RANDOM: {
         uint8_t *buf;
         int ret;
         if (p->bytes < 0)
@@ -962,14 +934,14 @@ static int set_key(slot *s)
 {
     unsigned bits = (unsigned)s->p.key_bits;
     switch (s->op) {
-    case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR:
+    case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT:
         return mbedtls_aes_setkey_enc(&s->aes, s->key, bits);
-    case OP_AES_CCM:
+    case CB_OP_AES_CCM_ENCRYPT:
         return mbedtls_ccm_setkey(&s->ccm, MBEDTLS_CIPHER_ID_AES, s->key, bits);
-    case OP_AES_GCM:
+    case CB_OP_AES_GCM_ENCRYPT:
         return mbedtls_gcm_setkey(&s->gcm, MBEDTLS_CIPHER_ID_AES, s->key, bits);
 #if defined(MBEDTLS_CHACHAPOLY_C)
-    case OP_CHACHAPOLY:
+    case CB_OP_CHACHA20_POLY1305_ENCRYPT:
         return mbedtls_chachapoly_setkey(&s->chachapoly, s->key);
 #endif
     }
@@ -993,11 +965,11 @@ static int setup_cipher(slot *s, char *err)
     cb_fill(s->iv, sizeof s->iv, 4);
 
     switch (s->op) {
-    case OP_AES_CCM:
+    case CB_OP_AES_CCM_ENCRYPT:
         s->iv_len = p->nonce_bytes < 0 ? 13 : (size_t)p->nonce_bytes;
         s->tag_len = p->tag_bytes < 0 ? 16 : (size_t)p->tag_bytes;
         break;
-    case OP_AES_GCM: case OP_CHACHAPOLY:
+    case CB_OP_AES_GCM_ENCRYPT: case CB_OP_CHACHA20_POLY1305_ENCRYPT:
         s->iv_len = 12;
         break;
     default:
@@ -1021,35 +993,35 @@ static int run_cipher(slot *s, uint64_t k, char *err)
         if (s->p.rekey && (ret = set_key(s)) != 0)
             break;
         switch (s->op) {
-        case OP_AES_ECB:
+        case CB_OP_AES_ECB_ENCRYPT:
             for (size_t j = 0; j < s->len && ret == 0; j += 16)
                 ret = mbedtls_aes_crypt_ecb(&s->aes, MBEDTLS_AES_ENCRYPT, s->msg + j, s->out + j);
             break;
-        case OP_AES_CBC: {
+        case CB_OP_AES_CBC_ENCRYPT: {
             uint8_t iv[16];        /* mbedtls_aes_crypt_cbc updates the IV it is given */
             memcpy(iv, s->iv, 16);
             ret = mbedtls_aes_crypt_cbc(&s->aes, MBEDTLS_AES_ENCRYPT, s->len, iv, s->msg, s->out);
             break;
         }
-        case OP_AES_CTR: {
+        case CB_OP_AES_CTR_ENCRYPT: {
             uint8_t cb[16];        /* ... and crypt_ctr the counter block */
             memcpy(cb, s->iv, 16);
             off = 0;
             ret = mbedtls_aes_crypt_ctr(&s->aes, s->len, &off, cb, stream, s->msg, s->out);
             break;
         }
-        case OP_AES_CCM:
+        case CB_OP_AES_CCM_ENCRYPT:
             ret = mbedtls_ccm_encrypt_and_tag(&s->ccm, s->len, s->iv, s->iv_len, s->aad,
                                               s->aad_len, s->msg, s->out, s->out + s->len,
                                               s->tag_len);
             break;
-        case OP_AES_GCM:
+        case CB_OP_AES_GCM_ENCRYPT:
             ret = mbedtls_gcm_crypt_and_tag(&s->gcm, MBEDTLS_GCM_ENCRYPT, s->len, s->iv, 12,
                                             s->aad, s->aad_len, s->msg, s->out, 16,
                                             s->out + s->len);
             break;
 #if defined(MBEDTLS_CHACHAPOLY_C)
-        case OP_CHACHAPOLY:
+        case CB_OP_CHACHA20_POLY1305_ENCRYPT:
             ret = mbedtls_chachapoly_encrypt_and_tag(&s->chachapoly, s->len, s->iv, s->aad,
                                                      s->aad_len, s->msg, s->out,
                                                      s->out + s->len);
@@ -1074,7 +1046,7 @@ static int setup_drbg(slot *s, char *err)
         return fail(err, "CTR_DRBG instantiate", ret);
     /* No automatic reseed inside a generate benchmark: that would time reseeds too. */
     mbedtls_ctr_drbg_set_reseed_interval(&s->drbg, INT_MAX);
-    if (s->op == OP_DRBG_GENERATE) {
+    if (s->op == CB_OP_CTR_DRBG_GENERATE) {
         s->len = (size_t)s->p.bytes;
         s->out = malloc(s->len + 1);
         if (s->out == NULL)
@@ -1088,7 +1060,7 @@ static int run_drbg(slot *s, uint64_t k, char *err)
     int ret = 0;
     for (uint64_t i = 0; i < k && ret == 0; i++) {
         switch (s->op) {
-        case OP_DRBG_INSTANTIATE:
+        case CB_OP_CTR_DRBG_INSTANTIATE:
             /* A fresh context every time (the nonce length can only be set before seeding);
              * free + init is a zeroisation and a memset, negligible next to the seeding. */
             mbedtls_ctr_drbg_free(&s->drbg);
@@ -1096,11 +1068,11 @@ static int run_drbg(slot *s, uint64_t k, char *err)
             s->cur.pos = 0;
             ret = drbg_instantiate(&s->drbg, &s->cur, 32, 16, NULL, 0);
             break;
-        case OP_DRBG_RESEED:
+        case CB_OP_CTR_DRBG_RESEED:
             s->cur.pos = 32;      /* the reseed entropy: the 32 bytes after the seed entropy */
             ret = mbedtls_ctr_drbg_reseed(&s->drbg, NULL, 0);
             break;
-        case OP_DRBG_GENERATE: {
+        case CB_OP_CTR_DRBG_GENERATE: {
             /* More than one request's worth (1024 B) is produced in consecutive requests. */
             uint8_t *o = s->out;
             size_t left = s->len;
@@ -1128,24 +1100,24 @@ static int setup_ec(slot *s, char *err)
 
     for (int i = 0; i < POOL && ret == 0; i++) {
         switch (s->op) {
-        case OP_ECDH_KEYGEN:
+        case CB_OP_ECDH_KEYGEN:
             /* The private scalars to compute public keys from. */
             ret = mbedtls_ecp_gen_privkey(&s->grp, &s->d[i], rng, NULL);
             break;
-        case OP_ECDH_SHARED:
+        case CB_OP_ECDH_SHARED_SECRET:
             /* Own key pair i and an independent peer public key i. */
             ret = mbedtls_ecp_gen_keypair(&s->grp, &s->d[i], &s->q[i], rng, NULL);
             if (ret == 0)
                 ret = mbedtls_ecp_gen_keypair(&s->grp, &s->z, &s->peer[i], rng, NULL);
             break;
-        case OP_ECDSA_SIGN:
+        case CB_OP_ECDSA_SIGN:
             /* One fixed key (d[0]); the digest changes per operation. */
             if (i == 0) {
                 ret = mbedtls_ecp_gen_keypair(&s->grp, &s->d[0], &s->q[0], rng, NULL);
                 cb_fill(s->hash[0], s->hash_len, 6);
             }
             break;
-        case OP_ECDSA_VERIFY:
+        case CB_OP_ECDSA_VERIFY:
             /* One fixed key, 16 (digest, signature) pairs. */
             if (i == 0)
                 ret = mbedtls_ecp_gen_keypair(&s->grp, &s->d[0], &s->q[0], rng, NULL);
@@ -1168,21 +1140,21 @@ static int run_ec(slot *s, uint64_t k, char *err)
     for (uint64_t i = 0; i < k && ret == 0; i++) {
         int j = (int)(s->counter++ % POOL);
         switch (s->op) {
-        case OP_ECDH_KEYGEN:
+        case CB_OP_ECDH_KEYGEN:
             ret = mbedtls_ecp_mul(&s->grp, &s->tmp, &s->d[j], &s->grp.G, rng, NULL);
             break;
-        case OP_ECDH_SHARED:
+        case CB_OP_ECDH_SHARED_SECRET:
             ret = mbedtls_ecdh_compute_shared(&s->grp, &s->z, &s->peer[j], &s->d[j], rng, NULL);
             break;
-        case OP_ECC_KEYGEN:
+        case CB_OP_ECC_KEYGEN:
             ret = mbedtls_ecp_gen_keypair(&s->grp, &s->z, &s->tmp, rng, NULL);
             break;
-        case OP_ECDSA_SIGN:
+        case CB_OP_ECDSA_SIGN:
             put_counter(s->hash[0], 8, s->counter);
             ret = mbedtls_ecdsa_sign(&s->grp, &s->rr, &s->ss, &s->d[0], s->hash[0], s->hash_len,
                                      rng, NULL);
             break;
-        case OP_ECDSA_VERIFY:
+        case CB_OP_ECDSA_VERIFY:
             ret = mbedtls_ecdsa_verify(&s->grp, s->hash[j], s->hash_len, &s->q[0], &s->r[j],
                                        &s->s[j]);
             break;
@@ -1194,7 +1166,7 @@ static int run_ec(slot *s, uint64_t k, char *err)
 static int setup_rsa(slot *s, char *err)
 {
     int ret = 0;
-    if (s->op == OP_RSA_KEYGEN)
+    if (s->op == CB_OP_RSA_KEYGEN)
         return CB_OK;
     ret = mbedtls_rsa_gen_key(&s->rsa, rng, NULL, (unsigned)s->p.rsa_bits, 65537);
     if (ret != 0)
@@ -1218,7 +1190,7 @@ static int run_rsa(slot *s, uint64_t k, char *err)
     for (uint64_t i = 0; i < k && ret == 0; i++) {
         int j = (int)(s->counter++ % POOL);
         switch (s->op) {
-        case OP_RSA_KEYGEN: {
+        case CB_OP_RSA_KEYGEN: {
             /* A fresh context per key: generating into a used one would reuse its state. */
             mbedtls_rsa_context rsa;
             mbedtls_rsa_init(&rsa, MBEDTLS_RSA_PKCS_V15, MBEDTLS_MD_SHA256);
@@ -1226,7 +1198,7 @@ static int run_rsa(slot *s, uint64_t k, char *err)
             mbedtls_rsa_free(&rsa);
             break;
         }
-        case OP_RSA_SIGN:
+        case CB_OP_RSA_SIGN:
             /* mbed TLS's PKCS#1 v1.5 sign also verifies its result (fault countermeasure);
              * that is part of the library's sign call and so of the timing. */
             put_counter(s->hash[0], 8, s->counter);
@@ -1234,7 +1206,7 @@ static int run_rsa(slot *s, uint64_t k, char *err)
                                                     MBEDTLS_MD_SHA256, 32, s->hash[0],
                                                     s->sigs);
             break;
-        case OP_RSA_VERIFY:
+        case CB_OP_RSA_VERIFY:
             ret = mbedtls_rsa_rsassa_pkcs1_v15_verify(&s->rsa, NULL, NULL, MBEDTLS_RSA_PUBLIC,
                                                       MBEDTLS_MD_SHA256, 32, s->hash[j],
                                                       s->sigs + j * s->rsa_len);
@@ -1246,7 +1218,7 @@ static int run_rsa(slot *s, uint64_t k, char *err)
 
 static void *mb_setup(const cb_params *p, char *err)
 {
-    int op = op_of(p->op);
+    int op = cb_op_find(p->op);
     int rc = check(p, err);
     slot *s;
 
@@ -1255,9 +1227,11 @@ static void *mb_setup(const cb_params *p, char *err)
     if (rng_init(err) != CB_OK)
         return NULL;
     switch (op) {
-    case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR: case OP_AES_CCM: case OP_AES_GCM:
-    case OP_CHACHAPOLY: case OP_SHA1: case OP_SHA224: case OP_SHA256: case OP_SHA384:
-    case OP_SHA512: case OP_DRBG_GENERATE: case OP_RANDOM:
+    case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT:
+    case CB_OP_AES_CCM_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT:
+    case CB_OP_CHACHA20_POLY1305_ENCRYPT:
+    case CB_OP_SHA1: case CB_OP_SHA224: case CB_OP_SHA256: case CB_OP_SHA384: case CB_OP_SHA512:
+    case CB_OP_CTR_DRBG_GENERATE: case CB_OP_RANDOM:
         if (p->bytes < 0) {
             cb_say(err, CB_ERR, "bytes is required");
             return NULL;
@@ -1270,12 +1244,13 @@ static void *mb_setup(const cb_params *p, char *err)
         return NULL;
     }
     switch (op) {
-    case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR: case OP_AES_CCM: case OP_AES_GCM:
-    case OP_CHACHAPOLY:
+    case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT:
+    case CB_OP_AES_CCM_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT:
+    case CB_OP_CHACHA20_POLY1305_ENCRYPT:
         rc = setup_cipher(s, err);
         break;
-    case OP_SHA1: case OP_SHA224: case OP_SHA256: case OP_SHA384: case OP_SHA512:
-    case OP_RANDOM:
+    case CB_OP_SHA1: case CB_OP_SHA224: case CB_OP_SHA256: case CB_OP_SHA384: case CB_OP_SHA512:
+    case CB_OP_RANDOM:
         s->len = (size_t)p->bytes;
         s->msg = malloc(s->len + 1);
         s->out = malloc(s->len + 64);
@@ -1283,17 +1258,17 @@ static void *mb_setup(const cb_params *p, char *err)
         if (rc == CB_OK)
             cb_fill(s->msg, s->len, 7);
         break;
-    case OP_DRBG_INSTANTIATE: case OP_DRBG_RESEED: case OP_DRBG_GENERATE:
+    case CB_OP_CTR_DRBG_INSTANTIATE: case CB_OP_CTR_DRBG_RESEED: case CB_OP_CTR_DRBG_GENERATE:
         rc = setup_drbg(s, err);
         break;
-    case OP_ECDH_KEYGEN: case OP_ECDH_SHARED: case OP_ECC_KEYGEN:
-    case OP_ECDSA_SIGN: case OP_ECDSA_VERIFY:
+    case CB_OP_ECDH_KEYGEN: case CB_OP_ECDH_SHARED_SECRET: case CB_OP_ECC_KEYGEN:
+    case CB_OP_ECDSA_SIGN: case CB_OP_ECDSA_VERIFY:
         rc = setup_ec(s, err);
         break;
-    case OP_RSA_KEYGEN: case OP_RSA_SIGN: case OP_RSA_VERIFY:
+    case CB_OP_RSA_KEYGEN: case CB_OP_RSA_SIGN: case CB_OP_RSA_VERIFY:
         rc = setup_rsa(s, err);
         break;
-    case OP_ECJPAKE:
+    case CB_OP_ECJPAKE_EXCHANGE:
         rc = CB_OK;
         break;
     }
@@ -1310,24 +1285,25 @@ static int mb_run(void *handle, uint64_t k, char *err)
     int ret = 0;
 
     switch (s->op) {
-    case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR: case OP_AES_CCM: case OP_AES_GCM:
-    case OP_CHACHAPOLY:
+    case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT:
+    case CB_OP_AES_CCM_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT:
+    case CB_OP_CHACHA20_POLY1305_ENCRYPT:
         return run_cipher(s, k, err);
-    case OP_SHA1: case OP_SHA224: case OP_SHA256: case OP_SHA384: case OP_SHA512: {
+    case CB_OP_SHA1: case CB_OP_SHA224: case CB_OP_SHA256: case CB_OP_SHA384: case CB_OP_SHA512: {
         size_t dlen;
         for (uint64_t i = 0; i < k && ret == 0; i++)
             ret = sha(s->op, s->msg, s->len, s->out, &dlen);
         return ret == 0 ? CB_OK : fail(err, "digest", ret);
     }
-    case OP_DRBG_INSTANTIATE: case OP_DRBG_RESEED: case OP_DRBG_GENERATE:
+    case CB_OP_CTR_DRBG_INSTANTIATE: case CB_OP_CTR_DRBG_RESEED: case CB_OP_CTR_DRBG_GENERATE:
         return run_drbg(s, k, err);
-    case OP_ECDH_KEYGEN: case OP_ECDH_SHARED: case OP_ECC_KEYGEN:
-    case OP_ECDSA_SIGN: case OP_ECDSA_VERIFY:
+    case CB_OP_ECDH_KEYGEN: case CB_OP_ECDH_SHARED_SECRET: case CB_OP_ECC_KEYGEN:
+    case CB_OP_ECDSA_SIGN: case CB_OP_ECDSA_VERIFY:
         return run_ec(s, k, err);
-    case OP_RSA_KEYGEN: case OP_RSA_SIGN: case OP_RSA_VERIFY:
+    case CB_OP_RSA_KEYGEN: case CB_OP_RSA_SIGN: case CB_OP_RSA_VERIFY:
         return run_rsa(s, k, err);
 #ifdef CBH_HAVE_ECJPAKE
-    case OP_ECJPAKE: {
+    case CB_OP_ECJPAKE_EXCHANGE: {
         static const uint8_t pw[] = "threadjpaketest";
         uint8_t pc[32], ps[32];
         for (uint64_t i = 0; i < k; i++) {
@@ -1337,7 +1313,7 @@ static int mb_run(void *handle, uint64_t k, char *err)
         return CB_OK;
     }
 #endif
-    case OP_RANDOM:
+    case CB_OP_RANDOM:
         /* The process CTR_DRBG through mbedtls_ctr_drbg_random (what applications call), with
          * its default reseed interval, so periodic reseeds from the OS are part of the cost. */
         for (uint64_t i = 0; i < k && ret == 0; i++)

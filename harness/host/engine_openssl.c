@@ -66,11 +66,6 @@ static int unsupported(char *why, const char *msg)
     return CB_UNSUPPORTED;
 }
 
-static int has_prefix(const char *s, const char *prefix)
-{
-    return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 /* Store a 64-bit counter little-endian in the first min(8, len) bytes of buf: fresh IVs,
  * nonces and digests per operation. */
 static void put_counter(uint8_t *buf, size_t len, uint64_t ctr)
@@ -81,42 +76,30 @@ static void put_counter(uint8_t *buf, size_t len, uint64_t ctr)
 
 /* ================================================================ operation families */
 
-enum { F_NONE, F_AES, F_CHACHA, F_SHA, F_DRBG, F_ECDH, F_ECCKEYGEN, F_ECDSA, F_JPAKE, F_RSA,
-       F_RANDOM };
 enum { M_ECB, M_CBC, M_CTR, M_CCM, M_GCM, M_CHACHA };
 
+/* The op's catalog family (cb_ops.h), or -1 where this engine has no code for the op at all: an
+ * id outside the catalog, or an AEAD other than ChaCha20-Poly1305 (supports() answers "unknown
+ * op" for these, as for the reference loop, which is the system engine's). */
 static int family(const char *op)
 {
-    if (has_prefix(op, "aes-"))
-        return F_AES;
-    if (strcmp(op, "chacha20-poly1305-encrypt") == 0)
-        return F_CHACHA;
-    if (has_prefix(op, "sha"))
-        return F_SHA;
-    if (has_prefix(op, "ctr-drbg-"))
-        return F_DRBG;
-    if (has_prefix(op, "ecdh-"))
-        return F_ECDH;
-    if (strcmp(op, "ecc-keygen") == 0)
-        return F_ECCKEYGEN;
-    if (has_prefix(op, "ecdsa-"))
-        return F_ECDSA;
-    if (strcmp(op, "ecjpake-exchange") == 0)
-        return F_JPAKE;
-    if (has_prefix(op, "rsa-"))
-        return F_RSA;
-    if (strcmp(op, "random") == 0)
-        return F_RANDOM;
-    return F_NONE;
+    int f = cb_op_family(op);
+    if (f == CB_FAMILY_AEAD && cb_op_find(op) != CB_OP_CHACHA20_POLY1305_ENCRYPT)
+        return -1;
+    return f;
 }
 
+/* The EVP mode of an AES op, or -1 for a mode OpenSSL 3 lacks. */
 static int aes_mode(const char *op)
 {
-    static const char *const modes[] = { "ecb", "cbc", "ctr", "ccm", "gcm" };
-    for (int i = 0; i < 5; i++)
-        if (strncmp(op + 4, modes[i], 3) == 0)
-            return i;           /* M_ECB .. M_GCM in the same order */
-    return -1;
+    switch (cb_op_find(op)) {
+    case CB_OP_AES_ECB_ENCRYPT: return M_ECB;
+    case CB_OP_AES_CBC_ENCRYPT: return M_CBC;
+    case CB_OP_AES_CTR_ENCRYPT: return M_CTR;
+    case CB_OP_AES_CCM_ENCRYPT: return M_CCM;
+    case CB_OP_AES_GCM_ENCRYPT: return M_GCM;
+    default: return -1;
+    }
 }
 
 static const char *digest_name(const char *op)
@@ -170,7 +153,7 @@ static int ossl_supports(const cb_params *p, char *why)
 {
     const curve_info *c = find_curve(p->curve);
     switch (family(p->op)) {
-    case F_AES: {
+    case CB_FAMILY_AES: {
         int mode = aes_mode(p->op);
         if (mode < 0)
             return unsupported(why, "OpenSSL has no such AES mode (EAX is not in OpenSSL 3)");
@@ -182,29 +165,29 @@ static int ossl_supports(const cb_params *p, char *why)
             return ccm_params_ok(p, why);
         return CB_OK;
     }
-    case F_CHACHA:
-    case F_SHA:
-    case F_DRBG:
+    case CB_FAMILY_AEAD:
+    case CB_FAMILY_SHA:
+    case CB_FAMILY_DRBG:
         return CB_OK;
-    case F_ECDH:
-    case F_ECCKEYGEN:
+    case CB_FAMILY_ECDH:
+    case CB_FAMILY_ECC:
         if (c == NULL)
             return unsupported(why, "curve must be p256, p521 or x25519");
         return CB_OK;
-    case F_ECDSA:
+    case CB_FAMILY_ECDSA:
         if (c != NULL && c->group == NULL)
             return unsupported(why, "ECDSA is not defined on X25519 (a Montgomery curve, "
                                     "for key exchange only)");
         if (c == NULL)
             return unsupported(why, "curve must be p256 or p521");
         return CB_OK;
-    case F_JPAKE:
+    case CB_FAMILY_ECJPAKE:
         return unsupported(why, "OpenSSL 3 has no EC-JPAKE");
-    case F_RSA:
+    case CB_FAMILY_RSA:
         if (p->rsa_bits < 1024 || p->rsa_bits > 16384)
             return unsupported(why, "rsa_bits must be 1024..16384");
         return CB_OK;
-    case F_RANDOM:
+    case CB_FAMILY_RANDOM:
         if (strcmp(p->source, "library") != 0)
             return unsupported(why, "the openssl engine draws only from its own DRBG "
                                     "(source \"library\", RAND_bytes); OS and CPU sources "
@@ -309,7 +292,7 @@ static int sym_encrypt(sym *c, uint8_t *out, const uint8_t *in, size_t len)
 
 static int compute_cipher(const cb_params *p, const cb_kv *in, cb_kv *out, char *err)
 {
-    int mode = family(p->op) == F_CHACHA ? M_CHACHA : aes_mode(p->op);
+    int mode = family(p->op) == CB_FAMILY_AEAD ? M_CHACHA : aes_mode(p->op);
     size_t keylen, ivlen = 0, msglen, aadlen = 0;
     const uint8_t *key = cb_kv_get(in, "key", &keylen);
     const uint8_t *msg = cb_kv_get(in, "msg", &msglen);
@@ -615,7 +598,7 @@ static EVP_PKEY_CTX *keygen_ctx(const cb_params *p)
     const curve_info *c = find_curve(p->curve);
     EVP_PKEY_CTX *ctx;
     int ok;
-    if (family(p->op) == F_RSA) {
+    if (family(p->op) == CB_FAMILY_RSA) {
         unsigned int e = 65537;
         size_t bits = (size_t)p->rsa_bits;
         OSSL_PARAM params[] = {
@@ -872,7 +855,7 @@ static int ossl_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *e
     int f = family(p->op);
     /* compute takes lengths from its inputs: check only what supports() says about the op */
     cb_params q = *p;
-    if (f == F_AES) {
+    if (f == CB_FAMILY_AES) {
         if (q.key_bits < 0) {           /* key_bits may be left to the key's length */
             size_t keylen = 0;
             cb_kv_get(in, "key", &keylen);
@@ -880,17 +863,17 @@ static int ossl_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *e
         }
         q.bytes = -1;
     }
-    if (f == F_RSA && q.rsa_bits < 0)
+    if (f == CB_FAMILY_RSA && q.rsa_bits < 0)
         q.rsa_bits = 2048;              /* the key's own size applies */
     if (ossl_supports(&q, err) != CB_OK)
         return CB_UNSUPPORTED;
     ERR_clear_error();
 
     switch (f) {
-    case F_AES:
-    case F_CHACHA:
+    case CB_FAMILY_AES:
+    case CB_FAMILY_AEAD:
         return compute_cipher(p, in, out, err);
-    case F_SHA: {
+    case CB_FAMILY_SHA: {
         size_t len;
         const uint8_t *msg = cb_kv_get(in, "msg", &len);
         uint8_t md[EVP_MAX_MD_SIZE];
@@ -906,15 +889,15 @@ static int ossl_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *e
         EVP_MD_free(alg);
         return rc;
     }
-    case F_DRBG:
+    case CB_FAMILY_DRBG:
         return compute_drbg(p, in, out, err);
-    case F_ECDH:
-    case F_ECCKEYGEN:
-    case F_ECDSA:
+    case CB_FAMILY_ECDH:
+    case CB_FAMILY_ECC:
+    case CB_FAMILY_ECDSA:
         return compute_ec(p, in, out, err);
-    case F_RSA:
+    case CB_FAMILY_RSA:
         return compute_rsa(p, in, out, err);
-    case F_RANDOM: {
+    case CB_FAMILY_RANDOM: {
         if (p->bytes < 0)
             return bad_input(err, "%s needs param bytes", p->op);
         uint8_t *buf = malloc((size_t)p->bytes + 1);
@@ -1065,7 +1048,7 @@ static int run_verify(slot *s, uint64_t k, char *err)
 
 static int setup_cipher(slot *s, const cb_params *p, char *err)
 {
-    int chacha = family(p->op) == F_CHACHA;
+    int chacha = family(p->op) == CB_FAMILY_AEAD;
     int mode = chacha ? M_CHACHA : aes_mode(p->op);
     size_t keylen = chacha ? 32 : (size_t)p->key_bits / 8;
     size_t ivlen = mode == M_CCM ? (size_t)p->nonce_bytes
@@ -1139,7 +1122,7 @@ static int setup_derive(slot *s, const curve_info *c, char *err)
  * pairs made here, each with its own verify context. */
 static int setup_sign(slot *s, const cb_params *p, char *err)
 {
-    int rsa = family(p->op) == F_RSA;
+    int rsa = family(p->op) == CB_FAMILY_RSA;
     int verify = strstr(p->op, "verify") != NULL;
     const curve_info *c = find_curve(p->curve);
     EVP_PKEY *pkey = NULL;
@@ -1218,7 +1201,8 @@ static void *ossl_setup(const cb_params *p, char *err)
         return NULL;
     }
     ERR_clear_error();
-    if ((f == F_AES || f == F_CHACHA || f == F_SHA || f == F_RANDOM) && p->bytes < 0) {
+    if ((f == CB_FAMILY_AES || f == CB_FAMILY_AEAD || f == CB_FAMILY_SHA || f == CB_FAMILY_RANDOM)
+        && p->bytes < 0) {
         snprintf(err, CB_ERRLEN, "%s needs param bytes", p->op);
         free(s);
         return NULL;
@@ -1226,11 +1210,11 @@ static void *ossl_setup(const cb_params *p, char *err)
     s->len = p->bytes > 0 ? (size_t)p->bytes : 0;
 
     switch (f) {
-    case F_AES:
-    case F_CHACHA:
+    case CB_FAMILY_AES:
+    case CB_FAMILY_AEAD:
         rc = setup_cipher(s, p, err);
         break;
-    case F_SHA:
+    case CB_FAMILY_SHA:
         s->md = EVP_MD_fetch(NULL, digest_name(p->op), NULL);
         s->buf = malloc(s->len + 1);
         if (s->md == NULL || s->buf == NULL) {
@@ -1241,18 +1225,18 @@ static void *ossl_setup(const cb_params *p, char *err)
             rc = CB_OK;
         }
         break;
-    case F_DRBG:
+    case CB_FAMILY_DRBG:
         rc = setup_drbg(s, p, err);
         break;
-    case F_RANDOM:
+    case CB_FAMILY_RANDOM:
         s->buf = malloc(s->len + 1);
         s->run = run_random;
         rc = s->buf ? CB_OK : fail(err, "malloc");
         break;
-    case F_ECDH:
-    case F_ECCKEYGEN:
-    case F_ECDSA:
-    case F_RSA:
+    case CB_FAMILY_ECDH:
+    case CB_FAMILY_ECC:
+    case CB_FAMILY_ECDSA:
+    case CB_FAMILY_RSA:
         rc = setup_pk(s, p, err);
         break;
     default:

@@ -63,18 +63,26 @@ static const cb_engine *const engines[] = {
 };
 #define N_ENGINES (sizeof engines / sizeof engines[0])
 
-/* The operation ids of docs/protocol.md. An id outside this list is a request error; an id in it
- * that an engine lacks is "unsupported", which is the engine's to say. */
-static const char *const known_ops[] = {
-    "reference-loop",
-    "aes-ecb-encrypt", "aes-cbc-encrypt", "aes-ctr-encrypt", "aes-ccm-encrypt",
-    "aes-gcm-encrypt", "aes-eax-encrypt", "chacha20-poly1305-encrypt", "norx32-4-1-encrypt",
-    "sha1", "sha224", "sha256", "sha384", "sha512",
-    "ctr-drbg-instantiate", "ctr-drbg-reseed", "ctr-drbg-generate",
-    "ecdh-keygen", "ecdh-shared-secret", "ecc-keygen", "ecdsa-sign", "ecdsa-verify",
-    "ecjpake-exchange", "rsa-keygen", "rsa-sign", "rsa-verify", "random",
+/* The operation ids are the catalog's (cb_ops.h, generated from catalog.py). An id outside it is a
+ * request error; an id in it that an engine lacks is "unsupported", which is the engine's to say. */
+_Static_assert(CB_OP_ID_MAX < sizeof ((cb_params *)0)->op, "an op id does not fit cb_params.op");
+
+/* Where each catalog parameter is kept in cb_params; `size` is 0 for an integer (a long). */
+#define INT_FIELD(f) { offsetof(cb_params, f), 0 }
+#define TEXT_FIELD(f) { offsetof(cb_params, f), sizeof ((cb_params *)0)->f }
+static const struct { size_t off, size; } param_field[CB_N_PARAMS] = {
+    [CB_PARAM_KEY_BITS] = INT_FIELD(key_bits),
+    [CB_PARAM_BYTES] = INT_FIELD(bytes),
+    [CB_PARAM_AAD_BYTES] = INT_FIELD(aad_bytes),
+    [CB_PARAM_TAG_BYTES] = INT_FIELD(tag_bytes),
+    [CB_PARAM_NONCE_BYTES] = INT_FIELD(nonce_bytes),
+    [CB_PARAM_REKEY] = INT_FIELD(rekey),
+    [CB_PARAM_RSA_BITS] = INT_FIELD(rsa_bits),
+    [CB_PARAM_CURVE] = TEXT_FIELD(curve),
+    [CB_PARAM_SOURCE] = TEXT_FIELD(source),
 };
-#define N_OPS (sizeof known_ops / sizeof known_ops[0])
+_Static_assert(CB_N_PARAMS == 9, "catalog.py's parameters changed: give each one a field in "
+               "cb_params (engine.h) and a line in param_field");
 
 typedef struct {
     int used;
@@ -263,38 +271,62 @@ static const cb_engine *req_engine(const cb_json *doc, char *err)
     return e;
 }
 
-/* "params" (and "op") into p: defaults first, then every given key, unknown keys refused. */
+/* Every parameter as a request that leaves it out reads it (cb_param()->absent). */
+static void params_absent(cb_params *p)
+{
+    memset(p, 0, sizeof *p);
+    for (int i = 0; i < CB_N_PARAMS; i++) {
+        const cb_param_info *info = cb_param((cb_param_id)i);
+        char *field = (char *)p + param_field[i].off;
+        if (info->text)
+            snprintf(field, param_field[i].size, "%s", info->absent_text);
+        else
+            *(long *)field = info->absent;
+    }
+}
+
+/* One member of "params" into p: a catalog parameter of the right type and size. */
+static int param_set(cb_params *p, const cb_jmember *m, char *err)
+{
+    int id = cb_param_find(m->key);
+    if (id < 0) {
+        snprintf(err, CB_ERRLEN, "unknown param '%.40s'", m->key);
+        return -1;
+    }
+    char *field = (char *)p + param_field[id].off;
+    if (!cb_param((cb_param_id)id)->text) {
+        if (m->type != CB_JINT) {
+            snprintf(err, CB_ERRLEN, "param '%s' must be a non-negative integer", m->key);
+            return -1;
+        }
+        if (m->num > 0x7fffffff) {   /* engines size buffers from these: keep them sane */
+            snprintf(err, CB_ERRLEN, "param '%s' is too large", m->key);
+            return -1;
+        }
+        *(long *)field = (long)m->num;
+        return 0;
+    }
+    if (m->type != CB_JSTR) {
+        snprintf(err, CB_ERRLEN, "param '%s' must be a string", m->key);
+        return -1;
+    }
+    if (m->len >= param_field[id].size) {
+        snprintf(err, CB_ERRLEN, "param '%s' is too long", m->key);
+        return -1;
+    }
+    memcpy(field, m->str, m->len + 1);
+    return 0;
+}
+
+/* "params" (and "op") into p: what a left-out parameter reads first, then every given key,
+ * unknown keys refused. */
 static int req_params(const cb_json *doc, cb_params *p, char *err)
 {
-    static const struct { const char *name; size_t off; } ints[] = {
-        { "key_bits", offsetof(cb_params, key_bits) },
-        { "bytes", offsetof(cb_params, bytes) },
-        { "aad_bytes", offsetof(cb_params, aad_bytes) },
-        { "tag_bytes", offsetof(cb_params, tag_bytes) },
-        { "nonce_bytes", offsetof(cb_params, nonce_bytes) },
-        { "rekey", offsetof(cb_params, rekey) },
-        { "rsa_bits", offsetof(cb_params, rsa_bits) },
-    };
-    static const struct { const char *name; size_t off, size; } strs[] = {
-        { "curve", offsetof(cb_params, curve), sizeof p->curve },
-        { "source", offsetof(cb_params, source), sizeof p->source },
-    };
-
-    memset(p, 0, sizeof *p);
-    p->key_bits = p->bytes = p->aad_bytes = p->rsa_bits = -1;
-    p->tag_bytes = 16;
-    p->nonce_bytes = 13;
-    p->rekey = 0;
-    strcpy(p->source, "library");
-
+    params_absent(p);
     const char *op = req_str(doc, "op", err);
     if (op == NULL)
         return -1;
-    size_t i;
-    for (i = 0; i < N_OPS; i++)
-        if (strcmp(known_ops[i], op) == 0)
-            break;
-    if (i == N_OPS) {
+    if (cb_op_find(op) < 0) {
         snprintf(err, CB_ERRLEN, "unknown op '%.40s'", op);
         return -1;
     }
@@ -308,44 +340,9 @@ static int req_params(const cb_json *doc, cb_params *p, char *err)
         return -1;
     }
     int parent = (int)(pm - doc->m);
-    for (int j = 0; j < doc->n; j++) {
-        const cb_jmember *m = &doc->m[j];
-        if (m->parent != parent)
-            continue;
-        int known = 0;
-        for (i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-            if (strcmp(m->key, ints[i].name) != 0)
-                continue;
-            known = 1;
-            if (m->type != CB_JINT) {
-                snprintf(err, CB_ERRLEN, "param '%s' must be a non-negative integer", m->key);
-                return -1;
-            }
-            if (m->num > 0x7fffffff) {   /* engines size buffers from these: keep them sane */
-                snprintf(err, CB_ERRLEN, "param '%s' is too large", m->key);
-                return -1;
-            }
-            *(long *)((char *)p + ints[i].off) = (long)m->num;
-        }
-        for (i = 0; i < sizeof strs / sizeof strs[0]; i++) {
-            if (strcmp(m->key, strs[i].name) != 0)
-                continue;
-            known = 1;
-            if (m->type != CB_JSTR) {
-                snprintf(err, CB_ERRLEN, "param '%s' must be a string", m->key);
-                return -1;
-            }
-            if (m->len >= strs[i].size) {
-                snprintf(err, CB_ERRLEN, "param '%s' is too long", m->key);
-                return -1;
-            }
-            memcpy((char *)p + strs[i].off, m->str, m->len + 1);
-        }
-        if (!known) {
-            snprintf(err, CB_ERRLEN, "unknown param '%.40s'", m->key);
+    for (int j = 0; j < doc->n; j++)
+        if (doc->m[j].parent == parent && param_set(p, &doc->m[j], err) != 0)
             return -1;
-        }
-    }
     return 0;
 }
 

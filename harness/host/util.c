@@ -1,4 +1,4 @@
-/* util.c - kv lists, filler bytes, hex, a tiny JSON reader and the reply writer.
+/* util.c - kv lists, hex, a tiny JSON reader and the reply writer.
  *
  * The JSON reader accepts exactly what docs/protocol.md allows in a request: one object whose
  * values are strings, non-negative integers, or objects (one level deep) of strings and integers.
@@ -76,26 +76,6 @@ void cb_kv_free(cb_kv *kv)
         kv->len[i] = 0;
     }
     kv->n = 0;
-}
-
-/* ---------------------------------------------------------------- filler */
-
-/* xorshift64*: plenty for non-secret payloads, and 8 bytes per step keeps set-up fast. */
-void cb_fill(uint8_t *buf, size_t len, uint64_t seed)
-{
-    uint64_t x = seed ^ 0x9e3779b97f4a7c15ull;
-    if (x == 0)
-        x = 1;
-    while (len > 0) {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        uint64_t v = x * 0x2545f4914f6cdd1dull;
-        size_t n = len < 8 ? len : 8;
-        memcpy(buf, &v, n);
-        buf += n;
-        len -= n;
-    }
 }
 
 /* ---------------------------------------------------------------- hex */

@@ -17,6 +17,9 @@ class Param:
     default: object
     choices: tuple = ()          # empty: any non-negative integer
     doc: str = ""
+    # A harness applies `default` itself when a request leaves this parameter out; any other
+    # parameter left out reads as absent there (-1, or "" for text). See harness_default().
+    harness_default: bool = False
 
     def coerce(self, raw: object, where: str) -> object:
         """Turn a command-line or suite value into the parameter's type, or raise UsageError."""
@@ -38,17 +41,18 @@ class Param:
 KEY_BITS = Param("key_bits", 128, (128, 192, 256), "AES key length in bits")
 BYTES = Param("bytes", 64, (), "payload (message) length in bytes")
 AAD = Param("aad_bytes", 0, (), "associated data length in bytes")
-TAG = Param("tag_bytes", 16, (4, 6, 8, 10, 12, 14, 16), "CCM tag length in bytes")
+TAG = Param("tag_bytes", 16, (4, 6, 8, 10, 12, 14, 16), "CCM tag length in bytes", harness_default=True)
 REKEY = Param("rekey", 0, (0, 1), "1: set the key again before every operation (the key schedule is "
-              "part of the timed work, as in `openssl speed -aead`); 0: once per cell")
-NONCE = Param("nonce_bytes", 13, (7, 8, 9, 10, 11, 12, 13), "CCM nonce length in bytes")
+              "part of the timed work, as in `openssl speed -aead`); 0: once per cell", harness_default=True)
+NONCE = Param("nonce_bytes", 13, (7, 8, 9, 10, 11, 12, 13), "CCM nonce length in bytes", harness_default=True)
 ECDH_CURVE = Param("curve", "p256", ("p256", "p521", "x25519"), "elliptic curve")
 ECDSA_CURVE = Param("curve", "p256", ("p256", "p521"), "elliptic curve")
 JPAKE_CURVE = Param("curve", "p256", ("p256",), "elliptic curve")
 RSA_BITS = Param("rsa_bits", 2048, (1024, 2048, 3072, 4096), "RSA modulus length in bits")
 DRBG_BYTES = Param("bytes", 32, (), "bytes generated per request")
 RANDOM_SOURCE = Param("source", "library", ("library", "getrandom", "rdrand", "rdseed", "hwrng"),
-                      "where random bytes come from: the engine's own CSPRNG, or an OS/CPU source")
+                      "where random bytes come from: the engine's own CSPRNG, or an OS/CPU source",
+                      harness_default=True)
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,9 @@ class Op:
     halve: bool = False          # reported time is half the measured one (both sides of a protocol)
     reference: str = ""
     extra: dict = field(default_factory=dict)
+    key_bytes: int = 0           # fixed key length, for ciphers without a key_bits parameter
+    iv: str = ""                 # the compute input that carries the IV or nonce ("": none)
+    iv_bytes: int = 0            # its length, unless the op has a nonce_bytes parameter
 
     def param(self, name: str) -> Param | None:
         for p in self.params:
@@ -75,28 +82,41 @@ class Op:
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
 
+    def key_len(self, params: dict) -> int:
+        """Key length in bytes: key_bits / 8 where the op has that parameter, else key_bytes."""
+        p = self.param("key_bits")
+        return int(params.get("key_bits", p.default)) // 8 if p is not None else self.key_bytes
 
-def _aes(mode: str, title: str, aead: bool = False, ccm: bool = False) -> Op:
+    def iv_len(self, params: dict) -> int:
+        """Length of the IV or nonce input (0: the op has none): nonce_bytes where the op has
+        that parameter, else iv_bytes."""
+        if not self.iv:
+            return 0
+        p = self.param("nonce_bytes")
+        return int(params.get("nonce_bytes", p.default)) if p is not None else self.iv_bytes
+
+
+def _aes(mode: str, title: str, aead: bool = False, ccm: bool = False, iv: str = "iv", iv_bytes: int = 16) -> Op:
     params = [KEY_BITS, BYTES]
     if aead:
         params.append(AAD)
     if ccm:
         params += [TAG, NONCE]
     params.append(REKEY)
-    return Op(f"aes-{mode}-encrypt", "aes", tuple(params), title, payload=True)
+    return Op(f"aes-{mode}-encrypt", "aes", tuple(params), title, payload=True, iv=iv, iv_bytes=iv_bytes)
 
 
 OPS: dict[str, Op] = {op.id: op for op in [
-    _aes("ecb", "AES-ECB encrypt"),
+    _aes("ecb", "AES-ECB encrypt", iv="", iv_bytes=0),
     _aes("cbc", "AES-CBC encrypt"),
     _aes("ctr", "AES-CTR encrypt"),
-    _aes("ccm", "AES-CCM encrypt+tag", aead=True, ccm=True),
-    _aes("gcm", "AES-GCM encrypt+tag", aead=True),
+    _aes("ccm", "AES-CCM encrypt+tag", aead=True, ccm=True, iv="nonce", iv_bytes=0),
+    _aes("gcm", "AES-GCM encrypt+tag", aead=True, iv_bytes=12),
     _aes("eax", "AES-EAX encrypt+tag (16 B nonce, 16 B tag)", aead=True),
     Op("chacha20-poly1305-encrypt", "aead", (BYTES, AAD, REKEY), "ChaCha20-Poly1305 encrypt+tag",
-       payload=True, reference="RFC 8439"),
+       payload=True, reference="RFC 8439", key_bytes=32, iv="nonce", iv_bytes=12),
     Op("norx32-4-1-encrypt", "aead", (BYTES, AAD), "NORX32-4-1 encrypt+tag", payload=True,
-       reference="NORX v3.0 specification (Aumasson, Jovanovic, Neves)"),
+       reference="NORX v3.0 specification (Aumasson, Jovanovic, Neves)", key_bytes=16, iv="nonce", iv_bytes=16),
     Op("ctr-drbg-instantiate", "drbg", (), "AES-256 CTR_DRBG instantiate", reference="SP 800-90A"),
     Op("ctr-drbg-reseed", "drbg", (), "AES-256 CTR_DRBG reseed", reference="SP 800-90A"),
     Op("ctr-drbg-generate", "drbg", (DRBG_BYTES,), "AES-256 CTR_DRBG generate", payload=True,
@@ -117,6 +137,18 @@ OPS: dict[str, Op] = {op.id: op for op in [
     Op("reference-loop", "reference", (), "reference loop (integer add-rotate-xor mix, no crypto)",
        reference="the machine's noise floor: see docs/statistics.md"),
 ]}
+
+
+def harness_default(name: str) -> object:
+    """What a harness reads for parameter `name` when a request leaves it out (docs/protocol.md):
+    the catalog's default for a parameter marked harness_default, else absent: -1, or "" for text."""
+    for op in OPS.values():
+        p = op.param(name)
+        if p is not None:
+            if p.harness_default:
+                return p.default
+            return "" if isinstance(p.default, str) else -1
+    raise KeyError(f"no catalog parameter '{name}'")
 
 
 def get_op(op_id: str, where: str = "--op") -> Op:

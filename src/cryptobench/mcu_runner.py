@@ -38,12 +38,10 @@ def make_inputs(host: HarnessProcess | None, op: str, params: dict) -> tuple[Inp
     fam = OPS[op].family
     values: dict[str, bytes] = {}
     if fam in ("aes", "aead"):
-        keylen = 32 if op.startswith("chacha") else params.get("key_bits", 128) // 8
-        ivlen = {"aes-cbc-encrypt": 16, "aes-ctr-encrypt": 16, "aes-ecb-encrypt": 0, "aes-eax-encrypt": 16,
-                 "aes-ccm-encrypt": params.get("nonce_bytes", 13)}.get(op, 12)
-        values["key"] = fill(keylen, 3)
+        values["key"] = fill(OPS[op].key_len(params), 3)
+        ivlen = OPS[op].iv_len(params)              # the catalog's IV or nonce, 0 for none
         if ivlen:
-            values["nonce" if op in ("aes-ccm-encrypt", "chacha20-poly1305-encrypt") else "iv"] = fill(ivlen, 4)
+            values[OPS[op].iv] = fill(ivlen, 4)
         if params.get("aad_bytes"):
             values["aad"] = fill(params["aad_bytes"], 2)
         values["msg"] = fill(params.get("bytes", 0), 1)

@@ -11,17 +11,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cb_fill.h"    /* cb_fill: the benchmark filler, shared with the host (harness/common) */
+#include "cb_ops.h"     /* the operation catalog, generated from catalog.py (harness/common) */
+
 #define FW_OK 0
 #define FW_ERR (-1)
 #define FW_UNSUPPORTED (-2)
 
-/* The catalog parameters an op may use (absent integers are -1, absent curve ""). */
+/* The catalog parameters an op may use. One the plan leaves out reads as on the host harness
+ * (cb_param()->absent): integers -1, curve "", but tag_bytes and nonce_bytes CB_DEFAULT_*. */
 typedef struct {
     int32_t key_bits;       /* AES: 128/192/256 */
     int32_t bytes;          /* payload length */
     int32_t aad_bytes;      /* AEAD associated data length */
-    int32_t tag_bytes;      /* CCM tag length (default 16) */
-    int32_t nonce_bytes;    /* CCM nonce length (default 13) */
+    int32_t tag_bytes;      /* CCM tag length */
+    int32_t nonce_bytes;    /* CCM nonce length */
     char curve[8];          /* "p256", "x25519" */
 } fw_params;
 
@@ -55,9 +59,8 @@ extern const char fw_lib_version[];
 extern const fw_op fw_lib_ops[];
 extern const int fw_lib_n_ops;
 
-/* Provided by the harness: deterministic bytes for ops that need randomness (ECDSA nonces, key
- * generation). Not a secure RNG: benchmark inputs only. */
-void fw_fill(uint8_t *buf, size_t len, uint64_t seed);
+/* Provided by the harness: deterministic bytes (cb_fill) for ops that need randomness (ECDSA
+ * nonces, key generation). Not a secure RNG: benchmark inputs only. */
 int fw_random(void *ctx, unsigned char *buf, size_t len);
 
 /* Fixed heap arena for libraries that need malloc (mbedTLS ECC); peak use is reported. */

@@ -116,27 +116,12 @@ static void end(void)
 
 /* ---- services for the glue ------------------------------------------------------------------ */
 
-void fw_fill(uint8_t *buf, size_t len, uint64_t seed)
-{
-    uint64_t x = seed ^ 0x9e3779b97f4a7c15ull;     /* xorshift64*, as cb_fill on the host */
-    if (x == 0)
-        x = 1;
-    while (len > 0) {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        uint64_t v = x * 0x2545f4914f6cdd1dull;
-        for (int i = 0; i < 8 && len > 0; i++, len--)
-            *buf++ = (uint8_t)(v >> (8 * i));
-    }
-}
-
 static uint64_t random_seed = 1000;
 
 int fw_random(void *ctx, unsigned char *buf, size_t len)
 {
     (void)ctx;
-    fw_fill(buf, len, random_seed++);
+    cb_fill(buf, len, random_seed++);
     return 0;
 }
 

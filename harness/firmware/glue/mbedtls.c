@@ -209,13 +209,13 @@ static int aes_ctr_run(const fw_params *p, fw_io *io)
 #if defined(FW_OP_AES_CCM_ENCRYPT)
 static int ccm_tag_bytes(const fw_params *p)
 {
-    return p->tag_bytes < 0 ? 16 : (int)p->tag_bytes;
+    return p->tag_bytes < 0 ? CB_DEFAULT_TAG_BYTES : (int)p->tag_bytes;
 }
 
 static int aes_ccm_supports(const fw_params *p, const char **why)
 {
     int tag = ccm_tag_bytes(p);
-    int nonce = p->nonce_bytes < 0 ? 13 : (int)p->nonce_bytes;
+    int nonce = p->nonce_bytes < 0 ? CB_DEFAULT_NONCE_BYTES : (int)p->nonce_bytes;
 
     if (tag < 4 || tag > 16 || tag % 2 != 0) {
         *why = "CCM tags are 4, 6, ..., 16 bytes";

@@ -22,6 +22,7 @@ from .recipes import FIRMWARE_DIR, Recipe, cache_dir
 
 CC = "arm-none-eabi-gcc"
 CORE = FIRMWARE_DIR / "core"
+COMMON_DIR = FIRMWARE_DIR.parent / "common"     # headers shared with the host harness: cb_ops.h, cb_fill.h
 COMMON_CFLAGS = ["-std=c11", "-ffunction-sections", "-fdata-sections", "-fno-common", "-g"]
 LDFLAGS = ["-nostartfiles", "-Wl,--gc-sections", "--specs=nano.specs"]
 
@@ -121,7 +122,7 @@ class FirmwareBuilder:
         self.flags = cpu_flags(cpu, opt) + COMMON_CFLAGS
         self.lib_cflags = (self.flags + [f"-I{recipe.source_dir / d}" for d in recipe.include_dirs]
                            + ([f"-I{recipe.config_dir}"] if recipe.config_dir else [])
-                           + [f"-D{d}" for d in recipe.defines] + [f"-I{CORE}"])
+                           + [f"-D{d}" for d in recipe.defines] + [f"-I{CORE}", f"-I{COMMON_DIR}"])
         config = sorted((f.name, _file_digest(f)) for f in recipe.config_dir.glob("*")) if recipe.config_dir else []
         key = _digest(self.tool["compiler"], self.lib_cflags, str(recipe.source_dir), recipe.sources, config)
         self.lib_dir = cache_dir() / "firmware" / f"{recipe.name}-{recipe.version}-{cpu}-{opt}-{key}"
@@ -196,7 +197,7 @@ class FirmwareBuilder:
                         f"-DFW_MARKER_INIT={{{init}}}" if init else "-DFW_MARKER_INIT={{0,0,0}}",
                         f"-DFW_MARKER_INIT_N={len(m['init'])}"]
         out = self.lib_dir / "core" / self.board.name
-        cflags = self.flags + ["-Wall", "-Wextra", f"-I{CORE}"]
+        cflags = self.flags + ["-Wall", "-Wextra", f"-I{CORE}", f"-I{COMMON_DIR}"]
         return [self._object(CORE / n, out, defines, cflags) for n in ("startup.c", "hal_cortexm.c", "main.c")]
 
     def _glue(self, ops: list[str]) -> Path:
@@ -225,7 +226,7 @@ class FirmwareBuilder:
         plan = img_dir / f"{name}.plan.c"
         if not plan.exists() or plan.read_text() != plan_source:
             plan.write_text(plan_source)
-        plan_obj = self._object(plan, img_dir / "plan-obj", [], self.flags + [f"-I{CORE}"])
+        plan_obj = self._object(plan, img_dir / "plan-obj", [], self.flags + [f"-I{CORE}", f"-I{COMMON_DIR}"])
         elf = img_dir / f"{name}.elf"
         _run([CC, *self.flags, *LDFLAGS, f"-T{self._linker_script()}", *map(str, core), str(glue), str(plan_obj),
               str(archive), "-lc", "-lgcc", "-o", str(elf)], f"linking {name} for {self.board.name}")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..catalog import harness_default
+
 # fw_inputs slot <- the compute input names that go there
 IN_SLOTS = {"key": ("key", "d"), "iv": ("iv", "nonce"), "aad": ("aad",), "msg": ("msg", "hash"),
             "peer": ("peer", "q"), "sig": ("sig",)}
@@ -26,7 +28,8 @@ def out_name(op: str) -> str:
 
 
 def fill(length: int, seed: int) -> bytes:
-    """The harnesses' deterministic filler (xorshift64*; cb_fill on the host, fw_fill on targets)."""
+    """The harnesses' deterministic filler: xorshift64*, the Python twin of cb_fill in
+    harness/common/cb_fill.h (the host harness and the firmware both use that one)."""
     x = (seed ^ 0x9E3779B97F4A7C15) & MASK64 or 1
     out = bytearray()
     while len(out) < length:
@@ -85,12 +88,13 @@ class _Pool:
 
 
 def _params_c(params: dict) -> str:
-    def num(key, default=-1):
+    """An fw_params initializer; a parameter not in `params` reads as a harness reads a left-out one."""
+    def num(key):
         v = params.get(key)
-        return str(int(v)) if v is not None else str(default)
-    curve = params.get("curve", "")
-    return (f"{{{num('key_bits')}, {num('bytes')}, {num('aad_bytes')}, {num('tag_bytes', 16)}, "
-            f"{num('nonce_bytes', 13)}, \"{curve}\"}}")
+        return str(int(v)) if v is not None else str(harness_default(key))
+    curve = params.get("curve", harness_default("curve"))
+    return (f"{{{num('key_bits')}, {num('bytes')}, {num('aad_bytes')}, {num('tag_bytes')}, "
+            f"{num('nonce_bytes')}, \"{curve}\"}}")
 
 
 def _inputs_c(pool: _Pool, inp: Inputs) -> str:
