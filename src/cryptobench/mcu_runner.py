@@ -10,16 +10,16 @@ from typing import Callable
 
 from .catalog import OPS
 from .conditions import host_conditions
-from .errors import HarnessError, UsageError
+from .errors import HarnessError
 from .firmware.build import BuildError, FirmwareBuilder, code_size
-from .firmware.plan import RANDOMISED, Cell, Inputs, fill, kat_from_vector, out_name, plan_c
+from .firmware.plan import Cell, Inputs, fill, kat_from_vector, out_name, plan_c
 from .firmware.recipes import load_recipe, resolve
 from .harness import HarnessProcess
 from .results import derive
 from .records import cell_key
 from .store import Store
 from .targets.boards import BOARDS
-from .verify import load_vectors, matching_vectors
+from .verify import load_vectors
 
 HOST_CHECKER = "openssl"       # the host harness engine that makes inputs and checks outputs
 QEMU_REPEAT = 1                # QEMU has no cycle model: one run gives output, stack and heap
