@@ -13,7 +13,8 @@ import pytest
 
 from cryptobench.errors import HarnessError, UsageError
 from cryptobench.harness import HarnessProcess, REPLY_TIMEOUT_ENV, asked_s, configured_reply_timeout_s
-from cryptobench.runner import Runner, build_plan
+from cryptobench.plan import build_plan
+from cryptobench.runner import Runner
 from cryptobench.store import Store
 
 from conftest import cli

@@ -15,7 +15,9 @@ from conftest import ROOT
 from cryptobench.catalog import OPS
 from cryptobench.engines import ENGINES
 from cryptobench.harness import HarnessProcess
-from cryptobench.runner import Runner, build_plan
+from cryptobench.plan import build_plan
+from cryptobench.runner import Runner
+from cryptobench.targets.host import HostTarget
 from cryptobench.secure import close_provision, open_provision
 from cryptobench.secure.pkcs11 import init_softhsm_token, softhsm_module, softhsm_token
 from cryptobench.store import Store
@@ -296,7 +298,7 @@ def test_token_removed_mid_run_fails_later_cells_and_the_run_completes(tmp_path,
     store = Store(tmp_path / "gone.sqlite")
     seen = {}
 
-    setup_cell = Runner._setup_cell
+    setup_cell = HostTarget._setup_cell
     pkcs11_setups = []
 
     def setup_then_remove(self, run_id, key, meta, old):
@@ -310,11 +312,11 @@ def test_token_removed_mid_run_fails_later_cells_and_the_run_completes(tmp_path,
             shutil.rmtree(conf.parent / "tokens")
         return setup_cell(self, run_id, key, meta, old)
 
-    Runner._setup_cell = setup_then_remove
+    HostTarget._setup_cell = setup_then_remove
     try:
         run_id = Runner(store, plan).run()
     finally:
-        Runner._setup_cell = setup_cell
+        HostTarget._setup_cell = setup_cell
     run = store.load_run(run_id)
     assert run["status"] == "complete"
     pk = [c for c in run["cells"] if c["engine"] == "pkcs11"]

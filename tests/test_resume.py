@@ -39,7 +39,7 @@ def test_killed_run_keeps_samples_and_resumes(tmp_path, harness):
     sampling them (the stored samples stay, new ones are added) and completes every cell."""
     db = tmp_path / "db.sqlite"
     suite = tmp_path / "sweep.toml"
-    suite.write_text('[suite]\nwarmup = 0\nmin_time = 0.001\nbudget = 6\nprecision = 0.001\n\n[[bench]]\n'
+    suite.write_text('[suite]\nwarmup = 0\nmin_time = 0.001\nbudget = 20\nprecision = 0.001\n\n[[bench]]\n'
                      'op = "sha256"\nbytes = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]\n')
     args = [sys.executable, "-m", "cryptobench.cli", "run", "--suite", str(suite), "--engine", "openssl-hw",
             "--engine", "mbedtls", "--db", str(db), "--quiet"]
@@ -74,7 +74,7 @@ def test_killed_run_keeps_samples_and_resumes(tmp_path, harness):
 def test_ctrl_c_marks_the_run_interrupted_and_keeps_the_rounds(tmp_path, harness):
     db = tmp_path / "db.sqlite"
     args = [sys.executable, "-m", "cryptobench.cli", "run", "--op", "sha256", "--param",
-            "bytes=16,32,64,128,256,512,1024,2048", "--engine", "openssl-hw", "--budget", "30",
+            "bytes=16,32,64,128,256,512,1024,2048", "--engine", "openssl-hw", "--budget", "600",
             "--precision", "0.001", "--db", str(db), "--quiet"]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
     while len(_partial(db)) < 8 and proc.poll() is None:

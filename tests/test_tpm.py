@@ -13,7 +13,9 @@ from cryptobench.catalog import OPS
 from cryptobench.engines import ENGINES, probe_engines
 from cryptobench.errors import HarnessError, UsageError
 from cryptobench.harness import HarnessProcess
-from cryptobench.runner import Runner, build_plan
+from cryptobench.plan import build_plan
+from cryptobench.runner import Runner
+from cryptobench.targets.host import HostTarget
 from cryptobench.secure import close_provision, open_provision
 from cryptobench.secure import tpm as tpm_mod
 from cryptobench.store import Store
@@ -178,7 +180,7 @@ def test_tpm_killed_mid_run_fails_later_cells_with_the_reason(tmp_path, harness,
         plan = build_plan(load_suite("zhaw-iot"), ["openssl-hw", "tpm"], ["random", "sha256", "ecdsa-sign"],
                           {"bytes": [32]}, 3, None, None, None)
         killed = []
-        setup_cell = Runner._setup_cell
+        setup_cell = HostTarget._setup_cell
 
         def setup_then_kill(self, run_id, key, meta, old):
             # a device's cells are set up and sampled one at a time after the rounds: the TPM dies
@@ -189,7 +191,7 @@ def test_tpm_killed_mid_run_fails_later_cells_with_the_reason(tmp_path, harness,
                 killed.append("random")
             return setup_cell(self, run_id, key, meta, old)
 
-        monkeypatch.setattr(Runner, "_setup_cell", setup_then_kill)
+        monkeypatch.setattr(HostTarget, "_setup_cell", setup_then_kill)
         store = Store(tmp_path / "db.sqlite")
         run_id = Runner(store, plan).run()
         run = store.load_run(run_id)

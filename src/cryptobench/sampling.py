@@ -27,6 +27,10 @@ from .estimate import BLOCK_S, Estimate, estimate, machine_term
 
 CHECKPOINT_S = float(os.environ.get("CRYPTOBENCH_CHECKPOINT_S") or 5.0)   # rounds reach the store this often
 CHECK_S = 8.0                  # adaptive stopping looks at the intervals at most this often
+DEFAULT_BUDGET_S = 60.0      # a run without a budget of its own (suite `budget`, --budget) samples at most this long
+DEFAULT_PRECISION = 0.01     # adaptive stopping: every cell's repeat interval within ±1 %
+PER_VISIT = 2                # batches a cell takes each time a round visits it
+PROCESSES = 4                # harness processes per library engine (each its own memory layout)
 VISIT_CAP_S = 0.02             # a cell whose visits take longer is visited every n-th round only, so
                                # that one slow operation (a device, a protocol) cannot eat the budget
 
@@ -143,7 +147,9 @@ class RoundSampler:
                 if (not self.rule.fixed and self.block_rounds and self.round % self.block_rounds == 0
                         and self._should_stop(start, now)):
                     break
-                if self.checkpoint and now - last_checkpoint >= CHECKPOINT_S:
+                # the first round is stored at once, then every CHECKPOINT_S: an interrupted run
+                # keeps what it sampled however soon the interruption comes
+                if self.checkpoint and (done == 1 or now - last_checkpoint >= CHECKPOINT_S):
                     self.checkpoint(self.cells)
                     last_checkpoint = now
                 if self.progress:

@@ -11,7 +11,7 @@ from ..errors import UsageError
 from ..harness import build_harness, harness_path
 from ..store import Store
 from ..suites import load_suite
-from .common import add_db, add_format, add_param, split_params, write_atomic
+from .common import add_db, add_format, add_param, split_params, stderr_console, write_atomic
 from .show import render_run
 
 NAME = "run"
@@ -74,7 +74,7 @@ def _mcu_plan(args) -> dict:
     """The plan of a microcontroller run: the suite's cells, one engine per library recipe."""
     from ..firmware.build import toolchain
     from ..firmware.recipes import builtin_recipes, load_recipe
-    from ..runner import build_plan
+    from ..plan import build_plan
     from ..targets.boards import check_cpu, check_opt, get_board
     kind, _, name = args.target.partition(":")
     if kind not in ("qemu", "board", "sim") or not name:
@@ -132,7 +132,7 @@ def _mcu_plan(args) -> dict:
 
 def run(args, out) -> int:
     from ..harness import configured_reply_timeout_s
-    from ..runner import build_plan
+    from ..plan import build_plan
     configured_reply_timeout_s()       # a bad CRYPTOBENCH_REPLY_TIMEOUT_S stops the run before any harness starts
     if args.energy and args.target != "host":
         raise UsageError("--energy measures host energy meters; it applies to --target host only")
@@ -244,31 +244,13 @@ def _finish(store: Store, run_id: int, args, out) -> int:
 
 
 def _execute(store: Store, plan: dict, run_id: int | None, quiet: bool) -> int:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    console = Console(stderr=True)
-    show = not quiet and console.is_terminal
-    if plan.get("target"):
-        from ..mcu_runner import McuRunner
-        total = len(plan["groups"]) * len(plan["options"]["engines"])
-        progress = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), console=console, disable=not show)
-        task = progress.add_task("starting", total=total)
-
-        def on_group(group, phase, n=1):
-            label = group["op"] + " " + " ".join(f"{k}={v}" for k, v in group["params"].items())
-            if phase == "start":
-                progress.update(task, description=label[:48])
-            else:
-                progress.advance(task, n)
-        runner = McuRunner(store, plan, progress=on_group, log=lambda s: progress.console.print(s))
-    else:
-        from ..runner import Runner
-        progress = Progress(TextColumn("{task.description:<44}"), BarColumn(), TextColumn("{task.fields[eta]}"),
-                            TimeElapsedColumn(), console=console, disable=not show)
-        task = progress.add_task("starting engines", total=1.0, eta="")
-        runner = Runner(store, plan, progress=lambda kind, payload: _host_progress(progress, task, kind, payload),
-                        log=lambda s: progress.console.print(s, markup=False, highlight=False))
+    from ..runner import Runner
+    from ..targets import target_for
+    console = stderr_console()
+    progress, on_event = (_mcu_progress if plan.get("target") else _host_progress_bar)(
+        plan, console, not quiet and console.is_terminal)
+    log = lambda s: progress.console.print(s, markup=False, highlight=False)
+    runner = Runner(store, plan, target_for(plan, progress=on_event, log=log), log=log)
     try:
         with progress:
             return runner.run(run_id)
@@ -277,6 +259,32 @@ def _execute(store: Store, plan: dict, run_id: int | None, quiet: bool) -> int:
         sys.stderr.write(f"\ninterrupted: finished cells of run {rid} are stored (cells still sampling as partial); "
                          f"complete it with `cryptobench run --resume {rid}`\n")
         raise SystemExit(130)
+
+
+def _mcu_progress(plan: dict, console, show: bool):
+    """A microcontroller run's bar: cells done of all, the operation being built and run."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    total = len(plan["groups"]) * len(plan["options"]["engines"])
+    progress = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=console, disable=not show)
+    task = progress.add_task("starting", total=total)
+
+    def on_group(group, phase, n=1):
+        label = group["op"] + " " + " ".join(f"{k}={v}" for k, v in group["params"].items())
+        if phase == "start":
+            progress.update(task, description=label[:48])
+        else:
+            progress.advance(task, n)
+    return progress, on_group
+
+
+def _host_progress_bar(plan: dict, console, show: bool):
+    """A host run's bar: verification, then sampling with the time left (_host_progress)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    progress = Progress(TextColumn("{task.description:<44}"), BarColumn(), TextColumn("{task.fields[eta]}"),
+                        TimeElapsedColumn(), console=console, disable=not show)
+    task = progress.add_task("starting engines", total=1.0, eta="")
+    return progress, lambda kind, payload: _host_progress(progress, task, kind, payload)
 
 
 def _host_progress(progress, task, kind: str, payload) -> None:

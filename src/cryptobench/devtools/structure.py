@@ -51,9 +51,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "foundation": ("__init__", "errors", "catalog", "conditions", "references", "store", "files"),
     "statistics": ("stats", "estimate", "significance", "sampling", "noise", "results"),
     # Where numbers come from: engines and devices, and the energy traces instruments record.
-    "targets": ("harness", "engines", "verify", "secure", "firmware", "sim", "mcu_runner",
+    "targets": ("harness", "engines", "verify", "secure", "firmware", "sim",
                 "meters", "targets", "energy"),
-    "runner": ("runner", "suites", "energy.importer"),
+    "runner": ("runner", "plan", "suites", "energy.importer"),
     "analysis": ("relative", "compare", "diff", "scaling", "models", "energy.models"),
     "report": ("report", "export"),
     "cli": ("cli", "devtools"),

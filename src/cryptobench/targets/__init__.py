@@ -1,1 +1,20 @@
-"""Where a benchmark runs: the host harness, QEMU machines, real boards (and, later, simulators)."""
+"""Where a benchmark runs. A Target (base.py) measures cells and reports conditions; the Runner
+(runner.py) owns the run around it. host.py: the host's library engines, secure elements and
+TPMs; mcu.py: firmware on QEMU machines, real boards (board_link.py) or the simulator (sim/);
+trace.py: the cells of an imported energy trace. boards.py/boards.toml describe the boards."""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import UsageError
+
+
+def target_for(plan: dict, progress: Callable | None = None, log: Callable[[str], None] = lambda s: None):
+    """The target a stored or new plan measures on: the one place that chooses."""
+    if plan.get("target"):
+        from .mcu import McuTarget
+        return McuTarget(plan, progress=progress, log=log)
+    if plan.get("kind") == "trace":
+        raise UsageError("an imported trace's run is stored whole by `energy import`; there is nothing to resume")
+    from .host import HostTarget
+    return HostTarget(plan, progress=progress, log=log)

@@ -1,25 +1,25 @@
-"""Orchestration of a microcontroller run: per library, build an empty image and one image per
-operation, run each on the target (QEMU or a board), check the target's known-answer tests and
+"""The microcontroller target: per library, build an empty image and one image per operation,
+run each on the target (QEMU, a board or the simulator), check the target's known-answer tests and
 cross-check its outputs against the host's OpenSSL, store stack, heap and code size (and, on real
 hardware only, cycles) cell by cell."""
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 from typing import Callable
 
-from .catalog import OPS
-from .conditions import host_conditions
-from .errors import HarnessError
-from .firmware.build import BuildError, FirmwareBuilder, code_size
-from .firmware.plan import Cell, Inputs, fill, kat_from_vector, out_name, plan_c
-from .firmware.recipes import load_recipe, resolve
-from .harness import HarnessProcess
-from .results import derive
-from .records import cell_key
-from .store import Store
-from .targets.boards import BOARDS
-from .verify import load_vectors
+from ..catalog import OPS
+from ..conditions import host_conditions
+from ..errors import HarnessError
+from ..firmware.build import BuildError, FirmwareBuilder, code_size
+from ..firmware.plan import Cell, Inputs, fill, kat_from_vector, out_name, plan_c
+from ..firmware.recipes import load_recipe, resolve
+from ..harness import HarnessProcess
+from ..results import derive
+from ..records import cell_key
+from ..store import Store
+from .base import RunSession
+from .boards import BOARDS
+from ..verify import load_vectors
 
 HOST_CHECKER = "openssl"       # the host harness engine that makes inputs and checks outputs
 QEMU_REPEAT = 1                # QEMU has no cycle model: one run gives output, stack and heap
@@ -76,10 +76,17 @@ def make_inputs(host: HarnessProcess | None, op: str, params: dict) -> tuple[Inp
     return Inputs(op, params, values), {}
 
 
-class McuRunner:
-    def __init__(self, store: Store, plan: dict, progress: Callable | None = None,
+class McuTarget:
+    """Firmware built per library recipe and run on a microcontroller: QEMU (functional), a board
+    over its serial port, or the cycle-approximate simulator; `run_image` picks the transport."""
+    kind = "mcu"
+
+    def __init__(self, plan: dict, progress: Callable | None = None,
                  log: Callable[[str], None] = lambda s: None, run_image: Callable | None = None):
-        self.store, self.plan, self.progress, self.log = store, plan, progress, log
+        self.plan, self.progress, self.log = plan, progress, log
+        self.store: Store | None = None
+        self.recipes: list = []          # the libraries' recipes, resolved by open()
+        self.builders: dict = {}         # recipe name -> its FirmwareBuilder
         self.target = plan["target"]
         self.board = BOARDS[self.target["board"]]
         self._run_image = run_image
@@ -93,18 +100,18 @@ class McuRunner:
         if self.target["kind"] == "sim":
             return self.simulator().run(elf, timeout_s=self.target.get("timeout_s", 600))
         if self.target["kind"] == "qemu":
-            from .targets.qemu import run_image
+            from .qemu import run_image
             return run_image(elf, self.board.qemu_machine, timeout_s=self.target.get("timeout_s", 300),
                              silence_s=self.target.get("silence_s", 30))
-        from .targets.board_link import run_on_board
+        from .board_link import run_on_board
         return run_on_board(elf, self.board, self.target["port"], flash=not self.target.get("no_flash"),
                             baud=self.target.get("baud", 115200), timeout_s=self.target.get("timeout_s", 300),
                             silence_s=self.target.get("silence_s", 30))
 
     def simulator(self):
         if getattr(self, "_sim", None) is None:
-            from .sim.devices import DEVICES
-            from .sim.engine import Simulator
+            from ..sim.devices import DEVICES
+            from ..sim.engine import Simulator
             self._sim = Simulator(DEVICES[self.target["device"]], self.board)
         return self._sim
 
@@ -113,7 +120,7 @@ class McuRunner:
         t["board_title"] = self.board.title
         t["clock_hz"] = self.board.clock_hz
         if t["kind"] == "qemu":
-            from .targets.qemu import qemu_version
+            from .qemu import qemu_version
             t["qemu"] = qemu_version()
             t["timing"] = "none: QEMU has no cycle model, so no cycles or seconds are reported"
         if t["kind"] == "sim":
@@ -125,36 +132,28 @@ class McuRunner:
                            f"{t['clock_hz'] / 1e6:g} MHz")
         return {"host": host_conditions(), "target": t, "builds": builds}
 
-    # --- the run -------------------------------------------------------------------------------
-    def run(self, run_id: int | None = None) -> int:
-        recipes = []
+    # --- the Target protocol ------------------------------------------------------------------
+    def open(self) -> dict:
+        self.recipes = []
         for name in self.target["libraries"]:
             r = load_recipe(name)
             resolve(r, Path(self.target["library_source"]) if self.target.get("library_source") else None, self.log)
-            recipes.append(r)
-        builders = {r.name: FirmwareBuilder(r, self.board, self.target["cpu"], self.target["opt"], log=self.log)
-                    for r in recipes}
-        conditions = self.conditions({n: b.conditions() for n, b in builders.items()})
-        if run_id is None:
-            run_id = self.store.create_run(self.plan["suite"], self.plan, conditions)
-        else:
-            self.store.update_conditions(run_id, conditions)
-            self.store.set_status(run_id, "running")
-        done = self.store.done_keys(run_id)
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-        try:
-            self.host = HarnessProcess()
-            for r in recipes:
-                self._run_library(run_id, r, builders[r.name], done)
-            self.store.set_status(run_id, "complete")
-        except KeyboardInterrupt:
-            self.store.set_status(run_id, "interrupted")
-            raise
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-            if self.host is not None:
-                self.host.close()
-        return run_id
+            self.recipes.append(r)
+        self.builders = {r.name: FirmwareBuilder(r, self.board, self.target["cpu"], self.target["opt"], log=self.log)
+                         for r in self.recipes}
+        return self.conditions({n: b.conditions() for n, b in self.builders.items()})
+
+    def measure(self, session: RunSession) -> None:
+        self.store = session.store
+        done = session.done_keys()
+        self.host = HarnessProcess()
+        for r in self.recipes:
+            self._run_library(session.run_id, r, self.builders[r.name], done)
+
+    def close(self) -> None:
+        if self.host is not None:
+            self.host.close()
+            self.host = None
 
     def _seq(self, group_index: int, engine: str) -> int:
         libs = self.target["libraries"]
@@ -282,7 +281,7 @@ class McuRunner:
         """Energy from the simulated duration and the device profile's active current (modeled)."""
         if self.target["kind"] != "sim":
             return None
-        from .energy.models import modeled_energy, per_unit, profile_from_device
+        from ..energy.models import modeled_energy, per_unit, profile_from_device
         dev = self.simulator().device
         if dev.active_current_a <= 0:
             return None
@@ -370,7 +369,3 @@ def matching_vectors_for_op(vectors: list[dict], op: str) -> list[dict]:
     if op.startswith("ctr-drbg-"):
         return [v for v in vectors if v["op"].startswith("ctr-drbg-")]
     return [v for v in vectors if v["op"] == op]
-
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt()

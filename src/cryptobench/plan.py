@@ -1,0 +1,103 @@
+"""A Plan from a suite and the command line's options: the comparison groups (op, params, the
+engines that take part) and the options every target reads (repeat, warm-up, min-time, the host
+sampler's budget, precision and processes)."""
+from __future__ import annotations
+
+from .catalog import get_op, resolve_params
+from .engines import DEFAULT_ENGINES
+from .errors import UsageError
+from .records import cell_key
+from .sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION, PER_VISIT, PROCESSES
+from .suites import Suite
+
+
+def build_plan(suite: Suite | None, engines: list[str] | None, ops: list[str] | None,
+               param_overrides: dict[str, list], repeat: int | None, min_time: float | None,
+               warmup: int | None, baseline: str | None, single: bool = False,
+               sampling: dict | None = None) -> dict:
+    """The list of comparison groups to run: each an (op, params) and the engines that take part.
+    `sampling` (host runs, from the command line): budget_s, precision (a fraction), processes, seed;
+    what it leaves out comes from the suite, then the defaults."""
+    sampling = sampling or {}
+    chosen = engines or (suite.engines if suite and suite.engines else None)
+    groups = []
+    if suite is not None:
+        benches = suite.benches
+        if ops:
+            benches = [b for b in benches if b.op in ops]
+            missing = [o for o in ops if o not in {b.op for b in suite.benches}]
+            if missing:
+                raise UsageError(f"--op: suite '{suite.name}' has no '{missing[0]}'; it has: "
+                                 + ", ".join(dict.fromkeys(b.op for b in suite.benches)))
+        for b in benches:
+            groups.append({"op": b.op, "params": dict(b.params), "table": b.table,
+                           "bench_engines": b.engines, "repeat": b.repeat, "warmup": b.warmup,
+                           "min_time": b.min_time, "single": b.single})
+    else:
+        for op_id in ops or []:
+            op = get_op(op_id)
+            groups.append({"op": op.id, "params": resolve_params(op, {}, "--op"), "table": "",
+                           "bench_engines": None, "repeat": None, "warmup": None, "min_time": None,
+                           "single": False})
+    if param_overrides:
+        groups = _apply_overrides(groups, param_overrides)
+    # drop duplicate groups that overrides may create, keeping order
+    seen, unique = set(), []
+    for g in groups:
+        key = cell_key(g["op"], g["params"], "")
+        if key not in seen:
+            seen.add(key)
+            unique.append(g)
+    all_engines = chosen or list(DEFAULT_ENGINES)
+    for g in unique:
+        g["engines"] = [e for e in all_engines if g["bench_engines"] is None or e in g["bench_engines"]]
+    return {
+        "suite": suite.name if suite else None,
+        "title": suite.title if suite else "",
+        "source": suite.source if suite else "",
+        "baseline": baseline or (suite.baseline if suite else None),
+        "relative": bool(suite.relative) if suite else False,
+        "options": {
+            "repeat": repeat if repeat is not None else (suite.repeat if suite else 20),
+            "warmup": warmup if warmup is not None else (suite.warmup if suite else 2),
+            "min_time": min_time if min_time is not None else (suite.min_time if suite else 0.001),
+            "budget_s": sampling.get("budget_s") or (suite.budget if suite and suite.budget else DEFAULT_BUDGET_S),
+            "precision": sampling.get("precision") or (suite.precision / 100 if suite and suite.precision
+                                                        else DEFAULT_PRECISION),
+            "processes": sampling.get("processes") or PROCESSES,
+            "per_visit": PER_VISIT,
+            "seed": sampling.get("seed"),
+            "engines": all_engines,
+            "single": single,
+            # the options given on the command line, which override each bench's own repeat or min_time
+            "overrides": [name for name, value in (("repeat", repeat), ("min_time", min_time)) if value is not None],
+            # a fixed n: --repeat, or a suite that gives its study's n and no budget or precision
+            "fixed_samples": repeat is not None or bool(suite and suite.repeat_set and not suite.budget
+                                                         and not suite.precision and not sampling.get("budget_s")
+                                                         and not sampling.get("precision")),
+        },
+        "groups": [g for g in unique if g["engines"]],
+        "skipped_groups": [f"{g['op']} ({', '.join(g['bench_engines'])} only)" for g in unique
+                           if not g["engines"]],
+    }
+
+
+def _apply_overrides(groups: list[dict], overrides: dict[str, list]) -> list[dict]:
+    out = []
+    for g in groups:
+        op = get_op(g["op"])
+        names = [n for n in overrides if op.param(n) is not None]
+        if not names:
+            out.append(g)
+            continue
+        combos = [{}]
+        for n in names:
+            combos = [{**c, n: v} for c in combos for v in overrides[n]]
+        for c in combos:
+            out.append({**g, "params": resolve_params(op, {**g["params"], **c}, "--param")})
+    unknown = [n for n in overrides if not any(get_op(g["op"]).param(n) for g in groups)]
+    if unknown:
+        valid = sorted({p for g in groups for p in get_op(g["op"]).param_names})
+        raise UsageError(f"--param: no selected operation has a parameter '{unknown[0]}'; valid: "
+                         + ", ".join(valid))
+    return out

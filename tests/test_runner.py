@@ -1,0 +1,108 @@
+"""The one Runner around any Target, driven by a test double (as hyperfine's MockExecutor): the
+lifecycle is the Runner's (create, resume, SIGTERM, status, close), measuring is the target's."""
+import os
+import signal
+
+import pytest
+
+from cryptobench.records import cell_key
+from cryptobench.runner import Runner
+from cryptobench.store import Store
+
+PLAN = {"suite": None, "options": {"engines": ["mock"]},
+        "groups": [{"op": "sha256", "params": {"bytes": n}, "engines": ["mock"]} for n in (16, 32, 64)]}
+
+
+def _cell(group, status="ok"):
+    return {"op": group["op"], "params": group["params"], "engine": "mock", "target": "mock",
+            "provenance": "measured", "status": status, "kat": "pass", "detail": "mock",
+            "samples": [[1, 100, 0]], "result": None}
+
+
+class MockTarget:
+    """Measures the plan's cells the session has not finished; `stop_after` cells, then `stop`
+    (a KeyboardInterrupt, a SIGTERM sent to ourselves, or an error)."""
+    kind = "mock"
+
+    def __init__(self, stop_after=None, stop=None, fail_open=False):
+        self.stop_after, self.stop, self.fail_open = stop_after, stop, fail_open
+        self.calls, self.sessions = [], []
+
+    def open(self):
+        self.calls.append("open")
+        if self.fail_open:
+            raise RuntimeError("the device is not there")
+        return {"host": {"os": "mock"}, "target": {"kind": "mock"}}
+
+    def measure(self, session):
+        self.calls.append("measure")
+        self.sessions.append(session)
+        done = session.done_keys()
+        measured = 0
+        for seq, group in enumerate(PLAN["groups"]):
+            if cell_key(group["op"], group["params"], "mock") in done:
+                continue
+            if self.stop_after is not None and measured == self.stop_after:
+                self.stop()
+            session.save_cell(seq, _cell(group))
+            measured += 1
+
+    def close(self):
+        self.calls.append("close")
+
+
+def _interrupt():
+    raise KeyboardInterrupt
+
+
+def _sigterm():
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def test_a_run_is_created_measured_completed_and_the_target_closed(tmp_path):
+    store = Store(tmp_path / "r.sqlite")
+    target = MockTarget()
+    run = store.load_run(Runner(store, PLAN, target).run())
+    assert target.calls == ["open", "measure", "close"]
+    assert run["status"] == "complete" and len(run["cells"]) == 3
+    assert run["conditions"] == {"host": {"os": "mock"}, "target": {"kind": "mock"}}
+    assert target.sessions[0].previous_conditions == {}
+
+
+@pytest.mark.parametrize("stop", [_interrupt, _sigterm], ids=["ctrl-c", "sigterm"])
+def test_an_interrupted_run_keeps_its_finished_cells_and_resumes_the_rest(tmp_path, stop):
+    store = Store(tmp_path / "r.sqlite")
+    before = signal.getsignal(signal.SIGTERM)
+    target = MockTarget(stop_after=2, stop=stop)
+    with pytest.raises(KeyboardInterrupt):
+        Runner(store, PLAN, target).run()
+    assert target.calls == ["open", "measure", "close"]
+    assert signal.getsignal(signal.SIGTERM) is before            # the Runner's handler is gone again
+    run = store.load_run(1)
+    assert run["status"] == "interrupted" and len(run["cells"]) == 2
+    again = MockTarget()
+    assert Runner(store, PLAN, again).run(1) == 1
+    run = store.load_run(1)
+    assert run["status"] == "complete" and len(run["cells"]) == 3
+    assert again.sessions[0].previous_conditions == {"host": {"os": "mock"}, "target": {"kind": "mock"}}
+
+
+def test_a_target_that_cannot_open_is_closed_and_no_run_is_stored(tmp_path):
+    store = Store(tmp_path / "r.sqlite")
+    target = MockTarget(fail_open=True)
+    with pytest.raises(RuntimeError, match="not there"):
+        Runner(store, PLAN, target).run()
+    assert target.calls == ["open", "close"]
+    assert store.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
+def test_the_plan_chooses_its_target_in_one_place():
+    from cryptobench.errors import UsageError
+    from cryptobench.targets import target_for
+    from cryptobench.targets.host import HostTarget
+    from cryptobench.targets.mcu import McuTarget
+    assert isinstance(target_for({"options": {}, "groups": []}), HostTarget)
+    mcu = {"options": {}, "groups": [], "target": {"kind": "qemu", "board": "mps2-an386", "libraries": []}}
+    assert isinstance(target_for(mcu), McuTarget)
+    with pytest.raises(UsageError, match="nothing to resume"):
+        target_for({"kind": "trace", "options": {}, "groups": []})
