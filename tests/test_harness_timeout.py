@@ -151,8 +151,9 @@ def _run_with_hang(tmp_path, monkeypatch, harness, hang: str, processes: int) ->
     monkeypatch.setenv("FAKE_HANG", hang)
     # short enough for a test, long beside any real reply here (milliseconds)
     monkeypatch.setenv(REPLY_TIMEOUT_ENV, "5")
-    plan = build_plan(None, ["openssl-hw", "mbedtls"], ["sha256", "aes-ecb-encrypt", "sha512"], {"bytes": [64]},
-                      3, 0.002, 0, None, sampling={"processes": processes, "seed": 1})
+    plan = build_plan(None, engines=["openssl-hw", "mbedtls"], ops=["sha256", "aes-ecb-encrypt", "sha512"],
+                      param_overrides={"bytes": [64]}, repeat=3, min_time=0.002, warmup=0,
+                      sampling={"processes": processes, "seed": 1})
     store = Store(tmp_path / "db.sqlite")
     run = store.load_run(Runner(store, plan).run())
     assert run["status"] == "complete"

@@ -293,8 +293,8 @@ def test_wrong_pin_makes_the_engine_unusable_with_the_reason(tmp_path, user_toke
 
 def test_token_removed_mid_run_fails_later_cells_and_the_run_completes(tmp_path, harness):
     suite = load_suite("zhaw-iot")
-    plan = build_plan(suite, ["openssl-hw", "pkcs11"], ["random", "sha256", "ecdsa-sign"], {}, 3, None, 0,
-                      None)
+    plan = build_plan(suite, engines=["openssl-hw", "pkcs11"], ops=["random", "sha256", "ecdsa-sign"], repeat=3,
+                      warmup=0)
     store = Store(tmp_path / "gone.sqlite")
     seen = {}
 

@@ -177,8 +177,8 @@ def test_tpm_killed_mid_run_fails_later_cells_with_the_reason(tmp_path, harness,
     own = tpm_mod.start_swtpm()                          # "the user's" swtpm, named by the variable
     try:
         monkeypatch.setenv(tpm_mod.TCTI_ENV, own.env[tpm_mod.TCTI_ENV])
-        plan = build_plan(load_suite("zhaw-iot"), ["openssl-hw", "tpm"], ["random", "sha256", "ecdsa-sign"],
-                          {"bytes": [32]}, 3, None, None, None)
+        plan = build_plan(load_suite("zhaw-iot"), engines=["openssl-hw", "tpm"],
+                          ops=["random", "sha256", "ecdsa-sign"], param_overrides={"bytes": [32]}, repeat=3)
         killed = []
         setup_cell = HostTarget._setup_cell
 

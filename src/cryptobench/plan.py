@@ -11,14 +11,15 @@ from .sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION, PER_VISIT, PROCESSES
 from .suites import Suite
 
 
-def build_plan(suite: Suite | None, engines: list[str] | None, ops: list[str] | None,
-               param_overrides: dict[str, list], repeat: int | None, min_time: float | None,
-               warmup: int | None, baseline: str | None, single: bool = False,
-               sampling: dict | None = None) -> dict:
+def build_plan(suite: Suite | None, *, engines: list[str] | None = None, ops: list[str] | None = None,
+               param_overrides: dict[str, list] | None = None, repeat: int | None = None,
+               min_time: float | None = None, warmup: int | None = None, baseline: str | None = None,
+               single: bool = False, sampling: dict | None = None) -> dict:
     """The list of comparison groups to run: each an (op, params) and the engines that take part.
-    `sampling` (host runs, from the command line): budget_s, precision (a fraction), processes, seed;
-    what it leaves out comes from the suite, then the defaults."""
+    Every option is by name; None takes the suite's value, then the default. `sampling` (host runs):
+    budget_s, precision (a fraction), processes, seed."""
     sampling = sampling or {}
+    param_overrides = param_overrides or {}
     chosen = engines or (suite.engines if suite and suite.engines else None)
     groups = []
     if suite is not None:

@@ -115,7 +115,7 @@ def _mcu_plan(args) -> dict:
     names = [load_recipe(l).name for l in libs]
     ops = [get_op(o).id for o in args.op] if args.op else None
     suite = load_suite(args.suite or "default") if (args.suite or not ops) else None
-    plan = build_plan(suite, None, ops, split_params(args.param), args.repeat, None, None, None, False)
+    plan = build_plan(suite, ops=ops, param_overrides=split_params(args.param), repeat=args.repeat)
     for g in plan["groups"]:
         g["engines"] = names
         if get_op(g["op"]).param("rekey") is not None:
@@ -175,8 +175,9 @@ def run(args, out) -> int:
         if args.parallel is not None:
             from ..scaling import parse_parallel
             counts = parse_parallel(args.parallel)
-        plan = build_plan(suite, engines, ops, split_params(args.param), args.repeat, args.min_time,
-                          args.warmup, args.baseline, args.single, sampling=_sampling_options(args))
+        plan = build_plan(suite, engines=engines, ops=ops, param_overrides=split_params(args.param),
+                          repeat=args.repeat, min_time=args.min_time, warmup=args.warmup, baseline=args.baseline,
+                          single=args.single, sampling=_sampling_options(args))
         if counts:
             from ..scaling import expand_plan
             plan = expand_plan(plan, counts)
