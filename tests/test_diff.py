@@ -276,6 +276,17 @@ def test_every_format_parses(db):
     assert re.search(r"2\.\d+ µs +│ +2\.\d+ µs +│ +\+\d+\.\d % ", proc.stdout)
 
 
+def test_why_a_pair_was_not_compared_is_a_note_in_every_table_format(db):
+    a, b = _stored_run(db, seed=1), _stored_run(db, seed=2, status={"mbedtls": ("failed", "fail")})
+    note = "sha256 mbedtls: KAT FAIL in B — synthetic failed"
+    for fmt, prefix in (("table", "  "), ("md", "- ")):
+        proc = cli("diff", str(a), str(b), "--db", str(db), "--format", fmt)
+        assert proc.returncode == 1 and f"{prefix}{note}\n" in proc.stdout, proc.stdout
+    md = cli("diff", str(a), str(b), "--db", str(db), "--format", "md").stdout.splitlines()
+    divider = next(line for line in md if line.startswith("|---"))
+    assert divider == "|---|---|---|---|---:|---:|---:|---:|---|"          # numbers right-aligned
+
+
 def test_a_machine_that_slowed_down_as_a_whole_is_named_in_a_warning(db):
     """Every engine 2x slower and the run's own no-crypto reference loop 2x slower too: the
     regressions stand (the test cannot know better), but the header says the machine slowed."""

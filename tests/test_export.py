@@ -3,6 +3,7 @@ pandas, pyarrow and DuckDB; --samples; run selection (ids, ranges, latest); erro
 free text (a label with <script> and unicode) surviving every format."""
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -407,6 +408,43 @@ def test_energy_parallel_and_microcontroller_columns(tmp_path):
     assert row["energy_ci95_lo_j"] <= row["energy_per_op_j"] <= row["energy_ci95_hi_j"]
     assert set(json.loads(row["energy_supplies_json"])) == {"main", "se"}
     assert row["param_curve"] == "p256" and row["target"].startswith("trace:")
+
+
+def _parallel_cell():
+    params = {"bytes": 1024, "parallel": 2}
+    samples = _samples(2e-6, 6)
+    result = derive("sha256", params, samples, {"counter": "tsc"}, False)
+    result["parallel"] = {"n": 2, "cpus": [0, 1], "oversubscribed": False, "pinned": True, "unit": "bytes",
+                          "units_per_op": 1024.0, "rounds": 3, "overhead_ns": 50000, "exec_time_s": 0.2,
+                          "aggregate": 9.9e8, "aggregate_ci95": [9.5e8, 1.01e9], "per_core": 4.95e8,
+                          "efficiency": 0.9, "efficiency_ci95": [0.85, 0.95], "flags": ["smt-siblings"]}
+    return {"op": "sha256", "params": params, "engine": "openssl-hw", "target": "host", "provenance": "measured",
+            "status": "ok", "kat": "pass", "detail": "", "samples": samples, "result": result}
+
+
+def test_show_csv_and_export_csv_share_column_names_and_values(two_runs):
+    """One CSV column set: every column `show --format csv` prints is an export column, and for
+    the same run the two commands write the same text in it, row by row."""
+    from cryptobench.report.tables import CSV_COLUMNS, ENERGY_CSV_COLUMNS, PARALLEL_CSV_COLUMNS
+    export_names = [name for name, *_ in CELL_COLUMNS]
+    assert set(CSV_COLUMNS + ENERGY_CSV_COLUMNS + PARALLEL_CSV_COLUMNS) <= set(export_names)
+    energy = {"per_op_j": 3.1e-7, "provenance": "measured", "stats": {"median": 3.1e-7, "rsd_pct": 2.5, "n": 5},
+              "idle_power_w": 11.8, "gross_per_op_j": 3.0e-6, "flags": ["few-windows"]}
+    _stored_run(two_runs, [_energy_cell(1e-6, energy)])                      # run 3: energy columns
+    _stored_run(two_runs, [_parallel_cell()])                                # run 4: scaling columns
+    seen = set()
+    for rid in ("1", "2", "3", "4"):
+        shown = _ok(cli("show", rid, "--db", str(two_runs), "--format", "csv")).stdout
+        shown = list(csv.DictReader(io.StringIO(shown)))
+        exported = list(csv.DictReader(io.StringIO(_ok(_export(two_runs, rid, "--format", "csv")).stdout)))
+        assert len(shown) == len(exported) > 0
+        names = list(shown[0])
+        assert names[:4] == ["run_id", "op", "params_json", "engine"] and set(names) <= set(exported[0])
+        for s_row, e_row in zip(shown, exported):
+            assert s_row == {n: e_row[n] for n in names}, rid
+        seen |= set(names)
+    assert {"energy_idle_power_w", "parallel_efficiency", "throughput_bytes_per_s"} <= seen
+    assert shown[0]["parallel_oversubscribed"] == "false" and shown[0]["parallel_cpus"] == "0 1"
 
 
 def test_build_table_types_params_by_their_values():

@@ -218,7 +218,7 @@ def test_parallel_prints_seed_004_layout(pisa_parallel):
     assert "| cores | CPUs | Exec. time (s) | D (Mb) | TH (Mbps) |" in md.stdout
     csv = cli("show", "latest", "--db", str(db), "--format", "csv")
     head = csv.stdout.splitlines()[0].split(",")
-    assert "parallel_n" in head and "efficiency" in head
+    assert "parallel_n" in head and "parallel_efficiency" in head      # export's names
 
 
 def test_oversubscribed_when_more_processes_than_cpus(harness, tmp_path):
@@ -330,22 +330,22 @@ def test_scaling_tables_with_energy_mirror_seed_004():
                      cell("aes-ecb-encrypt", {"bytes": aes_bytes}, 4, 1209.33e6 / 8, aes_j * 1.07 / 0.98, 1.3),
                      cell("ecdsa-sign", {"curve": "p521"}, 1, 28.24, 10.98e-3, 0.31)]}
     tables = scaling_tables(run)
-    aes = next(t for t in tables if t["op"] == "aes-ecb-encrypt")
-    assert aes["title"].startswith("Table I — AES-ECB encrypt")
-    assert aes["columns"] == ["cores", "CPUs", "Exec. time (s)", "D (Mb)", "TH (Mbps)", "TH/core (Mbps)",
+    aes = next(t for t in tables if t.key == "aes-ecb-encrypt")
+    assert aes.title.startswith("Table I — AES-ECB encrypt")
+    assert aes.headers == ["cores", "CPUs", "Exec. time (s)", "D (Mb)", "TH (Mbps)", "TH/core (Mbps)",
                               "efficiency %", "P (mW)", "E (mJ/Mb)", "FoM"]
-    row1 = dict(zip(aes["columns"], aes["rows"][0]))
+    row1 = dict(zip(aes.headers, aes.cells[0]))
     assert row1["TH (Mbps)"] == "305.8" and row1["E (mJ/Mb)"] == "0.980" and row1["P (mW)"] == "300.0"
     assert row1["FoM"] == "312.0"                               # seed 004 Table V: 312.04
-    row4 = dict(zip(aes["columns"], aes["rows"][1]))
+    row4 = dict(zip(aes.headers, aes.cells[1]))
     assert row4["cores"] == "4 †" and row4["efficiency %"] == "90.0 [85.0–95.0]"
-    assert any("oversubscribed" in n for n in aes["notes"])
-    ecdsa = next(t for t in tables if t["op"] == "ecdsa-sign")
-    assert "TH (Op/s)" in ecdsa["columns"] and "E (mJ/Op)" in ecdsa["columns"] and "D (Op)" in ecdsa["columns"]
-    row = dict(zip(ecdsa["columns"], ecdsa["rows"][0]))
+    assert any("oversubscribed" in n for n in aes.notes)
+    ecdsa = next(t for t in tables if t.key == "ecdsa-sign")
+    assert "TH (Op/s)" in ecdsa.headers and "E (mJ/Op)" in ecdsa.headers and "D (Op)" in ecdsa.headers
+    row = dict(zip(ecdsa.headers, ecdsa.cells[0]))
     assert row["FoM"] == "2.572"                                # seed 004 Table V: 2.57
     summary = tables[-1]
-    assert summary["op"] == "summary" and "FoM 4 cores" in summary["columns"]
+    assert summary.key == "summary" and "FoM 4 cores" in summary.headers
 
 
 def test_parallel_with_an_energy_meter_measures_concurrent_windows(harness, tmp_path):

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import ROOT, cli
 from cryptobench.energy import synth
+from cryptobench.report.table import Table, columns
 from cryptobench.report.table_files import latex_escape, markdown_escape, to_latex, to_markdown
 
 LABEL = "<script>alert('pwned')</script> & <b>bold</b> “µ-label”"
@@ -135,7 +136,8 @@ def test_table_files_escape_their_formats():
                                                           r"\textasciicircum{} \textbackslash{}")
     assert latex_escape("1.5 µs × 2 – 3") == r"1.5 \textmu{}s $\times$ 2 -- 3"
     assert markdown_escape("a|b <script>") == r"a\|b &lt;script&gt;"
-    table = {"title": "T_1 & <i>", "columns": ["op", "t (µs)"], "rows": [["a|b", "1.5"]], "notes": ["50 %"]}
+    table = Table("T_1 & <i>", columns(["op", "t (µs)"]), notes=["50 %"])
+    table.add(["a|b", "1.5"])
     md = to_markdown(table, "cap")
     assert r"| a\|b | 1.5 |" in md and "&lt;i&gt;" in md
     tex = to_latex(table, "run 1", label="x y")

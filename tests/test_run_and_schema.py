@@ -114,7 +114,7 @@ def test_tables_and_show_formats(small_run):
     md = cli("show", run_id, "--db", str(db), "--format", "md")
     assert md.returncode == 0 and "| bytes |" in md.stdout
     csv = cli("show", "latest", "--db", str(db), "--format", "csv")
-    assert csv.returncode == 0 and csv.stdout.splitlines()[0].startswith("run,op,params,engine")
+    assert csv.returncode == 0 and csv.stdout.splitlines()[0].startswith("run_id,op,params_json,engine")
     js = cli("show", "latest", "--db", str(db), "--format", "json")
     again = json.loads(js.stdout)
     assert again["results"] == doc["results"] and again["comparisons"] == doc["comparisons"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from .catalog import OPS
 from .references import Reference, Row
 from .quantity import fmt_num
+from .report.table import Column, Table, columns
 
 # metric -> (how to read the user's cell, the canonical unit shown)
 USER_VALUE = {
@@ -120,33 +121,37 @@ def _scale(unit: str, values: list[float]) -> tuple[str, float]:
     return unit, 1.0
 
 
-def tables(doc: dict) -> list[dict]:
+def _group_table(doc: dict, table: str, metric: str, gs: list[dict]) -> Table:
+    """One reference table's metric: a row per op and parameters; published, yours, yours / the
+    `against` source, and cycles where both sides have a clock."""
+    unit, f = _scale(gs[0]["unit"], [v for g in gs for v in list(g["published"].values()) + list(g["yours"].values())])
+    sources = [s for s in doc["sources"] if any(s in g["published"] for g in gs)]
+    engines = [e for e in doc["engines"] if any(e in g["yours"] for g in gs)]
+    cyc = any(g["published_cycles"] for g in gs) and any(g["your_cycles"] for g in gs)
+    cols = columns(["operation", "parameters"], left=2)
+    cols += [Column(f"published {s} ({unit})", unit=unit) for s in sources] + \
+        [Column(f"{e} ({unit})", unit=unit) for e in engines] + [Column(f"{e} / {doc['against']}") for e in engines]
+    if cyc:
+        cols += [Column(f"{who} cycles", unit="cycles") for who in [f"published {s}" for s in sources] + engines]
+    out = Table(f"{table} — {metric.replace('_', ' ')}", cols, key=metric)
+    for g in gs:
+        row = [OPS[g["op"]].title, " ".join(f"{k}={v}" for k, v in g["params"].items())]
+        row += [fmt_num(g["published"][s] / f) if s in g["published"] else "—" for s in sources]
+        row += [fmt_num(g["yours"][e] / f) if e in g["yours"] else "—" for e in engines]
+        row += [f"{g['ratio'][e]:.3g}" if g["ratio"].get(e) else "—" for e in engines]
+        if cyc:
+            row += [fmt_num(g["published_cycles"][s]) if s in g["published_cycles"] else "—" for s in sources]
+            row += [fmt_num(g["your_cycles"][e]) if e in g["your_cycles"] else "—" for e in engines]
+        out.add(row)
+    return out
+
+
+def tables(doc: dict) -> list[Table]:
     """Printable tables: one per (reference table, metric), a row per op and parameters."""
     by: dict[tuple, list[dict]] = {}
     for g in doc["groups"]:
         by.setdefault((g["table"], g["metric"]), []).append(g)
-    out = []
-    for (table, metric), gs in by.items():
-        unit, f = _scale(gs[0]["unit"], [v for g in gs for v in list(g["published"].values()) + list(g["yours"].values())])
-        sources = [s for s in doc["sources"] if any(s in g["published"] for g in gs)]
-        engines = [e for e in doc["engines"] if any(e in g["yours"] for g in gs)]
-        cyc = any(g["published_cycles"] for g in gs) and any(g["your_cycles"] for g in gs)
-        cols = ["operation", "parameters"] + [f"published {s} ({unit})" for s in sources] + \
-               [f"{e} ({unit})" for e in engines] + [f"{e} / {doc['against']}" for e in engines]
-        if cyc:
-            cols += [f"published {s} cycles" for s in sources] + [f"{e} cycles" for e in engines]
-        rows = []
-        for g in gs:
-            row = [OPS[g["op"]].title, " ".join(f"{k}={v}" for k, v in g["params"].items())]
-            row += [fmt_num(g["published"][s] / f) if s in g["published"] else "—" for s in sources]
-            row += [fmt_num(g["yours"][e] / f) if e in g["yours"] else "—" for e in engines]
-            row += [f"{g['ratio'][e]:.3g}" if g["ratio"].get(e) else "—" for e in engines]
-            if cyc:
-                row += [fmt_num(g["published_cycles"][s]) if s in g["published_cycles"] else "—" for s in sources]
-                row += [fmt_num(g["your_cycles"][e]) if e in g["your_cycles"] else "—" for e in engines]
-            rows.append(row)
-        out.append({"title": f"{table} — {metric.replace('_', ' ')}", "columns": cols, "rows": rows})
-    return out
+    return [_group_table(doc, table, metric, gs) for (table, metric), gs in by.items()]
 
 
 def text_lines(doc: dict) -> list[str]:

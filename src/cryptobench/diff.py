@@ -26,6 +26,7 @@ from .results import per_op_seconds, reported_time
 from .significance import mann_whitney_u
 from .quantity import fmt_num, pick_unit
 from .records import params_key
+from .report.table import LEFT, Column, Csv, Markdown, Table, console_for, data_table, print_lines, print_table
 
 TEST = ("two-sided z test of the change against both runs' run-level variation (repeat intervals); "
         "Mann-Whitney U on per-operation samples where a run has no repeat interval")
@@ -325,59 +326,48 @@ def fmt_change(change: float | None) -> str:
     return "—" if change is None else f"{change * 100:+.1f} %"
 
 
-COLUMNS = ["op", "params", "engine", "target", "median A", "median B", "change", "p", "verdict"]
+COLUMNS = [Column("op", LEFT), Column("params", LEFT), Column("engine", LEFT), Column("target", LEFT),
+           Column("median A"), Column("median B"), Column("change", unit="%"), Column("p"),
+           Column("verdict", LEFT, styled=True)]
 
 
-def text_rows(doc: dict) -> list[list[str]]:
-    return [[r["op"], " ".join(f"{k}={v}" for k, v in r["params"].items()), r["engine"], r["target"],
-             *fmt_times(r["median_a_s"], r["median_b_s"]), fmt_change(r["change"]), fmt_p(r["p"]),
-             r["verdict"]] for r in doc["rows"]]
+def diff_table(doc: dict) -> Table:
+    """A row per cell pair (styled by its kind: regression, improvement, …); why a pair was not
+    compared in the notes."""
+    table = Table(f"run {doc['a']['id']} → run {doc['b']['id']}", COLUMNS)
+    for r in doc["rows"]:
+        table.add([r["op"], " ".join(f"{k}={v}" for k, v in r["params"].items()), r["engine"], r["target"],
+                   *fmt_times(r["median_a_s"], r["median_b_s"]), fmt_change(r["change"]), fmt_p(r["p"]),
+                   r["verdict"]], style=r["kind"])
+    table.notes = [f"{r['op']} {r['engine']}: {r['verdict']} — {r['detail']}" for r in doc["rows"] if r.get("detail")]
+    return table
 
 
 CSV_FIELDS = ["run_a", "run_b", "op", "params", "engine", "target", "status_a", "status_b", "n_a", "n_b",
               "median_a_s", "median_b_s", "change", "u", "p", "method", "verdict", "kind"]
 
 
+def csv_table(doc: dict) -> Table:
+    """The diff as data: a row per cell pair, the fields of CSV_FIELDS."""
+    return data_table(f"run {doc['a']['id']} → run {doc['b']['id']}", CSV_FIELDS,
+                      ([doc["a"]["id"], doc["b"]["id"]] + [params_key(r["params"]) if f == "params" else r.get(f)
+                                                           for f in CSV_FIELDS[2:]] for r in doc["rows"]))
+
+
 def render_csv(doc: dict, out) -> None:
-    import csv
-    w = csv.writer(out)
-    w.writerow(CSV_FIELDS)
-    for r in doc["rows"]:
-        w.writerow([doc["a"]["id"], doc["b"]["id"]] + [params_key(r["params"]) if f == "params"
-                                                       else r.get(f) for f in CSV_FIELDS[2:]])
+    out.write(Csv().render(csv_table(doc)))
 
 
 def render_md(doc: dict, out) -> None:
     out.write(f"# cryptobench diff: run {doc['a']['id']} → run {doc['b']['id']}\n\n")
     out.write("".join(f"- {line}\n" for line in header_lines(doc)) + "\n")
-    out.write("| " + " | ".join(COLUMNS) + " |\n|" + "|".join("---" for _ in COLUMNS) + "|\n")
-    for row in text_rows(doc):
-        out.write("| " + " | ".join(x.replace("|", "\\|") for x in row) + " |\n")
+    out.write(Markdown(heading=None).render(diff_table(doc)))    # the document's heading names the runs
     out.write(f"\n{summary_line(doc)}\n")
 
 
-STYLE = {"regression": "bold red", "improvement": "green", "unchanged": "", "other": "yellow"}
-
-
 def render_rich(doc: dict, out) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-    console = Console(file=out)
-    if not console.is_terminal:
-        console = Console(file=out, width=200)
+    console = console_for(out)
     for line in header_lines(doc):
-        console.print(line, highlight=False, markup=False, style="yellow" if line.startswith("warning") else None)
-    table = Table(title=f"run {doc['a']['id']} → run {doc['b']['id']}", title_justify="left")
-    for i, col in enumerate(COLUMNS):
-        table.add_column(col, justify="left" if i < 4 or col == "verdict" else "right")
-    for r, text in zip(doc["rows"], text_rows(doc)):
-        table.add_row(*text[:-1], Text(text[-1], style=STYLE[r["kind"]]))
-    console.print(table)
-    for r in doc["rows"]:
-        if r.get("detail"):
-            console.print(f"  {r['op']} {r['engine']}: {r['verdict']} — {r['detail']}", style="dim",
-                          highlight=False, markup=False)
-    console.print(summary_line(doc), highlight=False, markup=False)
-
-
+        print_lines(console, [line], style="yellow" if line.startswith("warning") else None)
+    print_table(console, diff_table(doc))
+    print_lines(console, [summary_line(doc)])

@@ -8,14 +8,13 @@ docs/export.md; the list below (`CELL_COLUMNS`, `SAMPLE_COLUMNS`) is the single 
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import re
 import time
 
 from .errors import UsageError
+from .report.table import LEFT, Column, Csv, Table, csv_text
 
 EXPORT_FORMAT_ID = "cryptobench-export/1"
 
@@ -451,14 +450,29 @@ def render_parquet(columns, rows, metadata: dict) -> bytes:
     return buf.getvalue().to_pybytes()
 
 
-def render_csv(columns, rows) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([name for name, _ in columns])
+def _cell_text(value, typ: str) -> str:
+    """A value as the CSV holds it: empty for null, true / false for a bool."""
+    if value is None:
+        return ""
+    return ("true" if value else "false") if typ == "bool" else csv_text(value)
+
+
+def export_table(columns, rows, names: list[str] | None = None) -> Table:
+    """The rows as a `Table` of these columns (`names`: a subset, in its order; all by default),
+    each cell as the CSV writes it, the raw value beside it. `show --format csv` prints a subset
+    of this table, so both commands name and write a column alike."""
+    types = dict(columns)
+    names = [name for name, _ in columns] if names is None else names
+    units = {name: unit for name, _, unit, _ in CELL_COLUMNS + SAMPLE_COLUMNS}
+    table = Table("cells", [Column(n, LEFT, units.get(n, "")) for n in names])
     for row in rows:
-        w.writerow(["" if row[name] is None else ("true" if row[name] else "false") if typ == "bool"
-                    else row[name] for name, typ in columns])
-    return buf.getvalue()
+        values = [row[n] for n in names]
+        table.add([_cell_text(v, types[n]) for v, n in zip(values, names)], values)
+    return table
+
+
+def render_csv(columns, rows) -> str:
+    return Csv(lineterminator="\n").render(export_table(columns, rows))
 
 
 def render_json(columns, rows) -> str:

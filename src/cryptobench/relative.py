@@ -17,6 +17,7 @@ from .errors import UsageError
 from .results import duration_improvement, per_op_seconds, reported_time
 from .stats import ratio_ci
 from .records import params_key
+from .report.table import Csv, Table, columns, data_table
 
 SCHEMA_NOTE = "engine / baseline (ratio of the printed times, 95 % repeat interval; docs/statistics.md)"
 
@@ -162,7 +163,52 @@ WORDS = {"unsupported": "unsupported", "kat-fail": "KAT FAIL", "failed": "failed
          "missing": "—"}
 
 
-def relative_tables(run: dict, baseline: str) -> list[dict]:
+def _relative_cells(r: dict | None, energy: bool) -> list[str]:
+    """One engine's cells in a row: its time ratio, and its energy ratio where the table has one."""
+    if r is None:
+        return ["—"] + (["—"] if energy else [])
+    if r["status"] != "ok":
+        return [WORDS.get(r["status"], r["status"])] + ([""] if energy else [])
+    out = [_ratio_text(r["time_ratio"], r["time_ci95"])]
+    if energy:
+        out.append(_ratio_text(r["energy_ratio"], r["energy_ci95"])
+                   + (f" ({r['energy_provenance']})" if r["energy_ratio"] is not None
+                      and r.get("energy_provenance") not in (None, "measured") else ""))
+    return out
+
+
+def _relative_table(op_id: str, rows: list[dict], engines: list[str], baseline: str) -> Table:
+    op = OPS[op_id]
+    pkeys = list(dict.fromkeys(params_key(r["params"]) for r in rows))
+    plist = [json.loads(p) for p in pkeys]
+    names = list(dict.fromkeys(n for p in plist for n in p))
+    varying = [n for n in names if len({str(p.get(n)) for p in plist}) > 1]
+    fixed = {n: plist[0].get(n) for n in names if n not in varying}
+    shown = [e for e in engines if any(r["engine"] == e and r["status"] != "unsupported" for r in rows)]
+    energy = any(r["energy_ratio"] is not None for r in rows)
+    labels = list(varying or ["operation"])
+    for e in shown:
+        labels += [f"{e} time"] + ([f"{e} energy"] if energy else [])
+    title = (f"Relative to {baseline}: {op.title}"
+             + (" — " + ", ".join(f"{k}={v}" for k, v in fixed.items()) if fixed else ""))
+    table = Table(title, columns(labels), key=op_id)
+    for pk, p in zip(pkeys, plist):
+        line = [str(p[n]) for n in varying] or [op.title]
+        for e in shown:
+            r = next((r for r in rows if r["engine"] == e and params_key(r["params"]) == pk), None)
+            line += _relative_cells(r, energy)
+            if r is not None and r["status"] not in ("ok", "unsupported"):
+                where = " ".join(f"{n}={p[n]}" for n in varying)
+                table.notes.append(f"{e} {where}".strip() + f": {WORDS.get(r['status'], r['status'])}"
+                                   + (f" — {r['detail']}" if r.get("detail") else ""))
+        table.add(line)
+    for e in engines:
+        if e not in shown and any(r["engine"] == e for r in rows):
+            table.notes.append(f"{e}: unsupported — {next(r.get('detail') for r in rows if r['engine'] == e)}")
+    return table
+
+
+def relative_tables(run: dict, baseline: str) -> list[Table]:
     """One table per operation: a row per parameter set, a column per engine (time, then energy
     where any cell of the op has an energy ratio)."""
     view = relative(run, baseline)
@@ -170,63 +216,22 @@ def relative_tables(run: dict, baseline: str) -> list[dict]:
     for r in view["rows"]:
         by_op.setdefault(r["op"], []).append(r)
     engines = [e for e in run_engines(run) if e != baseline]
-    tables = []
-    for op_id, rows in by_op.items():
-        op = OPS[op_id]
-        pkeys = list(dict.fromkeys(params_key(r["params"]) for r in rows))
-        plist = [json.loads(p) for p in pkeys]
-        names = list(dict.fromkeys(n for p in plist for n in p))
-        varying = [n for n in names if len({str(p.get(n)) for p in plist}) > 1]
-        fixed = {n: plist[0].get(n) for n in names if n not in varying}
-        shown = [e for e in engines if any(r["engine"] == e and r["status"] != "unsupported" for r in rows)]
-        energy = any(r["energy_ratio"] is not None for r in rows)
-        columns = list(varying or ["operation"])
-        for e in shown:
-            columns += [f"{e} time"] + ([f"{e} energy"] if energy else [])
-        out_rows, notes = [], []
-        for pk, p in zip(pkeys, plist):
-            line = [str(p[n]) for n in varying] or [op.title]
-            for e in shown:
-                r = next((r for r in rows if r["engine"] == e and params_key(r["params"]) == pk), None)
-                if r is None:
-                    line += ["—"] + (["—"] if energy else [])
-                    continue
-                if r["status"] != "ok":
-                    line += [WORDS.get(r["status"], r["status"])] + ([""] if energy else [])
-                    where = " ".join(f"{n}={p[n]}" for n in varying)
-                    if r["status"] != "unsupported":
-                        notes.append(f"{e} {where}".strip() + f": {WORDS.get(r['status'], r['status'])}"
-                                     + (f" — {r['detail']}" if r.get("detail") else ""))
-                    continue
-                line.append(_ratio_text(r["time_ratio"], r["time_ci95"]))
-                if energy:
-                    line.append(_ratio_text(r["energy_ratio"], r["energy_ci95"])
-                                + (f" ({r['energy_provenance']})" if r["energy_ratio"] is not None
-                                   and r.get("energy_provenance") not in (None, "measured") else ""))
-            out_rows.append(line)
-        for e in engines:
-            if e not in shown and any(r["engine"] == e for r in rows):
-                why = next(r.get("detail") for r in rows if r["engine"] == e)
-                notes.append(f"{e}: unsupported — {why}")
-        title = (f"Relative to {baseline}: {op.title}"
-                 + (" — " + ", ".join(f"{k}={v}" for k, v in fixed.items()) if fixed else ""))
-        tables.append({"op": op_id, "title": title, "columns": columns, "rows": out_rows, "notes": notes})
-    return tables
+    return [_relative_table(op_id, rows, engines, baseline) for op_id, rows in by_op.items()]
 
 
 CSV_FIELDS = ["run", "op", "params", "engine", "baseline", "status", "time_ratio", "time_ci95_lo", "time_ci95_hi",
               "energy_ratio", "energy_ci95_lo", "energy_ci95_hi", "detail"]
 
 
-def render_csv(run: dict, baseline: str) -> str:
-    import csv
-    import io
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(CSV_FIELDS)
+def csv_table(run: dict, baseline: str) -> Table:
+    """The relative view as data: a row per (op, params, engine), the ratios and their intervals."""
+    records = []
     for r in relative(run, baseline)["rows"]:
         tci, eci = r["time_ci95"] or [None, None], r["energy_ci95"] or [None, None]
-        w.writerow([run["id"], r["op"], params_key(r["params"]), r["engine"], r["baseline"],
-                    r["status"], r["time_ratio"], tci[0], tci[1], r["energy_ratio"], eci[0], eci[1],
-                    r.get("detail")])
-    return buf.getvalue()
+        records.append([run["id"], r["op"], params_key(r["params"]), r["engine"], r["baseline"], r["status"],
+                        r["time_ratio"], tci[0], tci[1], r["energy_ratio"], eci[0], eci[1], r.get("detail")])
+    return data_table(f"Relative to {baseline}", CSV_FIELDS, records)
+
+
+def render_csv(run: dict, baseline: str) -> str:
+    return Csv().render(csv_table(run, baseline))

@@ -37,6 +37,7 @@ from .errors import HarnessError, UsageError
 from .stats import ratio_ci, summarize
 from .quantity import fmt_num
 from .records import params_key
+from .report.table import Table, columns
 
 MAX_PROCESSES = 256
 OVERHEAD_SHARE = 0.02            # flag when the concurrent round trip exceeds this share of a round
@@ -350,7 +351,103 @@ def cells_by_count(run: dict) -> tuple[list[tuple[str, str]], dict]:
     return order, cells
 
 
-def scaling_tables(run: dict) -> list[dict]:
+def _efficiency_text(p: dict) -> str:
+    eff = p.get("efficiency")
+    if eff is None:
+        return "—"
+    text = f"{eff * 100:.1f}"
+    if p.get("efficiency_ci95"):
+        lo, hi = p["efficiency_ci95"]
+        text += f" [{lo * 100:.1f}–{hi * 100:.1f}]"
+    return text
+
+
+def _energy_cells(r: dict, params: dict, payload: bool, th: float, n: int,
+                  notes: list[str]) -> tuple[list[str], float | None]:
+    """P, E and FoM of a cell (— where its energy is missing or within the idle noise, said in a
+    note), and its FoM for the summary."""
+    en = r.get("energy")
+    if en and en["per_op_j"] > 0 and "not-above-idle" not in en.get("flags", []):
+        e_unit = en["per_op_j"] * 1e3 / (params["bytes"] * 8 / 1e6) if payload else en["per_op_j"] * 1e3
+        power = en.get("avg_power_w")
+        fom = th / e_unit if e_unit > 0 else None
+        return [fmt_num(power * 1e3) if power is not None else "—", fmt_num(e_unit), fmt_num(fom)], fom
+    if en:
+        notes.append(f"N={n}: energy {', '.join(en.get('flags', []))} (~ = within the idle "
+                     "baseline's noise: no P, E or FoM)")
+    elif r.get("energy_note"):
+        notes.append(f"N={n}: {r['energy_note']}")
+    return ["—", "—" if not en else f"{fmt_num(en['per_op_j'] * 1e3)}~", "—"], None
+
+
+def _count_row(c: dict, n: int, mark: str, params: dict, payload: bool, energy: bool, table: Table,
+               sum_row: dict) -> None:
+    """The row of one process count N of an engine's table (its notes and summary figures too)."""
+    if c["status"] != "ok":
+        word = "unsupported" if c["status"] == "unsupported" else "KAT FAIL" if c["kat"] == "fail" else "failed"
+        table.add([f"{n}{mark}", "", word] + [""] * (len(table.columns) - 3))
+        table.notes.append(f"N={n}: {word} — {c['detail']}")
+        return
+    r = c["result"]
+    p = r["parallel"]
+    scale = 8 / 1e6 if payload else 1.0           # bytes -> Mb, ops stay ops
+    th = p["aggregate"] * scale
+    row = [f"{n}{mark}", ",".join(map(str, p["cpus"])) + ("" if p.get("pinned", True) else " (unpinned)"),
+           f"{p['exec_time_s']:.3g}", fmt_num(p["units_total"] * scale), fmt_num(th), fmt_num(th / n),
+           _efficiency_text(p)]
+    if energy:
+        cells, fom = _energy_cells(r, params, payload, th, n, table.notes)
+        row += cells
+        if fom is not None:
+            sum_row["fom"][n] = fom
+    table.add(row)
+    sum_row["th"][n] = th
+    pflags = [f for f in p.get("flags", []) if f != "oversubscribed"]
+    if r.get("flags") or pflags:
+        table.notes.append(f"N={n}: " + ", ".join(r.get("flags", []) + pflags))
+    if "oversubscribed" in p.get("flags", []):
+        table.notes.append(f"† N={n}: oversubscribed — {n} processes on {len(p['available_cpus'])} CPU(s), "
+                           f"assigned round-robin ({','.join(map(str, p['cpus']))}); throughput cannot "
+                           "scale past the CPU count")
+
+
+def _engine_table(run: dict, op_id: str, params: dict, engine: str, by_n: dict, ncpu: int) -> tuple[Table, dict]:
+    """Seed 004's table of one (op, params) and engine: a row per process count N; and its row
+    of the summary {op, engine, unit, th: {N: TH}, fom: {N: FoM}}."""
+    op = OPS[op_id]
+    payload = units_per_op(op_id, params)[0] == "bytes"
+    d_col, th_col, e_col = (("D (Mb)", "TH (Mbps)", "E (mJ/Mb)") if payload else ("D (Op)", "TH (Op/s)", "E (mJ/Op)"))
+    energy = any((c["result"] or {}).get("energy") for c in by_n.values() if c["status"] == "ok")
+    labels = ["cores", "CPUs", "Exec. time (s)", d_col, th_col, th_col.replace("TH", "TH/core"),
+              "efficiency %"] + (["P (mW)", e_col, "FoM"] if energy else [])
+    label = _table_label(run, op_id, params)
+    fixed = ", ".join(f"{k}={v}" for k, v in params.items())
+    title = " ".join(x for x in [label, "—" if label else "", op.title,
+                                 f"— {fixed}" if fixed else "", f"— {engine}"] if x)
+    table = Table(title, columns(labels), key=op_id)
+    sum_row = {"op": op.title + (f" ({fixed})" if fixed else ""), "engine": engine,
+               "unit": th_col[th_col.index("(") + 1:-1], "th": {}, "fom": {}, "energy": energy}
+    for n in sorted(by_n):
+        _count_row(by_n[n], n, " †" if n > ncpu > 0 else "", params, payload, energy, table, sum_row)
+    return table, sum_row
+
+
+def _summary_table(summary: list[dict], counts: list[int]) -> Table:
+    """Seed 004's Table V layout: per op and engine, TH (and FoM) per number of cores."""
+    energy_any = any(s["energy"] for s in summary)
+    labels = ["operation", "engine", "unit"] + [f"TH {n} core{'s' if n > 1 else ''}" for n in counts]
+    if energy_any:
+        labels += [f"FoM {n} core{'s' if n > 1 else ''}" for n in counts]
+    title = ("Scaling summary (seed 004 Table V layout): aggregate throughput"
+             + (" and FoM = TH / E" if energy_any else "") + " per number of cores")
+    table = Table(title, columns(labels), key="summary")
+    for s in summary:
+        row = [s["op"], s["engine"], s["unit"]] + [fmt_num(s["th"].get(n)) for n in counts]
+        table.add(row + ([fmt_num(s["fom"].get(n)) for n in counts] if energy_any else []))
+    return table
+
+
+def scaling_tables(run: dict) -> list[Table]:
     """Per (op, params) and engine, a row per process count N: seed 004's columns (Exec. time, D, TH,
     P, E) plus throughput per core, parallel efficiency and FoM = TH / E; then Table V's summary."""
     order, cells = cells_by_count(run)
@@ -358,88 +455,13 @@ def scaling_tables(run: dict) -> list[dict]:
     counts = run["plan"]["options"].get("parallel") or []
     ncpu = len(run["plan"]["options"].get("parallel_cpus") or [])
     tables, summary = [], []
-    energy_any = False
     for op_id, pk in order:
-        op, params = OPS[op_id], json.loads(pk)
-        unit, _ = units_per_op(op_id, params)
-        payload = unit == "bytes"
-        d_col, th_col, e_col = (("D (Mb)", "TH (Mbps)", "E (mJ/Mb)") if payload else ("D (Op)", "TH (Op/s)", "E (mJ/Op)"))
-        label = _table_label(run, op_id, params)
-        fixed = ", ".join(f"{k}={v}" for k, v in params.items())
         for engine in [e for e in engines if e in cells[(op_id, pk)]]:
-            by_n = cells[(op_id, pk)][engine]
-            oks = [c for c in by_n.values() if c["status"] == "ok"]
-            energy = any((c["result"] or {}).get("energy") for c in oks)
-            energy_any = energy_any or energy
-            columns = ["cores", "CPUs", "Exec. time (s)", d_col, th_col, th_col.replace("TH", "TH/core"),
-                       "efficiency %"] + (["P (mW)", e_col, "FoM"] if energy else [])
-            rows, notes = [], []
-            sum_row = {"op": op.title + (f" ({fixed})" if fixed else ""), "engine": engine,
-                       "unit": th_col[th_col.index("(") + 1:-1], "th": {}, "fom": {}}
-            for n in sorted(by_n):
-                c = by_n[n]
-                mark = " †" if n > ncpu > 0 else ""
-                if c["status"] != "ok":
-                    word = ("unsupported" if c["status"] == "unsupported" else
-                            "KAT FAIL" if c["kat"] == "fail" else "failed")
-                    rows.append([f"{n}{mark}", "", word] + [""] * (len(columns) - 3))
-                    notes.append(f"N={n}: {word} — {c['detail']}")
-                    continue
-                r = c["result"]
-                p = r["parallel"]
-                scale = 8 / 1e6 if payload else 1.0           # bytes -> Mb, ops stay ops
-                th = p["aggregate"] * scale
-                eff = p.get("efficiency")
-                eff_text = "—"
-                if eff is not None:
-                    eff_text = f"{eff * 100:.1f}"
-                    if p.get("efficiency_ci95"):
-                        lo, hi = p["efficiency_ci95"]
-                        eff_text += f" [{lo * 100:.1f}–{hi * 100:.1f}]"
-                row = [f"{n}{mark}", ",".join(map(str, p["cpus"])) + ("" if p.get("pinned", True) else " (unpinned)"),
-                       f"{p['exec_time_s']:.3g}", fmt_num(p["units_total"] * scale), fmt_num(th), fmt_num(th / n), eff_text]
-                if energy:
-                    en = r.get("energy")
-                    if en and en["per_op_j"] > 0 and "not-above-idle" not in en.get("flags", []):
-                        e_unit = (en["per_op_j"] * 1e3 / (params["bytes"] * 8 / 1e6) if payload
-                                  else en["per_op_j"] * 1e3)
-                        power = en.get("avg_power_w")
-                        fom = th / e_unit if e_unit > 0 else None
-                        row += [fmt_num(power * 1e3) if power is not None else "—", fmt_num(e_unit), fmt_num(fom)]
-                        sum_row["fom"][n] = fom
-                    else:
-                        row += ["—", "—" if not en else f"{fmt_num(en['per_op_j'] * 1e3)}~", "—"]
-                        if en:
-                            notes.append(f"N={n}: energy {', '.join(en.get('flags', []))} (~ = within the idle "
-                                         "baseline's noise: no P, E or FoM)")
-                        elif r.get("energy_note"):
-                            notes.append(f"N={n}: {r['energy_note']}")
-                rows.append(row)
-                sum_row["th"][n] = th
-                pflags = [f for f in p.get("flags", []) if f != "oversubscribed"]
-                if r.get("flags") or pflags:
-                    notes.append(f"N={n}: " + ", ".join(r.get("flags", []) + pflags))
-                if "oversubscribed" in p.get("flags", []):
-                    notes.append(f"† N={n}: oversubscribed — {n} processes on {len(p['available_cpus'])} CPU(s), "
-                                 f"assigned round-robin ({','.join(map(str, p['cpus']))}); throughput cannot "
-                                 "scale past the CPU count")
-            title = " ".join(x for x in [label, "—" if label else "", op.title,
-                                         f"— {fixed}" if fixed else "", f"— {engine}"] if x)
-            tables.append({"op": op_id, "title": title, "columns": columns, "rows": rows, "notes": notes})
+            table, sum_row = _engine_table(run, op_id, json.loads(pk), engine, cells[(op_id, pk)][engine], ncpu)
+            tables.append(table)
             summary.append(sum_row)
     if summary and len(counts) > 1:
-        cols = ["operation", "engine", "unit"] + [f"TH {n} core{'s' if n > 1 else ''}" for n in counts]
-        if energy_any:
-            cols += [f"FoM {n} core{'s' if n > 1 else ''}" for n in counts]
-        rows = []
-        for s in summary:
-            row = [s["op"], s["engine"], s["unit"]] + [fmt_num(s["th"].get(n)) for n in counts]
-            if energy_any:
-                row += [fmt_num(s["fom"].get(n)) for n in counts]
-            rows.append(row)
-        tables.append({"op": "summary", "title": "Scaling summary (seed 004 Table V layout): aggregate throughput"
-                       + (" and FoM = TH / E" if energy_any else "") + " per number of cores",
-                       "columns": cols, "rows": rows, "notes": []})
+        tables.append(_summary_table(summary, counts))
     return tables
 
 

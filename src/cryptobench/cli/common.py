@@ -93,10 +93,10 @@ def resolve_one_run(store, ref: str, what: str = "run") -> int:
 
 # ------------------------------------------------------------------------------ console, output
 def console_for(out):
-    """A rich console on `out`: the terminal's width there, 200 columns into a file or pipe."""
-    from rich.console import Console
-    console = Console(file=out)
-    return console if console.is_terminal else Console(file=out, width=200)
+    """A rich console on `out`: the terminal's width there, 200 columns into a file or pipe (the
+    one factory, report.table.console_for, that every table is printed with)."""
+    from ..report.table import console_for as make
+    return make(out)
 
 
 def stderr_console():

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from ..errors import UsageError
+from ..report.table import Csv, Markdown, print_lines, print_table
 from ..store import Store
 from .common import add_db, add_format, add_runs, console_for, resolve_one_run
 
@@ -35,31 +36,17 @@ def run(args, out) -> int:
         return 0
     ts = cmp.tables(doc)
     if args.format == "csv":
-        import csv
-        w = csv.writer(out)
-        for t in ts:
-            w.writerow(["table"] + t["columns"])
-            for r in t["rows"]:
-                w.writerow([t["title"]] + r)
+        csv = Csv(title_column="table")
+        out.write("".join(csv.render(t) for t in ts))
         return 0
     if args.format == "md":
         out.write("\n".join(f"- {l.strip()}" for l in cmp.text_lines(doc)) + "\n\n")
-        for t in ts:
-            out.write(f"## {t['title']}\n\n| " + " | ".join(t["columns"]) + " |\n|" + "|".join("---" for _ in t["columns"])
-                      + "|\n" + "".join("| " + " | ".join(r) + " |\n" for r in t["rows"]) + "\n")
+        out.write("".join(Markdown().render(t) + "\n" for t in ts))
         out.write("\n".join(f"- {l.strip()}" for l in cmp.unmatched_lines(doc)) + "\n")
         return 0
-    from rich.table import Table
     console = console_for(out)
-    for line in cmp.text_lines(doc):
-        console.print(line, highlight=False, markup=False)
+    print_lines(console, cmp.text_lines(doc))
     for t in ts:
-        table = Table(title=t["title"], title_justify="left")
-        for i, col in enumerate(t["columns"]):
-            table.add_column(col, justify="left" if i < 2 else "right")
-        for r in t["rows"]:
-            table.add_row(*r)
-        console.print(table)
-    for line in cmp.unmatched_lines(doc):
-        console.print(line, highlight=False, markup=False, style="dim")
+        print_table(console, t)
+    print_lines(console, cmp.unmatched_lines(doc), style="dim")
     return 0

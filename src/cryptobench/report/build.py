@@ -7,6 +7,7 @@ DIR/tables/*.md|csv|tex every table on its own; tables.md and tables.tex hold th
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from pathlib import Path
 
 from .. import __version__
@@ -14,6 +15,7 @@ from ..errors import UsageError
 from ..files import write_atomic
 from ..store import now
 from ..quantity import fmt_num
+from .table import Table, columns
 
 
 
@@ -47,20 +49,17 @@ def _run_heading(run: dict) -> str:
     return f"Run {run['id']}" + (f" “{label}”" if label else "") + f" — {what}, {run['created']}"
 
 
-def _run_tables(run: dict, baseline: str | None) -> list[dict]:
+def _run_tables(run: dict, baseline: str | None) -> list[Table]:
     from ..relative import relative_tables, run_engines
     from .tables import build_tables
     tables = build_tables(run)
     base = baseline if baseline in run_engines(run) else run["plan"].get("baseline")
     if base and base in run_engines(run) and len(run_engines(run)) > 1:
-        for t in relative_tables(run, base):
-            t = dict(t)
-            t["title"] = f"Relative to {base}: {t['title']}"
-            tables.append(t)
+        tables += [replace(t, title=f"Relative to {base}: {t.title}") for t in relative_tables(run, base)]
     return tables
 
 
-def _crossover_table(rows: list[dict]) -> dict | None:
+def _crossover_table(rows: list[dict]) -> Table | None:
     if not rows:
         return None
 
@@ -71,19 +70,19 @@ def _crossover_table(rows: list[dict]) -> dict | None:
         return fmt_num(r[f"{what}_x"]) + (f" [{fmt_num(lo)}–{fmt_num(hi)}]" if lo is not None and hi is not None else "")
 
     energy = any(r.get("energy_text") for r in rows)
-    columns = ["run", "operation", "parameters", "A (baseline)", "B", "time: crossover B", "time"]
-    columns += ["energy: crossover B", "energy"] if energy else []
-    body = []
+    labels = ["run", "operation", "parameters", "A (baseline)", "B", "time: crossover B", "time"]
+    labels += ["energy: crossover B", "energy"] if energy else []
+    table = Table("Crossover lengths (bytes) between each engine B and the baseline A", columns(labels),
+                  notes=["provenance: modeled — where the lines through the measured medians cross; the interval "
+                         "in brackets uses the 95 % CI bounds of both curves (models/crossover.py, docs/models.md)"],
+                  key="crossover")
     for r in rows:
         params = ", ".join(f"{k}={v}" for k, v in (r.get("params") or {}).items())
         row = [str(r["run"]), r["title"], params, r["a"], r["b"], length(r, "time"), r.get("time_text") or ""]
         if energy:
             row += [length(r, "energy"), r.get("energy_text") or ""]
-        body.append(row)
-    return {"op": "crossover", "title": "Crossover lengths (bytes) between each engine B and the baseline A",
-            "columns": columns, "rows": body,
-            "notes": ["provenance: modeled — where the lines through the measured medians cross; the interval in "
-                      "brackets uses the 95 % CI bounds of both curves (models/crossover.py, docs/models.md)"]}
+        table.add(row)
+    return table
 
 
 def build_report(runs: list[dict], out_dir: Path, baseline: str | None = None, title: str | None = None,
@@ -116,11 +115,11 @@ def build_report(runs: list[dict], out_dir: Path, baseline: str | None = None, t
     step("writing tables")
     written_tables, all_md, all_tex, seen = [], [], [], set()
 
-    def emit(table: dict, prefix: str, caption: str) -> dict:
-        stem = f"{prefix}-{slug(table['title'])}"
+    def emit(table: Table, prefix: str, caption: str) -> dict:
+        stem = f"{prefix}-{slug(table.title)}"
         n = 2
         while stem in seen:
-            stem, n = f"{prefix}-{slug(table['title'])}-{n}", n + 1
+            stem, n = f"{prefix}-{slug(table.title)}-{n}", n + 1
         seen.add(stem)
         _write(tab_dir / f"{stem}.md", to_markdown(table, caption))
         _write(tab_dir / f"{stem}.csv", to_csv(table))
@@ -129,7 +128,7 @@ def build_report(runs: list[dict], out_dir: Path, baseline: str | None = None, t
         written_tables.extend(tab_dir / f"{stem}.{ext}" for ext in ("md", "csv", "tex"))
         all_md.append(to_markdown(table, caption))
         all_tex.append(tex)
-        return {**table, "id": stem, "caption": caption,
+        return {"table": table, "id": stem, "caption": caption,
                 "files": [f"tables/{stem}.{ext}" for ext in ("md", "csv", "tex")]}
 
     run_sections = []

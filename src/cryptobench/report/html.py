@@ -67,13 +67,15 @@ def figure_html(fig: dict) -> str:
             + "</figcaption></figure>")
 
 
-def table_html(table: dict) -> str:
-    head = "".join(f"<th>{esc(c)}</th>" for c in table["columns"])
-    body = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in table["rows"])
-    notes = "".join(f"<li>{esc(n)}</li>" for n in table.get("notes", []))
-    caption = f'<p class="notes">{esc(table["caption"])}</p>' if table.get("caption") else ""
-    files = " · ".join(f'<a href="{esc(f)}">{esc(f.rsplit(".", 1)[-1])}</a>' for f in table.get("files", []))
-    return (f'<h3 id="tab-{esc(table["id"])}">{esc(table["title"])}</h3>{caption}'
+def table_html(entry: dict) -> str:
+    """entry: table (a report.table.Table), id, caption, files (relative paths)."""
+    table = entry["table"]
+    head = "".join(f"<th>{esc(c)}</th>" for c in table.headers)
+    body = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in table.cells)
+    notes = "".join(f"<li>{esc(n)}</li>" for n in table.notes)
+    caption = f'<p class="notes">{esc(entry["caption"])}</p>' if entry.get("caption") else ""
+    files = " · ".join(f'<a href="{esc(f)}">{esc(f.rsplit(".", 1)[-1])}</a>' for f in entry.get("files", []))
+    return (f'<h3 id="tab-{esc(entry["id"])}">{esc(table.title)}</h3>{caption}'
             f'<div class="tablewrap"><table class="cb-table"><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></div>"
             + (f'<ul class="notes">{notes}</ul>' if notes else "")

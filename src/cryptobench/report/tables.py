@@ -1,10 +1,11 @@
-"""Seed-style tables (TI: Duration per engine, RSD, Duration Improvement) in the terminal,
-Markdown, CSV and JSON, all built from one stored run."""
+"""Seed-style tables (TI: Duration per engine, RSD, Duration Improvement) built from one stored
+run as `Table`s (table.py), and `show`'s outputs of it: the terminal and Markdown (the tables,
+with the run's conditions), CSV (a row per cell in export's columns) and JSON (the result
+document)."""
 from __future__ import annotations
 
-import csv
-import io
 import json
+from dataclasses import dataclass
 
 from ..noise import noise_line
 from ..meters.session import energy_line
@@ -12,6 +13,7 @@ from ..catalog import OPS
 from ..quantity import fmt_num, pick_unit
 from ..results import comparisons, document, reported_time
 from ..records import params_key
+from .table import LEFT, Column, Csv, Markdown, Table, columns, print_lines, print_table
 
 
 def _cell_text(cell: dict | None, scale: float) -> tuple[str, str]:
@@ -112,93 +114,135 @@ def _mcu_cell_text(cell: dict | None, columns: list[str]) -> list[str]:
     return [values.get(c, "") for c in columns]
 
 
-def build_tables(run: dict) -> list[dict]:
+@dataclass
+class _Layout:
+    """What one operation's run table shows: the varying parameters, the engines shown (and those
+    hidden because every cell of theirs is unsupported), the columns each engine gets."""
+    varying: list[str]
+    shown: list[str]
+    hidden: list[str]
+    mcu: bool                 # a microcontroller run: the columns per engine are mcu_cols
+    mcu_cols: list[str]
+    energy: bool              # host runs: a µJ column per engine
+    e_rsd: bool               # … and a µJ RSD % column
+    unit: str
+    scale: float
+    comp_engines: list[str]   # an Impr. column each
+
+
+def _layout(run: dict, op, cells: list[dict], plist: list[dict]) -> _Layout:
+    plan = run["plan"]
+    mcu = bool(plan.get("target"))
+    engines, baseline = plan["options"]["engines"], plan.get("baseline")
+    varying = [n for n in op.param_names if len({str(p.get(n)) for p in plist}) > 1]
+    shown = [e for e in engines if any(c["engine"] == e and c["status"] != "unsupported" for c in cells)]
+    hidden = [e for e in engines if e not in shown and any(c["engine"] == e for c in cells)]
+    unit, scale = pick_unit([reported_time(c["result"])[0] for c in cells if c["status"] == "ok" and not mcu])
+    energy = not mcu and any(c["status"] == "ok" and (c["result"] or {}).get("energy") for c in cells)
+    e_rsd = energy and any(c["status"] == "ok" and _energy_rsd((c["result"] or {}).get("energy")) is not None
+                           for c in cells)
+    return _Layout(varying, shown, hidden, mcu, _mcu_columns(cells) if mcu else [], energy, e_rsd, unit, scale,
+                   [e for e in shown if e != baseline] if baseline in shown else [])
+
+
+def _op_columns(lay: _Layout) -> list[Column]:
+    cols = [Column(n, LEFT) for n in lay.varying or ["operation"]]
+    for e in lay.shown:
+        if lay.mcu:
+            cols += [Column(f"{e} {c}", unit=_MCU_UNITS.get(c, "")) for c in lay.mcu_cols]
+            continue
+        cols += [Column(f"{e} ({lay.unit})", unit=lay.unit), Column("RSD %", unit="%")]
+        cols += [Column("µJ", unit="µJ")] if lay.energy else []
+        cols += [Column("µJ RSD %", unit="%")] if lay.e_rsd else []
+    return cols + [Column(f"Impr. {e}") for e in lay.comp_engines]
+
+
+_MCU_UNITS = {"cycles": "cycles", "RSD %": "%", "µJ": "µJ", "µJ RSD %": "%", "stack B": "B", "heap B": "B",
+              "flash B": "B", "RAM B": "B"}
+
+
+def _energy_text(cell: dict | None, lay: _Layout) -> list[str]:
+    """A host cell's µJ (and µJ RSD %) cells."""
+    en = ((cell or {}).get("result") or {}).get("energy") if cell and cell["status"] == "ok" else None
+    out = [fmt_num(en["per_op_j"] * 1e6) + ("~" if "not-above-idle" in en.get("flags", []) else "")
+           + ("" if en["provenance"] == "measured" else f" ({en['provenance']})") if en else "—"]
+    if lay.e_rsd:
+        rsd = _energy_rsd(en)
+        out.append(f"{rsd:.1f}" if rsd is not None else "")
+    return out
+
+
+def _op_row(op, pk: str, p: dict, cells: list[dict], comps: dict, lay: _Layout) -> list[str]:
+    row = [str(p[n]) for n in lay.varying] or [op.title]
+    for e in lay.shown:
+        cell = next((c for c in cells if c["engine"] == e and params_key(c["params"]) == pk), None)
+        row += _mcu_cell_text(cell, lay.mcu_cols) if lay.mcu else list(_cell_text(cell, lay.scale))
+        if lay.energy:
+            row += _energy_text(cell, lay)
+    for e in lay.comp_engines:
+        comp = comps.get((op.id, pk, e))
+        row.append(f"{fmt_num(comp['duration_improvement'])} "
+                   f"[{fmt_num(comp['ci95'][0])}–{fmt_num(comp['ci95'][1])}]" if comp else "—")
+    return row
+
+
+def _cell_notes(c: dict, lay: _Layout) -> list[str]:
+    """A cell's notes under its table: why it is not timed, its flags, its energy's caveats."""
+    who = f"{c['engine']} " + " ".join(f"{n}={c['params'][n]}" for n in lay.varying)
+    who = who.strip()
+    out = []
+    if c["status"] == "unsupported" and c["engine"] in lay.shown:
+        out.append(f"{who}: unsupported — {c['detail']}")
+    elif c["status"] == "failed":
+        out.append(f"{who}: {'KAT FAIL' if c['kat'] == 'fail' else 'failed'} — {c['detail']}")
+    elif c["status"] == "ok" and noted_flags(c["result"]["flags"]):
+        out.append(f"{who}: * {', '.join(noted_flags(c['result']['flags']))}")
+    if c["status"] != "ok":
+        return out
+    r = c["result"] or {}
+    if r.get("energy", {}).get("flags"):
+        out.append(f"{who}: energy {', '.join(r['energy']['flags'])}"
+                   + (" (~ = within the idle baseline's noise)" if "not-above-idle" in r["energy"]["flags"] else ""))
+    elif r.get("energy_note"):
+        out.append(f"{who}: {r['energy_note']}")
+    return out + _energy_notes(who, r.get("energy"))
+
+
+def _op_table(run: dict, op_id: str, cells: list[dict], comps: dict) -> Table:
+    op = OPS[op_id]
+    pkeys = list(dict.fromkeys(params_key(c["params"]) for c in cells))
+    plist = [json.loads(p) for p in pkeys]
+    lay = _layout(run, op, cells, plist)
+    fixed = {n: plist[0].get(n) for n in op.param_names if n not in lay.varying}
+    title = op.title + (" — " + ", ".join(f"{k}={v}" for k, v in fixed.items()) if fixed else "")
+    if op.halve:
+        title += " (whole exchange / 2)"
+    table = Table(title, _op_columns(lay), key=op_id)
+    for pk, p in zip(pkeys, plist):
+        table.add(_op_row(op, pk, p, cells, comps, lay))
+    table.notes = [n for c in cells for n in _cell_notes(c, lay)]
+    for e in lay.hidden:
+        table.notes.append(f"{e}: unsupported — {next(c['detail'] for c in cells if c['engine'] == e)}")
+    return table
+
+
+def build_tables(run: dict) -> list[Table]:
     """One table per operation: a row per parameter set, columns per engine and per comparison.
     A scaling run (--parallel) gets seed 004's tables instead (scaling.py)."""
     from ..scaling import is_parallel_run, scaling_tables
     if is_parallel_run(run):
         return scaling_tables(run)
-    plan = run["plan"]
-    mcu = bool(plan.get("target"))
-    baseline = plan.get("baseline")
-    engines = plan["options"]["engines"]
     comps = {(c["op"], params_key(c["params"]), c["engine"]): c
-             for c in comparisons(run["cells"], baseline)}
+             for c in comparisons(run["cells"], run["plan"].get("baseline"))}
     by_op: dict[str, list[dict]] = {}
     for c in run["cells"]:
         by_op.setdefault(c["op"], []).append(c)
-    tables = []
-    for op_id, cells in by_op.items():
-        op = OPS[op_id]
-        pkeys = list(dict.fromkeys(params_key(c["params"]) for c in cells))
-        plist = [json.loads(p) for p in pkeys]
-        varying = [n for n in op.param_names if len({str(p.get(n)) for p in plist}) > 1]
-        fixed = {n: plist[0].get(n) for n in op.param_names if n not in varying}
-        shown = [e for e in engines if any(c["engine"] == e and c["status"] != "unsupported" for c in cells)]
-        hidden = [e for e in engines if e not in shown and any(c["engine"] == e for c in cells)]
-        seconds = [reported_time(c["result"])[0] for c in cells if c["status"] == "ok" and not mcu]
-        unit, scale = pick_unit(seconds)
-        columns = [*(varying or ["operation"])]
-        mcu_cols = _mcu_columns(cells) if mcu else []
-        energy = not mcu and any(c["status"] == "ok" and (c["result"] or {}).get("energy") for c in cells)
-        e_rsd = energy and any(c["status"] == "ok" and _energy_rsd((c["result"] or {}).get("energy")) is not None
-                               for c in cells)
-        for e in shown:
-            columns += ([f"{e} {c}" for c in mcu_cols] if mcu else
-                        [f"{e} ({unit})", "RSD %"] + (["µJ"] if energy else []) + (["µJ RSD %"] if e_rsd else []))
-        comp_engines = [e for e in shown if e != baseline] if baseline in shown else []
-        columns += [f"Impr. {e}" for e in comp_engines]
-        rows = []
-        for pk, p in zip(pkeys, plist):
-            row = [str(p[n]) for n in varying] or [op.title]
-            for e in shown:
-                cell = next((c for c in cells if c["engine"] == e and params_key(c["params"]) == pk), None)
-                row += _mcu_cell_text(cell, mcu_cols) if mcu else list(_cell_text(cell, scale))
-                if energy:
-                    en = ((cell or {}).get("result") or {}).get("energy") if cell and cell["status"] == "ok" else None
-                    row.append(fmt_num(en["per_op_j"] * 1e6) + ("~" if "not-above-idle" in en.get("flags", []) else "")
-                               + ("" if en["provenance"] == "measured" else f" ({en['provenance']})")
-                               if en else "—")
-                if e_rsd:
-                    rsd = _energy_rsd(en)
-                    row.append(f"{rsd:.1f}" if rsd is not None else "")
-            for e in comp_engines:
-                comp = comps.get((op_id, pk, e))
-                row.append(f"{fmt_num(comp['duration_improvement'])} "
-                           f"[{fmt_num(comp['ci95'][0])}–{fmt_num(comp['ci95'][1])}]" if comp else "—")
-            rows.append(row)
-        notes = []
-        for c in cells:
-            where = " ".join(f"{n}={c['params'][n]}" for n in varying)
-            who = f"{c['engine']} {where}".strip()
-            if c["status"] == "unsupported" and c["engine"] in shown:
-                notes.append(f"{who}: unsupported — {c['detail']}")
-            elif c["status"] == "failed":
-                notes.append(f"{who}: {'KAT FAIL' if c['kat'] == 'fail' else 'failed'} — {c['detail']}")
-            elif c["status"] == "ok" and noted_flags(c["result"]["flags"]):
-                notes.append(f"{who}: * {', '.join(noted_flags(c['result']['flags']))}")
-            if c["status"] == "ok" and (c["result"] or {}).get("energy", {}).get("flags"):
-                notes.append(f"{who}: energy {', '.join(c['result']['energy']['flags'])}"
-                             + (" (~ = within the idle baseline's noise)" if "not-above-idle" in c["result"]["energy"]["flags"] else ""))
-            elif c["status"] == "ok" and (c["result"] or {}).get("energy_note"):
-                notes.append(f"{who}: {c['result']['energy_note']}")
-            if c["status"] == "ok":
-                notes += _energy_notes(who, (c["result"] or {}).get("energy"))
-        for e in hidden:
-            why = next(c["detail"] for c in cells if c["engine"] == e)
-            notes.append(f"{e}: unsupported — {why}")
-        title = op.title + (" — " + ", ".join(f"{k}={v}" for k, v in fixed.items()) if fixed else "")
-        if op.halve:
-            title += " (whole exchange / 2)"
-        tables.append({"op": op_id, "title": title, "columns": columns, "rows": rows, "notes": notes})
-    if mcu:
-        summary = _summary_at(run, 256)
-        if summary:
-            tables.append(summary)
-    return tables
+    tables = [_op_table(run, op_id, cells, comps) for op_id, cells in by_op.items()]
+    summary = _summary_at(run, 256) if run["plan"].get("target") else None
+    return tables + ([summary] if summary else [])
 
 
-def _summary_at(run: dict, nbytes: int) -> dict | None:
+def _summary_at(run: dict, nbytes: int) -> Table | None:
     """The Cifra post's table: per AEAD and library at one message length, cycles (where timed),
     cycles per byte, stack and code size. Only for runs that sweep the length."""
     cells = [c for c in run["cells"] if c["params"].get("bytes") == nbytes and c["status"] == "ok"]
@@ -206,8 +250,8 @@ def _summary_at(run: dict, nbytes: int) -> dict | None:
     if not cells or not swept:
         return None
     timed = any((c["result"] or {}).get("time_s") for c in cells)
-    columns = ["operation", "library"] + (["cycles", "cycles/byte"] if timed else []) + ["stack B", "flash B"]
-    rows = []
+    labels = ["operation", "library"] + (["cycles", "cycles/byte"] if timed else []) + ["stack B", "flash B"]
+    table = Table(f"At {nbytes} B (the Cifra table): per operation and library", columns(labels), key="summary")
     for c in sorted(cells, key=lambda c: (c["op"], c["params"].get("key_bits") or 0, c["engine"])):
         r = c["result"]
         name = OPS[c["op"]].title.split(" encrypt")[0]
@@ -217,10 +261,8 @@ def _summary_at(run: dict, nbytes: int) -> dict | None:
         if timed:
             cyc = (r.get("cycles") or {}).get("per_op_median")
             row += [fmt_num(cyc) if cyc else "—", f"{cyc / nbytes:.1f}" if cyc else "—"]
-        row += [str(r.get("stack_bytes", "")), str(r["code_size"]["flash_bytes"])]
-        rows.append(row)
-    return {"op": "summary", "title": f"At {nbytes} B (the Cifra table): per operation and library", "columns": columns,
-            "rows": rows, "notes": []}
+        table.add(row + [str(r.get("stack_bytes", "")), str(r["code_size"]["flash_bytes"])])
+    return table
 
 
 def _target_lines(cond: dict) -> list[str]:
@@ -350,7 +392,7 @@ def sampling_line(sampling: dict) -> str:
             "where a rerun's value lands 95 % of the time")
 
 
-def _relative_section(run: dict, relative_to: str | None) -> tuple[list[str], list[dict]]:
+def _relative_section(run: dict, relative_to: str | None) -> tuple[list[str], list[Table]]:
     if not relative_to:
         return [], []
     from ..relative import direction_text, relative_tables
@@ -360,87 +402,60 @@ def _relative_section(run: dict, relative_to: str | None) -> tuple[list[str], li
 def render_rich(run: dict, console, relative_to: str | None = None, only_relative: bool = False) -> None:
     """The conditions and tables; with `relative_to` the relative view after them (or instead of
     the tables with `only_relative`)."""
-    from rich.table import Table
-
-    def lines(ls):
-        for line in ls:
-            console.print(line, highlight=False, markup=False)
-
-    def tables(ts):
-        for t in ts:
-            table = Table(title=t["title"], title_justify="left", show_lines=False)
-            for i, col in enumerate(t["columns"]):
-                table.add_column(col, justify="left" if i == 0 else "right")
-            for row in t["rows"]:
-                table.add_row(*row)
-            console.print(table)
-            for note in t["notes"]:
-                console.print(f"  {note}", style="dim", highlight=False, markup=False)
-
-    lines(conditions_lines(run, impr_legend=not only_relative))
+    print_lines(console, conditions_lines(run, impr_legend=not only_relative))
     rel_lines, rel_tables = _relative_section(run, relative_to)
     if not only_relative:
-        tables(build_tables(run))
-        for line in summary_lines(run):
-            console.print(line, style="yellow", highlight=False, markup=False)
-    lines(rel_lines)
-    tables(rel_tables)
+        for t in build_tables(run):
+            print_table(console, t)
+        print_lines(console, summary_lines(run), style="yellow")
+    print_lines(console, rel_lines)
+    for t in rel_tables:
+        print_table(console, t)
+
+
+def _lines(text: str) -> list[str]:
+    """A rendered block (ending in a line end) as lines, so that "\n".join gives it back."""
+    return text[:-1].split("\n") if text else []
 
 
 def render_markdown(run: dict, relative_to: str | None = None, only_relative: bool = False) -> str:
     rel_lines, rel_tables = _relative_section(run, relative_to)
     out = [f"# cryptobench run {run['id']}", ""] + [f"- {l.strip()}" for l in conditions_lines(run, not only_relative) + rel_lines] + [""]
+    md = Markdown()
     for t in ([] if only_relative else build_tables(run)) + rel_tables:
-        out += [f"## {t['title']}", "", "| " + " | ".join(t["columns"]) + " |",
-                "|" + "|".join("---" for _ in t["columns"]) + "|"]
-        out += ["| " + " | ".join(r) + " |" for r in t["rows"]]
-        out += [""] + [f"- {n}" for n in t["notes"]] + [""]
+        out += _lines(md.render(t)) + [""]
     if not only_relative:
         out += [f"- {line}" for line in summary_lines(run)]
     return "\n".join(out)
 
 
-CSV_FIELDS = ["run", "op", "params", "engine", "target", "provenance", "status", "kat", "n", "k",
-              "median_s", "mean_s", "stdev_s", "rsd_pct", "min_s", "max_s", "ci95_lo_s", "ci95_hi_s",
-              "ops_per_s", "throughput_Bps", "KBps", "KiBps", "cycles_per_op", "cycles_per_byte",
-              "outliers", "flags", "detail"]
+# `show --format csv`: the columns of `export` (export.CELL_COLUMNS, docs/export.md) that show
+# prints, by the same names and with the same values: a row per cell, energy columns where a cell
+# has an energy figure, scaling columns in a --parallel run
+CSV_COLUMNS = ["run_id", "op", "params_json", "engine", "target", "provenance", "status", "kat", "n", "k",
+               "median_s", "mean_s", "stdev_s", "rsd_pct", "min_s", "max_s", "ci95_lo_s", "ci95_hi_s",
+               "ops_per_s", "throughput_bytes_per_s", "throughput_kb_per_s", "throughput_kib_per_s",
+               "cycles_per_op", "cycles_per_byte", "outliers", "flags", "detail"]
+
+ENERGY_CSV_COLUMNS = ["energy_per_op_j", "energy_provenance", "energy_gross_per_op_j", "energy_idle_power_w",
+                      "energy_rsd_pct", "energy_flags"]
+
+PARALLEL_CSV_COLUMNS = ["parallel_n", "parallel_cpus", "parallel_oversubscribed", "parallel_aggregate_per_s",
+                        "parallel_unit", "parallel_per_core_per_s", "parallel_efficiency",
+                        "parallel_efficiency_ci95_lo", "parallel_efficiency_ci95_hi", "parallel_flags"]
 
 
-PARALLEL_CSV_FIELDS = ["parallel_n", "cpus", "oversubscribed", "aggregate_per_s", "aggregate_unit", "per_core_per_s",
-                       "efficiency", "efficiency_ci95_lo", "efficiency_ci95_hi", "parallel_flags"]
-
-
-ENERGY_CSV_FIELDS = ["energy_per_op_j", "energy_provenance", "energy_gross_per_op_j", "idle_power_w",
-                     "energy_rsd_pct", "energy_flags"]
+def csv_columns(run: dict) -> list[str]:
+    """The columns `show --format csv` prints for this run."""
+    energy = any((c.get("result") or {}).get("energy") for c in run["cells"])
+    parallel = any("parallel" in c["params"] for c in run["cells"])
+    return CSV_COLUMNS + (ENERGY_CSV_COLUMNS if energy else []) + (PARALLEL_CSV_COLUMNS if parallel else [])
 
 
 def render_csv(run: dict) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    # energy columns only when some cell has an energy figure
-    energy = any((c.get("result") or {}).get("energy") for c in run["cells"])
-    parallel = any("parallel" in c["params"] for c in run["cells"])
-    w.writerow(CSV_FIELDS + (ENERGY_CSV_FIELDS if energy else []) + (PARALLEL_CSV_FIELDS if parallel else []))
-    for c in run["cells"]:
-        r = c.get("result") or {}
-        t = r.get("time_s", {})
-        ci = t.get("ci95", [None, None])
-        en = r.get("energy") or {}
-        extra = [en.get("per_op_j"), en.get("provenance"), en.get("gross_per_op_j"), en.get("idle_power_w"),
-                 (en.get("stats") or {}).get("rsd_pct"), " ".join(en.get("flags", []))] if energy else []
-        if parallel:
-            p = r.get("parallel") or {}
-            eci = p.get("efficiency_ci95") or [None, None]
-            extra += [c["params"].get("parallel"), " ".join(map(str, p.get("cpus", []))), p.get("oversubscribed"),
-                      p.get("aggregate"), p.get("unit"), p.get("per_core"), p.get("efficiency"), eci[0], eci[1],
-                      " ".join(p.get("flags", []))]
-        w.writerow([run["id"], c["op"], params_key(c["params"]), c["engine"], c["target"],
-                    c["provenance"], c["status"], c["kat"], r.get("n"), r.get("k"), t.get("median"),
-                    t.get("mean"), t.get("stdev"), t.get("rsd_pct"), t.get("min"), t.get("max"), ci[0], ci[1],
-                    r.get("ops_per_s"), r.get("throughput_Bps"), r.get("KBps"), r.get("KiBps"),
-                    (r.get("cycles") or {}).get("per_op_median"), r.get("cycles_per_byte"),
-                    r.get("outliers"), " ".join(r.get("flags", [])), c.get("detail")] + extra)
-    return buf.getvalue()
+    from ..export import build_table, export_table
+    columns_, rows = build_table([run])
+    return Csv().render(export_table(columns_, rows, csv_columns(run)))
 
 
 def render_json(run: dict, relative_to: str | None = None) -> str:
