@@ -112,7 +112,7 @@ def method_warnings(run_a: dict, run_b: dict) -> list[str]:
         out.append(f"A is {'single-shot' if a['single'] else 'batched'}, B {'single-shot' if b['single'] else 'batched'}")
     if a["min_time"] != b["min_time"] and a["min_time"] is not None and b["min_time"] is not None:
         out.append(f"different --min-time: A {a['min_time']:g} s, B {b['min_time']:g} s")
-    common = a["estimators"].keys() & b["estimators"].keys()
+    common = sorted(a["estimators"].keys() & b["estimators"].keys())      # sorted: the example named is stable
     est = [k for k in common if a["estimators"][k] != b["estimators"][k]]
     if est:
         k = est[0]
