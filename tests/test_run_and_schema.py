@@ -148,7 +148,7 @@ def test_rekey_is_a_timing_parameter_of_every_cipher_engine(harness, tmp_path):
 
 
 def test_portable_openssl_masks_vector_units_and_says_so(harness):
-    """openssl-portable: the seeds' "software" (no crypto extensions, no SIMD, no BMI/ADX where
+    """openssl-portable: the studies' "software" (no crypto extensions, no SIMD, no BMI/ADX where
     OpenSSL lets them be masked); the mask is read back from OpenSSL itself."""
     from cryptobench.engines import ENGINES, probe_engines
     info, why = probe_engines(["openssl-portable"])["openssl-portable"]
