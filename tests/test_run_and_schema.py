@@ -1,6 +1,5 @@
 """A real run end to end: tables, stored conditions, the documented JSON schema, comparisons."""
 import json
-from pathlib import Path
 
 import jsonschema
 import pytest
@@ -187,7 +186,7 @@ def test_a_portable_engine_whose_build_has_cpu_code_on_is_refused():
 
 
 def test_a_portable_engine_without_its_binary_says_how_to_build_it(monkeypatch, tmp_path):
-    from cryptobench.engines import ENGINES, probe_engines
+    from cryptobench.engines import probe_engines
     fake = tmp_path / "cbh"
     fake.write_text("")
     monkeypatch.setenv("CRYPTOBENCH_HARNESS", str(fake))

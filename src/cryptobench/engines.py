@@ -133,8 +133,6 @@ ENGINES: dict[str, Engine] = {e.name: e for e in [
 
 DEFAULT_ENGINES = [n for n, e in ENGINES.items() if e.default]
 
-HOST_ENGINES = list(ENGINES)
-
 
 def get_engine(name: str, where: str = "--engine") -> Engine:
     """The engine named on the command line; a device configured only in part is a usage error."""
