@@ -16,6 +16,7 @@ import re
 import time
 
 from .errors import UsageError
+from .extras import require
 
 EXPORT_FORMAT_ID = "cryptobench-export/1"
 
@@ -442,7 +443,14 @@ def _arrow_schema(columns, metadata: dict):
                      metadata={k: v.encode("utf-8") for k, v in metadata.items()})
 
 
+def require_parquet() -> None:
+    """pyarrow (the `parquet` extra), or one line that says how to install it."""
+    require("pyarrow", "parquet", "export --format parquet")
+    require("pyarrow.parquet", "parquet", "export --format parquet")
+
+
 def render_parquet(columns, rows, metadata: dict) -> bytes:
+    require_parquet()
     import pyarrow as pa
     import pyarrow.parquet as pq
     table = pa.Table.from_pylist(rows, schema=_arrow_schema(columns, metadata))

@@ -48,7 +48,7 @@ UNASSIGNED = "unassigned"
 # are module names relative to the package, matched on whole name parts (models matches
 # models.battery, not a module models_x); "__init__" is the package's own __init__.
 LAYERS: dict[str, tuple[str, ...]] = {
-    "foundation": ("__init__", "errors", "catalog", "conditions", "references", "store", "files"),
+    "foundation": ("__init__", "errors", "extras", "catalog", "conditions", "references", "store", "files"),
     "statistics": ("stats", "estimate", "significance", "sampling", "noise", "results"),
     # Where numbers come from: engines and devices, and the energy traces instruments record.
     "targets": ("harness", "engines", "verify", "secure", "firmware", "sim", "mcu_runner",

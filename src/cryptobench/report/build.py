@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import UsageError
+from ..extras import require
 from ..files import write_atomic
 from ..store import now
 from ..quantity import fmt_num
@@ -88,6 +89,7 @@ def _crossover_table(rows: list[dict]) -> dict | None:
 def build_report(runs: list[dict], out_dir: Path, baseline: str | None = None, title: str | None = None,
                  progress=None, references: list | tuple = ()) -> dict:
     """Writes everything; returns a summary {html, figures: [...], tables: [...]} of the paths written."""
+    require("matplotlib", "figures", "the HTML report's figures (cryptobench report)")
     from . import figures as figmod
     from .captions import conditions_caption
     from .html import render

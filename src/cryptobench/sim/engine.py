@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
+from ..extras import require
 from ..firmware.protocol import FirmwareReport
 from ..harness import REPO_ROOT
 from ..targets.boards import Board
@@ -46,7 +47,14 @@ def library_path() -> Path:
     return Path(os.environ.get("CRYPTOBENCH_SIM_LIB", LIB_DEFAULT))
 
 
+def require_sim() -> None:
+    """The simulator's Python modules (the `sim` extra), or one line that says how to install them."""
+    for module in ("unicorn", "capstone", "elftools"):
+        require(module, "sim", "the simulator (--target sim:CORE)")
+
+
 def load_library() -> ctypes.CDLL:
+    require_sim()
     path = library_path()
     if not path.exists():
         raise UsageError(f"the simulator's native part {path} is missing: run ./setup.sh "
