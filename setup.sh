@@ -39,7 +39,7 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test]'
+.venv/bin/python -m pip install -q -e '.[all,test]'       # the extras (pyproject.toml; boards aside: pyOCD), test tools
 
 # 3. Native host harness
 make -s -C harness/host BUILD="$PWD/build/host"

@@ -4,7 +4,6 @@ has a deadline, the process is killed and names what it was waiting for, and the
 The hanging harnesses here are small Python scripts speaking docs/protocol.md: one that answers
 `hello` and nothing after it, and a proxy in front of the real host harness that swallows one
 kind of request of one engine (so that verification passes and the other cells are real)."""
-import os
 import stat
 import sys
 import textwrap

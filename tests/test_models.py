@@ -1,5 +1,6 @@
-"""`cryptobench model`: seed 004 eq. 1 and Tables IV-V, seed 000 §4 polling vs blocking, the
-crossover solver, the setup + per-block fit and the battery view. Behaviour only."""
+"""`cryptobench model`: the Pisa Cortex-A53 paper's eq. 1 and Tables IV-V, the TI CC13x2/CC26x2
+report's §4 polling vs blocking, the crossover solver, the setup + per-block fit and the battery view.
+Behaviour only."""
 import json
 import math
 
@@ -10,7 +11,7 @@ from cryptobench.models import OffloadModel, crossover, fit_setup_per_block, sol
 from cryptobench.models.accelerator import accelerator_model, additional_latency
 from cryptobench.models.battery import battery_view, capacity_j, parse_rate
 
-# Seed 004 (Pisa) Table IV (HW rows: TH, P, E) and Table V (HW column), transcribed as a fallback
+# The Pisa Cortex-A53 paper's Table IV (HW rows: TH, P, E) and Table V (HW column), transcribed as a fallback
 # for when references/data/pisa-a53.toml is not there (or lacks them); stated AL from §III.
 PISA_FALLBACK = {
     "aes": {"th": 1339.53, "p_mw": 18, "e": 0.00656, "fom": 204119.60, "q": 128, "al": 48.89e-9},   # Table IV/V row AES-ECB-256
@@ -77,7 +78,7 @@ def test_cli_accelerator_and_pisa_table():
     assert "ECDSA-P521" in p.stdout and "provenance: modeled" in p.stdout
 
 
-# ---------------------------------------------------------------- seed 000 §4: polling vs blocking
+# ------------------------------------------- the TI CC13x2/CC26x2 report §4: polling vs blocking
 def test_offload_crossover_matches_the_closed_form():
     # E_poll - E_block = V[(Ia - Ii)·W - Ia·ovh] = 0  =>  W* = Ia·ovh/(Ia - Ii); n* = W*/t_blk · 16
     ia, ii, ovh, tb = 2.9e-3, 0.59e-3, 35e-6, 0.5e-6

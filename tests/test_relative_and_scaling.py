@@ -1,5 +1,5 @@
-"""The relative view (seed 003 figure 2: engine / baseline) and scaling over cores (seed 004
-Tables I-III: --parallel). Behaviour only: no test depends on how fast this machine is."""
+"""The relative view (the ZHAW IoT study's figure 2: engine / baseline) and scaling over cores (the
+Pisa Cortex-A53 paper's Tables I-III: --parallel). Behaviour only: no test depends on how fast this machine is."""
 import json
 import os
 import signal
@@ -211,7 +211,7 @@ def test_parallel_prints_seed_004_layout(pisa_parallel):
     assert "Table II — SHA-256" in out and "openssl-hw" in out and "openssl-sw" in out
     for header in ("cores", "CPUs", "Exec. time (s)", "D (Mb)", "TH (Mbps)", "TH/core (Mbps)", "efficiency %"):
         assert header in out, header
-    assert "Scaling summary (seed 004 Table V layout)" in out and "TH 2 cores" in out
+    assert "Scaling summary (the Pisa paper's Table V layout)" in out and "TH 2 cores" in out
     assert "perf_counter" in out                    # the aggregate's clock is labelled
     assert "P (mW)" not in out                      # no energy source: no energy columns
     md = cli("show", "latest", "--db", str(db), "--format", "md")
@@ -321,7 +321,7 @@ def test_scaling_tables_with_energy_mirror_seed_004():
                                         "efficiency_ci95": None if n == 1 else [0.85, 0.95],
                                         "flags": ["oversubscribed"] if n > 2 else []}}}
 
-    # seed 004 Table I, 1 core: 305.8 Mbps at 0.98 mJ/Mb; Table III, 1 core: 28.24 Op/s at 10.98 mJ/Op
+    # the Pisa paper's Table I, 1 core: 305.8 Mbps at 0.98 mJ/Mb; Table III, 1 core: 28.24 Op/s at 10.98 mJ/Op
     aes_bytes = 16384
     aes_j = 0.98e-3 * aes_bytes * 8 / 1e6
     run = {"plan": {"groups": [{"op": "aes-ecb-encrypt", "params": {"bytes": aes_bytes}, "table": "Table I"}],
@@ -336,14 +336,14 @@ def test_scaling_tables_with_energy_mirror_seed_004():
                               "efficiency %", "P (mW)", "E (mJ/Mb)", "FoM"]
     row1 = dict(zip(aes.headers, aes.cells[0]))
     assert row1["TH (Mbps)"] == "305.8" and row1["E (mJ/Mb)"] == "0.980" and row1["P (mW)"] == "300.0"
-    assert row1["FoM"] == "312.0"                               # seed 004 Table V: 312.04
+    assert row1["FoM"] == "312.0"                               # the Pisa paper's Table V: 312.04
     row4 = dict(zip(aes.headers, aes.cells[1]))
     assert row4["cores"] == "4 †" and row4["efficiency %"] == "90.0 [85.0–95.0]"
     assert any("oversubscribed" in n for n in aes.notes)
     ecdsa = next(t for t in tables if t.key == "ecdsa-sign")
     assert "TH (Op/s)" in ecdsa.headers and "E (mJ/Op)" in ecdsa.headers and "D (Op)" in ecdsa.headers
     row = dict(zip(ecdsa.headers, ecdsa.cells[0]))
-    assert row["FoM"] == "2.572"                                # seed 004 Table V: 2.57
+    assert row["FoM"] == "2.572"                                # the Pisa paper's Table V: 2.57
     summary = tables[-1]
     assert summary.key == "summary" and "FoM 4 cores" in summary.headers
 

@@ -1,6 +1,5 @@
 """A real run end to end: tables, stored conditions, the documented JSON schema, comparisons."""
 import json
-from pathlib import Path
 
 import jsonschema
 import pytest
@@ -148,7 +147,7 @@ def test_rekey_is_a_timing_parameter_of_every_cipher_engine(harness, tmp_path):
 
 
 def test_portable_openssl_masks_vector_units_and_says_so(harness):
-    """openssl-portable: the seeds' "software" (no crypto extensions, no SIMD, no BMI/ADX where
+    """openssl-portable: the studies' "software" (no crypto extensions, no SIMD, no BMI/ADX where
     OpenSSL lets them be masked); the mask is read back from OpenSSL itself."""
     from cryptobench.engines import ENGINES, probe_engines
     info, why = probe_engines(["openssl-portable"])["openssl-portable"]
@@ -187,7 +186,7 @@ def test_a_portable_engine_whose_build_has_cpu_code_on_is_refused():
 
 
 def test_a_portable_engine_without_its_binary_says_how_to_build_it(monkeypatch, tmp_path):
-    from cryptobench.engines import ENGINES, probe_engines
+    from cryptobench.engines import probe_engines
     fake = tmp_path / "cbh"
     fake.write_text("")
     monkeypatch.setenv("CRYPTOBENCH_HARNESS", str(fake))

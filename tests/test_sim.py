@@ -68,6 +68,19 @@ def test_cifra_subset_on_a_simulated_m0_reports_cycles_stack_and_size(tmp_path):
 
 
 @needs_sim
+def test_a_board_with_a_uart_console_reaches_its_end_line(tmp_path):
+    """The nRF52840 profile's board prints over the nRF UART, not semihosting: its lines reach the host
+    with the cycle accounting installed. (Installing it once rebound the name the UART hooks read the
+    console kind from, so every byte was dropped and the run ended on the watchdog.)"""
+    _, doc = _run(tmp_path, "--target", "sim:cortex-m4", "--device", "nrf52840", "--op", "sha256",
+                  "--param", "bytes=64", "--engine", "mbedtls")
+    (r,) = doc["results"]
+    assert r["status"] == "ok" and r["kat"] == "pass", r["detail"]
+    assert r["cycles"]["per_op_median"] > 0
+    assert doc["conditions"]["target"]["simulator"]["device"] == "nrf52840"
+
+
+@needs_sim
 def test_wait_states_cost_cycles(tmp_path):
     """The same M0 code on the 1-wait-state STM32F030 profile takes more cycles than on the ideal M0."""
     common = ("--op", "sha256", "--param", "bytes=256", "--engine", "mbedtls")

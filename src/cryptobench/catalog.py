@@ -172,11 +172,6 @@ def resolve_params(op: Op, given: dict, where: str) -> dict:
     return out
 
 
-def params_label(op: Op, params: dict, varying: list[str] | None = None) -> str:
-    keys = varying if varying is not None else op.param_names
-    return " ".join(f"{k}={params[k]}" for k in keys if k in params)
-
-
 VARIABLE_COST_SOURCES = ("rdseed", "hwrng")
 
 

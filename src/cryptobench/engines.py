@@ -111,13 +111,15 @@ ENGINES: dict[str, Engine] = {e.name: e for e in [
            "PCLMULQDQ, SHA-NI, VAES, VPCLMULQDQ; vector paths such as AVX2 ChaCha20 stay)", env=_openssl_sw_env(),
            masks_extensions=True, masked=IA32_MASKED),
     Engine("openssl-portable", "openssl", "OpenSSL libcrypto with crypto extensions, vector units (SSSE3, AVX, "
-           "AVX2, AVX-512) and BMI/ADX masked: the portable code paths, the software the seeds compare against",
+           "AVX2, AVX-512) and BMI/ADX masked: the portable code paths, the software the published studies "
+           "compare against",
            env=_openssl_sw_env(IA32_PORTABLE_MASKED), masks_extensions=True, masked=IA32_PORTABLE_MASKED,
            default=False),
     Engine("mbedtls", "mbedtls", "Mbed TLS 2.28 (system libmbedcrypto; uses AES-NI on x86-64 where "
            "its runtime check finds it)"),
     Engine("mbedtls-portable", "mbedtls", "Mbed TLS 2.28 built from source as portable C (no AES-NI, no "
-           "PadLock, no assembly bignum, no auto-vectorisation): the software Mbed TLS of the seeds",
+           "PadLock, no assembly bignum, no auto-vectorisation): the software Mbed TLS of the published "
+           "studies",
            binary="cbh-mbedtls-portable", portable_build=True, default=False),
     Engine("libsodium", "libsodium", "libsodium (system library)"),
     Engine("system", "system", "the OS and CPU entropy sources: getrandom(2), RDRAND, RDSEED, /dev/hwrng"),
@@ -130,8 +132,6 @@ ENGINES: dict[str, Engine] = {e.name: e for e in [
 ]}
 
 DEFAULT_ENGINES = [n for n, e in ENGINES.items() if e.default]
-
-HOST_ENGINES = list(ENGINES)
 
 
 def get_engine(name: str, where: str = "--engine") -> Engine:

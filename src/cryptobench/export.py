@@ -15,6 +15,7 @@ import time
 
 from .errors import UsageError
 from .report.table import LEFT, Column, Csv, Table, csv_text
+from .extras import require
 
 EXPORT_FORMAT_ID = "cryptobench-export/1"
 
@@ -91,9 +92,9 @@ CELL_COLUMNS: list[tuple[str, str, str, str]] = [
     ("energy_avg_current_a", "float64", "A", "average current (modeled energy)"),
     ("energy_per_byte_j", "float64", "J/B", "energy per payload byte"),
     ("energy_per_bit_j", "float64", "J/bit", "energy per payload bit"),
-    ("energy_mj_per_mbit", "float64", "mJ/Mbit", "energy per megabit of payload (seed 004's E)"),
+    ("energy_mj_per_mbit", "float64", "mJ/Mbit", "energy per megabit of payload (the Pisa Cortex-A53 paper's E)"),
     ("energy_throughput_mbit_per_s", "float64", "Mbit/s", "throughput used for the energy figures"),
-    ("energy_fom", "float64", "(Mbit/s)/(mJ/Mbit)", "figure of merit throughput / energy (seed 004)"),
+    ("energy_fom", "float64", "(Mbit/s)/(mJ/Mbit)", "figure of merit throughput / energy (the Pisa Cortex-A53 paper)"),
     ("energy_flags", "string", "", "energy flags, space-separated (not-above-idle, counter-reset, few-windows)"),
     ("energy_note", "string", "", "why a cell of an energy run has no energy figure"),
     ("energy_supplies_json", "string", "JSON", "per supply rail {name: {median_j, share_pct}} (multi-supply traces)"),
@@ -441,7 +442,14 @@ def _arrow_schema(columns, metadata: dict):
                      metadata={k: v.encode("utf-8") for k, v in metadata.items()})
 
 
+def require_parquet() -> None:
+    """pyarrow (the `parquet` extra), or one line that says how to install it."""
+    require("pyarrow", "parquet", "export --format parquet")
+    require("pyarrow.parquet", "parquet", "export --format parquet")
+
+
 def render_parquet(columns, rows, metadata: dict) -> bytes:
+    require_parquet()
     import pyarrow as pa
     import pyarrow.parquet as pq
     table = pa.Table.from_pylist(rows, schema=_arrow_schema(columns, metadata))

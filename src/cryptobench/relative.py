@@ -1,4 +1,4 @@
-"""The relative view (seed 003, figure 2): every engine's median time, and energy where both have
+"""The relative view (the ZHAW IoT study's figure 2): every engine's median time, and energy where both have
 one, divided by a chosen baseline engine's, per operation and parameters.
 
 Direction: engine / baseline, as the ZHAW paper divides the secure elements' figures by the
@@ -25,7 +25,7 @@ SCHEMA_NOTE = "engine / baseline (ratio of the printed times, 95 % repeat interv
 def direction_text(baseline: str) -> str:
     return (f"×r = r times the median time (energy) of {baseline}: above 1 slower (more energy), "
             f"below 1 faster (less); ratio of medians, engine / {baseline}, 95 % bootstrap interval "
-            "(as seed 003's figure 2: devices relative to the on-chip engine)")
+            "(as the ZHAW IoT study's figure 2: devices relative to the on-chip engine)")
 
 
 def run_engines(run: dict) -> list[str]:
@@ -140,7 +140,7 @@ def relative(run: dict, baseline: str) -> dict:
 
 
 def fmt_ratio(x: float | None) -> str:
-    """Three significant digits, as seed 003's figure 2."""
+    """Three significant digits, as the ZHAW IoT study's figure 2."""
     if x is None:
         return "—"
     if abs(x) >= 1000:

@@ -1,4 +1,4 @@
-"""Scaling over cores (seed 004, Tables I–III): the same operation in N harness processes at once.
+"""Scaling over cores (the Pisa paper, Tables I–III): the same operation in N harness processes at once.
 
 `cryptobench run --parallel 1,2,4` (host target) turns every (op, params) of the plan into one
 group per N. For each engine and N the runner starts N harness processes of that engine, pins each
@@ -22,7 +22,7 @@ Per cell (result["parallel"], docs/schema.md):
   percentile-bootstrap interval over the rounds of both cells.
 With --energy, the energy windows are concurrent as well: the meter is read before the `window`
 request goes to all N processes and after the last reply, so per-op energy is (ΔE − P_idle·Δt) /
-Σ ops of all N and the average power is that of all N processes over idle (seed 004's P).
+Σ ops of all N and the average power is that of all N processes over idle (the Pisa paper's P).
 """
 from __future__ import annotations
 
@@ -324,10 +324,10 @@ def measure(engine, op_id: str, params: dict, n: int, cpus: list[int], slot: int
 
 ENERGY_METHOD = ("; {n} concurrent pinned processes: the meter read before the window request went to all "
                  "{n} and after the last reply, ops summed over them, time per op = orchestrator wall / Σ ops "
-                 "(so avg_power_w is the power of all {n} over idle, seed 004's P)")
+                 "(so avg_power_w is the power of all {n} over idle, the Pisa paper's P)")
 
 
-# --- report (seed 004 Tables I–III and V) -----------------------------------------------------------
+# --- report (the Pisa paper's Tables I–III and V) -----------------------------------------------------------
 def _table_label(run: dict, op: str, params: dict) -> str:
     for g in run["plan"].get("groups", []):
         if g["op"] == op and op_params(g["params"]) == params:
@@ -412,7 +412,7 @@ def _count_row(c: dict, n: int, mark: str, params: dict, payload: bool, energy: 
 
 
 def _engine_table(run: dict, op_id: str, params: dict, engine: str, by_n: dict, ncpu: int) -> tuple[Table, dict]:
-    """Seed 004's table of one (op, params) and engine: a row per process count N; and its row
+    """The Pisa paper's table of one (op, params) and engine: a row per process count N; and its row
     of the summary {op, engine, unit, th: {N: TH}, fom: {N: FoM}}."""
     op = OPS[op_id]
     payload = units_per_op(op_id, params)[0] == "bytes"
@@ -433,12 +433,12 @@ def _engine_table(run: dict, op_id: str, params: dict, engine: str, by_n: dict, 
 
 
 def _summary_table(summary: list[dict], counts: list[int]) -> Table:
-    """Seed 004's Table V layout: per op and engine, TH (and FoM) per number of cores."""
+    """The Pisa paper's Table V layout: per op and engine, TH (and FoM) per number of cores."""
     energy_any = any(s["energy"] for s in summary)
     labels = ["operation", "engine", "unit"] + [f"TH {n} core{'s' if n > 1 else ''}" for n in counts]
     if energy_any:
         labels += [f"FoM {n} core{'s' if n > 1 else ''}" for n in counts]
-    title = ("Scaling summary (seed 004 Table V layout): aggregate throughput"
+    title = ("Scaling summary (the Pisa paper's Table V layout): aggregate throughput"
              + (" and FoM = TH / E" if energy_any else "") + " per number of cores")
     table = Table(title, columns(labels), key="summary")
     for s in summary:
@@ -448,7 +448,7 @@ def _summary_table(summary: list[dict], counts: list[int]) -> Table:
 
 
 def scaling_tables(run: dict) -> list[Table]:
-    """Per (op, params) and engine, a row per process count N: seed 004's columns (Exec. time, D, TH,
+    """Per (op, params) and engine, a row per process count N: the Pisa paper's columns (Exec. time, D, TH,
     P, E) plus throughput per core, parallel efficiency and FoM = TH / E; then Table V's summary."""
     order, cells = cells_by_count(run)
     engines = run["plan"]["options"]["engines"]

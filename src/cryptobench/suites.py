@@ -4,7 +4,7 @@
     title = "…"            source = "…"         baseline = "mbedtls"
     repeat = 20            warmup = 2           min_time = 0.001       engines = [ … ]
     budget = 90            precision = 1        # host runs: seconds at most, and the target ±% (docs/statistics.md)
-    relative = true        # also print every engine relative to the baseline (seed 003 figure 2)
+    relative = true        # also print every engine relative to the baseline (the ZHAW IoT study's figure 2)
 
     [[bench]]
     op = "aes-cbc-encrypt"
@@ -61,7 +61,8 @@ class Suite:
     precision: float | None = None  # host runs: target half-width of every repeat interval, in percent
     engines: list[str] | None = None
     single: bool = False
-    relative: bool = False          # print the relative view (engine / baseline, seed 003 fig. 2) after the tables
+    relative: bool = False          # print the relative view (engine / baseline, the ZHAW IoT study's fig. 2)
+                                    # after the tables
     benches: list[Bench] = field(default_factory=list)
 
 
@@ -113,7 +114,19 @@ def load_suite(name: str) -> Suite:
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: malformed TOML ({exc})")
     lines = text.splitlines()
-    head = doc.get("suite", {})
+    suite = _suite_head(path, lines, doc.get("suite", {}))
+    bench_lines = [i for i, l in enumerate(lines) if re.match(r"^\s*\[\[bench\]\]", l)]
+    benches = doc.get("bench", [])
+    _expect(isinstance(benches, list) and benches, f"{path}:1", "expected at least one [[bench]] table")
+    for idx, entry in enumerate(benches):
+        start = bench_lines[idx] if idx < len(bench_lines) else 0
+        end = bench_lines[idx + 1] if idx + 1 < len(bench_lines) else len(lines)
+        suite.benches.extend(_benches(path, lines, start, end, entry, suite.single))
+    return suite
+
+
+def _suite_head(path: Path, lines: list[str], head: dict) -> Suite:
+    """The suite's [suite] table checked: a Suite with its settings and no benches yet."""
     head_line = _line_of(lines, r"^\s*\[suite\]")
     unknown = set(head) - SUITE_KEYS
     if unknown:
@@ -141,36 +154,42 @@ def load_suite(name: str) -> Suite:
         _expect(head["baseline"] in ENGINES, where,
                 f"unknown baseline engine '{head['baseline']}'; valid: {', '.join(ENGINES)}")
         suite.baseline = head["baseline"]
-
-    bench_lines = [i for i, l in enumerate(lines) if re.match(r"^\s*\[\[bench\]\]", l)]
-    benches = doc.get("bench", [])
-    _expect(isinstance(benches, list) and benches, f"{path}:1", "expected at least one [[bench]] table")
-    for idx, entry in enumerate(benches):
-        start = bench_lines[idx] if idx < len(bench_lines) else 0
-        end = bench_lines[idx + 1] if idx + 1 < len(bench_lines) else len(lines)
-        where = f"{path}:{start + 1}"
-        _expect("op" in entry, where, "[[bench]] needs an 'op' key")
-        op = get_op(entry["op"], where=f"{path}:{_line_of(lines, _key_rx('op'), start, end)}")
-        sweep = {}
-        for key, value in entry.items():
-            if key in BENCH_KEYS:
-                continue
-            kwhere = f"{path}:{_line_of(lines, _key_rx(key), start, end)}"
-            if op.param(key) is None:
-                raise UsageError(f"{kwhere}: operation '{op.id}' has no parameter '{key}'; valid: "
-                                 f"{', '.join(op.param_names) or '(none)'} (or bench keys: "
-                                 f"{', '.join(sorted(BENCH_KEYS))})")
-            sweep[key] = value if isinstance(value, list) else [value]
-        names = list(sweep)
-        for combo in itertools.product(*(sweep[n] for n in names)) if names else [()]:
-            given = dict(zip(names, combo))
-            params = resolve_params(op, given, where)
-            bench = Bench(op=op.id, params=params, table=str(entry.get("table", "")))
-            if "engines" in entry:
-                bench.engines = _check_engines(entry["engines"], where)
-            for key in ("repeat", "warmup", "min_time"):
-                if key in entry:
-                    setattr(bench, key, entry[key])
-            bench.single = bool(entry.get("single", suite.single))
-            suite.benches.append(bench)
     return suite
+
+
+def _benches(path: Path, lines: list[str], start: int, end: int, entry: dict, single: bool) -> list[Bench]:
+    """One [[bench]] table (lines start..end of the file): a Bench per combination of its swept
+    parameters, each with the table's engines and overrides."""
+    where = f"{path}:{start + 1}"
+    _expect("op" in entry, where, "[[bench]] needs an 'op' key")
+    op = get_op(entry["op"], where=f"{path}:{_line_of(lines, _key_rx('op'), start, end)}")
+    sweep = _sweep(path, lines, start, end, entry, op)
+    names = list(sweep)
+    out = []
+    for combo in itertools.product(*(sweep[n] for n in names)) if names else [()]:
+        given = dict(zip(names, combo))
+        params = resolve_params(op, given, where)
+        bench = Bench(op=op.id, params=params, table=str(entry.get("table", "")))
+        if "engines" in entry:
+            bench.engines = _check_engines(entry["engines"], where)
+        for key in ("repeat", "warmup", "min_time"):
+            if key in entry:
+                setattr(bench, key, entry[key])
+        bench.single = bool(entry.get("single", single))
+        out.append(bench)
+    return out
+
+
+def _sweep(path: Path, lines: list[str], start: int, end: int, entry: dict, op) -> dict[str, list]:
+    """The op's parameters a [[bench]] table gives, each as a list of values (one value: a list of one)."""
+    sweep = {}
+    for key, value in entry.items():
+        if key in BENCH_KEYS:
+            continue
+        kwhere = f"{path}:{_line_of(lines, _key_rx(key), start, end)}"
+        if op.param(key) is None:
+            raise UsageError(f"{kwhere}: operation '{op.id}' has no parameter '{key}'; valid: "
+                             f"{', '.join(op.param_names) or '(none)'} (or bench keys: "
+                             f"{', '.join(sorted(BENCH_KEYS))})")
+        sweep[key] = value if isinstance(value, list) else [value]
+    return sweep

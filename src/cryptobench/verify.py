@@ -30,9 +30,6 @@ class Verdict:
     detail: str       # what was checked, or why it failed
     unsupported: bool = False
 
-    def as_tuple(self):
-        return self.kat, self.detail
-
 
 def vectors_dir() -> Path:
     return Path(os.environ.get("CRYPTOBENCH_VECTORS", VECTORS_DIR))

@@ -19,6 +19,12 @@ def add_parser(sub) -> None:
     energy = sub.add_parser("energy", help="energy: trace formats, import a trace, capture live, power models")
     esub = energy.add_subparsers(dest="energy_command", parser_class=OneLineParser)
     esub.add_parser("formats", help="the trace formats cryptobench reads")
+    _add_import_parser(esub)
+    _add_model_parser(esub)
+    _add_capture_parser(esub)
+
+
+def _add_import_parser(esub) -> None:
     imp = esub.add_parser("import", help="segment a trace at its marker edges and integrate energy per window")
     imp.add_argument("file")
     imp.add_argument("--format", required=True, help="trace format (see `cryptobench energy formats`)")
@@ -39,6 +45,8 @@ def add_parser(sub) -> None:
     add_db(imp)
     imp.add_argument("--json", metavar="FILE")
 
+
+def _add_model_parser(esub) -> None:
     mod = esub.add_parser("model", help="modeled energy: a duration or a stored run x a device power profile")
     mod.add_argument("--profile", required=True, help="a device of sim/devices.toml (e.g. cc2652) or a profile .toml")
     mod.add_argument("--time", type=float, help="duration of one operation (s)")
@@ -54,6 +62,8 @@ def add_parser(sub) -> None:
     add_db(mod)
     mod.add_argument("--json", metavar="FILE")
 
+
+def _add_capture_parser(esub) -> None:
     cap = esub.add_parser("capture", help="capture a trace live from an N6705 (SCPI) or an Otii (TCP) into a file "
                                           "`energy import` reads (docs/energy-live.md)")
     cap.add_argument("--instrument", required=True, choices=["n6705", "otii"])
@@ -76,7 +86,6 @@ def add_parser(sub) -> None:
     cap.add_argument("--power-on", action="store_true", help="otii: switch the main output (the DUT's supply) on first")
     cap.add_argument("--out", required=True, metavar="FILE", help="the trace (.csv, or .dlog with --mode dlog); "
                      "FILE.json gets the instrument's identity, settings and the import options")
-
 
 
 def _options(items: list[str]) -> dict:
@@ -118,16 +127,20 @@ def run(args, out) -> int:
         return cmd_energy_model(args, out)
     if args.energy_command == "capture":
         return cmd_energy_capture(args, out)
-    from ..energy.formats import FORMATS, open_trace
-    from ..energy.importer import as_cell, attach_to_run, import_trace
-    from ..energy.segment import PlanMismatch
-    from ..energy.trace import TraceError
+    from ..energy.formats import FORMATS
     if args.energy_command == "formats":
         for name, what in FORMATS.items():
             out.write(f"{name:<12} {what}\n")
         return 0
     if args.energy_command != "import":
         raise UsageError("energy: expected 'formats', 'import', 'model' or 'capture'")
+    return cmd_energy_import(args, out)
+
+
+def cmd_energy_import(args, out) -> int:
+    """Segment and integrate a trace, print its windows, and store them: in a stored run's cells
+    (--run), as a new run of one cell (--op), or not at all."""
+    from ..energy.formats import FORMATS
     if args.format not in FORMATS:
         raise UsageError(f"--format: unknown trace format '{args.format}'; valid: {', '.join(FORMATS)}")
     if args.op and not args.engine:
@@ -135,6 +148,24 @@ def run(args, out) -> int:
     if args.op and args.run:
         raise UsageError("--op and --run exclude each other: store the trace as a new cell, or match it to a run")
     op = get_op(args.op) if args.op else None
+    info, imported = _import(args)
+    for w in imported["warnings"]:
+        sys.stderr.write(f"warning: {w}\n")
+    _print_windows(out, info, imported)
+    trace_info = _trace_info(args, info, imported)
+    if args.run:
+        return _store_in_run(args, out, imported, trace_info)
+    if op is None:
+        return 0
+    return _store_as_run(args, op, info, imported, trace_info)
+
+
+def _import(args):
+    """(trace info, import_trace's result) of the trace file; a bad trace is a UsageError."""
+    from ..energy.formats import open_trace
+    from ..energy.importer import import_trace
+    from ..energy.segment import PlanMismatch
+    from ..energy.trace import TraceError
     try:
         info, chunks = open_trace(args.file, args.format, **_options(args.option))
         imported = import_trace(info, _with_progress(chunks, args.file), nominal_voltage=args.voltage, min_width_s=args.min_width,
@@ -144,9 +175,12 @@ def run(args, out) -> int:
         raise UsageError(str(exc))
     except FileNotFoundError as exc:
         raise UsageError(f"{args.file}: {exc.strerror}")
+    return info, imported
+
+
+def _print_windows(out, info, imported: dict) -> None:
+    """The first 50 windows, and the energy and duration summary with the split over supplies."""
     windows, summ = imported["windows"], imported["summary"]
-    for w in imported["warnings"]:
-        sys.stderr.write(f"warning: {w}\n")
     out.write(f"{info.path}: {imported['samples_total']:,} samples, {len(windows)} windows\n")
     out.write(f"{'#':>4} {'start s':>12} {'duration s':>12} {'energy J':>12} {'avg I A':>10}  flags\n")
     for w in windows[:50]:
@@ -160,51 +194,69 @@ def run(args, out) -> int:
                   f"RSD {d['rsd_pct']:.2f} % · {summ.get('approximate', 0)} approximate (< 20 sampling periods)\n")
         for name, sp in (summ.get("supplies") or {}).items():
             out.write(f"supply {name}: median {sp['median_j']:.6e} J per window, {sp['share_pct']:.1f} % of the energy\n")
+
+
+def _trace_info(args, info, imported: dict) -> dict:
+    """The trace's conditions as stored: file, format, channels, import settings, and the capture's
+    conditions when `energy capture` left them beside the file."""
     trace_info = {"path": str(info.path), "format": info.format, "sample_period_s": info.sample_period_s,
                   "channels": info.channels, "warnings": imported["warnings"], "notes": info.notes,
-                  "samples": imported["samples_total"], "windows": len(windows), "supplies": imported["supplies"],
-                  "voltage": args.voltage, "threshold": args.threshold, "hysteresis": args.hysteresis,
-                  "min_width_s": args.min_width}
+                  "samples": imported["samples_total"], "windows": len(imported["windows"]),
+                  "supplies": imported["supplies"], "voltage": args.voltage, "threshold": args.threshold,
+                  "hysteresis": args.hysteresis, "min_width_s": args.min_width}
     sidecar = Path(str(args.file) + ".json")          # written by `energy capture`: the instrument's conditions
     if sidecar.exists():
         try:
             trace_info["capture"] = json.loads(sidecar.read_text()).get("conditions")
         except (ValueError, AttributeError) as exc:
             raise UsageError(f"{sidecar}: not the capture's JSON conditions ({exc})")
-    if args.run:
-        store = Store(args.db)
-        run = store.load_run(resolve_one_run(store, args.run, "--run"))
-        try:
-            cells = attach_to_run(imported, run)
-        except PlanMismatch as exc:
-            raise UsageError(str(exc))
-        conditions = dict(run["conditions"], energy_trace=trace_info)
-        store.save_cells(run["id"], cells, conditions)
-        out.write(f"matched {len(windows)} windows to {len(cells)} cells of run {run['id']}\n")
-        if args.json:
-            from ..report import render_json
-            write_atomic(Path(args.json), render_json(store.load_run(run["id"])) + "\n", "--json")
-        sys.stderr.write(f"stored energy in run {run['id']} in {store.path}\n")
-        return 0
-    if op is None:
-        return 0
+    return trace_info
+
+
+def _store_in_run(args, out, imported: dict, trace_info: dict) -> int:
+    """The windows matched, in order, to the timed repetitions of stored run --run; energy stored in its cells."""
+    from ..energy.importer import attach_to_run
+    from ..energy.segment import PlanMismatch
+    store = Store(args.db)
+    run = store.load_run(resolve_one_run(store, args.run, "--run"))
+    try:
+        cells = attach_to_run(imported, run)
+    except PlanMismatch as exc:
+        raise UsageError(str(exc))
+    conditions = dict(run["conditions"], energy_trace=trace_info)
+    store.save_cells(run["id"], cells, conditions)
+    out.write(f"matched {len(imported['windows'])} windows to {len(cells)} cells of run {run['id']}\n")
+    _write_json(args, store, run["id"])
+    sys.stderr.write(f"stored energy in run {run['id']} in {store.path}\n")
+    return 0
+
+
+def _store_as_run(args, op, info, imported: dict, trace_info: dict) -> int:
+    """The windows stored as a new run with one cell: --op with --param, on engine --engine."""
+    from ..catalog import resolve_params
+    from ..conditions import host_conditions
+    from ..energy.importer import as_cell
+    windows = imported["windows"]
     if not len(windows):
         raise UsageError(f"{args.file}: no windows to store")
-    from ..catalog import resolve_params
     params = resolve_params(op, {k: v[0] if len(v) == 1 else v for k, v in split_params(args.param).items()}, "--param")
     cell = as_cell(imported, op.id, params, args.engine, f"trace:{info.format}")
-    from ..conditions import host_conditions
     store = Store(args.db)
     plan = {"suite": None, "baseline": None, "options": {"engines": [args.engine], "repeat": len(windows)},
             "groups": [{"op": op.id, "params": params, "engines": [args.engine]}], "kind": "trace"}
     run_id = store.create_run(None, plan, {"host": host_conditions(), "trace": trace_info})
     store.save_cell(run_id, 0, cell)
     store.set_status(run_id, "complete")
+    _write_json(args, store, run_id)
+    sys.stderr.write(f"stored as run {run_id} in {store.path}\n")
+    return 0
+
+
+def _write_json(args, store: Store, run_id: int) -> None:
+    """--json: the stored run as JSON."""
     if args.json:
         from ..report import render_json
         write_atomic(Path(args.json), render_json(store.load_run(run_id)) + "\n", "--json")
-    sys.stderr.write(f"stored as run {run_id} in {store.path}\n")
-    return 0
 
 
 def cmd_energy_capture(args, out) -> int:

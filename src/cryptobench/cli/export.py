@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
-from ..export import build_table, metadata, render_csv, render_json, render_parquet
+from ..export import build_table, metadata, render_csv, render_json, render_parquet, require_parquet
 from ..store import Store
 from .common import add_db, add_format, add_runs, is_tty, resolve_runs, write_atomic
 
@@ -29,6 +29,7 @@ def run(args, out) -> int:
             raise UsageError("--format parquet needs --out FILE (or --out - to pipe it)")
         if to_stdout and is_tty(out):
             raise UsageError("refusing to write parquet (binary) to a terminal; use --out FILE")
+        require_parquet()                 # before any run is read
     store = Store(args.db)
     try:
         ids = resolve_runs(store, args.run_ids)

@@ -1,5 +1,6 @@
-"""`cryptobench model …`: accelerator (seed 004 eq. 1), offload (seed 000 §4 polling vs blocking),
-crossover (from which length engine B beats A), battery (a duty cycle's share of a battery).
+"""`cryptobench model …`: accelerator (the Pisa Cortex-A53 paper's eq. 1), offload (the TI
+CC13x2/CC26x2 report §4: polling vs blocking), crossover (from which length engine B beats A),
+battery (a duty cycle's share of a battery).
 Every output is provenance `modeled`. Formulas: docs/models.md."""
 from __future__ import annotations
 
@@ -45,9 +46,16 @@ def add_parser(sub) -> None:
     model = sub.add_parser("model", help="analytic models (provenance modeled): accelerator throughput, "
                                          "polling vs blocking offload, crossover lengths, battery share")
     msub = model.add_subparsers(dest="model_command", parser_class=OneLineParser)
+    _add_accelerator_parser(msub)
+    _add_offload_parser(msub)
+    _add_crossover_parser(msub)
+    _add_battery_parser(msub)
 
-    acc = msub.add_parser("accelerator", help="seed 004 eq. 1: TH = Q / (L·Tclk + AL); back-solve L; "
-                                              "Pisa Table V; fit setup + per-block cost to a stored sweep")
+
+def _add_accelerator_parser(msub) -> None:
+    acc = msub.add_parser("accelerator", help="the Pisa Cortex-A53 paper's eq. 1: TH = Q / (L·Tclk + AL); "
+                                              "back-solve L; its Table V; fit setup + per-block cost to a "
+                                              "stored sweep")
     acc.add_argument("--latency-cycles", type=float, metavar="L", help="module latency in clock cycles")
     acc.add_argument("--clock", type=_si_arg, metavar="F", help="clock frequency (Hz; 300e6 or 300MHz)")
     acc.add_argument("--block-bits", type=float, metavar="Q", help="bits one pass handles (AES 128, SHA-256 512)")
@@ -60,7 +68,8 @@ def add_parser(sub) -> None:
     acc.add_argument("--power", type=_si_arg, metavar="P", help="module dynamic power (W; 18mW)")
     acc.add_argument("--solve-latency", action="store_true", help="back-solve L from --throughput")
     acc.add_argument("--throughput", type=_si_arg, metavar="TH", help="with --solve-latency: Mbps (op/s with --per-op)")
-    acc.add_argument("--pisa", action="store_true", help="reproduce seed 004 Table V's HW FoM from Table IV")
+    acc.add_argument("--pisa", action="store_true",
+                     help="reproduce the Pisa Cortex-A53 paper's Table V HW FoM from its Table IV")
     acc.add_argument("--fit", metavar="RUN_ID|latest", help="fit setup + per-block time to a stored length sweep")
     acc.add_argument("--op", help="with --fit: the operation")
     acc.add_argument("--engine", help="with --fit: the engine")
@@ -69,8 +78,10 @@ def add_parser(sub) -> None:
     add_db(acc)
     acc.add_argument("--json", metavar="FILE")
 
-    off = msub.add_parser("offload", help="seed 000 §4: polling vs blocking energy over payload length, "
-                                          "and the length from which blocking is cheaper")
+
+def _add_offload_parser(msub) -> None:
+    off = msub.add_parser("offload", help="the TI CC13x2/CC26x2 report §4: polling vs blocking energy over payload "
+                                          "length, and the length from which blocking is cheaper")
     off.add_argument("--setup-us", type=float, required=True, help="CPU-active setup time per operation (µs)")
     off.add_argument("--per-block-us", type=float, required=True, help="peripheral time per block (µs)")
     off.add_argument("--block-bytes", type=int, default=16, help="bytes per block (default 16)")
@@ -84,6 +95,8 @@ def add_parser(sub) -> None:
     off.add_argument("--lengths", help="payload lengths to tabulate, comma-separated (bytes)")
     off.add_argument("--json", metavar="FILE")
 
+
+def _add_crossover_parser(msub) -> None:
     cx = msub.add_parser("crossover", help="from which payload length engine B is cheaper than A, time and energy")
     cx.add_argument("run", metavar="RUN_ID|latest")
     cx.add_argument("--op", required=True)
@@ -95,6 +108,8 @@ def add_parser(sub) -> None:
     add_db(cx)
     cx.add_argument("--json", metavar="FILE")
 
+
+def _add_battery_parser(msub) -> None:
     bat = msub.add_parser("battery", help="energy per day of a duty cycle and the share crypto takes, per engine")
     bat.add_argument("run", metavar="RUN_ID|latest")
     bat.add_argument("--rate", action="append", default=[], required=True, metavar="OP[,KEY=VALUE…]=N/h",
@@ -170,10 +185,10 @@ def _accelerator(args, out) -> int:
             raise UsageError("model accelerator: --solve-latency needs --throughput")
         th = args.throughput if args.per_op else args.throughput * 1e6
         L = solve_latency(q, th, args.clock, al)
-        doc = {"provenance": "modeled", "source": "seed 004 eq. 1 solved for L", "latency_cycles": L,
+        doc = {"provenance": "modeled", "source": "the Pisa Cortex-A53 paper's eq. 1 solved for L", "latency_cycles": L,
                "throughput": args.throughput, "throughput_unit": th_unit, "al_s": al, "clock_hz": args.clock,
                "q": q}
-        out.write("accelerator latency back-solved from eq. 1 (seed 004): L = (Q / TH - AL) · f\n")
+        out.write("accelerator latency back-solved from eq. 1 (the Pisa Cortex-A53 paper): L = (Q / TH - AL) · f\n")
         out.write(f"  Q {q:g} {'op' if args.per_op else 'bit'}, TH {args.throughput:g} {th_unit}, "
                   f"AL {al * 1e9:.5g} ns ({al_how}), f {args.clock / 1e6:g} MHz\n")
         out.write(f"  L = {L:.6g} cycles ({L / args.clock * 1e9:.6g} ns)\n")
@@ -185,7 +200,7 @@ def _accelerator(args, out) -> int:
     m = accelerator_model(args.latency_cycles, args.clock, q, in_bits or 0.0, out_bits or 0.0,
                           args.dma_mm2s or 1.0, args.dma_s2mm or 1.0, args.power, args.per_op, al_s=al)
     eu = "mJ/op" if args.per_op else "mJ/Mb"
-    out.write("accelerator model, seed 004 eq. 1: TH = Q / (L·Tclk + AL)\n")
+    out.write("accelerator model, the Pisa Cortex-A53 paper's eq. 1: TH = Q / (L·Tclk + AL)\n")
     out.write(f"  Q {q:g} {'op' if args.per_op else 'bit'}, L {args.latency_cycles:g} cycles, "
               f"f {args.clock / 1e6:g} MHz (Tclk {1e9 / args.clock:.4g} ns)\n")
     out.write(f"  AL {al * 1e9:.5g} ns ({al_how})\n")
@@ -195,13 +210,13 @@ def _accelerator(args, out) -> int:
         out.write(f"  power P = {args.power * 1e3:g} mW\n")
         out.write(f"  energy E = P / TH = {m['energy_total']:.6g} {eu}; FoM = TH / E = {m['fom_total']:.6g}\n")
         out.write(f"  energy while the module computes E = P·L·Tclk / Q = {m['energy_core']:.6g} {eu}; "
-                  f"FoM = TH / E = {m['fom_core']:.6g} (seed 004 Tables IV-V use this E)\n")
+                  f"FoM = TH / E = {m['fom_core']:.6g} (the Pisa paper's Tables IV-V use this E)\n")
     out.write("provenance: modeled\n")
     _write_json(args.json, m)
     return 0
 
 
-# seed 004 (Pisa), transcribed for when references/data/pisa-a53.toml lacks them.
+# The Pisa Cortex-A53 paper's figures, transcribed for when references/data/pisa-a53.toml lacks them.
 PISA = {   # name: Q, per_op, in bits, out bits, stated AL (s), Table IV TH, P (W), E (as printed), Table V HW FoM
     "AES-ECB-256": dict(q=128, per_op=False, in_bits=128, out_bits=128, al=48.89e-9, th=1339.53, p=18e-3,
                         e=0.00656, fom=204119.60),
@@ -214,14 +229,14 @@ PISA_CLOCK, PISA_MM2S, PISA_S2MM = 300e6, 9.6e9, 3.6e9
 
 
 def pisa_rows() -> tuple[dict, str]:
-    """Table IV (TH, P, E) and Table V (HW FoM) of seed 004: from references/data/pisa-a53.toml when it
+    """Table IV (TH, P, E) and Table V (HW FoM) of the Pisa Cortex-A53 paper: from references/data/pisa-a53.toml when it
     has them, else the transcription above. Returns (rows, where from)."""
     rows = {k: dict(v) for k, v in PISA.items()}
     try:
         from ..references import load_reference
         ref = load_reference("pisa-a53")
     except Exception:
-        return rows, "transcribed in models_cli.PISA (seed 004 Tables IV, V)"
+        return rows, "transcribed in models_cli.PISA (the Pisa paper's Tables IV, V)"
     got = 0
     keys = {"AES-ECB-256": ("aes",), "SHA256": ("sha",), "ECDSA-P521": ("ecdsa",)}
     for r in ref.rows:
@@ -240,14 +255,16 @@ def pisa_rows() -> tuple[dict, str]:
             rows[name]["e"] = r.value; got += 1
         elif table == "TABLEV" and r.metric == "fom" and ("hw" in label or "hw" in r.source.id.lower()):
             rows[name]["fom"] = r.value; got += 1
-    return rows, ("references/data/pisa-a53.toml" if got else "transcribed in models_cli.PISA (seed 004 Tables IV, V)")
+    return rows, ("references/data/pisa-a53.toml" if got
+                  else "transcribed in models_cli.PISA (the Pisa paper's Tables IV, V)")
 
 
 def _pisa(args, out) -> int:
     from ..models.accelerator import additional_latency, solve_latency
     rows, origin = pisa_rows()
-    doc = {"provenance": "modeled", "source": f"seed 004 Tables IV-V ({origin})", "rows": []}
-    out.write(f"seed 004 (Pisa) hardware accelerators at 300 MHz: eq. 1 and Table V from Table IV ({origin})\n")
+    doc = {"provenance": "modeled", "source": f"the Pisa Cortex-A53 paper's Tables IV-V ({origin})", "rows": []}
+    out.write(f"the Pisa Cortex-A53 paper's hardware accelerators at 300 MHz: eq. 1 and Table V from Table IV "
+              f"({origin})\n")
     out.write(f"{'algorithm':<12} {'AL stated':>10} {'AL DMA':>10} {'L (cycles)':>12} {'E=P·L·Tclk/Q':>13} "
               f"{'E Table IV':>11} {'FoM=TH/E':>12} {'Table V':>12} {'dev':>7}\n")
     for name, r in rows.items():
@@ -334,7 +351,7 @@ def _offload(args, out) -> int:
         lengths = sorted(set(lengths) | {cx["bytes"], max(cx["bytes"] - m.block_bytes, m.block_bytes)})
     rows = m.table(lengths)
     doc = {**m.describe(), "currents_from": src, "crossover": cx, "rows": rows}
-    out.write("offload model, seed 000 §4: polling (CPU active throughout) vs blocking/callback "
+    out.write("offload model, the TI CC13x2/CC26x2 report §4: polling (CPU active throughout) vs blocking/callback "
               "(CPU idle while the peripheral works, plus overhead)\n")
     out.write(f"  setup {args.setup_us:g} µs, {args.per_block_us:g} µs per {m.block_bytes}-byte block, overhead "
               f"{args.overhead_us:g} µs; {m.voltage:g} V, active {m.active_a * 1e3:g} mA, idle {m.idle_a * 1e3:g} mA, "

@@ -45,11 +45,11 @@ def add_parser(sub) -> None:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--label", help="a name for this run, shown by show, report and diff (e.g. 'before patch')")
     run.add_argument("--parallel", metavar="N[,N…]",
-                     help="scaling over cores (seed 004): run every cell in N harness processes at once, each "
+                     help="scaling over cores (the Pisa paper): run every cell in N harness processes at once, each "
                           "pinned to its own CPU, e.g. 1,2,4; aggregate and per-core throughput, parallel "
                           "efficiency (host target; N above the CPU count is run and labelled oversubscribed)")
     run.add_argument("--relative-to", metavar="ENGINE",
-                     help="after the tables, every engine's median time (and energy) / ENGINE's (seed 003 fig. 2)")
+                     help="after the tables, every engine's median time (and energy) / ENGINE's (the ZHAW IoT study's figure 2)")
     run.add_argument("--energy", choices=["rapl", "perf", "nvml", "auto"],
                      help="also measure energy per operation with a host meter: rapl (powercap sysfs), perf "
                           "(power/energy-* events), nvml (NVIDIA GPUs), auto (first usable); see docs/energy-meters.md")

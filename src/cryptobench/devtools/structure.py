@@ -49,7 +49,8 @@ UNASSIGNED = "unassigned"
 # models.battery, not a module models_x); "__init__" is the package's own __init__.
 LAYERS: dict[str, tuple[str, ...]] = {
     # report.table: the table model and its renderers, which the analyses build their tables on
-    "foundation": ("__init__", "errors", "catalog", "conditions", "references", "store", "files", "report.table"),
+    "foundation": ("__init__", "errors", "extras", "catalog", "conditions", "references", "store", "files",
+                   "report.table"),
     "statistics": ("stats", "estimate", "significance", "sampling", "noise", "results"),
     # Where numbers come from: engines and devices, and the energy traces instruments record.
     "targets": ("harness", "engines", "verify", "secure", "firmware", "sim",

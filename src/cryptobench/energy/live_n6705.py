@@ -241,10 +241,11 @@ class N6705:
     # -- session --------------------------------------------------------------------------------
     def open(self) -> "N6705":
         if self.inst is None:
+            from ..extras import MissingExtra, require
             try:
-                import pyvisa
-            except ImportError as exc:      # pragma: no cover - pyvisa is a dependency
-                raise InstrumentError("pyvisa is not installed (pip install pyvisa pyvisa-py)") from exc
+                pyvisa = require("pyvisa", "lab", "the N6705 (energy capture --instrument n6705)")
+            except MissingExtra as exc:
+                raise InstrumentError(str(exc)) from None
             try:
                 self._rm = pyvisa.ResourceManager(self.backend)
                 self.inst = self._rm.open_resource(self.resource_name)

@@ -1,12 +1,13 @@
 """Power models: energy from durations and a device's currents (provenance: modeled), and the
-figures the seeds derive from energy.
+figures the published studies derive from energy.
 
 * `modeled_energy`: E = t · V · I for a duration at the device's supply voltage and active
   current (device profiles: src/cryptobench/sim/devices.toml).
-* `energy_efficiency_improvement`: the TI method (seed 000): (t_sw·I_sw) / (t_hw·I_hw), with an
+* `energy_efficiency_improvement`: the TI method (the TI CC13x2/CC26x2 report):
+  (t_sw·I_sw) / (t_hw·I_hw), with an
   interval from the durations' intervals and a relative uncertainty on each current.
 * `per_unit`: energy per operation, per byte, per bit (mJ/Mb), average power, and the figure of
-  merit FoM = TH / E of seed 004 (throughput over energy per bit).
+  merit FoM = TH / E of the Pisa Cortex-A53 paper (throughput over energy per bit).
 """
 from __future__ import annotations
 
@@ -114,8 +115,8 @@ def energy_efficiency_improvement(t_sw: float, i_sw: float, t_hw: float, i_hw: f
 
 
 def per_unit(energy_per_op_j: float, duration_s: float, nbytes: int | None = None) -> dict:
-    """Energy per op / byte / bit, average power, throughput, and FoM = TH / E_bit (seed 004:
-    throughput in Mb/s over energy in mJ/Mb)."""
+    """Energy per op / byte / bit, average power, throughput, and FoM = TH / E_bit (the Pisa
+    Cortex-A53 paper: throughput in Mb/s over energy in mJ/Mb)."""
     out = {"energy_per_op_j": energy_per_op_j, "avg_power_w": energy_per_op_j / duration_s if duration_s else None}
     if nbytes:
         bits = nbytes * 8
@@ -131,7 +132,7 @@ def model_run(run: dict, profile: PowerProfile, engine_peripherals: dict[str, li
               baseline: str | None = None, current_rel_unc: float = 0.0) -> dict:
     """Modeled energy for every timed cell of a stored run (durations measured or simulated, the
     profile's active current plus the engine's peripherals), and, against a baseline engine, TI's
-    Energy Efficiency Improvement with its interval (seed 000 eq. 2)."""
+    Energy Efficiency Improvement with its interval (the TI CC13x2/CC26x2 report, eq. 2)."""
     from ..catalog import OPS
     engine_peripherals = engine_peripherals or {}
     rows, by_key = [], {}

@@ -1,7 +1,7 @@
 """Segmentation of a trace into per-repetition windows, and the energy of each window.
 
 A window runs from a rising edge of the marker to the next falling edge (the DUT raises a GPIO
-before an operation and lowers it after, seed 003). The trace is read once, chunk by chunk, and
+before an operation and lowers it after, as in the ZHAW IoT study). The trace is read once, chunk by chunk, and
 cut into *runs*: maximal stretches of samples with the same marker state. Every run keeps only
 sums (energy per supply, charge, sample count, unknown-marker samples), so memory grows with the
 number of edges, never with the number of samples; a chunk is processed with a handful of numpy
@@ -10,7 +10,7 @@ passes (no per-sample Python).
 Integration is the rectangle rule: a sample stands for the interval from it to the next sample,
 energy Σ V·I·Δt (per-sample V when the trace logs it, else the nominal supply voltage, with a
 warning). Each further supply of the trace (`current.NAME` / `voltage.NAME` channels) is integrated
-the same way, which gives the host / secure-element energy split of seed 003.
+the same way, which gives the host / secure-element energy split of the ZHAW IoT study.
 
 Marker states: a digital marker gives 0/1/X per sample; X (unknown, PPK2's `X`, a glitchy logic
 level) holds the previous state and flags the window. An analog marker (a GPIO logged as a
@@ -19,7 +19,7 @@ or below threshold − h/2, unchanged in between.
 
 Debounce: a run shorter than `min_width_s` is a glitch; it is merged with its neighbours (a short
 high pulse disappears, a short low dip inside a window is bridged) and the window is flagged.
-Windows shorter than 20 sampling periods are flagged approximate (seed 003).
+Windows shorter than 20 sampling periods are flagged approximate (the ZHAW IoT study).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ import numpy as np
 from ..stats import summarize
 from .trace import MARKER_X, Chunk, TraceError
 
-APPROXIMATE_PERIODS = 20     # seed 003: values under 20 sampling periods are approximate
+APPROXIMATE_PERIODS = 20     # the ZHAW IoT study: values under 20 sampling periods are approximate
 MAIN = "main"                # the name of the trace's main supply in the energy split
 
 
@@ -369,19 +369,37 @@ def segment(chunks: Iterable[Chunk], *, nominal_voltage: float | None = None, mi
         seg.feed(c)
     if seg.total == 0:
         raise TraceError(path, None, "samples: the trace has none")
+    R, names = _debounced_runs(seg, min_width_s)
+    warnings = list(seg.warnings)
+    highs = _high_runs(R, seg.total, partial, path, warnings)
+    windows = _windows(R, highs, names)
+    warnings += _trace_warnings(seg, R, windows, min_width_s, path)
+    period = min(seg.periods) if seg.periods else None
+    uniform = len(seg.periods) == 1 and seg.last_t is None
+    return SegmentResult(windows, warnings, seg.total, period if uniform else None, seg.supplies)
+
+
+def _debounced_runs(seg: "_Segmenter", min_width_s: float) -> tuple[dict, list[str]]:
+    """The trace's runs as arrays (with a glitch column), debounced when min_width_s asks, and the
+    supply names."""
     R = seg.merged()
     names = [k[2:] for k in R if k.startswith("E.")]
     R["glitch"] = np.zeros(len(R["state"]), dtype=bool)
     if min_width_s > 0 and (R["dur"] < min_width_s).any():
         R = _arrays(seg.debounce(seg.run_objects(R), min_width_s), names)
+    return R, names
+
+
+def _high_runs(R: dict, samples_total: int, partial: str, path: str, warnings: list[str]) -> np.ndarray:
+    """Indexes of the high runs that are whole windows; a window cut by the trace's start or end
+    raises (partial="error") or is dropped with a warning appended to warnings."""
     state = R["state"]
     where = lambda i: _where(R["loc_kind"][i], R["loc"][i])       # noqa: E731
     if len(state) == 1:
         level = "high" if state[0] == 1 else "low"
         raise TraceError(path, f"{where(0)}…end", f"marker edges (rising then falling), found none in "
-                         f"{seg.total:,} samples: the marker stays {level}")
+                         f"{samples_total:,} samples: the marker stays {level}")
     highs = np.flatnonzero(state == 1)
-    warnings = list(seg.warnings)
     if state[0] == 1:
         msg = (f"a rising edge before the falling edge at {where(1)}: the trace starts inside a marker "
                "window (an odd number of edges)")
@@ -397,17 +415,26 @@ def segment(chunks: Iterable[Chunk], *, nominal_voltage: float | None = None, mi
             raise TraceError(path, where(last), f"expected {msg}; use partial=drop to drop that window")
         warnings.append(f"{path}: dropped the window cut by the trace's end (rising edge at {where(last)})")
         highs = highs[:-1]
-    period = min(seg.periods) if seg.periods else None
-    uniform = len(seg.periods) == 1 and seg.last_t is None
+    return highs
+
+
+def _windows(R: dict, highs: np.ndarray, names: list[str]) -> Windows:
+    """The columns of the windows (runs highs): energy in total and per supply, average current."""
     energy = {nm: R["E." + nm][highs] for nm in names}
     total = np.sum([energy[nm] for nm in names], axis=0)
     dur, nsamp, charge = R["dur"][highs], R["n"][highs], R["charge"][highs]
     with np.errstate(divide="ignore", invalid="ignore"):
         avg_i = np.where(dur > 0, charge / dur, np.nan)
-    windows = Windows({"start_s": R["t"][highs], "duration_s": dur, "energy_j": total, "avg_current_a": avg_i,
-                       "samples": nsamp, "glitch": R["glitch"][highs], "x": R["x"][highs] > 0,
-                       "loc_kind": R["loc_kind"][highs], "loc": R["loc"][highs],
-                       **{"E." + nm: energy[nm] for nm in names}}, names)
+    return Windows({"start_s": R["t"][highs], "duration_s": dur, "energy_j": total, "avg_current_a": avg_i,
+                    "samples": nsamp, "glitch": R["glitch"][highs], "x": R["x"][highs] > 0,
+                    "loc_kind": R["loc_kind"][highs], "loc": R["loc"][highs],
+                    **{"E." + nm: energy[nm] for nm in names}}, names)
+
+
+def _trace_warnings(seg: "_Segmenter", R: dict, windows: Windows, min_width_s: float, path: str) -> list[str]:
+    """Warnings about the whole trace: nominal voltages used, unknown marker states, debounced
+    glitches, approximate windows."""
+    warnings = []
     glitch_runs = int(R["glitch"].sum())
     for name in sorted(seg.nominal_used):
         warnings.append(f"{path}: supply '{name}' has no logged voltage; energy uses the nominal "
@@ -421,7 +448,7 @@ def segment(chunks: Iterable[Chunk], *, nominal_voltage: float | None = None, mi
     if napprox:
         warnings.append(f"{path}: {napprox} windows are shorter than {APPROXIMATE_PERIODS} sampling periods: "
                         "their values are approximate")
-    return SegmentResult(windows, warnings, seg.total, period if uniform else None, seg.supplies)
+    return warnings
 
 
 def _arrays(runs: list[_Run], names: list[str]) -> dict:

@@ -260,7 +260,8 @@ def write_saleae_pair(digital_path, current_path, plan: PulsePlan, *, channel: i
 
 def write_jls(path, plan: PulsePlan, *, chunk: int = CHUNK) -> None:
     """A Joulescope-style JLS v2 file: signals current, voltage (float32) and gpi[0] (u1, the marker)."""
-    import pyjls
+    from ..extras import require
+    pyjls = require("pyjls", "lab", "writing Joulescope JLS files")
     rate = round(1.0 / plan.dt)
     if abs(rate * plan.dt - 1.0) > 1e-9:
         raise ValueError(f"write_jls: 1/dt = {1.0 / plan.dt} Hz is not a whole number of Hz")

@@ -1,7 +1,7 @@
 """What every trace reader yields and every segmenter consumes: chunks of samples.
 
 Supplies: the main supply is `current` (+ `voltage`); further supplies measured in the same trace
-(seed 003: host MCU and secure element on separate analyzer channels) go in `extra` as
+(the ZHAW IoT study: host MCU and secure element on separate analyzer channels) go in `extra` as
 `current.NAME` and, when logged, `voltage.NAME`; the segmenter integrates each one per window and
 reports the split.
 

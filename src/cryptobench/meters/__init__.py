@@ -20,17 +20,6 @@ def _make(name: str) -> Meter:
     raise ValueError(f"unknown energy meter '{name}'; valid: {', '.join(METERS)}, auto")
 
 
-def available_meters() -> list[tuple[str, Meter | None, MeterUnavailable | None]]:
-    """Every meter tried here: (name, the open meter or None, why not). Close the meters you keep."""
-    out = []
-    for name in AUTO_ORDER:
-        try:
-            out.append((name, _make(name), None))
-        except MeterUnavailable as exc:
-            out.append((name, None, exc))
-    return out
-
-
 def get_meter(name: str) -> Meter:
     """The named meter, or for `auto` the first usable of rapl, perf, nvml; MeterUnavailable otherwise."""
     if name != "auto":
@@ -46,5 +35,5 @@ def get_meter(name: str) -> Meter:
                            " | ".join(f"{e.meter}: {e.remedy}" for e in reasons if e.remedy))
 
 
-__all__ = ["Meter", "MeterUnavailable", "CounterReset", "Reading", "get_meter", "available_meters",
-           "estimate_update_period", "METERS"]
+__all__ = ["Meter", "MeterUnavailable", "CounterReset", "Reading", "get_meter", "estimate_update_period",
+           "METERS"]

@@ -109,32 +109,13 @@ class EnergySession:
                           else "energy: no window measured")
         idle = self.idle_power()
         main = self.meter.main_domain
-        per_dom = {}
-        for d in self.meter.all_domains():
-            p = idle.get(d, 0.0)
-            net = [(w["j"][d] - p * w["wall_ns"] / 1e9) / w["ops"] / div for w in good]
-            gross = [w["j"][d] / w["ops"] / div for w in good]
-            per_dom[d] = {"per_op_j": statistics.median(net), "gross_per_op_j": statistics.median(gross),
-                          "idle_power_w": p}
+        per_dom = self._per_domain(good, idle, div)
         p_main = idle.get(main, 0.0)
         net_main = [(w["j"][main] - p_main * w["wall_ns"] / 1e9) / w["ops"] / div for w in good]
         s = summarize(net_main)
         t_op = statistics.median(w["ns"] / 1e9 / w["ops"] / div for w in good)
         window_s = statistics.median(w["wall_ns"] / 1e9 for w in good)
-        # how far from zero a per-op figure must be to mean anything: the idle baseline's spread
-        # over a window plus one counter update at the window's power (a reading is up to one
-        # update period stale at each end), per operation
-        period = self.update_measured or self.meter.update_period_s
-        gross_w = statistics.median(w["j"][main] / (w["wall_ns"] / 1e9) for w in good if w["wall_ns"] > 0)
-        unc = ((self.idle_power_stdev(main) * window_s + gross_w * period)
-               / statistics.median(w["ops"] / div for w in good))
-        flags = []
-        if s.median <= NOT_ABOVE_IDLE_SIGMAS * unc or s.median <= 0:
-            flags.append("not-above-idle")
-        if dropped:
-            flags.append("counter-reset")
-        if s.n < 3:
-            flags.append("few-windows")
+        unc = self._uncertainty(good, window_s, div)
         out = {
             "per_op_j": s.median, "provenance": self.meter.provenance,
             "method": (f"{self.meter.name} counters read before and after windows of ≥ {self.window_s:g} s of "
@@ -155,17 +136,33 @@ class EnergySession:
             "windows": [{k: w[k] for k in ("ops", "ns", "wall_ns", "j", "reset") if k in w} for w in windows],
             "dropped_windows": dropped,
             "domains": per_dom,
-            "flags": flags,
+            "flags": _cell_flags(s, unc, dropped),
         }
         nbytes = params.get("bytes") if op.payload else None
         if s.median > 0 and t_op > 0:
-            from ..energy.models import per_unit
-            u = per_unit(s.median, t_op, nbytes)
-            out["avg_power_w"] = u["avg_power_w"]       # extra power over idle while the op runs
-            for key in ("energy_per_byte_j", "energy_per_bit_j", "mJ_per_Mb", "throughput_Mbps", "fom"):
-                if key in u:
-                    out[key] = u[key]
+            out.update(_per_unit_fields(s.median, t_op, nbytes))
         return out, ""
+
+    def _per_domain(self, good: list[dict], idle: dict, div: float) -> dict:
+        """Per domain: the median net and gross energy per operation, and the idle power subtracted."""
+        per_dom = {}
+        for d in self.meter.all_domains():
+            p = idle.get(d, 0.0)
+            net = [(w["j"][d] - p * w["wall_ns"] / 1e9) / w["ops"] / div for w in good]
+            gross = [w["j"][d] / w["ops"] / div for w in good]
+            per_dom[d] = {"per_op_j": statistics.median(net), "gross_per_op_j": statistics.median(gross),
+                          "idle_power_w": p}
+        return per_dom
+
+    def _uncertainty(self, good: list[dict], window_s: float, div: float) -> float:
+        """How far from zero a per-op figure must be to mean anything: the idle baseline's spread
+        over a window plus one counter update at the window's power (a reading is up to one
+        update period stale at each end), per operation."""
+        main = self.meter.main_domain
+        period = self.update_measured or self.meter.update_period_s
+        gross_w = statistics.median(w["j"][main] / (w["wall_ns"] / 1e9) for w in good if w["wall_ns"] > 0)
+        return ((self.idle_power_stdev(main) * window_s + gross_w * period)
+                / statistics.median(w["ops"] / div for w in good))
 
     def summary(self) -> dict:
         """conditions["energy_meter"]."""
@@ -190,6 +187,29 @@ class EnergySession:
         if self.why:
             out["detail"] = self.why
         return out
+
+
+def _cell_flags(s, unc: float, dropped: int) -> list[str]:
+    """A cell's energy flags: not above the idle baseline, windows dropped, too few windows."""
+    flags = []
+    if s.median <= NOT_ABOVE_IDLE_SIGMAS * unc or s.median <= 0:
+        flags.append("not-above-idle")
+    if dropped:
+        flags.append("counter-reset")
+    if s.n < 3:
+        flags.append("few-windows")
+    return flags
+
+
+def _per_unit_fields(per_op_j: float, t_op: float, nbytes) -> dict:
+    """Average power over idle while the op runs, and the per-byte / per-bit figures of a payload."""
+    from ..energy.models import per_unit
+    u = per_unit(per_op_j, t_op, nbytes)
+    out = {"avg_power_w": u["avg_power_w"]}       # extra power over idle while the op runs
+    for key in ("energy_per_byte_j", "energy_per_bit_j", "mJ_per_Mb", "throughput_Mbps", "fom"):
+        if key in u:
+            out[key] = u[key]
+    return out
 
 
 def measure_group(session: EnergySession, procs: dict, slot: int, ks: dict, engines: list[str],

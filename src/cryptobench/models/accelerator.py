@@ -1,4 +1,4 @@
-"""A DMA-fed hardware accelerator (seed 004, Pisa, eq. 1):
+"""A DMA-fed hardware accelerator (the Pisa Cortex-A53 paper, eq. 1):
 
     TH = Q / (L · Tclk + AL)
 
@@ -8,13 +8,13 @@ AL: the additional latency of moving the pass's data over the AXI4-DMA, in secon
 
     AL = in_bits / BW_MM2S + out_bits / BW_S2MM
 
-(MM2S: memory to the peripheral, S2MM: the peripheral back to memory; seed 004 §III: 9.6 and
+(MM2S: memory to the peripheral, S2MM: the peripheral back to memory; the Pisa paper's §III: 9.6 and
 3.6 Gbps at 300 MHz, giving its 48.89 ns for AES-ECB, 124.44 ns for SHA-256 (512 in, 256 out)
 and 316.11 ns for ECDSA P-521 (256 in, 1042 out)).
 
 Energy per bit with the module's dynamic power P: `E_total = P / TH` (the power held over the
 whole pass, DMA included) and `E_core = P · L · Tclk / Q` (the power only while the module
-computes): seed 004's Table IV E column is E_core (AES: 18 mW · 14 · 3.33 ns / 128 b =
+computes): the Pisa paper's Table IV E column is E_core (AES: 18 mW · 14 · 3.33 ns / 128 b =
 0.00656 mJ/Mb), and its Table V FoM = TH / E takes Table IV's TH (with AL) over that E.
 """
 from __future__ import annotations
@@ -50,14 +50,14 @@ def accelerator_model(latency_cycles: float, clock_hz: float, q: float, in_bits:
                       mm2s_bps: float, s2mm_bps: float, power_w: float | None = None,
                       per_op: bool = False, al_s: float | None = None) -> dict:
     """Throughput, AL (from the DMA, or `al_s` given), and (with a power) energy per bit (mJ/Mb) or per op (mJ/op) and FoM = TH / E
-    (Mbps / (mJ/Mb), or (op/s) / (mJ/op)), seed 004's units. `per_op`: Q counts one operation."""
+    (Mbps / (mJ/Mb), or (op/s) / (mJ/op)), the Pisa Cortex-A53 paper's units. `per_op`: Q counts one operation."""
     al = al_s if al_s is not None else additional_latency(in_bits, out_bits, mm2s_bps, s2mm_bps)
     work = 1.0 if per_op else q
     th = throughput(work, latency_cycles, clock_hz, al)          # bit/s or op/s
     th_core = throughput(work, latency_cycles, clock_hz, 0.0) if latency_cycles > 0 else math.inf
     scale = 1.0 if per_op else 1e-6                               # bit/s -> Mbps; op/s stays
     out = {"provenance": "modeled", "formula": "TH = Q / (L·Tclk + AL); AL = in/BW_MM2S + out/BW_S2MM",
-           "source": "seed 004 (Pisa) eq. 1", "q": work, "unit": "op" if per_op else "bit",
+           "source": "the Pisa Cortex-A53 paper, eq. 1", "q": work, "unit": "op" if per_op else "bit",
            "latency_cycles": latency_cycles, "clock_hz": clock_hz, "tclk_s": 1 / clock_hz, "al_s": al,
            "pass_time_s": latency_cycles / clock_hz + al, "throughput": th * scale,
            "throughput_unit": "op/s" if per_op else "Mbps", "throughput_core": th_core * scale}

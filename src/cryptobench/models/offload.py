@@ -1,5 +1,5 @@
-"""Energy of an offloaded operation with polling vs blocking/callback return behaviour (seed 000,
-TI SWRA667 §4.2–4.3, Table 3).
+"""Energy of an offloaded operation with polling vs blocking/callback return behaviour (the TI
+CC13x2/CC26x2 report, TI SWRA667 §4.2–4.3, Table 3).
 
 An accelerator needs `setup` (CPU active, configuring it) and then `per_block` per input block.
 With W = blocks(n) · per_block the peripheral's working time for an n-byte payload:
@@ -83,4 +83,5 @@ class OffloadModel:
         return rows
 
     def describe(self) -> dict:
-        return {"provenance": "modeled", "source": "seed 000 (TI SWRA667) §4.2-4.3, Table 3", **asdict(self)}
+        return {"provenance": "modeled", "source": "the TI CC13x2/CC26x2 report (TI SWRA667) §4.2-4.3, Table 3",
+                **asdict(self)}

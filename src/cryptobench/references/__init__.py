@@ -1,4 +1,4 @@
-"""Published results as data: every numeric table of the seed studies, one TOML file per study in
+"""Published results as data: every numeric table of the five studies, one TOML file per study in
 `references/data/`, each value with its unit, catalog operation and parameters, the engine and
 conditions it was measured on, and the document, table and row it came from (`provenance:
 published`). Format: docs/references.md. Loading validates every row; a malformed file is rejected
@@ -101,73 +101,98 @@ def _fail(path, where, msg):
 
 def load_reference(ref: str | Path) -> Reference:
     """A reference by name (references/data/NAME.toml) or by path; validated row by row."""
+    path, doc = _read_reference(ref)
+    head = _header(path, doc)
+    sources = {}
+    for i, s in enumerate(doc.get("source", []), 1):
+        source = _source(path, i, s)
+        sources[source.id] = source
+    rows = [_row(path, i, r, sources) for i, r in enumerate(doc.get("row", []), 1)]
+    if not rows:
+        _fail(path, "[[row]]", "no rows")
+    return Reference(head["name"], head["title"], head["document"], head["seed"], path, sources, rows)
+
+
+def _read_reference(ref: str | Path) -> tuple[Path, dict]:
+    """The reference file's path (a bare name is looked up in references/data/) and its TOML."""
     path = Path(ref)
     if not path.suffix:
         path = DATA_DIR / f"{ref}.toml"
         if not path.exists():
             raise ReferenceError(f"--reference: unknown reference '{ref}'; valid: {', '.join(available_references())}")
     try:
-        doc = tomllib.loads(path.read_text())
+        return path, tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise ReferenceError(f"{path}: no such reference file")
     except tomllib.TOMLDecodeError as exc:
         raise ReferenceError(f"{path}: not valid TOML ({exc})")
+
+
+def _header(path: Path, doc: dict) -> dict:
+    """The [reference] table, checked."""
     head = doc.get("reference")
     if not isinstance(head, dict):
         _fail(path, "[reference]", "missing table (name, title, document, seed)")
     for key in ("name", "title", "document", "seed"):
         if not isinstance(head.get(key), str) or not head[key]:
             _fail(path, "[reference]", f"field '{key}': expected a non-empty string")
-    sources = {}
-    for i, s in enumerate(doc.get("source", []), 1):
-        where = f"source {i}"
-        for key in ("id", "engine_kind", "engine", "device"):
-            if not isinstance(s.get(key), str) or not s[key]:
-                _fail(path, where, f"field '{key}': expected a non-empty string")
-        if s["engine_kind"] not in ENGINE_KINDS:
-            _fail(path, where, f"field 'engine_kind': expected one of {', '.join(ENGINE_KINDS)}, got '{s['engine_kind']}'")
-        unknown = set(s) - {"id", "engine_kind", "engine", "device", "clock_hz", "compiler", "library", "notes"}
-        if unknown:
-            _fail(path, where, f"unknown field '{sorted(unknown)[0]}'")
-        if "clock_hz" in s and (not isinstance(s["clock_hz"], (int, float)) or s["clock_hz"] <= 0):
-            _fail(path, where, f"field 'clock_hz': expected a positive number, got {s['clock_hz']!r}")
-        sources[s["id"]] = Source(**s)
-    rows = []
-    for i, r in enumerate(doc.get("row", []), 1):
-        where = f"row {i}" + (f" ({r.get('table')} '{r.get('label')}')" if isinstance(r, dict) and r.get("label") else "")
-        known = {"table", "label", "op", "params", "source", "metric", "value", "unit", "printed", "note", "derived"}
-        unknown = set(r) - known
-        if unknown:
-            _fail(path, where, f"unknown field '{sorted(unknown)[0]}'")
-        for key in ("table", "label", "source", "metric", "unit"):
-            if not isinstance(r.get(key), str) or not r[key]:
-                _fail(path, where, f"field '{key}': expected a non-empty string")
-        if r["source"] not in sources:
-            _fail(path, where, f"field 'source': no [[source]] with id '{r['source']}'; ids: {', '.join(sources)}")
-        if r["metric"] not in METRICS:
-            _fail(path, where, f"field 'metric': expected one of {', '.join(METRICS)}, got '{r['metric']}'")
-        units = UNITS[METRICS[r["metric"]]]
-        if r["unit"] not in units:
-            _fail(path, where, f"field 'unit': expected one of {', '.join(units)} for {r['metric']}, got '{r['unit']}'")
-        v = r.get("value")
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            _fail(path, where, f"field 'value': expected a number, got {v!r}")
-        op, params = r.get("op"), r.get("params", {})
-        if op is not None:
-            if op not in OPS:
-                _fail(path, where, f"field 'op': unknown operation '{op}'")
-            if not isinstance(params, dict):
-                _fail(path, where, "field 'params': expected a table of parameters")
-            try:
-                params = resolve_params(OPS[op], {k: v for k, v in params.items()}, "params")
-            except UsageError as exc:
-                _fail(path, where, f"field 'params': {exc}")
-        rows.append(Row(i, r["table"], r["label"], op, params, sources[r["source"]], r["metric"], float(v),
-                        r["unit"], str(r.get("printed", "")), str(r.get("note", "")), str(r.get("derived", "")),
-                        dict(r.get("params", {}))))
-    if not rows:
-        _fail(path, "[[row]]", "no rows")
-    return Reference(head["name"], head["title"], head["document"], head["seed"], path, sources, rows)
+    return head
+
+
+def _source(path: Path, i: int, s: dict) -> Source:
+    """The i-th [[source]] entry, checked."""
+    where = f"source {i}"
+    for key in ("id", "engine_kind", "engine", "device"):
+        if not isinstance(s.get(key), str) or not s[key]:
+            _fail(path, where, f"field '{key}': expected a non-empty string")
+    if s["engine_kind"] not in ENGINE_KINDS:
+        _fail(path, where, f"field 'engine_kind': expected one of {', '.join(ENGINE_KINDS)}, got '{s['engine_kind']}'")
+    unknown = set(s) - {"id", "engine_kind", "engine", "device", "clock_hz", "compiler", "library", "notes"}
+    if unknown:
+        _fail(path, where, f"unknown field '{sorted(unknown)[0]}'")
+    if "clock_hz" in s and (not isinstance(s["clock_hz"], (int, float)) or s["clock_hz"] <= 0):
+        _fail(path, where, f"field 'clock_hz': expected a positive number, got {s['clock_hz']!r}")
+    return Source(**s)
+
+
+def _row(path: Path, i: int, r: dict, sources: dict[str, Source]) -> Row:
+    """The i-th [[row]] entry, checked, its parameters completed with the catalog's defaults."""
+    where = f"row {i}" + (f" ({r.get('table')} '{r.get('label')}')" if isinstance(r, dict) and r.get("label") else "")
+    known = {"table", "label", "op", "params", "source", "metric", "value", "unit", "printed", "note", "derived"}
+    unknown = set(r) - known
+    if unknown:
+        _fail(path, where, f"unknown field '{sorted(unknown)[0]}'")
+    for key in ("table", "label", "source", "metric", "unit"):
+        if not isinstance(r.get(key), str) or not r[key]:
+            _fail(path, where, f"field '{key}': expected a non-empty string")
+    if r["source"] not in sources:
+        _fail(path, where, f"field 'source': no [[source]] with id '{r['source']}'; ids: {', '.join(sources)}")
+    if r["metric"] not in METRICS:
+        _fail(path, where, f"field 'metric': expected one of {', '.join(METRICS)}, got '{r['metric']}'")
+    units = UNITS[METRICS[r["metric"]]]
+    if r["unit"] not in units:
+        _fail(path, where, f"field 'unit': expected one of {', '.join(units)} for {r['metric']}, got '{r['unit']}'")
+    v = r.get("value")
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        _fail(path, where, f"field 'value': expected a number, got {v!r}")
+    return Row(i, r["table"], r["label"], r.get("op"), _row_params(path, where, r), sources[r["source"]],
+               r["metric"], float(v), r["unit"], str(r.get("printed", "")), str(r.get("note", "")), str(r.get("derived", "")),
+               dict(r.get("params", {})))
+
+
+def _row_params(path: Path, where: str, r: dict) -> dict:
+    """A row's parameters, completed with the catalog's defaults when the row names a catalog op."""
+    op, params = r.get("op"), r.get("params", {})
+    if op is None:
+        return params
+    if op not in OPS:
+        _fail(path, where, f"field 'op': unknown operation '{op}'")
+    if not isinstance(params, dict):
+        _fail(path, where, "field 'params': expected a table of parameters")
+    try:
+        return resolve_params(OPS[op], {k: v for k, v in params.items()}, "params")
+    except UsageError as exc:
+        _fail(path, where, f"field 'params': {exc}")
 
 
 def available_references() -> list[str]:

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import UsageError
+from ..extras import require
 from ..files import write_atomic
 from ..store import now
 from ..quantity import fmt_num
 from .table import Table, columns
-
+from .table_files import slug, to_csv, to_latex, to_markdown
 
 
 def check_baseline(runs: list[dict], baseline: str | None) -> None:
@@ -88,10 +89,10 @@ def _crossover_table(rows: list[dict]) -> Table | None:
 def build_report(runs: list[dict], out_dir: Path, baseline: str | None = None, title: str | None = None,
                  progress=None, references: list | tuple = ()) -> dict:
     """Writes everything; returns a summary {html, figures: [...], tables: [...]} of the paths written."""
+    require("matplotlib", "figures", "the HTML report's figures (cryptobench report)")
     from . import figures as figmod
     from .captions import conditions_caption
     from .html import render
-    from .table_files import slug, to_csv, to_latex, to_markdown
     from .tables import conditions_lines
 
     fig_dir, tab_dir = out_dir / "figures", out_dir / "tables"
@@ -101,63 +102,89 @@ def build_report(runs: list[dict], out_dir: Path, baseline: str | None = None, t
     step = progress or (lambda what, total=None: None)
     step("building figures")
     figures = figmod.build_figures(runs, baseline, references)
-    written_figs, html_figs = [], []
-    for i, f in enumerate(figures):
-        step(f"figure {i + 1}/{len(figures)}: {f.id}", len(figures))
-        png, svg = _figure_bytes(f)
-        _write(fig_dir / f"{f.id}.png", png)
-        _write(fig_dir / f"{f.id}.svg", svg)
-        written_figs += [fig_dir / f"{f.id}.png", fig_dir / f"{f.id}.svg"]
-        html_figs.append({"id": f.id, "kind": f.kind, "title": f.title, "caption": f.caption,
-                          "provenance": f.provenance, "image": svg, "mime": "image/svg+xml",
-                          "files": [f"figures/{f.id}.png", f"figures/{f.id}.svg"]})
+    written_figs, html_figs = _write_figures(figures, fig_dir, step)
 
     step("writing tables")
-    written_tables, all_md, all_tex, seen = [], [], [], set()
-
-    def emit(table: Table, prefix: str, caption: str) -> dict:
-        stem = f"{prefix}-{slug(table.title)}"
-        n = 2
-        while stem in seen:
-            stem, n = f"{prefix}-{slug(table.title)}-{n}", n + 1
-        seen.add(stem)
-        _write(tab_dir / f"{stem}.md", to_markdown(table, caption))
-        _write(tab_dir / f"{stem}.csv", to_csv(table))
-        tex = to_latex(table, caption, label=stem)
-        _write(tab_dir / f"{stem}.tex", tex)
-        written_tables.extend(tab_dir / f"{stem}.{ext}" for ext in ("md", "csv", "tex"))
-        all_md.append(to_markdown(table, caption))
-        all_tex.append(tex)
-        return {"table": table, "id": stem, "caption": caption,
-                "files": [f"tables/{stem}.{ext}" for ext in ("md", "csv", "tex")]}
-
+    files = _TableFiles(tab_dir)
     run_sections = []
     for run in runs:
         caption = conditions_caption(run)
-        tables = [emit(t, f"run{run['id']}", caption) for t in _run_tables(run, baseline)]
+        tables = [files.emit(t, f"run{run['id']}", caption) for t in _run_tables(run, baseline)]
         run_sections.append({"id": run["id"], "heading": _run_heading(run), "conditions": conditions_lines(run),
                              "tables": tables})
     extra = []
     cross = _crossover_table(figmod.crossover_rows(runs, baseline))
     if cross:
-        extra.append(emit(cross, "crossover", "Runs " + ", ".join(str(r["id"]) for r in runs)))
-    _write(tab_dir / "tables.md", "\n".join(all_md))
-    _write(tab_dir / "tables.tex", "% \\usepackage{booktabs}\n" + "\n".join(all_tex))
+        extra.append(files.emit(cross, "crossover", "Runs " + ", ".join(str(r["id"]) for r in runs)))
+    files.write_collections()
 
-    ids = ", ".join(str(r["id"]) for r in runs)
-    title = title or ("cryptobench report: run " if len(runs) == 1 else "cryptobench report: runs ") + ids
-    doc = {"title": title,
-           "subtitle": f"{len(figures)} figures and {sum(len(r['tables']) for r in run_sections) + len(extra)} tables "
-                       f"from stored run(s) {ids}; generated {now()} by cryptobench {__version__}. Every figure "
-                       "states its provenance (measured, simulated, modeled, published) and its conditions.",
-           "runs": run_sections, "figures": html_figs, "extra_tables": extra,
-           "footer": "Self-contained: figures are embedded; this file loads nothing from the network."}
+    doc = _document(runs, title, len(figures), run_sections, html_figs, extra)
     step("writing report.html")
     html_path = out_dir / "report.html"
     _write(html_path, render(doc))
     for f in figures:
         f.fig.clear()
-    return {"html": html_path, "figures": written_figs, "tables": written_tables, "n_figures": len(figures),
-            "n_tables": len(written_tables) // 3}
+    return {"html": html_path, "figures": written_figs, "tables": files.written, "n_figures": len(figures),
+            "n_tables": len(files.written) // 3}
 
 
+def _write_figures(figures: list, fig_dir: Path, step) -> tuple[list[Path], list[dict]]:
+    """Each figure as PNG and SVG under fig_dir; returns the paths written and the figures as the
+    HTML shows them (SVG embedded)."""
+    written, html_figs = [], []
+    for i, f in enumerate(figures):
+        step(f"figure {i + 1}/{len(figures)}: {f.id}", len(figures))
+        png, svg = _figure_bytes(f)
+        _write(fig_dir / f"{f.id}.png", png)
+        _write(fig_dir / f"{f.id}.svg", svg)
+        written += [fig_dir / f"{f.id}.png", fig_dir / f"{f.id}.svg"]
+        html_figs.append({"id": f.id, "kind": f.kind, "title": f.title, "caption": f.caption,
+                          "provenance": f.provenance, "image": svg, "mime": "image/svg+xml",
+                          "files": [f"figures/{f.id}.png", f"figures/{f.id}.svg"]})
+    return written, html_figs
+
+
+class _TableFiles:
+    """The report's table files: each table as .md, .csv and .tex under a unique stem, and the
+    collections tables.md and tables.tex of them all."""
+
+    def __init__(self, tab_dir: Path):
+        self.tab_dir = tab_dir
+        self.written: list[Path] = []
+        self.all_md: list[str] = []
+        self.all_tex: list[str] = []
+        self.seen: set[str] = set()
+
+    def emit(self, table: Table, prefix: str, caption: str) -> dict:
+        """Writes one table's files; returns the table as the HTML shows it (with its id and files)."""
+        stem = f"{prefix}-{slug(table.title)}"
+        n = 2
+        while stem in self.seen:
+            stem, n = f"{prefix}-{slug(table.title)}-{n}", n + 1
+        self.seen.add(stem)
+        markdown, tex = to_markdown(table, caption), to_latex(table, caption, label=stem)
+        _write(self.tab_dir / f"{stem}.md", markdown)
+        _write(self.tab_dir / f"{stem}.csv", to_csv(table))
+        _write(self.tab_dir / f"{stem}.tex", tex)
+        self.written.extend(self.tab_dir / f"{stem}.{ext}" for ext in ("md", "csv", "tex"))
+        self.all_md.append(markdown)
+        self.all_tex.append(tex)
+        return {"table": table, "id": stem, "caption": caption,
+                "files": [f"tables/{stem}.{ext}" for ext in ("md", "csv", "tex")]}
+
+    def write_collections(self) -> None:
+        _write(self.tab_dir / "tables.md", "\n".join(self.all_md))
+        _write(self.tab_dir / "tables.tex", "% \\usepackage{booktabs}\n" + "\n".join(self.all_tex))
+
+
+def _document(runs: list[dict], title: str | None, n_figures: int, run_sections: list[dict],
+              html_figs: list[dict], extra: list[dict]) -> dict:
+    """What the HTML page shows: title, subtitle, the runs' sections, figures and extra tables."""
+    ids = ", ".join(str(r["id"]) for r in runs)
+    title = title or ("cryptobench report: run " if len(runs) == 1 else "cryptobench report: runs ") + ids
+    return {"title": title,
+            "subtitle": f"{n_figures} figures and {sum(len(r['tables']) for r in run_sections) + len(extra)} tables "
+                        f"from stored run(s) {ids}; generated {now()} by cryptobench {__version__}. Every figure "
+                        "states its provenance (measured, simulated, modeled, published) and its conditions.",
+            "runs": run_sections, "figures": html_figs, "extra_tables": extra,
+            "footer": "Self-contained: figures are embedded; this file loads nothing from the network."}

@@ -1,4 +1,4 @@
-"""Seed-style tables (TI: Duration per engine, RSD, Duration Improvement) built from one stored
+"""Tables laid out as the studies print them (TI: Duration per engine, RSD, Duration Improvement) built from one stored
 run as `Table`s (table.py), and `show`'s outputs of it: the terminal and Markdown (the tables,
 with the run's conditions), CSV (a row per cell in export's columns) and JSON (the result
 document)."""
@@ -228,7 +228,7 @@ def _op_table(run: dict, op_id: str, cells: list[dict], comps: dict) -> Table:
 
 def build_tables(run: dict) -> list[Table]:
     """One table per operation: a row per parameter set, columns per engine and per comparison.
-    A scaling run (--parallel) gets seed 004's tables instead (scaling.py)."""
+    A scaling run (--parallel) gets the Pisa paper's tables instead (scaling.py)."""
     from ..scaling import is_parallel_run, scaling_tables
     if is_parallel_run(run):
         return scaling_tables(run)

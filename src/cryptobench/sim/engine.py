@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
+from ..extras import require
 from ..firmware.protocol import FirmwareReport
 from ..harness import REPO_ROOT
 from ..targets.boards import Board
@@ -46,7 +47,14 @@ def library_path() -> Path:
     return Path(os.environ.get("CRYPTOBENCH_SIM_LIB", LIB_DEFAULT))
 
 
+def require_sim() -> None:
+    """The simulator's Python modules (the `sim` extra), or one line that says how to install them."""
+    for module in ("unicorn", "capstone", "elftools"):
+        require(module, "sim", "the simulator (--target sim:CORE)")
+
+
 def load_library() -> ctypes.CDLL:
+    require_sim()
     path = library_path()
     if not path.exists():
         raise UsageError(f"the simulator's native part {path} is missing: run ./setup.sh "
@@ -129,130 +137,12 @@ class Simulator:
                 "source": self.device.source}
 
     def run(self, elf: Path, timeout_s: float = 600.0, on_line=lambda line: None, hooks: bool = True) -> SimReport:
-        import capstone
-        import unicorn
-        from unicorn import arm_const as A
-        report = SimReport()
-        uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
-        uc.ctl_set_cpu_model(getattr(A, CPU_MODEL[self.device.core]))
-        flash_lo, flash_len = self.board.flash
-        uc.mem_map(flash_lo, flash_len)
-        uc.mem_map(self.board.ram[0], self.board.ram[1])
-        sp, pc, funcs = _load_elf(uc, elf)
-        uc.reg_write(A.UC_ARM_REG_SP, sp)
-        cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
-        cs.detail = True
-        sim = None
-        partial = []
-
-        def emit(text: str) -> None:
-            partial.append(text)
-            joined = "".join(partial)
-            *lines, rest = joined.split("\n")
-            partial[:] = [rest] if rest else []
-            for line in lines:
-                on_line(line)
-                if report.feed(line):
-                    uc.emu_stop()
-
-        def cycles() -> int:
-            return self.lib.cbsim_cycles(sim) if sim else 0
-
-        def ppb_read(uc_, offset, size, user):
-            addr = PPB + offset
-            if addr == DWT_CYCCNT:
-                c = cycles()
-                report.counter_reads.append(c)
-                return c & 0xFFFFFFFF
-            if addr == SYST_CVR:
-                c = cycles()
-                report.counter_reads.append(c)
-                return SYST_TOP - (c % (SYST_TOP + 1))
-            return 0
-
-        def ignore_write(uc_, offset, size, value, user):
-            pass
-
-        uc.mmio_map(PPB, PPB_SIZE, ppb_read, None, ignore_write, None)
-        kind, _, where = self.board.console.partition(":")
-        if kind in ("nrf-uart", "cmsdk-uart"):
-            base = int(where, 16)
-
-            def uart_read(uc_, offset, size, user):
-                return 1 if (kind == "nrf-uart" and offset == 0x11C) else 0
-
-            def uart_write(uc_, offset, size, value, user):
-                if (kind == "nrf-uart" and offset == 0x51C) or (kind == "cmsdk-uart" and offset == 0):
-                    emit(chr(value & 0xFF))
-
-            uc.mmio_map(base & ~0xFFF, 0x1000, uart_read, None, uart_write, None)
-
-        self._map_marker(uc, report, cycles)
-
-        def on_intr(uc_, intno, user):
-            here = uc_.reg_read(A.UC_ARM_REG_PC)
-            op, arg = uc_.reg_read(A.UC_ARM_REG_R0), uc_.reg_read(A.UC_ARM_REG_R1)
-            if op == 0x04:                                   # SYS_WRITE0
-                data, a = b"", arg
-                while True:
-                    chunk = bytes(uc_.mem_read(a, 64))
-                    i = chunk.find(b"\0")
-                    data += chunk if i < 0 else chunk[:i]
-                    if i >= 0:
-                        break
-                    a += 64
-                emit(data.decode("utf-8", "replace"))
-                uc_.reg_write(A.UC_ARM_REG_PC, (here + 2) | 1)
-            elif op == 0x18:                                 # SYS_EXIT
-                uc_.emu_stop()
-            else:
-                report.problem = f"unexpected exception {intno} (r0=0x{op:x}) at pc=0x{here:08x}"
-                uc_.emu_stop()
-
-        uc.hook_add(unicorn.UC_HOOK_INTR, on_intr)
-
-        def on_miss(bp) -> int:
-            b = bp.contents
-            try:
-                insns = list(cs.disasm(bytes(uc.mem_read(b.addr, b.size)), b.addr))
-                cost = timing.block_cost(self.device.core, self.dev, insns, report.timing_report)
-            except Exception as exc:        # a model bug must stop the run, loudly
-                report.problem = f"timing model failed on the block at 0x{b.addr:08x}: {exc}"
-                return -1
-            b.cycles, b.insns, b.end, b.taken_extra = cost.cycles, cost.insns, cost.end, cost.taken_extra
-            return 0
-
-        miss = MISS_FN(on_miss)
+        em = _Emulation(self, elf, on_line)
         if hooks:
-            dyns = self._dynamic_sites(cs, uc, funcs)
-            ws_data = self.device.flash_ws if self.device.code_in_flash else 0
-            sim = self.lib.cbsim_new(unicorn_handle(uc), miss, ws_data, flash_lo,
-                                     flash_lo + flash_len - 1, len(dyns) + 1)
-            if not sim:
-                raise UsageError("could not install the simulator's hooks")
-            for addr, kind, ra, rb in dyns:
-                self.lib.cbsim_add_dynamic(sim, addr, kind, self._reg(A, ra), self._reg(A, rb))
-        t0 = time.perf_counter()
-        try:
-            uc.emu_start(pc | 1, 0xFFFFFFFF, timeout=int(timeout_s * 1e6))
-        except unicorn.UcError as exc:
-            here = uc.reg_read(A.UC_ARM_REG_PC)
-            report.problem = report.problem or f"the target faulted ({exc}) at pc=0x{here:08x}"
-        wall = time.perf_counter() - t0
-        if not report.complete and not report.problem:
-            report.problem = f"watchdog: no end after {timeout_s:.0f} s" if wall >= timeout_s * 0.99 else \
-                "the image stopped before its end line"
-        if sim:
-            report.stats = {"cycles": self.lib.cbsim_cycles(sim), "instructions": self.lib.cbsim_insns(sim),
-                            "blocks": self.lib.cbsim_blocks(sim), "distinct_blocks": self.lib.cbsim_distinct_blocks(sim),
-                            "wall_s": wall, "unknown_mnemonics": sorted(report.timing_report.unknown_mnemonics)}
-            if self.lib.cbsim_failed(sim) and not report.problem:
-                report.problem = "the simulator's accounting failed"
-            self.lib.cbsim_free(sim)
-        else:
-            report.stats = {"wall_s": wall}
-        del miss
-        return report
+            em.install_accounting()
+        wall = em.execute(timeout_s)
+        em.finish(wall)
+        return em.report
 
     def _map_marker(self, uc, report: SimReport, cycles) -> None:
         """The board's marker GPIO (boards.toml): its registers read back what was written, and
@@ -301,3 +191,160 @@ class Simulator:
                 if not got:
                     offset += 2
         return list(sites.values())
+
+
+class _Emulation:
+    """One run of an image: the Unicorn instance with the board's memory and peripherals, the
+    hooks that feed the report (console lines, counter reads, marker edges, semihosting), and the
+    native cycle accounting."""
+
+    def __init__(self, simulator: Simulator, elf: Path, on_line):
+        import capstone
+        import unicorn
+        from unicorn import arm_const as A
+        self.s, self.lib, self.A, self.on_line = simulator, simulator.lib, A, on_line
+        self.report = SimReport()
+        self.sim = None            # the native accounting (cbsim.c), once installed
+        self.miss = None           # its callback for blocks it has no cost for (kept alive while it runs)
+        self.partial: list[str] = []
+        uc = self.uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
+        uc.ctl_set_cpu_model(getattr(A, CPU_MODEL[simulator.device.core]))
+        self.flash_lo, self.flash_len = simulator.board.flash
+        uc.mem_map(self.flash_lo, self.flash_len)
+        uc.mem_map(simulator.board.ram[0], simulator.board.ram[1])
+        sp, self.pc, self.funcs = _load_elf(uc, elf)
+        uc.reg_write(A.UC_ARM_REG_SP, sp)
+        self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
+        self.cs.detail = True
+        uc.mmio_map(PPB, PPB_SIZE, self._ppb_read, None, self._ignore_write, None)
+        self._map_console()
+        simulator._map_marker(uc, self.report, self.cycles)
+        uc.hook_add(unicorn.UC_HOOK_INTR, self._on_intr)
+
+    # --- the target's view -----------------------------------------------------------------------
+    def emit(self, text: str) -> None:
+        """Console output: whole lines go to on_line and the report (which may end the run)."""
+        self.partial.append(text)
+        joined = "".join(self.partial)
+        *lines, rest = joined.split("\n")
+        self.partial[:] = [rest] if rest else []
+        for line in lines:
+            self.on_line(line)
+            if self.report.feed(line):
+                self.uc.emu_stop()
+
+    def cycles(self) -> int:
+        return self.lib.cbsim_cycles(self.sim) if self.sim else 0
+
+    def _ppb_read(self, uc_, offset, size, user):
+        """The cycle counters (DWT CYCCNT, SysTick's current value) give the model's count, logged."""
+        addr = PPB + offset
+        if addr == DWT_CYCCNT:
+            c = self.cycles()
+            self.report.counter_reads.append(c)
+            return c & 0xFFFFFFFF
+        if addr == SYST_CVR:
+            c = self.cycles()
+            self.report.counter_reads.append(c)
+            return SYST_TOP - (c % (SYST_TOP + 1))
+        return 0
+
+    @staticmethod
+    def _ignore_write(uc_, offset, size, value, user):
+        pass
+
+    def _map_console(self) -> None:
+        """The board's UART (boards.toml console): always ready, every byte written goes to emit."""
+        kind, _, where = self.s.board.console.partition(":")
+        if kind not in ("nrf-uart", "cmsdk-uart"):
+            return
+        base = int(where, 16)
+
+        def uart_read(uc_, offset, size, user):
+            return 1 if (kind == "nrf-uart" and offset == 0x11C) else 0
+
+        def uart_write(uc_, offset, size, value, user):
+            if (kind == "nrf-uart" and offset == 0x51C) or (kind == "cmsdk-uart" and offset == 0):
+                self.emit(chr(value & 0xFF))
+
+        self.uc.mmio_map(base & ~0xFFF, 0x1000, uart_read, None, uart_write, None)
+
+    def _on_intr(self, uc_, intno, user):
+        """Semihosting: SYS_WRITE0 prints a string, SYS_EXIT ends the run; anything else is a problem."""
+        A = self.A
+        here = uc_.reg_read(A.UC_ARM_REG_PC)
+        op, arg = uc_.reg_read(A.UC_ARM_REG_R0), uc_.reg_read(A.UC_ARM_REG_R1)
+        if op == 0x04:                                   # SYS_WRITE0
+            data, a = b"", arg
+            while True:
+                chunk = bytes(uc_.mem_read(a, 64))
+                i = chunk.find(b"\0")
+                data += chunk if i < 0 else chunk[:i]
+                if i >= 0:
+                    break
+                a += 64
+            self.emit(data.decode("utf-8", "replace"))
+            uc_.reg_write(A.UC_ARM_REG_PC, (here + 2) | 1)
+        elif op == 0x18:                                 # SYS_EXIT
+            uc_.emu_stop()
+        else:
+            self.report.problem = f"unexpected exception {intno} (r0=0x{op:x}) at pc=0x{here:08x}"
+            uc_.emu_stop()
+
+    # --- cycle accounting ------------------------------------------------------------------------
+    def _on_miss(self, bp) -> int:
+        """cbsim.c asks the cost of a block it has not seen: the timing model's, or -1 to stop."""
+        b = bp.contents
+        try:
+            insns = list(self.cs.disasm(bytes(self.uc.mem_read(b.addr, b.size)), b.addr))
+            cost = timing.block_cost(self.s.device.core, self.s.dev, insns, self.report.timing_report)
+        except Exception as exc:        # a model bug must stop the run, loudly
+            self.report.problem = f"timing model failed on the block at 0x{b.addr:08x}: {exc}"
+            return -1
+        b.cycles, b.insns, b.end, b.taken_extra = cost.cycles, cost.insns, cost.end, cost.taken_extra
+        return 0
+
+    def install_accounting(self) -> None:
+        """cbsim.c's hooks on the engine, told the image's data-dependent instructions."""
+        device = self.s.device
+        self.miss = MISS_FN(self._on_miss)
+        dyns = self.s._dynamic_sites(self.cs, self.uc, self.funcs)
+        ws_data = device.flash_ws if device.code_in_flash else 0
+        self.sim = self.lib.cbsim_new(unicorn_handle(self.uc), self.miss, ws_data, self.flash_lo,
+                                      self.flash_lo + self.flash_len - 1, len(dyns) + 1)
+        if not self.sim:
+            raise UsageError("could not install the simulator's hooks")
+        for addr, kind, ra, rb in dyns:
+            self.lib.cbsim_add_dynamic(self.sim, addr, kind, self.s._reg(self.A, ra), self.s._reg(self.A, rb))
+
+    # --- the run ---------------------------------------------------------------------------------
+    def execute(self, timeout_s: float) -> float:
+        """Runs the image from its reset vector until it ends, faults or times out; returns the
+        wall-clock seconds it took."""
+        import unicorn
+        t0 = time.perf_counter()
+        try:
+            self.uc.emu_start(self.pc | 1, 0xFFFFFFFF, timeout=int(timeout_s * 1e6))
+        except unicorn.UcError as exc:
+            here = self.uc.reg_read(self.A.UC_ARM_REG_PC)
+            self.report.problem = self.report.problem or f"the target faulted ({exc}) at pc=0x{here:08x}"
+        wall = time.perf_counter() - t0
+        if not self.report.complete and not self.report.problem:
+            self.report.problem = f"watchdog: no end after {timeout_s:.0f} s" if wall >= timeout_s * 0.99 else \
+                "the image stopped before its end line"
+        return wall
+
+    def finish(self, wall: float) -> None:
+        """The run's statistics into the report; frees the native accounting."""
+        report, lib, sim = self.report, self.lib, self.sim
+        if sim:
+            report.stats = {"cycles": lib.cbsim_cycles(sim), "instructions": lib.cbsim_insns(sim),
+                            "blocks": lib.cbsim_blocks(sim), "distinct_blocks": lib.cbsim_distinct_blocks(sim),
+                            "wall_s": wall, "unknown_mnemonics": sorted(report.timing_report.unknown_mnemonics)}
+            if lib.cbsim_failed(sim) and not report.problem:
+                report.problem = "the simulator's accounting failed"
+            lib.cbsim_free(sim)
+            self.sim = None
+        else:
+            report.stats = {"wall_s": wall}
+        self.miss = None

@@ -164,7 +164,7 @@ M3 = {                          # DDI 0337I 3.3.1, Table 3-1; P as above
     "mul": 1, "mla": 2,         # MUL 1; MLA, MLS 2
     "lmul": DYN, "lmla": DYN,   # UMULL/SMULL 3-5, UMLAL/SMLAL 4-7: early termination, in cbsim.c
     "div": DYN,                 # UDIV/SDIV 2-12, in cbsim.c
-    "ldr": 2, "str": 2,         # 2, or 1 when pipelined after a neighbour (3.3.2; see block_cost)
+    "ldr": 2, "str": 2,         # 2, or 1 when pipelined after a neighbour (3.3.2; see _Pipeline)
     "ldr_pc": 2 + P,            # LDR PC: 2+P
     "ldrd": 3, "strd": 3,       # LDRD/STRD: 1+N, N = 2
     "ldm": 1, "stm": 1, "ldm_pc": 1 + P,   # 1+N; with PC 1+N+P
@@ -185,7 +185,7 @@ M4 = {                          # DDI 0439B 3.3.1, Table 3-1: as M3 but a single
     "dsp": 1, "dsp_mul": 1,                # DSP extension: 1
     # chapter 7, "FPU instruction set" table (FPv4-SP)
     "vfp": 1,                   # VADD VSUB VMUL VNMUL VABS VNEG VCMP VCVT VMRS VMSR: 1
-    "vmov": 1,                  # VMOV: 1; the two-core-register forms 2 (see block_cost)
+    "vmov": 1,                  # VMOV: 1; the two-core-register forms 2 (see _insn_cost)
     "vmac": 3,                  # VMLA VMLS VNMLA VNMLS VFMA VFMS VFNMA VFNMS: 3
     "vdiv": 14,                 # VDIV, VSQRT: 14
     "vldr": 2, "vstr": 2,       # VLDR, VSTR: 2
@@ -195,7 +195,7 @@ M4 = {                          # DDI 0439B 3.3.1, Table 3-1: as M3 but a single
 M7 = {                          # ROUGH: no public table. A single-issue reading of a dual-issue core
     **M4,                       # with 1-cycle TCM loads and a branch predictor:
     "ldr": 1, "str": 1, "ldrd": 1, "strd": 1, "ldr_pc": 2,
-    "ldm": 1, "stm": 1, "ldm_pc": 2,       # 1 + ceil(N/2): 64-bit TCM/AXI interface (block_cost)
+    "ldm": 1, "stm": 1, "ldm_pc": 2,       # 1 + ceil(N/2): 64-bit TCM/AXI interface (_insn_cost)
     "b": 2, "bcond_taken": 2, "cbz_taken": 2, "bl": 2, "bx": 2, "alu_pc": 2, "tb": 3,
     "vmac": 1, "vldr": 1, "vstr": 1, "vldm": 1, "vstm": 1,
     "mrs": 1, "msr": 1, "cps": 1,
@@ -265,69 +265,22 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
         raise ValueError(f"unknown core '{core}'; valid: {', '.join(CORES)}")
     report = report if report is not None else TimingReport()
     t = TABLES[core]
-    pipelined = core in PIPELINED_LS
-    wide = core == "cortex-m7"              # rough: two words per cycle for LDM/STM
+    pipe = _Pipeline() if core in PIPELINED_LS else None
     nonseq = dev.flash_ws if (dev.code_in_flash and dev.prefetch) else 0
     cycles, end, taken_extra, dynamic = 0, END_NONE, 0, []
-    pipe_ok, pipe_dest = False, set()      # M3/M4: may the next single load/store pipeline, unless
-    dp_dest = set()                         # ... it uses pipe_dest; registers the last ALU op wrote
 
     for i, insn in enumerate(insns):
         base = _base(insn)
-        cls = CLASS_OF.get(base)
         regs = _regs(insn)
+        cls = CLASS_OF.get(base)
         conditional = insn.cc not in (_AL, _INVALID) or cls == "cbz"
-
-        # the forms that write the PC, and conditional branches
-        if cls == "alu" and regs and regs[0] == "pc" and base not in _NO_DEST:
-            cls = "alu_pc"
-        elif cls == "ldr" and regs and regs[0] == "pc":
-            cls = "ldr_pc"
-        elif cls == "ldm" and "pc" in regs:
-            cls = "ldm_pc"
-        elif cls == "b" and conditional:
-            cls = "bcond"
+        cls = _flow_class(cls, base, regs, conditional)
         flow = cls in ("alu_pc", "ldr_pc", "ldm_pc", "b", "bcond", "cbz", "bl", "bx", "tb")
-
-        if cls is None:
-            report.unknown(base)
-            c = 1
-        elif cls not in t:
-            report.missing_on_core(f"{base}{' pc' if cls.endswith('_pc') else ''} (not on {core})")
-            c = 1
-        elif t[cls] == DYN:                 # whole cost added by cbsim.c from the operands
-            kind = {"udiv": DYN_UDIV, "sdiv": DYN_SDIV, "umull": DYN_LMUL, "smull": DYN_LMUL | 256,
-                    "umlal": DYN_LMLA, "smlal": DYN_LMLA | 256}[base]
-            dynamic.append((insn.address, kind, regs[-2], regs[-1]))    # Rn, Rm
-            c = 0
-        else:
-            c = t[cls]
-            if cls == "mul" and core in ("cortex-m0", "cortex-m0plus") and not dev.fast_multiplier:
-                c = SMALL_MULTIPLIER
-            elif cls in ("ldm", "stm", "ldm_pc"):
-                n = len(regs) - (0 if base in ("push", "pop") else 1)     # the base is not moved
-                c += (n + 1) // 2 if wide else n
-            elif cls in ("vldm", "vstm"):
-                words = sum(2 if r[0] == "d" else 1 for r in regs if r[0] in "sd" and r[1:].isdigit())
-                c += (words + 1) // 2 if wide else words
-            elif cls == "vmov" and not wide and sum(map(_is_core_reg, regs)) == 2:
-                c = 2           # VMOV to/from two core registers: 2
-
-            if pipelined:       # 3.3.2 "Load/store timings"
-                if cls in ("ldr", "str") and pipe_ok and not (_mem_regs(insn) & pipe_dest):
-                    c = 1       # pipelined with the single load/store before it
-                if cls in ("ldr", "str", "ldr_pc", "ldrd", "strd", "vldr", "vstr") \
-                        and (_mem_regs(insn) & dp_dest):
-                    c += 1      # address needs the previous data-processing result: no forwarding
-                elif cls in ("ldm", "stm", "ldm_pc", "vldm", "vstm") and regs and regs[0] in dp_dest \
-                        and base not in ("push", "pop", "vpush", "vpop"):
-                    c += 1
-
-        if pipelined:           # what the next instruction sees
-            reg_offset_store = cls == "str" and any(op.type == _OP_MEM and op.mem.index for op in insn.operands)
-            pipe_ok = cls in ("ldr", "str") and not reg_offset_store
-            pipe_dest = set(regs[:1]) if cls == "ldr" else set()
-            dp_dest = _dests(insn, cls, base) if cls in DATA_PROCESSING else set()
+        c = _insn_cost(core, dev, insn, base, cls, regs, report, dynamic)
+        if pipe:
+            if cls in t and t[cls] != DYN:
+                c = pipe.adjust(c, insn, cls, base, regs)
+            pipe.advance(insn, cls, base, regs)
 
         if flow and conditional:
             # B<cond>/CBZ/CBNZ: the table's not-taken and taken costs. A PC write made conditional
@@ -349,3 +302,75 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
         cycles += -(-nbytes // max(1, dev.flash_width)) * dev.flash_ws
 
     return BlockCost(cycles=cycles, insns=len(insns), end=end, taken_extra=taken_extra, dynamic=dynamic)
+
+
+def _flow_class(cls: str | None, base: str, regs: list, conditional: bool) -> str | None:
+    """The class of the forms that write the PC (alu_pc, ldr_pc, ldm_pc) and of conditional branches."""
+    if cls == "alu" and regs and regs[0] == "pc" and base not in _NO_DEST:
+        return "alu_pc"
+    if cls == "ldr" and regs and regs[0] == "pc":
+        return "ldr_pc"
+    if cls == "ldm" and "pc" in regs:
+        return "ldm_pc"
+    if cls == "b" and conditional:
+        return "bcond"
+    return cls
+
+
+def _insn_cost(core: str, dev: DeviceParams, insn, base: str, cls: str | None, regs: list,
+               report: TimingReport, dynamic: list) -> int:
+    """One instruction's cost from the core's table, before load/store pipelining: 1 (and noted in
+    report) for what the table lacks; 0 for a data-dependent one, appended to dynamic for cbsim.c."""
+    t = TABLES[core]
+    wide = core == "cortex-m7"              # rough: two words per cycle for LDM/STM
+    if cls is None:
+        report.unknown(base)
+        return 1
+    if cls not in t:
+        report.missing_on_core(f"{base}{' pc' if cls.endswith('_pc') else ''} (not on {core})")
+        return 1
+    if t[cls] == DYN:                       # whole cost added by cbsim.c from the operands
+        kind = {"udiv": DYN_UDIV, "sdiv": DYN_SDIV, "umull": DYN_LMUL, "smull": DYN_LMUL | 256,
+                "umlal": DYN_LMLA, "smlal": DYN_LMLA | 256}[base]
+        dynamic.append((insn.address, kind, regs[-2], regs[-1]))    # Rn, Rm
+        return 0
+    c = t[cls]
+    if cls == "mul" and core in ("cortex-m0", "cortex-m0plus") and not dev.fast_multiplier:
+        c = SMALL_MULTIPLIER
+    elif cls in ("ldm", "stm", "ldm_pc"):
+        n = len(regs) - (0 if base in ("push", "pop") else 1)     # the base is not moved
+        c += (n + 1) // 2 if wide else n
+    elif cls in ("vldm", "vstm"):
+        words = sum(2 if r[0] == "d" else 1 for r in regs if r[0] in "sd" and r[1:].isdigit())
+        c += (words + 1) // 2 if wide else words
+    elif cls == "vmov" and not wide and sum(map(_is_core_reg, regs)) == 2:
+        c = 2           # VMOV to/from two core registers: 2
+    return c
+
+
+class _Pipeline:
+    """M3/M4 load/store timings (TRM 3.3.2): what the previous instruction leaves for the next."""
+
+    def __init__(self):
+        self.ok = False          # may the next single load/store pipeline with the one before,
+        self.dest: set = set()   # ... unless its address uses this (the register that load wrote)
+        self.dp_dest: set = set()    # registers the last data-processing instruction wrote
+
+    def adjust(self, c: int, insn, cls: str, base: str, regs: list) -> int:
+        """The table cost c of a load or store, pipelined or stalled by the instruction before."""
+        if cls in ("ldr", "str") and self.ok and not (_mem_regs(insn) & self.dest):
+            c = 1       # pipelined with the single load/store before it
+        if cls in ("ldr", "str", "ldr_pc", "ldrd", "strd", "vldr", "vstr") \
+                and (_mem_regs(insn) & self.dp_dest):
+            c += 1      # address needs the previous data-processing result: no forwarding
+        elif cls in ("ldm", "stm", "ldm_pc", "vldm", "vstm") and regs and regs[0] in self.dp_dest \
+                and base not in ("push", "pop", "vpush", "vpop"):
+            c += 1
+        return c
+
+    def advance(self, insn, cls: str | None, base: str, regs: list) -> None:
+        """Past one instruction: what the next one sees."""
+        reg_offset_store = cls == "str" and any(op.type == _OP_MEM and op.mem.index for op in insn.operands)
+        self.ok = cls in ("ldr", "str") and not reg_offset_store
+        self.dest = set(regs[:1]) if cls == "ldr" else set()
+        self.dp_dest = _dests(insn, cls, base) if cls in DATA_PROCESSING else set()

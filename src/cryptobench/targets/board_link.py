@@ -42,7 +42,8 @@ def read_lines(port, report: FirmwareReport, timeout_s: float, silence_s: float,
 
 def flash_image(elf: Path, pyocd_target: str) -> None:
     if shutil.which("pyocd") is None:
-        raise UsageError("pyocd not found: `pip install pyocd` (or pass --no-flash for a board you flashed yourself)")
+        raise UsageError("pyocd not found: pip install 'cryptobench[boards]' (or pass --no-flash for a board you "
+                         "flashed yourself)")
     proc = subprocess.run(["pyocd", "load", "--target", pyocd_target, str(elf)], capture_output=True, text=True)
     if proc.returncode != 0:
         raise UsageError(f"pyocd load failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
@@ -51,10 +52,8 @@ def flash_image(elf: Path, pyocd_target: str) -> None:
 
 def run_on_board(elf: Path, board, port: str, flash: bool = True, baud: int = 115200,
                  timeout_s: float = 300.0, silence_s: float = 30.0) -> FirmwareReport:
-    try:
-        import serial
-    except ImportError:
-        raise UsageError("pyserial is missing: `pip install pyserial`")
+    from ..extras import require
+    serial = require("serial", "serial", "a board's console over a serial port (--target board:NAME)")
     report = FirmwareReport()
     try:
         ser = serial.Serial(port, baud, timeout=0.5)

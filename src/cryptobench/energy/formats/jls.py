@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...extras import MissingExtra, require
 from ..trace import Chunk, TraceError, TraceInfo
 from ._common import check_file, chunk_size
 
@@ -31,10 +32,9 @@ OPTIONS = {
 
 def _reader(path):
     try:
-        import pyjls
-    except ImportError:  # pragma: no cover - pyjls is a dependency
-        raise TraceError(path, None, "expected the pyjls package to read JLS files (pip install pyjls), "
-                                     "found it missing") from None
+        pyjls = require("pyjls", "lab", "reading Joulescope JLS files")
+    except MissingExtra as exc:
+        raise TraceError(path, None, str(exc)) from None
     try:
         return pyjls.Reader(str(path))
     except Exception as exc:

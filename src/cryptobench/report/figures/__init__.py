@@ -10,16 +10,16 @@ crossover.py; style.py holds the drawing helpers they share.
 Kinds (only where the data exists):
   duration      host cells: median time per operation vs payload length (params['bytes'] with at
                 least two values), per operation and fixed other parameters, a line per engine,
-                95 % CI of the median shaded (seed 000, figures 2-9)
+                95 % CI of the median shaded (the TI CC13x2/CC26x2 report, figures 2-9)
   energy        the same for result.energy.per_op_j (measured, or modeled on simulated targets)
   cycles        microcontroller cells (target not 'host'): cycles per operation vs length, a line per
-                library (seed 002's chart); simulated or measured as the cells say
+                library (the Cifra AEAD study's chart); simulated or measured as the cells say
   heatmap       per run with a baseline: engine / baseline ratio of medians per operation and
                 parameters, colour on a log scale centred at 1, ratios to 3 significant digits in
-                the cells (seed 003, figure 2); one for time, one for energy where energy ratios exist
-  energy-split  cells with result.energy.supplies: 100 % stacked bars of each supply's share (seed
-                003, figure 3)
-  scaling       parallel runs: aggregate throughput and parallel efficiency vs N (seed 004)
+                the cells (the ZHAW IoT study, figure 2); one for time, one for energy where energy ratios exist
+  energy-split  cells with result.energy.supplies: 100 % stacked bars of each supply's share (the
+                ZHAW IoT study, figure 3)
+  scaling       parallel runs: aggregate throughput and parallel efficiency vs N (the Pisa Cortex-A53 paper)
   crossover     per run with a baseline, per operation swept over >= 2 lengths: t_engine /
                 t_baseline vs length, with the crossover lengths of models.crossover (modeled)
 

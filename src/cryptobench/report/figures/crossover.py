@@ -1,5 +1,5 @@
 """Crossovers: t_engine / t_baseline vs payload length with the crossover lengths of models.crossover
-(modeled; no seed figure), and the same crossovers as table rows."""
+(modeled; none of the studies draws this figure), and the same crossovers as table rows."""
 from __future__ import annotations
 
 import json
@@ -158,38 +158,13 @@ def crossover_figure(run: dict, baseline: str, why: str, g: dict, ps: str, used:
     scales = []
     for ax, (metric, ri, ci) in zip(axes, metrics):
         style_axes(ax)
-        values = [1.0]
-        for e in engines:
-            pts = [p for p in g["curves"][e] if p[ri]]
-            if not pts:
-                continue
-            color = engine_color(e)
-            xs, ys = [p[0] for p in pts], [p[ri] for p in pts]
-            values += ys
-            ax.plot(xs, ys, color=color, marker="o", markersize=5, linewidth=1.6, label=e, zorder=3)
-            band = [p for p in pts if p[ci]]
-            if band:
-                lo, hi = [p[ci][0] for p in band], [p[ci][1] for p in band]
-                values += [v for v in lo + hi if v > 0]
-                ax.fill_between([p[0] for p in band], lo, hi, color=color, alpha=0.15, linewidth=0, zorder=2)
+        values = _ratio_curves(ax, g, engines, ri, ci)
         ax.axhline(1.0, color="#222222", linewidth=1.0, zorder=1)
         xscale = x_lengths(ax, all_x, "payload length (bytes)")
         noun = "time" if metric == "time" else "energy"
         yscale = y_values(ax, values, f"{noun} / {baseline}'s {noun}")
         scales.append((xscale, yscale))
-        lo_x, hi_x = all_x[0], all_x[-1]
-        marks = [r for r in g["rows"] if r[metric] and r[metric]["status"] in ("b-from", "a-from")
-                 and r[metric].get("resolved", True)]
-        for k, r in enumerate(marks):
-            v = r[metric]
-            color = engine_color(r["b"])
-            ilo, ihi = v["interval"]
-            ax.axvspan(ilo if ilo is not None else lo_x, ihi if ihi is not None else hi_x, color=color, alpha=0.08,
-                       linewidth=0, zorder=0)
-            ax.axvline(v["x"], color=color, linestyle=":", linewidth=1.6, zorder=2)
-            ax.annotate(f"{len3(v['x'])} B", xy=(v["x"], 0.98 - 0.08 * (k % 4)), xycoords=("data", "axes fraction"),
-                        xytext=(3, 0), textcoords="offset points", fontsize=SMALL_PT, color=color, va="top",
-                        ha="left")
+        _crossover_marks(ax, g, metric, all_x[0], all_x[-1])
         provs = ["measured", "modeled"] if metric == "time" else sorted(
             set(sum((r["energy_provenance"] for r in g["rows"] if r["energy"]), [])) | {"modeled"})
         tag(ax, provs)
@@ -204,6 +179,49 @@ def crossover_figure(run: dict, baseline: str, why: str, g: dict, ps: str, used:
     provs = ["measured", "modeled"]
     if energy:
         provs = sorted(set(provs) | set(sum((r["energy_provenance"] for r in g["rows"] if r["energy"]), [])))
+    cap = _crossover_caption(run, baseline, why, g, energy, scales[0], provs)
+    fig_id = unique_id(used, "-".join(x for x in ["crossover", g["op"], ps, run_suffix([run["id"]])] if x))
+    return Figure(fig_id, "crossover", title, cap, provs, fig)
+
+
+def _ratio_curves(ax, g: dict, engines: list[str], ri: int, ci: int) -> list[float]:
+    """One ratio line per engine (point field ri) with its 95 % band (field ci); returns every value
+    drawn, and 1, for the y scale."""
+    values = [1.0]
+    for e in engines:
+        pts = [p for p in g["curves"][e] if p[ri]]
+        if not pts:
+            continue
+        color = engine_color(e)
+        xs, ys = [p[0] for p in pts], [p[ri] for p in pts]
+        values += ys
+        ax.plot(xs, ys, color=color, marker="o", markersize=5, linewidth=1.6, label=e, zorder=3)
+        band = [p for p in pts if p[ci]]
+        if band:
+            lo, hi = [p[ci][0] for p in band], [p[ci][1] for p in band]
+            values += [v for v in lo + hi if v > 0]
+            ax.fill_between([p[0] for p in band], lo, hi, color=color, alpha=0.15, linewidth=0, zorder=2)
+    return values
+
+
+def _crossover_marks(ax, g: dict, metric: str, lo_x: float, hi_x: float) -> None:
+    """A dotted vertical at each resolved crossover length of the metric, its interval shaded."""
+    marks = [r for r in g["rows"] if r[metric] and r[metric]["status"] in ("b-from", "a-from")
+             and r[metric].get("resolved", True)]
+    for k, r in enumerate(marks):
+        v = r[metric]
+        color = engine_color(r["b"])
+        ilo, ihi = v["interval"]
+        ax.axvspan(ilo if ilo is not None else lo_x, ihi if ihi is not None else hi_x, color=color, alpha=0.08,
+                   linewidth=0, zorder=0)
+        ax.axvline(v["x"], color=color, linestyle=":", linewidth=1.6, zorder=2)
+        ax.annotate(f"{len3(v['x'])} B", xy=(v["x"], 0.98 - 0.08 * (k % 4)), xycoords=("data", "axes fraction"),
+                    xytext=(3, 0), textcoords="offset points", fontsize=SMALL_PT, color=color, va="top",
+                    ha="left")
+
+
+def _crossover_caption(run: dict, baseline: str, why: str, g: dict, energy: bool, scales: tuple,
+                       provs: list[str]) -> str:
     ns = [((c.get("result") or {}).get("n")) for c in run["cells"] if c["op"] == g["op"] and c["status"] == "ok"]
     cap = [f"Ratio of median times engine / {baseline} of {op_title(g['op'])} (parameters: {params_full(g['fixed'])}) "
            "against the payload length (measured), one line per engine; shaded bands: 95 % bootstrap interval of "
@@ -217,8 +235,7 @@ def crossover_figure(run: dict, baseline: str, why: str, g: dict, ps: str, used:
     nt = n_text(ns)
     if nt:
         cap.append(nt + ".")
-    cap.append(axes_text(*scales[0]))
+    cap.append(axes_text(*scales))
     cap.append(provenance_text(provs).capitalize() + " (measured ratios, modeled crossover lengths).")
     cap.append(runs_caption([run], [run["id"]]))
-    fig_id = unique_id(used, "-".join(x for x in ["crossover", g["op"], ps, run_suffix([run["id"]])] if x))
-    return Figure(fig_id, "crossover", title, " ".join(cap), provs, fig)
+    return " ".join(cap)

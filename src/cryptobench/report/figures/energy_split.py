@@ -1,5 +1,5 @@
-"""Energy split: 100 % stacked bars of each supply's share of the energy per operation (seed 003,
-figure 3)."""
+"""Energy split: 100 % stacked bars of each supply's share of the energy per operation (the ZHAW
+IoT study, figure 3)."""
 from __future__ import annotations
 
 import json
@@ -25,6 +25,29 @@ def energy_split_figure(run: dict, used: set) -> Figure | None:
     totals = [c["result"]["energy"].get("per_op_j")
               or sum(v.get("median_j") or 0 for v in c["result"]["energy"]["supplies"].values()) for c in cells]
     unit, scale = energy_unit(totals)
+    fig = new_figure(1.7 + 0.42 * len(cells))
+    ax = fig.add_subplot()
+    style_axes(ax)
+    ax.grid(False, axis="y")
+    ys = list(range(len(cells)))
+    _stacked_bars(ax, ys, cells, supplies)
+    ax.set_yticks(ys)
+    ax.set_yticklabels(_bar_labels(cells, totals, unit, scale), fontsize=TICK_PT)
+    ax.set_ylim(len(cells) - 0.5, -0.5)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("share of the energy per operation (%)", fontsize=LABEL_PT)
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=min(len(supplies), 5), fontsize=SMALL_PT,
+              frameon=False, title="supply", title_fontsize=SMALL_PT)
+    provs = sorted({c["result"]["energy"].get("provenance", "measured") for c in cells})
+    tag(ax, provs)
+    title = f"Energy split between supplies (run {run['id']})"
+    fig.suptitle(title, fontsize=TITLE_PT)
+    return Figure(unique_id(used, f"energy-split-{run_suffix([run['id']])}"), "energy-split", title,
+                  _split_caption(run, cells, supplies, unit, provs), provs, fig)
+
+
+def _bar_labels(cells: list[dict], totals: list[float], unit: str, scale: float) -> list[str]:
+    """Per cell: operation, the parameters that vary within the operation, engine and total energy."""
     by_op: dict = {}
     for c in cells:
         by_op.setdefault(c["op"], []).append(c["params"])
@@ -35,11 +58,11 @@ def energy_split_figure(run: dict, used: set) -> Figure | None:
         shown = varying or [k for k in c["params"] if k != "source"]
         ptxt = ", ".join(param_text(k, c["params"][k]) for k in shown)
         labels.append(f"{op_title(c['op'])}{' ' + ptxt if ptxt else ''} · {c['engine']} ({fmt_num(tot * scale)} {unit})")
-    fig = new_figure(1.7 + 0.42 * len(cells))
-    ax = fig.add_subplot()
-    style_axes(ax)
-    ax.grid(False, axis="y")
-    ys = list(range(len(cells)))
+    return labels
+
+
+def _stacked_bars(ax, ys: list[int], cells: list[dict], supplies: list[str]) -> None:
+    """One 100 % bar per cell, a segment per supply, its share printed where the segment is wide enough."""
     for si, name in enumerate(supplies):
         lefts, widths = [], []
         for c in cells:
@@ -53,20 +76,12 @@ def energy_split_figure(run: dict, used: set) -> Figure | None:
             if w >= 7:
                 ax.text(l + w / 2, y, f"{w:.1f} %", ha="center", va="center", fontsize=SMALL_PT,
                         color="white" if luminance(hex_rgb(color)) < 0.55 else "black", zorder=4)
-    ax.set_yticks(ys)
-    ax.set_yticklabels(labels, fontsize=TICK_PT)
-    ax.set_ylim(len(cells) - 0.5, -0.5)
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("share of the energy per operation (%)", fontsize=LABEL_PT)
-    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=min(len(supplies), 5), fontsize=SMALL_PT,
-              frameon=False, title="supply", title_fontsize=SMALL_PT)
-    provs = sorted({c["result"]["energy"].get("provenance", "measured") for c in cells})
-    tag(ax, provs)
-    title = f"Energy split between supplies (run {run['id']})"
-    fig.suptitle(title, fontsize=TITLE_PT)
+
+
+def _split_caption(run: dict, cells: list[dict], supplies: list[str], unit: str, provs: list[str]) -> str:
     n = [((c["result"]["energy"].get("stats") or {}).get("n")) for c in cells]
     cap = [f"Share of each supply ({', '.join(supplies)}) in the energy per operation, per operation and engine "
-           "(seed 003's figure 3: host MCU vs secure element); each supply's median energy per window as a "
+           "(the ZHAW IoT study's figure 3: host MCU vs secure element); each supply's median energy per window as a "
            f"percentage of their sum, printed where the segment is wide enough; in brackets the total energy per "
            f"operation ({unit}).",
            "Supply names are the trace's channel names."]
@@ -75,5 +90,4 @@ def energy_split_figure(run: dict, used: set) -> Figure | None:
         cap.append(nt + ".")
     cap.append(provenance_text(provs).capitalize() + ".")
     cap.append(runs_caption([run], [run["id"]]))
-    return Figure(unique_id(used, f"energy-split-{run_suffix([run['id']])}"), "energy-split", title, " ".join(cap),
-                  provs, fig)
+    return " ".join(cap)

@@ -1,5 +1,5 @@
 """The relative heat-map: engine / baseline ratio of medians per operation and parameters, log colour
-centred at 1 (seed 003, figure 2); and the baseline a run's relative figures use."""
+centred at 1 (the ZHAW IoT study, figure 2); and the baseline a run's relative figures use."""
 from __future__ import annotations
 
 import json
@@ -70,12 +70,40 @@ def heatmap_figure(run: dict, baseline: str, why: str, metric: str, used: set, c
     from matplotlib.colors import Normalize
     view = relative_view(run, baseline, cache)
     rkey = "time_ratio" if metric == "time" else "energy_ratio"
-    ckey = "time_ci95" if metric == "time" else "energy_ci95"
     rows = view["rows"]
     engines = [e for e in run_engines(run) if e != baseline
                and any(r["engine"] == e and r[rkey] is not None for r in rows)]
     if not engines:
         return None
+    keys, dropped, lookup = _heat_rows(rows, engines, rkey)
+    grid, texts, words, cis = _heat_cells(keys, engines, lookup, metric)
+    finite = np.abs(grid[np.isfinite(grid)])
+    lim = max(1, math.ceil(float(finite.max()) - 1e-9)) if finite.size else 1
+    cmap = matplotlib.colormaps["RdBu_r"].with_extremes(bad="#d9d9d9")
+    norm = Normalize(vmin=-lim, vmax=lim)
+    nr, nc = len(keys), len(engines)
+    width = min(14.0, max(WIDTH, 3.6 + 1.15 * nc + 1.2))
+    height = 1.6 + 0.32 * nr
+    fig = new_figure(height, width)
+    ax = fig.add_subplot()
+    im = _draw_grid(ax, grid, texts, engines, _row_labels(keys), cmap, norm)
+    noun = "time" if metric == "time" else "energy"
+    _log_colorbar(fig, im, ax, nr, lim, f"{noun} / {baseline}'s {noun} (log scale)")
+    if metric == "time":
+        provs = sorted({c["provenance"] for c in run["cells"] if c["status"] == "ok"}) or ["measured"]
+    else:
+        provs = sorted({r.get("energy_provenance") or "measured" for r in rows if r["energy_ratio"] is not None})
+    tag(ax, provs)
+    title = f"{noun.capitalize()} relative to {baseline} (run {run['id']})"
+    fig.suptitle(title, fontsize=TITLE_PT)
+    cap = _heat_caption(run, baseline, why, metric, lim, cis, words, dropped, provs)
+    fig_id = unique_id(used, f"heatmap-{noun}-{run_suffix([run['id']])}")
+    return Figure(fig_id, "heatmap", title, cap, provs, fig)
+
+
+def _heat_rows(rows: list[dict], engines: list[str], rkey: str) -> tuple[list, list, dict]:
+    """The heat-map's rows, (op, params key) in first-seen order: those with a ratio for some engine,
+    those without (left out), and per row the relative rows by engine."""
     order: list = []
     lookup: dict = {}
     for r in rows:
@@ -86,10 +114,17 @@ def heatmap_figure(run: dict, baseline: str, why: str, metric: str, used: set, c
         lookup[key][r["engine"]] = r
     keys = [k for k in order if any((lookup[k].get(e) or {}).get(rkey) is not None for e in engines)]
     dropped = [k for k in order if k not in keys]
-    labels = _row_labels(keys)
-    nr, nc = len(keys), len(engines)
-    grid = np.full((nr, nc), np.nan)
-    texts = [["—"] * nc for _ in range(nr)]
+    return keys, dropped, lookup
+
+
+def _heat_cells(keys: list, engines: list[str], lookup: dict, metric: str):
+    """Per cell: log10 of the ratio (NaN where none), its text, the words of the cells without a
+    ratio, and how many ratios have an interval."""
+    import numpy as np
+    rkey = "time_ratio" if metric == "time" else "energy_ratio"
+    ckey = "time_ci95" if metric == "time" else "energy_ci95"
+    grid = np.full((len(keys), len(engines)), np.nan)
+    texts = [["—"] * len(engines) for _ in keys]
     words = set()
     cis = 0
     for i, k in enumerate(keys):
@@ -108,14 +143,13 @@ def heatmap_figure(run: dict, baseline: str, why: str, metric: str, used: set, c
             grid[i, j] = math.log10(r[rkey])
             texts[i][j] = fmt_ratio(r[rkey])
             cis += 1 if r.get(ckey) else 0
-    finite = np.abs(grid[np.isfinite(grid)])
-    lim = max(1, math.ceil(float(finite.max()) - 1e-9)) if finite.size else 1
-    cmap = matplotlib.colormaps["RdBu_r"].with_extremes(bad="#d9d9d9")
-    norm = Normalize(vmin=-lim, vmax=lim)
-    width = min(14.0, max(WIDTH, 3.6 + 1.15 * nc + 1.2))
-    height = 1.6 + 0.32 * nr
-    fig = new_figure(height, width)
-    ax = fig.add_subplot()
+    return grid, texts, words, cis
+
+
+def _draw_grid(ax, grid, texts: list[list[str]], engines: list[str], labels: list[str], cmap, norm):
+    """The coloured cells with their texts, engines on top and rows on the left; returns the image."""
+    import numpy as np
+    nr, nc = grid.shape
     im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
     ax.set_xticks(range(nc))
     ax.set_xticklabels(engines, fontsize=TICK_PT, rotation=30 if nc > 5 else 0, ha="left" if nc > 5 else "center")
@@ -138,24 +172,26 @@ def heatmap_figure(run: dict, baseline: str, why: str, metric: str, used: set, c
             else:
                 color, size = "#333333", 8 if len(texts[i][j]) > 8 else TICK_PT
             ax.text(j, i, texts[i][j], ha="center", va="center", fontsize=size, color=color)
-    noun = "time" if metric == "time" else "energy"
+    return im
+
+
+def _log_colorbar(fig, im, ax, nr: int, lim: int, label: str) -> None:
+    """The colour bar, one tick per decade from 10^-lim to 10^lim."""
     bar = fig.colorbar(im, ax=ax, shrink=min(1.0, max(0.35, 8.0 / max(nr, 1))), aspect=20, pad=0.02)
     ticks = list(range(-lim, lim + 1))
     bar.set_ticks(ticks)
     bar.set_ticklabels([f"×{10.0 ** t:g}" for t in ticks])
     bar.ax.tick_params(labelsize=TICK_PT)
-    bar.set_label(f"{noun} / {baseline}'s {noun} (log scale)", fontsize=LABEL_PT)
-    if metric == "time":
-        provs = sorted({c["provenance"] for c in run["cells"] if c["status"] == "ok"}) or ["measured"]
-    else:
-        provs = sorted({r.get("energy_provenance") or "measured" for r in rows if r["energy_ratio"] is not None})
-    tag(ax, provs)
-    title = f"{noun.capitalize()} relative to {baseline} (run {run['id']})"
-    fig.suptitle(title, fontsize=TITLE_PT)
+    bar.set_label(label, fontsize=LABEL_PT)
+
+
+def _heat_caption(run: dict, baseline: str, why: str, metric: str, lim: int, cis: int, words: set,
+                  dropped: list, provs: list[str]) -> str:
+    noun = "time" if metric == "time" else "energy"
     ns = [((c.get("result") or {}).get("n")) for c in run["cells"] if c["status"] == "ok"]
     ks = [((c.get("result") or {}).get("k")) for c in run["cells"] if c["status"] == "ok"]
     cap = [f"Ratio of medians, engine / {baseline}, of the {noun} per operation, per operation and parameters "
-           f"(rows) and engine (columns), as seed 003's figure 2 divides the secure elements by the on-chip "
+           f"(rows) and engine (columns), as the ZHAW IoT study's figure 2 divides the secure elements by the on-chip "
            f"engine: above 1 (red) the engine takes {'longer' if metric == 'time' else 'more energy'} than "
            f"{baseline}, below 1 (blue) {'less time' if metric == 'time' else 'less'}. Colour on a log scale centred "
            f"at 1, symmetric over ±{lim} decade{'s' if lim > 1 else ''}; each cell's ratio rounded to 3 significant "
@@ -174,5 +210,4 @@ def heatmap_figure(run: dict, baseline: str, why: str, metric: str, used: set, c
             cap.append(nt + " (each cell a ratio of two medians).")
     cap.append(provenance_text(provs).capitalize() + ".")
     cap.append(runs_caption([run], [run["id"]]))
-    fig_id = unique_id(used, f"heatmap-{noun}-{run_suffix([run['id']])}")
-    return Figure(fig_id, "heatmap", title, " ".join(cap), provs, fig)
+    return " ".join(cap)

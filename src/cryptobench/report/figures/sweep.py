@@ -1,5 +1,5 @@
 """Duration, energy and cycles per operation vs payload length, a line per engine (or library), 95 % CI
-bands shaded (seed 000, figures 2-9; cycles: seed 002's chart)."""
+bands shaded (the TI CC13x2/CC26x2 report, figures 2-9; cycles: the Cifra AEAD study's chart)."""
 from __future__ import annotations
 
 import math
@@ -43,20 +43,61 @@ def _sweep_figure(g: Group, runs: list[dict], metric: str, fig_id: str, publishe
     payload = bool(op and op.payload)
     xlabel = "payload length (bytes)" if payload or not op else "bytes per request"
     points = [p for s in g.series for p in s.points]
-    if metric == "time":
-        ys = [p.y for p in points if p.y > 0]
-        unit, scale = pick_unit([math.sqrt(min(ys) * max(ys))] if ys else [])
-        ylabel, what = f"duration per operation ({unit})", "Median time per operation"
-    elif metric == "energy":
-        ys = [p.y for p in points if p.y > 0]
-        unit, scale = energy_unit([math.sqrt(min(ys) * max(ys))] if ys else [])
-        ylabel, what = f"energy per operation ({unit})", "Energy per operation"
-    else:
-        unit, scale = "cycles", 1.0
-        ylabel, what = "cycles per operation", "Median cycles per operation"
+    unit, scale, ylabel, what = _y_unit(points, metric)
     fig = new_figure(4.6)
     ax = fig.add_subplot()
     style_axes(ax)
+    values, any_band, zero_band = _series_lines(ax, g, scale)
+    values += _published(ax, published, scale)
+    xscale = x_lengths(ax, g.xs, xlabel)
+    yscale = y_values(ax, values, ylabel)
+    provs = sorted({p for s in g.series for p in s.provenance} | ({"published"} if published else set()))
+    tag(ax, provs)
+    legend(ax, len(g.series) + len(published), "library" if metric == "cycles" else "engine")
+    short = params_short(g.op, g.fixed)
+    noun = {"time": "duration", "energy": "energy", "cycles": "cycles"}[metric]
+    title = f"{op_title(g.op)}: {noun} vs {'payload length' if payload or not op else 'bytes per request'}" + (
+        f" ({short})" if short else "")
+    fig.suptitle(title, fontsize=TITLE_PT)
+    multi = len(g.runs) > 1
+    cap = [f"{what} of {op_title(g.op)} (parameters: {params_full(g.fixed)}) against the "
+           f"{'payload length' if payload or not op else 'bytes per request'}, one line per "
+           f"{'library' if metric == 'cycles' else 'engine'}{' and run' if multi else ''}; markers at the measured "
+           f"lengths ({', '.join(fmt_len(x) for x in g.xs)} B)."]
+    cap += _metric_notes(g, runs, metric, provs)
+    cap.append(_band_note(any_band, zero_band))
+    nt = n_text([p.n for p in points], [p.k for p in points] if metric != "energy" else None,
+                "windows" if metric == "energy" else "samples")
+    if nt:
+        cap.append(nt + ".")
+    cap.append(axes_text(xscale, yscale))
+    for t in (flag_text(points), omitted_text(g.omitted)):
+        if t:
+            cap.append(t)
+    if published:
+        cap.append(_published_caption(published))
+    cap.append(provenance_text(provs).capitalize() + ".")
+    cap.append(runs_caption(runs, g.runs))
+    return Figure(fig_id, METRIC_KIND[metric], title, " ".join(cap), provs, fig)
+
+
+def _y_unit(points: list, metric: str) -> tuple[str, float, str, str]:
+    """(unit, scale from the stored unit, y label, what the caption calls the values) for a metric;
+    time and energy in a unit that suits the points' geometric middle."""
+    if metric == "time":
+        ys = [p.y for p in points if p.y > 0]
+        unit, scale = pick_unit([math.sqrt(min(ys) * max(ys))] if ys else [])
+        return unit, scale, f"duration per operation ({unit})", "Median time per operation"
+    if metric == "energy":
+        ys = [p.y for p in points if p.y > 0]
+        unit, scale = energy_unit([math.sqrt(min(ys) * max(ys))] if ys else [])
+        return unit, scale, f"energy per operation ({unit})", "Energy per operation"
+    return "cycles", 1.0, "cycles per operation", "Median cycles per operation"
+
+
+def _series_lines(ax, g: Group, scale: float) -> tuple[list[float], bool, bool]:
+    """A line per series with its 95 % band shaded; returns the values drawn, whether some band has
+    a width and whether some band has none."""
     any_band, zero_band = False, False
     values = []
     for s in g.series:
@@ -75,22 +116,12 @@ def _sweep_figure(g: Group, runs: list[dict], metric: str, fig_id: str, publishe
                 ax.fill_between([p.x for p in band], lo, hi, color=color, alpha=0.18, linewidth=0, zorder=2)
             else:
                 zero_band = True
-    values += _published(ax, published, scale)
-    xscale = x_lengths(ax, g.xs, xlabel)
-    yscale = y_values(ax, values, ylabel)
-    provs = sorted({p for s in g.series for p in s.provenance} | ({"published"} if published else set()))
-    tag(ax, provs)
-    legend(ax, len(g.series) + len(published), "library" if metric == "cycles" else "engine")
-    short = params_short(g.op, g.fixed)
-    noun = {"time": "duration", "energy": "energy", "cycles": "cycles"}[metric]
-    title = f"{op_title(g.op)}: {noun} vs {'payload length' if payload or not op else 'bytes per request'}" + (
-        f" ({short})" if short else "")
-    fig.suptitle(title, fontsize=TITLE_PT)
-    multi = len(g.runs) > 1
-    cap = [f"{what} of {op_title(g.op)} (parameters: {params_full(g.fixed)}) against the "
-           f"{'payload length' if payload or not op else 'bytes per request'}, one line per "
-           f"{'library' if metric == 'cycles' else 'engine'}{' and run' if multi else ''}; markers at the measured "
-           f"lengths ({', '.join(fmt_len(x) for x in g.xs)} B)."]
+    return values, any_band, zero_band
+
+
+def _metric_notes(g: Group, runs: list[dict], metric: str, provs: list[str]) -> list[str]:
+    """Caption sentences on where cycles come from, or how energy was measured or modeled."""
+    cap = []
     if metric == "cycles":
         counters = sorted({(((c.get("result") or {}).get("cycles") or {}).get("counter") or "?") for r in runs
                            if r["id"] in g.runs for c in r["cells"] if c["op"] == g.op})
@@ -104,27 +135,17 @@ def _sweep_figure(g: Group, runs: list[dict], metric: str, fig_id: str, publishe
                        "active current.")
         if methods:
             cap.append("Method: " + "; ".join(m.rstrip(".") for m in methods[:2]) + ".")
+    return cap
+
+
+def _band_note(any_band: bool, zero_band: bool) -> str:
     if any_band:
-        cap.append("Shaded bands: 95 % confidence interval of the median" + (
-            " (zero width where the samples are identical, e.g. a deterministic simulation)." if zero_band else "."))
-    elif zero_band:
-        cap.append("The 95 % confidence intervals have zero width (identical samples, e.g. a deterministic "
-                   "simulation), so no band is drawn.")
-    else:
-        cap.append("No confidence intervals stored for these points.")
-    nt = n_text([p.n for p in points], [p.k for p in points] if metric != "energy" else None,
-                "windows" if metric == "energy" else "samples")
-    if nt:
-        cap.append(nt + ".")
-    cap.append(axes_text(xscale, yscale))
-    for t in (flag_text(points), omitted_text(g.omitted)):
-        if t:
-            cap.append(t)
-    if published:
-        cap.append(_published_caption(published))
-    cap.append(provenance_text(provs).capitalize() + ".")
-    cap.append(runs_caption(runs, g.runs))
-    return Figure(fig_id, METRIC_KIND[metric], title, " ".join(cap), provs, fig)
+        return "Shaded bands: 95 % confidence interval of the median" + (
+            " (zero width where the samples are identical, e.g. a deterministic simulation)." if zero_band else ".")
+    if zero_band:
+        return ("The 95 % confidence intervals have zero width (identical samples, e.g. a deterministic "
+                "simulation), so no band is drawn.")
+    return "No confidence intervals stored for these points."
 
 
 def sweep_figures(runs: list[dict], metric: str, used: set, references: list | tuple = ()) -> list[Figure]:
