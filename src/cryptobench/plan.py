@@ -18,39 +18,9 @@ def build_plan(suite: Suite | None, *, engines: list[str] | None = None, ops: li
     """The list of comparison groups to run: each an (op, params) and the engines that take part.
     Every option is by name; None takes the suite's value, then the default. `sampling` (host runs):
     budget_s, precision (a fraction), processes, seed."""
-    sampling = sampling or {}
-    param_overrides = param_overrides or {}
-    chosen = engines or (suite.engines if suite and suite.engines else None)
-    groups = []
-    if suite is not None:
-        benches = suite.benches
-        if ops:
-            benches = [b for b in benches if b.op in ops]
-            missing = [o for o in ops if o not in {b.op for b in suite.benches}]
-            if missing:
-                raise UsageError(f"--op: suite '{suite.name}' has no '{missing[0]}'; it has: "
-                                 + ", ".join(dict.fromkeys(b.op for b in suite.benches)))
-        for b in benches:
-            groups.append({"op": b.op, "params": dict(b.params), "table": b.table,
-                           "bench_engines": b.engines, "repeat": b.repeat, "warmup": b.warmup,
-                           "min_time": b.min_time, "single": b.single})
-    else:
-        for op_id in ops or []:
-            op = get_op(op_id)
-            groups.append({"op": op.id, "params": resolve_params(op, {}, "--op"), "table": "",
-                           "bench_engines": None, "repeat": None, "warmup": None, "min_time": None,
-                           "single": False})
-    if param_overrides:
-        groups = _apply_overrides(groups, param_overrides)
-    # drop duplicate groups that overrides may create, keeping order
-    seen, unique = set(), []
+    groups = _unique(_apply_overrides(_groups(suite, ops), param_overrides or {}))
+    all_engines = engines or (suite.engines if suite and suite.engines else None) or list(DEFAULT_ENGINES)
     for g in groups:
-        key = cell_key(g["op"], g["params"], "")
-        if key not in seen:
-            seen.add(key)
-            unique.append(g)
-    all_engines = chosen or list(DEFAULT_ENGINES)
-    for g in unique:
         g["engines"] = [e for e in all_engines if g["bench_engines"] is None or e in g["bench_engines"]]
     return {
         "suite": suite.name if suite else None,
@@ -58,28 +28,62 @@ def build_plan(suite: Suite | None, *, engines: list[str] | None = None, ops: li
         "source": suite.source if suite else "",
         "baseline": baseline or (suite.baseline if suite else None),
         "relative": bool(suite.relative) if suite else False,
-        "options": {
-            "repeat": repeat if repeat is not None else (suite.repeat if suite else 20),
-            "warmup": warmup if warmup is not None else (suite.warmup if suite else 2),
-            "min_time": min_time if min_time is not None else (suite.min_time if suite else 0.001),
-            "budget_s": sampling.get("budget_s") or (suite.budget if suite and suite.budget else DEFAULT_BUDGET_S),
-            "precision": sampling.get("precision") or (suite.precision / 100 if suite and suite.precision
-                                                        else DEFAULT_PRECISION),
-            "processes": sampling.get("processes") or PROCESSES,
-            "per_visit": PER_VISIT,
-            "seed": sampling.get("seed"),
-            "engines": all_engines,
-            "single": single,
-            # the options given on the command line, which override each bench's own repeat or min_time
-            "overrides": [name for name, value in (("repeat", repeat), ("min_time", min_time)) if value is not None],
-            # a fixed n: --repeat, or a suite that gives its study's n and no budget or precision
-            "fixed_samples": repeat is not None or bool(suite and suite.repeat_set and not suite.budget
-                                                         and not suite.precision and not sampling.get("budget_s")
-                                                         and not sampling.get("precision")),
-        },
-        "groups": [g for g in unique if g["engines"]],
-        "skipped_groups": [f"{g['op']} ({', '.join(g['bench_engines'])} only)" for g in unique
+        "options": _options(suite, all_engines, repeat, min_time, warmup, single, sampling or {}),
+        "groups": [g for g in groups if g["engines"]],
+        "skipped_groups": [f"{g['op']} ({', '.join(g['bench_engines'])} only)" for g in groups
                            if not g["engines"]],
+    }
+
+
+def _groups(suite: Suite | None, ops: list[str] | None) -> list[dict]:
+    """The suite's benches (those of `ops` only, when given), or each op with its defaults."""
+    if suite is None:
+        return [{"op": op.id, "params": resolve_params(op, {}, "--op"), "table": "", "bench_engines": None,
+                 "repeat": None, "warmup": None, "min_time": None, "single": False}
+                for op in (get_op(op_id) for op_id in ops or [])]
+    benches = suite.benches
+    if ops:
+        benches = [b for b in benches if b.op in ops]
+        missing = [o for o in ops if o not in {b.op for b in suite.benches}]
+        if missing:
+            raise UsageError(f"--op: suite '{suite.name}' has no '{missing[0]}'; it has: "
+                             + ", ".join(dict.fromkeys(b.op for b in suite.benches)))
+    return [{"op": b.op, "params": dict(b.params), "table": b.table, "bench_engines": b.engines,
+             "repeat": b.repeat, "warmup": b.warmup, "min_time": b.min_time, "single": b.single} for b in benches]
+
+
+def _unique(groups: list[dict]) -> list[dict]:
+    """Without the duplicate groups that parameter overrides may create, in order."""
+    seen, unique = set(), []
+    for g in groups:
+        key = cell_key(g["op"], g["params"], "")
+        if key not in seen:
+            seen.add(key)
+            unique.append(g)
+    return unique
+
+
+def _options(suite: Suite | None, engines: list[str], repeat: int | None, min_time: float | None,
+             warmup: int | None, single: bool, sampling: dict) -> dict:
+    """The plan's options: the command line's, else the suite's, else the defaults."""
+    return {
+        "repeat": repeat if repeat is not None else (suite.repeat if suite else 20),
+        "warmup": warmup if warmup is not None else (suite.warmup if suite else 2),
+        "min_time": min_time if min_time is not None else (suite.min_time if suite else 0.001),
+        "budget_s": sampling.get("budget_s") or (suite.budget if suite and suite.budget else DEFAULT_BUDGET_S),
+        "precision": sampling.get("precision") or (suite.precision / 100 if suite and suite.precision
+                                                    else DEFAULT_PRECISION),
+        "processes": sampling.get("processes") or PROCESSES,
+        "per_visit": PER_VISIT,
+        "seed": sampling.get("seed"),
+        "engines": engines,
+        "single": single,
+        # the options given on the command line, which override each bench's own repeat or min_time
+        "overrides": [name for name, value in (("repeat", repeat), ("min_time", min_time)) if value is not None],
+        # a fixed n: --repeat, or a suite that gives its study's n and no budget or precision
+        "fixed_samples": repeat is not None or bool(suite and suite.repeat_set and not suite.budget
+                                                     and not suite.precision and not sampling.get("budget_s")
+                                                     and not sampling.get("precision")),
     }
 
 

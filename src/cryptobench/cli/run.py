@@ -132,8 +132,31 @@ def _mcu_plan(args) -> dict:
 
 def run(args, out) -> int:
     from ..harness import configured_reply_timeout_s
-    from ..plan import build_plan
     configured_reply_timeout_s()       # a bad CRYPTOBENCH_REPLY_TIMEOUT_S stops the run before any harness starts
+    _check_combinations(args)
+    if not args.resume and args.target != "host":
+        plan = _labelled(_mcu_plan(args), args.label)
+        store = Store(args.db)          # opened once the plan stands: bad options create no database
+        return _finish(store, _execute(store, plan, None, quiet=args.quiet), args, out)
+    if args.resume:
+        store = Store(args.db)
+        run_id, plan = _resumed(store, args.resume)
+    else:
+        run_id, plan = None, _labelled(_host_plan(args), args.label)
+        store = Store(args.db)
+    if args.relative_to and args.relative_to not in plan["options"]["engines"]:
+        raise UsageError(f"--relative-to: '{args.relative_to}' is not one of this run's engines: "
+                         + ", ".join(plan["options"]["engines"]))
+    if not harness_path().exists():
+        sys.stderr.write(f"building the host harness ({harness_path()}) …\n")
+        build_harness()
+    for note in plan.get("skipped_groups", []):
+        sys.stderr.write(f"note: not planned for the selected engines: {note}\n")
+    return _finish(store, _execute(store, plan, run_id, quiet=args.quiet), args, out)
+
+
+def _check_combinations(args) -> None:
+    """Options that exclude each other, refused before anything starts."""
     if args.energy and args.target != "host":
         raise UsageError("--energy measures host energy meters; it applies to --target host only")
     if args.energy and args.resume:
@@ -146,59 +169,51 @@ def run(args, out) -> int:
         get_engine(args.relative_to, "--relative-to")
     if args.label and args.resume:
         raise UsageError("--label with --resume: a resumed run keeps its own label")
-    if not args.resume and args.target != "host":
-        plan = _mcu_plan(args)
-        if args.label:
-            plan["label"] = args.label
-        store = Store(args.db)
-        rid = _execute(store, plan, None, quiet=args.quiet)
-        return _finish(store, rid, args, out)
-    if args.resume:
-        store = Store(args.db)
-        run_id = store.resolve_run_id(args.resume)
-        stored = store.load_run(run_id)
-        if stored["status"] == "complete":
-            raise UsageError(f"run {run_id} is already complete; nothing to resume")
-        plan = stored["plan"]
-    else:
-        engines = [get_engine(e).name for e in args.engine] if args.engine else None
-        ops = [get_op(o).id for o in args.op] if args.op else None
-        suite = load_suite(args.suite or "default") if (args.suite or not ops) else None
-        if args.baseline:
-            get_engine(args.baseline, "--baseline")
-        for flag, value in (("--repeat", args.repeat), ("--warmup", args.warmup)):
-            if value is not None and value < (1 if flag == "--repeat" else 0):
-                raise UsageError(f"{flag}: must be {'>= 1' if flag == '--repeat' else '>= 0'}, got {value}")
-        if args.min_time is not None and args.min_time < 0:
-            raise UsageError(f"--min-time: must be >= 0 seconds, got {args.min_time}")
-        counts = None
-        if args.parallel is not None:
-            from ..scaling import parse_parallel
-            counts = parse_parallel(args.parallel)
-        plan = build_plan(suite, engines=engines, ops=ops, param_overrides=split_params(args.param),
-                          repeat=args.repeat, min_time=args.min_time, warmup=args.warmup, baseline=args.baseline,
-                          single=args.single, sampling=_sampling_options(args))
-        if counts:
-            from ..scaling import expand_plan
-            plan = expand_plan(plan, counts)
-        if args.energy:
-            plan["options"].update(energy=args.energy, energy_windows=5)
-        run_id = None
-        if not plan["groups"]:
-            raise UsageError("nothing to run: no selected operation applies to the selected engines")
-        if args.label:
-            plan["label"] = args.label
-        store = Store(args.db)
-    if args.relative_to and args.relative_to not in plan["options"]["engines"]:
-        raise UsageError(f"--relative-to: '{args.relative_to}' is not one of this run's engines: "
-                         + ", ".join(plan["options"]["engines"]))
-    if not harness_path().exists():
-        sys.stderr.write(f"building the host harness ({harness_path()}) …\n")
-        build_harness()
-    for note in plan.get("skipped_groups", []):
-        sys.stderr.write(f"note: not planned for the selected engines: {note}\n")
-    runner_run_id = _execute(store, plan, run_id, quiet=args.quiet)
-    return _finish(store, runner_run_id, args, out)
+
+
+def _labelled(plan: dict, label: str | None) -> dict:
+    if label:
+        plan["label"] = label
+    return plan
+
+
+def _resumed(store: Store, ref: str) -> tuple[int, dict]:
+    """The run --resume names and its stored plan; a complete run is refused."""
+    run_id = store.resolve_run_id(ref)
+    stored = store.load_run(run_id)
+    if stored["status"] == "complete":
+        raise UsageError(f"run {run_id} is already complete; nothing to resume")
+    return run_id, stored["plan"]
+
+
+def _host_plan(args) -> dict:
+    """A new host run's plan from the suite and the options, checked."""
+    from ..plan import build_plan
+    engines = [get_engine(e).name for e in args.engine] if args.engine else None
+    ops = [get_op(o).id for o in args.op] if args.op else None
+    suite = load_suite(args.suite or "default") if (args.suite or not ops) else None
+    if args.baseline:
+        get_engine(args.baseline, "--baseline")
+    for flag, value in (("--repeat", args.repeat), ("--warmup", args.warmup)):
+        if value is not None and value < (1 if flag == "--repeat" else 0):
+            raise UsageError(f"{flag}: must be {'>= 1' if flag == '--repeat' else '>= 0'}, got {value}")
+    if args.min_time is not None and args.min_time < 0:
+        raise UsageError(f"--min-time: must be >= 0 seconds, got {args.min_time}")
+    counts = None
+    if args.parallel is not None:
+        from ..scaling import parse_parallel
+        counts = parse_parallel(args.parallel)
+    plan = build_plan(suite, engines=engines, ops=ops, param_overrides=split_params(args.param),
+                      repeat=args.repeat, min_time=args.min_time, warmup=args.warmup, baseline=args.baseline,
+                      single=args.single, sampling=_sampling_options(args))
+    if counts:
+        from ..scaling import expand_plan
+        plan = expand_plan(plan, counts)
+    if args.energy:
+        plan["options"].update(energy=args.energy, energy_windows=5)
+    if not plan["groups"]:
+        raise UsageError("nothing to run: no selected operation applies to the selected engines")
+    return plan
 
 
 def _sampling_options(args) -> dict:

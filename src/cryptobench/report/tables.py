@@ -307,15 +307,19 @@ def conditions_lines(run: dict, impr_legend: bool = True) -> list[str]:
     return ([f"label: {label}"] if label else []) + lines
 
 
+def _trace_lines(run: dict, t: dict) -> list[str]:
+    """The conditions of a run imported from an energy trace."""
+    return [f"run {run['id']} ({run['status']}) · energy from a {t['format']} trace: {t['path']}",
+            f"sample period {t.get('sample_period_s')} s · channels {', '.join(t.get('channels', []))} · "
+            "windows from the marker's rising to falling edges; energy Σ V·I·Δt per window; provenance: measured",
+            *_capture_lines(t.get("capture")),
+            *[f"warning: {w}" for w in t.get("warnings", [])]]
+
+
 def _conditions_lines(run: dict, impr_legend: bool) -> list[str]:
     cond = run["conditions"]
     if "trace" in cond:
-        t = cond["trace"]
-        return [f"run {run['id']} ({run['status']}) · energy from a {t['format']} trace: {t['path']}",
-                f"sample period {t.get('sample_period_s')} s · channels {', '.join(t.get('channels', []))} · "
-                "windows from the marker's rising to falling edges; energy Σ V·I·Δt per window; provenance: measured",
-                *_capture_lines(t.get("capture")),
-                *[f"warning: {w}" for w in t.get("warnings", [])]]
+        return _trace_lines(run, cond["trace"])
     if "target" in cond:
         cpu = cond.get("host", {}).get("cpu", {})
         return ([f"run {run['id']} ({run['status']}) · suite {run['suite'] or '(ad hoc)'} · {run['created']} · "

@@ -188,6 +188,7 @@ class McuTarget:
             if self.progress:
                 self.progress({"op": op, "params": {"library": recipe.name}}, "end", len(items))
 
+    # long: one operation's firmware cycle (build, run, check on the host, store each cell) in the order it happens
     def _run_op(self, run_id, recipe, builder, empty, op, items) -> None:
         save = lambda i, g, *a, **k: self.store.save_cell(run_id, self._seq(i, recipe.name),
                                                           self._cell(g, recipe.name, *a, **k))
