@@ -347,17 +347,7 @@ def test_energy_parallel_and_microcontroller_columns(tmp_path):
               "avg_power_w": 1.1, "energy_per_byte_j": 7.5e-11, "mJ_per_Mb": 0.0094, "fom": 12.0,
               "supplies": {"main": {"median_j": 1e-7, "share_pct": 30.0}}}
     _stored_run(db, [_energy_cell(1e-6, energy)])
-    # a scaling cell
-    params = {"bytes": 1024, "parallel": 2}
-    samples = _samples(2e-6, 6)
-    result = derive("sha256", params, samples, {"counter": "tsc"}, False)
-    result["parallel"] = {"n": 2, "cpus": [0, 1], "oversubscribed": False, "pinned": True, "unit": "bytes",
-                          "units_per_op": 1024.0, "rounds": 3, "overhead_ns": 50000, "exec_time_s": 0.2,
-                          "aggregate": 9.9e8, "aggregate_ci95": [9.5e8, 1.01e9], "per_core": 4.95e8,
-                          "efficiency": 0.9, "efficiency_ci95": [0.85, 0.95], "flags": ["smt-siblings"]}
-    _stored_run(db, [{"op": "sha256", "params": params, "engine": "openssl-hw", "target": "host",
-                      "provenance": "measured", "status": "ok", "kat": "pass", "detail": "", "samples": samples,
-                      "result": result}])
+    _stored_run(db, [_parallel_cell()])           # a scaling cell
     # a simulated microcontroller cell
     mcu_cond = {"host": {"cpu": {"model": "Host CPU"}},
                 "target": {"kind": "sim", "board": "sim-ideal", "core": "cortex-m4", "device": "stm32f4",

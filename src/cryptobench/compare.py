@@ -4,7 +4,6 @@ ratio yours / published and, where both sides give a clock, per-cycle figures. P
 with no matching cell, and cells with no published row, are listed, never hidden."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from .catalog import OPS
 from .references import Reference, Row
@@ -28,12 +27,6 @@ USER_VALUE = {
     "code_size": (lambda r: (r.get("code_size") or {}).get("flash_bytes"), "B"),
     "rsd": (lambda r: (r.get("time_s") or {}).get("rsd_pct"), "%"),
 }
-
-
-@dataclass
-class Match:
-    row: Row
-    cells: dict          # engine -> user's value (canonical unit) or None
 
 
 def _matches(row: Row, cell: dict) -> bool:

@@ -11,7 +11,7 @@ from ..errors import UsageError
 from ..files import write_atomic
 
 __all__ = ["OneLineParser", "add_db", "add_format", "add_runs", "add_param", "split_params", "resolve_runs",
-           "resolve_one_run", "console_for", "is_tty", "write_atomic", "note"]
+           "resolve_one_run", "console_for", "stderr_console", "is_tty", "write_atomic", "note"]
 
 RUN_REF_HELP = "run ids, 'latest', or ranges such as 3-7 (either end may be 'latest')"
 
@@ -97,6 +97,12 @@ def console_for(out):
     one factory, report.table.console_for, that every table is printed with)."""
     from ..report.table import console_for as make
     return make(out)
+
+
+def stderr_console():
+    """The console progress bars and run logs go to: stderr, so the command's output stays clean."""
+    from rich.console import Console
+    return Console(stderr=True)
 
 
 def is_tty(stream) -> bool:
