@@ -74,15 +74,18 @@ def test_killed_run_keeps_samples_and_resumes(tmp_path, harness):
 def test_ctrl_c_marks_the_run_interrupted_and_keeps_the_rounds(tmp_path, harness):
     db = tmp_path / "db.sqlite"
     args = [sys.executable, "-m", "cryptobench.cli", "run", "--op", "sha256", "--param",
-            "bytes=16,32,64,128,256,512,1024,2048", "--engine", "openssl-hw", "--budget", "600",
+            "bytes=16,32,64,128,256,512,1024,2048", "--engine", "openssl-hw", "--budget", "120",
             "--precision", "0.001", "--db", str(db), "--quiet"]
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+    # Ctrl-C reaches a process only where SIGINT is not ignored: a suite started in the background of a
+    # non-interactive shell hands SIG_IGN down, and Python then leaves it so; the run gets the default back
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     while len(_partial(db)) < 8 and proc.poll() is None:
         time.sleep(0.05)
     ended_by_itself = proc.poll() is not None
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate()
-    # a run with a 600 s budget and a precision it cannot reach ends only when interrupted
+    # a run with a 120 s budget and a precision it cannot reach ends only when interrupted
     assert not ended_by_itself, f"the run ended (code {proc.returncode}) before it was interrupted: {err[-2000:]}"
     assert proc.returncode == 130, err[-2000:]
     assert "--resume" in err
