@@ -106,3 +106,13 @@ def test_the_plan_chooses_its_target_in_one_place():
     assert isinstance(target_for(mcu), McuTarget)
     with pytest.raises(UsageError, match="nothing to resume"):
         target_for({"kind": "trace", "options": {}, "groups": []})
+
+
+def test_an_imported_trace_is_a_target_that_yields_its_cells(tmp_path):
+    from cryptobench.targets.trace import TraceTarget
+    store = Store(tmp_path / "r.sqlite")
+    group = PLAN["groups"][0]
+    trace = {"path": "t.csv", "format": "generic-csv", "sample_period_s": 1e-5, "channels": ["I"]}
+    run = store.load_run(Runner(store, {**PLAN, "kind": "trace"}, TraceTarget([_cell(group)], trace)).run())
+    assert run["status"] == "complete" and [c["params"] for c in run["cells"]] == [group["params"]]
+    assert run["conditions"]["trace"] == trace and "os" in run["conditions"]["host"]

@@ -234,8 +234,9 @@ def _store_in_run(args, out, imported: dict, trace_info: dict) -> int:
 def _store_as_run(args, op, info, imported: dict, trace_info: dict) -> int:
     """The windows stored as a new run with one cell: --op with --param, on engine --engine."""
     from ..catalog import resolve_params
-    from ..conditions import host_conditions
     from ..energy.importer import as_cell
+    from ..runner import Runner
+    from ..targets.trace import TraceTarget
     windows = imported["windows"]
     if not len(windows):
         raise UsageError(f"{args.file}: no windows to store")
@@ -244,9 +245,8 @@ def _store_as_run(args, op, info, imported: dict, trace_info: dict) -> int:
     store = Store(args.db)
     plan = {"suite": None, "baseline": None, "options": {"engines": [args.engine], "repeat": len(windows)},
             "groups": [{"op": op.id, "params": params, "engines": [args.engine]}], "kind": "trace"}
-    run_id = store.create_run(None, plan, {"host": host_conditions(), "trace": trace_info})
-    store.save_cell(run_id, 0, cell)
-    store.set_status(run_id, "complete")
+    # the same lifecycle as a measured run: the trace is a target that yields its cells
+    run_id = Runner(store, plan, TraceTarget([cell], trace_info)).run()
     _write_json(args, store, run_id)
     sys.stderr.write(f"stored as run {run_id} in {store.path}\n")
     return 0
