@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 
 from ..errors import UsageError
 from ..files import write_atomic
+from ..report.table import console_for  # the one console every table is printed on
 
 __all__ = ["OneLineParser", "add_db", "add_format", "add_runs", "add_param", "split_params", "resolve_runs",
-           "resolve_one_run", "console_for", "stderr_console", "is_tty", "write_atomic", "note"]
+           "resolve_one_run", "console_for", "stderr_console", "is_tty", "write_atomic"]
 
 RUN_REF_HELP = "run ids, 'latest', or ranges such as 3-7 (either end may be 'latest')"
 
@@ -92,13 +92,6 @@ def resolve_one_run(store, ref: str, what: str = "run") -> int:
 
 
 # ------------------------------------------------------------------------------ console, output
-def console_for(out):
-    """A rich console on `out`: the terminal's width there, 200 columns into a file or pipe (the
-    one factory, report.table.console_for, that every table is printed with)."""
-    from ..report.table import console_for as make
-    return make(out)
-
-
 def stderr_console():
     """The console progress bars and run logs go to: stderr, so the command's output stays clean."""
     from rich.console import Console
@@ -110,8 +103,3 @@ def is_tty(stream) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
-
-
-def note(text: str) -> None:
-    """A line for the user that is not the command's output (stderr)."""
-    sys.stderr.write(text + "\n")

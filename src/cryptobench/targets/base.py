@@ -26,19 +26,9 @@ class RunSession:
     def save_cell(self, seq: int, cell: dict) -> None:
         self.store.save_cell(self.run_id, seq, cell)
 
-    def save_cells(self, cells: list[dict], conditions: dict | None = None) -> None:
-        """Several cells (each with its `seq`) and optionally the run's conditions, all or nothing."""
-        self.store.save_cells(self.run_id, cells, conditions)
-
-    def update_conditions(self, conditions: dict) -> None:
-        self.store.update_conditions(self.run_id, conditions)
-
     def done_keys(self) -> set[str]:
         """Keys of the cells this run has finished (a resumed run measures only the others)."""
         return self.store.done_keys(self.run_id)
-
-    def stored_run(self) -> dict:
-        return self.store.load_run(self.run_id)
 
 
 class Target(Protocol):
