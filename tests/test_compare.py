@@ -10,6 +10,8 @@ from cryptobench.compare import compare, tables
 from cryptobench.references import load_reference
 from cryptobench.results import derive
 from cryptobench.store import Store
+from cryptobench.records import Plan
+from storeutil import save_cell_at
 
 REF = """
 [reference]
@@ -92,10 +94,10 @@ def _stored_run(db, cells, target=None):
     cond = {"host": {}}
     if target:
         cond["target"] = target
-    rid = store.create_run(None, plan, cond)
+    rid = store.create_run(Plan.from_json({**plan, "suite": None}), cond)
     for seq, (op, engine, params, t) in enumerate(cells):
         samples = [[1, int(t * 1e9), 0]] * 3
-        store.save_cell(rid, seq, {"op": op, "params": params, "engine": engine, "target": "host",
+        save_cell_at(store, rid, seq, {"op": op, "params": params, "engine": engine, "target": "host",
                                    "provenance": "measured", "status": "ok", "kat": "pass", "detail": "",
                                    "samples": samples, "result": derive(op, params, samples, {}, True)})
     store.set_status(rid, "complete")

@@ -16,6 +16,8 @@ from cryptobench.diff import parse_threshold
 from cryptobench.errors import UsageError
 from cryptobench.results import derive
 from cryptobench.store import Store
+from cryptobench.records import Plan
+from storeutil import save_cell_at
 
 K = 1000                                   # operations per sample
 N = 30                                     # samples per cell
@@ -49,7 +51,7 @@ def _stored_run(db, seed, slow=None, sigma=0.03, status=None, drop=(), cpu="Test
         cond["noise_floor"] = {"op": "reference-loop", "median_s": reference_loop_s, "rsd_pct": 2.0}
     if rounds:
         cond["sampling"] = {"method": "rounds", "seed": seed, "per_visit": 1, "rounds": n, "block_rounds": 3}
-    rid = store.create_run(None, plan, cond)
+    rid = store.create_run(Plan.from_json({**plan, "suite": None}), cond)
     seq = 0
     for i, (op, params, engine) in enumerate(CELLS):
         if engine in drop:
@@ -64,7 +66,7 @@ def _stored_run(db, seed, slow=None, sigma=0.03, status=None, drop=(), cpu="Test
             sampling = ({"rounds": list(range(n)), "processes": [0] * n, "block_rounds": 3, "estimator": "p1",
                          "tau": tau} if rounds else None)
             cell["result"] = derive(op, params, cell["samples"], {}, n == 1, sampling)
-        store.save_cell(rid, seq, cell)
+        save_cell_at(store, rid, seq, cell)
         seq += 1
     store.set_status(rid, "complete")
     return rid

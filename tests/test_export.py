@@ -24,6 +24,8 @@ from cryptobench.cli.export import run as cmd_export
 from cryptobench.export import CELL_COLUMNS, SAMPLE_COLUMNS, build_table
 from cryptobench.results import derive, per_op_seconds
 from cryptobench.store import Store
+from cryptobench.records import Plan
+from storeutil import save_cell_at
 
 LABEL = "<script>alert('x')</script> & “µ-label” 日本 ✓"
 
@@ -49,14 +51,14 @@ def _stored_run(db, cells, label=None, conditions=None, suite=None, status="comp
     plan = {"suite": suite, "baseline": None, "options": {"repeat": 3}, "groups": []}
     if label:
         plan["label"] = label
-    rid = store.create_run(suite, plan, conditions if conditions is not None else HOST_CONDITIONS)
+    rid = store.create_run(Plan.from_json({**plan, "suite": suite}), conditions if conditions is not None else HOST_CONDITIONS)
     for seq, c in enumerate(cells):
         if isinstance(c, dict):
-            store.save_cell(rid, seq, c)
+            save_cell_at(store, rid, seq, c)
             continue
         op, engine, params, t, n = c
         samples = _samples(t, n)
-        store.save_cell(rid, seq, {"op": op, "params": params, "engine": engine, "target": "host",
+        save_cell_at(store, rid, seq, {"op": op, "params": params, "engine": engine, "target": "host",
                                    "provenance": "measured", "status": "ok", "kat": "pass", "detail": "2 vectors",
                                    "samples": samples, "result": derive(op, params, samples, {"counter": "tsc"}, False)})
     store.set_status(rid, status)

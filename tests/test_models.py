@@ -10,6 +10,8 @@ from conftest import cli
 from cryptobench.models import OffloadModel, crossover, fit_setup_per_block, solve_latency, throughput
 from cryptobench.models.accelerator import accelerator_model, additional_latency
 from cryptobench.models.battery import battery_view, capacity_j, parse_rate
+from cryptobench.records import Plan
+from storeutil import save_cell_at
 
 # The Pisa Cortex-A53 paper's Table IV (HW rows: TH, P, E) and Table V (HW column), transcribed as a fallback
 # for when references/data/pisa-a53.toml is not there (or lacks them); stated AL from §III.
@@ -116,7 +118,7 @@ def _store_run(db, engines):
     store = Store(db)
     plan = {"suite": None, "baseline": None, "options": {"engines": list(engines), "repeat": 5, "warmup": 0,
                                                           "min_time": 0.0, "single": False}, "groups": []}
-    rid = store.create_run(None, plan, {"host": {}, "harness": {}, "engines": {}})
+    rid = store.create_run(Plan.from_json({**plan, "suite": None}), {"host": {}, "harness": {}, "engines": {}})
     seq = 0
     for engine, (a, b, half, watts) in engines.items():
         for n in LENGTHS:
@@ -127,7 +129,7 @@ def _store_run(db, engines):
                       "outliers": 0, "ops_per_s": 1 / t, "flags": []}
             if watts is not None:
                 result["energy"] = {"per_op_j": t * watts, "provenance": "measured", "flags": []}
-            store.save_cell(rid, seq, {"op": "aes-ecb-encrypt", "params": {"key_bits": 128, "bytes": n},
+            save_cell_at(store, rid, seq, {"op": "aes-ecb-encrypt", "params": {"key_bits": 128, "bytes": n},
                                        "engine": engine, "target": "host", "provenance": "measured",
                                        "status": "ok", "kat": "pass", "detail": "synthetic",
                                        "samples": [[1, int(t * 1e9), 0]] * 5, "result": result})

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from cryptobench.records import Plan
+from storeutil import save_cell_at
 
 from conftest import ROOT, cli
 
@@ -35,7 +37,7 @@ def _synthetic_run(db: Path) -> int:
                                                             "single": False}, "groups": []}
     cond = {"host": {"os": "Linux test", "cpu": {"model": "test", "arch": "x86_64", "crypto_flags": []},
                      "cryptobench": "test"}, "harness": {}, "engines": {}}
-    rid = store.create_run(None, plan, cond)
+    rid = store.create_run(Plan.from_json({**plan, "suite": None}), cond)
 
     def cell(op, params, engine, ns, energy=None, status="ok"):
         samples = [[10, ns * 10, 0]] * 5 if status == "ok" else None
@@ -60,13 +62,13 @@ def _synthetic_run(db: Path) -> int:
     seq = 0
     for nbytes in (64, 1024):
         for engine, ns, en in (("base", 1000, 1e-6), ("fast", 500, None), ("slow", 3000, 2e-6)):
-            store.save_cell(rid, seq, cell("sha256", {"bytes": nbytes}, engine, ns * nbytes // 64,
+            save_cell_at(store, rid, seq, cell("sha256", {"bytes": nbytes}, engine, ns * nbytes // 64,
                                            en * nbytes / 64 if en else None))
             seq += 1
-        store.save_cell(rid, seq, cell("sha256", {"bytes": nbytes}, "none", 0, status="unsupported"))
+        save_cell_at(store, rid, seq, cell("sha256", {"bytes": nbytes}, "none", 0, status="unsupported"))
         seq += 1
-    store.save_cell(rid, seq, cell("ecdsa-sign", {"curve": "p256"}, "base", 0, status="failed"))
-    store.save_cell(rid, seq + 1, cell("ecdsa-sign", {"curve": "p256"}, "slow", 9000))
+    save_cell_at(store, rid, seq, cell("ecdsa-sign", {"curve": "p256"}, "base", 0, status="failed"))
+    save_cell_at(store, rid, seq + 1, cell("ecdsa-sign", {"curve": "p256"}, "slow", 9000))
     store.set_status(rid, "complete")
     store.close()
     return rid

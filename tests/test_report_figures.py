@@ -10,6 +10,8 @@ from cryptobench.report.captions import conditions_caption
 from cryptobench.report.figures import KINDS, build_figures, crossover_rows
 from cryptobench.results import derive
 from cryptobench.store import Store
+from cryptobench.records import Plan
+from storeutil import save_cell_at
 
 HOST_COND = {
     "host": {"os": "Linux 6.1.0-test", "cpu": {"model": "Test CPU 9000", "arch": "x86_64", "logical_cpus": 4,
@@ -52,9 +54,9 @@ def _store(db, cells: list[dict], cond=None, baseline=None, engines=None, option
         plan["label"] = label
     if cond and "target" in cond:
         plan["target"] = {"kind": "sim", "core": "cortex-m4"}
-    rid = store.create_run(suite, plan, cond if cond is not None else HOST_COND)
+    rid = store.create_run(Plan.from_json({**plan, "suite": suite}), cond if cond is not None else HOST_COND)
     for seq, c in enumerate(cells):
-        store.save_cell(rid, seq, {"target": "host", "provenance": "measured", "status": "ok", "kat": "pass",
+        save_cell_at(store, rid, seq, {"target": "host", "provenance": "measured", "status": "ok", "kat": "pass",
                                    "detail": "", **c})
     store.set_status(rid, "complete")
     return store.load_run(rid)

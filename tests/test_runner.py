@@ -5,18 +5,17 @@ import signal
 
 import pytest
 
-from cryptobench.records import cell_key
+from cryptobench.records import Cell, Plan
 from cryptobench.runner import Runner
 from cryptobench.store import Store
 
-PLAN = {"suite": None, "options": {"engines": ["mock"]},
-        "groups": [{"op": "sha256", "params": {"bytes": n}, "engines": ["mock"]} for n in (16, 32, 64)]}
+PLAN = Plan.from_json({"suite": None, "options": {"engines": ["mock"]},
+                       "groups": [{"op": "sha256", "params": {"bytes": n}, "engines": ["mock"]} for n in (16, 32, 64)]})
 
 
-def _cell(group, status="ok"):
-    return {"op": group["op"], "params": group["params"], "engine": "mock", "target": "mock",
-            "provenance": "measured", "status": status, "kat": "pass", "detail": "mock",
-            "samples": [[1, 100, 0]], "result": None}
+def _cell(seq, group, status="ok"):
+    return Cell(op=group.op, params=group.params, engine="mock", target="mock", provenance="measured",
+                status=status, kat="pass", detail="mock", samples=[[1, 100, 0]], seq=seq)
 
 
 class MockTarget:
@@ -39,12 +38,12 @@ class MockTarget:
         self.sessions.append(session)
         done = session.done_keys()
         measured = 0
-        for seq, group in enumerate(PLAN["groups"]):
-            if cell_key(group["op"], group["params"], "mock") in done:
+        for seq, group in enumerate(PLAN.groups):
+            if Cell(group.op, group.params, "mock").key in done:
                 continue
             if self.stop_after is not None and measured == self.stop_after:
                 self.stop()
-            session.save_cell(seq, _cell(group))
+            session.save_cell(_cell(seq, group))
             measured += 1
 
     def close(self):

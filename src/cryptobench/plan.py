@@ -3,10 +3,12 @@ engines that take part) and the options every target reads (repeat, warm-up, min
 sampler's budget, precision and processes)."""
 from __future__ import annotations
 
+import dataclasses
+
 from .catalog import get_op, resolve_params
 from .engines import DEFAULT_ENGINES
 from .errors import UsageError
-from .records import cell_key
+from .records import Group, Options, Plan
 from .sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION, PER_VISIT, PROCESSES
 from .suites import Suite
 
@@ -14,33 +16,30 @@ from .suites import Suite
 def build_plan(suite: Suite | None, *, engines: list[str] | None = None, ops: list[str] | None = None,
                param_overrides: dict[str, list] | None = None, repeat: int | None = None,
                min_time: float | None = None, warmup: int | None = None, baseline: str | None = None,
-               single: bool = False, sampling: dict | None = None) -> dict:
+               single: bool = False, sampling: dict | None = None) -> Plan:
     """The list of comparison groups to run: each an (op, params) and the engines that take part.
     Every option is by name; None takes the suite's value, then the default. `sampling` (host runs):
     budget_s, precision (a fraction), processes, seed."""
     groups = _unique(_apply_overrides(_groups(suite, ops), param_overrides or {}))
     all_engines = engines or (suite.engines if suite and suite.engines else None) or list(DEFAULT_ENGINES)
     for g in groups:
-        g["engines"] = [e for e in all_engines if g["bench_engines"] is None or e in g["bench_engines"]]
-    return {
-        "suite": suite.name if suite else None,
-        "title": suite.title if suite else "",
-        "source": suite.source if suite else "",
-        "baseline": baseline or (suite.baseline if suite else None),
-        "relative": bool(suite.relative) if suite else False,
-        "options": _options(suite, all_engines, repeat, min_time, warmup, single, sampling or {}),
-        "groups": [g for g in groups if g["engines"]],
-        "skipped_groups": [f"{g['op']} ({', '.join(g['bench_engines'])} only)" for g in groups
-                           if not g["engines"]],
-    }
+        g.engines = [e for e in all_engines if g.bench_engines is None or e in g.bench_engines]
+    return Plan(
+        suite=suite.name if suite else None,
+        title=suite.title if suite else "",
+        source=suite.source if suite else "",
+        baseline=baseline or (suite.baseline if suite else None),
+        relative=bool(suite.relative) if suite else False,
+        options=_options(suite, all_engines, repeat, min_time, warmup, single, sampling or {}),
+        groups=[g for g in groups if g.engines],
+        skipped_groups=[f"{g.op} ({', '.join(g.bench_engines)} only)" for g in groups if not g.engines],
+    )
 
 
-def _groups(suite: Suite | None, ops: list[str] | None) -> list[dict]:
+def _groups(suite: Suite | None, ops: list[str] | None) -> list[Group]:
     """The suite's benches (those of `ops` only, when given), or each op with its defaults."""
     if suite is None:
-        return [{"op": op.id, "params": resolve_params(op, {}, "--op"), "table": "", "bench_engines": None,
-                 "repeat": None, "warmup": None, "min_time": None, "single": False}
-                for op in (get_op(op_id) for op_id in ops or [])]
+        return [Group(op=op.id, params=resolve_params(op, {}, "--op")) for op in (get_op(op_id) for op_id in ops or [])]
     benches = suite.benches
     if ops:
         benches = [b for b in benches if b.op in ops]
@@ -48,49 +47,48 @@ def _groups(suite: Suite | None, ops: list[str] | None) -> list[dict]:
         if missing:
             raise UsageError(f"--op: suite '{suite.name}' has no '{missing[0]}'; it has: "
                              + ", ".join(dict.fromkeys(b.op for b in suite.benches)))
-    return [{"op": b.op, "params": dict(b.params), "table": b.table, "bench_engines": b.engines,
-             "repeat": b.repeat, "warmup": b.warmup, "min_time": b.min_time, "single": b.single} for b in benches]
+    return [Group(op=b.op, params=dict(b.params), table=b.table, bench_engines=b.engines, repeat=b.repeat,
+                  warmup=b.warmup, min_time=b.min_time, single=b.single) for b in benches]
 
 
-def _unique(groups: list[dict]) -> list[dict]:
+def _unique(groups: list[Group]) -> list[Group]:
     """Without the duplicate groups that parameter overrides may create, in order."""
     seen, unique = set(), []
     for g in groups:
-        key = cell_key(g["op"], g["params"], "")
-        if key not in seen:
-            seen.add(key)
+        if g.key not in seen:
+            seen.add(g.key)
             unique.append(g)
     return unique
 
 
 def _options(suite: Suite | None, engines: list[str], repeat: int | None, min_time: float | None,
-             warmup: int | None, single: bool, sampling: dict) -> dict:
+             warmup: int | None, single: bool, sampling: dict) -> Options:
     """The plan's options: the command line's, else the suite's, else the defaults."""
-    return {
-        "repeat": repeat if repeat is not None else (suite.repeat if suite else 20),
-        "warmup": warmup if warmup is not None else (suite.warmup if suite else 2),
-        "min_time": min_time if min_time is not None else (suite.min_time if suite else 0.001),
-        "budget_s": sampling.get("budget_s") or (suite.budget if suite and suite.budget else DEFAULT_BUDGET_S),
-        "precision": sampling.get("precision") or (suite.precision / 100 if suite and suite.precision
-                                                    else DEFAULT_PRECISION),
-        "processes": sampling.get("processes") or PROCESSES,
-        "per_visit": PER_VISIT,
-        "seed": sampling.get("seed"),
-        "engines": engines,
-        "single": single,
+    return Options(
+        repeat=repeat if repeat is not None else (suite.repeat if suite else 20),
+        warmup=warmup if warmup is not None else (suite.warmup if suite else 2),
+        min_time=min_time if min_time is not None else (suite.min_time if suite else 0.001),
+        budget_s=sampling.get("budget_s") or (suite.budget if suite and suite.budget else DEFAULT_BUDGET_S),
+        precision=sampling.get("precision") or (suite.precision / 100 if suite and suite.precision
+                                                 else DEFAULT_PRECISION),
+        processes=sampling.get("processes") or PROCESSES,
+        per_visit=PER_VISIT,
+        seed=sampling.get("seed"),
+        engines=engines,
+        single=single,
         # the options given on the command line, which override each bench's own repeat or min_time
-        "overrides": [name for name, value in (("repeat", repeat), ("min_time", min_time)) if value is not None],
+        overrides=[name for name, value in (("repeat", repeat), ("min_time", min_time)) if value is not None],
         # a fixed n: --repeat, or a suite that gives its study's n and no budget or precision
-        "fixed_samples": repeat is not None or bool(suite and suite.repeat_set and not suite.budget
-                                                     and not suite.precision and not sampling.get("budget_s")
-                                                     and not sampling.get("precision")),
-    }
+        fixed_samples=repeat is not None or bool(suite and suite.repeat_set and not suite.budget
+                                                  and not suite.precision and not sampling.get("budget_s")
+                                                  and not sampling.get("precision")),
+    )
 
 
-def _apply_overrides(groups: list[dict], overrides: dict[str, list]) -> list[dict]:
+def _apply_overrides(groups: list[Group], overrides: dict[str, list]) -> list[Group]:
     out = []
     for g in groups:
-        op = get_op(g["op"])
+        op = get_op(g.op)
         names = [n for n in overrides if op.param(n) is not None]
         if not names:
             out.append(g)
@@ -99,10 +97,10 @@ def _apply_overrides(groups: list[dict], overrides: dict[str, list]) -> list[dic
         for n in names:
             combos = [{**c, n: v} for c in combos for v in overrides[n]]
         for c in combos:
-            out.append({**g, "params": resolve_params(op, {**g["params"], **c}, "--param")})
-    unknown = [n for n in overrides if not any(get_op(g["op"]).param(n) for g in groups)]
+            out.append(dataclasses.replace(g, params=resolve_params(op, {**g.params, **c}, "--param")))
+    unknown = [n for n in overrides if not any(get_op(g.op).param(n) for g in groups)]
     if unknown:
-        valid = sorted({p for g in groups for p in get_op(g["op"]).param_names})
+        valid = sorted({p for g in groups for p in get_op(g.op).param_names})
         raise UsageError(f"--param: no selected operation has a parameter '{unknown[0]}'; valid: "
                          + ", ".join(valid))
     return out

@@ -1,4 +1,6 @@
-"""The records every layer shares, and the one place their identities are spelled.
+"""The records every layer shares (Params, Group, Options, Plan, Cell, Result, Energy,
+Conditions, Run), the one place their identities are spelled, and their JSON form (the store,
+store.py, keeps that form in SQLite; results.document() is the exported one).
 
 A cell is identified by its operation, its parameters and its engine; two parameter dicts are the
 same cell when they hold the same values, whatever their key order, so every comparison, lookup
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # a cell's status (store.py, docs/schema.md)
@@ -62,3 +65,374 @@ class Params(Mapping):
 
     def to_dict(self) -> dict:
         return dict(self._items)
+
+
+class JsonView(Mapping):
+    """A read-only view of an open-ended JSON object (a result, an energy figure, a run's
+    conditions): the fields every layer reads are typed properties; the rest, which each target
+    adds as docs/schema.md describes ("fields are only ever added"), stay reachable by name."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any] | None = None):
+        self._data = dict(data or {})
+
+    def __getitem__(self, name: str) -> Any:
+        return self._data[name]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Mapping) and dict(self._data) == dict(other)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._data!r})"
+
+    def to_json(self) -> dict:
+        return dict(self._data)
+
+
+class Energy(JsonView):
+    """A cell's energy figure (a host meter, a power-analyzer trace, or the simulator's model)."""
+
+    @property
+    def per_op_j(self) -> float | None:
+        return self._data.get("per_op_j")
+
+    @property
+    def provenance(self) -> str:
+        return self._data.get("provenance", "measured")
+
+    @property
+    def flags(self) -> list[str]:
+        return list(self._data.get("flags") or [])
+
+    @property
+    def stats(self) -> dict:
+        return self._data.get("stats") or {}
+
+    @property
+    def usable(self) -> bool:
+        """A positive figure that is not within the idle baseline's noise: the one rule for which
+        energies enter tables' ratios, figures and Energy Efficiency Improvements."""
+        return (self.per_op_j or 0) > 0 and "not-above-idle" not in self.flags
+
+
+class Result(JsonView):
+    """A cell's derived statistics (docs/schema.md): the estimate tables print, the time
+    summary, cycles, energy, memory and the flags."""
+
+    @property
+    def n(self) -> int | None:
+        return self._data.get("n")
+
+    @property
+    def k(self) -> int | None:
+        return self._data.get("k")
+
+    @property
+    def time_s(self) -> dict:
+        return self._data.get("time_s") or {}
+
+    @property
+    def estimate(self) -> dict:
+        return self._data.get("estimate") or {}
+
+    @property
+    def sampling(self) -> dict:
+        return self._data.get("sampling") or {}
+
+    @property
+    def cycles(self) -> dict:
+        return self._data.get("cycles") or {}
+
+    @property
+    def flags(self) -> list[str]:
+        return list(self._data.get("flags") or [])
+
+    @property
+    def energy(self) -> Energy | None:
+        en = self._data.get("energy")
+        return Energy(en) if en else None
+
+    @property
+    def stack_bytes(self) -> int | None:
+        return self._data.get("stack_bytes")
+
+    @property
+    def heap_bytes(self) -> int | None:
+        return self._data.get("heap_bytes")
+
+    @property
+    def code_size(self) -> dict:
+        return self._data.get("code_size") or {}
+
+    @property
+    def parallel(self) -> dict:
+        return self._data.get("parallel") or {}
+
+    def reported_time(self) -> tuple[float, tuple[float, float], str] | None:
+        """(seconds per operation, its 95 % interval, the estimator's name) as tables print it: the
+        estimate of a host run sampled in rounds, else the median and its interval (MCU targets,
+        imported traces, scaling runs, runs stored before estimates existed)."""
+        est = self.estimate
+        if est:
+            return est["value"], tuple(est["ci95"]), est["estimator"]
+        t = self.time_s
+        if t.get("median") is None:
+            return None
+        return t["median"], tuple(t.get("ci95") or (t["median"], t["median"])), "median"
+
+    def with_fields(self, **fields: Any) -> "Result":
+        """A copy with `fields` set (energy import adds an energy figure to a stored cell)."""
+        return Result({**self._data, **fields})
+
+
+class _ByName:
+    """Transitional: reading a record's fields by name, as the dicts it replaces were read.
+    Removed once every module reads attributes."""
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return getattr(self, name)
+        except AttributeError:
+            raise KeyError(name) from None
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = getattr(self, name, default)
+        return default if value is None else value
+
+    def __contains__(self, name: str) -> bool:
+        return getattr(self, name, None) is not None
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        setattr(self, name, value)
+
+
+@dataclass(eq=False)
+class Cell(_ByName):
+    """One (op, params, engine) of a run: its status, what was verified, its raw samples and
+    its result. `seq` orders the cells as the plan listed them."""
+    op: str
+    params: Params
+    engine: str
+    target: str = "host"
+    provenance: str = "measured"
+    status: str = OK
+    kat: str = "n/a"
+    detail: str | None = None
+    samples: list | None = None
+    result: Result | None = None
+    seq: int = 0
+
+    def __post_init__(self):
+        if not isinstance(self.params, Params):
+            self.params = Params(self.params)
+        if self.result is not None and not isinstance(self.result, Result):
+            self.result = Result(self.result)
+
+    @property
+    def key(self) -> str:
+        return cell_key(self.op, self.params, self.engine)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    @property
+    def energy(self) -> Energy | None:
+        return self.result.energy if self.result is not None else None
+
+    def reported_time(self) -> tuple[float, tuple[float, float], str] | None:
+        return self.result.reported_time() if self.result is not None else None
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "params": self.params.to_dict(), "engine": self.engine, "target": self.target,
+                "provenance": self.provenance, "status": self.status, "kat": self.kat, "detail": self.detail,
+                "samples": self.samples, "result": self.result.to_json() if self.result is not None else None,
+                "seq": self.seq}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Cell":
+        return cls(op=d["op"], params=Params(d.get("params") or {}), engine=d["engine"],
+                   target=d.get("target", "host"), provenance=d.get("provenance", "measured"),
+                   status=d.get("status", OK), kat=d.get("kat", "n/a"), detail=d.get("detail"),
+                   samples=d.get("samples"), result=Result(d["result"]) if d.get("result") is not None else None,
+                   seq=d.get("seq", 0))
+
+
+def _known(cls, d: Mapping[str, Any]) -> tuple[dict, dict]:
+    """A stored object's fields this record names, and the rest (kept, so a newer cryptobench's
+    additions survive a round trip)."""
+    names = {f.name for f in fields(cls)} - {"extra"}
+    return {k: v for k, v in d.items() if k in names}, {k: v for k, v in d.items() if k not in names}
+
+
+@dataclass(eq=False)
+class Group(_ByName):
+    """One comparison group of a plan: an (op, params) and the engines that take part, with the
+    suite bench's own repeat / warm-up / min-time when it set them."""
+    op: str
+    params: Params
+    engines: list[str] = field(default_factory=list)
+    table: str = ""
+    bench_engines: list[str] | None = None
+    repeat: int | None = None
+    warmup: int | None = None
+    min_time: float | None = None
+    single: bool = False
+    parallel: int | None = None          # a scaling group's process count (also in its params)
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not isinstance(self.params, Params):
+            self.params = Params(self.params)
+
+    @property
+    def key(self) -> str:
+        return cell_key(self.op, self.params, "")
+
+    def to_json(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        d["params"] = self.params.to_dict()
+        if self.parallel is None:
+            del d["parallel"]
+        return {**d, **self.extra}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Group":
+        known, extra = _known(cls, d)
+        return cls(**{**known, "params": Params(known.get("params") or {})}, extra=extra)
+
+
+@dataclass(eq=False)
+class Options(_ByName):
+    """How a run samples: what the command line or the suite chose (docs/schema.md run.options)."""
+    repeat: int = 20
+    warmup: int = 2
+    min_time: float = 0.001
+    budget_s: float | None = None
+    precision: float | None = None
+    processes: int | None = None
+    per_visit: int | None = None
+    seed: int | None = None
+    engines: list[str] = field(default_factory=list)
+    single: bool = False
+    overrides: list[str] = field(default_factory=list)   # options the command line set over each bench's own
+    fixed_samples: bool = False                           # exactly `repeat` samples per cell
+    parallel: list[int] | None = None                     # a scaling run's process counts
+    parallel_cpus: list[int] | None = None
+    energy: str | None = None                             # the host energy meter asked for (--energy)
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        for name in ("parallel", "parallel_cpus", "energy"):
+            if d[name] is None:
+                del d[name]
+        return {**d, **self.extra}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Options":
+        known, extra = _known(cls, d)
+        return cls(**known, extra=extra)
+
+
+@dataclass(eq=False)
+class Plan(_ByName):
+    """What a run measures: the groups, the options, and where (a microcontroller `target`, or
+    `kind` "trace" for an imported trace; neither: the host)."""
+    groups: list[Group] = field(default_factory=list)
+    options: Options = field(default_factory=Options)
+    suite: str | None = None
+    title: str = ""
+    source: str = ""
+    baseline: str | None = None
+    relative: bool = False
+    skipped_groups: list[str] = field(default_factory=list)
+    target: dict | None = None          # a microcontroller target: kind, board, cpu, opt, libraries, …
+    kind: str | None = None             # "trace": the cells of an imported energy trace
+    label: str | None = None            # free text from --label
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        d = {"suite": self.suite, "title": self.title, "source": self.source, "baseline": self.baseline,
+             "relative": self.relative, "options": self.options.to_json(),
+             "groups": [g.to_json() for g in self.groups], "skipped_groups": list(self.skipped_groups)}
+        for name in ("target", "kind", "label"):
+            if getattr(self, name) is not None:
+                d[name] = getattr(self, name)
+        return {**d, **self.extra}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Plan":
+        known, extra = _known(cls, d)
+        known["groups"] = [Group.from_json(g) for g in known.get("groups") or []]
+        known["options"] = Options.from_json(known.get("options") or {})
+        return cls(**known, extra=extra)
+
+
+class Conditions(JsonView):
+    """Under what a run measured: host, harness, engines, the noise floor; an MCU run's target and
+    builds; an imported trace's file and settings (docs/schema.md "conditions")."""
+
+    @property
+    def host(self) -> dict:
+        return self._data.get("host") or {}
+
+    @property
+    def harness(self) -> dict:
+        return self._data.get("harness") or {}
+
+    @property
+    def engines(self) -> dict:
+        return self._data.get("engines") or {}
+
+    @property
+    def target(self) -> dict:
+        return self._data.get("target") or {}
+
+    @property
+    def sampling(self) -> dict:
+        return self._data.get("sampling") or {}
+
+    @property
+    def noise_floor(self) -> dict:
+        return self._data.get("noise_floor") or {}
+
+
+@dataclass(eq=False)
+class Run(_ByName):
+    """A stored run: its plan, its conditions and every cell it finished."""
+    id: int
+    plan: Plan
+    conditions: Conditions
+    cells: list[Cell] = field(default_factory=list)
+    status: str = "complete"
+    created: str | None = None
+    finished: str | None = None
+    suite: str | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.plan, Plan):
+            self.plan = Plan.from_json(self.plan)
+        if not isinstance(self.conditions, Conditions):
+            self.conditions = Conditions(self.conditions)
+        self.cells = [c if isinstance(c, Cell) else Cell.from_json(c) for c in self.cells]
+
+    @property
+    def label(self) -> str | None:
+        return self.plan.label
+
+    def engines(self) -> list[str]:
+        """The engines of the run's cells, in the order they first appear."""
+        return list(dict.fromkeys(c.engine for c in self.cells))
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "created": self.created, "finished": self.finished, "status": self.status,
+                "suite": self.suite, "plan": self.plan.to_json(), "conditions": self.conditions.to_json(),
+                "cells": [c.to_json() for c in self.cells]}

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .catalog import OPS
 from .estimate import estimate, point, ratio_interval
+from .records import Run
 from .stats import HIGH_RSD_PCT, flags_for, ratio_ci, summarize
 
 SCHEMA_ID = "cryptobench-result/1"
@@ -144,23 +145,23 @@ def comparisons(cells: list[dict], baseline: str | None) -> list[dict]:
     return out
 
 
-def document(run: dict) -> dict:
-    """The whole run as the documented JSON result document."""
-    plan = run["plan"]
+def document(run: Run) -> dict:
+    """The whole run as the documented JSON result document (docs/schema.md)."""
+    plan = run.plan
     results = []
-    for c in run["cells"]:
-        r = {"op": c["op"], "params": c["params"], "engine": c["engine"], "target": c["target"],
-             "provenance": c["provenance"], "status": c["status"], "kat": c["kat"], "detail": c["detail"],
-             "conditions": {"engine": c["engine"], "target": c["target"]}}
-        r.update(c.get("result") or {})
-        r["samples"] = c.get("samples")
+    for c in run.cells:
+        r = {"op": c.op, "params": c.params.to_dict(), "engine": c.engine, "target": c.target,
+             "provenance": c.provenance, "status": c.status, "kat": c.kat, "detail": c.detail,
+             "conditions": {"engine": c.engine, "target": c.target}}
+        r.update(c.result.to_json() if c.result is not None else {})
+        r["samples"] = c.samples
         results.append(r)
     return {
         "schema": SCHEMA_ID,
-        "run": {"id": run["id"], "created": run["created"], "finished": run["finished"],
-                "status": run["status"], "suite": run["suite"], "baseline": plan.get("baseline"),
-                "options": plan.get("options", {}), **({"label": plan["label"]} if plan.get("label") else {})},
-        "conditions": run["conditions"],
+        "run": {"id": run.id, "created": run.created, "finished": run.finished,
+                "status": run.status, "suite": run.suite, "baseline": plan.baseline,
+                "options": plan.options.to_json(), **({"label": plan.label} if plan.label else {})},
+        "conditions": run.conditions.to_json(),
         "results": results,
-        "comparisons": comparisons(run["cells"], plan.get("baseline")),
+        "comparisons": comparisons(run.cells, plan.baseline),
     }

@@ -6,12 +6,13 @@ from __future__ import annotations
 import signal
 from typing import Callable
 
+from .records import Plan
 from .store import Store
 from .targets.base import RunSession, Target
 
 
 class Runner:
-    def __init__(self, store: Store, plan: dict, target: Target | None = None, progress: Callable | None = None,
+    def __init__(self, store: Store, plan: Plan, target: Target | None = None, progress: Callable | None = None,
                  log: Callable[[str], None] = lambda s: None):
         from .targets import target_for
         self.store, self.plan, self.log = store, plan, log
@@ -29,9 +30,9 @@ class Runner:
     def _session(self, run_id: int | None, conditions: dict) -> RunSession:
         previous: dict = {}
         if run_id is None:
-            run_id = self.store.create_run(self.plan.get("suite"), self.plan, conditions)
+            run_id = self.store.create_run(self.plan, conditions)
         else:
-            previous = self.store.load_run(run_id)["conditions"]
+            previous = self.store.load_run(run_id).conditions.to_json()
             self.store.update_conditions(run_id, conditions)
             self.store.set_status(run_id, "running")
         return RunSession(self.store, run_id, self.plan, conditions, previous, self.log)

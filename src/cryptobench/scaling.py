@@ -26,6 +26,7 @@ request goes to all N processes and after the last reply, so per-op energy is (Î
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import statistics
@@ -36,7 +37,7 @@ from .catalog import OPS
 from .errors import HarnessError, UsageError
 from .stats import ratio_ci, summarize
 from .quantity import fmt_num
-from .records import params_key
+from .records import Params, Plan, Run, params_key
 from .report.table import Table, columns
 
 MAX_PROCESSES = 256
@@ -102,27 +103,25 @@ def op_params(params: dict) -> dict:
     return {k: v for k, v in params.items() if k != PARAM}
 
 
-def expand_plan(plan: dict, counts: list[int]) -> dict:
+def expand_plan(plan: Plan, counts: list[int]) -> Plan:
     """One group per (op, params) and process count; the count joins the cell's params as
     `parallel`, so every (op, params, engine, N) is its own stored cell (and resumes as one)."""
-    single = ["--single"] if plan["options"].get("single") else [g["op"] for g in plan["groups"] if g.get("single")]
+    single = ["--single"] if plan.options.single else [g.op for g in plan.groups if g.single]
     if single:
         raise UsageError("--parallel: measures throughput with batches of at least --min-time timed around N "
                          "concurrent processes; it does not apply to single-shot (k = 1) cells "
                          f"({', '.join(dict.fromkeys(single))}); run without --single / use a throughput suite")
     groups = []
-    for g in plan["groups"]:
+    for g in plan.groups:
         for n in counts:
-            groups.append({**g, "params": {**g["params"], PARAM: n}, "parallel": n})
-    cpus = available_cpus()
-    plan = {**plan, "groups": groups}
-    plan["options"] = {**plan["options"], "parallel": counts, "parallel_cpus": cpus}
-    return plan
+            groups.append(dataclasses.replace(g, params=Params(g.params, **{PARAM: n}), parallel=n))
+    options = dataclasses.replace(plan.options, parallel=counts, parallel_cpus=available_cpus())
+    return dataclasses.replace(plan, groups=groups, options=options)
 
 
-def is_parallel_run(run_or_plan: dict) -> bool:
-    plan = run_or_plan.get("plan", run_or_plan)
-    return bool((plan.get("options") or {}).get("parallel"))
+def is_parallel_run(run_or_plan: Run | Plan) -> bool:
+    plan = run_or_plan.plan if isinstance(run_or_plan, Run) else run_or_plan
+    return bool(plan.options.parallel)
 
 
 # --- measuring ------------------------------------------------------------------------------------

@@ -10,10 +10,11 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import UsageError
-from .records import cell_key, params_key
+from .records import Cell, Conditions, Plan, Run
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -112,11 +113,11 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def create_run(self, suite: str | None, plan: dict, conditions: dict) -> int:
+    def create_run(self, plan: Plan, conditions: Mapping) -> int:
         with self.db:
             cur = self.db.execute(
                 "INSERT INTO runs (created, status, suite, plan, conditions) VALUES (?, 'running', ?, ?, ?)",
-                (now(), suite, json.dumps(plan), json.dumps(conditions)))
+                (now(), plan.suite, json.dumps(plan.to_json()), json.dumps(dict(conditions))))
         return int(cur.lastrowid)
 
     def set_status(self, run_id: int, status: str) -> None:
@@ -124,32 +125,30 @@ class Store:
             self.db.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?",
                             (status, now() if status == "complete" else None, run_id))
 
-    def update_conditions(self, run_id: int, conditions: dict) -> None:
+    def update_conditions(self, run_id: int, conditions: Mapping) -> None:
         with self.db:
-            self.db.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(conditions), run_id))
+            self.db.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(dict(conditions)), run_id))
 
-    def save_cell(self, run_id: int, seq: int, cell: dict) -> None:
+    def save_cell(self, run_id: int, cell: Cell) -> None:
         """One finished cell, in its own transaction."""
         with self.db:
-            self._insert_cell(run_id, seq, cell)
+            self._insert_cell(run_id, cell)
 
-    def save_cells(self, run_id: int, cells: list[dict], conditions: dict | None = None) -> None:
-        """Several cells (each with its `seq`) and optionally the run's conditions, all or nothing."""
+    def save_cells(self, run_id: int, cells: list[Cell], conditions: Mapping | None = None) -> None:
+        """Several cells and optionally the run's conditions, all or nothing."""
         with self.db:
             for cell in cells:
-                self._insert_cell(run_id, cell["seq"], cell)
+                self._insert_cell(run_id, cell)
             if conditions is not None:
-                self.db.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(conditions), run_id))
+                self.db.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(dict(conditions)), run_id))
 
-    def _insert_cell(self, run_id: int, seq: int, cell: dict) -> None:
-        if True:
-            self.db.execute(
-                "INSERT OR REPLACE INTO cells (run_id, cell_key, seq, op, params, engine, target, provenance,"
-                " status, kat, detail, samples, result, finished) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (run_id, cell_key(cell["op"], cell["params"], cell["engine"]), seq, cell["op"],
-                 params_key(cell["params"]), cell["engine"], cell["target"],
-                 cell["provenance"], cell["status"], cell["kat"], cell.get("detail"),
-                 json.dumps(cell.get("samples")), json.dumps(cell.get("result")), now()))
+    def _insert_cell(self, run_id: int, cell: Cell) -> None:
+        d = cell.to_json()
+        self.db.execute(
+            "INSERT OR REPLACE INTO cells (run_id, cell_key, seq, op, params, engine, target, provenance,"
+            " status, kat, detail, samples, result, finished) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, cell.key, cell.seq, cell.op, cell.params.key, cell.engine, cell.target, cell.provenance,
+             cell.status, cell.kat, cell.detail, json.dumps(d["samples"]), json.dumps(d["result"]), now()))
 
     def resolve_run_id(self, ref: str | int) -> int:
         if str(ref) == "latest":
@@ -165,21 +164,19 @@ class Store:
             raise UsageError(f"{self.path}: no run {run_id}")
         return run_id
 
-    def load_run(self, run_id: int) -> dict:
+    def load_run(self, run_id: int) -> Run:
         row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise UsageError(f"{self.path}: no run {run_id}")
-        cells = []
-        for c in self.db.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY seq", (run_id,)):
-            cells.append({
-                "op": c["op"], "params": json.loads(c["params"]), "engine": c["engine"],
-                "target": c["target"], "provenance": c["provenance"], "status": c["status"],
-                "kat": c["kat"], "detail": c["detail"], "samples": json.loads(c["samples"] or "null"),
-                "result": json.loads(c["result"] or "null"), "seq": c["seq"],
-            })
-        return {"id": row["id"], "created": row["created"], "finished": row["finished"],
-                "status": row["status"], "suite": row["suite"], "plan": json.loads(row["plan"]),
-                "conditions": json.loads(row["conditions"]), "cells": cells}
+        cells = [Cell.from_json({
+                    "op": c["op"], "params": json.loads(c["params"]), "engine": c["engine"],
+                    "target": c["target"], "provenance": c["provenance"], "status": c["status"],
+                    "kat": c["kat"], "detail": c["detail"], "samples": json.loads(c["samples"] or "null"),
+                    "result": json.loads(c["result"] or "null"), "seq": c["seq"]})
+                 for c in self.db.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY seq", (run_id,))]
+        return Run(id=row["id"], created=row["created"], finished=row["finished"], status=row["status"],
+                   suite=row["suite"], plan=Plan.from_json(json.loads(row["plan"])),
+                   conditions=Conditions(json.loads(row["conditions"])), cells=cells)
 
     def done_keys(self, run_id: int) -> set[str]:
         """Keys of the cells that are finished (a `partial` cell is resumed, not redone)."""

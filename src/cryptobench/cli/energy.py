@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..catalog import get_op
 from ..errors import UsageError
+from ..records import Group, Options, Plan
 from ..store import Store
 from .common import OneLineParser, add_db, add_param, resolve_one_run, split_params, write_atomic
 from ..quantity import fmt_num
@@ -223,11 +224,11 @@ def _store_in_run(args, out, imported: dict, trace_info: dict) -> int:
         cells = attach_to_run(imported, run)
     except PlanMismatch as exc:
         raise UsageError(str(exc))
-    conditions = dict(run["conditions"], energy_trace=trace_info)
-    store.save_cells(run["id"], cells, conditions)
-    out.write(f"matched {len(imported['windows'])} windows to {len(cells)} cells of run {run['id']}\n")
-    _write_json(args, store, run["id"])
-    sys.stderr.write(f"stored energy in run {run['id']} in {store.path}\n")
+    conditions = dict(run.conditions, energy_trace=trace_info)
+    store.save_cells(run.id, cells, conditions)
+    out.write(f"matched {len(imported['windows'])} windows to {len(cells)} cells of run {run.id}\n")
+    _write_json(args, store, run.id)
+    sys.stderr.write(f"stored energy in run {run.id} in {store.path}\n")
     return 0
 
 
@@ -243,8 +244,8 @@ def _store_as_run(args, op, info, imported: dict, trace_info: dict) -> int:
     params = resolve_params(op, {k: v[0] if len(v) == 1 else v for k, v in split_params(args.param).items()}, "--param")
     cell = as_cell(imported, op.id, params, args.engine, f"trace:{info.format}")
     store = Store(args.db)
-    plan = {"suite": None, "baseline": None, "options": {"engines": [args.engine], "repeat": len(windows)},
-            "groups": [{"op": op.id, "params": params, "engines": [args.engine]}], "kind": "trace"}
+    plan = Plan(options=Options(engines=[args.engine], repeat=len(windows)),
+                groups=[Group(op=op.id, params=params, engines=[args.engine])], kind="trace")
     # the same lifecycle as a measured run: the trace is a target that yields its cells
     run_id = Runner(store, plan, TraceTarget([cell], trace_info)).run()
     _write_json(args, store, run_id)

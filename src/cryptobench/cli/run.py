@@ -9,6 +9,7 @@ from ..catalog import get_op
 from ..engines import get_engine
 from ..errors import UsageError
 from ..harness import build_harness, harness_path
+from ..records import Params, Plan
 from ..store import Store
 from ..suites import load_suite
 from .common import add_db, add_format, add_param, split_params, stderr_console, write_atomic
@@ -116,13 +117,13 @@ def _mcu_plan(args) -> dict:
     ops = [get_op(o).id for o in args.op] if args.op else None
     suite = load_suite(args.suite or "default") if (args.suite or not ops) else None
     plan = build_plan(suite, ops=ops, param_overrides=split_params(args.param), repeat=args.repeat)
-    for g in plan["groups"]:
-        g["engines"] = names
-        if get_op(g["op"]).param("rekey") is not None:
-            g["params"]["rekey"] = 1      # firmware operations include the key schedule
-    plan["options"]["engines"] = names
-    plan["baseline"] = None
-    plan["target"] = {"kind": kind, "board": board.name, "cpu": cpu, "opt": opt, "libraries": libs,
+    for g in plan.groups:
+        g.engines = names
+        if get_op(g.op).param("rekey") is not None:
+            g.params = Params(g.params, rekey=1)      # firmware operations include the key schedule
+    plan.options.engines = names
+    plan.baseline = None
+    plan.target = {"kind": kind, "board": board.name, "cpu": cpu, "opt": opt, "libraries": libs,
                       "core": name if kind == "sim" else None, "device": device.name if device else None,
                       "library_source": str(Path(args.library_source).resolve()) if args.library_source else None,
                       "port": args.port, "baud": args.baud, "no_flash": args.no_flash,
@@ -144,13 +145,13 @@ def run(args, out) -> int:
     else:
         run_id, plan = None, _labelled(_host_plan(args), args.label)
         store = Store(args.db)
-    if args.relative_to and args.relative_to not in plan["options"]["engines"]:
+    if args.relative_to and args.relative_to not in plan.options.engines:
         raise UsageError(f"--relative-to: '{args.relative_to}' is not one of this run's engines: "
-                         + ", ".join(plan["options"]["engines"]))
+                         + ", ".join(plan.options.engines))
     if not harness_path().exists():
         sys.stderr.write(f"building the host harness ({harness_path()}) …\n")
         build_harness()
-    for note in plan.get("skipped_groups", []):
+    for note in plan.skipped_groups:
         sys.stderr.write(f"note: not planned for the selected engines: {note}\n")
     return _finish(store, _execute(store, plan, run_id, quiet=args.quiet), args, out)
 
@@ -171,22 +172,22 @@ def _check_combinations(args) -> None:
         raise UsageError("--label with --resume: a resumed run keeps its own label")
 
 
-def _labelled(plan: dict, label: str | None) -> dict:
+def _labelled(plan: Plan, label: str | None) -> Plan:
     if label:
-        plan["label"] = label
+        plan.label = label
     return plan
 
 
-def _resumed(store: Store, ref: str) -> tuple[int, dict]:
+def _resumed(store: Store, ref: str) -> tuple[int, Plan]:
     """The run --resume names and its stored plan; a complete run is refused."""
     run_id = store.resolve_run_id(ref)
     stored = store.load_run(run_id)
-    if stored["status"] == "complete":
+    if stored.status == "complete":
         raise UsageError(f"run {run_id} is already complete; nothing to resume")
-    return run_id, stored["plan"]
+    return run_id, stored.plan
 
 
-def _host_plan(args) -> dict:
+def _host_plan(args) -> Plan:
     """A new host run's plan from the suite and the options, checked."""
     from ..plan import build_plan
     engines = [get_engine(e).name for e in args.engine] if args.engine else None
@@ -210,8 +211,9 @@ def _host_plan(args) -> dict:
         from ..scaling import expand_plan
         plan = expand_plan(plan, counts)
     if args.energy:
-        plan["options"].update(energy=args.energy, energy_windows=5)
-    if not plan["groups"]:
+        plan.options.energy = args.energy
+        plan.options.extra["energy_windows"] = 5
+    if not plan.groups:
         raise UsageError("nothing to run: no selected operation applies to the selected engines")
     return plan
 
@@ -263,7 +265,7 @@ def _execute(store: Store, plan: dict, run_id: int | None, quiet: bool) -> int:
     from ..runner import Runner
     from ..targets import target_for
     console = stderr_console()
-    progress, on_event = (_mcu_progress if plan.get("target") else _host_progress_bar)(
+    progress, on_event = (_mcu_progress if plan.target else _host_progress_bar)(
         plan, console, not quiet and console.is_terminal)
     log = lambda s: progress.console.print(s, markup=False, highlight=False)
     runner = Runner(store, plan, target_for(plan, progress=on_event, log=log), log=log)
@@ -280,7 +282,7 @@ def _execute(store: Store, plan: dict, run_id: int | None, quiet: bool) -> int:
 def _mcu_progress(plan: dict, console, show: bool):
     """A microcontroller run's bar: cells done of all, the operation being built and run."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    total = len(plan["groups"]) * len(plan["options"]["engines"])
+    total = len(plan.groups) * len(plan.options.engines)
     progress = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=console, disable=not show)
     task = progress.add_task("starting", total=total)

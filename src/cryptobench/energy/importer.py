@@ -6,7 +6,10 @@ a window count that does not match `--expect` or the run's plan, or windows out 
 store nothing."""
 from __future__ import annotations
 
+import dataclasses
+
 from ..catalog import OPS
+from ..records import OK, Cell, Result, Run
 from .models import per_unit
 from .segment import PlanMismatch, column, match_plan, segment, summarize_energy
 
@@ -45,7 +48,7 @@ def energy_record(windows, info, op: str, params: dict, summary: dict | None = N
     return rec
 
 
-def as_cell(imported: dict, op: str, params: dict, engine: str, target: str) -> dict:
+def as_cell(imported: dict, op: str, params: dict, engine: str, target: str) -> Cell:
     """A new stored cell: time and energy statistics of the windows, provenance measured."""
     from ..results import derive
     windows = imported["windows"]
@@ -54,41 +57,38 @@ def as_cell(imported: dict, op: str, params: dict, engine: str, target: str) -> 
     result["energy"] = energy_record(windows, imported["info"], op, params, imported["summary"])
     if column(windows, "approximate").any():
         result["flags"] = sorted(set(result["flags"]) | {"approximate"})
-    return {"op": op, "params": params, "engine": engine, "target": target, "provenance": "measured",
-            "status": "ok", "kat": "n/a", "detail": f"{len(windows)} windows from {imported['info'].path}",
-            "samples": samples, "result": result}
+    return Cell(op=op, params=params, engine=engine, target=target, provenance="measured", status=OK, kat="n/a",
+                detail=f"{len(windows)} windows from {imported['info'].path}", samples=samples, result=Result(result))
 
 
-def planned_sequence(run: dict) -> list[dict]:
+def planned_sequence(run: Run) -> list[dict]:
     """The marker windows a stored run's device produced, in order: one per timed repetition of
     every cell that ran (status ok with samples), in the order the cells ran."""
     out = []
-    for c in sorted(run["cells"], key=lambda c: c["seq"]):
-        if c["status"] != "ok" or not c.get("samples"):
+    for c in sorted(run.cells, key=lambda c: c.seq):
+        if not c.ok or not c.samples:
             continue
-        reps = sum(k for k, _, _ in c["samples"])
-        times = sorted(ns / k / 1e9 for k, ns, _ in c["samples"])
-        timed = any(ns for _, ns, _ in c["samples"])
-        params = " ".join(f"{k}={v}" for k, v in c["params"].items())
-        out.append({"label": f"{c['op']} {params} [{c['engine']}]".replace("  ", " "), "repeat": reps,
+        reps = sum(k for k, _, _ in c.samples)
+        times = sorted(ns / k / 1e9 for k, ns, _ in c.samples)
+        timed = any(ns for _, ns, _ in c.samples)
+        params = " ".join(f"{k}={v}" for k, v in c.params.items())
+        out.append({"label": f"{c.op} {params} [{c.engine}]".replace("  ", " "), "repeat": reps,
                     "expected_s": times[len(times) // 2] if timed else None, "cell": c})
     return out
 
 
-def attach_to_run(imported: dict, run: dict) -> list[dict]:
+def attach_to_run(imported: dict, run: Run) -> list[Cell]:
     """The run's cells with `result.energy` from their windows (count and order checked first).
     Raises PlanMismatch, storing nothing, when the trace does not match the run."""
     planned = planned_sequence(run)
     if not planned:
-        raise PlanMismatch(f"run {run['id']} has no timed cells to match marker windows to")
+        raise PlanMismatch(f"run {run.id} has no timed cells to match marker windows to")
     matched = match_plan(imported["windows"], planned, str(imported["info"].path))
     cells = []
     for p, ws in matched:
-        cell = dict(p["cell"])
-        result = dict(cell.get("result") or {})
-        result["energy"] = energy_record(ws, imported["info"], cell["op"], cell["params"])
+        cell = p["cell"]
+        fields = {"energy": energy_record(ws, imported["info"], cell.op, cell.params)}
         if column(ws, "approximate").any():
-            result["flags"] = sorted(set(result.get("flags", [])) | {"approximate"})
-        cell["result"] = result
-        cells.append(cell)
+            fields["flags"] = sorted(set(cell.result.flags) | {"approximate"})
+        cells.append(dataclasses.replace(cell, result=cell.result.with_fields(**fields)))
     return cells

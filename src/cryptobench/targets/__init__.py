@@ -7,14 +7,15 @@ from __future__ import annotations
 from typing import Callable
 
 from ..errors import UsageError
+from ..records import Plan
 
 
-def target_for(plan: dict, progress: Callable | None = None, log: Callable[[str], None] = lambda s: None):
+def target_for(plan: Plan, progress: Callable | None = None, log: Callable[[str], None] = lambda s: None):
     """The target a stored or new plan measures on: the one place that chooses."""
-    if plan.get("target"):
+    if plan.target:
         from .mcu import McuTarget
         return McuTarget(plan, progress=progress, log=log)
-    if plan.get("kind") == "trace":
+    if plan.kind == "trace":
         raise UsageError("an imported trace's run is stored whole by `energy import`; there is nothing to resume")
     from .host import HostTarget
     return HostTarget(plan, progress=progress, log=log)

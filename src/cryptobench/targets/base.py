@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
+from ..records import Cell, Plan
 from ..store import Store
 
 
@@ -18,13 +19,25 @@ class RunSession:
     finished cell."""
     store: Store
     run_id: int
-    plan: dict
+    plan: Plan
     conditions: dict                         # what the target's open() reported for this run
     previous_conditions: dict = field(default_factory=dict)   # a resumed run's stored conditions
     log: Callable[[str], None] = lambda s: None
 
-    def save_cell(self, seq: int, cell: dict) -> None:
-        self.store.save_cell(self.run_id, seq, cell)
+    def save_cell(self, cell: Cell) -> None:
+        self.store.save_cell(self.run_id, cell)
+
+    def save_cells(self, cells: list[Cell], conditions: dict | None = None) -> None:
+        """Several cells (and the run's conditions as they now stand) in one transaction: a host
+        run's rounds end, or checkpoint, all cells at once."""
+        self.store.save_cells(self.run_id, cells, conditions)
+
+    def update_conditions(self, conditions: dict) -> None:
+        self.store.update_conditions(self.run_id, conditions)
+
+    def stored_cells(self) -> list[Cell]:
+        """The cells the run already holds (a resumed run's finished and partial cells)."""
+        return self.store.load_run(self.run_id).cells
 
     def done_keys(self) -> set[str]:
         """Keys of the cells this run has finished (a resumed run measures only the others)."""

@@ -12,13 +12,12 @@ from ..engines import ENGINES, check_engine
 from ..errors import HarnessError, UsageError
 from ..noise import ENGINE as NOISE_ENGINE, OP as NOISE_OP, SAMPLE_S as NOISE_SAMPLE_S, SLOT as NOISE_SLOT
 from ..noise import noise_summary
-from ..records import cell_key
+from ..records import FAILED, OK, PARTIAL, UNSUPPORTED, Cell, Group, Plan, Result, cell_key
 from ..results import derive
 from ..sampling import (DEFAULT_BUDGET_S, DEFAULT_PRECISION, PER_VISIT, CellSamples, RoundSampler, Source, StopRule,
                         estimator_for)
 from ..secure import close_provision, open_provision
 from ..stats import summarize
-from ..store import Store
 from ..verify import Verifier
 from .base import RunSession
 
@@ -32,24 +31,24 @@ class HostTarget:
     runs measure group by group instead (scaling.py)."""
     kind = "host"
 
-    def __init__(self, plan: dict, progress: Callable | None = None, log: Callable[[str], None] = lambda s: None):
+    def __init__(self, plan: Plan, progress: Callable | None = None, log: Callable[[str], None] = lambda s: None):
         self.plan = plan
         self.progress = progress         # progress(kind, payload): ("prepare", (done, total, label)) or ("sample", sampling.Progress)
         self.log = log
-        self.store: Store | None = None  # the run's store, from the session measure() is given
+        self.session: RunSession | None = None   # the run measure() is given: where cells are saved
         self.procs: dict = {}            # engine -> its first harness process (verification, energy windows)
         self.extra_procs: dict = {}      # engine -> its further harness processes (rounds take turns)
         self.provisions: dict = {}       # engine -> secure.Provision (token / TPM started for the run)
         self.engine_info: dict = {}
         self.unusable: dict = {}
         self.hello: dict = {}
-        self.meter = open_meter(plan["options"].get("energy"))
+        self.meter = open_meter(plan.options.energy)
         self.energy = None
         self.started = time.monotonic()
 
     # --- engines ------------------------------------------------------------------------------
     def start_engines(self) -> None:
-        for name in self.plan["options"]["engines"]:
+        for name in self.plan.options.engines:
             self._start(name)
 
     def _start(self, name: str) -> None:
@@ -78,7 +77,7 @@ class HostTarget:
         which one is fast is luck. A secure element or TPM is one device: one session to it."""
         if ENGINES[name].provision:
             return 1
-        return max(1, int(self.plan["options"].get("processes") or 1))
+        return max(1, int(self.plan.options.processes or 1))
 
     def _start_extra(self, name: str) -> list:
         """The engine's processes beyond the first (started after verification, used for sampling)."""
@@ -111,7 +110,7 @@ class HostTarget:
         return {"host": host_conditions(), "harness": hello,
                 "engines": {n: {"description": ENGINES[n].description, **self.engine_info.get(n, {}),
                                 **({"unusable": self.unusable[n]} if n in self.unusable else {})}
-                            for n in self.plan["options"]["engines"]}}
+                            for n in self.plan.options.engines}}
 
     # --- the Target protocol ------------------------------------------------------------------
     def open(self) -> dict:
@@ -119,15 +118,15 @@ class HostTarget:
         return self.conditions()
 
     def measure(self, session: RunSession) -> None:
-        self.store = session.store
+        self.session = session
         verifier = Verifier(self.procs)
         if self.meter is not None:
             from ..meters.session import EnergySession
-            self.energy = EnergySession(self.meter, int(self.plan["options"].get("energy_windows") or 5),
+            self.energy = EnergySession(self.meter, int(self.plan.options.extra.get("energy_windows") or 5),
                                         session.previous_conditions.get("energy_meter"))
         try:
             strategy = self._run_groups if scaling.is_parallel_run(self.plan) else self._run_rounds
-            strategy(session.run_id, session.conditions, session.previous_conditions, verifier)
+            strategy(session.conditions, session.previous_conditions, verifier)
         finally:
             verifier.close()
 
@@ -135,76 +134,77 @@ class HostTarget:
         if self.progress:
             self.progress(kind, payload)
 
-    def _cell(self, group, engine, status, kat, detail, samples=None, result=None) -> dict:
-        return {"op": group["op"], "params": group["params"], "engine": engine, "target": TARGET,
-                "provenance": "measured" if status in ("ok", "partial") else "none", "status": status, "kat": kat,
-                "detail": detail, "samples": samples, "result": result}
+    def _cell(self, seq: int, group: Group, engine: str, status: str, kat: str, detail: str,
+              samples: list | None = None, result: dict | None = None) -> Cell:
+        return Cell(op=group.op, params=group.params, engine=engine, target=TARGET,
+                    provenance="measured" if status in (OK, PARTIAL) else "none", status=status, kat=kat,
+                    detail=detail, samples=samples, result=Result(result) if result is not None else None, seq=seq)
 
-    def _check_cell(self, run_id: int, seq: int, group: dict, e: str, verifier: Verifier) -> str | None:
+    def _check_cell(self, seq: int, group: Group, e: str, verifier: Verifier) -> str | None:
         """Supported and verified: the verification detail; otherwise the cell is stored as
         unsupported or failed and None is returned."""
-        op, params = group["op"], scaling.op_params(group["params"])   # without the process count
+        op, params = group.op, scaling.op_params(group.params)   # without the process count
         if e in self.procs and (self.procs[e].proc.poll() is not None or self.procs[e].stopped):
             self.log(f"{e}: {self.procs[e].stopped or 'harness exited'}, restarting it")
             del self.procs[e]
             self._start(e)             # a crash costs one cell, not the rest of the run
         if e in self.unusable:
-            self.store.save_cell(run_id, seq, self._cell(group, e, "failed", "n/a", f"engine unusable: {self.unusable[e]}"))
+            self.session.save_cell(self._cell(seq, group, e, FAILED, "n/a", f"engine unusable: {self.unusable[e]}"))
             return None
         try:
             ok, why = self.procs[e].supports(ENGINES[e].harness_engine, op, params)
         except HarnessError as exc:
             ok, why = False, f"harness error: {exc}"
         if not ok:
-            self.store.save_cell(run_id, seq, self._cell(group, e, "unsupported", "n/a", why))
+            self.session.save_cell(self._cell(seq, group, e, UNSUPPORTED, "n/a", why))
             return None
         verdict = verifier.verify(e, op, params)
         if verdict.kat != "pass":
-            self.store.save_cell(run_id, seq, self._cell(group, e, "failed", "fail", verdict.detail))
+            self.session.save_cell(self._cell(seq, group, e, FAILED, "fail", verdict.detail))
             return None
         return verdict.detail
 
-    def _timing_options(self, group: dict) -> tuple[int, float, int, bool]:
-        opts = self.plan["options"]
-        pick = lambda key: opts[key] if key in opts.get("overrides", ()) or group.get(key) is None else group[key]
-        warmup = int(opts["warmup"] if group.get("warmup") is None else group["warmup"])
-        return int(pick("repeat")), float(pick("min_time")), warmup, bool(group.get("single") or opts["single"])
+    def _timing_options(self, group: Group) -> tuple[int, float, int, bool]:
+        opts = self.plan.options
+        pick = lambda key: (getattr(opts, key) if key in opts.overrides or getattr(group, key) is None
+                            else getattr(group, key))
+        warmup = int(opts.warmup if group.warmup is None else group.warmup)
+        return int(pick("repeat")), float(pick("min_time")), warmup, bool(group.single or opts.single)
 
     # --- rounds (every host run but --parallel) ------------------------------------------------
-    def _run_rounds(self, run_id: int, conditions: dict, stored: dict, verifier: Verifier) -> None:
+    def _run_rounds(self, conditions: dict, stored: dict, verifier: Verifier) -> None:
         """Verify every cell, set each up in every process of its engine, sample them all in
         rounds until the stop rule holds, then derive and store every cell at once."""
-        partial = {cell_key(c["op"], c["params"], c["engine"]): c
-                   for c in self.store.load_run(run_id)["cells"] if c["status"] == "partial"}
-        done = self.store.done_keys(run_id)
-        cells, meta, deferred = self._prepare_cells(run_id, done, partial, verifier)
+        partial = {c.key: c for c in self.session.stored_cells() if c.status == PARTIAL}
+        done = self.session.done_keys()
+        cells, meta, deferred = self._prepare_cells(done, partial, verifier)
         noise = self._reference_cell(verifier, stored.get("noise_floor"))
-        opts = self.plan["options"]
+        opts = self.plan.options
         previous_sampling = stored.get("sampling") or {}
         first_round = max([r for c in cells for r in c.rounds] + [-1]) + 1
-        fixed = bool(opts.get("fixed_samples"))
-        end = self.started + float(opts.get("budget_s") or DEFAULT_BUDGET_S) - FINISH_MARGIN_S
+        fixed = opts.fixed_samples
+        end = self.started + float(opts.budget_s or DEFAULT_BUDGET_S) - FINISH_MARGIN_S
         # a device's cells come after the rounds: the rounds leave them their share of the budget
         main_end = time.monotonic() + (end - time.monotonic()) * len(cells) / max(1, len(cells) + len(deferred))
         rule = StopRule(min_samples=max([c_min for c_min in (m["min_samples"] for m in meta.values())] + [1]),
-                        fixed=fixed, precision=float(opts.get("precision") or DEFAULT_PRECISION), deadline=main_end)
+                        fixed=fixed, precision=float(opts.precision or DEFAULT_PRECISION), deadline=main_end)
         sampled = cells + ([noise] if noise is not None else [])
-        sampler = RoundSampler(sampled, rule, per_visit=int(opts.get("per_visit") or PER_VISIT),
-                               seed=opts.get("seed"), progress=lambda p: self._report("sample", p),
-                               checkpoint=lambda _: self._checkpoint(run_id, cells, meta, sampler, noise, conditions),
+        sampler = RoundSampler(sampled, rule, per_visit=int(opts.per_visit or PER_VISIT),
+                               seed=opts.seed, progress=lambda p: self._report("sample", p),
+                               checkpoint=lambda _: self._checkpoint(cells, meta, sampler, noise, conditions),
                                first_round=first_round, block_rounds=previous_sampling.get("block_rounds"))
         if cells:
             self._energy_idle(start=True)
             try:
                 sampler.run()
             except KeyboardInterrupt:
-                self._checkpoint(run_id, cells, meta, sampler, noise, conditions)
+                self._checkpoint(cells, meta, sampler, noise, conditions)
                 raise
         if deferred:
-            device_cells = self._sample_deferred(run_id, deferred, meta, partial, rule, end)
+            device_cells = self._sample_deferred(deferred, meta, partial, rule, end)
         tau, levels = sampler.machine()
         record = {**sampler.record(), "processes": {e: len(self.extra_procs.get(e, [])) + 1 for e in self.procs},
-                  "budget_s": float(opts.get("budget_s") or DEFAULT_BUDGET_S), "machine_tau_log": tau,
+                  "budget_s": float(opts.budget_s or DEFAULT_BUDGET_S), "machine_tau_log": tau,
                   "machine_levels_log": levels}
         if previous_sampling.get("seed") is not None:     # a resumed run: every session's seed
             record["sessions"] = (previous_sampling.get("sessions") or [previous_sampling["seed"]]) + [record["seed"]]
@@ -222,41 +222,41 @@ class HostTarget:
         if deferred:
             rows += [self._finished_row(c, meta[c.key], meta[c.key]["sampler"], noise_rsd, None, 0.0)
                      for c in device_cells]
-        self.store.save_cells(run_id, rows, {**conditions, **extra})
+        self.session.save_cells(rows, {**conditions, **extra})
         for c in cells:
             for s in c.sources:
                 s.proc.teardown(s.slot)
 
-    def _prepare_cells(self, run_id: int, done: set, partial: dict, verifier: Verifier):
+    def _prepare_cells(self, done: set, partial: dict, verifier: Verifier):
         """Cells ready to sample: verified, set up in each of their engine's processes, calibrated.
         A device's cells (a secure element, a TPM: few object slots) are only verified here and set
         up one at a time after the rounds (`deferred`)."""
         cells, meta, deferred = [], {}, []
-        todo = [(gi, g, e, seq) for gi, g, e, seq in self._plan_cells() if cell_key(g["op"], g["params"], e) not in done]
+        todo = [(gi, g, e, seq) for gi, g, e, seq in self._plan_cells() if cell_key(g.op, g.params, e) not in done]
         for i, (gi, group, e, seq) in enumerate(todo):
-            self._report("prepare", (i, len(todo), f"{group['op']} {e}"))
-            detail = self._check_cell(run_id, seq, group, e, verifier)
+            self._report("prepare", (i, len(todo), f"{group.op} {e}"))
+            detail = self._check_cell(seq, group, e, verifier)
             if detail is None:
                 continue
             repeat, _, _, single = self._timing_options(group)
-            key = cell_key(group["op"], group["params"], e)
+            key = cell_key(group.op, group.params, e)
             meta[key] = {"group": group, "seq": seq, "detail": detail, "single": single, "min_samples": repeat,
                          "slot": gi + 1, "engine": e}
             if ENGINES[e].provision:
                 deferred.append(key)
                 continue
-            cell = self._setup_cell(run_id, key, meta[key], partial.get(key))
+            cell = self._setup_cell(key, meta[key], partial.get(key))
             if cell is not None:
                 cells.append(cell)
         self._report("prepare", (len(todo), len(todo), "sampling"))
         return cells, meta, deferred
 
-    def _setup_cell(self, run_id: int, key: str, meta: dict, old: dict | None) -> CellSamples | None:
+    def _setup_cell(self, key: str, meta: dict, old: Cell | None) -> CellSamples | None:
         """Set the cell up in every process of its engine, calibrate k, warm up; resume its stored
         samples. A failure is stored as the cell's result and gives None."""
         group, e, slot = meta["group"], meta["engine"], meta["slot"]
         repeat, min_time, warmup, single = self._timing_options(group)
-        op, params = group["op"], scaling.op_params(group["params"])
+        op, params = group.op, scaling.op_params(group.params)
         try:
             procs = self._start_extra(e)
             for proc in procs:
@@ -267,33 +267,33 @@ class HostTarget:
                 for proc in procs:
                     proc.sample(slot, k, warmup)
         except HarnessError as exc:
-            self.store.save_cell(run_id, meta["seq"], self._cell(group, e, "failed", "pass", f"timing failed: {exc}"))
+            self.session.save_cell(self._cell(meta["seq"], group, e, FAILED, "pass", f"timing failed: {exc}"))
             return None
         cell = CellSamples(key, e, op, params, k, estimator_for(op, params, e, single),
                            [Source(p, slot) for p in procs], divisor=2.0 if get_op(op).halve else 1.0,
                            min_samples=repeat)
-        if old and old.get("samples") and (old.get("result") or {}).get("sampling"):
-            cell.samples = [list(s) for s in old["samples"]]
-            cell.rounds = list(old["result"]["sampling"]["rounds"])
-            cell.processes = list(old["result"]["sampling"].get("processes") or [0] * len(cell.samples))
-            cell.k = int(old["samples"][0][0])      # the batch size the stored samples have
+        if old and old.samples and old.result is not None and old.result.sampling:
+            cell.samples = [list(s) for s in old.samples]
+            cell.rounds = list(old.result.sampling["rounds"])
+            cell.processes = list(old.result.sampling.get("processes") or [0] * len(cell.samples))
+            cell.k = int(old.samples[0][0])      # the batch size the stored samples have
         return cell
 
-    def _sample_deferred(self, run_id: int, deferred: list, meta: dict, partial: dict, rule: StopRule,
+    def _sample_deferred(self, deferred: list, meta: dict, partial: dict, rule: StopRule,
                          end: float) -> list:
         """A device's cells, one after the other, each set up, sampled in rounds of its own (its
         share of the time left) and torn down."""
         cells = []
         for i, key in enumerate(deferred):
-            cell = self._setup_cell(run_id, key, meta[key], partial.get(key))
+            cell = self._setup_cell(key, meta[key], partial.get(key))
             if cell is None:
                 continue
             share = max(0.0, end - time.monotonic()) / (len(deferred) - i)
             own = StopRule(min_samples=cell.min_samples, fixed=rule.fixed, precision=rule.precision,
                            deadline=time.monotonic() + share)
             first = max(cell.rounds + [-1]) + 1
-            sampler = RoundSampler([cell], own, per_visit=int(self.plan["options"].get("per_visit") or PER_VISIT),
-                                   seed=self.plan["options"].get("seed"), first_round=first,
+            sampler = RoundSampler([cell], own, per_visit=int(self.plan.options.per_visit or PER_VISIT),
+                                   seed=self.plan.options.seed, first_round=first,
                                    progress=lambda p: self._report("sample", p))
             sampler.run()
             meta[key]["sampler"] = sampler
@@ -305,8 +305,8 @@ class HostTarget:
     def _plan_cells(self):
         """(group index, group, engine, seq) of every planned cell, in plan order."""
         seq = 0
-        for gi, group in enumerate(self.plan["groups"]):
-            for e in group["engines"]:
+        for gi, group in enumerate(self.plan.groups):
+            for e in group.engines:
                 yield gi, group, e, seq
                 seq += 1
 
@@ -332,11 +332,11 @@ class HostTarget:
         return cell
 
     def _finished_row(self, cell: CellSamples, meta: dict, sampler: RoundSampler, noise_rsd: float | None,
-                      energy, tau: float) -> dict:
+                      energy, tau: float) -> Cell:
         group = meta["group"]
         if cell.failure or not cell.samples:
             why = cell.failure or "no samples"
-            return {**self._cell(group, cell.engine, "failed", "pass", f"timing failed: {why}"), "seq": meta["seq"]}
+            return self._cell(meta["seq"], group, cell.engine, FAILED, "pass", f"timing failed: {why}")
         result = self._derive(cell, meta, sampler, noise_rsd, tau)
         if self.energy is not None:
             # only cells that passed verification and timing get here: no energy without a KAT pass
@@ -348,7 +348,7 @@ class HostTarget:
                     result["energy"] = en
                 else:
                     result["energy_note"] = why + (f" ({self.energy.why})" if self.energy.why else "")
-        return {**self._cell(group, cell.engine, "ok", "pass", meta["detail"], cell.samples, result), "seq": meta["seq"]}
+        return self._cell(meta["seq"], group, cell.engine, OK, "pass", meta["detail"], cell.samples, result)
 
     def _derive(self, cell: CellSamples, meta: dict, sampler: RoundSampler, noise_rsd: float | None,
                 tau: float) -> dict:
@@ -358,7 +358,7 @@ class HostTarget:
         return derive(cell.op, cell.params, cell.samples, cell.sources[0].proc.hello, meta["single"], sampling,
                       noise_rsd, precision)
 
-    def _checkpoint(self, run_id: int, cells: list, meta: dict, sampler: RoundSampler, noise, conditions: dict) -> None:
+    def _checkpoint(self, cells: list, meta: dict, sampler: RoundSampler, noise, conditions: dict) -> None:
         """Every cell's samples so far, as `partial` rows (resumed, not redone, by --resume)."""
         rows = []
         for c in cells:
@@ -369,12 +369,12 @@ class HostTarget:
             result["sampling"] = {"rounds": list(c.rounds), "processes": list(c.processes),
                                   "block_rounds": sampler.block_rounds or 1}
             result["flags"] = result["flags"] + ["partial"]
-            rows.append({**self._cell(meta[c.key]["group"], c.engine, "partial", "pass", meta[c.key]["detail"],
-                                      c.samples, result), "seq": meta[c.key]["seq"]})
+            rows.append(self._cell(meta[c.key]["seq"], meta[c.key]["group"], c.engine, PARTIAL, "pass",
+                                   meta[c.key]["detail"], c.samples, result))
         extra = {"sampling": {**sampler.record(), "partial": True}}
         if noise is not None and noise.samples:
             extra["noise_floor"] = noise_summary(noise, sampler.block_rounds or 1)
-        self.store.save_cells(run_id, rows, {**conditions, **extra})
+        self.session.save_cells(rows, {**conditions, **extra})
 
     # --- energy (host meters) ------------------------------------------------------------------
     def _energy_idle(self, start: bool) -> None:
@@ -415,42 +415,40 @@ class HostTarget:
         return out
 
     # --- group by group (--parallel) -----------------------------------------------------------
-    def _run_groups(self, run_id: int, conditions: dict, stored: dict, verifier: Verifier) -> None:
-        done = self.store.done_keys(run_id)
+    def _run_groups(self, conditions: dict, stored: dict, verifier: Verifier) -> None:
+        done = self.session.done_keys()
         self.parallel_ref = {}           # (op, params, engine) -> result["parallel"] of its N = 1 cell
-        for c in self.store.load_run(run_id)["cells"]:
-            if c["params"].get(scaling.PARAM) == 1 and c["status"] == "ok":
-                self.parallel_ref[cell_key(c["op"], scaling.op_params(c["params"]), c["engine"])] = \
-                    c["result"]["parallel"]
+        for c in self.session.stored_cells():
+            if c.params.get(scaling.PARAM) == 1 and c.ok:
+                self.parallel_ref[cell_key(c.op, scaling.op_params(c.params), c.engine)] = c.result.parallel
         seq = 0
-        groups = self.plan["groups"]
+        groups = self.plan.groups
         for gi, group in enumerate(groups):
             base_seq = seq
-            seq += len(group["engines"])
-            pending = [e for e in group["engines"] if cell_key(group["op"], group["params"], e) not in done]
+            seq += len(group.engines)
+            pending = [e for e in group.engines if cell_key(group.op, group.params, e) not in done]
             if not pending:
                 continue
-            self._report("prepare", (gi, len(groups), f"{group['op']} ×{group.get('parallel')}"))
+            self._report("prepare", (gi, len(groups), f"{group.op} ×{group.parallel}"))
             self._energy_idle(start=True)
             ready = []
             for e in pending:
-                detail = self._check_cell(run_id, base_seq + group["engines"].index(e), group, e, verifier)
+                detail = self._check_cell(base_seq + group.engines.index(e), group, e, verifier)
                 if detail is not None:
                     ready.append((e, detail))
             if ready:
-                self._run_parallel(run_id, {e: base_seq + group["engines"].index(e) for e in group["engines"]},
-                                   group, ready)
+                self._run_parallel({e: base_seq + group.engines.index(e) for e in group.engines}, group, ready)
             if self.energy is not None:
                 self._energy_idle(start=False)
-                self.store.update_conditions(run_id, {**conditions, "energy_meter": self.energy.summary()})
+                self.session.update_conditions({**conditions, "energy_meter": self.energy.summary()})
         self._report("prepare", (len(groups), len(groups), "done"))
 
-    def _run_parallel(self, run_id: int, seqs: dict, group: dict, ready: list) -> None:
+    def _run_parallel(self, seqs: dict, group: Group, ready: list) -> None:
         """Scaling cells (scaling.py): per engine, N pinned processes running batches at once.
         Engines are measured one after the other (N processes each already fill the CPUs)."""
-        op, params, n = group["op"], scaling.op_params(group["params"]), group["parallel"]
+        op, params, n = group.op, scaling.op_params(group.params), group.parallel
         repeat, min_time, warmup, single = self._timing_options(group)
-        cpus = self.plan["options"].get("parallel_cpus") or scaling.available_cpus()
+        cpus = self.plan.options.parallel_cpus or scaling.available_cpus()
         slot = abs(hash((op, str(params)))) % 1_000_000
         session = self.energy if self.energy is not None and self.energy.started else None
         for e, detail in ready:
@@ -458,8 +456,7 @@ class HostTarget:
                 got = scaling.measure(ENGINES[e], op, params, n, cpus, slot, min_time, repeat, warmup,
                                       session, session.windows if session else 0)
             except HarnessError as exc:
-                self.store.save_cell(run_id, seqs[e], self._cell(group, e, "failed", "pass",
-                                                                 f"timing failed: {exc}"))
+                self.session.save_cell(self._cell(seqs[e], group, e, FAILED, "pass", f"timing failed: {exc}"))
                 continue
             result = derive(op, params, got["samples"], got["hello"], single)
             ref_key = cell_key(op, params, e)
@@ -479,8 +476,7 @@ class HostTarget:
                         result["energy"] = en
                     else:
                         result["energy_note"] = why + (f" ({self.energy.why})" if self.energy.why else "")
-            self.store.save_cell(run_id, seqs[e], self._cell(group, e, "ok", "pass", detail,
-                                                             got["samples"], result))
+            self.session.save_cell(self._cell(seqs[e], group, e, OK, "pass", detail, got["samples"], result))
 
 
 def machine_rsd(reference_rsd: float | None, cells: list) -> float | None:

@@ -15,8 +15,8 @@ from ..firmware.plan import Cell, Inputs, fill, kat_from_vector, out_name, plan_
 from ..firmware.recipes import load_recipe, resolve
 from ..harness import HarnessProcess
 from ..results import derive
-from ..records import cell_key
-from ..store import Store
+from .. import records
+from ..records import Plan, cell_key
 from .base import RunSession
 from .boards import BOARDS
 from ..verify import load_vectors
@@ -81,13 +81,13 @@ class McuTarget:
     over its serial port, or the cycle-approximate simulator; `run_image` picks the transport."""
     kind = "mcu"
 
-    def __init__(self, plan: dict, progress: Callable | None = None,
+    def __init__(self, plan: Plan, progress: Callable | None = None,
                  log: Callable[[str], None] = lambda s: None, run_image: Callable | None = None):
         self.plan, self.progress, self.log = plan, progress, log
-        self.store: Store | None = None
+        self.session: RunSession | None = None
         self.recipes: list = []          # the libraries' recipes, resolved by open()
         self.builders: dict = {}         # recipe name -> its FirmwareBuilder
-        self.target = plan["target"]
+        self.target = plan.target
         self.board = BOARDS[self.target["board"]]
         self._run_image = run_image
         self.vectors = load_vectors()
@@ -144,11 +144,11 @@ class McuTarget:
         return self.conditions({n: b.conditions() for n, b in self.builders.items()})
 
     def measure(self, session: RunSession) -> None:
-        self.store = session.store
+        self.session = session
         done = session.done_keys()
         self.host = HarnessProcess()
         for r in self.recipes:
-            self._run_library(session.run_id, r, self.builders[r.name], done)
+            self._run_library(r, self.builders[r.name], done)
 
     def close(self) -> None:
         if self.host is not None:
@@ -160,38 +160,37 @@ class McuTarget:
         names = [Path(x).stem if x.endswith(".toml") else x for x in libs]
         return group_index * len(libs) + (names.index(engine) if engine in names else 0)
 
-    def _cell(self, group, engine, status, kat, detail, result=None, samples=None, provenance="measured") -> dict:
-        prov = provenance if status == "ok" else "none"
-        return {"op": group["op"], "params": group["params"], "engine": engine, "target": target_label(self.target),
-                "provenance": prov, "status": status, "kat": kat, "detail": detail, "samples": samples,
-                "result": result}
+    def _save(self, group_index: int, group: records.Group, engine: str, status: str, kat: str, detail: str,
+              result: dict | None = None, samples: list | None = None, provenance: str = "measured") -> None:
+        self.session.save_cell(records.Cell(
+            op=group.op, params=group.params, engine=engine, target=target_label(self.target),
+            provenance=provenance if status == records.OK else "none", status=status, kat=kat, detail=detail,
+            samples=samples, result=records.Result(result) if result is not None else None,
+            seq=self._seq(group_index, engine)))
 
-    def _run_library(self, run_id: int, recipe, builder: FirmwareBuilder, done: set) -> None:
-        groups = [(i, g) for i, g in enumerate(self.plan["groups"])
-                  if cell_key(g["op"], g["params"], recipe.name) not in done]
+    def _run_library(self, recipe, builder: FirmwareBuilder, done: set) -> None:
+        groups = [(i, g) for i, g in enumerate(self.plan.groups) if cell_key(g.op, g.params, recipe.name) not in done]
         if not groups:
             return
         try:
             empty = builder.image("empty", [], plan_c([], [], self.board.name, builder.cpu, "empty"))
         except BuildError as exc:
             for i, g in groups:
-                self.store.save_cell(run_id, self._seq(i, recipe.name),
-                                     self._cell(g, recipe.name, "failed", "n/a", f"build failed: {exc.tail}"))
+                self._save(i, g, recipe.name, "failed", "n/a", f"build failed: {exc.tail}")
             return
         by_op: dict[str, list] = {}
         for i, g in groups:
-            by_op.setdefault(g["op"], []).append((i, g))
+            by_op.setdefault(g.op, []).append((i, g))
         for op, items in by_op.items():
             if self.progress:
                 self.progress({"op": op, "params": {"library": recipe.name}}, "start")
-            self._run_op(run_id, recipe, builder, empty, op, items)
+            self._run_op(recipe, builder, empty, op, items)
             if self.progress:
                 self.progress({"op": op, "params": {"library": recipe.name}}, "end", len(items))
 
     # long: one operation's firmware cycle (build, run, check on the host, store each cell) in the order it happens
-    def _run_op(self, run_id, recipe, builder, empty, op, items) -> None:
-        save = lambda i, g, *a, **k: self.store.save_cell(run_id, self._seq(i, recipe.name),
-                                                          self._cell(g, recipe.name, *a, **k))
+    def _run_op(self, recipe, builder, empty, op, items) -> None:
+        save = lambda i, g, *a, **k: self._save(i, g, recipe.name, *a, **k)
         if op not in recipe.ops:
             why = recipe.unavailable.get(op) or f"the {recipe.name} recipe ({recipe.path.name}) provides no '{op}'"
             for i, g in items:
@@ -201,10 +200,10 @@ class McuTarget:
         cells, checks = [], []
         try:
             for i, g in items:
-                inputs, check = make_inputs(self.host, op, g["params"])
+                inputs, check = make_inputs(self.host, op, g.params)
                 if not check:
-                    check = self._host_expect(op, g["params"], inputs)
-                cells.append(Cell(inputs, repeat or int(g.get("repeat") or self.plan["options"]["repeat"])))
+                    check = self._host_expect(op, g.params, inputs)
+                cells.append(Cell(inputs, repeat or int(g.repeat or self.plan.options.repeat)))
                 checks.append(check)
         except HarnessError as exc:
             for i, g in items:
@@ -250,7 +249,7 @@ class McuTarget:
             if line.get("status") != "ok":
                 save(i, g, "failed", "n/a", line.get("why", "failed on the target"))
                 continue
-            verdict, detail = self._check(op, g["params"], bytes.fromhex(line.get("out", "")), checks[n])
+            verdict, detail = self._check(op, g.params, bytes.fromhex(line.get("out", "")), checks[n])
             if verdict == "fail" or (verdict == "n/a" and not kat_pass):
                 save(i, g, "failed", "fail", detail if verdict == "fail" else
                      "no known-answer test and no host cross-check for this op: not reported")
@@ -266,13 +265,13 @@ class McuTarget:
                 cyc, overhead = sim_cycles.get(n, (line["cyc"], line.get("overhead")))
                 samples = [[1, int(c * 1e9 / hz), int(c)] for c in cyc]
                 counter = "model" if self.target["kind"] == "sim" else report.hello.get("counter", "none")
-                result.update(derive(op, g["params"], samples, {"counter": counter, "counter_hz": hz}, True))
+                result.update(derive(op, g.params, samples, {"counter": counter, "counter_hz": hz}, True))
                 result["cycles_overhead"] = overhead
                 if self.target["kind"] == "sim":      # deterministic: two samples are not "few"
                     result["flags"] = [f for f in result["flags"] if f != "few-samples"]
                 if n in sim_marker:
                     result["marker"] = sim_marker[n]
-                energy = self._modeled_energy(result, g["params"], op)
+                energy = self._modeled_energy(result, g.params, op)
                 if energy:
                     result["energy"] = energy
             prov = "simulated" if self.target["kind"] == "sim" else "measured"

@@ -4,14 +4,15 @@ the cells the import made from the file."""
 from __future__ import annotations
 
 from ..conditions import host_conditions
+from ..records import Cell
 from .base import RunSession
 
 
 class TraceTarget:
     kind = "trace"
 
-    def __init__(self, cells: list[dict], trace_info: dict):
-        self.cells = cells               # each a finished cell dict (energy/importer.as_cell)
+    def __init__(self, cells: list[Cell], trace_info: dict):
+        self.cells = cells               # each a finished cell (energy/importer.as_cell)
         self.trace_info = trace_info     # the file, its format, sample period, channels, options
 
     def open(self) -> dict:
@@ -19,7 +20,8 @@ class TraceTarget:
 
     def measure(self, session: RunSession) -> None:
         for seq, cell in enumerate(self.cells):
-            session.save_cell(seq, cell)
+            cell.seq = seq
+            session.save_cell(cell)
 
     def close(self) -> None:
         pass
