@@ -9,6 +9,7 @@ and stored key goes through `params_key` (canonical JSON: keys sorted).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -192,24 +193,33 @@ class Result(JsonView):
         return Result({**self._data, **fields})
 
 
+def _strict() -> None:
+    if os.environ.get("CRYPTOBENCH_STRICT_RECORDS"):
+        raise TypeError("dict-style access to a record (CRYPTOBENCH_STRICT_RECORDS): read its attributes")
+
+
 class _ByName:
     """Transitional: reading a record's fields by name, as the dicts it replaces were read.
-    Removed once every module reads attributes."""
+    Removed once every module reads attributes (CRYPTOBENCH_STRICT_RECORDS=1 finds the readers left)."""
 
     def __getitem__(self, name: str) -> Any:
+        _strict()
         try:
             return getattr(self, name)
         except AttributeError:
             raise KeyError(name) from None
 
     def get(self, name: str, default: Any = None) -> Any:
+        _strict()
         value = getattr(self, name, default)
         return default if value is None else value
 
     def __contains__(self, name: str) -> bool:
+        _strict()
         return getattr(self, name, None) is not None
 
     def __setitem__(self, name: str, value: Any) -> None:
+        _strict()
         setattr(self, name, value)
 
 
