@@ -26,3 +26,52 @@ def test_params_are_frozen_hashable_and_equal_by_value():
 
 def test_the_status_words():
     assert STATUSES == ("ok", "unsupported", "failed", "partial")
+
+
+def test_a_cell_round_trips_through_its_json_form():
+    from cryptobench.records import Cell, Result
+    d = {"op": "sha256", "params": {"bytes": 64}, "engine": "openssl-hw", "target": "host", "provenance": "measured",
+         "status": "ok", "kat": "pass", "detail": "3 vectors", "samples": [[8, 800, 2400]],
+         "result": {"time_s": {"median": 1e-7, "ci95": [0.9e-7, 1.1e-7]}, "flags": ["outliers"], "new_field": 1},
+         "seq": 4}
+    c = Cell.from_json(d)
+    assert c.to_json() == d                                   # fields a newer version adds survive
+    assert isinstance(c.result, Result) and c.result.flags == ["outliers"] and c.result["new_field"] == 1
+    assert c.key == cell_key("sha256", {"bytes": 64}, "openssl-hw") and c.ok
+    assert c.reported_time() == (1e-7, (0.9e-7, 1.1e-7), "median")
+
+
+def test_the_one_usable_energy_rule():
+    from cryptobench.records import Energy
+    assert Energy({"per_op_j": 1e-6}).usable
+    assert not Energy({"per_op_j": 1e-6, "flags": ["not-above-idle"]}).usable
+    assert not Energy({"per_op_j": 0.0}).usable and not Energy({"per_op_j": -1e-9}).usable
+    assert not Energy({}).usable
+
+
+def test_a_plan_round_trips_and_keeps_what_it_does_not_name():
+    from cryptobench.records import Plan
+    d = {"suite": "default", "title": "t", "source": "s", "baseline": "openssl-sw", "relative": False,
+         "options": {"repeat": 5, "warmup": 1, "min_time": 0.01, "budget_s": 60, "precision": 0.01, "processes": 4,
+                     "per_visit": 2, "seed": 7, "engines": ["openssl-sw"], "single": False, "overrides": [],
+                     "fixed_samples": False, "energy_windows": 5},
+         "groups": [{"op": "sha256", "params": {"bytes": 64}, "engines": ["openssl-sw"], "table": "", "bench_engines": None,
+                     "repeat": None, "warmup": None, "min_time": None, "single": False}],
+         "skipped_groups": [], "label": "x", "future": {"a": 1}}
+    plan = Plan.from_json(d)
+    assert plan.options.seed == 7 and plan.options.extra == {"energy_windows": 5}
+    assert plan.groups[0].params == {"bytes": 64} and plan.label == "x"
+    assert plan.to_json() == d
+
+
+def test_key_value_options_are_parsed_in_one_place():
+    from cryptobench.cli.common import key_values, split_params
+    from cryptobench.errors import UsageError
+    # a repeated --param adds its values instead of keeping only the last
+    assert split_params(["bytes=64", "bytes=128,64", "key_bits=128"]) == {"bytes": ["64", "128"], "key_bits": ["128"]}
+    assert key_values(["a=1", "b=x"], "--option", convert=lambda t: int(t) if t.isdigit() else t) == {"a": 1, "b": "x"}
+    for bad, flag in ((["bytes"], "--param"), (["=3"], "--param"), (["bytes="], "--param")):
+        with pytest.raises(UsageError, match="expected KEY=VALUE"):
+            split_params(bad)
+    with pytest.raises(UsageError, match="given twice"):
+        key_values(["a=1", "a=2"], "--option")

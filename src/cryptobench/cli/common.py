@@ -45,15 +45,32 @@ def add_param(parser, help: str = "set or sweep an operation parameter, e.g. byt
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE[,VALUE…]", help=help)
 
 
-def split_params(items: list[str]) -> dict[str, list]:
-    """--param KEY=VALUE[,VALUE…] items as {key: [values]}."""
-    out = {}
+def key_values(items: list[str], flag: str, *, lists: str | None = None, convert=None) -> dict:
+    """KEY=VALUE command-line items as {key: value}, the one parser every such option uses.
+    `lists` (a separator such as ","): VALUE is a list, and a repeated KEY adds to its values
+    (`--param bytes=64 --param bytes=128` sweeps both); otherwise a repeated KEY is refused.
+    `convert` turns each value's text into its value (e.g. a number)."""
+    out: dict = {}
+    shape = "KEY=VALUE" + (f"[{lists}VALUE…]" if lists else "")
     for item in items:
-        key, sep, values = item.partition("=")
-        if not sep or not key or not values:
-            raise UsageError(f"--param: expected KEY=VALUE[,VALUE…], got {item!r}")
-        out[key.strip()] = [v.strip() for v in values.split(",") if v.strip()]
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key or (lists and not text.strip()):
+            raise UsageError(f"{flag}: expected {shape}, got {item!r}")
+        if lists:
+            values = [convert(v.strip()) if convert else v.strip() for v in text.split(lists) if v.strip()]
+            out.setdefault(key, [])
+            out[key] += [v for v in values if v not in out[key]]
+        elif key in out:
+            raise UsageError(f"{flag}: {key} given twice ({out[key]!r} and {text!r}); give it once")
+        else:
+            out[key] = convert(text) if convert else text
     return out
+
+
+def split_params(items: list[str]) -> dict[str, list]:
+    """--param KEY=VALUE[,VALUE…] items as {key: [values]}; a repeated KEY adds its values."""
+    return key_values(items, "--param", lists=",")
 
 
 # -------------------------------------------------------------------------------- run references
