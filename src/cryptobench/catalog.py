@@ -24,9 +24,13 @@ class Param:
     def coerce(self, raw: object, where: str) -> object:
         """Turn a command-line or suite value into the parameter's type, or raise UsageError."""
         if isinstance(self.default, int) and not isinstance(self.default, bool):
+            # true is not 1 and 64.5 is not 64: a value that is not a whole number is refused, not rounded
+            whole = (isinstance(raw, int) and not isinstance(raw, bool)) or (isinstance(raw, float) and raw.is_integer())
             try:
-                value = int(raw)
+                value = int(raw) if whole or isinstance(raw, str) else None
             except (TypeError, ValueError):
+                value = None
+            if value is None:
                 raise UsageError(f"{where}: parameter '{self.name}' expects an integer, got {raw!r}")
             if value < 0:
                 raise UsageError(f"{where}: parameter '{self.name}' must be >= 0, got {value}")

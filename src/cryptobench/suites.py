@@ -19,6 +19,7 @@ Errors name the file, the line and what was expected.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from pathlib import Path
 from .catalog import get_op, resolve_params
 from .engines import ENGINES
 from .errors import UsageError
+from .records import params_key
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 SUITE_KEYS = {"title", "source", "baseline", "repeat", "warmup", "min_time", "engines", "description", "single",
@@ -98,6 +100,44 @@ def _expect(cond: bool, where: str, msg: str) -> None:
         raise UsageError(f"{where}: {msg}")
 
 
+# the typed settings of [suite] and [[bench]]: (check, what the error says is expected)
+_WHOLE = lambda lo: (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= lo)
+_SECONDS = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+_POSITIVE = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+SETTINGS = {
+    "repeat": (_WHOLE(1), "a whole number >= 1 (samples per cell)"),
+    "warmup": (_WHOLE(0), "a whole number >= 0 (warm-up batches)"),
+    "min_time": (_SECONDS, "a finite number of seconds >= 0"),
+    "budget": (_POSITIVE, "a finite number of seconds > 0"),
+    "precision": (_POSITIVE, "a finite percentage > 0"),
+    "single": (lambda v: isinstance(v, bool), "true or false"),
+    "relative": (lambda v: isinstance(v, bool), "true or false"),
+    "title": (lambda v: isinstance(v, str), "a string"),
+    "source": (lambda v: isinstance(v, str), "a string"),
+    "description": (lambda v: isinstance(v, str), "a string"),
+    "table": (lambda v: isinstance(v, str), "a string"),
+    "label": (lambda v: isinstance(v, str), "a string"),
+}
+
+
+def _setting(table: dict, key: str, where: str):
+    """A [suite] or [[bench]] setting, checked against its type (`single = "false"` is not true)."""
+    value = table[key]
+    check, expected = SETTINGS[key]
+    _expect(check(value), where, f"'{key}' must be {expected}, got {value!r}")
+    return value
+
+
+def _read_text(path: Path) -> str:
+    """The file as UTF-8 text; another encoding is an error naming the line of the first bad byte."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise UsageError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8")
+
+
 def _check_engines(value, where: str) -> list[str]:
     _expect(isinstance(value, list) and all(isinstance(v, str) for v in value), where,
             "'engines' must be a list of engine names")
@@ -108,20 +148,34 @@ def _check_engines(value, where: str) -> list[str]:
 
 def load_suite(name: str) -> Suite:
     path = find_suite(name)
-    text = path.read_text()
+    text = _read_text(path)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: malformed TOML ({exc})")
     lines = text.splitlines()
+    unknown = [k for k in doc if k not in ("suite", "bench")]
+    if unknown:
+        line = _line_of(lines, r"^\s*\[*\s*" + re.escape(unknown[0]) + r"\b")
+        raise UsageError(f"{path}:{line}: unknown table or key '{unknown[0]}'; a suite has [suite] and [[bench]] tables")
+    _expect(isinstance(doc.get("suite", {}), dict), f"{path}:{_line_of(lines, _key_rx('suite'))}",
+            "'suite' must be a table ([suite])")
     suite = _suite_head(path, lines, doc.get("suite", {}))
     bench_lines = [i for i, l in enumerate(lines) if re.match(r"^\s*\[\[bench\]\]", l)]
     benches = doc.get("bench", [])
-    _expect(isinstance(benches, list) and benches, f"{path}:1", "expected at least one [[bench]] table")
+    _expect(isinstance(benches, list) and benches and all(isinstance(b, dict) for b in benches), f"{path}:1",
+            "expected at least one [[bench]] table")
+    first_line: dict[str, int] = {}        # (op, params) -> the line of the [[bench]] that planned it
     for idx, entry in enumerate(benches):
         start = bench_lines[idx] if idx < len(bench_lines) else 0
         end = bench_lines[idx + 1] if idx + 1 < len(bench_lines) else len(lines)
-        suite.benches.extend(_benches(path, lines, start, end, entry, suite.single))
+        for bench in _benches(path, lines, start, end, entry, suite.single):
+            key = bench.op + "|" + params_key(bench.params)
+            if key in first_line:
+                raise UsageError(f"{path}:{start + 1}: duplicate bench {bench.op} {bench.params} (also planned at "
+                                 f"line {first_line[key]}); give each (op, parameters) once")
+            first_line[key] = start + 1
+            suite.benches.append(bench)
     return suite
 
 
@@ -132,21 +186,18 @@ def _suite_head(path: Path, lines: list[str], head: dict) -> Suite:
     if unknown:
         raise UsageError(f"{path}:{head_line}: unknown key '{sorted(unknown)[0]}' in [suite]; "
                          f"expected one of {', '.join(sorted(SUITE_KEYS))}")
+    for key in set(head) & set(SETTINGS) & SUITE_KEYS:
+        _setting(head, key, f"{path}:{_line_of(lines, _key_rx(key))}")
     suite = Suite(name=path.stem, path=path, title=head.get("title", ""), source=head.get("source", ""))
-    for key, typ in (("repeat", int), ("warmup", int), ("min_time", (int, float))):
+    for key in ("repeat", "warmup", "min_time"):
         if key in head:
-            where = f"{path}:{_line_of(lines, _key_rx(key))}"
-            _expect(isinstance(head[key], typ) and head[key] >= 0, where, f"'{key}' must be a non-negative number")
             setattr(suite, key, head[key])
     suite.repeat_set = "repeat" in head
     for key in ("budget", "precision"):
         if key in head:
-            where = f"{path}:{_line_of(lines, _key_rx(key))}"
-            _expect(isinstance(head[key], (int, float)) and not isinstance(head[key], bool) and head[key] > 0,
-                    where, f"'{key}' must be a number > 0 ({'seconds' if key == 'budget' else 'percent'})")
             setattr(suite, key, float(head[key]))
-    suite.single = bool(head.get("single", False))
-    suite.relative = bool(head.get("relative", False))
+    suite.single = head.get("single", False)
+    suite.relative = head.get("relative", False)
     if "engines" in head:
         suite.engines = _check_engines(head["engines"], f"{path}:{_line_of(lines, _key_rx('engines'))}")
     if "baseline" in head:
@@ -162,7 +213,11 @@ def _benches(path: Path, lines: list[str], start: int, end: int, entry: dict, si
     parameters, each with the table's engines and overrides."""
     where = f"{path}:{start + 1}"
     _expect("op" in entry, where, "[[bench]] needs an 'op' key")
+    _expect(isinstance(entry["op"], str), f"{path}:{_line_of(lines, _key_rx('op'), start, end)}",
+            f"'op' must be an operation name, got {entry['op']!r}")
     op = get_op(entry["op"], where=f"{path}:{_line_of(lines, _key_rx('op'), start, end)}")
+    for key in set(entry) & set(SETTINGS) & BENCH_KEYS:
+        _setting(entry, key, f"{path}:{_line_of(lines, _key_rx(key), start, end)}")
     sweep = _sweep(path, lines, start, end, entry, op)
     names = list(sweep)
     out = []
@@ -175,7 +230,7 @@ def _benches(path: Path, lines: list[str], start: int, end: int, entry: dict, si
         for key in ("repeat", "warmup", "min_time"):
             if key in entry:
                 setattr(bench, key, entry[key])
-        bench.single = bool(entry.get("single", single))
+        bench.single = entry.get("single", single)
         out.append(bench)
     return out
 
@@ -192,4 +247,10 @@ def _sweep(path: Path, lines: list[str], start: int, end: int, entry: dict, op) 
                              f"{', '.join(op.param_names) or '(none)'} (or bench keys: "
                              f"{', '.join(sorted(BENCH_KEYS))})")
         sweep[key] = value if isinstance(value, list) else [value]
+        _expect(sweep[key], kwhere, f"'{key}' is an empty list; give at least one value")
+        for v in sweep[key]:
+            op.param(key).coerce(v, kwhere)       # a bad value is named on its own line
+        twice = [v for i, v in enumerate(sweep[key]) if v in sweep[key][:i]]
+        if twice:
+            raise UsageError(f"{kwhere}: '{key}' lists {twice[0]!r} twice")
     return sweep
