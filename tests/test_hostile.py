@@ -38,3 +38,9 @@ def _check(path: Path, load) -> None:
 @pytest.mark.parametrize("path", _cases("suites"), ids=lambda p: p.name)
 def test_hostile_suites(path):
     _check(path, lambda p: load_suite(str(p)))
+
+
+@pytest.mark.parametrize("path", _cases("recipes"), ids=lambda p: p.name)
+def test_hostile_recipes(path):
+    from cryptobench.firmware.recipes import load_recipe
+    _check(path, lambda p: load_recipe(str(p)))

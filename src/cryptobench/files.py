@@ -1,4 +1,5 @@
-"""Files written whole or not at all: the one atomic writer every command and the report use."""
+"""Files: the one atomic writer every command and the report use, and the one reader of the text
+files users write (suites, recipes, references)."""
 from __future__ import annotations
 
 import os
@@ -39,3 +40,18 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def read_utf8(path: Path) -> str:
+    """A text file a user wrote, as UTF-8 (opened read-only); another encoding is an error naming
+    the line of the first bad byte."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror or exc})")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise UsageError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8")

@@ -28,6 +28,7 @@ from pathlib import Path
 from .catalog import get_op, resolve_params
 from .engines import ENGINES
 from .errors import UsageError
+from .files import read_utf8
 from .records import params_key
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
@@ -128,16 +129,6 @@ def _setting(table: dict, key: str, where: str):
     return value
 
 
-def _read_text(path: Path) -> str:
-    """The file as UTF-8 text; another encoding is an error naming the line of the first bad byte."""
-    data = path.read_bytes()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise UsageError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8")
-
-
 def _check_engines(value, where: str) -> list[str]:
     _expect(isinstance(value, list) and all(isinstance(v, str) for v in value), where,
             "'engines' must be a list of engine names")
@@ -148,7 +139,7 @@ def _check_engines(value, where: str) -> list[str]:
 
 def load_suite(name: str) -> Suite:
     path = find_suite(name)
-    text = _read_text(path)
+    text = read_utf8(path)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

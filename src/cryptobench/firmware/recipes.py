@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..catalog import OPS
 from ..errors import UsageError
+from ..files import read_utf8
 from ..harness import REPO_ROOT
 
 RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"
@@ -74,12 +75,16 @@ def load_recipe(name_or_path: str) -> Recipe:
         if not path.exists():
             raise UsageError(f"unknown library recipe '{name_or_path}'; valid: {', '.join(builtin_recipes())} "
                              "(or a path to a recipe .toml file)")
-    text = path.read_text()
+    text = read_utf8(path)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: malformed TOML ({exc})")
     lines = text.splitlines()
+    for table in doc:
+        if table not in ("library", "ops", "unavailable"):
+            raise UsageError(f"{path}:{_table_line(lines, table)}: unknown table or key '{table}'; a recipe has "
+                             "[library], [ops] and [unavailable]")
     lib = doc.get("library")
     if not isinstance(lib, dict):
         raise UsageError(f"{path}:1: expected a [library] table")
@@ -90,26 +95,78 @@ def load_recipe(name_or_path: str) -> Recipe:
     for key in REQUIRED:
         if key not in lib:
             raise UsageError(f"{path}:1: [library] needs '{key}'")
-    for key in ("sources", "include_dirs", "defines"):
-        if key in lib and not (isinstance(lib[key], list) and all(isinstance(x, str) for x in lib[key])):
-            raise UsageError(f"{path}:{_line(lines, key)}: '{key}' must be a list of strings")
-    ops = doc.get("ops", {})
-    for op in list(ops) + list(doc.get("unavailable", {})):
-        if op not in OPS:
-            raise UsageError(f"{path}:{_line(lines, op)}: unknown op '{op}' in [ops]; valid: {', '.join(OPS)}")
-    glue = FIRMWARE_DIR / lib["glue"]
-    if not glue.exists():
+    _check_types(path, lines, lib)
+    ops, unavailable = doc.get("ops", {}), doc.get("unavailable", {})
+    for table, entries in (("ops", ops), ("unavailable", unavailable)):
+        if not isinstance(entries, dict):
+            raise UsageError(f"{path}:{_table_line(lines, table)}: '{table}' must be a table of op id = \"text\"")
+        for op, text in entries.items():
+            if op not in OPS:
+                raise UsageError(f"{path}:{_line(lines, op)}: unknown op '{op}' in [{table}]; valid: {', '.join(OPS)}")
+            if not isinstance(text, str):
+                raise UsageError(f"{path}:{_line(lines, op)}: [{table}] '{op}' must be a string (what implements "
+                                 f"it, or why not), got {text!r}")
+    glue = _inside(FIRMWARE_DIR, lib["glue"], path, lines, "glue")
+    if not glue.is_file():
         raise UsageError(f"{path}:{_line(lines, 'glue')}: glue file '{lib['glue']}' not found "
                          f"(expected under {FIRMWARE_DIR})")
-    config = FIRMWARE_DIR / lib["config_dir"] if lib.get("config_dir") else None
+    config = _inside(FIRMWARE_DIR, lib["config_dir"], path, lines, "config_dir") if lib.get("config_dir") else None
     if config is not None and not config.is_dir():
         raise UsageError(f"{path}:{_line(lines, 'config_dir')}: config_dir '{lib['config_dir']}' is not a directory")
+    for key in ("sources", "include_dirs"):
+        for rel in lib.get(key, []):
+            _relative_inside(rel, path, lines, key)
     return Recipe(path=path, name=lib["name"], version=str(lib["version"]), glue=glue,
                   sources=lib["sources"], include_dirs=lib.get("include_dirs", []),
                   defines=lib.get("defines", []), config_dir=config, crate=lib.get("crate", ""),
                   crate_version=str(lib.get("crate_version", "")), root=lib.get("root", ""),
-                  license=lib.get("license", ""), heap=bool(lib.get("heap", False)), ops=dict(ops),
-                  unavailable=dict(doc.get("unavailable", {})))
+                  license=lib.get("license", ""), heap=lib.get("heap", False), ops=dict(ops),
+                  unavailable=dict(unavailable))
+
+
+# [library] keys and what each must hold
+_TYPES = {"name": (str, "a string"), "version": ((str, int, float), "a version string"),
+          "crate": (str, "a string"), "crate_version": ((str, int, float), "a version string"),
+          "root": (str, "a string"), "license": (str, "a string"), "glue": (str, "a path (string)"),
+          "config_dir": (str, "a path (string)"), "heap": (bool, "true or false")}
+
+
+def _check_types(path: Path, lines: list[str], lib: dict) -> None:
+    for key, (typ, what) in _TYPES.items():
+        if key in lib and (not isinstance(lib[key], typ) or (typ is not bool and isinstance(lib[key], bool))):
+            raise UsageError(f"{path}:{_line(lines, key)}: '{key}' must be {what}, got {lib[key]!r}")
+    for key in ("sources", "include_dirs", "defines"):
+        if key in lib and not (isinstance(lib[key], list) and all(isinstance(x, str) for x in lib[key])):
+            raise UsageError(f"{path}:{_line(lines, key)}: '{key}' must be a list of strings")
+    if not lib["sources"]:
+        raise UsageError(f"{path}:{_line(lines, 'sources')}: 'sources' is empty; name at least one source file")
+
+
+def _inside(base: Path, rel: str, path: Path, lines: list[str], key: str) -> Path:
+    """base/rel, refused when it leads out of base (an absolute path, '..' past the top)."""
+    target = (base / rel).resolve()
+    if not target.is_relative_to(base.resolve()):
+        raise UsageError(f"{path}:{_line(lines, key)}: '{key}' = '{rel}' leads outside {base}; give a path "
+                         "inside it")
+    return target
+
+
+def _relative_inside(rel: str, path: Path, lines: list[str], key: str) -> None:
+    """A path (or glob) relative to the library's tree must stay inside it: no absolute path and
+    no '..' that climbs above the tree's top."""
+    depth = 0
+    for part in Path(rel).parts:
+        depth += -1 if part == ".." else (0 if part == "." else 1)
+        if depth < 0:
+            break
+    if Path(rel).is_absolute() or depth < 0:
+        raise UsageError(f"{path}:{_line(lines, key)}: '{key}' entry '{rel}' leads outside the library's tree; "
+                         "give a path relative to it")
+
+
+def _table_line(lines: list[str], table: str) -> int:
+    rx = re.compile(r"^\s*\[*\s*\"?" + re.escape(table) + r"\b")
+    return next((i + 1 for i, text in enumerate(lines) if rx.search(text)), 1)
 
 
 def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: None) -> Recipe:
@@ -133,7 +190,7 @@ def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: No
     else:
         raise UsageError(f"{recipe.path}: the recipe names no crate; give --library-source DIR")
     recipe.source_dir = root
-    lines = recipe.path.read_text().splitlines()
+    lines = read_utf8(recipe.path).splitlines()
     for pattern in recipe.sources:
         if not glob.glob(str(root / pattern)):
             raise UsageError(f"{recipe.path}:{_line(lines, 'sources')}: key 'sources': '{pattern}' matches no "
