@@ -44,3 +44,9 @@ def test_hostile_suites(path):
 def test_hostile_recipes(path):
     from cryptobench.firmware.recipes import load_recipe
     _check(path, lambda p: load_recipe(str(p)))
+
+
+@pytest.mark.parametrize("path", _cases("references"), ids=lambda p: p.name)
+def test_hostile_references(path):
+    from cryptobench.references import load_reference
+    _check(path, load_reference)

@@ -5,12 +5,15 @@ published`). Format: docs/references.md. Loading validates every row; a malforme
 with the file, the row and the field."""
 from __future__ import annotations
 
+import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..catalog import OPS, resolve_params
 from ..errors import UsageError
+from ..files import read_utf8
 
 DATA_DIR = Path(__file__).with_name("data")
 
@@ -95,104 +98,154 @@ class Reference:
     rows: list[Row]
 
 
-def _fail(path, where, msg):
-    raise ReferenceError(f"{path}: {where}: {msg}")
+class _Where:
+    """The file and the line each table starts on, so every error names both."""
+
+    def __init__(self, path: Path, text: str):
+        self.path, self.lines = path, text.splitlines()
+
+    def line(self, header: str, n: int = 1) -> int:
+        """The line of the n-th `[[header]]` (or `[header]`) of the file; 1 when not found."""
+        rx = re.compile(r"^\s*\[\[?\s*" + re.escape(header) + r"\s*\]")
+        hits = [i + 1 for i, text in enumerate(self.lines) if rx.match(text)]
+        return hits[n - 1] if len(hits) >= n else 1
+
+
+def _fail(path, where, msg, line: int | None = None):
+    raise ReferenceError(f"{path}:{line}: {where}: {msg}" if line else f"{path}: {where}: {msg}")
 
 
 def load_reference(ref: str | Path) -> Reference:
     """A reference by name (references/data/NAME.toml) or by path; validated row by row."""
-    path, doc = _read_reference(ref)
-    head = _header(path, doc)
+    path, doc, at = _read_reference(ref)
+    unknown = [k for k in doc if k not in ("reference", "source", "row")]
+    if unknown:
+        _fail(path, f"'{unknown[0]}'", "unknown table or key; a reference has [reference], [[source]] and [[row]]",
+              at.line(unknown[0]))
+    head = _header(path, doc, at.line("reference"))
     sources = {}
-    for i, s in enumerate(doc.get("source", []), 1):
-        source = _source(path, i, s)
+    for i, s in enumerate(_entries(path, doc, "source"), 1):
+        source = _source(path, i, s, at.line("source", i))
+        if source.id in sources:
+            _fail(path, f"source {i}", f"id '{source.id}' is used twice", at.line("source", i))
         sources[source.id] = source
-    rows = [_row(path, i, r, sources) for i, r in enumerate(doc.get("row", []), 1)]
+    rows, seen = [], {}
+    for i, r in enumerate(_entries(path, doc, "row"), 1):
+        row = _row(path, i, r, sources, at.line("row", i))
+        key = (row.table, row.label, row.metric, row.source.id, row.unit)
+        if key in seen:
+            _fail(path, f"row {i} ({row.table} '{row.label}')", f"duplicate of row {seen[key]} (same table, label, "
+                  "metric, source and unit); give each published value once", at.line("row", i))
+        seen[key] = i
+        rows.append(row)
     if not rows:
         _fail(path, "[[row]]", "no rows")
     return Reference(head["name"], head["title"], head["document"], head["seed"], path, sources, rows)
 
 
-def _read_reference(ref: str | Path) -> tuple[Path, dict]:
+def _entries(path: Path, doc: dict, name: str) -> list[dict]:
+    entries = doc.get(name, [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        _fail(path, f"[[{name}]]", "expected an array of tables ([[" + name + "]] entries)")
+    return entries
+
+
+def _read_reference(ref: str | Path) -> tuple[Path, dict, _Where]:
     """The reference file's path (a bare name is looked up in references/data/) and its TOML."""
     path = Path(ref)
     if not path.suffix:
         path = DATA_DIR / f"{ref}.toml"
         if not path.exists():
             raise ReferenceError(f"--reference: unknown reference '{ref}'; valid: {', '.join(available_references())}")
-    try:
-        return path, tomllib.loads(path.read_text())
-    except FileNotFoundError:
+    if not path.exists():
         raise ReferenceError(f"{path}: no such reference file")
+    text = read_utf8(path)
+    try:
+        return path, tomllib.loads(text), _Where(path, text)
     except tomllib.TOMLDecodeError as exc:
         raise ReferenceError(f"{path}: not valid TOML ({exc})")
 
 
-def _header(path: Path, doc: dict) -> dict:
+def _header(path: Path, doc: dict, line: int) -> dict:
     """The [reference] table, checked."""
     head = doc.get("reference")
     if not isinstance(head, dict):
-        _fail(path, "[reference]", "missing table (name, title, document, seed)")
+        _fail(path, "[reference]", "missing table (name, title, document, seed)", line)
     for key in ("name", "title", "document", "seed"):
         if not isinstance(head.get(key), str) or not head[key]:
-            _fail(path, "[reference]", f"field '{key}': expected a non-empty string")
+            _fail(path, "[reference]", f"field '{key}': expected a non-empty string", line)
     return head
 
 
-def _source(path: Path, i: int, s: dict) -> Source:
+def _source(path: Path, i: int, s: dict, line: int) -> Source:
     """The i-th [[source]] entry, checked."""
     where = f"source {i}"
     for key in ("id", "engine_kind", "engine", "device"):
         if not isinstance(s.get(key), str) or not s[key]:
-            _fail(path, where, f"field '{key}': expected a non-empty string")
+            _fail(path, where, f"field '{key}': expected a non-empty string", line)
     if s["engine_kind"] not in ENGINE_KINDS:
-        _fail(path, where, f"field 'engine_kind': expected one of {', '.join(ENGINE_KINDS)}, got '{s['engine_kind']}'")
+        _fail(path, where, f"field 'engine_kind': expected one of {', '.join(ENGINE_KINDS)}, got '{s['engine_kind']}'",
+              line)
     unknown = set(s) - {"id", "engine_kind", "engine", "device", "clock_hz", "compiler", "library", "notes"}
     if unknown:
-        _fail(path, where, f"unknown field '{sorted(unknown)[0]}'")
-    if "clock_hz" in s and (not isinstance(s["clock_hz"], (int, float)) or s["clock_hz"] <= 0):
-        _fail(path, where, f"field 'clock_hz': expected a positive number, got {s['clock_hz']!r}")
+        _fail(path, where, f"unknown field '{sorted(unknown)[0]}'", line)
+    if "clock_hz" in s and not _finite(s["clock_hz"], positive=True):
+        _fail(path, where, f"field 'clock_hz': expected a finite number > 0, got {s['clock_hz']!r}", line)
+    for key in ("compiler", "library", "notes"):
+        if key in s and not isinstance(s[key], str):
+            _fail(path, where, f"field '{key}': expected a string, got {s[key]!r}", line)
     return Source(**s)
 
 
-def _row(path: Path, i: int, r: dict, sources: dict[str, Source]) -> Row:
+def _finite(v, positive: bool = False) -> bool:
+    """A number (not a bool) that is finite and not negative (> 0 with `positive`)."""
+    return (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            and (v > 0 if positive else v >= 0))
+
+
+def _row(path: Path, i: int, r: dict, sources: dict[str, Source], line: int) -> Row:
     """The i-th [[row]] entry, checked, its parameters completed with the catalog's defaults."""
     where = f"row {i}" + (f" ({r.get('table')} '{r.get('label')}')" if isinstance(r, dict) and r.get("label") else "")
     known = {"table", "label", "op", "params", "source", "metric", "value", "unit", "printed", "note", "derived"}
     unknown = set(r) - known
     if unknown:
-        _fail(path, where, f"unknown field '{sorted(unknown)[0]}'")
+        _fail(path, where, f"unknown field '{sorted(unknown)[0]}'", line)
     for key in ("table", "label", "source", "metric", "unit"):
         if not isinstance(r.get(key), str) or not r[key]:
-            _fail(path, where, f"field '{key}': expected a non-empty string")
+            _fail(path, where, f"field '{key}': expected a non-empty string", line)
     if r["source"] not in sources:
-        _fail(path, where, f"field 'source': no [[source]] with id '{r['source']}'; ids: {', '.join(sources)}")
+        _fail(path, where, f"field 'source': no [[source]] with id '{r['source']}'; ids: {', '.join(sources)}", line)
     if r["metric"] not in METRICS:
-        _fail(path, where, f"field 'metric': expected one of {', '.join(METRICS)}, got '{r['metric']}'")
+        _fail(path, where, f"field 'metric': expected one of {', '.join(METRICS)}, got '{r['metric']}'", line)
     units = UNITS[METRICS[r["metric"]]]
     if r["unit"] not in units:
-        _fail(path, where, f"field 'unit': expected one of {', '.join(units)} for {r['metric']}, got '{r['unit']}'")
+        _fail(path, where, f"field 'unit': expected one of {', '.join(units)} for {r['metric']}, got '{r['unit']}'",
+              line)
     v = r.get("value")
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        _fail(path, where, f"field 'value': expected a number, got {v!r}")
-    return Row(i, r["table"], r["label"], r.get("op"), _row_params(path, where, r), sources[r["source"]],
+    if not _finite(v):
+        # a published time, energy, rate or ratio is a finite number >= 0: -279 % RSDs come from accepting others
+        _fail(path, where, f"field 'value': expected a finite number >= 0, got {v!r}", line)
+    for key in ("printed", "note", "derived"):
+        if key in r and not isinstance(r[key], str):
+            _fail(path, where, f"field '{key}': expected a string, got {r[key]!r}", line)
+    return Row(i, r["table"], r["label"], r.get("op"), _row_params(path, where, r, line), sources[r["source"]],
                r["metric"], float(v), r["unit"], str(r.get("printed", "")), str(r.get("note", "")), str(r.get("derived", "")),
                dict(r.get("params", {})))
 
 
-def _row_params(path: Path, where: str, r: dict) -> dict:
+def _row_params(path: Path, where: str, r: dict, line: int) -> dict:
     """A row's parameters, completed with the catalog's defaults when the row names a catalog op."""
     op, params = r.get("op"), r.get("params", {})
     if op is None:
         return params
-    if op not in OPS:
-        _fail(path, where, f"field 'op': unknown operation '{op}'")
+    if not isinstance(op, str) or op not in OPS:
+        _fail(path, where, f"field 'op': unknown operation {op!r}", line)
     if not isinstance(params, dict):
-        _fail(path, where, "field 'params': expected a table of parameters")
+        _fail(path, where, "field 'params': expected a table of parameters", line)
     try:
         return resolve_params(OPS[op], {k: v for k, v in params.items()}, "params")
     except UsageError as exc:
-        _fail(path, where, f"field 'params': {exc}")
+        _fail(path, where, f"field 'params': {exc}", line)
 
 
 def available_references() -> list[str]:
