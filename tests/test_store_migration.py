@@ -77,7 +77,7 @@ def test_a_database_from_a_newer_cryptobench_is_refused_and_left_alone(old_db):
     con.commit()
     con.close()
     before = old_db.read_bytes()
-    with pytest.raises(UsageError, match=r"written by a newer cryptobench \(store version 2"):
+    with pytest.raises(UsageError, match=rf"written by a newer cryptobench \(store version {STORE_VERSION + 1}"):
         Store(old_db)
     assert old_db.read_bytes() == before
     proc = cli("show", "1", "--db", str(old_db))

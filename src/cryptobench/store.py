@@ -6,8 +6,10 @@ cell; `--resume` runs only the cells that have no row yet.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import sqlite3
 import time
 from collections.abc import Mapping
@@ -43,12 +45,21 @@ CREATE TABLE IF NOT EXISTS cells (
     finished TEXT NOT NULL,
     PRIMARY KEY (run_id, cell_key)
 );
+CREATE TABLE IF NOT EXISTS locks (   -- the process measuring a run (one at a time), and when it last said so
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id),
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    started REAL NOT NULL,
+    heartbeat REAL NOT NULL
+);
 """
+OUR_TABLES = {"runs", "cells"}
 
 
 # PRAGMA user_version of the database. 0: written before stores were versioned (up to and
-# including 8b58c6d); each step of MIGRATIONS lifts a database one version, in one transaction.
-STORE_VERSION = 1
+# including 8b58c6d); 2: the locks table; each step of MIGRATIONS lifts a database one version,
+# in one transaction (new tables come from SCHEMA's CREATE TABLE IF NOT EXISTS).
+STORE_VERSION = 2
 
 
 def _plan_options_v1(plan: dict) -> dict:
@@ -70,7 +81,8 @@ def _migrate_0_to_1(db: sqlite3.Connection) -> None:
         db.execute("UPDATE runs SET plan = ? WHERE id = ?", (json.dumps(_plan_options_v1(json.loads(plan))), run_id))
 
 
-MIGRATIONS = {0: _migrate_0_to_1}
+MIGRATIONS = {0: _migrate_0_to_1, 1: lambda db: None}
+LOCK_STALE_S = 120.0      # a lock whose heartbeat is older than this belongs to a process that is gone
 
 
 def default_db_path() -> Path:
@@ -85,24 +97,42 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
+class RunLocked(UsageError):
+    """Another live process is measuring the run."""
+
+
 class Store:
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path) if path else default_db_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"{self.path}: cannot create its directory ({exc.strerror or exc})")
+        if self.path.exists() and not self.path.is_file():
+            raise UsageError(f"{self.path}: not a file (a directory or a device); give --db a database file")
         try:
             self.db = sqlite3.connect(str(self.path), timeout=30)
-            self._open()
+            with self._writing("open"):
+                self._open()
         except sqlite3.DatabaseError as exc:
             raise UsageError(f"{self.path}: not a usable cryptobench database ({exc})")
         self.db.row_factory = sqlite3.Row
 
     def _open(self) -> None:
-        """Create the tables of a new database, or bring an older one up to STORE_VERSION."""
+        """Create the tables of a new database, or bring an older one up to STORE_VERSION. A file
+        that holds another program's tables is refused before anything is written to it."""
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        fresh = not self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone()
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        fresh = not tables
+        if not fresh and not OUR_TABLES <= tables:
+            shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+            raise UsageError(f"{self.path}: not a cryptobench database (it holds other tables: {shown}); "
+                             "nothing was written to it; give --db a cryptobench database or a new file")
         if version > STORE_VERSION:
             raise UsageError(f"{self.path}: written by a newer cryptobench (store version {version}; this one "
                              f"reads up to {STORE_VERSION}); upgrade cryptobench to read it")
+        if not fresh and version == STORE_VERSION:
+            return                                  # nothing to write: a read-only database opens too
         with self.db:
             self.db.executescript(SCHEMA)
             if not fresh:
@@ -110,33 +140,51 @@ class Store:
                     MIGRATIONS[step](self.db)
             self.db.execute(f"PRAGMA user_version = {STORE_VERSION}")
 
+    @contextlib.contextmanager
+    def _writing(self, what: str):
+        """A write that the file system or another process refuses is a one-line error naming the
+        database, not a traceback; the transaction it was in is rolled back whole."""
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            text = str(exc)
+            if "readonly" in text or "read-only" in text:
+                raise UsageError(f"{self.path}: cannot write ({what}): the database is read-only; "
+                                 "give --db a writable file") from None
+            if "locked" in text or "busy" in text:
+                raise UsageError(f"{self.path}: cannot write ({what}): another process holds the database "
+                                 "locked (tried for 30 s)") from None
+            if "disk" in text or "full" in text or "unable to open" in text:
+                raise UsageError(f"{self.path}: cannot write ({what}): {text}") from None
+            raise
+
     def close(self) -> None:
         self.db.close()
 
     def create_run(self, plan: Plan, conditions: Mapping) -> int:
-        with self.db:
+        with self._writing("a new run"), self.db:
             cur = self.db.execute(
                 "INSERT INTO runs (created, status, suite, plan, conditions) VALUES (?, 'running', ?, ?, ?)",
                 (now(), plan.suite, json.dumps(plan.to_json()), json.dumps(dict(conditions))))
         return int(cur.lastrowid)
 
     def set_status(self, run_id: int, status: str) -> None:
-        with self.db:
+        with self._writing("the run's status"), self.db:
             self.db.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?",
                             (status, now() if status == "complete" else None, run_id))
 
     def update_conditions(self, run_id: int, conditions: Mapping) -> None:
-        with self.db:
+        with self._writing("the run's conditions"), self.db:
             self.db.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(dict(conditions)), run_id))
 
     def save_cell(self, run_id: int, cell: Cell) -> None:
         """One finished cell, in its own transaction."""
-        with self.db:
+        with self._writing("a cell"), self.db:
             self._insert_cell(run_id, cell)
 
     def save_cells(self, run_id: int, cells: list[Cell], conditions: Mapping | None = None) -> None:
         """Several cells and optionally the run's conditions, all or nothing."""
-        with self.db:
+        with self._writing("cells"), self.db:
             for cell in cells:
                 self._insert_cell(run_id, cell)
             if conditions is not None:
@@ -182,3 +230,47 @@ class Store:
         """Keys of the cells that are finished (a `partial` cell is resumed, not redone)."""
         return {r["cell_key"] for r in self.db.execute(
             "SELECT cell_key FROM cells WHERE run_id = ? AND status != 'partial'", (run_id,))}
+
+    # --- the run lock: one process measures a run at a time ------------------------------------
+    def lock_run(self, run_id: int, pid: int | None = None) -> str | None:
+        """Take the run for this process. Raises RunLocked when another live process holds it; a
+        stale lock (its process gone, or silent for LOCK_STALE_S) is taken over, and the returned
+        line says so (None when the run was free)."""
+        pid, host, now_s = pid or os.getpid(), socket.gethostname(), time.time()
+        with self._writing("the run lock"), self.db:
+            self.db.execute("BEGIN IMMEDIATE")       # no other writer between the look and the take
+            row = self.db.execute("SELECT pid, host, heartbeat FROM locks WHERE run_id = ?", (run_id,)).fetchone()
+            note = None
+            if row is not None and (row[0], row[1]) != (pid, host):
+                age = now_s - row[2]
+                if _alive(row[0], row[1], host) and age < LOCK_STALE_S:
+                    raise RunLocked(f"run {run_id} is being measured by process {row[0]} on {row[1]} (last heard "
+                                    f"{age:.0f} s ago); wait for it, or stop it first")
+                note = (f"run {run_id}: taking over the lock of process {row[0]} on {row[1]} (gone, or silent "
+                        f"for {age:.0f} s)")
+            self.db.execute("INSERT OR REPLACE INTO locks (run_id, pid, host, started, heartbeat) VALUES (?,?,?,?,?)",
+                            (run_id, pid, host, now_s, now_s))
+        return note
+
+    def heartbeat(self, run_id: int) -> None:
+        with self._writing("the run lock"), self.db:
+            self.db.execute("UPDATE locks SET heartbeat = ? WHERE run_id = ? AND pid = ?",
+                            (time.time(), run_id, os.getpid()))
+
+    def unlock_run(self, run_id: int) -> None:
+        with self._writing("the run lock"), self.db:
+            self.db.execute("DELETE FROM locks WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
+
+
+def _alive(pid: int, host: str, this_host: str) -> bool:
+    """Whether the lock's process still runs (known only on this host; elsewhere, assume it does
+    and let the heartbeat's age decide)."""
+    if host != this_host:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
