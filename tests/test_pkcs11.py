@@ -332,3 +332,37 @@ def test_token_removed_mid_run_fails_later_cells_and_the_run_completes(tmp_path,
     raw = (tmp_path / "gone.sqlite").read_bytes()
     assert seen["pin"] and seen["pin"].encode() not in raw
     assert seen["pin"] not in json.dumps(run)
+
+
+def test_the_pin_reaches_the_pkcs11_harness_only(monkeypatch):
+    """A PIN in this process's environment is not copied into any other harness process."""
+    from cryptobench.harness import HarnessProcess
+    from cryptobench.secure.pkcs11 import user_token
+    monkeypatch.setenv("CRYPTOBENCH_PKCS11_PIN", "4711-secret")
+    monkeypatch.setenv("CRYPTOBENCH_PKCS11_MODULE", "/bin/true")     # a file: the configuration check passes
+    proc = HarnessProcess()
+    try:
+        environ = Path(f"/proc/{proc.proc.pid}/environ").read_bytes()
+    finally:
+        proc.close()
+    assert b"4711-secret" not in environ and b"CRYPTOBENCH_PKCS11_PIN=" not in environ
+    assert user_token().env == {"CRYPTOBENCH_PKCS11_PIN": "4711-secret"}   # the pkcs11 engine's own harness gets it
+
+
+def test_token_directories_left_by_a_killed_run_are_removed_at_the_next_start(tmp_path):
+    import subprocess
+    import sys
+    from cryptobench.secure.pkcs11 import OWNER_FILE, TOKEN_PREFIX, _process_identity, remove_stale_tokens
+    gone = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    identity = _process_identity(gone.pid)                  # what the killed run wrote while it ran
+    gone.kill()
+    gone.wait()
+    stale, live, foreign = (tmp_path / f"{TOKEN_PREFIX}{n}" for n in ("stale", "live", "foreign"))
+    for d in (stale, live, foreign):
+        d.mkdir()
+        (d / "pin").write_text("1234\n")
+    (stale / OWNER_FILE).write_text(identity + "\n")                        # its process was killed
+    (live / OWNER_FILE).write_text(_process_identity(os.getpid()) + "\n")  # this process: still running
+    # `foreign` has no owner file: not one cryptobench made, left alone
+    assert remove_stale_tokens(tmp_path) == [stale]
+    assert not stale.exists() and live.exists() and foreign.exists()

@@ -64,9 +64,15 @@ def asked_s(req: dict) -> float:
     return 0.0
 
 
+# variables that may hold a secret: no harness inherits them; the one engine that needs them gets
+# them through its Provision's env (secure/pkcs11.py), and its harness wipes them after use
+SECRET_VARIABLES = ("CRYPTOBENCH_PKCS11_PIN",)
+
+
 def environment_with(overrides: dict | None) -> dict:
-    """This process's environment with `overrides` applied; a None value removes the variable."""
-    env = dict(os.environ)
+    """This process's environment, without the secret variables, with `overrides` applied (a
+    None value removes the variable)."""
+    env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
     for key, value in (overrides or {}).items():
         if value is None:
             env.pop(key, None)

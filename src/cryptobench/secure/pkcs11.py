@@ -2,8 +2,9 @@
 
 * `CRYPTOBENCH_PKCS11_MODULE` set: the user's device. The module must exist and a PIN source must
   be set (`CRYPTOBENCH_PKCS11_PIN_FILE`, or `CRYPTOBENCH_PKCS11_PIN`); `CRYPTOBENCH_PKCS11_TOKEN`
-  (label) or `CRYPTOBENCH_PKCS11_SLOT` picks the token when the module has several. The harness
-  inherits the variables and reads the PIN itself; nothing here reads, copies or logs it.
+  (label) or `CRYPTOBENCH_PKCS11_SLOT` picks the token when the module has several. The PIN
+  variable reaches the pkcs11 harness alone (through the Provision; no other harness inherits it,
+  harness.SECRET_VARIABLES), which reads it, logs in and wipes it; nothing here logs it.
 * Otherwise: a SoftHSM2 token initialised for this run in a temporary directory (its own
   `SOFTHSM2_CONF`), with random SO and user PINs made in memory. The PINs reach SoftHSM2 through a
   pipe (C_InitToken / C_InitPIN called from a child process, never on a command line) and the
@@ -71,8 +72,10 @@ def user_token() -> Provision:
                       ("CRYPTOBENCH_PKCS11_SLOT", "pkcs11_slot")):
         if os.environ.get(var):
             facts[fact] = os.environ[var]
-    # the harness inherits the variables (the PIN among them) from this process unchanged
-    return Provision(env={}, facts=facts)
+    # the PIN goes to this engine's harness only (every other harness process is started without it)
+    env = {"CRYPTOBENCH_PKCS11_PIN": os.environ["CRYPTOBENCH_PKCS11_PIN"]} \
+        if os.environ.get("CRYPTOBENCH_PKCS11_PIN") else {}
+    return Provision(env=env, facts=facts)
 
 
 def softhsm_module() -> str | None:
@@ -101,8 +104,13 @@ def softhsm_token(label: str = LABEL) -> Provision:
                          "(installs softhsm2), or point CRYPTOBENCH_PKCS11_MODULE (with "
                          "CRYPTOBENCH_PKCS11_TOKEN and CRYPTOBENCH_PKCS11_PIN_FILE) at your token's "
                          "PKCS#11 module")
-    root = Path(tempfile.mkdtemp(prefix="cryptobench-softhsm-"))
+    removed = remove_stale_tokens()
+    if removed:
+        sys.stderr.write(f"pkcs11: removed {len(removed)} SoftHSM2 token director{'y' if len(removed) == 1 else 'ies'} "
+                         f"left by a run that was killed ({', '.join(str(p) for p in removed)})\n")
+    root = Path(tempfile.mkdtemp(prefix=TOKEN_PREFIX))
     try:
+        (root / OWNER_FILE).write_text(_process_identity(os.getpid()) + "\n")
         pin_file = init_softhsm_token(root, module, label)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
@@ -115,6 +123,52 @@ def softhsm_token(label: str = LABEL) -> Provision:
                                  "throw-away token initialised in a temporary directory for this run",
              "pkcs11_module": module, "pkcs11_token_label": label}
     return Provision(env=env, facts=facts, stop=lambda: shutil.rmtree(root, ignore_errors=True))
+
+
+TOKEN_PREFIX = "cryptobench-softhsm-"
+OWNER_FILE = "owner"          # "PID START": the process that made the directory, and when it started
+
+
+def _process_identity(pid: int) -> str:
+    """'PID START' where START is the process's start time in clock ticks since boot (so a reused
+    process id is told apart); 'PID ?' where /proc does not say."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return f"{pid} {stat.rsplit(')', 1)[1].split()[19]}"
+    except (OSError, IndexError):
+        return f"{pid} ?"
+
+
+def _still_runs(pid: int, start: str) -> bool:
+    """Whether the process that wrote an owner file runs: same id and same start time (where
+    /proc tells the start time), else whether the id is in use at all."""
+    if start != "?":
+        return _process_identity(pid) == f"{pid} {start}"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_tokens(tmp: Path | None = None) -> list[Path]:
+    """Remove the throw-away token directories (with their PIN files) that a killed run left: ours
+    (same user), and made by a process that no longer runs. Returns what was removed."""
+    removed = []
+    for d in sorted(Path(tmp or tempfile.gettempdir()).glob(TOKEN_PREFIX + "*")):
+        try:
+            if not d.is_dir() or d.is_symlink() or d.stat().st_uid != os.getuid():
+                continue
+            owner = (d / OWNER_FILE).read_text().split()
+        except OSError:
+            continue                  # no owner file: not one we made (or still being made)
+        if len(owner) == 2 and owner[0].isdigit() and _still_runs(int(owner[0]), owner[1]):
+            continue
+        shutil.rmtree(d, ignore_errors=True)
+        removed.append(d)
+    return removed
 
 
 def init_softhsm_token(root: Path, module: str, label: str, pin: str | None = None) -> Path:
