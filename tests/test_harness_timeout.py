@@ -183,3 +183,46 @@ def test_an_engine_hanging_once_while_set_up_costs_that_cell_only(tmp_path, monk
     for key, cell in cells.items():
         if key != ("sha256", "mbedtls"):
             assert cell["status"] == "ok" and len(cell["samples"]) == 3, (key, cell["detail"])
+
+
+# answers every request, but with the wrong types in the fields the orchestrator counts on
+WRONG_TYPES = """
+    import json, sys
+    replies = {"calibrate": {"t": "calibrate", "k": "x"}, "idle": {"t": "idle", "ns": -5},
+               "window": {"t": "window", "k": 1, "ops": 0, "ns": 10}}
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req["cmd"] == "hello":
+            print(json.dumps({"t": "hello", "proto": 1, "harness": "fake"}), flush=True)
+        elif req["cmd"] == "sample":
+            print(json.dumps({"t": "sample", "k": 0, "ns": 100}), flush=True)
+            print(json.dumps({"t": "done"}), flush=True)
+        elif req["cmd"] == "setup":
+            print("[1, 2]", flush=True)
+        elif req["cmd"] == "quit":
+            break
+        else:
+            print(json.dumps(replies[req["cmd"]]), flush=True)
+"""
+
+
+def test_replies_with_wrong_types_are_harness_errors_naming_the_field(tmp_path):
+    proc = HarnessProcess(path=_script(tmp_path / "wrong", WRONG_TYPES))
+    try:
+        for call, field in ((lambda: proc.calibrate(1, 1000), "k='x'"), (lambda: proc.sample(1, 1, 1), "k=0"),
+                            (lambda: proc.idle(1000), "ns=-5"), (lambda: proc.window(1, 1, 10), "ops=0")):
+            with pytest.raises(HarnessError, match=f"replied {field}.*expected a whole number"):
+                call()
+        with pytest.raises(HarnessError, match="where a JSON object was expected"):
+            proc.setup(1, "x", "sha256", {})
+    finally:
+        proc.close()
+
+
+def test_a_harness_that_cannot_be_started_is_a_harness_error(tmp_path):
+    not_executable = tmp_path / "cbh-host"
+    not_executable.write_text("not a program\n")
+    with pytest.raises(HarnessError, match="cannot start the harness .*cbh-host"):
+        HarnessProcess(path=not_executable)
+    proc = cli("list", "engines", env={"CRYPTOBENCH_HARNESS": str(not_executable)})
+    assert "Traceback" not in proc.stderr

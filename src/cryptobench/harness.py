@@ -99,8 +99,12 @@ class HarnessProcess:
         self.reply_timeout_s = configured_reply_timeout_s() if reply_timeout_s is None else float(reply_timeout_s)
         self.stopped: str | None = None          # why this process was killed (no reply in time)
         self._pending = ("hello", self.reply_timeout_s)   # the request awaiting replies, its allowance
-        self.proc = subprocess.Popen([str(self.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env, bufsize=1)
+        try:
+            self.proc = subprocess.Popen([str(self.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True, env=env, bufsize=1)
+        except OSError as exc:             # not executable, not a program for this machine, …
+            raise HarnessError(f"cannot start the harness {self.path}: {exc.strerror or exc}; rebuild it "
+                               "with ./setup.sh (or point CRYPTOBENCH_HARNESS at a working one)")
         self._stderr_tail: list[str] = []
         # a thread reads stdout into a queue so that every wait for a line can have a deadline
         # (select() on the pipe would not see lines already sitting in Python's text buffer)
@@ -144,9 +148,12 @@ class HarnessProcess:
             raise HarnessError(f"harness {self.path.name} exited (code {self.proc.returncode})"
                                + (f": {' | '.join(self._stderr_tail[-3:])}" if self._stderr_tail else ""))
         try:
-            return json.loads(line)
+            msg = json.loads(line)
         except json.JSONDecodeError as exc:
             raise HarnessError(f"harness sent a malformed line ({exc}): {line[:200]!r}")
+        if not isinstance(msg, dict):
+            raise HarnessError(f"harness sent {line[:200].strip()!r} where a JSON object was expected")
+        return msg
 
     def request(self, req: dict, until: str | None = None) -> list[dict]:
         """Send one request; return its replies (one line, or lines up to a `until` type)."""
@@ -192,21 +199,32 @@ class HarnessProcess:
     def setup(self, slot: int, engine: str, op: str, params: dict) -> None:
         self.request({"cmd": "setup", "slot": slot, "engine": engine, "op": op, "params": params})
 
+    def _count(self, reply: dict, name: str, least: int, default: int | None = None) -> int:
+        """A whole-number field of a reply, checked: a harness that answers `"k": "x"` or `"k": 0`
+        fails its cell with the reason instead of a traceback or a division by zero later."""
+        value = reply.get(name, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise HarnessError(f"harness {self.path.name} replied {name}={value!r} to '{self._pending[0]}'; "
+                               f"expected a whole number >= {least}")
+        return value
+
     def calibrate(self, slot: int, min_ns: int) -> int:
-        return int(self.request({"cmd": "calibrate", "slot": slot, "min_ns": int(min_ns)})[0]["k"])
+        return self._count(self.request({"cmd": "calibrate", "slot": slot, "min_ns": int(min_ns)})[0], "k", 1)
 
     def sample(self, slot: int, k: int, n: int = 1) -> list[tuple[int, int, int]]:
         replies = self.request({"cmd": "sample", "slot": slot, "k": int(k), "n": int(n)}, until="done")
-        return [(int(r["k"]), int(r["ns"]), int(r.get("cyc", 0))) for r in replies if r.get("t") == "sample"]
+        return [(self._count(r, "k", 1), self._count(r, "ns", 0), self._count(r, "cyc", 0, 0))
+                for r in replies if r.get("t") == "sample"]
 
     def window(self, slot: int, k: int, min_ns: int) -> dict:
         """An energy window: batches of k operations until at least min_ns passed (docs/protocol.md)."""
         r = self.request({"cmd": "window", "slot": slot, "k": int(k), "min_ns": int(min_ns)})[0]
-        return {"k": int(r["k"]), "ops": int(r["ops"]), "ns": int(r["ns"]), "cyc": int(r.get("cyc", 0))}
+        return {"k": self._count(r, "k", 1), "ops": self._count(r, "ops", 1), "ns": self._count(r, "ns", 0),
+                "cyc": self._count(r, "cyc", 0, 0)}
 
     def idle(self, ns: int) -> int:
         """Let the harness sleep ns; returns the nanoseconds it really slept."""
-        return int(self.request({"cmd": "idle", "ns": int(ns)})[0]["ns"])
+        return self._count(self.request({"cmd": "idle", "ns": int(ns)})[0], "ns", 0)
 
     def teardown(self, slot: int) -> None:
         try:
