@@ -7,6 +7,7 @@ import sys
 
 from .. import __version__
 from ..errors import HarnessError, UsageError
+from ..printable import printable
 from . import compare, diff, energy, export, list_cmd, model, report, run, show
 from .common import OneLineParser
 
@@ -36,10 +37,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return handlers[args.command](args, sys.stdout)
     except UsageError as exc:
-        sys.stderr.write(f"cryptobench: error: {exc}\n")
+        sys.stderr.write(f"cryptobench: error: {printable(str(exc), keep_newlines=False)}\n")
         return exc.exit_code
     except HarnessError as exc:
-        sys.stderr.write(f"cryptobench: harness error: {exc}\n")
+        sys.stderr.write(f"cryptobench: harness error: {printable(str(exc), keep_newlines=False)}\n")
         return EXIT_HARNESS
     except BrokenPipeError:
         # the reader went away (`cryptobench show 1 | head`): not an error of ours, and nothing more to say
