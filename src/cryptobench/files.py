@@ -36,6 +36,39 @@ def write_atomic(path: Path, data: bytes | str, label: str = "--out") -> None:
         raise
 
 
+def check_output(path: Path | str, label: str, *, force: bool = False,
+                 protected: tuple[tuple[Path | str | None, str], ...] = ()) -> Path:
+    """An output path checked before any work starts, so a run never ends in "cannot write": it
+    is not one of the command's own inputs or its database (`protected`: (path, what it is)), it
+    is not a directory, its directory exists and takes a new file, and an existing file is
+    replaced only with `force`. Returns the path (write it with write_atomic)."""
+    path = Path(path).expanduser()
+    for other, what in protected:
+        if other is not None and _same_file(path, Path(other)):
+            raise UsageError(f"{label} {path}: is {what}; an output never replaces {what}, give another path")
+    if path.is_dir():
+        raise UsageError(f"{label} {path}: is a directory")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"{label} {path}: directory {parent} does not exist")
+    if path.exists() and not force:
+        raise UsageError(f"{label} {path}: exists; give --force to replace it")
+    try:                                  # the real test (permissions, read-only mounts, quotas)
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"{label} {path}: cannot write in {parent} ({exc.strerror or exc})")
+    return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return a.resolve() == b.resolve()
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
