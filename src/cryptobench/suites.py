@@ -137,7 +137,12 @@ def _check_engines(value, where: str) -> list[str]:
     return value
 
 
-def load_suite(name: str) -> Suite:
+# benches a suite may plan before it is expanded at all: a sweep of 10^6 combinations would take
+# gigabytes to plan and months to run; past this, the user confirms with --yes (max_benches=None)
+MAX_BENCHES = 20_000
+
+
+def load_suite(name: str, max_benches: int | None = MAX_BENCHES) -> Suite:
     path = find_suite(name)
     text = read_utf8(path)
     try:
@@ -156,6 +161,7 @@ def load_suite(name: str) -> Suite:
     benches = doc.get("bench", [])
     _expect(isinstance(benches, list) and benches and all(isinstance(b, dict) for b in benches), f"{path}:1",
             "expected at least one [[bench]] table")
+    _check_size(path, benches, max_benches)
     first_line: dict[str, int] = {}        # (op, params) -> the line of the [[bench]] that planned it
     for idx, entry in enumerate(benches):
         start = bench_lines[idx] if idx < len(bench_lines) else 0
@@ -168,6 +174,22 @@ def load_suite(name: str) -> Suite:
             first_line[key] = start + 1
             suite.benches.append(bench)
     return suite
+
+
+def _check_size(path: Path, benches: list[dict], limit: int | None) -> None:
+    """Count the benches the sweeps would make, before making any."""
+    if limit is None:
+        return
+    total = 0
+    for entry in benches:
+        n = 1
+        for key, value in entry.items():
+            if key not in BENCH_KEYS and isinstance(value, list):
+                n *= max(1, len(value))
+        total += n
+    if total > limit:
+        raise UsageError(f"{path}: the sweeps plan {total:,} benches (more than {limit:,}), each on every engine; "
+                         "narrow them, or give --yes to plan and run them anyway")
 
 
 def _suite_head(path: Path, lines: list[str], head: dict) -> Suite:
