@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 # a cell's status (store.py, docs/schema.md)
@@ -29,27 +29,24 @@ def cell_key(op: str, params: Mapping[str, Any], engine: str) -> str:
     return f"{op}|{params_key(params)}|{engine}"
 
 
-class Params(Mapping):
-    """A cell's parameters, frozen: hashable, comparable by value, with its canonical `key`."""
+class Params(dict):
+    """A cell's parameters, frozen: hashable, equal by value, with its canonical `key`. A dict
+    (json.dumps and every dict reader take it as it is) whose every mutator refuses."""
 
-    __slots__ = ("_items", "key")
+    __slots__ = ("key",)
 
     def __init__(self, values: Mapping[str, Any] | None = None, **more: Any):
-        items = {**(values or {}), **more}
-        object.__setattr__(self, "_items", items)
-        object.__setattr__(self, "key", params_key(items))
+        super().__init__({**(values or {}), **more})
+        object.__setattr__(self, "key", params_key(self))
 
     def __setattr__(self, name, value):
         raise AttributeError("Params are frozen")
 
-    def __getitem__(self, name: str) -> Any:
-        return self._items[name]
+    def _frozen(self, *args, **kwargs):
+        raise TypeError("Params are frozen: make a new Params (Params(old, name=value))")
 
-    def __iter__(self):
-        return iter(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
+    __setitem__ = __delitem__ = __ior__ = _frozen
+    clear = pop = popitem = setdefault = update = _frozen
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -61,11 +58,18 @@ class Params(Mapping):
             return self.key == params_key(other)
         return NotImplemented
 
+    def __ne__(self, other) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
     def __repr__(self) -> str:
-        return f"Params({self._items!r})"
+        return f"Params({dict(self)!r})"
+
+    def __reduce__(self):
+        return (Params, (dict(self),))
 
     def to_dict(self) -> dict:
-        return dict(self._items)
+        return dict(self)
 
 
 class JsonView(Mapping):
@@ -275,17 +279,58 @@ class Cell(_ByName):
                    seq=d.get("seq", 0))
 
 
-def _known(cls, d: Mapping[str, Any]) -> tuple[dict, dict]:
-    """A stored object's fields this record names, and the rest (kept, so a newer cryptobench's
-    additions survive a round trip)."""
-    names = {f.name for f in fields(cls)} - {"extra"}
-    return {k: v for k, v in d.items() if k in names}, {k: v for k, v in d.items() if k not in names}
+class _Stored(_ByName):
+    """The JSON form of a plan's records. One read from the store is written back as it was read
+    (the keys it had, plus any field changed since), so a run stored by an older cryptobench keeps
+    its form; one built in code writes every field but the OPTIONAL ones left at None. Keys this
+    version does not name are kept in `extra`, so a newer cryptobench's additions survive."""
+    OPTIONAL: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        out = {}
+        for f in fields(self):
+            if f.name in ("extra", "given"):
+                continue
+            value = getattr(self, f.name)
+            if self.given is not None:
+                if f.name not in self.given and value == _default(f):
+                    continue
+            elif f.name in self.OPTIONAL and value is None:
+                continue
+            out[f.name] = _json_value(value)
+        return {**out, **self.extra}
+
+    @classmethod
+    def _split(cls, d: Mapping[str, Any]) -> dict:
+        names = {f.name for f in fields(cls)} - {"extra", "given"}
+        return {**{k: v for k, v in d.items() if k in names},
+                "extra": {k: v for k, v in d.items() if k not in names}, "given": frozenset(d)}
+
+
+def _default(f) -> Any:
+    if f.default is not MISSING:
+        return f.default
+    return f.default_factory() if f.default_factory is not MISSING else MISSING
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, Params):
+        return value.to_dict()
+    if isinstance(value, _Stored):
+        return value.to_json()
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    return value
+
+
+_GIVEN = field(default=None, repr=False, compare=False)   # the keys a record read from JSON had
 
 
 @dataclass(eq=False)
-class Group(_ByName):
+class Group(_Stored):
     """One comparison group of a plan: an (op, params) and the engines that take part, with the
     suite bench's own repeat / warm-up / min-time when it set them."""
+    OPTIONAL = ("parallel",)
     op: str
     params: Params
     engines: list[str] = field(default_factory=list)
@@ -297,6 +342,7 @@ class Group(_ByName):
     single: bool = False
     parallel: int | None = None          # a scaling group's process count (also in its params)
     extra: dict = field(default_factory=dict)
+    given: frozenset | None = _GIVEN
 
     def __post_init__(self):
         if not isinstance(self.params, Params):
@@ -306,25 +352,19 @@ class Group(_ByName):
     def key(self) -> str:
         return cell_key(self.op, self.params, "")
 
-    def to_json(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
-        d["params"] = self.params.to_dict()
-        if self.parallel is None:
-            del d["parallel"]
-        return {**d, **self.extra}
-
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Group":
-        known, extra = _known(cls, d)
-        return cls(**{**known, "params": Params(known.get("params") or {})}, extra=extra)
+        return cls(**{**cls._split(d), "params": Params(d.get("params") or {})})
 
 
 @dataclass(eq=False)
-class Options(_ByName):
-    """How a run samples: what the command line or the suite chose (docs/schema.md run.options)."""
-    repeat: int = 20
-    warmup: int = 2
-    min_time: float = 0.001
+class Options(_Stored):
+    """How a run samples: what the command line or the suite chose (docs/schema.md run.options).
+    None: not set (a plan built by plan.build_plan sets repeat, warm-up and min-time)."""
+    OPTIONAL = ("parallel", "parallel_cpus", "energy")
+    repeat: int | None = None
+    warmup: int | None = None
+    min_time: float | None = None
     budget_s: float | None = None
     precision: float | None = None
     processes: int | None = None
@@ -338,52 +378,38 @@ class Options(_ByName):
     parallel_cpus: list[int] | None = None
     energy: str | None = None                             # the host energy meter asked for (--energy)
     extra: dict = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
-        for name in ("parallel", "parallel_cpus", "energy"):
-            if d[name] is None:
-                del d[name]
-        return {**d, **self.extra}
+    given: frozenset | None = _GIVEN
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Options":
-        known, extra = _known(cls, d)
-        return cls(**known, extra=extra)
+        return cls(**cls._split(d))
 
 
 @dataclass(eq=False)
-class Plan(_ByName):
+class Plan(_Stored):
     """What a run measures: the groups, the options, and where (a microcontroller `target`, or
     `kind` "trace" for an imported trace; neither: the host)."""
-    groups: list[Group] = field(default_factory=list)
-    options: Options = field(default_factory=Options)
+    OPTIONAL = ("target", "kind", "label")
     suite: str | None = None
     title: str = ""
     source: str = ""
     baseline: str | None = None
     relative: bool = False
+    options: Options = field(default_factory=Options)
+    groups: list[Group] = field(default_factory=list)
     skipped_groups: list[str] = field(default_factory=list)
     target: dict | None = None          # a microcontroller target: kind, board, cpu, opt, libraries, …
     kind: str | None = None             # "trace": the cells of an imported energy trace
     label: str | None = None            # free text from --label
     extra: dict = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        d = {"suite": self.suite, "title": self.title, "source": self.source, "baseline": self.baseline,
-             "relative": self.relative, "options": self.options.to_json(),
-             "groups": [g.to_json() for g in self.groups], "skipped_groups": list(self.skipped_groups)}
-        for name in ("target", "kind", "label"):
-            if getattr(self, name) is not None:
-                d[name] = getattr(self, name)
-        return {**d, **self.extra}
+    given: frozenset | None = _GIVEN
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Plan":
-        known, extra = _known(cls, d)
-        known["groups"] = [Group.from_json(g) for g in known.get("groups") or []]
-        known["options"] = Options.from_json(known.get("options") or {})
-        return cls(**known, extra=extra)
+        known = cls._split(d)
+        known["groups"] = [Group.from_json(g) for g in d.get("groups") or []]
+        known["options"] = Options.from_json(d.get("options") or {})
+        return cls(**known)
 
 
 class Conditions(JsonView):
