@@ -2,6 +2,7 @@
 their captions, ids, and that every one renders to PNG and SVG."""
 import io
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -177,7 +178,7 @@ def test_crossover_rows_and_figure(tmp_path):
     assert hw["energy"] is None and hw["energy_text"] is None
     assert hw["time_x"] == hw["time"]["x"] and hw["time_lo"] <= hw["time_x"] <= hw["time_hi"]
     assert hw["time"]["resolved"] is True
-    assert "53.3 B" in hw["text"] and hw["run"] == run["id"]
+    assert "53.3 B" in hw["text"] and hw["run"] == run.id
     sod = next(r for r in rows if r["b"] == "libsodium")
     assert sod["status"] == "a-always"                                   # 3 × openssl-sw everywhere
     fig = next(f for f in build_figures([run]) if f.kind == "crossover")
@@ -187,7 +188,7 @@ def test_crossover_rows_and_figure(tmp_path):
     assert "modeled" in fig.provenance and "measured" in fig.provenance
     assert "53.3" in fig.caption and "modeled" in fig.caption
     # a run without a baseline has no crossover
-    assert crossover_rows([{**run, "plan": {**run["plan"], "baseline": None}}]) == []
+    assert crossover_rows([replace(run, plan=replace(run.plan, baseline=None))]) == []
 
 
 def test_energy_sweep_gives_energy_figure_and_energy_heatmap(tmp_path):
@@ -310,7 +311,7 @@ def test_no_figures_without_the_data(tmp_path):
     assert build_figures([failed]) == [] and crossover_rows([failed]) == []
     assert build_figures([]) == []
     # with a baseline, one length: the heat-map only
-    based = _store(tmp_path / "c.sqlite", single["cells"], baseline="openssl-sw")
+    based = _store(tmp_path / "c.sqlite", [c.to_json() for c in single.cells], baseline="openssl-sw")
     assert _kinds(build_figures([based])) == {"heatmap"}
 
 
@@ -380,7 +381,7 @@ def test_report_cli_refuses_an_unknown_reference(tmp_path):
     from conftest import cli
     run = _store(tmp_path / "r.sqlite", [_sim_cell("chacha20-poly1305-encrypt", "monocypher", n, 7000 + 40 * n)
                                          for n in (0, 64)], cond=SIM_COND)
-    r = cli("report", str(run["id"]), "--db", str(tmp_path / "r.sqlite"), "--out", str(tmp_path / "o"),
+    r = cli("report", str(run.id), "--db", str(tmp_path / "r.sqlite"), "--out", str(tmp_path / "o"),
             "--reference", "nosuch")
     assert r.returncode == 2 and "unknown reference 'nosuch'" in r.stderr and "cifra-aead" in r.stderr
     assert not (tmp_path / "o" / "report.html").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from ..errors import UsageError
+from ..records import Run
 from ..store import Store
 from .common import add_db, add_format, add_runs, console_for, resolve_runs
 
@@ -39,7 +40,7 @@ def run(args, out) -> int:
     return 0
 
 
-def render_run(run: dict, fmt: str, out, relative_to: str | None = None, only_relative: bool = False) -> None:
+def render_run(run: Run, fmt: str, out, relative_to: str | None = None, only_relative: bool = False) -> None:
     """The run's tables; with `relative_to`, its relative view too (after the tables, or alone with
     `only_relative`: `show --relative-to`)."""
     from .. import report

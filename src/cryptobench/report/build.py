@@ -16,18 +16,19 @@ from ..extras import require
 from ..files import write_atomic
 from ..store import now
 from ..quantity import fmt_num
+from ..records import Run
 from .table import Table, columns
 from .table_files import slug, to_csv, to_latex, to_markdown
 
 
-def check_baseline(runs: list[dict], baseline: str | None) -> None:
+def check_baseline(runs: list[Run], baseline: str | None) -> None:
     if not baseline:
         return
     from ..relative import run_engines
     engines = sorted({e for r in runs for e in run_engines(r)})
     if baseline not in engines:
         raise UsageError(f"--baseline: '{baseline}' is not an engine of run(s) "
-                         f"{', '.join(str(r['id']) for r in runs)}: {', '.join(engines)}")
+                         f"{', '.join(str(r.id) for r in runs)}: {', '.join(engines)}")
 
 
 def _figure_bytes(fig) -> tuple[bytes, bytes]:
@@ -44,17 +45,17 @@ def _write(path: Path, data: bytes | str) -> None:
     write_atomic(path, data, "--out")
 
 
-def _run_heading(run: dict) -> str:
-    label = run["plan"].get("label")
-    what = run["suite"] or ("trace import" if "trace" in run["conditions"] else "ad hoc")
-    return f"Run {run['id']}" + (f" “{label}”" if label else "") + f" — {what}, {run['created']}"
+def _run_heading(run: Run) -> str:
+    label = run.plan.label
+    what = run.suite or ("trace import" if "trace" in run.conditions else "ad hoc")
+    return f"Run {run.id}" + (f" “{label}”" if label else "") + f" — {what}, {run.created}"
 
 
-def _run_tables(run: dict, baseline: str | None) -> list[Table]:
+def _run_tables(run: Run, baseline: str | None) -> list[Table]:
     from ..relative import relative_tables, run_engines
     from .tables import build_tables
     tables = build_tables(run)
-    base = baseline if baseline in run_engines(run) else run["plan"].get("baseline")
+    base = baseline if baseline in run_engines(run) else run.plan.baseline
     if base and base in run_engines(run) and len(run_engines(run)) > 1:
         tables += [replace(t, title=f"Relative to {base}: {t.title}") for t in relative_tables(run, base)]
     return tables
@@ -86,7 +87,7 @@ def _crossover_table(rows: list[dict]) -> Table | None:
     return table
 
 
-def build_report(runs: list[dict], out_dir: Path, baseline: str | None = None, title: str | None = None,
+def build_report(runs: list[Run], out_dir: Path, baseline: str | None = None, title: str | None = None,
                  progress=None, references: list | tuple = ()) -> dict:
     """Writes everything; returns a summary {html, figures: [...], tables: [...]} of the paths written."""
     require("matplotlib", "figures", "the HTML report's figures (cryptobench report)")
@@ -109,13 +110,13 @@ def build_report(runs: list[dict], out_dir: Path, baseline: str | None = None, t
     run_sections = []
     for run in runs:
         caption = conditions_caption(run)
-        tables = [files.emit(t, f"run{run['id']}", caption) for t in _run_tables(run, baseline)]
-        run_sections.append({"id": run["id"], "heading": _run_heading(run), "conditions": conditions_lines(run),
+        tables = [files.emit(t, f"run{run.id}", caption) for t in _run_tables(run, baseline)]
+        run_sections.append({"id": run.id, "heading": _run_heading(run), "conditions": conditions_lines(run),
                              "tables": tables})
     extra = []
     cross = _crossover_table(figmod.crossover_rows(runs, baseline))
     if cross:
-        extra.append(files.emit(cross, "crossover", "Runs " + ", ".join(str(r["id"]) for r in runs)))
+        extra.append(files.emit(cross, "crossover", "Runs " + ", ".join(str(r.id) for r in runs)))
     files.write_collections()
 
     doc = _document(runs, title, len(figures), run_sections, html_figs, extra)
@@ -177,10 +178,10 @@ class _TableFiles:
         _write(self.tab_dir / "tables.tex", "% \\usepackage{booktabs}\n" + "\n".join(self.all_tex))
 
 
-def _document(runs: list[dict], title: str | None, n_figures: int, run_sections: list[dict],
+def _document(runs: list[Run], title: str | None, n_figures: int, run_sections: list[dict],
               html_figs: list[dict], extra: list[dict]) -> dict:
     """What the HTML page shows: title, subtitle, the runs' sections, figures and extra tables."""
-    ids = ", ".join(str(r["id"]) for r in runs)
+    ids = ", ".join(str(r.id) for r in runs)
     title = title or ("cryptobench report: run " if len(runs) == 1 else "cryptobench report: runs ") + ids
     return {"title": title,
             "subtitle": f"{n_figures} figures and {sum(len(r['tables']) for r in run_sections) + len(extra)} tables "

@@ -2,6 +2,8 @@
 tables.conditions_lines shows, compacted), and the pieces every figure caption shares."""
 from __future__ import annotations
 
+from ..records import Conditions, Run
+
 
 def _join(items) -> str:
     return ", ".join(i for i in items if i)
@@ -26,9 +28,9 @@ def _engine_bits(name: str, info: dict) -> str:
     return f"{name} {version}".strip() + (f" ({'; '.join(extra)})" if extra else "")
 
 
-def _host_parts(run: dict) -> list[str]:
-    cond = run.get("conditions") or {}
-    host, harness = cond.get("host") or {}, cond.get("harness") or {}
+def _host_parts(run: Run) -> list[str]:
+    cond = run.conditions
+    host, harness = cond.host, cond.harness
     cpu = host.get("cpu") or {}
     parts = []
     if cpu or host.get("os"):
@@ -39,27 +41,27 @@ def _host_parts(run: dict) -> list[str]:
         parts.append(f"harness {harness.get('harness', '?')} {harness.get('version', '')}".rstrip()
                      + f" built with {harness.get('compiler', '?')} {harness.get('cflags', '')}".rstrip()
                      + f", clock {harness.get('clock', '?')}")
-    engines = cond.get("engines") or {}
-    used = {c["engine"] for c in run.get("cells", [])}
+    engines = cond.engines
+    used = {c.engine for c in run.cells}
     shown = [n for n in engines if not used or n in used]
     if shown:
         parts.append("engines: " + "; ".join(_engine_bits(n, engines[n]) for n in shown))
-    noise = cond.get("noise_floor") or {}
+    noise = cond.noise_floor
     if noise.get("rsd_pct") is not None:
         parts.append(f"machine noise floor RSD {noise['rsd_pct']:.1f} %")
     meter = cond.get("energy_meter")
     if meter:
         parts.append(f"energy: {meter.get('meter', '?')} meter, domain {meter.get('main_domain', '?')}, "
                      "per operation over the idle baseline (measured)")
-    opts = (run.get("plan") or {}).get("options") or {}
-    if opts.get("parallel"):
-        cpus = opts.get("parallel_cpus") or []
-        parts.append(f"scaling over N = {', '.join(map(str, opts['parallel']))} pinned processes on "
+    opts = run.plan.options
+    if opts.parallel:
+        cpus = opts.parallel_cpus or []
+        parts.append(f"scaling over N = {', '.join(map(str, opts.parallel))} pinned processes on "
                      f"{len(cpus)} available CPU(s) ({','.join(map(str, cpus))})")
     return parts
 
 
-def _builds_parts(cond: dict) -> list[str]:
+def _builds_parts(cond: Conditions) -> list[str]:
     builds = cond.get("builds") or {}
     if not builds:
         return []
@@ -72,9 +74,9 @@ def _builds_parts(cond: dict) -> list[str]:
                      for n, b in builds.items()]
 
 
-def _target_parts(run: dict) -> list[str]:
-    cond = run.get("conditions") or {}
-    t = cond["target"]
+def _target_parts(run: Run) -> list[str]:
+    cond = run.conditions
+    t = cond.target
     parts = []
     clock = t.get("clock_hz") or (t.get("simulator") or {}).get("clock_hz")
     mhz = f"{clock / 1e6:g} MHz" if clock else "clock unknown"
@@ -92,14 +94,14 @@ def _target_parts(run: dict) -> list[str]:
     if cond.get("energy_trace"):
         et = cond["energy_trace"]
         parts.append(f"energy from a {et.get('format', '?')} trace ({et.get('path', '?')}, measured)")
-    cpu = ((cond.get("host") or {}).get("cpu") or {}).get("model")
+    cpu = (cond.host.get("cpu") or {}).get("model")
     if cpu:
         parts.append(f"built on {cpu}")
     return parts
 
 
-def _trace_parts(run: dict) -> list[str]:
-    t = run["conditions"]["trace"]
+def _trace_parts(run: Run) -> list[str]:
+    t = run.conditions["trace"]
     parts = [f"energy from a {t.get('format', '?')} trace ({t.get('path', '?')}), sample period "
              f"{t.get('sample_period_s', '?')} s, channels {', '.join(t.get('channels', [])) or '?'}, windows cut at "
              "the marker's edges (measured)"]
@@ -110,15 +112,14 @@ def _trace_parts(run: dict) -> list[str]:
     return parts
 
 
-def conditions_caption(run: dict) -> str:
+def conditions_caption(run: Run) -> str:
     """One compact sentence of a run's conditions: run id, suite and label; the host (CPU, crypto flags,
     OS, harness compiler and flags, clock source, engine versions) or the MCU target (core, device
     profile, clock, compiler and flags, library versions, simulated or measured)."""
-    plan = run.get("plan") or {}
-    bits = [f"suite {run['suite']}" if run.get("suite") else "ad hoc",
-            f"label: {plan['label']}" if plan.get("label") else ""]
-    head = f"Run {run.get('id', '?')} ({_join(bits)})"
-    cond = run.get("conditions") or {}
+    label = run.plan.label
+    bits = [f"suite {run.suite}" if run.suite else "ad hoc", f"label: {label}" if label else ""]
+    head = f"Run {run.id} ({_join(bits)})"
+    cond = run.conditions
     if "trace" in cond:
         parts = _trace_parts(run)
     elif "target" in cond:
@@ -128,10 +129,10 @@ def conditions_caption(run: dict) -> str:
     return head + (": " + "; ".join(parts) if parts else "") + "."
 
 
-def runs_caption(runs: list[dict], ids) -> str:
+def runs_caption(runs: list[Run], ids) -> str:
     """The conditions of the runs a figure draws on, one sentence each."""
     ids = list(ids)
-    return " ".join(conditions_caption(r) for r in runs if r.get("id") in ids)
+    return " ".join(conditions_caption(r) for r in runs if r.id in ids)
 
 
 def n_text(ns: list, ks: list | None = None, what: str = "samples") -> str:

@@ -10,6 +10,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from ..catalog import OPS
+from ..records import UNSUPPORTED, Cell, Energy, Run
 
 # --- colours: one per engine, the same in every figure ----------------------------------------------
 TAB10 = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -129,9 +130,9 @@ class Group:
         return sorted({p.x for s in self.series for p in s.points})
 
 
-def _energy_ci(en: dict) -> tuple[float | None, float | None]:
+def _energy_ci(en: Energy) -> tuple[float | None, float | None]:
     ci = en.get("ci95")
-    st = en.get("stats") or {}
+    st = en.stats
     if not ci and isinstance(st.get("energy_j"), dict):
         ci = st["energy_j"].get("ci95")
     if not ci:
@@ -141,58 +142,70 @@ def _energy_ci(en: dict) -> tuple[float | None, float | None]:
     return None, None
 
 
-def usable_energy(en: dict | None) -> bool:
-    return bool(en and (en.get("per_op_j") or 0) > 0 and "not-above-idle" not in en.get("flags", []))
-
-
-def _why(cell: dict) -> str:
-    if cell["status"] == "unsupported":
+def _why(cell: Cell) -> str:
+    if cell.status == UNSUPPORTED:
         word = "unsupported"
-    elif cell.get("kat") == "fail":
+    elif cell.kat == "fail":
         word = "KAT FAIL"
-    elif cell["status"] != "ok":
+    elif not cell.ok:
         word = "failed"
     else:
         word = "no figure"
-    detail = (cell.get("detail") or "").strip()
+    detail = (cell.detail or "").strip()
     return word + (f" — {detail}" if detail and word != "no figure" else "")
 
 
-def cell_point(cell: dict, metric: str) -> tuple[Point | None, str | None]:
+def cell_point(cell: Cell, metric: str) -> tuple[Point | None, str | None]:
     """(point, provenance) of an ok cell for `metric` ('time', 'energy', 'cycles'), or (None, None)."""
-    r = cell.get("result") or {}
-    x = float(cell["params"]["bytes"])
+    r = cell.result
+    x = float(cell.params["bytes"])
+    if r is None:
+        return None, None
     if metric == "time":
-        t = r.get("time_s")
+        t = r.time_s
         if not t or not t.get("median") or t["median"] <= 0:
             return None, None
         lo, hi = (t.get("ci95") or [None, None])
-        return Point(x, t["median"], lo, hi, r.get("n"), r.get("k"), list(r.get("flags", []))), cell["provenance"]
+        return Point(x, t["median"], lo, hi, r.n, r.k, r.flags), cell.provenance
     if metric == "cycles":
-        cyc = (r.get("cycles") or {}).get("per_op_median")
+        cyc = r.cycles.get("per_op_median")
         if not cyc or cyc <= 0:
             return None, None
-        t, hz = r.get("time_s") or {}, (r.get("cycles") or {}).get("counter_hz")
+        t, hz = r.time_s, r.cycles.get("counter_hz")
         lo = hi = None
         if t.get("ci95") and t.get("median") and hz:
             # the interval of the median time, in cycles of the same clock
             lo, hi = t["ci95"][0] * cyc / t["median"], t["ci95"][1] * cyc / t["median"]
-        return Point(x, float(cyc), lo, hi, r.get("n"), r.get("k"), list(r.get("flags", []))), cell["provenance"]
-    en = r.get("energy")
-    if not usable_energy(en):
+        return Point(x, float(cyc), lo, hi, r.n, r.k, r.flags), cell.provenance
+    en = r.energy
+    if en is None or not en.usable:
         return None, None
     lo, hi = _energy_ci(en)
-    n = (en.get("stats") or {}).get("n")
-    if n is None and isinstance((en.get("stats") or {}).get("energy_j"), dict):
-        n = en["stats"]["energy_j"].get("n")
-    return Point(x, float(en["per_op_j"]), lo, hi, n, None, list(en.get("flags", []))), en.get("provenance", "measured")
+    n = en.stats.get("n")
+    if n is None and isinstance(en.stats.get("energy_j"), dict):
+        n = en.stats["energy_j"].get("n")
+    return Point(x, float(en.per_op_j), lo, hi, n, None, en.flags), en.provenance
 
 
-def is_mcu_cell(cell: dict) -> bool:
-    return (cell.get("target") or "host") != "host"
+def is_mcu_cell(cell: Cell) -> bool:
+    return (cell.target or "host") != "host"
 
 
-def sweep_groups(runs: list[dict], metric: str) -> list[Group]:
+def _omitted(c: Cell, metric: str, who: str) -> str | None:
+    """Why a cell of a sweep group has no point of `metric`, as the caption's "Not shown" says it."""
+    if not c.ok:
+        where = "" if c.status == UNSUPPORTED else f" at {c.params['bytes']} B"
+        return f"{who}{where}: {_why(c)}"
+    if metric == "energy" and c.energy is not None:
+        return f"{who} at {c.params['bytes']} B: energy not above the idle baseline's noise"
+    if metric == "time":
+        return f"{who} at {c.params['bytes']} B: no time"
+    if metric == "cycles" and (c.result is None or c.result.get("time_s") is None):
+        return f"{who}: no cycle count (functional target)"
+    return None
+
+
+def sweep_groups(runs: list[Run], metric: str) -> list[Group]:
     """Per (op, parameters other than bytes), every (run, engine, target) with ok cells of `metric`
     over params['bytes']; only groups where the length takes at least two values. 'time' takes host
     cells, 'cycles' microcontroller cells (a host's TSC counts reference cycles, not core clocks),
@@ -203,39 +216,28 @@ def sweep_groups(runs: list[dict], metric: str) -> list[Group]:
     for run in runs:
         if is_parallel_run(run):
             continue
-        for c in run["cells"]:
-            if "bytes" not in c["params"]:
+        for c in run.cells:
+            if "bytes" not in c.params:
                 continue
             if metric == "time" and is_mcu_cell(c) or metric == "cycles" and not is_mcu_cell(c):
                 continue
-            fixed = {k: v for k, v in c["params"].items() if k != "bytes"}
-            key = (c["op"], json.dumps(fixed, sort_keys=True))
+            fixed = {k: v for k, v in c.params.items() if k != "bytes"}
+            key = (c.op, json.dumps(fixed, sort_keys=True))
             if key not in groups:
-                groups[key] = Group(c["op"], fixed)
+                groups[key] = Group(c.op, fixed)
                 order.append(key)
             g = groups[key]
-            if run["id"] not in g.runs:
-                g.runs.append(run["id"])
-            point, prov = cell_point(c, metric) if c["status"] == "ok" else (None, None)
+            if run.id not in g.runs:
+                g.runs.append(run.id)
+            point, prov = cell_point(c, metric) if c.ok else (None, None)
             if point is None:
-                who = f"{c['engine']}" + (f" (run {run['id']})" if len(runs) > 1 else "")
-                why = None
-                if c["status"] != "ok":
-                    where = "" if c["status"] == "unsupported" else f" at {c['params']['bytes']} B"
-                    why = f"{who}{where}: {_why(c)}"
-                elif metric == "energy" and (c.get("result") or {}).get("energy"):
-                    why = f"{who} at {c['params']['bytes']} B: energy not above the idle baseline's noise"
-                elif metric == "time":
-                    why = f"{who} at {c['params']['bytes']} B: no time"
-                elif metric == "cycles" and (c.get("result") or {}).get("time_s") is None:
-                    why = f"{who}: no cycle count (functional target)"
+                why = _omitted(c, metric, c.engine + (f" (run {run.id})" if len(runs) > 1 else ""))
                 if why and why not in g.omitted:
                     g.omitted.append(why)
                 continue
-            s = next((s for s in g.series if (s.run_id, s.engine, s.target) == (run["id"], c["engine"], c["target"])),
-                     None)
+            s = next((s for s in g.series if (s.run_id, s.engine, s.target) == (run.id, c.engine, c.target)), None)
             if s is None:
-                s = Series(run["id"], c["engine"], c["target"])
+                s = Series(run.id, c.engine, c.target)
                 g.series.append(s)
             s.points.append(point)
             s.provenance.add(prov or "measured")

@@ -11,23 +11,23 @@ from ..noise import noise_line
 from ..meters.session import energy_line
 from ..catalog import OPS
 from ..quantity import fmt_num, pick_unit
-from ..results import comparisons, document, reported_time
-from ..records import params_key
+from ..results import comparisons, document
+from ..records import FAILED, UNSUPPORTED, Cell, Conditions, Energy, Result, Run, params_key
 from .table import LEFT, Column, Csv, Markdown, Table, columns, print_lines, print_table
 
 
-def _cell_text(cell: dict | None, scale: float) -> tuple[str, str]:
+def _cell_text(cell: Cell | None, scale: float) -> tuple[str, str]:
     if cell is None:
         return "—", ""
-    if cell["status"] == "unsupported":
+    if cell.status == UNSUPPORTED:
         return "unsupported", ""
-    if cell["kat"] == "fail":
+    if cell.kat == "fail":
         return "KAT FAIL", ""
-    if cell["status"] != "ok":
+    if not cell.ok:
         return "failed", ""
-    r = cell["result"]
-    mark = "*" if noted_flags(r["flags"]) else ""
-    return fmt_num(reported_time(r)[0] * scale) + mark, f"{r['time_s']['rsd_pct']:.1f}"
+    r = cell.result
+    mark = "*" if noted_flags(r.flags) else ""
+    return fmt_num(r.reported_time()[0] * scale) + mark, f"{r.time_s['rsd_pct']:.1f}"
 
 
 # flags summed up in one line of advice per run (summary_lines) rather than a note per cell
@@ -39,45 +39,45 @@ def noted_flags(flags: list[str]) -> list[str]:
     return [f for f in flags if f not in SUMMARIZED_FLAGS]
 
 
-def summary_lines(run: dict) -> list[str]:
+def summary_lines(run: Run) -> list[str]:
     """One line of advice per summarized flag, naming how many cells carry it."""
-    ok = [c for c in run["cells"] if c["status"] == "ok" and c.get("result")]
+    ok = [c.result for c in run.cells if c.ok and c.result]
     lines = []
-    noisy = [c for c in ok if "high-rsd" in c["result"].get("flags", [])]
+    noisy = [r for r in ok if "high-rsd" in r.flags]
     if noisy:
-        nf = (run.get("conditions") or {}).get("noise_floor") or {}
+        nf = run.conditions.noise_floor
         floor = nf.get("judged_rsd_pct", nf.get("rsd_pct"))     # the larger of the loop's and the typical cell's
         limit = f"twice the machine's noise ({floor:.1f} %) and 5 %" if floor else "5 %"
         lines.append(f"{len(noisy)} of {len(ok)} cells vary more than {limit} (high-rsd): their own cost varies "
                      "(key generation, entropy, a device) or something else ran; the printed estimate is robust to "
                      "it where its interval is narrow (`--format json`: estimate.ci95)")
-    slow = [c for c in ok if "not-converged" in c["result"].get("flags", [])]
+    slow = [r for r in ok if "not-converged" in r.flags]
     if slow:
-        opts = (run.get("plan") or {}).get("options") or {}
-        target = f"±{opts['precision'] * 100:g} %" if opts.get("precision") else "the target precision"
-        budget = f"the {opts['budget_s']:g} s budget" if opts.get("budget_s") else "the budget"
+        opts = run.plan.options
+        target = f"±{opts.precision * 100:g} %" if opts.precision else "the target precision"
+        budget = f"the {opts.budget_s:g} s budget" if opts.budget_s else "the budget"
         lines.append(f"{len(slow)} of {len(ok)} cells did not reach {target} within {budget} (not-converged): "
                      "their intervals are wider and honest; for tighter ones give the run more time (--budget) "
                      "or a quieter machine")
     return lines
 
 
-def _energy_rsd(energy: dict | None) -> float | None:
+def _energy_rsd(energy: Energy | None) -> float | None:
     """RSD of the energy per operation over windows (trace or host meter), when measured so."""
-    if not energy or not isinstance(energy.get("stats"), dict):
+    if energy is None or not isinstance(energy.stats, dict):
         return None
-    st = energy["stats"]
+    st = energy.stats
     return (st.get("energy_j") or st).get("rsd_pct")
 
 
-def _energy_notes(who: str, energy: dict | None) -> list[str]:
-    if not energy:
+def _energy_notes(who: str, energy: Energy | None) -> list[str]:
+    if energy is None:
         return []
     out = []
     if energy.get("supplies"):
         out.append(f"{who}: energy split " + " · ".join(f"{n} {fmt_num(v['median_j'] * 1e6)} µJ ({v['share_pct']:.1f} %)"
                                                          for n, v in energy["supplies"].items()))
-    st = energy.get("stats") or {}
+    st = energy.stats
     if st.get("approximate"):
         out.append(f"{who}: {st['approximate']} energy windows shorter than 20 sampling periods (approximate)")
     if st.get("flagged"):
@@ -85,32 +85,44 @@ def _energy_notes(who: str, energy: dict | None) -> list[str]:
     return out
 
 
-def _mcu_columns(cells: list[dict]) -> list[str]:
-    timed = any(c["status"] == "ok" and (c["result"] or {}).get("time_s") for c in cells)
-    heap = any(c["status"] == "ok" and (c["result"] or {}).get("heap_bytes") for c in cells)
-    energy = any(c["status"] == "ok" and (c["result"] or {}).get("energy") for c in cells)
-    e_rsd = any(c["status"] == "ok" and _energy_rsd((c["result"] or {}).get("energy")) is not None for c in cells)
+def _ok_results(cells: list[Cell]) -> list[Result]:
+    """The results of the cells that are ok and have one."""
+    return [c.result for c in cells if c.ok and c.result is not None]
+
+
+def _mcu_columns(cells: list[Cell]) -> list[str]:
+    results = _ok_results(cells)
+    timed = any(r.time_s for r in results)
+    heap = any(r.heap_bytes for r in results)
+    energy = any(r.energy is not None for r in results)
+    e_rsd = any(_energy_rsd(r.energy) is not None for r in results)
     return ((["cycles", "RSD %"] if timed else []) + (["µJ"] if energy else []) + (["µJ RSD %"] if e_rsd else [])
             + ["stack B"]
             + (["heap B"] if heap else []) + ["flash B", "RAM B"])
 
 
-def _mcu_cell_text(cell: dict | None, columns: list[str]) -> list[str]:
+def _bytes_text(value: int | None) -> str:
+    """A stack or heap size; empty where the target measured none."""
+    return "" if value is None else str(value)
+
+
+def _mcu_cell_text(cell: Cell | None, columns: list[str]) -> list[str]:
     if cell is None:
         return ["—"] * len(columns)
-    if cell["status"] != "ok":
-        word = "unsupported" if cell["status"] == "unsupported" else ("KAT FAIL" if cell["kat"] == "fail" else "failed")
+    if not cell.ok:
+        word = "unsupported" if cell.status == UNSUPPORTED else ("KAT FAIL" if cell.kat == "fail" else "failed")
         return [word] + [""] * (len(columns) - 1)
-    r = cell["result"]
-    values = {"stack B": str(r.get("stack_bytes", "")), "heap B": str(r.get("heap_bytes", "")),
-              "flash B": str(r["code_size"]["flash_bytes"]), "RAM B": str(r["code_size"]["ram_bytes"])}
-    if r.get("energy"):
-        values["µJ"] = fmt_num(r["energy"]["per_op_j"] * 1e6)
-        rsd = _energy_rsd(r["energy"])
+    r = cell.result
+    values = {"stack B": _bytes_text(r.stack_bytes), "heap B": _bytes_text(r.heap_bytes),
+              "flash B": str(r.code_size["flash_bytes"]), "RAM B": str(r.code_size["ram_bytes"])}
+    en = r.energy
+    if en is not None:
+        values["µJ"] = fmt_num(en.per_op_j * 1e6)
+        rsd = _energy_rsd(en)
         values["µJ RSD %"] = f"{rsd:.1f}" if rsd is not None else ""
-    if r.get("time_s"):
-        values["cycles"] = fmt_num((r.get("cycles") or {}).get("per_op_median") or 0)
-        values["RSD %"] = f"{r['time_s']['rsd_pct']:.1f}"
+    if r.time_s:
+        values["cycles"] = fmt_num(r.cycles.get("per_op_median") or 0)
+        values["RSD %"] = f"{r.time_s['rsd_pct']:.1f}"
     return [values.get(c, "") for c in columns]
 
 
@@ -130,17 +142,17 @@ class _Layout:
     comp_engines: list[str]   # an Impr. column each
 
 
-def _layout(run: dict, op, cells: list[dict], plist: list[dict]) -> _Layout:
-    plan = run["plan"]
-    mcu = bool(plan.get("target"))
-    engines, baseline = plan["options"]["engines"], plan.get("baseline")
+def _layout(run: Run, op, cells: list[Cell], plist: list[dict]) -> _Layout:
+    plan = run.plan
+    mcu = bool(plan.target)
+    engines, baseline = plan.options.engines, plan.baseline
     varying = [n for n in op.param_names if len({str(p.get(n)) for p in plist}) > 1]
-    shown = [e for e in engines if any(c["engine"] == e and c["status"] != "unsupported" for c in cells)]
-    hidden = [e for e in engines if e not in shown and any(c["engine"] == e for c in cells)]
-    unit, scale = pick_unit([reported_time(c["result"])[0] for c in cells if c["status"] == "ok" and not mcu])
-    energy = not mcu and any(c["status"] == "ok" and (c["result"] or {}).get("energy") for c in cells)
-    e_rsd = energy and any(c["status"] == "ok" and _energy_rsd((c["result"] or {}).get("energy")) is not None
-                           for c in cells)
+    shown = [e for e in engines if any(c.engine == e and c.status != UNSUPPORTED for c in cells)]
+    hidden = [e for e in engines if e not in shown and any(c.engine == e for c in cells)]
+    unit, scale = pick_unit([c.reported_time()[0] for c in cells if c.ok and not mcu])
+    results = _ok_results(cells)
+    energy = not mcu and any(r.energy is not None for r in results)
+    e_rsd = energy and any(_energy_rsd(r.energy) is not None for r in results)
     return _Layout(varying, shown, hidden, mcu, _mcu_columns(cells) if mcu else [], energy, e_rsd, unit, scale,
                    [e for e in shown if e != baseline] if baseline in shown else [])
 
@@ -161,21 +173,21 @@ _MCU_UNITS = {"cycles": "cycles", "RSD %": "%", "µJ": "µJ", "µJ RSD %": "%", 
               "flash B": "B", "RAM B": "B"}
 
 
-def _energy_text(cell: dict | None, lay: _Layout) -> list[str]:
-    """A host cell's µJ (and µJ RSD %) cells."""
-    en = ((cell or {}).get("result") or {}).get("energy") if cell and cell["status"] == "ok" else None
-    out = [fmt_num(en["per_op_j"] * 1e6) + ("~" if "not-above-idle" in en.get("flags", []) else "")
-           + ("" if en["provenance"] == "measured" else f" ({en['provenance']})") if en else "—"]
+def _energy_text(cell: Cell | None, lay: _Layout) -> list[str]:
+    """A host cell's µJ (and µJ RSD %) cells; ~ marks a figure within the idle baseline's noise."""
+    en = cell.energy if cell is not None and cell.ok else None
+    out = [fmt_num(en.per_op_j * 1e6) + ("~" if "not-above-idle" in en.flags else "")
+           + ("" if en.provenance == "measured" else f" ({en.provenance})") if en is not None else "—"]
     if lay.e_rsd:
         rsd = _energy_rsd(en)
         out.append(f"{rsd:.1f}" if rsd is not None else "")
     return out
 
 
-def _op_row(op, pk: str, p: dict, cells: list[dict], comps: dict, lay: _Layout) -> list[str]:
+def _op_row(op, pk: str, p: dict, cells: list[Cell], comps: dict, lay: _Layout) -> list[str]:
     row = [str(p[n]) for n in lay.varying] or [op.title]
     for e in lay.shown:
-        cell = next((c for c in cells if c["engine"] == e and params_key(c["params"]) == pk), None)
+        cell = next((c for c in cells if c.engine == e and c.params.key == pk), None)
         row += _mcu_cell_text(cell, lay.mcu_cols) if lay.mcu else list(_cell_text(cell, lay.scale))
         if lay.energy:
             row += _energy_text(cell, lay)
@@ -186,31 +198,31 @@ def _op_row(op, pk: str, p: dict, cells: list[dict], comps: dict, lay: _Layout) 
     return row
 
 
-def _cell_notes(c: dict, lay: _Layout) -> list[str]:
+def _cell_notes(c: Cell, lay: _Layout) -> list[str]:
     """A cell's notes under its table: why it is not timed, its flags, its energy's caveats."""
-    who = f"{c['engine']} " + " ".join(f"{n}={c['params'][n]}" for n in lay.varying)
+    who = f"{c.engine} " + " ".join(f"{n}={c.params[n]}" for n in lay.varying)
     who = who.strip()
     out = []
-    if c["status"] == "unsupported" and c["engine"] in lay.shown:
-        out.append(f"{who}: unsupported — {c['detail']}")
-    elif c["status"] == "failed":
-        out.append(f"{who}: {'KAT FAIL' if c['kat'] == 'fail' else 'failed'} — {c['detail']}")
-    elif c["status"] == "ok" and noted_flags(c["result"]["flags"]):
-        out.append(f"{who}: * {', '.join(noted_flags(c['result']['flags']))}")
-    if c["status"] != "ok":
+    if c.status == UNSUPPORTED and c.engine in lay.shown:
+        out.append(f"{who}: unsupported — {c.detail}")
+    elif c.status == FAILED:
+        out.append(f"{who}: {'KAT FAIL' if c.kat == 'fail' else 'failed'} — {c.detail}")
+    elif c.ok and noted_flags(c.result.flags):
+        out.append(f"{who}: * {', '.join(noted_flags(c.result.flags))}")
+    if not c.ok or c.result is None:
         return out
-    r = c["result"] or {}
-    if r.get("energy", {}).get("flags"):
-        out.append(f"{who}: energy {', '.join(r['energy']['flags'])}"
-                   + (" (~ = within the idle baseline's noise)" if "not-above-idle" in r["energy"]["flags"] else ""))
-    elif r.get("energy_note"):
-        out.append(f"{who}: {r['energy_note']}")
-    return out + _energy_notes(who, r.get("energy"))
+    en = c.result.energy
+    if en is not None and en.flags:
+        out.append(f"{who}: energy {', '.join(en.flags)}"
+                   + (" (~ = within the idle baseline's noise)" if "not-above-idle" in en.flags else ""))
+    elif c.result.get("energy_note"):
+        out.append(f"{who}: {c.result['energy_note']}")
+    return out + _energy_notes(who, en)
 
 
-def _op_table(run: dict, op_id: str, cells: list[dict], comps: dict) -> Table:
+def _op_table(run: Run, op_id: str, cells: list[Cell], comps: dict) -> Table:
     op = OPS[op_id]
-    pkeys = list(dict.fromkeys(params_key(c["params"]) for c in cells))
+    pkeys = list(dict.fromkeys(c.params.key for c in cells))
     plist = [json.loads(p) for p in pkeys]
     lay = _layout(run, op, cells, plist)
     fixed = {n: plist[0].get(n) for n in op.param_names if n not in lay.varying}
@@ -222,51 +234,51 @@ def _op_table(run: dict, op_id: str, cells: list[dict], comps: dict) -> Table:
         table.add(_op_row(op, pk, p, cells, comps, lay))
     table.notes = [n for c in cells for n in _cell_notes(c, lay)]
     for e in lay.hidden:
-        table.notes.append(f"{e}: unsupported — {next(c['detail'] for c in cells if c['engine'] == e)}")
+        table.notes.append(f"{e}: unsupported — {next(c.detail for c in cells if c.engine == e)}")
     return table
 
 
-def build_tables(run: dict) -> list[Table]:
+def build_tables(run: Run) -> list[Table]:
     """One table per operation: a row per parameter set, columns per engine and per comparison.
     A scaling run (--parallel) gets the Pisa paper's tables instead (scaling.py)."""
     from ..scaling import is_parallel_run, scaling_tables
     if is_parallel_run(run):
         return scaling_tables(run)
     comps = {(c["op"], params_key(c["params"]), c["engine"]): c
-             for c in comparisons(run["cells"], run["plan"].get("baseline"))}
-    by_op: dict[str, list[dict]] = {}
-    for c in run["cells"]:
-        by_op.setdefault(c["op"], []).append(c)
+             for c in comparisons(run.cells, run.plan.baseline)}
+    by_op: dict[str, list[Cell]] = {}
+    for c in run.cells:
+        by_op.setdefault(c.op, []).append(c)
     tables = [_op_table(run, op_id, cells, comps) for op_id, cells in by_op.items()]
-    summary = _summary_at(run, 256) if run["plan"].get("target") else None
+    summary = _summary_at(run, 256) if run.plan.target else None
     return tables + ([summary] if summary else [])
 
 
-def _summary_at(run: dict, nbytes: int) -> Table | None:
+def _summary_at(run: Run, nbytes: int) -> Table | None:
     """The Cifra post's table: per AEAD and library at one message length, cycles (where timed),
     cycles per byte, stack and code size. Only for runs that sweep the length."""
-    cells = [c for c in run["cells"] if c["params"].get("bytes") == nbytes and c["status"] == "ok"]
-    swept = len({c["params"].get("bytes") for c in run["cells"]}) > 1
+    cells = [c for c in run.cells if c.params.get("bytes") == nbytes and c.ok]
+    swept = len({c.params.get("bytes") for c in run.cells}) > 1
     if not cells or not swept:
         return None
-    timed = any((c["result"] or {}).get("time_s") for c in cells)
+    timed = any(r.time_s for r in _ok_results(cells))
     labels = ["operation", "library"] + (["cycles", "cycles/byte"] if timed else []) + ["stack B", "flash B"]
     table = Table(f"At {nbytes} B (the Cifra table): per operation and library", columns(labels), key="summary")
-    for c in sorted(cells, key=lambda c: (c["op"], c["params"].get("key_bits") or 0, c["engine"])):
-        r = c["result"]
-        name = OPS[c["op"]].title.split(" encrypt")[0]
-        if c["params"].get("key_bits") and c["op"].startswith("aes-"):
-            name = name.replace("AES-", f"AES-{c['params']['key_bits']}-")
-        row = [name, c["engine"]]
+    for c in sorted(cells, key=lambda c: (c.op, c.params.get("key_bits") or 0, c.engine)):
+        r = c.result
+        name = OPS[c.op].title.split(" encrypt")[0]
+        if c.params.get("key_bits") and c.op.startswith("aes-"):
+            name = name.replace("AES-", f"AES-{c.params['key_bits']}-")
+        row = [name, c.engine]
         if timed:
-            cyc = (r.get("cycles") or {}).get("per_op_median")
+            cyc = r.cycles.get("per_op_median")
             row += [fmt_num(cyc) if cyc else "—", f"{cyc / nbytes:.1f}" if cyc else "—"]
-        table.add(row + [str(r.get("stack_bytes", "")), str(r["code_size"]["flash_bytes"])])
+        table.add(row + [_bytes_text(r.stack_bytes), str(r.code_size["flash_bytes"])])
     return table
 
 
-def _target_lines(cond: dict) -> list[str]:
-    t = cond["target"]
+def _target_lines(cond: Conditions) -> list[str]:
+    t = cond.target
     if t["kind"] == "sim":
         sim = t.get("simulator", {})
         lines = [f"target sim:{t['core']} · device {t['device']} ({sim.get('source', '')}) · image linked for "
@@ -301,32 +313,32 @@ def _capture_lines(capture: dict | None) -> list[str]:
     return [f"captured live from {what} · mode {settings.get('mode', '?')} · period {settings.get('period_s', '?')} s"]
 
 
-def conditions_lines(run: dict, impr_legend: bool = True) -> list[str]:
-    label = (run.get("plan") or {}).get("label")
+def conditions_lines(run: Run, impr_legend: bool = True) -> list[str]:
+    label = run.plan.label
     lines = _conditions_lines(run, impr_legend)
     return ([f"label: {label}"] if label else []) + lines
 
 
-def _trace_lines(run: dict, t: dict) -> list[str]:
+def _trace_lines(run: Run, t: dict) -> list[str]:
     """The conditions of a run imported from an energy trace."""
-    return [f"run {run['id']} ({run['status']}) · energy from a {t['format']} trace: {t['path']}",
+    return [f"run {run.id} ({run.status}) · energy from a {t['format']} trace: {t['path']}",
             f"sample period {t.get('sample_period_s')} s · channels {', '.join(t.get('channels', []))} · "
             "windows from the marker's rising to falling edges; energy Σ V·I·Δt per window; provenance: measured",
             *_capture_lines(t.get("capture")),
             *[f"warning: {w}" for w in t.get("warnings", [])]]
 
 
-def _conditions_lines(run: dict, impr_legend: bool) -> list[str]:
-    cond = run["conditions"]
+def _conditions_lines(run: Run, impr_legend: bool) -> list[str]:
+    cond = run.conditions
     if "trace" in cond:
         return _trace_lines(run, cond["trace"])
     if "target" in cond:
-        cpu = cond.get("host", {}).get("cpu", {})
-        return ([f"run {run['id']} ({run['status']}) · suite {run['suite'] or '(ad hoc)'} · {run['created']} · "
+        cpu = cond.host.get("cpu", {})
+        return ([f"run {run.id} ({run.status}) · suite {run.suite or '(ad hoc)'} · {run.created} · "
                  f"built on {cpu.get('model', '?')}"] + _target_lines(cond))
-    host, harness = cond.get("host", {}), cond.get("harness", {})
+    host, harness = cond.host, cond.harness
     cpu = host.get("cpu", {})
-    lines = [f"run {run['id']} ({run['status']}) · suite {run['suite'] or '(ad hoc)'} · {run['created']}",
+    lines = [f"run {run.id} ({run.status}) · suite {run.suite or '(ad hoc)'} · {run.created}",
              f"measured on {cpu.get('model', '?')} ({cpu.get('arch', '?')}, {cpu.get('logical_cpus', '?')} CPUs, "
              f"crypto flags: {' '.join(cpu.get('crypto_flags', [])) or 'none'}) · {host.get('os', '?')}",
              f"harness {harness.get('harness', '?')} {harness.get('version', '')} · {harness.get('compiler', '?')} "
@@ -334,45 +346,56 @@ def _conditions_lines(run: dict, impr_legend: bool) -> list[str]:
              f"@ {harness.get('counter_hz', 0) / 1e6:.0f} MHz (reference cycles, not core clock)"
              if harness.get("counter") == "tsc" else
              f"harness {harness.get('harness', '?')} · {harness.get('compiler', '?')} · cycles: {harness.get('counter', '?')}"]
-    for name, info in cond.get("engines", {}).items():
-        bits = [str(info.get("version", ""))]
-        if info.get("extensions_enabled") is not None:
-            bits.append("extensions on: " + (", ".join(info["extensions_enabled"]) or "none"))
-        if info.get("mask"):
-            bits.append(f"mask {info['mask']} verified={info.get('mask_verified')}")
-        if "aesni" in info:
-            bits.append(f"AES-NI={'yes' if info['aesni'] else 'no'}")
-        for fact in ("pkcs11_provision", "tpm"):
-            if isinstance(info.get(fact), str):
-                bits.append(info[fact])
-        if info.get("round_trip_ns"):
-            bits.append(f"per-call round trip {float(info['round_trip_ns']) / 1e3:.3g} µs (median of a minimal "
-                        "command: the host ⇄ device cost inside every figure)")
-        if info.get("unusable"):
-            bits.append("UNUSABLE: " + info["unusable"])
-        if not any(bits):
-            bits.append(str(info.get("description", "")))
-        lines.append(f"  {name}: " + " · ".join(b for b in bits if b))
-    noise = noise_line(cond.get("noise_floor"))
+    lines += [_engine_line(name, info) for name, info in cond.engines.items()]
+    noise = noise_line(cond.noise_floor)
     if noise:
         lines.append(noise)
     energy = energy_line(cond.get("energy_meter"))
     if energy:
         lines.append(energy)
+    return lines + _sampling_lines(run, impr_legend)
+
+
+def _engine_line(name: str, info: dict) -> str:
+    """One engine of a host run's conditions: its version and what it has switched on or off."""
+    bits = [str(info.get("version", ""))]
+    if info.get("extensions_enabled") is not None:
+        bits.append("extensions on: " + (", ".join(info["extensions_enabled"]) or "none"))
+    if info.get("mask"):
+        bits.append(f"mask {info['mask']} verified={info.get('mask_verified')}")
+    if "aesni" in info:
+        bits.append(f"AES-NI={'yes' if info['aesni'] else 'no'}")
+    for fact in ("pkcs11_provision", "tpm"):
+        if isinstance(info.get(fact), str):
+            bits.append(info[fact])
+    if info.get("round_trip_ns"):
+        bits.append(f"per-call round trip {float(info['round_trip_ns']) / 1e3:.3g} µs (median of a minimal "
+                    "command: the host ⇄ device cost inside every figure)")
+    if info.get("unusable"):
+        bits.append("UNUSABLE: " + info["unusable"])
+    if not any(bits):
+        bits.append(str(info.get("description", "")))
+    return f"  {name}: " + " · ".join(b for b in bits if b)
+
+
+def _sampling_lines(run: Run, impr_legend: bool) -> list[str]:
+    """How a host run sampled (a scaling run: how it ran its processes) and, with `impr_legend`,
+    what the printed durations and Impr. columns are."""
     from ..scaling import conditions_line, is_parallel_run
     if is_parallel_run(run):
-        lines.append(conditions_line(run))
-    else:
-        sampling = cond.get("sampling")
-        if sampling:
-            lines.append(sampling_line(sampling))
-        estimators = sorted({reported_time(c["result"])[2] for c in run["cells"] if c["status"] == "ok" and c.get("result")})
-        what = " / ".join(ESTIMATOR_TEXT.get(e, e) for e in estimators) or "median"
-        if run["plan"].get("baseline") and impr_legend:
-            lines.append(f"Impr. ENGINE = Duration Improvement t_{run['plan']['baseline']} / t_ENGINE of the printed "
-                         "times, with its 95 % repeat interval. " + _durations_text(what))
-        elif impr_legend:
-            lines.append(_durations_text(what))
+        return [conditions_line(run)]
+    lines = []
+    sampling = run.conditions.sampling
+    if sampling:
+        lines.append(sampling_line(sampling))
+    estimators = sorted({c.reported_time()[2] for c in run.cells if c.ok and c.result})
+    what = " / ".join(ESTIMATOR_TEXT.get(e, e) for e in estimators) or "median"
+    baseline = run.plan.baseline
+    if baseline and impr_legend:
+        lines.append(f"Impr. ENGINE = Duration Improvement t_{baseline} / t_ENGINE of the printed "
+                     "times, with its 95 % repeat interval. " + _durations_text(what))
+    elif impr_legend:
+        lines.append(_durations_text(what))
     return lines
 
 
@@ -396,14 +419,14 @@ def sampling_line(sampling: dict) -> str:
             "where a rerun's value lands 95 % of the time")
 
 
-def _relative_section(run: dict, relative_to: str | None) -> tuple[list[str], list[Table]]:
+def _relative_section(run: Run, relative_to: str | None) -> tuple[list[str], list[Table]]:
     if not relative_to:
         return [], []
     from ..relative import direction_text, relative_tables
     return [f"Relative view: {direction_text(relative_to)}"], relative_tables(run, relative_to)
 
 
-def render_rich(run: dict, console, relative_to: str | None = None, only_relative: bool = False) -> None:
+def render_rich(run: Run, console, relative_to: str | None = None, only_relative: bool = False) -> None:
     """The conditions and tables; with `relative_to` the relative view after them (or instead of
     the tables with `only_relative`)."""
     print_lines(console, conditions_lines(run, impr_legend=not only_relative))
@@ -422,9 +445,9 @@ def _lines(text: str) -> list[str]:
     return text[:-1].split("\n") if text else []
 
 
-def render_markdown(run: dict, relative_to: str | None = None, only_relative: bool = False) -> str:
+def render_markdown(run: Run, relative_to: str | None = None, only_relative: bool = False) -> str:
     rel_lines, rel_tables = _relative_section(run, relative_to)
-    out = [f"# cryptobench run {run['id']}", ""] + [f"- {l.strip()}" for l in conditions_lines(run, not only_relative) + rel_lines] + [""]
+    out = [f"# cryptobench run {run.id}", ""] + [f"- {l.strip()}" for l in conditions_lines(run, not only_relative) + rel_lines] + [""]
     md = Markdown()
     for t in ([] if only_relative else build_tables(run)) + rel_tables:
         out += _lines(md.render(t)) + [""]
@@ -449,20 +472,20 @@ PARALLEL_CSV_COLUMNS = ["parallel_n", "parallel_cpus", "parallel_oversubscribed"
                         "parallel_efficiency_ci95_lo", "parallel_efficiency_ci95_hi", "parallel_flags"]
 
 
-def csv_columns(run: dict) -> list[str]:
+def csv_columns(run: Run) -> list[str]:
     """The columns `show --format csv` prints for this run."""
-    energy = any((c.get("result") or {}).get("energy") for c in run["cells"])
-    parallel = any("parallel" in c["params"] for c in run["cells"])
+    energy = any(c.energy is not None for c in run.cells)
+    parallel = any("parallel" in c.params for c in run.cells)
     return CSV_COLUMNS + (ENERGY_CSV_COLUMNS if energy else []) + (PARALLEL_CSV_COLUMNS if parallel else [])
 
 
-def render_csv(run: dict) -> str:
+def render_csv(run: Run) -> str:
     from ..export import build_table, export_table
     columns_, rows = build_table([run])
     return Csv().render(export_table(columns_, rows, csv_columns(run)))
 
 
-def render_json(run: dict, relative_to: str | None = None) -> str:
+def render_json(run: Run, relative_to: str | None = None) -> str:
     doc = document(run)
     if relative_to:
         from ..relative import relative

@@ -29,6 +29,8 @@ arbitrary engine would read as a claim nobody made). Captions say which was used
 """
 from __future__ import annotations
 
+from ...records import Run
+
 from .crossover import crossover_figure, crossover_groups, crossover_rows
 from .energy_split import energy_split_figure
 from .heatmap import baseline_runs, heatmap_figure, resolve_baseline
@@ -41,7 +43,7 @@ __all__ = ["KINDS", "Figure", "build_figures", "crossover_rows", "resolve_baseli
 KINDS = ["duration", "energy", "cycles", "heatmap", "energy-split", "scaling", "crossover"]
 
 
-def build_figures(runs: list[dict], baseline: str | None = None, references: list | tuple = ()) -> list[Figure]:
+def build_figures(runs: list[Run], baseline: str | None = None, references: list | tuple = ()) -> list[Figure]:
     """Every figure the runs have data for, in KINDS order. Sweeps (duration, energy, cycles) combine
     the runs: one figure per operation and fixed parameters, a line per engine (and run or target
     where one engine appears several times); the relative, split, scaling and crossover figures are

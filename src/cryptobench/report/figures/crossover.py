@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ...records import Run
 from ..captions import n_text, provenance_text, runs_caption
 from ..series import engine_color, fmt_len, op_title, params_full, params_short
 from .heatmap import baseline_runs, relative_view
@@ -67,7 +68,7 @@ def _verdict(a: str, b: str, a_pts: list[dict], b_pts: list[dict]) -> dict:
             "linear_fit": fit, "text": f"no consistent crossover within {rng} (equal at the longest length)"}
 
 
-def crossover_groups(run: dict, baseline: str, cache: dict | None = None) -> list[dict]:
+def crossover_groups(run: Run, baseline: str, cache: dict | None = None) -> list[dict]:
     """Per (op, fixed params) swept over >= 2 lengths: the ratio curves and the rows."""
     from ...models.crossover import sweep_from_run
     view = relative_view(run, baseline, cache)
@@ -110,7 +111,7 @@ def crossover_groups(run: dict, baseline: str, cache: dict | None = None) -> lis
                     and len({p["x"] for p in ea} & {p["x"] for p in eb}) >= 2:
                 ev = _verdict(baseline, engine, ea, eb)
                 eprov = sorted(set(a["energy_provenance"]) | set(b["energy_provenance"]))
-            row = {"run": run["id"], "label": (run.get("plan") or {}).get("label"), "op": g["op"],
+            row = {"run": run.id, "label": run.plan.label, "op": g["op"],
                    "title": op_title(g["op"]), "params": g["fixed"], "a": baseline, "b": engine,
                    "lengths": common,
                    # flat, for a table: x = the crossover length (bytes), lo/hi = its interval, None where none
@@ -128,7 +129,7 @@ def crossover_groups(run: dict, baseline: str, cache: dict | None = None) -> lis
     return out
 
 
-def crossover_rows(runs: list[dict], baseline: str | None = None) -> list[dict]:
+def crossover_rows(runs: list[Run], baseline: str | None = None) -> list[dict]:
     """For a table: per run with a baseline (see resolve_baseline), operation swept over >= 2 payload
     lengths, and engine B != the baseline A, from which length the cheaper engine changes.
 
@@ -148,7 +149,7 @@ def crossover_rows(runs: list[dict], baseline: str | None = None) -> list[dict]:
     return rows
 
 
-def crossover_figure(run: dict, baseline: str, why: str, g: dict, ps: str, used: set) -> Figure:
+def crossover_figure(run: Run, baseline: str, why: str, g: dict, ps: str, used: set) -> Figure:
     energy = any(p[3] for pts in g["curves"].values() for p in pts) and any(r["energy"] for r in g["rows"])
     fig = new_figure(4.8 if not energy else 4.6, WIDTH if not energy else 10.0)
     axes = fig.subplots(1, 2) if energy else [fig.add_subplot()]
@@ -180,7 +181,7 @@ def crossover_figure(run: dict, baseline: str, why: str, g: dict, ps: str, used:
     if energy:
         provs = sorted(set(provs) | set(sum((r["energy_provenance"] for r in g["rows"] if r["energy"]), [])))
     cap = _crossover_caption(run, baseline, why, g, energy, scales[0], provs)
-    fig_id = unique_id(used, "-".join(x for x in ["crossover", g["op"], ps, run_suffix([run["id"]])] if x))
+    fig_id = unique_id(used, "-".join(x for x in ["crossover", g["op"], ps, run_suffix([run.id])] if x))
     return Figure(fig_id, "crossover", title, cap, provs, fig)
 
 
@@ -220,9 +221,9 @@ def _crossover_marks(ax, g: dict, metric: str, lo_x: float, hi_x: float) -> None
                     ha="left")
 
 
-def _crossover_caption(run: dict, baseline: str, why: str, g: dict, energy: bool, scales: tuple,
+def _crossover_caption(run: Run, baseline: str, why: str, g: dict, energy: bool, scales: tuple,
                        provs: list[str]) -> str:
-    ns = [((c.get("result") or {}).get("n")) for c in run["cells"] if c["op"] == g["op"] and c["status"] == "ok"]
+    ns = [c.result.n for c in run.cells if c.op == g["op"] and c.ok and c.result is not None]
     cap = [f"Ratio of median times engine / {baseline} of {op_title(g['op'])} (parameters: {params_full(g['fixed'])}) "
            "against the payload length (measured), one line per engine; shaded bands: 95 % bootstrap interval of "
            f"the ratio; below the line at 1 the engine is faster than {baseline}."
@@ -237,5 +238,5 @@ def _crossover_caption(run: dict, baseline: str, why: str, g: dict, energy: bool
         cap.append(nt + ".")
     cap.append(axes_text(*scales))
     cap.append(provenance_text(provs).capitalize() + " (measured ratios, modeled crossover lengths).")
-    cap.append(runs_caption([run], [run["id"]]))
+    cap.append(runs_caption([run], [run.id]))
     return " ".join(cap)

@@ -10,16 +10,16 @@ from ..captions import n_text, provenance_text, runs_caption
 from ..series import op_title, param_text
 from .style import (LABEL_PT, TICK_PT, TITLE_PT, WIDTH, Figure, luminance, new_figure, run_suffix, tag,
                     unique_id)
-from ...records import params_key
+from ...records import Run, params_key
 
 
 # --- baseline -----------------------------------------------------------------------------------
-def resolve_baseline(run: dict, baseline: str | None) -> tuple[str | None, str]:
+def resolve_baseline(run: Run, baseline: str | None) -> tuple[str | None, str]:
     """(engine, why) for a run's relative figures; (None, why) when it has none."""
     engines = run_engines(run)
     if baseline and baseline in engines:
         return baseline, "the report's chosen baseline"
-    plan_b = (run.get("plan") or {}).get("baseline")
+    plan_b = run.plan.baseline
     if plan_b and plan_b in engines:
         why = "the run's own baseline"
         if baseline:
@@ -28,7 +28,7 @@ def resolve_baseline(run: dict, baseline: str | None) -> tuple[str | None, str]:
     return None, "no baseline: neither chosen for the report nor set in the run"
 
 
-def baseline_runs(runs: list[dict], baseline: str | None):
+def baseline_runs(runs: list[Run], baseline: str | None):
     """(run, engine, why) per run that is not parallel and has a baseline (see resolve_baseline)."""
     from ...scaling import is_parallel_run
     for run in runs:
@@ -54,7 +54,7 @@ def _row_labels(keys: list[tuple[str, str]]) -> list[str]:
     return labels
 
 
-def relative_view(run: dict, baseline: str, cache: dict | None) -> dict:
+def relative_view(run: Run, baseline: str, cache: dict | None) -> dict:
     """relative() (a seeded bootstrap per cell: not free), once per run and baseline per build."""
     if cache is None:
         return relative(run, baseline)
@@ -64,7 +64,7 @@ def relative_view(run: dict, baseline: str, cache: dict | None) -> dict:
     return cache[key]
 
 
-def heatmap_figure(run: dict, baseline: str, why: str, metric: str, used: set, cache: dict | None = None) -> Figure | None:
+def heatmap_figure(run: Run, baseline: str, why: str, metric: str, used: set, cache: dict | None = None) -> Figure | None:
     import matplotlib
     import numpy as np
     from matplotlib.colors import Normalize
@@ -90,14 +90,14 @@ def heatmap_figure(run: dict, baseline: str, why: str, metric: str, used: set, c
     noun = "time" if metric == "time" else "energy"
     _log_colorbar(fig, im, ax, nr, lim, f"{noun} / {baseline}'s {noun} (log scale)")
     if metric == "time":
-        provs = sorted({c["provenance"] for c in run["cells"] if c["status"] == "ok"}) or ["measured"]
+        provs = sorted({c.provenance for c in run.cells if c.ok}) or ["measured"]
     else:
         provs = sorted({r.get("energy_provenance") or "measured" for r in rows if r["energy_ratio"] is not None})
     tag(ax, provs)
-    title = f"{noun.capitalize()} relative to {baseline} (run {run['id']})"
+    title = f"{noun.capitalize()} relative to {baseline} (run {run.id})"
     fig.suptitle(title, fontsize=TITLE_PT)
     cap = _heat_caption(run, baseline, why, metric, lim, cis, words, dropped, provs)
-    fig_id = unique_id(used, f"heatmap-{noun}-{run_suffix([run['id']])}")
+    fig_id = unique_id(used, f"heatmap-{noun}-{run_suffix([run.id])}")
     return Figure(fig_id, "heatmap", title, cap, provs, fig)
 
 
@@ -185,11 +185,11 @@ def _log_colorbar(fig, im, ax, nr: int, lim: int, label: str) -> None:
     bar.set_label(label, fontsize=LABEL_PT)
 
 
-def _heat_caption(run: dict, baseline: str, why: str, metric: str, lim: int, cis: int, words: set,
+def _heat_caption(run: Run, baseline: str, why: str, metric: str, lim: int, cis: int, words: set,
                   dropped: list, provs: list[str]) -> str:
     noun = "time" if metric == "time" else "energy"
-    ns = [((c.get("result") or {}).get("n")) for c in run["cells"] if c["status"] == "ok"]
-    ks = [((c.get("result") or {}).get("k")) for c in run["cells"] if c["status"] == "ok"]
+    results = [c.result for c in run.cells if c.ok and c.result is not None]
+    ns, ks = [r.n for r in results], [r.k for r in results]
     cap = [f"Ratio of medians, engine / {baseline}, of the {noun} per operation, per operation and parameters "
            f"(rows) and engine (columns), as the ZHAW IoT study's figure 2 divides the secure elements by the on-chip "
            f"engine: above 1 (red) the engine takes {'longer' if metric == 'time' else 'more energy'} than "
@@ -209,5 +209,5 @@ def _heat_caption(run: dict, baseline: str, why: str, metric: str, lim: int, cis
         if nt:
             cap.append(nt + " (each cell a ratio of two medians).")
     cap.append(provenance_text(provs).capitalize() + ".")
-    cap.append(runs_caption([run], [run["id"]]))
+    cap.append(runs_caption([run], [run.id]))
     return " ".join(cap)

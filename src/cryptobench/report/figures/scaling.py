@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from matplotlib import ticker
 from matplotlib.lines import Line2D
 
+from ...records import Cell, Run
 from ...relative import WORDS, run_engines
 from ..captions import provenance_text, runs_caption
 from ..series import engine_color, op_title, params_full, params_short
@@ -26,10 +27,10 @@ class _Drawn:
     over_ns: set = field(default_factory=set)        # oversubscribed N
 
 
-def scaling_figures(run: dict, used: set) -> list[Figure]:
+def scaling_figures(run: Run, used: set) -> list[Figure]:
     from ...scaling import cells_by_count
     order, cells = cells_by_count(run)
-    cpus = (run["plan"].get("options") or {}).get("parallel_cpus") or []
+    cpus = run.plan.options.parallel_cpus or []
     engines = run_engines(run)
     slugs = param_slugs([(op, json.loads(pk)) for op, pk in order])
     out = []
@@ -41,7 +42,7 @@ def scaling_figures(run: dict, used: set) -> list[Figure]:
     return out
 
 
-def _scaling_figure(run: dict, op_id: str, params: dict, ps: str, by_engine: dict, cpus: list,
+def _scaling_figure(run: Run, op_id: str, params: dict, ps: str, by_engine: dict, cpus: list,
                     used: set) -> Figure | None:
     """Throughput (left) and efficiency (right) against N for one operation and parameters, a curve
     per engine (by_engine: engine -> N -> cell); None when no cell has a result."""
@@ -82,22 +83,22 @@ def _scaling_figure(run: dict, op_id: str, params: dict, ps: str, by_engine: dic
     title = f"{op_title(op_id)}: scaling over cores" + (f" ({short})" if short else "")
     fig.suptitle(title, fontsize=TITLE_PT)
     cap = _scaling_caption(run, op_id, params, th_unit, payload, cpus, drawn, provs)
-    fig_id = unique_id(used, "-".join(x for x in ["scaling", op_id, ps, run_suffix([run["id"]])] if x))
+    fig_id = unique_id(used, "-".join(x for x in ["scaling", op_id, ps, run_suffix([run.id])] if x))
     return Figure(fig_id, "scaling", title, cap, provs, fig)
 
 
-def _engine_curves(ax1, ax2, engine: str, by_n: dict, scale: float, drawn: _Drawn) -> None:
+def _engine_curves(ax1, ax2, engine: str, by_n: dict[int, Cell], scale: float, drawn: _Drawn) -> None:
     """One engine's throughput (ax1, with its ideal line and hollow oversubscribed markers) and
     efficiency (ax2) against N; what it drew and left out goes into drawn."""
     pts = []
     for n in sorted(by_n):
         c = by_n[n]
-        if c["status"] != "ok" or not (c.get("result") or {}).get("parallel"):
-            drawn.omitted.append(f"{engine} N={n}: {WORDS.get(c['status'], c['status'])}"
-                                 + (f" — {c['detail']}" if c.get("detail") else ""))
+        if not c.ok or c.result is None or not c.result.parallel:
+            drawn.omitted.append(f"{engine} N={n}: {WORDS.get(c.status, c.status)}"
+                                 + (f" — {c.detail}" if c.detail else ""))
             continue
-        pts.append((n, c["result"]["parallel"]))
-        drawn.provs.add(c["provenance"])
+        pts.append((n, c.result.parallel))
+        drawn.provs.add(c.provenance)
     if not pts:
         return
     color = engine_color(engine)
@@ -145,7 +146,7 @@ def _count_axes(axes, ns_all: list[int], ncpu: int) -> None:
                     fontsize=SMALL_PT, color="#a94442", va="bottom")
 
 
-def _scaling_caption(run: dict, op_id: str, params: dict, th_unit: str, payload: bool, cpus: list,
+def _scaling_caption(run: Run, op_id: str, params: dict, th_unit: str, payload: bool, cpus: list,
                      drawn: _Drawn, provs: list[str]) -> str:
     cap = [f"Left: aggregate throughput TH_N of {op_title(op_id)} (parameters: {params_full(params)}) in N "
            f"concurrent harness processes, each pinned to its own CPU ({th_unit}"
@@ -164,5 +165,5 @@ def _scaling_caption(run: dict, op_id: str, params: dict, th_unit: str, payload:
     if drawn.omitted:
         cap.append(omitted_text(drawn.omitted))
     cap.append(provenance_text(provs).capitalize() + ".")
-    cap.append(runs_caption([run], [run["id"]]))
+    cap.append(runs_caption([run], [run.id]))
     return " ".join(cap)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ...catalog import OPS
+from ...records import Run
 from ..captions import n_text, provenance_text, runs_caption
 from ..published import published_series
 from ..series import (Group, energy_unit, fmt_len, op_title, params_full, params_short, style_for,
@@ -37,7 +38,7 @@ def _published_caption(published: list) -> str:
         for ps in published) + "."
 
 
-def _sweep_figure(g: Group, runs: list[dict], metric: str, fig_id: str, published: list | None = None) -> Figure:
+def _sweep_figure(g: Group, runs: list[Run], metric: str, fig_id: str, published: list | None = None) -> Figure:
     published = published or []
     op = OPS.get(g.op)
     payload = bool(op and op.payload)
@@ -119,17 +120,16 @@ def _series_lines(ax, g: Group, scale: float) -> tuple[list[float], bool, bool]:
     return values, any_band, zero_band
 
 
-def _metric_notes(g: Group, runs: list[dict], metric: str, provs: list[str]) -> list[str]:
+def _metric_notes(g: Group, runs: list[Run], metric: str, provs: list[str]) -> list[str]:
     """Caption sentences on where cycles come from, or how energy was measured or modeled."""
     cap = []
+    cells = [c for r in runs if r.id in g.runs for c in r.cells if c.op == g.op]
     if metric == "cycles":
-        counters = sorted({(((c.get("result") or {}).get("cycles") or {}).get("counter") or "?") for r in runs
-                           if r["id"] in g.runs for c in r["cells"] if c["op"] == g.op})
+        counters = sorted({c.result.cycles.get("counter") or "?" for c in cells if c.result is not None})
         names = {"model": "the simulator's cycle model", "dwt": "the core's DWT cycle counter"}
         cap.append("Cycles from " + ", ".join(names.get(c, c) for c in counters if c != "?") + ".")
     if metric == "energy":
-        methods = sorted({((c.get("result") or {}).get("energy") or {}).get("method", "") for r in runs
-                          if r["id"] in g.runs for c in r["cells"] if c["op"] == g.op and c["status"] == "ok"} - {""})
+        methods = sorted({c.energy.get("method", "") for c in cells if c.ok and c.energy is not None} - {""})
         if "modeled" in provs:
             cap.append("Modeled energy = simulated (or measured) time × the device profile's supply voltage × "
                        "active current.")
@@ -148,7 +148,7 @@ def _band_note(any_band: bool, zero_band: bool) -> str:
     return "No confidence intervals stored for these points."
 
 
-def sweep_figures(runs: list[dict], metric: str, used: set, references: list | tuple = ()) -> list[Figure]:
+def sweep_figures(runs: list[Run], metric: str, used: set, references: list | tuple = ()) -> list[Figure]:
     """One figure per sweep group; with `references` (loaded studies), their matching published
     points drawn beside the measured ones."""
     groups = sweep_groups(runs, metric)
