@@ -6,6 +6,7 @@ import io
 import json
 import math
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from cryptobench.diff import parse_threshold
 from cryptobench.errors import UsageError
 from cryptobench.results import derive
 from cryptobench.store import Store
-from cryptobench.records import Plan
+from cryptobench.records import Cell, Plan
 from storeutil import save_cell_at
 
 K = 1000                                   # operations per sample
@@ -311,8 +312,8 @@ def test_runs_with_repeat_intervals_are_judged_against_the_run_level_variation(d
     rc, doc = _json(db, a, b)
     row = _row(doc, "mbedtls")
     assert row["method"] == "repeat-interval z" and row["kind"] == "regression" and rc == 1
-    assert row["median_a_s"] == pytest.approx(next(c for c in Store(db).load_run(a)["cells"]
-                                                   if c["engine"] == "mbedtls")["result"]["estimate"]["value"])
+    assert row["median_a_s"] == pytest.approx(next(c for c in Store(db).load_run(a).cells
+                                                   if c.engine == "mbedtls").result.estimate["value"])
     c = _stored_run(db, 3, rounds=True, sigma=0.01, tau=0.05)
     d = _stored_run(db, 4, rounds=True, sigma=0.01, tau=0.05, slow={"mbedtls": 1.06})
     rc, doc = _json(db, c, d)
@@ -352,9 +353,9 @@ def test_a_layout_sensitive_cell_is_judged_on_its_widened_interval():
     def cell(value, lo, hi, flags):
         est = {"estimator": "p1", "value": value, "ci95": [lo, hi], "sigma_log": 0.002,
                "sigma_process_log": 0.002, "tau_log": 0.002}
-        return {"op": "sha256", "params": {"bytes": 64}, "engine": "mbedtls", "target": "host", "status": "ok",
-                "samples": [[1, 0, int(value * 1e9)]] * 40,
-                "result": {"estimate": est, "flags": flags, "time_s": {"median": value}}}
+        return Cell.from_json({"op": "sha256", "params": {"bytes": 64}, "engine": "mbedtls", "target": "host",
+                               "status": "ok", "samples": [[1, 0, int(value * 1e9)]] * 40,
+                               "result": {"estimate": est, "flags": flags, "time_s": {"median": value}}})
 
     narrow = _run_level(cell(1e-6, 0.99e-6, 1.01e-6, []))[1]
     assert narrow == pytest.approx(3 * 0.002 ** 2)
@@ -362,5 +363,5 @@ def test_a_layout_sensitive_cell_is_judged_on_its_widened_interval():
     assert wide == pytest.approx((math.log(1.10) / 1.96) ** 2 / 2)
     a, b = cell(1e-6, 0.99e-6, 1.10e-6, ["layout"]), cell(1.06e-6, 1.05e-6, 1.17e-6, ["layout"])
     assert compare_pair(a, b, 0.05, 0.01)["kind"] == "unchanged"
-    a["result"]["flags"] = b["result"]["flags"] = []
+    a, b = (replace(c, result=c.result.with_fields(flags=[])) for c in (a, b))
     assert compare_pair(a, b, 0.05, 0.01)["kind"] == "regression"

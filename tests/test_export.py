@@ -24,7 +24,7 @@ from cryptobench.cli.export import run as cmd_export
 from cryptobench.export import CELL_COLUMNS, SAMPLE_COLUMNS, build_table
 from cryptobench.results import derive, per_op_seconds
 from cryptobench.store import Store
-from cryptobench.records import Plan
+from cryptobench.records import FAILED, Cell, Conditions, Params, Plan, Run
 from storeutil import save_cell_at
 
 LABEL = "<script>alert('x')</script> & “µ-label” 日本 ✓"
@@ -108,9 +108,9 @@ def _stored_medians(db):
     store = Store(db)
     out = {}
     for rid in (1, 2):
-        for c in store.load_run(rid)["cells"]:
-            if c["result"]:
-                out[(rid, c["op"], json.dumps(c["params"], sort_keys=True), c["engine"])] = c["result"]["time_s"]["median"]
+        for c in store.load_run(rid).cells:
+            if c.result is not None:
+                out[(rid, c.op, c.params.key, c.engine)] = c.result.time_s["median"]
     store.close()
     return out
 
@@ -227,7 +227,7 @@ def test_samples_one_row_per_sample(two_runs, tmp_path):
     proc = _ok(_export(db, "1", "2", "--format", "parquet", "--samples", "--out", str(out)))
     store = Store(db)
     runs = [store.load_run(1), store.load_run(2)]
-    total = sum(len(c["samples"] or []) for r in runs for c in r["cells"])
+    total = sum(len(c.samples or []) for r in runs for c in r.cells)
     assert total == 5 + 5 + 7 + 7 + 3 + 4
     assert proc.stderr.startswith(f"exported {total} rows from runs 1, 2 to ")
     df = pd.read_parquet(out)
@@ -236,14 +236,13 @@ def test_samples_one_row_per_sample(two_runs, tmp_path):
     i = expected.index("params_json") + 1
     assert list(df.columns) == expected[:i] + ["param_aad_bytes", "param_bytes", "param_curve", "param_key_bits"] + expected[i:]
     for r in runs:
-        for c in r["cells"]:
-            if not c["samples"]:
+        for c in r.cells:
+            if not c.samples:
                 continue
-            sub = df[(df.run_id == r["id"]) & (df.engine == c["engine"])
-                     & (df.params_json == json.dumps(c["params"], sort_keys=True)) & (df.op == c["op"])]
-            assert sub["sample"].tolist() == list(range(len(c["samples"])))
-            assert sub[["k", "ns", "cycles"]].values.tolist() == c["samples"]
-            assert sub["per_op_s"].tolist() == per_op_seconds(c["op"], c["samples"])
+            sub = df[(df.run_id == r.id) & (df.engine == c.engine) & (df.params_json == c.params.key) & (df.op == c.op)]
+            assert sub["sample"].tolist() == list(range(len(c.samples)))
+            assert sub[["k", "ns", "cycles"]].values.tolist() == c.samples
+            assert sub["per_op_s"].tolist() == per_op_seconds(c.op, c.samples)
     # the median of the per-op seconds, in DuckDB, is the stored median
     stored = _stored_medians(db)
     for rid, op, params, engine, med in duckdb.sql(
@@ -395,8 +394,8 @@ def test_energy_parallel_and_microcontroller_columns(tmp_path):
     _ok(cli(*imp))
     proc = _ok(_export(db, "latest", "--format", "json"))
     (row,) = json.loads(proc.stdout)
-    stored = Store(db).load_run(4)["cells"][0]["result"]["energy"]
-    assert row["energy_per_op_j"] == stored["per_op_j"] and row["energy_windows"] == 8
+    stored = Store(db).load_run(4).cells[0].energy
+    assert row["energy_per_op_j"] == stored.per_op_j and row["energy_windows"] == 8
     assert row["energy_ci95_lo_j"] <= row["energy_per_op_j"] <= row["energy_ci95_hi_j"]
     assert set(json.loads(row["energy_supplies_json"])) == {"main", "se"}
     assert row["param_curve"] == "p256" and row["target"].startswith("trace:")
@@ -440,21 +439,19 @@ def test_show_csv_and_export_csv_share_column_names_and_values(two_runs):
 
 
 def test_build_table_types_params_by_their_values():
-    run = {"id": 1, "created": "t", "finished": None, "status": "complete", "suite": None, "plan": {},
-           "conditions": {}, "cells": [
-               {"op": "sha256", "params": {"bytes": 64, "mode": "a", "ratio": 1}, "engine": "e", "target": "host",
-                "provenance": "measured", "status": "failed", "kat": "fail", "detail": None, "samples": None,
-                "result": None, "seq": 0},
-               {"op": "no-such-op", "params": {"ratio": 0.5, "Odd Name": True}, "engine": "e", "target": "host",
-                "provenance": "measured", "status": "failed", "kat": "fail", "detail": "", "samples": None,
-                "result": None, "seq": 1}]}
+    cells = [Cell(op="sha256", params=Params(bytes=64, mode="a", ratio=1), engine="e", status=FAILED, kat="fail",
+                  detail=None, seq=0),
+             Cell(op="no-such-op", params=Params({"ratio": 0.5, "Odd Name": True}), engine="e", status=FAILED,
+                  kat="fail", detail="", seq=1)]
+    run = Run(id=1, created="t", finished=None, status="complete", suite=None, plan=Plan(), conditions=Conditions(),
+              cells=cells)
     columns, rows = build_table([run])
     types = dict(columns)
     assert types["param_bytes"] == "int64" and types["param_mode"] == "string"
     assert types["param_ratio"] == "float64" and types["param_odd_name"] == "bool"
     assert rows[0]["param_ratio"] == 1.0 and isinstance(rows[0]["param_ratio"], float)
     assert rows[1]["op_title"] is None and rows[1]["detail"] is None and rows[1]["param_bytes"] is None
-    run["cells"][1]["params"] = {}
+    run.cells[1].params = Params()
     columns, rows = build_table([run])
     assert rows[1]["params_json"] == "{}" and rows[1]["param_mode"] is None
 
@@ -472,14 +469,14 @@ def test_a_real_run_exports_its_conditions(tmp_path, harness):
     out = tmp_path / "r.parquet"
     _ok(_export(db, "latest", "--format", "parquet", "--out", str(out)))
     stored = Store(db).load_run(1)
-    cond = stored["conditions"]
+    cond = stored.conditions
     df = pd.read_parquet(out)
-    assert len(df) == len(stored["cells"]) == 4
-    assert set(df.compiler) == {cond["harness"]["compiler"]} and set(df.cflags) == {cond["harness"]["cflags"]}
-    assert set(df.device) == {cond["host"]["cpu"]["model"]}
-    assert set(df.engine_version) == {cond["engines"]["openssl-hw"]["version"]}
+    assert len(df) == len(stored.cells) == 4
+    assert set(df.compiler) == {cond.harness["compiler"]} and set(df.cflags) == {cond.harness["cflags"]}
+    assert set(df.device) == {cond.host["cpu"]["model"]}
+    assert set(df.engine_version) == {cond.engines["openssl-hw"]["version"]}
     assert set(df.run_label) == {LABEL}
-    for c in stored["cells"]:
-        got = duckdb.sql(f"select median_s, cycles_per_op from '{out}' where engine = '{c['engine']}' "
-                         f"and param_bytes = {c['params']['bytes']}").fetchall()
-        assert got == [(c["result"]["time_s"]["median"], c["result"]["cycles"]["per_op_median"])]
+    for c in stored.cells:
+        got = duckdb.sql(f"select median_s, cycles_per_op from '{out}' where engine = '{c.engine}' "
+                         f"and param_bytes = {c.params['bytes']}").fetchall()
+        assert got == [(c.result.time_s["median"], c.result.cycles["per_op_median"])]

@@ -111,6 +111,46 @@ def test_relative_view_of_known_medians(tmp_path):
     assert "## Relative to base: SHA-256" in md.stdout and "| bytes | fast time |" in md.stdout
 
 
+def test_relative_view_reads_the_stored_records(tmp_path):
+    """relative() and its CSV straight from Store.load_run's records, without the report layer."""
+    from cryptobench.relative import relative, render_csv
+    from cryptobench.store import Store
+    db = tmp_path / "db.sqlite"
+    rid = _synthetic_run(db)
+    run = Store(db).load_run(rid)
+    rows = {(r["op"], r["params"].get("bytes"), r["engine"]): r for r in relative(run, "base")["rows"]}
+    assert rows[("sha256", 64, "slow")]["time_ratio"] == pytest.approx(3.0)
+    assert rows[("sha256", 64, "slow")]["energy_ratio"] == pytest.approx(2.0)
+    assert rows[("sha256", 1024, "fast")]["energy_ratio"] is None
+    assert rows[("sha256", 64, "none")]["status"] == "unsupported"
+    assert rows[("ecdsa-sign", None, "slow")]["status"] == "no-baseline"
+    assert rows[("ecdsa-sign", None, "slow")]["detail"] == "base: failed — no such op here"
+    lines = render_csv(run, "base").splitlines()
+    assert lines[0].startswith("run,op,params,engine") and len(lines) == 1 + len(rows)
+
+
+def test_energy_within_idle_noise_gives_no_energy_ratio_anywhere():
+    """Energy.usable is the one rule: a figure flagged not-above-idle enters neither the relative
+    view's energy ratio nor the comparisons' Energy Efficiency Improvement."""
+    from cryptobench.records import Cell, Plan, Run
+    from cryptobench.relative import relative
+    from cryptobench.results import comparisons
+
+    def cell(engine, ns, energy):
+        t = ns / 1e9
+        return Cell(op="sha256", params={"bytes": 64}, engine=engine, samples=[[10, ns * 10, 0]] * 5,
+                    result={"time_s": {"median": t, "ci95": [t, t]}, "energy": energy})
+
+    for flags, usable in (([], True), (["not-above-idle"], False)):
+        cells = [cell("base", 1000, {"per_op_j": 1e-6, "flags": flags}), cell("slow", 2000, {"per_op_j": 3e-6})]
+        run = Run(id=1, plan=Plan(baseline="base"), conditions={}, cells=cells)
+        (row,) = relative(run, "base")["rows"]
+        (comp,) = comparisons(run.cells, "base")
+        assert (row["energy_ratio"] is not None) == usable
+        assert ("energy_efficiency_improvement" in comp) == usable
+        assert row["time_ratio"] == pytest.approx(2.0) and comp["duration_improvement"] == pytest.approx(0.5)
+
+
 def test_unknown_relative_engine_is_one_line_listing_the_runs_engines(tmp_path):
     db = tmp_path / "db.sqlite"
     rid = _synthetic_run(db)

@@ -6,54 +6,61 @@ from __future__ import annotations
 
 
 from .catalog import OPS
+from .records import Cell, Result, Run
 from .references import Reference, Row
 from .quantity import fmt_num
 from .report.table import Column, Table, columns
 
-# metric -> (how to read the user's cell, the canonical unit shown)
+
+def _energy(r: Result, name: str):
+    """A field of the result's energy figure; None where it has none."""
+    en = r.energy
+    return en.get(name) if en is not None else None
+
+
+# metric -> (how to read the user's cell's result, the canonical unit shown)
 USER_VALUE = {
-    "duration": (lambda r: (r.get("time_s") or {}).get("median"), "s"),
-    "execution_time": (lambda r: (r.get("time_s") or {}).get("median"), "s"),
+    "duration": (lambda r: r.time_s.get("median"), "s"),
+    "execution_time": (lambda r: r.time_s.get("median"), "s"),
     "throughput": (lambda r: r.get("throughput_Bps"), "B/s"),
     "ops_per_s": (lambda r: r.get("ops_per_s"), "op/s"),
-    "cycles": (lambda r: (r.get("cycles") or {}).get("per_op_median"), "cycles"),
+    "cycles": (lambda r: r.cycles.get("per_op_median"), "cycles"),
     "cycles_per_byte": (lambda r: r.get("cycles_per_byte"), "cycles/B"),
-    "energy": (lambda r: (r.get("energy") or {}).get("per_op_j"), "J"),
-    "energy_per_bit": (lambda r: (r.get("energy") or {}).get("mJ_per_Mb"), "mJ/Mb"),
-    "fom": (lambda r: (r.get("energy") or {}).get("fom"), "Mbps/(mJ/Mb)"),
-    "power": (lambda r: (r.get("energy") or {}).get("avg_power_w"), "W"),
-    "average_current": (lambda r: (r.get("energy") or {}).get("avg_current_a"), "A"),
-    "stack": (lambda r: r.get("stack_bytes"), "B"),
-    "code_size": (lambda r: (r.get("code_size") or {}).get("flash_bytes"), "B"),
-    "rsd": (lambda r: (r.get("time_s") or {}).get("rsd_pct"), "%"),
+    "energy": (lambda r: _energy(r, "per_op_j"), "J"),
+    "energy_per_bit": (lambda r: _energy(r, "mJ_per_Mb"), "mJ/Mb"),
+    "fom": (lambda r: _energy(r, "fom"), "Mbps/(mJ/Mb)"),
+    "power": (lambda r: _energy(r, "avg_power_w"), "W"),
+    "average_current": (lambda r: _energy(r, "avg_current_a"), "A"),
+    "stack": (lambda r: r.stack_bytes, "B"),
+    "code_size": (lambda r: r.code_size.get("flash_bytes"), "B"),
+    "rsd": (lambda r: r.time_s.get("rsd_pct"), "%"),
 }
 
 
-def _matches(row: Row, cell: dict) -> bool:
-    if cell["op"] != row.op or cell["status"] != "ok":
+def _matches(row: Row, cell: Cell) -> bool:
+    if cell.op != row.op or not cell.ok:
         return False
-    params = cell["params"]
-    return all(str(params.get(k)) == str(row.params.get(k)) for k in row.given)
+    return all(str(cell.params.get(k)) == str(row.params.get(k)) for k in row.given)
 
 
-def run_clock_hz(run: dict) -> float | None:
+def run_clock_hz(run: Run) -> float | None:
     """The clock the run's cycles count: an MCU target's core clock (simulated or the board's);
     None on the host, whose TSC counts reference cycles, not the core's."""
-    t = run["conditions"].get("target")
+    t = run.conditions.target
     if t and t.get("kind") in ("sim", "board"):
         return float(t.get("clock_hz") or 0) or None
     return None
 
 
-def compare(run: dict, ref: Reference, against: str | None = None) -> dict:
-    engines = list(dict.fromkeys(c["engine"] for c in run["cells"] if c["status"] == "ok"))
+def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
+    engines = list(dict.fromkeys(c.engine for c in run.cells if c.ok))
     comparable = [r for r in ref.rows if r.op is not None and r.metric in USER_VALUE]
     clock = run_clock_hz(run)
     groups: dict[tuple, dict] = {}
     unmatched, used = [], set()
     for row in comparable:
         pub = row.canonical
-        cells = [c for c in run["cells"] if _matches(row, c)]
+        cells = [c for c in run.cells if _matches(row, c)]
         if not cells or pub is None:
             unmatched.append(row)
             continue
@@ -67,11 +74,11 @@ def compare(run: dict, ref: Reference, against: str | None = None) -> dict:
             g["published_cycles"][row.source.id] = pub * row.source.clock_hz
         for c in cells:
             used.add(id(c))
-            v = USER_VALUE[row.metric][0](c.get("result") or {})
+            v = USER_VALUE[row.metric][0](c.result) if c.result is not None else None
             if v is not None:
-                g["yours"][c["engine"]] = float(v)
+                g["yours"][c.engine] = float(v)
                 if row.metric in ("duration", "execution_time") and clock:
-                    g["your_cycles"][c["engine"]] = float(v) * clock
+                    g["your_cycles"][c.engine] = float(v) * clock
     sources = list(dict.fromkeys(sid for g in groups.values() for sid in g["published"]))
     against = against or next((s.id for s in ref.sources.values() if s.engine_kind == "sw library" and s.id in sources),
                               sources[0] if sources else None)
@@ -80,10 +87,10 @@ def compare(run: dict, ref: Reference, against: str | None = None) -> dict:
         g["ratio"] = {e: (v / base if base else None) for e, v in g["yours"].items()}
         cb = g["published_cycles"].get(against)
         g["cycle_ratio"] = {e: (v / cb if cb else None) for e, v in g["your_cycles"].items()}
-    extra = [c for c in run["cells"] if c["status"] == "ok" and id(c) not in used]
+    extra = [c for c in run.cells if c.ok and id(c) not in used]
     return {"reference": {"name": ref.name, "title": ref.title, "document": ref.document, "provenance": "published",
                           "sources": {s.id: vars(s) for s in ref.sources.values()}},
-            "run": run["id"], "engines": engines, "sources": sources, "against": against, "clock_hz": clock,
+            "run": run.id, "engines": engines, "sources": sources, "against": against, "clock_hz": clock,
             "groups": list(groups.values()),
             "unmatched_published": [{"table": r.table, "label": r.label, "op": r.op, "metric": r.metric,
                                      "why": "no ok cell of this run has this operation and parameters"
@@ -91,7 +98,7 @@ def compare(run: dict, ref: Reference, against: str | None = None) -> dict:
                                     for r in unmatched],
             "not_comparable": [{"table": r.table, "label": r.label, "metric": r.metric}
                                for r in ref.rows if r not in comparable],
-            "unmatched_yours": [{"op": c["op"], "params": c["params"], "engine": c["engine"]} for c in extra]}
+            "unmatched_yours": [{"op": c.op, "params": c.params.to_dict(), "engine": c.engine} for c in extra]}
 
 
 def _scale(unit: str, values: list[float]) -> tuple[str, float]:

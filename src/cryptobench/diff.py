@@ -22,10 +22,10 @@ import math
 import statistics
 
 from .errors import UsageError
-from .results import per_op_seconds, reported_time
+from .results import per_op_seconds
 from .significance import mann_whitney_u
 from .quantity import fmt_num, pick_unit
-from .records import params_key
+from .records import OK, UNSUPPORTED, Cell, Run, params_key
 from .report.table import LEFT, Column, Csv, Markdown, Table, console_for, data_table, print_lines, print_table
 
 TEST = ("two-sided z test of the change against both runs' run-level variation (repeat intervals); "
@@ -56,32 +56,29 @@ def check_alpha(alpha: float) -> float:
 
 
 # ------------------------------------------------------------------------------------ the runs
-def device(run: dict) -> str | None:
+def device(run: Run) -> str | None:
     """What the run was measured on: an MCU target's kind, board, device and cpu, or the host CPU model."""
-    cond = run.get("conditions") or {}
-    t = cond.get("target")
+    t = run.conditions.target
     if t:
         where = f"{t.get('kind')}:{t.get('board') or t.get('core')}"
         return " ".join(str(x) for x in (where, t.get("device"), t.get("cpu")) if x)
-    return ((cond.get("host") or {}).get("cpu") or {}).get("model") or None
+    return (run.conditions.host.get("cpu") or {}).get("model") or None
 
 
-def engine_versions(run: dict) -> dict:
+def engine_versions(run: Run) -> dict:
     """engine -> its version as recorded: the host harness's report, or an MCU build's library version."""
-    cond = run.get("conditions") or {}
-    out = {n: str(e["version"]) for n, e in (cond.get("engines") or {}).items()
-           if isinstance(e, dict) and e.get("version")}
+    cond = run.conditions
+    out = {n: str(e["version"]) for n, e in cond.engines.items() if isinstance(e, dict) and e.get("version")}
     for n, b in (cond.get("builds") or {}).items():
         if isinstance(b, dict) and b.get("library_version") and n not in out:
             out[n] = str(b["library_version"])
     return out
 
 
-def run_info(run: dict) -> dict:
-    floor = (run.get("conditions") or {}).get("noise_floor") or {}
-    return {"id": run["id"], "label": (run.get("plan") or {}).get("label"), "created": run.get("created"),
-            "suite": run.get("suite"), "status": run.get("status"), "device": device(run),
-            "engines": engine_versions(run), "reference_loop_s": floor.get("median_s")}
+def run_info(run: Run) -> dict:
+    return {"id": run.id, "label": run.label, "created": run.created, "suite": run.suite, "status": run.status,
+            "device": device(run), "engines": engine_versions(run),
+            "reference_loop_s": run.conditions.noise_floor.get("median_s")}
 
 
 def machine_drift(a: dict, b: dict) -> float | None:
@@ -91,18 +88,17 @@ def machine_drift(a: dict, b: dict) -> float | None:
     return rb / ra if ra and rb else None
 
 
-def method(run: dict) -> dict:
+def method(run: Run) -> dict:
     """How a run measured: sampling in rounds or cell by cell, single-shot, min-time, estimators, k per cell."""
-    plan, cond = run.get("plan") or {}, run.get("conditions") or {}
-    opts = plan.get("options") or {}
-    cells = {_key(c): c for c in run["cells"] if c["status"] == "ok" and c.get("result")}
-    return {"sampling": (cond.get("sampling") or {}).get("method") or ("firmware" if plan.get("target") else "cell by cell"),
-            "single": bool(opts.get("single")), "min_time": opts.get("min_time"),
-            "estimators": {k: reported_time(c["result"])[2] for k, c in cells.items() if reported_time(c["result"])},
-            "k": {k: c["result"].get("k") for k, c in cells.items()}}
+    plan = run.plan
+    cells = {_key(c): c for c in run.cells if c.ok and c.result is not None}
+    return {"sampling": run.conditions.sampling.get("method") or ("firmware" if plan.target else "cell by cell"),
+            "single": bool(plan.options.single), "min_time": plan.options.min_time,
+            "estimators": {k: c.reported_time()[2] for k, c in cells.items() if c.reported_time()},
+            "k": {k: c.result.k for k, c in cells.items()}}
 
 
-def method_warnings(run_a: dict, run_b: dict) -> list[str]:
+def method_warnings(run_a: Run, run_b: Run) -> list[str]:
     """Why the two runs' numbers are not measured alike (each line also refused by --strict)."""
     a, b = method(run_a), method(run_b)
     out = []
@@ -149,41 +145,44 @@ def warnings(a: dict, b: dict, threshold: float) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------ the cells
-def _key(cell: dict) -> tuple:
-    return cell["op"], params_key(cell["params"]), cell["engine"], cell["target"]
+def _key(cell: Cell) -> tuple:
+    """(op, parameters, engine, target): a cell's identity across two runs."""
+    return cell.op, cell.params.key, cell.engine, cell.target
 
 
-def _state(cell: dict | None) -> str:
+def _state(cell: Cell | None) -> str:
     if cell is None:
         return "missing"
-    if cell["status"] == "unsupported":
+    if cell.status == UNSUPPORTED:
         return "unsupported"
-    if cell.get("kat") == "fail":
+    if cell.kat == "fail":
         return "KAT FAIL"
-    if cell["status"] != "ok":
+    if cell.status != OK:
         return "failed"
     return "ok"
 
 
-def _times(cell: dict) -> list[float]:
-    return per_op_seconds(cell["op"], cell["samples"]) if cell.get("samples") else []
+def _times(cell: Cell) -> list[float]:
+    return per_op_seconds(cell.op, cell.samples) if cell.samples else []
 
 
-def _median(cell: dict, times: list[float]) -> float | None:
+def _median(cell: Cell, times: list[float]) -> float | None:
     """The printed time of the cell (its estimate, or the median)."""
-    got = reported_time(cell.get("result"))
+    got = cell.reported_time()
     m = got[0] if got else (statistics.median(times) if times else None)
     return float(m) if m is not None and m > 0 else None
 
 
-def _run_level(cell: dict) -> tuple[str, float] | None:
+def _run_level(cell: Cell) -> tuple[str, float] | None:
     """(estimator, log-scale run-level variance) of a cell that carries a repeat interval."""
-    est = (cell.get("result") or {}).get("estimate")
+    if cell.result is None:
+        return None
+    est = cell.result.estimate
     if not est or est.get("sigma_log") is None:
         return None
     var = sum(float(est.get(k) or 0.0) ** 2 for k in ("sigma_log", "sigma_process_log", "tau_log"))
     value, (lo, hi) = float(est.get("value") or 0.0), est.get("ci95") or (0.0, 0.0)
-    if "layout" in ((cell.get("result") or {}).get("flags") or []) and value > 0 and lo > 0 and hi > 0:
+    if "layout" in cell.result.flags and value > 0 and lo > 0 and hi > 0:
         # a layout-sensitive cell's interval was widened to reach its slowest and fastest process
         # (a rerun may draw only such layouts): the test uses that width, not the narrower terms
         half = max(math.log(value / lo), math.log(hi / value)) / 1.96
@@ -211,11 +210,11 @@ def _not_ok_verdict(sa: str, sb: str) -> tuple[str, str]:
     return (f"{sa} in A and B" if sa == sb else f"{sa} in A, {sb} in B"), "other"
 
 
-def compare_pair(ca: dict | None, cb: dict | None, threshold: float, alpha: float) -> dict:
+def compare_pair(ca: Cell | None, cb: Cell | None, threshold: float, alpha: float) -> dict:
     """One row of the diff: the pair's medians, change, test and verdict; kind is regression,
     improvement, unchanged or other (not compared)."""
-    c = ca or cb
-    row = {"op": c["op"], "params": c["params"], "engine": c["engine"], "target": c["target"],
+    c = ca if ca is not None else cb
+    row = {"op": c.op, "params": c.params.to_dict(), "engine": c.engine, "target": c.target,
            "status_a": _state(ca), "status_b": _state(cb), "n_a": None, "n_b": None,
            "median_a_s": None, "median_b_s": None, "ratio": None, "change": None,
            "u": None, "p": None, "method": None}
@@ -223,8 +222,8 @@ def compare_pair(ca: dict | None, cb: dict | None, threshold: float, alpha: floa
         row["verdict"], row["kind"] = _not_ok_verdict(row["status_a"], row["status_b"])
         detail = (cb if row["status_b"] not in ("ok", "missing") else ca if row["status_a"] not in ("ok", "missing")
                   else None)
-        if detail and detail.get("detail"):
-            row["detail"] = detail["detail"]
+        if detail is not None and detail.detail:
+            row["detail"] = detail.detail
         for side, cell in (("a", ca), ("b", cb)):        # the side that has a time still shows it
             if row[f"status_{side}"] == "ok":
                 times = _times(cell)
@@ -259,13 +258,13 @@ def compare_pair(ca: dict | None, cb: dict | None, threshold: float, alpha: floa
     return row
 
 
-def diff(run_a: dict, run_b: dict, threshold: float, alpha: float) -> dict:
+def diff(run_a: Run, run_b: Run, threshold: float, alpha: float) -> dict:
     """The whole diff as plain data (the json format prints exactly this)."""
-    cells_a = {}
-    for c in run_a["cells"]:
+    cells_a: dict[tuple, Cell] = {}
+    for c in run_a.cells:
         cells_a.setdefault(_key(c), c)
-    cells_b = {}
-    for c in run_b["cells"]:
+    cells_b: dict[tuple, Cell] = {}
+    for c in run_b.cells:
         cells_b.setdefault(_key(c), c)
     keys = list(cells_a) + [k for k in cells_b if k not in cells_a]
     rows = [compare_pair(cells_a.get(k), cells_b.get(k), threshold, alpha) for k in keys]

@@ -12,8 +12,10 @@ import json
 import math
 import re
 import time
+from collections.abc import Mapping
 
 from .errors import UsageError
+from .records import Cell, Conditions, Result, Run
 from .report.table import LEFT, Column, Csv, Table, csv_text
 from .extras import require
 
@@ -173,7 +175,7 @@ _PARAM_ANCHOR = "params_json"     # param_<name> columns go right after this one
 
 def _g(d, *path):
     for p in path:
-        if not isinstance(d, dict):
+        if not isinstance(d, Mapping):
             return None
         d = d.get(p)
     return d
@@ -195,16 +197,16 @@ def _param_column(name: str) -> str:
     return "param_" + re.sub(r"[^0-9a-z_]+", "_", name.lower()).strip("_")
 
 
-def _engine_conditions(cond: dict, engine: str) -> dict:
-    return (cond.get("engines") or {}).get(engine) or (cond.get("builds") or {}).get(engine) or {}
+def _engine_conditions(cond: Conditions, engine: str) -> dict:
+    return cond.engines.get(engine) or (cond.get("builds") or {}).get(engine) or {}
 
 
-def _conditions_fields(run: dict, cell: dict) -> dict:
-    cond = run["conditions"] or {}
-    host, tgt, harness = cond.get("host") or {}, cond.get("target") or {}, cond.get("harness") or {}
-    build = (cond.get("builds") or {}).get(cell["engine"]) or {}
-    eng = _engine_conditions(cond, cell["engine"])
-    on_host = cell["target"] == "host"
+def _conditions_fields(run: Run, cell: Cell) -> dict:
+    cond = run.conditions
+    host, tgt, harness = cond.host, cond.target, cond.harness
+    build = (cond.get("builds") or {}).get(cell.engine) or {}
+    eng = _engine_conditions(cond, cell.engine)
+    on_host = cell.target == "host"
     device = None
     if tgt and not on_host:
         device = tgt.get("device") or tgt.get("board")
@@ -231,9 +233,12 @@ def _conditions_fields(run: dict, cell: dict) -> dict:
     }
 
 
-def _energy_fields(cell: dict, r: dict) -> dict:
-    en = r.get("energy") or {}
-    stats = en.get("stats") or {}
+def _energy_fields(r: Result) -> dict:
+    """The energy columns of a result: only energy_note where it has no energy figure."""
+    en = r.energy
+    if en is None:
+        return {"energy_note": r.get("energy_note")}
+    stats = en.stats
     ci = en.get("ci95")
     if ci is None and isinstance(stats.get("energy_j"), dict):     # trace import: per-window energy
         ci = stats["energy_j"].get("ci95")
@@ -243,8 +248,8 @@ def _energy_fields(cell: dict, r: dict) -> dict:
     if rsd is None:
         rsd = _g(stats, "energy_j", "rsd_pct")
     return {
-        "energy_per_op_j": en.get("per_op_j"),
-        "energy_provenance": en.get("provenance"),
+        "energy_per_op_j": en.per_op_j,
+        "energy_provenance": en.get("provenance"),       # as stored: null where it names none
         "energy_meter": _g(en, "meter", "name") or _g(en, "trace", "format"),
         "energy_source": en.get("source"),
         "energy_method": en.get("method"),
@@ -262,15 +267,16 @@ def _energy_fields(cell: dict, r: dict) -> dict:
         "energy_mj_per_mbit": en.get("mJ_per_Mb"),
         "energy_throughput_mbit_per_s": en.get("throughput_Mbps"),
         "energy_fom": en.get("fom"),
-        "energy_flags": _words(en.get("flags")),
+        "energy_flags": _words(en.flags),
         "energy_note": r.get("energy_note"),
         "energy_supplies_json": _json(en.get("supplies") or stats.get("supplies")),
     }
 
 
-def _parallel_fields(cell: dict, r: dict) -> dict:
-    p = r.get("parallel") or {}
-    n = p.get("n", cell["params"].get("parallel"))
+def _parallel_fields(cell: Cell) -> dict:
+    """The scaling columns: a scaling result's, else only the process count its parameters name."""
+    p = cell.result.parallel if cell.result is not None else {}
+    n = p.get("n", cell.params.get("parallel"))
     aci, eci = p.get("aggregate_ci95"), p.get("efficiency_ci95")
     overhead = p.get("overhead_ns")
     return {
@@ -299,64 +305,67 @@ def _parallel_fields(cell: dict, r: dict) -> dict:
     }
 
 
-def _run_fields(run: dict) -> dict:
-    plan = run.get("plan") or {}
-    return {"run_id": run["id"], "run_label": plan.get("label"), "run_created": run.get("created"),
-            "run_finished": run.get("finished"), "run_status": run.get("status"), "suite": run.get("suite"),
-            "run_baseline": plan.get("baseline")}
+def _run_fields(run: Run) -> dict:
+    return {"run_id": run.id, "run_label": run.label, "run_created": run.created, "run_finished": run.finished,
+            "run_status": run.status, "suite": run.suite, "run_baseline": run.plan.baseline}
 
 
-def _params_fields(cell: dict) -> dict:
-    out = {"params_json": json.dumps(cell["params"], sort_keys=True, ensure_ascii=False)}
-    for name, value in cell["params"].items():
+def _params_fields(cell: Cell) -> dict:
+    out = {"params_json": json.dumps(cell.params.to_dict(), sort_keys=True, ensure_ascii=False)}
+    for name, value in cell.params.items():
         out[_param_column(name)] = value
     return out
 
 
-def cell_row(run: dict, cell: dict) -> dict:
-    from .catalog import OPS
-    r = cell.get("result") or {}
-    t = r.get("time_s") or {}
-    cyc = r.get("cycles") or {}
-    code = r.get("code_size") or {}
-    op = OPS.get(cell["op"])
-    row = _run_fields(run)
-    row.update({"cell_seq": cell.get("seq"), "op": cell["op"], "op_title": op.title if op else None})
-    row.update(_params_fields(cell))
-    row.update({
-        "engine": cell["engine"], "target": cell["target"], "provenance": cell["provenance"],
-        "status": cell["status"], "kat": cell["kat"], "detail": cell.get("detail"),
-        "n": r.get("n"), "k": r.get("k"), "single_shot": r.get("single_shot"), "halved": r.get("halved"),
+def _result_fields(r: Result) -> dict:
+    """The time, cycle and microcontroller-resource columns of a result."""
+    t, cyc, code = r.time_s, r.cycles, r.code_size
+    return {
+        "n": r.n, "k": r.k, "single_shot": r.get("single_shot"), "halved": r.get("halved"),
         "median_s": t.get("median"), "mean_s": t.get("mean"), "stdev_s": t.get("stdev"),
         "rsd_pct": t.get("rsd_pct"), "min_s": t.get("min"), "max_s": t.get("max"),
         "ci95_lo_s": _at(t.get("ci95"), 0), "ci95_hi_s": _at(t.get("ci95"), 1),
-        "ci_coverage": t.get("ci_coverage"), "outliers": r.get("outliers"), "flags": _words(r.get("flags")),
+        "ci_coverage": t.get("ci_coverage"), "outliers": r.get("outliers"), "flags": _words(r.flags),
         "ops_per_s": r.get("ops_per_s"), "throughput_bytes_per_s": r.get("throughput_Bps"),
         "throughput_kb_per_s": r.get("KBps"), "throughput_kib_per_s": r.get("KiBps"),
         "cycles_per_op": cyc.get("per_op_median"), "cycles_per_byte": r.get("cycles_per_byte"),
         "cycle_counter": cyc.get("counter"), "cycle_counter_hz": cyc.get("counter_hz"),
         "cycles_overhead": r.get("cycles_overhead"),
-        "stack_bytes": r.get("stack_bytes"), "heap_bytes": r.get("heap_bytes"),
+        "stack_bytes": r.stack_bytes, "heap_bytes": r.heap_bytes,
         "code_flash_bytes": code.get("flash_bytes"), "code_ram_bytes": code.get("ram_bytes"),
-    })
-    row.update(_energy_fields(cell, r))
-    row.update(_parallel_fields(cell, r))
+    }
+
+
+def cell_row(run: Run, cell: Cell) -> dict:
+    """A cell's row; the columns it has no value for (a cell without a result) are filled with
+    null by build_table."""
+    from .catalog import OPS
+    op = OPS.get(cell.op)
+    row = _run_fields(run)
+    row.update({"cell_seq": cell.seq, "op": cell.op, "op_title": op.title if op else None})
+    row.update(_params_fields(cell))
+    row.update({"engine": cell.engine, "target": cell.target, "provenance": cell.provenance,
+                "status": cell.status, "kat": cell.kat, "detail": cell.detail})
+    if cell.result is not None:
+        row.update(_result_fields(cell.result))
+        row.update(_energy_fields(cell.result))
+    row.update(_parallel_fields(cell))
     row.update(_conditions_fields(run, cell))
     return row
 
 
-def sample_rows(run: dict, cell: dict) -> list[dict]:
+def sample_rows(run: Run, cell: Cell) -> list[dict]:
     from .results import per_op_seconds
-    samples = cell.get("samples") or []
+    samples = cell.samples or []
     if not samples:
         return []
     try:
-        per_op = per_op_seconds(cell["op"], samples)
+        per_op = per_op_seconds(cell.op, samples)
     except KeyError:                 # an op this version does not know: no halving to apply
         per_op = [ns / k / 1e9 if k else None for k, ns, _ in samples]
-    base = {"run_id": run["id"], "run_label": (run.get("plan") or {}).get("label"), "op": cell["op"]}
+    base = {"run_id": run.id, "run_label": run.label, "op": cell.op}
     base.update(_params_fields(cell))
-    base.update({"engine": cell["engine"], "target": cell["target"], "provenance": cell["provenance"]})
+    base.update({"engine": cell.engine, "target": cell.target, "provenance": cell.provenance})
     return [{**base, "sample": i, "k": s[0], "ns": s[1], "cycles": _at(s, 2), "per_op_s": per_op[i]}
             for i, s in enumerate(samples)]
 
@@ -404,11 +413,11 @@ def _coerce(value, typ: str, column: str):
     raise AssertionError(typ)
 
 
-def build_table(runs: list[dict], samples: bool = False) -> tuple[list[tuple[str, str]], list[dict]]:
+def build_table(runs: list[Run], samples: bool = False) -> tuple[list[tuple[str, str]], list[dict]]:
     """(columns as (name, type), rows as dicts with every column) for these runs."""
     raw: list[dict] = []
     for run in runs:
-        for cell in run["cells"]:
+        for cell in run.cells:
             if samples:
                 raw.extend(sample_rows(run, cell))
             else:
@@ -417,8 +426,8 @@ def build_table(runs: list[dict], samples: bool = False) -> tuple[list[tuple[str
     fixed = {name for name, *_ in spec}
     pnames: dict[str, list] = {}
     for run in runs:
-        for cell in run["cells"]:
-            for name, value in cell["params"].items():
+        for cell in run.cells:
+            for name, value in cell.params.items():
                 col = _param_column(name)
                 if col in fixed:
                     raise UsageError(f"parameter {name!r} would clash with the export column {col}")
@@ -489,7 +498,7 @@ def render_json(columns, rows) -> str:
         + ("\n]\n" if rows else "]\n")
 
 
-def metadata(runs: list[dict], samples: bool, columns) -> dict:
+def metadata(runs: list[Run], samples: bool, columns) -> dict:
     from . import __version__
     return {
         "cryptobench.format": EXPORT_FORMAT_ID,
@@ -497,10 +506,9 @@ def metadata(runs: list[dict], samples: bool, columns) -> dict:
         "cryptobench.exported": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "cryptobench.rows": "samples" if samples else "cells",
         "cryptobench.runs": json.dumps([
-            {"id": r["id"], "label": (r.get("plan") or {}).get("label"), "created": r.get("created"),
-             "finished": r.get("finished"), "status": r.get("status"), "suite": r.get("suite"),
-             "cells": len(r["cells"])} for r in runs], ensure_ascii=False),
-        "cryptobench.conditions": json.dumps({str(r["id"]): r.get("conditions") for r in runs}, ensure_ascii=False),
+            {"id": r.id, "label": r.label, "created": r.created, "finished": r.finished, "status": r.status,
+             "suite": r.suite, "cells": len(r.cells)} for r in runs], ensure_ascii=False),
+        "cryptobench.conditions": json.dumps({str(r.id): r.conditions.to_json() for r in runs}, ensure_ascii=False),
         "cryptobench.units": json.dumps({name: unit for name, _, unit, _ in
                                          (SAMPLE_COLUMNS if samples else CELL_COLUMNS) if unit}),
     }

@@ -14,9 +14,9 @@ import json
 
 from .catalog import OPS
 from .errors import UsageError
-from .results import duration_improvement, per_op_seconds, reported_time
+from .results import duration_improvement, per_op_seconds
 from .stats import ratio_ci
-from .records import params_key
+from .records import OK, UNSUPPORTED, Cell, Energy, Run, params_key
 from .report.table import Csv, Table, columns, data_table
 
 SCHEMA_NOTE = "engine / baseline (ratio of the printed times, 95 % repeat interval; docs/statistics.md)"
@@ -28,30 +28,24 @@ def direction_text(baseline: str) -> str:
             "(as the ZHAW IoT study's figure 2: devices relative to the on-chip engine)")
 
 
-def run_engines(run: dict) -> list[str]:
+def run_engines(run: Run) -> list[str]:
     """The run's engines: its plan's, then any other that has a cell, in order."""
-    names = list((run.get("plan") or {}).get("options", {}).get("engines") or [])
-    for c in run["cells"]:
-        if c["engine"] not in names:
-            names.append(c["engine"])
+    names = list(run.plan.options.engines or [])
+    for engine in run.engines():
+        if engine not in names:
+            names.append(engine)
     return names
 
 
-def check_baseline(run: dict, engine: str, flag: str = "--relative-to") -> str:
+def check_baseline(run: Run, engine: str, flag: str = "--relative-to") -> str:
     engines = run_engines(run)
     if engine not in engines:
-        raise UsageError(f"{flag}: run {run['id']} has no engine '{engine}'; its engines: "
+        raise UsageError(f"{flag}: run {run.id} has no engine '{engine}'; its engines: "
                          + (", ".join(engines) or "(none)"))
     return engine
 
 
-def _usable_energy(en: dict | None) -> bool:
-    """The same rule as the comparisons' Energy Efficiency Improvement: a positive figure that is
-    not within the idle baseline's noise."""
-    return bool(en and (en.get("per_op_j") or 0) > 0 and "not-above-idle" not in en.get("flags", []))
-
-
-def energy_per_op_samples(op_id: str, en: dict) -> list[float] | None:
+def energy_per_op_samples(op_id: str, en: Energy) -> list[float] | None:
     """Per-operation energies the interval can be bootstrapped from: a host meter's per-window
     figures per op, or a trace's windows (one repetition = one operation each); None otherwise."""
     if en.get("per_op_windows_j"):
@@ -62,44 +56,38 @@ def energy_per_op_samples(op_id: str, en: dict) -> list[float] | None:
     return None
 
 
-def _times(cell: dict) -> list[float] | None:
-    if cell.get("samples"):
-        return per_op_seconds(cell["op"], cell["samples"])
+def _times(cell: Cell) -> list[float] | None:
+    if cell.samples:
+        return per_op_seconds(cell.op, cell.samples)
     return None
 
 
-def _median_time(cell: dict) -> float | None:
-    """The cell's printed time (its estimate, or the median: results.reported_time)."""
-    got = reported_time(cell.get("result"))
+def _median_time(cell: Cell) -> float | None:
+    """The cell's printed time (its estimate, or the median: Result.reported_time)."""
+    got = cell.reported_time()
     return got[0] if got and got[0] > 0 else None
 
 
-def _status_word(cell: dict | None) -> str:
+def _status_word(cell: Cell | None) -> str:
     if cell is None:
         return "missing"
-    if cell["status"] == "unsupported":
+    if cell.status == UNSUPPORTED:
         return "unsupported"
-    if cell["kat"] == "fail":
+    if cell.kat == "fail":
         return "kat-fail"
-    if cell["status"] != "ok":
+    if cell.status != OK:
         return "failed"
     return "ok"
 
 
-def relative(run: dict, baseline: str) -> dict:
+def relative(run: Run, baseline: str) -> dict:
     """Every (op, params, engine ≠ baseline) of the run, relative to the baseline's cell."""
     check_baseline(run, baseline)
-    cells: dict = {}
-    order: list = []
-    for c in run["cells"]:
-        key = (c["op"], params_key(c["params"]))
-        if key not in cells:
-            cells[key] = {}
-            order.append(key)
-        cells[key][c["engine"]] = c
+    cells: dict[tuple[str, str], dict[str, Cell]] = {}
+    for c in run.cells:
+        cells.setdefault((c.op, c.params.key), {})[c.engine] = c
     rows = []
-    for key in order:
-        by_engine = cells[key]
+    for key, by_engine in cells.items():
         base = by_engine.get(baseline)
         base_state = _status_word(base)
         base_time = _median_time(base) if base_state == "ok" else None
@@ -110,13 +98,12 @@ def relative(run: dict, baseline: str) -> dict:
                    "status": _status_word(cell), "time_ratio": None, "time_ci95": None,
                    "energy_ratio": None, "energy_ci95": None}
             if row["status"] != "ok":
-                row["detail"] = cell.get("detail")
+                row["detail"] = cell.detail
                 rows.append(row)
                 continue
             if base_state != "ok" or base_time is None:
                 row["status"] = "no-baseline"
-                row["detail"] = (f"{baseline}: {base_state}" + (f" — {base['detail']}" if base and base.get("detail")
-                                                                 else ""))
+                row["detail"] = f"{baseline}: {base_state}" + (f" — {base.detail}" if base and base.detail else "")
                 rows.append(row)
                 continue
             t_e, t_b = _times(cell), _times(base)
@@ -126,11 +113,10 @@ def relative(run: dict, baseline: str) -> dict:
                 row["time_ratio"], row["time_ci95"] = 1 / impr, [1 / hi, 1 / lo]
             elif _median_time(cell):
                 row["time_ratio"] = _median_time(cell) / base_time
-            ee = (cell.get("result") or {}).get("energy")
-            eb = (base.get("result") or {}).get("energy")
-            if _usable_energy(ee) and _usable_energy(eb):
-                row["energy_ratio"] = ee["per_op_j"] / eb["per_op_j"]
-                row["energy_provenance"] = ee.get("provenance")
+            ee, eb = cell.energy, base.energy
+            if ee is not None and eb is not None and ee.usable and eb.usable:
+                row["energy_ratio"] = ee.per_op_j / eb.per_op_j
+                row["energy_provenance"] = ee.get("provenance")      # as stored: None where it names none
                 se, sb = energy_per_op_samples(key[0], ee), energy_per_op_samples(key[0], eb)
                 if se and sb and all(x > 0 for x in sb):
                     _, ci = ratio_ci(se, sb)
@@ -208,7 +194,7 @@ def _relative_table(op_id: str, rows: list[dict], engines: list[str], baseline: 
     return table
 
 
-def relative_tables(run: dict, baseline: str) -> list[Table]:
+def relative_tables(run: Run, baseline: str) -> list[Table]:
     """One table per operation: a row per parameter set, a column per engine (time, then energy
     where any cell of the op has an energy ratio)."""
     view = relative(run, baseline)
@@ -223,15 +209,15 @@ CSV_FIELDS = ["run", "op", "params", "engine", "baseline", "status", "time_ratio
               "energy_ratio", "energy_ci95_lo", "energy_ci95_hi", "detail"]
 
 
-def csv_table(run: dict, baseline: str) -> Table:
+def csv_table(run: Run, baseline: str) -> Table:
     """The relative view as data: a row per (op, params, engine), the ratios and their intervals."""
     records = []
     for r in relative(run, baseline)["rows"]:
         tci, eci = r["time_ci95"] or [None, None], r["energy_ci95"] or [None, None]
-        records.append([run["id"], r["op"], params_key(r["params"]), r["engine"], r["baseline"], r["status"],
+        records.append([run.id, r["op"], params_key(r["params"]), r["engine"], r["baseline"], r["status"],
                         r["time_ratio"], tci[0], tci[1], r["energy_ratio"], eci[0], eci[1], r.get("detail")])
     return data_table(f"Relative to {baseline}", CSV_FIELDS, records)
 
 
-def render_csv(run: dict, baseline: str) -> str:
+def render_csv(run: Run, baseline: str) -> str:
     return Csv().render(csv_table(run, baseline))

@@ -1,9 +1,11 @@
 """From raw samples to the documented result record (docs/schema.md), and engine comparisons."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from .catalog import OPS
 from .estimate import estimate, point, ratio_interval
-from .records import Run
+from .records import Cell, Result, Run, cell_key
 from .stats import HIGH_RSD_PCT, flags_for, ratio_ci, summarize
 
 SCHEMA_ID = "cryptobench-result/1"
@@ -83,64 +85,53 @@ def relative_high_rsd(noise_rsd_pct: float | None) -> float:
     return max(HIGH_RSD_PCT, 2.0 * noise_rsd_pct) if noise_rsd_pct else HIGH_RSD_PCT
 
 
-def reported_time(result: dict | None) -> tuple[float, tuple[float, float], str] | None:
-    """(seconds per operation, its 95 % interval, the estimator's name) as tables print it: the
-    estimate of a host run sampled in rounds, else the median and its interval (MCU targets,
-    imported traces, scaling runs, runs stored before estimates existed)."""
-    r = result or {}
-    est = r.get("estimate")
-    if est:
-        return est["value"], tuple(est["ci95"]), est["estimator"]
-    t = r.get("time_s")
-    if not t or t.get("median") is None:
+def reported_time(result: Mapping | None) -> tuple[float, tuple[float, float], str] | None:
+    """A result's printed time: Result.reported_time (kept for the callers that hold a result,
+    not its cell)."""
+    if result is None:
         return None
-    return t["median"], tuple(t.get("ci95") or (t["median"], t["median"])), "median"
+    return (result if isinstance(result, Result) else Result(result)).reported_time()
 
 
-def _rounds(cell: dict) -> list | None:
-    smp = (cell.get("result") or {}).get("sampling")
-    return smp["rounds"] if smp and cell.get("samples") else None
+def _rounds(cell: Cell) -> list | None:
+    smp = cell.result.sampling if cell.result is not None else None
+    return smp["rounds"] if smp and cell.samples else None
 
 
-def duration_improvement(base: dict, cell: dict) -> tuple[float, tuple[float, float], str]:
+def duration_improvement(base: Cell, cell: Cell) -> tuple[float, tuple[float, float], str]:
     """t_base / t_cell with its 95 % interval and the estimator both times are: the reported
     estimates and their block-paired repeat interval where both cells were sampled in the same
     rounds with the same estimator, else the ratio of medians with a bootstrap interval of the samples."""
-    tb, tc = reported_time(base.get("result")), reported_time(cell.get("result"))
+    tb, tc = base.reported_time(), cell.reported_time()
     rb, rc = _rounds(base), _rounds(cell)
     if tb and tc and rb and rc and tb[2] == tc[2]:
-        sig = tuple(float(c["result"]["estimate"].get("sigma_process_log") or 0.0) for c in (base, cell))
-        got = ratio_interval(per_op_seconds(base["op"], base["samples"]), rb, per_op_seconds(cell["op"], cell["samples"]),
-                             rc, base["result"]["sampling"]["block_rounds"], tb[2], process_sigmas=sig)
+        sig = tuple(float(c.result.estimate.get("sigma_process_log") or 0.0) for c in (base, cell))
+        got = ratio_interval(per_op_seconds(base.op, base.samples), rb, per_op_seconds(cell.op, cell.samples),
+                             rc, base.result.sampling["block_rounds"], tb[2], process_sigmas=sig)
         if got is not None:
             return got[0], got[1], tb[2]
-    ratio, ci = ratio_ci(per_op_seconds(base["op"], base["samples"]), per_op_seconds(cell["op"], cell["samples"]))
+    ratio, ci = ratio_ci(per_op_seconds(base.op, base.samples), per_op_seconds(cell.op, cell.samples))
     return ratio, ci, "median"
 
 
-def comparisons(cells: list[dict], baseline: str | None) -> list[dict]:
+def comparisons(cells: list[Cell], baseline: str | None) -> list[dict]:
     """Duration Improvement t_baseline / t_engine for every timed cell that has a timed baseline."""
     if not baseline:
         return []
-    timed = {}
-    for c in cells:
-        if c["status"] == "ok" and c.get("samples"):
-            timed[(c["op"], tuple(sorted(c["params"].items())), c["engine"])] = c
+    timed = {c.key: c for c in cells if c.ok and c.samples}
     out = []
-    for (op, pkey, engine), cell in timed.items():
-        if engine == baseline or (op, pkey, baseline) not in timed:
+    for cell in timed.values():
+        base = timed.get(cell_key(cell.op, cell.params, baseline))
+        if cell.engine == baseline or base is None:
             continue
-        base = timed[(op, pkey, baseline)]
         ratio, ci, estimator = duration_improvement(base, cell)
-        comp = {"op": op, "params": dict(pkey), "baseline": baseline, "engine": engine,
-                "duration_improvement": ratio, "ci95": list(ci), "estimator": estimator}
-        eb, ee = (base.get("result") or {}).get("energy"), (cell.get("result") or {}).get("energy")
-        usable = lambda en: (en and (en.get("per_op_j") or 0) > 0
-                             and "not-above-idle" not in en.get("flags", []))
-        if usable(eb) and usable(ee):
+        comp = {"op": cell.op, "params": dict(sorted(cell.params.items())), "baseline": baseline,
+                "engine": cell.engine, "duration_improvement": ratio, "ci95": list(ci), "estimator": estimator}
+        eb, ee = base.energy, cell.energy
+        if eb is not None and ee is not None and eb.usable and ee.usable:
             # TI's Energy Efficiency Improvement (t_b·I_b)/(t_e·I_e) = E_baseline / E_engine
-            comp["energy_efficiency_improvement"] = eb["per_op_j"] / ee["per_op_j"]
-            comp["energy_provenance"] = ee.get("provenance")
+            comp["energy_efficiency_improvement"] = eb.per_op_j / ee.per_op_j
+            comp["energy_provenance"] = ee.get("provenance")      # as stored: None where it names none
         out.append(comp)
     return out
 
