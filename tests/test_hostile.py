@@ -50,3 +50,22 @@ def test_hostile_recipes(path):
 def test_hostile_references(path):
     from cryptobench.references import load_reference
     _check(path, load_reference)
+
+
+def test_run_text_never_reaches_the_terminal_as_control_characters(tmp_path):
+    """A label (or a file name, a firmware's output) with escape sequences is printed with the
+    control characters shown, in every format; JSON keeps the exact text, escaped by JSON."""
+    import json
+    from conftest import cli
+    db = tmp_path / "r.sqlite"
+    label = "X\x1b]0;pwned\x07Y\x9b31m[/]"
+    proc = cli("run", "--op", "sha256", "--engine", "openssl-sw", "--repeat", "2", "--label", label, "--db", str(db))
+    assert proc.returncode == 0, proc.stderr
+    for fmt in ("table", "md", "csv"):
+        out = cli("show", "latest", "--format", fmt, "--db", str(db)).stdout
+        assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out, fmt
+        assert fmt == "csv" or "X\\x1b]0;pwned\\x07Y\\x9b31m" in out, fmt     # (show's CSV has no label)
+    doc = json.loads(cli("show", "latest", "--format", "json", "--db", str(db)).stdout)
+    assert doc["run"]["label"] == label
+    err = cli("show", "1", "--db", str(tmp_path / "bad\x1b[2J.sqlite")).stderr
+    assert "\x1b" not in err and "bad\\x1b[2J.sqlite" in err

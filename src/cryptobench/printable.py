@@ -6,12 +6,20 @@ from __future__ import annotations
 
 import re
 
-# C0 controls but tab and newline, DEL, and the C1 controls (0x80-0x9f: \x9b is a one-byte CSI)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 controls but tab and newline, DEL, the C1 controls (0x80-0x9f: \x9b is a one-byte CSI), and
+# the lone surrogates that stand for undecodable bytes of a command line or file name (surrogateescape)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _shown(m: re.Match) -> str:
+    code = ord(m.group())
+    if 0xdc80 <= code <= 0xdcff:          # an undecodable byte, kept by surrogateescape: show the byte
+        return f"\\x{code - 0xdc00:02x}"
+    return f"\\x{code:02x}" if code <= 0xff else f"\\u{code:04x}"
 
 
 def printable(text: str, keep_newlines: bool = True) -> str:
     """`text` with every control character shown as a visible escape (ESC -> "\\x1b"), so nothing
     reaches the terminal as a command and nothing is silently lost."""
-    out = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    out = _CONTROL.sub(_shown, text)
     return out if keep_newlines else out.replace("\n", "\\n")

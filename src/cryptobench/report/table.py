@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from ..printable import printable
+
 LEFT, RIGHT = "left", "right"
 
 # what a row's style word looks like in the terminal (cells of `styled` columns only)
@@ -67,6 +69,14 @@ class Table:
     @property
     def cells(self) -> list[list[str]]:
         return [r.cells for r in self.rows]
+
+    def printable(self) -> "Table":
+        """A copy whose every text (title, headers, cells, notes) shows control characters as
+        visible escapes: what every renderer prints (printable.py)."""
+        p = lambda t: printable(t, keep_newlines=False)
+        return Table(p(self.title), [Column(p(c.label), c.align, c.unit, c.styled) for c in self.columns],
+                     [Row([p(t) for t in r.cells], r.values, r.style) for r in self.rows],
+                     [p(n) for n in self.notes], self.key)
 
     def add(self, cells: Sequence[str], values: Sequence | None = None, style: str = "") -> Row:
         """Append a row; it must have a cell (and a value, when given) per column."""
@@ -150,6 +160,8 @@ class Markup:
         return self.header(table) + self.divider(table) + "".join(self.row(table, r) for r in table.rows)
 
     def render(self, table: Table, caption: str | None = None, label: str | None = None) -> str:
+        table = table.printable()
+        caption = printable(caption, keep_newlines=False) if caption is not None else None
         return self.begin(table, caption) + self.body(table) + self.end(table, caption, label)
 
 
@@ -265,7 +277,7 @@ def console_for(out):
 def print_lines(console, lines: Iterable[str], style: str | None = None) -> None:
     """Lines of text as they are: no markup, no highlighting."""
     for line in lines:
-        console.print(line, style=style, highlight=False, markup=False)
+        console.print(printable(line), style=style, highlight=False, markup=False)
 
 
 def print_table(console, table: Table, styles: dict | None = None) -> None:
@@ -273,11 +285,13 @@ def print_table(console, table: Table, styles: dict | None = None) -> None:
     from rich.table import Table as RichTable
     from rich.text import Text
     styles = STYLES if styles is None else styles
-    out = RichTable(title=table.title, title_justify="left", show_lines=False)
+    table = table.printable()
+    # every text as Text: run text such as "[/]" in a label is printed, never read as rich markup
+    out = RichTable(title=Text(table.title) if table.title else None, title_justify="left", show_lines=False)
     for col in table.columns:
-        out.add_column(col.label, justify=col.align)
+        out.add_column(Text(col.label), justify=col.align)
     for row in table.rows:
-        out.add_row(*(Text(text, style=styles.get(row.style, "")) if col.styled else text
+        out.add_row(*(Text(text, style=styles.get(row.style, "") if col.styled else "")
                       for col, text in zip(table.columns, row.cells)))
     console.print(out)
     print_lines(console, (f"  {n}" for n in table.notes), style="dim")

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 
 from ..noise import noise_line
+from ..printable import printable
 from ..meters.session import energy_line
 from ..catalog import OPS
 from ..quantity import fmt_num, pick_unit
@@ -447,12 +448,13 @@ def _lines(text: str) -> list[str]:
 
 def render_markdown(run: Run, relative_to: str | None = None, only_relative: bool = False) -> str:
     rel_lines, rel_tables = _relative_section(run, relative_to)
-    out = [f"# cryptobench run {run.id}", ""] + [f"- {l.strip()}" for l in conditions_lines(run, not only_relative) + rel_lines] + [""]
+    out = [f"# cryptobench run {run.id}", ""] + [f"- {printable(l.strip(), keep_newlines=False)}"
+                                                 for l in conditions_lines(run, not only_relative) + rel_lines] + [""]
     md = Markdown()
     for t in ([] if only_relative else build_tables(run)) + rel_tables:
         out += _lines(md.render(t)) + [""]
     if not only_relative:
-        out += [f"- {line}" for line in summary_lines(run)]
+        out += [f"- {printable(line, keep_newlines=False)}" for line in summary_lines(run)]
     return "\n".join(out)
 
 
