@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 # a cell's status (store.py, docs/schema.md)
@@ -276,10 +276,27 @@ class Cell(_ByName):
 
 
 def _known(cls, d: Mapping[str, Any]) -> tuple[dict, dict]:
-    """A stored object's fields this record names, and the rest (kept, so a newer cryptobench's
-    additions survive a round trip)."""
-    names = {f.name for f in fields(cls)} - {"extra"}
-    return {k: v for k, v in d.items() if k in names}, {k: v for k, v in d.items() if k not in names}
+    """A stored object's fields this record names (with `_stored_keys`: the keys it had, in order),
+    and the rest (kept, so a newer cryptobench's additions survive a round trip)."""
+    names = {f.name for f in fields(cls)} - {"extra", "_stored_keys"}
+    known = {k: v for k, v in d.items() if k in names}
+    return {**known, "_stored_keys": tuple(d)}, {k: v for k, v in d.items() if k not in names}
+
+
+def _as_stored(record, d: dict) -> dict:
+    """A record read back (from_json) writes out as it was written: without the fields the stored
+    JSON did not have that still hold their default, in the stored key order (a plan of an older
+    cryptobench, an imported trace's). A record built in code (no `_stored_keys`): `d` as it is."""
+    keys = record._stored_keys
+    if keys is None:
+        return d
+    for f in fields(record):
+        if f.name not in keys and f.name in d:
+            default = f.default if f.default is not MISSING else f.default_factory()
+            if getattr(record, f.name) == default or d[f.name] == {}:
+                del d[f.name]
+    order = {k: i for i, k in enumerate(keys)}
+    return dict(sorted(d.items(), key=lambda item: order.get(item[0], len(order))))
 
 
 @dataclass(eq=False)
@@ -297,6 +314,7 @@ class Group(_ByName):
     single: bool = False
     parallel: int | None = None          # a scaling group's process count (also in its params)
     extra: dict = field(default_factory=dict)
+    _stored_keys: tuple | None = field(default=None, repr=False)   # from_json: the keys it had (_as_stored)
 
     def __post_init__(self):
         if not isinstance(self.params, Params):
@@ -307,11 +325,13 @@ class Group(_ByName):
         return cell_key(self.op, self.params, "")
 
     def to_json(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
-        d["params"] = self.params.to_dict()
-        if self.parallel is None:
-            del d["parallel"]
-        return {**d, **self.extra}
+        # the order plans were always stored in: the bench's fields, then its engines (and N)
+        d = {"op": self.op, "params": self.params.to_dict(), "table": self.table,
+             "bench_engines": self.bench_engines, "repeat": self.repeat, "warmup": self.warmup,
+             "min_time": self.min_time, "single": self.single, "engines": self.engines}
+        if self.parallel is not None:
+            d["parallel"] = self.parallel
+        return _as_stored(self, {**d, **self.extra})
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Group":
@@ -338,13 +358,14 @@ class Options(_ByName):
     parallel_cpus: list[int] | None = None
     energy: str | None = None                             # the host energy meter asked for (--energy)
     extra: dict = field(default_factory=dict)
+    _stored_keys: tuple | None = field(default=None, repr=False)   # from_json: the keys it had (_as_stored)
 
     def to_json(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("extra", "_stored_keys")}
         for name in ("parallel", "parallel_cpus", "energy"):
             if d[name] is None:
                 del d[name]
-        return {**d, **self.extra}
+        return _as_stored(self, {**d, **self.extra})
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Options":
@@ -368,6 +389,7 @@ class Plan(_ByName):
     kind: str | None = None             # "trace": the cells of an imported energy trace
     label: str | None = None            # free text from --label
     extra: dict = field(default_factory=dict)
+    _stored_keys: tuple | None = field(default=None, repr=False)   # from_json: the keys it had (_as_stored)
 
     def to_json(self) -> dict:
         d = {"suite": self.suite, "title": self.title, "source": self.source, "baseline": self.baseline,
@@ -376,7 +398,7 @@ class Plan(_ByName):
         for name in ("target", "kind", "label"):
             if getattr(self, name) is not None:
                 d[name] = getattr(self, name)
-        return {**d, **self.extra}
+        return _as_stored(self, {**d, **self.extra})
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Plan":
