@@ -47,6 +47,12 @@ def test_simulated_n6705_capture_segment_store(tmp_path):
     assert cell["time_s"]["median"] == pytest.approx(0.040, rel=1e-6)        # 40 samples of 1 ms
     trace = doc["conditions"]["trace"]
     assert trace["capture"]["instrument"]["idn"] == IDN and trace["format"] == "generic-csv"
+    # the run's plan as `energy import` has always stored it: the trace's one group, and nothing else
+    plan = {"suite": None, "baseline": None, "options": {"engines": ["se-sha256"], "repeat": 5},
+            "groups": [{"op": "sha256", "params": {"bytes": 64}, "engines": ["se-sha256"]}], "kind": "trace"}
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT plan FROM runs").fetchone()[0] == json.dumps(plan)
+    assert doc["run"]["options"] == plan["options"]
     shown = cli("show", "latest", "--db", str(db))
     assert shown.returncode == 0 and "µJ" in shown.stdout and "se-sha256" in shown.stdout
 

@@ -207,12 +207,12 @@ def test_zhaw_iot_run_with_openssl_and_pkcs11(tmp_path, harness):
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
     run = Store(db).load_run(1)
-    cells = [c for c in run["cells"] if c["engine"] == "pkcs11"]
-    assert {c["op"] for c in cells} == set(ops)
+    cells = [c for c in run.cells if c.engine == "pkcs11"]
+    assert {c.op for c in cells} == set(ops)
     for c in cells:
-        assert c["status"] == "ok" and c["kat"] == "pass" and c["provenance"] == "measured", c
-        assert len(c["samples"]) == 5
-    facts = run["conditions"]["engines"]["pkcs11"]
+        assert c.status == "ok" and c.kat == "pass" and c.provenance == "measured", c
+        assert len(c.samples) == 5
+    facts = run.conditions.engines["pkcs11"]
     assert facts["round_trip_ns"] > 0 and "SoftHSM2" in facts["pkcs11_provision"]
     assert facts["token_label"] == "cryptobench"
     assert "round_trip_ns" in json.dumps(doc)
@@ -229,8 +229,8 @@ def test_user_configured_token_and_no_pin_anywhere(tmp_path, user_token, harness
     outputs += [r.stdout, r.stderr]
     assert r.returncode == 0, r.stderr
     run = Store(db).load_run(1)
-    assert all(c["status"] == "ok" for c in run["cells"]), [c["detail"] for c in run["cells"]]
-    facts = run["conditions"]["engines"]["pkcs11"]
+    assert all(c.status == "ok" for c in run.cells), [c.detail for c in run.cells]
+    facts = run.conditions.engines["pkcs11"]
     assert facts["token_label"] == "my-se"
     assert facts["pkcs11_provision"].startswith("user-configured")
     for fmt in ("json", "table", "csv", "md"):
@@ -244,7 +244,7 @@ def test_user_configured_token_and_no_pin_anywhere(tmp_path, user_token, harness
              "--min-time", "0.001", "--db", str(db), "--format", "json", env=env_pin)
     outputs += [r.stdout, r.stderr]
     assert r.returncode == 0, r.stderr
-    assert Store(db).load_run(2)["cells"][0]["status"] == "ok"
+    assert Store(db).load_run(2).cells[0].status == "ok"
     proc = HarnessProcess(env_overrides={**{k: None for k in PKCS11_VARS}, **{
         k: v for k, v in env_pin.items() if k in PKCS11_VARS}})
     try:
@@ -286,8 +286,8 @@ def test_wrong_pin_makes_the_engine_unusable_with_the_reason(tmp_path, user_toke
     r = _cli("run", "--engine", "pkcs11", "--op", "sha256", "--param", "bytes=32", "--repeat", "2",
              "--db", str(db), "--format", "md", env=env)
     assert r.returncode == 0, r.stderr
-    cell = Store(db).load_run(1)["cells"][0]
-    assert cell["status"] == "failed" and "C_Login: CKR_PIN_INCORRECT" in cell["detail"]
+    cell = Store(db).load_run(1).cells[0]
+    assert cell.status == "failed" and "C_Login: CKR_PIN_INCORRECT" in cell.detail
     assert "not-the-pin-4711" not in r.stdout + r.stderr + db.read_bytes().decode("latin-1")
 
 
@@ -301,7 +301,7 @@ def test_token_removed_mid_run_fails_later_cells_and_the_run_completes(tmp_path,
     setup_cell = HostTarget._setup_cell
     pkcs11_setups = []
 
-    def setup_then_remove(self, run_id, key, meta, old):
+    def setup_then_remove(self, key, meta, old):
         # a device's cells are set up and sampled one at a time after the rounds: the token's store
         # vanishes once the first of them is done
         if meta["engine"] == "pkcs11":
@@ -310,7 +310,7 @@ def test_token_removed_mid_run_fails_later_cells_and_the_run_completes(tmp_path,
             conf = Path(ENGINES["pkcs11"].runtime_env["SOFTHSM2_CONF"])
             seen["pin"] = Path(ENGINES["pkcs11"].runtime_env["CRYPTOBENCH_PKCS11_PIN_FILE"]).read_text().strip()
             shutil.rmtree(conf.parent / "tokens")
-        return setup_cell(self, run_id, key, meta, old)
+        return setup_cell(self, key, meta, old)
 
     HostTarget._setup_cell = setup_then_remove
     try:
@@ -318,20 +318,20 @@ def test_token_removed_mid_run_fails_later_cells_and_the_run_completes(tmp_path,
     finally:
         HostTarget._setup_cell = setup_cell
     run = store.load_run(run_id)
-    assert run["status"] == "complete"
-    pk = [c for c in run["cells"] if c["engine"] == "pkcs11"]
-    ossl = [c for c in run["cells"] if c["engine"] == "openssl-hw"]
-    assert len(pk) == len(plan["groups"])
-    assert all(c["status"] == "ok" for c in ossl), [(c["op"], c["params"], c["detail"]) for c in ossl
-                                                     if c["status"] != "ok"]
-    assert pk[0]["status"] == "ok"
+    assert run.status == "complete"
+    pk = [c for c in run.cells if c.engine == "pkcs11"]
+    ossl = [c for c in run.cells if c.engine == "openssl-hw"]
+    assert len(pk) == len(plan.groups)
+    assert all(c.status == "ok" for c in ossl), [(c.op, c.params, c.detail) for c in ossl
+                                                     if c.status != "ok"]
+    assert pk[0].status == "ok"
     for c in pk[1:]:
-        assert c["status"] == "failed", c
-        assert "token is gone" in c["detail"] and "C_GetTokenInfo" in c["detail"], c["detail"]
-    assert {c["op"] for c in pk[1:]} == {"random", "sha256", "ecdsa-sign"}
+        assert c.status == "failed", c
+        assert "token is gone" in c.detail and "C_GetTokenInfo" in c.detail, c.detail
+    assert {c.op for c in pk[1:]} == {"random", "sha256", "ecdsa-sign"}
     raw = (tmp_path / "gone.sqlite").read_bytes()
     assert seen["pin"] and seen["pin"].encode() not in raw
-    assert seen["pin"] not in json.dumps(run)
+    assert seen["pin"] not in json.dumps(run.to_json())
 
 
 def test_the_pin_reaches_the_pkcs11_harness_only(monkeypatch):

@@ -346,11 +346,12 @@ def test_interrupted_parallel_run_keeps_its_cells_and_resumes(harness, tmp_path)
 
 def test_scaling_tables_with_energy_mirror_seed_004():
     """P (mW), E (mJ/Mb or mJ/Op) and FoM = TH / E, from stored figures (no meter needed)."""
+    from cryptobench.records import Cell, Conditions, Run
     from cryptobench.scaling import scaling_tables
 
     def cell(op, params, n, aggregate, per_op_j, power_w):
         unit = "bytes" if "bytes" in params else "ops"
-        return {"op": op, "params": {**params, "parallel": n}, "engine": "openssl-sw", "target": "host",
+        return Cell.from_json({"op": op, "params": {**params, "parallel": n}, "engine": "openssl-sw", "target": "host",
                 "provenance": "measured", "status": "ok", "kat": "pass", "detail": "", "samples": [],
                 "result": {"flags": [],
                            "energy": {"per_op_j": per_op_j, "provenance": "measured", "flags": [],
@@ -361,16 +362,17 @@ def test_scaling_tables_with_energy_mirror_seed_004():
                                         "units_total": aggregate * 3.0, "aggregate": aggregate,
                                         "per_core": aggregate / n, "efficiency": 1.0 if n == 1 else 0.9,
                                         "efficiency_ci95": None if n == 1 else [0.85, 0.95],
-                                        "flags": ["oversubscribed"] if n > 2 else []}}}
+                                        "flags": ["oversubscribed"] if n > 2 else []}}})
 
     # the Pisa paper's Table I, 1 core: 305.8 Mbps at 0.98 mJ/Mb; Table III, 1 core: 28.24 Op/s at 10.98 mJ/Op
     aes_bytes = 16384
     aes_j = 0.98e-3 * aes_bytes * 8 / 1e6
-    run = {"plan": {"groups": [{"op": "aes-ecb-encrypt", "params": {"bytes": aes_bytes}, "table": "Table I"}],
-                    "options": {"engines": ["openssl-sw"], "parallel": [1, 4], "parallel_cpus": [0, 1]}},
-           "cells": [cell("aes-ecb-encrypt", {"bytes": aes_bytes}, 1, 305.8e6 / 8, aes_j, 0.3),
+    plan = Plan.from_json({"groups": [{"op": "aes-ecb-encrypt", "params": {"bytes": aes_bytes}, "table": "Table I"}],
+                           "options": {"engines": ["openssl-sw"], "parallel": [1, 4], "parallel_cpus": [0, 1]}})
+    run = Run(id=1, plan=plan, conditions=Conditions(),
+              cells=[cell("aes-ecb-encrypt", {"bytes": aes_bytes}, 1, 305.8e6 / 8, aes_j, 0.3),
                      cell("aes-ecb-encrypt", {"bytes": aes_bytes}, 4, 1209.33e6 / 8, aes_j * 1.07 / 0.98, 1.3),
-                     cell("ecdsa-sign", {"curve": "p521"}, 1, 28.24, 10.98e-3, 0.31)]}
+                     cell("ecdsa-sign", {"curve": "p521"}, 1, 28.24, 10.98e-3, 0.31)])
     tables = scaling_tables(run)
     aes = next(t for t in tables if t.key == "aes-ecb-encrypt")
     assert aes.title.startswith("Table I — AES-ECB encrypt")

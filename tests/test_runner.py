@@ -1,5 +1,6 @@
 """The one Runner around any Target, driven by a test double (as hyperfine's MockExecutor): the
 lifecycle is the Runner's (create, resume, SIGTERM, status, close), measuring is the target's."""
+import dataclasses
 import os
 import signal
 
@@ -63,8 +64,8 @@ def test_a_run_is_created_measured_completed_and_the_target_closed(tmp_path):
     target = MockTarget()
     run = store.load_run(Runner(store, PLAN, target).run())
     assert target.calls == ["open", "measure", "close"]
-    assert run["status"] == "complete" and len(run["cells"]) == 3
-    assert run["conditions"] == {"host": {"os": "mock"}, "target": {"kind": "mock"}}
+    assert run.status == "complete" and len(run.cells) == 3
+    assert run.conditions == {"host": {"os": "mock"}, "target": {"kind": "mock"}}
     assert target.sessions[0].previous_conditions == {}
 
 
@@ -78,11 +79,11 @@ def test_an_interrupted_run_keeps_its_finished_cells_and_resumes_the_rest(tmp_pa
     assert target.calls == ["open", "measure", "close"]
     assert signal.getsignal(signal.SIGTERM) is before            # the Runner's handler is gone again
     run = store.load_run(1)
-    assert run["status"] == "interrupted" and len(run["cells"]) == 2
+    assert run.status == "interrupted" and len(run.cells) == 2
     again = MockTarget()
     assert Runner(store, PLAN, again).run(1) == 1
     run = store.load_run(1)
-    assert run["status"] == "complete" and len(run["cells"]) == 3
+    assert run.status == "complete" and len(run.cells) == 3
     assert again.sessions[0].previous_conditions == {"host": {"os": "mock"}, "target": {"kind": "mock"}}
 
 
@@ -100,18 +101,21 @@ def test_the_plan_chooses_its_target_in_one_place():
     from cryptobench.targets import target_for
     from cryptobench.targets.host import HostTarget
     from cryptobench.targets.mcu import McuTarget
-    assert isinstance(target_for({"options": {}, "groups": []}), HostTarget)
+    assert isinstance(target_for(Plan.from_json({"options": {}, "groups": []})), HostTarget)
     mcu = {"options": {}, "groups": [], "target": {"kind": "qemu", "board": "mps2-an386", "libraries": []}}
-    assert isinstance(target_for(mcu), McuTarget)
+    assert isinstance(target_for(Plan.from_json(mcu)), McuTarget)
     with pytest.raises(UsageError, match="nothing to resume"):
-        target_for({"kind": "trace", "options": {}, "groups": []})
+        target_for(Plan.from_json({"kind": "trace", "options": {}, "groups": []}))
 
 
 def test_an_imported_trace_is_a_target_that_yields_its_cells(tmp_path):
     from cryptobench.targets.trace import TraceTarget
     store = Store(tmp_path / "r.sqlite")
-    group = PLAN["groups"][0]
+    group = PLAN.groups[0]
     trace = {"path": "t.csv", "format": "generic-csv", "sample_period_s": 1e-5, "channels": ["I"]}
-    run = store.load_run(Runner(store, {**PLAN, "kind": "trace"}, TraceTarget([_cell(group)], trace)).run())
-    assert run["status"] == "complete" and [c["params"] for c in run["cells"]] == [group["params"]]
-    assert run["conditions"]["trace"] == trace and "os" in run["conditions"]["host"]
+    plan = dataclasses.replace(PLAN, kind="trace")
+    run = store.load_run(Runner(store, plan, TraceTarget([_cell(7, group)], trace)).run())
+    assert run.status == "complete" and [c.params for c in run.cells] == [group.params]
+    assert [c.seq for c in run.cells] == [0]                     # the trace target numbers its cells
+    assert run.conditions["trace"] == trace and "os" in run.conditions.host
+    assert run.plan.kind == "trace" and run.plan.to_json() == plan.to_json()

@@ -182,14 +182,14 @@ def test_tpm_killed_mid_run_fails_later_cells_with_the_reason(tmp_path, harness,
         killed = []
         setup_cell = HostTarget._setup_cell
 
-        def setup_then_kill(self, run_id, key, meta, old):
+        def setup_then_kill(self, key, meta, old):
             # a device's cells are set up and sampled one at a time after the rounds: the TPM dies
             # once the first of them (random) is done
-            if meta["engine"] == "tpm" and meta["group"]["op"] != "random" and not killed:
+            if meta["engine"] == "tpm" and meta["group"].op != "random" and not killed:
                 own.process.kill()
                 own.process.wait()
                 killed.append("random")
-            return setup_cell(self, run_id, key, meta, old)
+            return setup_cell(self, key, meta, old)
 
         monkeypatch.setattr(HostTarget, "_setup_cell", setup_then_kill)
         store = Store(tmp_path / "db.sqlite")
@@ -197,15 +197,15 @@ def test_tpm_killed_mid_run_fails_later_cells_with_the_reason(tmp_path, harness,
         run = store.load_run(run_id)
     finally:
         own.close()
-    assert killed == ["random"] and run["status"] == "complete"
-    cells = {(c["op"], c["engine"]): c for c in run["cells"]}
-    assert cells[("random", "tpm")]["status"] == "ok"
+    assert killed == ["random"] and run.status == "complete"
+    cells = {(c.op, c.engine): c for c in run.cells}
+    assert cells[("random", "tpm")].status == "ok"
     for op in ("sha256", "ecdsa-sign"):
-        assert cells[(op, "openssl-hw")]["status"] == "ok"
+        assert cells[(op, "openssl-hw")].status == "ok"
         cell = cells[(op, "tpm")]
-        assert cell["status"] == "failed" and not cell["samples"]
-        assert tpm_mod.TCTI_ENV in cell["detail"], cell["detail"]
-        assert "stopped answering" in cell["detail"] or "cannot reach" in cell["detail"], cell["detail"]
+        assert cell.status == "failed" and not cell.samples
+        assert tpm_mod.TCTI_ENV in cell.detail, cell.detail
+        assert "stopped answering" in cell.detail or "cannot reach" in cell.detail, cell.detail
 
 
 def test_tcti_pointing_nowhere_makes_the_engine_unusable(harness, monkeypatch):

@@ -298,13 +298,17 @@ class _Stored(_ByName):
             elif f.name in self.OPTIONAL and value is None:
                 continue
             out[f.name] = _json_value(value)
-        return {**out, **self.extra}
+        out.update(self.extra)
+        if self.given is not None:            # in the order it was stored in
+            order = {k: i for i, k in enumerate(self.given)}
+            out = dict(sorted(out.items(), key=lambda item: order.get(item[0], len(order))))
+        return out
 
     @classmethod
     def _split(cls, d: Mapping[str, Any]) -> dict:
         names = {f.name for f in fields(cls)} - {"extra", "given"}
         return {**{k: v for k, v in d.items() if k in names},
-                "extra": {k: v for k, v in d.items() if k not in names}, "given": frozenset(d)}
+                "extra": {k: v for k, v in d.items() if k not in names}, "given": tuple(d)}
 
 
 def _default(f) -> Any:
@@ -323,7 +327,7 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-_GIVEN = field(default=None, repr=False, compare=False)   # the keys a record read from JSON had
+_GIVEN = field(default=None, repr=False, compare=False)   # the keys a record read from JSON had, in order
 
 
 @dataclass(eq=False)
@@ -331,18 +335,18 @@ class Group(_Stored):
     """One comparison group of a plan: an (op, params) and the engines that take part, with the
     suite bench's own repeat / warm-up / min-time when it set them."""
     OPTIONAL = ("parallel",)
-    op: str
+    op: str                              # (the fields in the order plans have always been stored in)
     params: Params
-    engines: list[str] = field(default_factory=list)
     table: str = ""
     bench_engines: list[str] | None = None
     repeat: int | None = None
     warmup: int | None = None
     min_time: float | None = None
     single: bool = False
+    engines: list[str] = field(default_factory=list)
     parallel: int | None = None          # a scaling group's process count (also in its params)
     extra: dict = field(default_factory=dict)
-    given: frozenset | None = _GIVEN
+    given: tuple | None = _GIVEN
 
     def __post_init__(self):
         if not isinstance(self.params, Params):
@@ -378,7 +382,7 @@ class Options(_Stored):
     parallel_cpus: list[int] | None = None
     energy: str | None = None                             # the host energy meter asked for (--energy)
     extra: dict = field(default_factory=dict)
-    given: frozenset | None = _GIVEN
+    given: tuple | None = _GIVEN
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Options":
@@ -402,7 +406,7 @@ class Plan(_Stored):
     kind: str | None = None             # "trace": the cells of an imported energy trace
     label: str | None = None            # free text from --label
     extra: dict = field(default_factory=dict)
-    given: frozenset | None = _GIVEN
+    given: tuple | None = _GIVEN
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Plan":

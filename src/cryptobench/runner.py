@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 from typing import Callable
 
-from .records import Plan
+from .records import Conditions, Plan
 from .store import Store
 from .targets.base import RunSession, Target
 
@@ -28,11 +28,11 @@ class Runner:
         return session.run_id
 
     def _session(self, run_id: int | None, conditions: dict) -> RunSession:
-        previous: dict = {}
+        previous = Conditions()
         if run_id is None:
             run_id = self.store.create_run(self.plan, conditions)
         else:
-            previous = self.store.load_run(run_id).conditions.to_json()
+            previous = self.store.load_run(run_id).conditions
             self.store.update_conditions(run_id, conditions)
             self.store.set_status(run_id, "running")
         return RunSession(self.store, run_id, self.plan, conditions, previous, self.log)

@@ -31,13 +31,14 @@ import json
 import os
 import statistics
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from .catalog import OPS
 from .errors import HarnessError, UsageError
 from .stats import ratio_ci, summarize
 from .quantity import fmt_num
-from .records import Params, Plan, Run, params_key
+from .records import UNSUPPORTED, Cell, Params, Plan, Result, Run, params_key
 from .report.table import Table, columns
 
 MAX_PROCESSES = 256
@@ -98,7 +99,7 @@ def assign_cpus(n: int, cpus: list[int]) -> tuple[list[int], bool]:
     return [cpus[i % len(cpus)] for i in range(n)], n > len(cpus)
 
 
-def op_params(params: dict) -> dict:
+def op_params(params: Mapping) -> dict:
     """A cell's operation parameters without the process count (what the harness and the gate see)."""
     return {k: v for k, v in params.items() if k != PARAM}
 
@@ -327,26 +328,26 @@ ENERGY_METHOD = ("; {n} concurrent pinned processes: the meter read before the w
 
 
 # --- report (the Pisa paper's Tables I–III and V) -----------------------------------------------------------
-def _table_label(run: dict, op: str, params: dict) -> str:
-    for g in run["plan"].get("groups", []):
-        if g["op"] == op and op_params(g["params"]) == params:
-            return g.get("table") or ""
+def _table_label(run: Run, op: str, params: dict) -> str:
+    for g in run.plan.groups:
+        if g.op == op and op_params(g.params) == params:
+            return g.table or ""
     return ""
 
 
-def cells_by_count(run: dict) -> tuple[list[tuple[str, str]], dict]:
+def cells_by_count(run: Run) -> tuple[list[tuple[str, str]], dict]:
     """A scaling run's cells grouped: [(op, params JSON without N)] in plan order, and for each,
     {engine: {N: cell}}."""
     order, cells = [], {}
-    for c in run["cells"]:
-        n = c["params"].get(PARAM)
+    for c in run.cells:
+        n = c.params.get(PARAM)
         if n is None:
             continue
-        key = (c["op"], params_key(op_params(c["params"])))
+        key = (c.op, params_key(op_params(c.params)))
         if key not in cells:
             cells[key] = {}
             order.append(key)
-        cells[key].setdefault(c["engine"], {})[n] = c
+        cells[key].setdefault(c.engine, {})[n] = c
     return order, cells
 
 
@@ -361,34 +362,34 @@ def _efficiency_text(p: dict) -> str:
     return text
 
 
-def _energy_cells(r: dict, params: dict, payload: bool, th: float, n: int,
+def _energy_cells(r: Result, params: dict, payload: bool, th: float, n: int,
                   notes: list[str]) -> tuple[list[str], float | None]:
     """P, E and FoM of a cell (— where its energy is missing or within the idle noise, said in a
     note), and its FoM for the summary."""
-    en = r.get("energy")
-    if en and en["per_op_j"] > 0 and "not-above-idle" not in en.get("flags", []):
-        e_unit = en["per_op_j"] * 1e3 / (params["bytes"] * 8 / 1e6) if payload else en["per_op_j"] * 1e3
+    en = r.energy
+    if en is not None and en.usable:
+        e_unit = en.per_op_j * 1e3 / (params["bytes"] * 8 / 1e6) if payload else en.per_op_j * 1e3
         power = en.get("avg_power_w")
         fom = th / e_unit if e_unit > 0 else None
         return [fmt_num(power * 1e3) if power is not None else "—", fmt_num(e_unit), fmt_num(fom)], fom
-    if en:
-        notes.append(f"N={n}: energy {', '.join(en.get('flags', []))} (~ = within the idle "
+    if en is not None:
+        notes.append(f"N={n}: energy {', '.join(en.flags)} (~ = within the idle "
                      "baseline's noise: no P, E or FoM)")
     elif r.get("energy_note"):
         notes.append(f"N={n}: {r['energy_note']}")
-    return ["—", "—" if not en else f"{fmt_num(en['per_op_j'] * 1e3)}~", "—"], None
+    return ["—", "—" if en is None else f"{fmt_num(en.per_op_j * 1e3)}~", "—"], None
 
 
-def _count_row(c: dict, n: int, mark: str, params: dict, payload: bool, energy: bool, table: Table,
+def _count_row(c: Cell, n: int, mark: str, params: dict, payload: bool, energy: bool, table: Table,
                sum_row: dict) -> None:
     """The row of one process count N of an engine's table (its notes and summary figures too)."""
-    if c["status"] != "ok":
-        word = "unsupported" if c["status"] == "unsupported" else "KAT FAIL" if c["kat"] == "fail" else "failed"
+    if not c.ok or c.result is None:
+        word = "unsupported" if c.status == UNSUPPORTED else "KAT FAIL" if c.kat == "fail" else "failed"
         table.add([f"{n}{mark}", "", word] + [""] * (len(table.columns) - 3))
-        table.notes.append(f"N={n}: {word} — {c['detail']}")
+        table.notes.append(f"N={n}: {word} — {c.detail}")
         return
-    r = c["result"]
-    p = r["parallel"]
+    r = c.result
+    p = r.parallel
     scale = 8 / 1e6 if payload else 1.0           # bytes -> Mb, ops stay ops
     th = p["aggregate"] * scale
     row = [f"{n}{mark}", ",".join(map(str, p["cpus"])) + ("" if p.get("pinned", True) else " (unpinned)"),
@@ -402,21 +403,21 @@ def _count_row(c: dict, n: int, mark: str, params: dict, payload: bool, energy: 
     table.add(row)
     sum_row["th"][n] = th
     pflags = [f for f in p.get("flags", []) if f != "oversubscribed"]
-    if r.get("flags") or pflags:
-        table.notes.append(f"N={n}: " + ", ".join(r.get("flags", []) + pflags))
+    if r.flags or pflags:
+        table.notes.append(f"N={n}: " + ", ".join(r.flags + pflags))
     if "oversubscribed" in p.get("flags", []):
         table.notes.append(f"† N={n}: oversubscribed — {n} processes on {len(p['available_cpus'])} CPU(s), "
                            f"assigned round-robin ({','.join(map(str, p['cpus']))}); throughput cannot "
                            "scale past the CPU count")
 
 
-def _engine_table(run: dict, op_id: str, params: dict, engine: str, by_n: dict, ncpu: int) -> tuple[Table, dict]:
+def _engine_table(run: Run, op_id: str, params: dict, engine: str, by_n: dict, ncpu: int) -> tuple[Table, dict]:
     """The Pisa paper's table of one (op, params) and engine: a row per process count N; and its row
     of the summary {op, engine, unit, th: {N: TH}, fom: {N: FoM}}."""
     op = OPS[op_id]
     payload = units_per_op(op_id, params)[0] == "bytes"
     d_col, th_col, e_col = (("D (Mb)", "TH (Mbps)", "E (mJ/Mb)") if payload else ("D (Op)", "TH (Op/s)", "E (mJ/Op)"))
-    energy = any((c["result"] or {}).get("energy") for c in by_n.values() if c["status"] == "ok")
+    energy = any(c.energy is not None for c in by_n.values() if c.ok)
     labels = ["cores", "CPUs", "Exec. time (s)", d_col, th_col, th_col.replace("TH", "TH/core"),
               "efficiency %"] + (["P (mW)", e_col, "FoM"] if energy else [])
     label = _table_label(run, op_id, params)
@@ -446,13 +447,14 @@ def _summary_table(summary: list[dict], counts: list[int]) -> Table:
     return table
 
 
-def scaling_tables(run: dict) -> list[Table]:
+def scaling_tables(run: Run) -> list[Table]:
     """Per (op, params) and engine, a row per process count N: the Pisa paper's columns (Exec. time, D, TH,
     P, E) plus throughput per core, parallel efficiency and FoM = TH / E; then Table V's summary."""
     order, cells = cells_by_count(run)
-    engines = run["plan"]["options"]["engines"]
-    counts = run["plan"]["options"].get("parallel") or []
-    ncpu = len(run["plan"]["options"].get("parallel_cpus") or [])
+    opts = run.plan.options
+    engines = opts.engines
+    counts = opts.parallel or []
+    ncpu = len(opts.parallel_cpus or [])
     tables, summary = [], []
     for op_id, pk in order:
         for engine in [e for e in engines if e in cells[(op_id, pk)]]:
@@ -464,10 +466,10 @@ def scaling_tables(run: dict) -> list[Table]:
     return tables
 
 
-def conditions_line(run: dict) -> str:
-    opts = run["plan"]["options"]
-    cpus = opts.get("parallel_cpus") or []
-    return (f"scaling: N = {', '.join(map(str, opts.get('parallel') or []))} harness processes per engine, each pinned "
+def conditions_line(run: Run) -> str:
+    opts = run.plan.options
+    cpus = opts.parallel_cpus or []
+    return (f"scaling: N = {', '.join(map(str, opts.parallel or []))} harness processes per engine, each pinned "
             f"to its own CPU of {len(cpus)} available ({','.join(map(str, cpus))}; † = oversubscribed, wrapped "
             "round-robin); engines measured one after the other. TH = median over rounds of Σ data of the N "
             "concurrent batches / wall time, the wall time taken by the orchestrator (time.perf_counter_ns from "

@@ -244,7 +244,7 @@ def _store_as_run(args, op, info, imported: dict, trace_info: dict) -> int:
     params = resolve_params(op, {k: v[0] if len(v) == 1 else v for k, v in split_params(args.param).items()}, "--param")
     cell = as_cell(imported, op.id, params, args.engine, f"trace:{info.format}")
     store = Store(args.db)
-    # the plan of an imported trace, in the form such runs have always been stored in
+    # the plan as `energy import` has always stored it: the trace's one group, nothing it does not have
     plan = Plan.from_json({"suite": None, "baseline": None, "options": {"engines": [args.engine], "repeat": len(windows)},
                            "groups": [{"op": op.id, "params": params, "engines": [args.engine]}], "kind": "trace"})
     # the same lifecycle as a measured run: the trace is a target that yields its cells
@@ -342,7 +342,7 @@ def cmd_energy_model(args, out) -> int:
             store = Store(args.db)
             run = store.load_run(resolve_one_run(store, args.run, "--run"))
             doc = model_run(run, profile, peri, args.baseline, args.current_uncertainty)
-            out.write(f"run {run['id']} x power profile {profile.name} ({profile.supply_v:g} V): modeled energy "
+            out.write(f"run {run.id} x power profile {profile.name} ({profile.supply_v:g} V): modeled energy "
                       f"(durations {', '.join(sorted({r['time_provenance'] for r in doc['rows']})) or 'none'})\n")
             for r in doc["rows"]:
                 params = " ".join(f"{k}={v}" for k, v in r["params"].items())

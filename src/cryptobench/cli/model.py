@@ -10,7 +10,6 @@ from pathlib import Path
 
 from ..errors import UsageError
 from .common import OneLineParser, add_db, resolve_one_run, write_atomic
-from ..records import params_key
 
 NAME = "model"
 
@@ -304,13 +303,13 @@ def _fit(args, out) -> int:
     run = store.load_run(resolve_one_run(store, args.fit, "--fit"))
     sweep = sweep_from_run(run, args.op, args.engine, _params(args.param))["time"]
     if not sweep:
-        engines = sorted({c["engine"] for c in run["cells"] if c["op"] == args.op})
-        raise UsageError(f"run {run['id']}: no timed cells of {args.op} with a bytes parameter on '{args.engine}'"
+        engines = sorted({c.engine for c in run.cells if c.op == args.op})
+        raise UsageError(f"run {run.id}: no timed cells of {args.op} with a bytes parameter on '{args.engine}'"
                          f" (engines with {args.op}: {', '.join(engines) or 'none'})")
     fit = fit_setup_per_block([(p["x"], p["y"]) for p in sweep], args.block_bytes)
-    fit.update({"run": run["id"], "op": args.op, "engine": args.engine})
+    fit.update({"run": run.id, "op": args.op, "engine": args.engine})
     unit = "block" if args.block_bytes else "byte"
-    out.write(f"fit of t = setup + per_{unit} · {unit}s to run {run['id']}, {args.op} on {args.engine} "
+    out.write(f"fit of t = setup + per_{unit} · {unit}s to run {run.id}, {args.op} on {args.engine} "
               f"(least squares, {len(sweep)} lengths)\n")
     out.write(f"  setup {fit['setup_s'] * 1e6:.6g} µs, per {unit} ({fit['block_bytes']} B) {fit['per_block_s'] * 1e9:.6g} ns, "
               f"R² {fit['r2']:.6f}, RMS residual {fit['rms_residual_s'] * 1e9:.4g} ns\n")
@@ -397,12 +396,12 @@ def _crossover(args, out) -> int:
     for e in (args.a, args.b):
         s = sweep_from_run(run, args.op, e, params, prof, peri.get(e, ()))
         if not s["time"]:
-            engines = sorted({c["engine"] for c in run["cells"] if c["op"] == args.op and c["status"] == "ok"})
-            raise UsageError(f"run {run['id']}: no timed cells of {args.op} with a bytes parameter on '{e}' "
+            engines = sorted({c.engine for c in run.cells if c.op == args.op and c.ok})
+            raise UsageError(f"run {run.id}: no timed cells of {args.op} with a bytes parameter on '{e}' "
                              f"(engines with {args.op}: {', '.join(engines) or 'none'})")
         sweeps[e] = s
-    doc = {"provenance": "modeled", "run": run["id"], "op": args.op, "a": args.a, "b": args.b}
-    out.write(f"crossover, run {run['id']}, {args.op}: from which payload length is {args.b} (B) cheaper than "
+    doc = {"provenance": "modeled", "run": run.id, "op": args.op, "a": args.a, "b": args.b}
+    out.write(f"crossover, run {run.id}, {args.op}: from which payload length is {args.b} (B) cheaper than "
               f"{args.a} (A)\n")
     for metric, unit, k in (("time", "µs", 1e6), ("energy", "µJ", 1e6)):
         a_pts, b_pts = sweeps[args.a][metric], sweeps[args.b][metric]
@@ -450,33 +449,33 @@ def _battery(args, out) -> int:
     if args.baseline_ua and volts is None:
         raise UsageError("--baseline-ua needs a voltage: --battery-v or a --profile")
     baseline_w = (args.baseline_ua or 0.0) * 1e-6 * (volts or 0.0)
-    engines = args.engine or sorted({c["engine"] for c in run["cells"] if c["status"] == "ok"})
+    engines = args.engine or sorted({c.engine for c in run.cells if c.ok})
     per_op, prov, keys = {e: {} for e in engines}, {}, []
     for op, params, n in rates:
         key = op + "".join(f",{k}={v}" for k, v in params.items())
         keys.append((key, n))
         for e in engines:
-            cells = [c for c in run["cells"] if c["op"] == op and c["engine"] == e and c["status"] == "ok"
-                     and all(str(c["params"].get(k)) == v for k, v in params.items())]
+            cells = [c for c in run.cells if c.op == op and c.engine == e and c.ok
+                     and all(str(c.params.get(k)) == v for k, v in params.items())]
             if not cells:
                 continue
             if len(cells) > 1:
-                choices = "; ".join(params_key(c["params"]) for c in cells[:4])
+                choices = "; ".join(c.params.key for c in cells[:4])
                 raise UsageError(f"--rate {key}: {len(cells)} cells of {op} on {e} match ({choices}): "
                                  "name the parameters, e.g. --rate " + op + ",bytes=64=60/h")
-            r = cells[0].get("result") or {}
-            en = (r.get("energy") or {}).get("per_op_j")
-            if en is not None:
-                per_op[e][key] = en
-                prov[(e, key)] = (r.get("energy") or {}).get("provenance", "measured")
-            elif prof is not None and r.get("time_s"):
+            cell = cells[0]
+            en = cell.energy
+            if en is not None and en.per_op_j is not None:    # any stored figure, within the idle noise too
+                per_op[e][key] = en.per_op_j
+                prov[(e, key)] = en.provenance
+            elif prof is not None and cell.result is not None and cell.result.time_s:
                 from ..energy.models import modeled_energy
-                per_op[e][key] = modeled_energy(r["time_s"]["median"], prof)["per_op_j"]
+                per_op[e][key] = modeled_energy(cell.result.time_s["median"], prof)["per_op_j"]
                 prov[(e, key)] = "modeled"
     view = battery_view(per_op, keys, cap, baseline_w)
-    view.update({"run": run["id"], "rates_per_hour": dict(keys),
+    view.update({"run": run.id, "rates_per_hour": dict(keys),
                  "energy_inputs": {f"{e}|{k}": v for (e, k), v in prov.items()}})
-    out.write(f"battery view, run {run['id']}: capacity {cap:.5g} J ({cap / 3600:.4g} Wh), baseline "
+    out.write(f"battery view, run {run.id}: capacity {cap:.5g} J ({cap / 3600:.4g} Wh), baseline "
               f"{baseline_w * 1e6:.4g} µW ({baseline_w * 86400:.4g} J/day)\n")
     out.write("  duty cycle: " + ", ".join(f"{k} {n:g}/h" for k, n in keys) + "\n")
     out.write(f"  {'engine':<20} {'crypto J/day':>13} {'share':>8} {'battery days':>13} {'crypto-only days':>17}  energy from\n")

@@ -71,7 +71,7 @@ def add_parser(sub) -> None:
                      help="watchdog per firmware image in seconds (default 300; silence for min(30, this) also ends it)")
 
 
-def _mcu_plan(args) -> dict:
+def _mcu_plan(args) -> Plan:
     """The plan of a microcontroller run: the suite's cells, one engine per library recipe."""
     from ..firmware.build import toolchain
     from ..firmware.recipes import builtin_recipes, load_recipe
@@ -248,8 +248,8 @@ def _finish(store: Store, run_id: int, args, out) -> int:
     run = store.load_run(run_id)
     # the relative view after the tables: asked for, or the suite's own (relative = true: its baseline)
     from ..relative import run_engines
-    relative_to = getattr(args, "relative_to", None) or (run["plan"]["baseline"] if run["plan"].get("relative")
-                                                         and run["plan"].get("baseline") else None)
+    relative_to = getattr(args, "relative_to", None) or (run.plan.baseline if run.plan.relative and run.plan.baseline
+                                                         else None)
     if relative_to and relative_to not in run_engines(run):
         sys.stderr.write(f"note: no relative view: {relative_to} is not one of this run's engines\n")
         relative_to = None
@@ -261,7 +261,7 @@ def _finish(store: Store, run_id: int, args, out) -> int:
     return 0
 
 
-def _execute(store: Store, plan: dict, run_id: int | None, quiet: bool) -> int:
+def _execute(store: Store, plan: Plan, run_id: int | None, quiet: bool) -> int:
     from ..runner import Runner
     from ..targets import target_for
     console = stderr_console()
@@ -279,7 +279,7 @@ def _execute(store: Store, plan: dict, run_id: int | None, quiet: bool) -> int:
         raise SystemExit(130)
 
 
-def _mcu_progress(plan: dict, console, show: bool):
+def _mcu_progress(plan: Plan, console, show: bool):
     """A microcontroller run's bar: cells done of all, the operation being built and run."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     total = len(plan.groups) * len(plan.options.engines)
@@ -287,7 +287,7 @@ def _mcu_progress(plan: dict, console, show: bool):
                         TimeElapsedColumn(), console=console, disable=not show)
     task = progress.add_task("starting", total=total)
 
-    def on_group(group, phase, n=1):
+    def on_group(group: dict, phase, n=1):          # McuTarget's progress: {"op", "params": {"library"}}
         label = group["op"] + " " + " ".join(f"{k}={v}" for k, v in group["params"].items())
         if phase == "start":
             progress.update(task, description=label[:48])
@@ -296,7 +296,7 @@ def _mcu_progress(plan: dict, console, show: bool):
     return progress, on_group
 
 
-def _host_progress_bar(plan: dict, console, show: bool):
+def _host_progress_bar(plan: Plan, console, show: bool):
     """A host run's bar: verification, then sampling with the time left (_host_progress)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     progress = Progress(TextColumn("{task.description:<44}"), BarColumn(), TextColumn("{task.fields[eta]}"),

@@ -87,8 +87,9 @@ def attach_to_run(imported: dict, run: Run) -> list[Cell]:
     cells = []
     for p, ws in matched:
         cell = p["cell"]
+        result = cell.result if cell.result is not None else Result()
         fields = {"energy": energy_record(ws, imported["info"], cell.op, cell.params)}
         if column(ws, "approximate").any():
-            fields["flags"] = sorted(set(cell.result.flags) | {"approximate"})
-        cells.append(dataclasses.replace(cell, result=cell.result.with_fields(**fields)))
+            fields["flags"] = sorted(set(result.flags) | {"approximate"})
+        cells.append(dataclasses.replace(cell, result=result.with_fields(**fields)))
     return cells

@@ -12,9 +12,10 @@ figures the published studies derive from energy.
 from __future__ import annotations
 
 import tomllib
-from ..records import params_key
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..records import Run
 
 STATES = ("active", "idle", "standby")
 
@@ -128,7 +129,7 @@ def per_unit(energy_per_op_j: float, duration_s: float, nbytes: int | None = Non
     return out
 
 
-def model_run(run: dict, profile: PowerProfile, engine_peripherals: dict[str, list[str]] | None = None,
+def model_run(run: Run, profile: PowerProfile, engine_peripherals: dict[str, list[str]] | None = None,
               baseline: str | None = None, current_rel_unc: float = 0.0) -> dict:
     """Modeled energy for every timed cell of a stored run (durations measured or simulated, the
     profile's active current plus the engine's peripherals), and, against a baseline engine, TI's
@@ -136,18 +137,17 @@ def model_run(run: dict, profile: PowerProfile, engine_peripherals: dict[str, li
     from ..catalog import OPS
     engine_peripherals = engine_peripherals or {}
     rows, by_key = [], {}
-    for c in run["cells"]:
-        r = c.get("result") or {}
-        if c["status"] != "ok" or not r.get("time_s"):
+    for c in run.cells:
+        if not c.ok or c.result is None or not c.result.time_s:
             continue
-        t = r["time_s"]["median"]
-        e = modeled_energy(t, profile, "active", engine_peripherals.get(c["engine"], ()))
-        nbytes = c["params"].get("bytes") if OPS[c["op"]].payload else None
+        t = c.result.time_s["median"]
+        e = modeled_energy(t, profile, "active", engine_peripherals.get(c.engine, ()))
+        nbytes = c.params.get("bytes") if OPS[c.op].payload else None
         e.update({k: v for k, v in per_unit(e["per_op_j"], t, nbytes).items() if k != "energy_per_op_j"})
-        row = {"op": c["op"], "params": c["params"], "engine": c["engine"], "time_s": t,
-               "time_ci95": r["time_s"].get("ci95"), "time_provenance": c["provenance"], "energy": e}
+        row = {"op": c.op, "params": c.params.to_dict(), "engine": c.engine, "time_s": t,
+               "time_ci95": c.result.time_s.get("ci95"), "time_provenance": c.provenance, "energy": e}
         rows.append(row)
-        by_key[(c["op"], params_key(c["params"]), c["engine"])] = row
+        by_key[(c.op, c.params.key, c.engine)] = row
     comps = []
     if baseline:
         for (op, pk, engine), row in by_key.items():

@@ -4,6 +4,7 @@ Input and output names follow the host protocol's `compute` table (docs/protocol
 has six input slots, filled from those names by IN_SLOTS."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..catalog import harness_default
@@ -43,7 +44,7 @@ def fill(length: int, seed: int) -> bytes:
 @dataclass
 class Inputs:
     op: str
-    params: dict
+    params: Mapping                      # a cell's parameters (records.Params) or a vector's
     values: dict[str, bytes] = field(default_factory=dict)   # compute input name -> bytes
 
 
@@ -87,7 +88,7 @@ class _Pool:
         return "\n".join(out)
 
 
-def _params_c(params: dict) -> str:
+def _params_c(params: Mapping) -> str:
     """An fw_params initializer; a parameter not in `params` reads as a harness reads a left-out one."""
     def num(key):
         v = params.get(key)

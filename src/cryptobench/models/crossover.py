@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+from ..records import Run
+
 
 def linear_curve(fn, lengths) -> list[dict]:
     """A sweep from a model function: length -> cost (no interval)."""
@@ -69,34 +71,33 @@ def crossover(a_points: list[dict], b_points: list[dict]) -> dict:
     return out
 
 
-def sweep_from_run(run: dict, op: str, engine: str, params: dict | None = None, profile=None,
+def sweep_from_run(run: Run, op: str, engine: str, params: dict | None = None, profile=None,
                    peripherals=()) -> dict:
     """A stored run's cells of `op` on `engine`, by params['bytes']: time (median, ci95) and energy
     (result.energy.per_op_j, its ci95 if stored; else modeled t·V·I with `profile`)."""
     params = params or {}
     time_pts, energy_pts, energy_prov, seen = [], [], set(), {}
-    for c in run["cells"]:
-        if c["op"] != op or c["engine"] != engine or c["status"] != "ok":
+    for c in run.cells:
+        if c.op != op or c.engine != engine or not c.ok:
             continue
-        if any(str(c["params"].get(k)) != str(v) for k, v in params.items()):
+        if any(str(c.params.get(k)) != str(v) for k, v in params.items()):
             continue
-        r = c.get("result") or {}
-        if "bytes" not in c["params"] or not r.get("time_s"):
+        if "bytes" not in c.params or c.result is None or not c.result.time_s:
             continue
-        x = float(c["params"]["bytes"])
+        x = float(c.params["bytes"])
         if x in seen:
-            others = {k: v for k, v in c["params"].items() if k != "bytes" and seen[x].get(k) != v}
+            others = {k: v for k, v in c.params.items() if k != "bytes" and seen[x].get(k) != v}
             raise ValueError(f"{op} on {engine}: several cells at {x:g} bytes (they differ in "
                              f"{', '.join(others) or 'nothing'}): pick one with --param KEY=VALUE")
-        seen[x] = c["params"]
-        t = r["time_s"]
+        seen[x] = c.params
+        t = c.result.time_s
         lo, hi = (t.get("ci95") or [t["median"], t["median"]])
         time_pts.append({"x": x, "y": t["median"], "lo": lo, "hi": hi})
-        e = r.get("energy") or {}
-        if e.get("per_op_j") is not None:
-            elo, ehi = e.get("ci95") or [e["per_op_j"], e["per_op_j"]]
-            energy_pts.append({"x": x, "y": e["per_op_j"], "lo": elo, "hi": ehi})
-            energy_prov.add(e.get("provenance", "measured"))
+        e = c.energy
+        if e is not None and e.per_op_j is not None:       # any stored figure, within the idle noise too
+            elo, ehi = e.get("ci95") or [e.per_op_j, e.per_op_j]
+            energy_pts.append({"x": x, "y": e.per_op_j, "lo": elo, "hi": ehi})
+            energy_prov.add(e.provenance)
         elif profile is not None:
             from ..energy.models import modeled_energy
             p = modeled_energy(1.0, profile, "active", peripherals)["avg_power_w"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from ..records import Cell, Plan
+from ..records import Cell, Conditions, Plan
 from ..store import Store
 
 
@@ -21,7 +21,7 @@ class RunSession:
     run_id: int
     plan: Plan
     conditions: dict                         # what the target's open() reported for this run
-    previous_conditions: dict = field(default_factory=dict)   # a resumed run's stored conditions
+    previous_conditions: Conditions = field(default_factory=Conditions)   # a resumed run's stored conditions
     log: Callable[[str], None] = lambda s: None
 
     def save_cell(self, cell: Cell) -> None:

@@ -12,7 +12,7 @@ from ..engines import ENGINES, check_engine
 from ..errors import HarnessError, UsageError
 from ..noise import ENGINE as NOISE_ENGINE, OP as NOISE_OP, SAMPLE_S as NOISE_SAMPLE_S, SLOT as NOISE_SLOT
 from ..noise import noise_summary
-from ..records import FAILED, OK, PARTIAL, UNSUPPORTED, Cell, Group, Plan, Result, cell_key
+from ..records import FAILED, OK, PARTIAL, UNSUPPORTED, Cell, Conditions, Group, Plan, Result, cell_key
 from ..results import derive
 from ..sampling import (DEFAULT_BUDGET_S, DEFAULT_PRECISION, PER_VISIT, CellSamples, RoundSampler, Source, StopRule,
                         estimator_for)
@@ -172,15 +172,15 @@ class HostTarget:
         return int(pick("repeat")), float(pick("min_time")), warmup, bool(group.single or opts.single)
 
     # --- rounds (every host run but --parallel) ------------------------------------------------
-    def _run_rounds(self, conditions: dict, stored: dict, verifier: Verifier) -> None:
+    def _run_rounds(self, conditions: dict, stored: Conditions, verifier: Verifier) -> None:
         """Verify every cell, set each up in every process of its engine, sample them all in
         rounds until the stop rule holds, then derive and store every cell at once."""
         partial = {c.key: c for c in self.session.stored_cells() if c.status == PARTIAL}
         done = self.session.done_keys()
         cells, meta, deferred = self._prepare_cells(done, partial, verifier)
-        noise = self._reference_cell(verifier, stored.get("noise_floor"))
+        noise = self._reference_cell(verifier, stored.noise_floor)
         opts = self.plan.options
-        previous_sampling = stored.get("sampling") or {}
+        previous_sampling = stored.sampling
         first_round = max([r for c in cells for r in c.rounds] + [-1]) + 1
         fixed = opts.fixed_samples
         end = self.started + float(opts.budget_s or DEFAULT_BUDGET_S) - FINISH_MARGIN_S
@@ -415,11 +415,11 @@ class HostTarget:
         return out
 
     # --- group by group (--parallel) -----------------------------------------------------------
-    def _run_groups(self, conditions: dict, stored: dict, verifier: Verifier) -> None:
+    def _run_groups(self, conditions: dict, stored: Conditions, verifier: Verifier) -> None:
         done = self.session.done_keys()
         self.parallel_ref = {}           # (op, params, engine) -> result["parallel"] of its N = 1 cell
         for c in self.session.stored_cells():
-            if c.params.get(scaling.PARAM) == 1 and c.ok:
+            if c.params.get(scaling.PARAM) == 1 and c.ok and c.result is not None:
                 self.parallel_ref[cell_key(c.op, scaling.op_params(c.params), c.engine)] = c.result.parallel
         seq = 0
         groups = self.plan.groups

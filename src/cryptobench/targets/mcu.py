@@ -4,6 +4,7 @@ cross-check its outputs against the host's OpenSSL, store stack, heap and code s
 hardware only, cycles) cell by cell."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Callable
 
@@ -32,7 +33,7 @@ def target_label(t: dict) -> str:
     return f"{t['kind']}:{t['board']}"
 
 
-def make_inputs(host: HarnessProcess | None, op: str, params: dict) -> tuple[Inputs, dict]:
+def make_inputs(host: HarnessProcess | None, op: str, params: Mapping) -> tuple[Inputs, dict]:
     """Deterministic inputs for one cell (fresh host-made keys for ECC), and what the host needs
     to check the target's output: {"expect": bytes} or {"verify": (q, hash)} or {}."""
     fam = OPS[op].family
@@ -277,7 +278,7 @@ class McuTarget:
             prov = "simulated" if self.target["kind"] == "sim" else "measured"
             save(i, g, "ok", "pass", "; ".join(parts), result=result, samples=samples, provenance=prov)
 
-    def _modeled_energy(self, result: dict, params: dict, op: str) -> dict | None:
+    def _modeled_energy(self, result: dict, params: Mapping, op: str) -> dict | None:
         """Energy from the simulated duration and the device profile's active current (modeled)."""
         if self.target["kind"] != "sim":
             return None
@@ -331,7 +332,8 @@ class McuTarget:
             at += 2 * (n + 1)
         return out
 
-    def _host_expect(self, op: str, params: dict, inputs: Inputs) -> dict:
+    def _host_expect(self, op: str, params: Mapping, inputs: Inputs) -> dict:
+        params = dict(params)              # the harness's requests are JSON
         try:
             ok, _ = self.host.supports(HOST_CHECKER, op, params)
             if not ok:
@@ -341,7 +343,7 @@ class McuTarget:
         except HarnessError:
             return {}
 
-    def _check(self, op: str, params: dict, got: bytes, check: dict) -> tuple[str, str]:
+    def _check(self, op: str, params: Mapping, got: bytes, check: dict) -> tuple[str, str]:
         if "expect" in check:
             if got == check["expect"]:
                 return "pass", "output matches the host's OpenSSL"
