@@ -143,12 +143,16 @@ def _check_types(path: Path, lines: list[str], lib: dict) -> None:
 
 
 def _inside(base: Path, rel: str, path: Path, lines: list[str], key: str) -> Path:
-    """base/rel, refused when it leads out of base (an absolute path, '..' past the top)."""
-    target = (base / rel).resolve()
-    if not target.is_relative_to(base.resolve()):
-        raise UsageError(f"{path}:{_line(lines, key)}: '{key}' = '{rel}' leads outside {base}; give a path "
-                         "inside it")
-    return target
+    """base/rel, or rel beside the recipe (a user's recipe keeps its glue next to it); refused when
+    it leads out of both (an absolute path elsewhere, '..' past the top): a recipe names files of
+    cryptobench's firmware tree or of its own folder, nothing else."""
+    roots = (base.resolve(), path.parent.resolve())
+    candidates = [(root / rel).resolve() for root in roots]
+    inside = [c for c in candidates if any(c.is_relative_to(r) for r in roots)]
+    if not inside:
+        raise UsageError(f"{path}:{_line(lines, key)}: '{key}' = '{rel}' leads outside {base} and the recipe's "
+                         "folder; give a path inside one of them")
+    return next((c for c in inside if c.exists()), inside[0])
 
 
 def _relative_inside(rel: str, path: Path, lines: list[str], key: str) -> None:
