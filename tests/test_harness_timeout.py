@@ -155,8 +155,8 @@ def _run_with_hang(tmp_path, monkeypatch, harness, hang: str, processes: int) ->
                       sampling={"processes": processes, "seed": 1})
     store = Store(tmp_path / "db.sqlite")
     run = store.load_run(Runner(store, plan).run())
-    assert run["status"] == "complete"
-    return {(c["op"], c["engine"]): c for c in run["cells"]}
+    assert run.status == "complete"
+    return {(c.op, c.engine): c for c in run.cells}
 
 
 def test_an_engine_hanging_while_sampled_fails_its_cells_and_the_run_completes(tmp_path, monkeypatch, harness):
@@ -166,11 +166,11 @@ def test_an_engine_hanging_while_sampled_fails_its_cells_and_the_run_completes(t
     assert len(cells) == 6
     for op in ("sha256", "aes-ecb-encrypt", "sha512"):
         ok = cells[(op, "openssl-hw")]
-        assert ok["status"] == "ok" and len(ok["samples"]) == 3, ok["detail"]
+        assert ok.status == "ok" and len(ok.samples) == 3, ok.detail
         failed = cells[(op, "mbedtls")]
-        assert failed["status"] == "failed" and failed["kat"] == "pass" and not failed["samples"]
-        assert failed["detail"].startswith("timing failed: harness cbh: no reply to 'sample' within 5 s; "
-                                           "the process was stopped"), failed["detail"]
+        assert failed.status == "failed" and failed.kat == "pass" and not failed.samples
+        assert failed.detail.startswith("timing failed: harness cbh: no reply to 'sample' within 5 s; "
+                                           "the process was stopped"), failed.detail
 
 
 def test_an_engine_hanging_once_while_set_up_costs_that_cell_only(tmp_path, monkeypatch, harness):
@@ -178,11 +178,11 @@ def test_an_engine_hanging_once_while_set_up_costs_that_cell_only(tmp_path, monk
     # process and are timed
     cells = _run_with_hang(tmp_path, monkeypatch, harness, "mbedtls:setup:sha256", processes=1)
     failed = cells[("sha256", "mbedtls")]
-    assert failed["status"] == "failed" and not failed["samples"]
-    assert failed["detail"] == "timing failed: harness cbh: no reply to 'setup' within 5 s; the process was stopped"
+    assert failed.status == "failed" and not failed.samples
+    assert failed.detail == "timing failed: harness cbh: no reply to 'setup' within 5 s; the process was stopped"
     for key, cell in cells.items():
         if key != ("sha256", "mbedtls"):
-            assert cell["status"] == "ok" and len(cell["samples"]) == 3, (key, cell["detail"])
+            assert cell.status == "ok" and len(cell.samples) == 3, (key, cell.detail)
 
 
 # answers every request, but with the wrong types in the fields the orchestrator counts on

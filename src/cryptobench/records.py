@@ -9,7 +9,6 @@ and stored key goes through `params_key` (canonical JSON: keys sorted).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
@@ -197,38 +196,8 @@ class Result(JsonView):
         return Result({**self._data, **fields})
 
 
-def _strict() -> None:
-    if os.environ.get("CRYPTOBENCH_STRICT_RECORDS"):
-        raise TypeError("dict-style access to a record (CRYPTOBENCH_STRICT_RECORDS): read its attributes")
-
-
-class _ByName:
-    """Transitional: reading a record's fields by name, as the dicts it replaces were read.
-    Removed once every module reads attributes (CRYPTOBENCH_STRICT_RECORDS=1 finds the readers left)."""
-
-    def __getitem__(self, name: str) -> Any:
-        _strict()
-        try:
-            return getattr(self, name)
-        except AttributeError:
-            raise KeyError(name) from None
-
-    def get(self, name: str, default: Any = None) -> Any:
-        _strict()
-        value = getattr(self, name, default)
-        return default if value is None else value
-
-    def __contains__(self, name: str) -> bool:
-        _strict()
-        return getattr(self, name, None) is not None
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        _strict()
-        setattr(self, name, value)
-
-
 @dataclass(eq=False)
-class Cell(_ByName):
+class Cell:
     """One (op, params, engine) of a run: its status, what was verified, its raw samples and
     its result. `seq` orders the cells as the plan listed them."""
     op: str
@@ -279,7 +248,7 @@ class Cell(_ByName):
                    seq=d.get("seq", 0))
 
 
-class _Stored(_ByName):
+class _Stored:
     """The JSON form of a plan's records. One read from the store is written back as it was read
     (the keys it had, plus any field changed since), so a run stored by an older cryptobench keeps
     its form; one built in code writes every field but the OPTIONAL ones left at None. Keys this
@@ -446,7 +415,7 @@ class Conditions(JsonView):
 
 
 @dataclass(eq=False)
-class Run(_ByName):
+class Run:
     """A stored run: its plan, its conditions and every cell it finished."""
     id: int
     plan: Plan

@@ -70,12 +70,14 @@ class Table:
     def cells(self) -> list[list[str]]:
         return [r.cells for r in self.rows]
 
-    def printable(self) -> "Table":
+    def printable(self, newlines_in_cells: bool = False) -> "Table":
         """A copy whose every text (title, headers, cells, notes) shows control characters as
-        visible escapes: what every renderer prints (printable.py)."""
+        visible escapes: what every renderer prints (printable.py). A CSV cell may keep its line
+        breaks (the csv module quotes them); elsewhere they are shown as \\n."""
         p = lambda t: printable(t, keep_newlines=False)
+        cell = lambda t: printable(t, keep_newlines=newlines_in_cells)
         return Table(p(self.title), [Column(p(c.label), c.align, c.unit, c.styled) for c in self.columns],
-                     [Row([p(t) for t in r.cells], r.values, r.style) for r in self.rows],
+                     [Row([cell(t) for t in r.cells], r.values, r.style) for r in self.rows],
                      [p(n) for n in self.notes], self.key)
 
     def add(self, cells: Sequence[str], values: Sequence | None = None, style: str = "") -> Row:
@@ -159,8 +161,10 @@ class Markup:
         """Header, divider and rows: the table without what comes before and after it."""
         return self.header(table) + self.divider(table) + "".join(self.row(table, r) for r in table.rows)
 
+    newlines_in_cells = False      # Csv: True
+
     def render(self, table: Table, caption: str | None = None, label: str | None = None) -> str:
-        table = table.printable()
+        table = table.printable(self.newlines_in_cells)
         caption = printable(caption, keep_newlines=False) if caption is not None else None
         return self.begin(table, caption) + self.body(table) + self.end(table, caption, label)
 
@@ -197,6 +201,7 @@ class Markdown(Markup):
 class Csv(Markup):
     """A header line of column labels and a line per row of cells; with `title_column`, a first
     column of that name holds each row's table title (several tables in one file)."""
+    newlines_in_cells = True
 
     def __init__(self, lineterminator: str = "\r\n", title_column: str | None = None):
         self.lineterminator, self.title_column = lineterminator, title_column
