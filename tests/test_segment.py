@@ -129,14 +129,14 @@ def test_no_edges_is_an_error():
     cur = np.full(1000, 0.01)
     with pytest.raises(TraceError, match="found none in 1,000 samples: the marker stays low"):
         segment(chunked(cur, np.zeros(1000, dtype=np.uint8)), nominal_voltage=V, path="flat.csv")
-    with pytest.raises(TraceError, match="samples: the trace has none"):
+    with pytest.raises(TraceError, match="expected samples, found none"):
         segment(iter([]), nominal_voltage=V)
 
 
 def test_non_finite_current_names_its_line():
     cur, mark = pulses(n=2)
     cur[333] = np.nan
-    with pytest.raises(TraceError, match="line 335: a finite current"):
+    with pytest.raises(TraceError, match="line 335: expected a finite current"):
         segment(chunked(cur, mark, 100), nominal_voltage=V)
 
 
