@@ -234,7 +234,8 @@ class _Segmenter:
             return float(c.dt)
         t = c.t
         d = np.empty(len(t), dtype=np.float64)
-        d[:-1] = np.diff(t)
+        with np.errstate(invalid="ignore", over="ignore"):     # inf time stamps: refused below
+            d[:-1] = np.diff(t)
         # the last sample's interval: the chunk's median step (the next chunk's first time is unknown)
         d[-1] = float(np.median(d[:-1])) if len(t) > 1 else (self.periods and min(self.periods) or 0.0)
         if len(t) > 1 and not (d[:-1] > 0).all():
