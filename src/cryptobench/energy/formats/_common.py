@@ -94,8 +94,8 @@ def check_file(path) -> Path:
 
 
 def check_text(path: Path) -> None:
-    """A TraceError unless the file looks like text in UTF-8 (or ASCII): a UTF-16/32 byte-order mark
-    or a NUL byte in the first 64 KiB means another encoding or a binary file."""
+    """A TraceError unless the file looks like text in UTF-8 (or ASCII): a UTF-16/32 byte-order mark,
+    a NUL byte or bytes that are not UTF-8 in the first 64 KiB mean another encoding or a binary file."""
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
     for bom, name in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
@@ -107,6 +107,13 @@ def check_text(path: Path) -> None:
     if nul >= 0:
         raise TraceError(path, f"byte {nul}", "expected a text file, found a NUL byte (a binary file, or text "
                                               "in UTF-16 without a byte-order mark)")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:           # not just a character cut by the 64 KiB read
+            raise TraceError(path, f"byte {exc.start}", f"expected a text file in UTF-8, found byte "
+                                                        f"0x{head[exc.start]:02X} (another encoding, e.g. Latin-1: "
+                                                        "convert it to UTF-8, or a binary file)") from None
 
 
 def read_header(path, fh, line_no: int = 1) -> str:
@@ -119,7 +126,8 @@ def read_header(path, fh, line_no: int = 1) -> str:
 
 
 def open_text(path: Path):
-    # utf-8-sig drops a byte-order mark; undecodable bytes become U+FFFD and surface as bad cells
+    # utf-8-sig drops a byte-order mark; undecodable bytes (past the 64 KiB check_text reads) become
+    # U+FFFD and surface as bad cells
     return open(path, "r", encoding="utf-8-sig", errors="replace", newline=None)
 
 
@@ -130,6 +138,12 @@ def clean(cell: str) -> str:
 def show(text: str, limit: int = 60) -> str:
     text = text.rstrip("\r\n")
     return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+def show_names(names: list[str], limit: int = 16) -> str:
+    """Column or trace names for a message: each cut to 40 characters, at most `limit` of them."""
+    shown = ", ".join(show(n, 40) for n in names[:limit])
+    return shown + (f", … ({len(names)} in all)" if len(names) > limit else "")
 
 
 # ------------------------------------------------------------------------------------ CSV blocks
@@ -275,7 +289,7 @@ def find_column(path, line_no: int, columns: list[str], name, what: str) -> int:
         return name
     name = text
     raise TraceError(path, f"line {line_no}", f"expected a column {name!r} ({what}) in the header, "
-                                               f"found columns: {', '.join(map(repr, columns))}")
+                                               f"found columns: {show_names(columns)}")
 
 
 _LOW = ("0", "0.0", "L", "l", "low", "LOW", "false", "False")

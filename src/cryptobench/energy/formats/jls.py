@@ -25,7 +25,7 @@ import numpy as np
 
 from ...extras import MissingExtra, require
 from ..trace import Chunk, TraceError, TraceInfo
-from ._common import check_file, chunk_size
+from ._common import check_file, chunk_size, show_names
 
 NAME = "jls"
 DESCRIPTION = "Joulescope JLS v2 recording (signals current, voltage, gpi[0…3]/trigger_in) via pyjls"
@@ -153,7 +153,7 @@ def _lookup(path, reader, spec, what):
     except Exception:
         names = [s.name for s in reader.signals.values() if s.signal_id != 0]
         raise TraceError(path, None, f"expected a signal {spec!r} ({what}), found signals: "
-                                     f"{', '.join(map(repr, names))}") from None
+                                     f"{show_names(names)}") from None
     if sig.signal_type != 0:
         raise TraceError(path, None, f"expected {spec!r} ({what}) to be a fixed-sample-rate signal, "
                                      f"found a variable-rate one")

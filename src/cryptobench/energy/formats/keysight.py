@@ -32,7 +32,7 @@ import numpy as np
 
 from ..trace import Chunk, TraceError, TraceInfo
 from ._common import (DEFAULT_CSV_CHUNK, CsvTable, check_file, check_text, chunk_size, clean, open_text,
-                      opt_supplies, read_header, show, split_header)
+                      opt_supplies, read_header, show, show_names, split_header)
 
 CSV_NAME, DLOG_NAME = "n6705-csv", "n6705-dlog"
 CSV_DESCRIPTION = "Keysight N6705 / 14585A data-logger CSV export (Sample interval preamble, Sample,Curr avg 1,… rows)"
@@ -79,7 +79,7 @@ def _choose(path, where, names: list[str], options) -> dict:
         if k in keys:
             return keys.index(k)
         raise TraceError(path, where, f"expected a trace {value!r} ({what}), found traces: "
-                                      f"{', '.join(map(repr, names))}")
+                                      f"{show_names(names)}")
 
     roles = {}
     if options.get("marker_column") is not None:
@@ -113,12 +113,12 @@ def _default_current(path, where, names, keys, marker) -> int:
         return avg[0]
     if marker_ch is None:
         raise TraceError(path, where, f"expected a current trace ('Curr avg N' / currN), found traces: "
-                                      f"{', '.join(map(repr, names))}")
+                                      f"{show_names(names)}")
     ch = 2 if marker_ch == "1" else 1
     want = f"Curr avg {ch}" if any(_CSV_TRACE.match(n.strip()) for n in names) else f"curr{ch}"
     raise TraceError(path, where, f"expected the supply's current trace {want!r} (a 'Curr avg N' / currN of a "
                                   f"channel other than the marker's channel {marker_ch}), found traces: "
-                                  f"{', '.join(map(repr, names))}")
+                                  f"{show_names(names)}")
 
 
 def _channels(roles) -> list[str]:
@@ -243,7 +243,10 @@ def read_dlog_header(path):
     """(xml root, offset of the first sample frame) of a .dlog file."""
     with open(path, "rb") as f:
         head = f.read(1 << 16)
-        start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:64]
+        start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:16]
+        if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            raise TraceError(path, "byte 0", "expected a .dlog XML header in UTF-8, found UTF-16 text (byte-order "
+                                             f"mark {head[:2].hex(' ').upper()})")
         if not start.startswith(b"<"):
             raise TraceError(path, "byte 0", f"expected a .dlog XML header ('<?xml …' or '<dlog>'), found {start!r}")
         while _END not in head:
@@ -267,7 +270,8 @@ def read_dlog_header(path):
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         line, col = exc.position
-        raise TraceError(path, f"line {line}", f"expected a well-formed XML header, found: {exc.msg} "
+        what = re.sub(r": line \d+, column \d+$", "", str(exc.msg))
+        raise TraceError(path, f"line {line}", f"expected a well-formed XML header, found: {what} "
                                                f"(column {col})") from None
     if root.tag != "dlog":
         raise TraceError(path, "line 1", f"expected the root element <dlog>, found <{root.tag}>")
