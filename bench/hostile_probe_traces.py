@@ -57,6 +57,8 @@ def library_message(case: dict) -> str | None:
         import_trace(info, chunks, **kw)
     except TraceError as exc:
         return str(exc)
+    except Exception as exc:            # noqa: BLE001 - an exception other than TraceError is what is counted
+        return f"Traceback: {type(exc).__name__}: {exc}"
     return None
 
 
@@ -72,8 +74,8 @@ def probe_case(name: str) -> tuple[str, str, str]:
     place = case["named"] + (f":{case['where']}:" if case["where"] else ":")
     if after != before:
         return name, "changed", err.strip()
-    if "Traceback" in err or run.returncode not in (0, 2):
-        return name, "traceback", err.strip()[-300:]
+    if "Traceback" in err or run.returncode not in (0, 2) or (message or "").startswith("Traceback"):
+        return name, "traceback", (err.strip() or message)[-300:]
     if run.returncode == 0:
         return name, "silent", run.stdout.strip()[-200:]
     clear = (err.count("\n") == 1 and err == f"cryptobench: error: {message}\n" and place in err
