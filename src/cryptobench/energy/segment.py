@@ -255,20 +255,20 @@ class _Segmenter:
         n = len(c)
         if n == 0:
             return
-        self.check_samples(c)
+        lows = self.check_samples(c)
         self.warnings += [w for w in c.warnings if w not in self.warnings]
         states, x = self.states(c)
         dt = self.dts(c)
-        self.count_negative(c, states == 1)
+        self.count_negative(c, states, lows)
         starts = np.flatnonzero(np.diff(states)) + 1
         starts = np.concatenate(([0], starts))
         part = {"state": states[starts].astype(np.int8), "start": starts + self.total,
                 "n": np.diff(np.append(starts, n))}
-        # huge values may overflow the sums to inf: the windows are checked for that at the end
+        # huge values may overflow the sums or times to inf: the windows are checked for that at the end
         with np.errstate(over="ignore", invalid="ignore"):
             self.sums(c, dt, starts, part)
+            part["t"] = (c.t[starts] if c.t is not None else c.t0 + c.dt * starts).astype(np.float64)
         part["x"] = np.add.reduceat(x.astype(np.int64), starts) if x is not None else np.zeros(len(starts), np.int64)
-        part["t"] = (c.t[starts] if c.t is not None else c.t0 + c.dt * starts).astype(np.float64)
         kind, loc = self._locations(c, starts)
         part["loc_kind"] = np.full(len(starts), kind, dtype=np.int8)
         part["loc"] = loc
@@ -306,24 +306,30 @@ class _Segmenter:
             yield "voltage", c.voltage
         yield from c.extra.items()
 
-    def check_samples(self, c: Chunk) -> None:
+    def check_samples(self, c: Chunk) -> dict:
         """Every current and voltage finite and within ±MAX_READING (the readers name a bad cell;
-        this names the sample, in the file the samples came from)."""
+        this names the sample, in the file the samples came from). Returns each channel's minimum."""
         self.source = c.source or self.source
+        lows = {}
         for name, a in self.channels(c):
-            ok = np.abs(a) <= MAX_READING            # False for NaN too
-            if not ok.all():
-                i = int(np.flatnonzero(~ok)[0])
+            lo, hi = float(np.min(a)), float(np.max(a))          # NaN when a sample is NaN
+            if not -MAX_READING <= lo <= hi <= MAX_READING:
+                i = int(np.flatnonzero(~(np.abs(a) <= MAX_READING))[0])
                 v, unit = float(a[i]), "V" if name.startswith("voltage") else "A"
                 expected = (f"expected a finite {name}, found {v}" if not math.isfinite(v) else
                             f"expected a {name} within ±{MAX_READING:g} {unit}, found {v:.6g} (a garbage value, "
                             "or an instrument's overflow code such as SCPI's 9.9e37)")
                 raise TraceError(c.source or self.path, c.where(i), expected)
+            lows[name] = lo
+        return lows
 
-    def count_negative(self, c: Chunk, high: np.ndarray) -> None:
-        """Count the samples below zero inside marker windows, per channel, for a warning."""
+    def count_negative(self, c: Chunk, states: np.ndarray, lows: dict) -> None:
+        """Count the samples below zero inside marker windows, per channel, for a warning (a pass
+        over the samples only for a channel whose minimum is below zero)."""
         for name, a in self.channels(c):
-            neg = (a < 0) & high
+            if lows[name] >= 0:
+                continue
+            neg = (a < 0) & (states == 1)
             if neg.any():
                 seen = self.negative.setdefault(name, [0, c.where(int(np.argmax(neg)))])
                 seen[0] += int(np.count_nonzero(neg))
@@ -456,8 +462,9 @@ def _check_windows(windows: "Windows", path: str) -> None:
     where = lambda i: _where(cols["loc_kind"][i], cols["loc"][i])       # noqa: E731
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         power = cols["energy_j"] / cols["duration_s"]
-        checks = [("duration", cols["duration_s"], "s"), ("energy", cols["energy_j"], "J"),
-                  ("average current", cols["avg_current_a"], "A"), ("average power", power, "W")]
+        checks = [("start time", cols["start_s"], "s"), ("duration", cols["duration_s"], "s"),
+                  ("energy", cols["energy_j"], "J"), ("average current", cols["avg_current_a"], "A"),
+                  ("average power", power, "W")]
         checks += [(f"energy of supply '{nm}'", cols["E." + nm], "J") for nm in windows.supplies]
         for what, values, unit in checks:
             bad = np.flatnonzero(~np.isfinite(values))

@@ -340,7 +340,7 @@ def open_dlog(path, **options):
 
 
 def _dlog_chunks(path, offset, n_frames, names, roles, dt, block):
-    done, width, used = 0, len(names), sorted(set(roles.values()))
+    done, width = 0, len(names)
     buf = np.empty(min(block, max(n_frames, 1)) * width, dtype=">f4")    # reused: no per-chunk allocation
     with open(path, "rb") as f:
         f.seek(offset)
@@ -351,19 +351,25 @@ def _dlog_chunks(path, offset, n_frames, names, roles, dt, block):
                 raise TraceError(path, f"byte {offset + done * width * 4 + got}",
                                  f"expected {k} more frames, found end of file")
             frames = buf[:k * width].reshape(k, width)
-            _check_finite(path, frames, used, names, offset + done * width * 4)
-            chunk = Chunk(current=frames[:, roles["current"]].astype(np.float64), t0=done * dt, dt=dt)
-            chunk.byte0, chunk.sample_bytes = offset + done * width * 4, width * 4
-            _fill(chunk, roles, lambda i: frames[:, i].astype(np.float64))
+            byte0 = offset + done * width * 4
+
+            def column(i):
+                return _finite(path, frames[:, i].astype(np.float64), names[i], byte0 + 4 * i, width * 4)
+            chunk = Chunk(current=column(roles["current"]), t0=done * dt, dt=dt)
+            chunk.byte0, chunk.sample_bytes = byte0, width * 4
+            _fill(chunk, roles, column)
             done += k
             yield chunk
 
 
-def _check_finite(path, frames: np.ndarray, used: list[int], names: list[str], byte0: int) -> None:
-    """Every value of the traces read is a finite float32 (the analyzer never logs NaN or inf)."""
-    finite = np.isfinite(frames[:, used])
-    if not finite.all():
-        i, j = (int(x) for x in np.argwhere(~finite)[0])
-        col = used[j]
-        raise TraceError(path, f"byte {byte0 + (i * len(names) + col) * 4}",
-                         f"expected a finite float32 for trace {names[col]}, found {float(frames[i, col])}")
+def _finite(path, values: np.ndarray, name: str, byte0: int, frame_bytes: int) -> np.ndarray:
+    """The trace's values, every one finite (the analyzer never logs NaN or inf); else a TraceError
+    at the value's byte."""
+    # one pass: a NaN or inf makes the sum so, and float32 values cannot overflow a float64 sum
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = np.isfinite(np.add.reduce(values))
+    if not finite:
+        i = int(np.flatnonzero(~np.isfinite(values))[0])
+        raise TraceError(path, f"byte {byte0 + i * frame_bytes}",
+                         f"expected a finite float32 for trace {name}, found {float(values[i])}")
+    return values
