@@ -206,7 +206,7 @@ def test_negative_energy_of_a_further_supply_flags_the_window():
     r = segment(chunked(cur, mark, 77, extra={"current.se": se}), nominal_voltage=V)
     assert [w.flags for w in r.windows] == [[], ["negative-supply"], []]
     assert r.windows.column("flagged").tolist() == [False, True, False]
-    assert any("negative energy on supply 'se'" in w and "offset noise" in w for w in r.warnings)
+    assert any("negative energy on supply 'se'" in w and "zero offset" in w for w in r.warnings)
     assert summarize_energy(r.windows)["flagged"] == 1
 
 
@@ -259,3 +259,11 @@ def test_reader_warnings_and_source_file_are_passed_on():
     chunks[1].current[5] = np.nan
     with pytest.raises(TraceError, match=r"^current\.csv:line 307: expected a finite current"):
         segment(chunks, nominal_voltage=V, path="digital.csv")
+
+
+def test_zero_duration_windows_are_refused_not_called_energy_free():
+    """Per-sample times fed one sample at a time leave no step to measure: say so."""
+    cur, mark = pulses(n=2)
+    t = np.cumsum(np.full(len(cur), DT)) + np.where(np.arange(len(cur)) % 2, 3e-6, 0.0)   # not uniform
+    with pytest.raises(TraceError, match="expected a positive duration in every window, found 0 s .*chunk_samples"):
+        segment(chunked(cur, mark, 1, t=t), nominal_voltage=V)

@@ -460,6 +460,12 @@ def _check_windows(windows: "Windows", path: str) -> None:
     operation's energy (TraceError naming the window)."""
     cols = windows.cols
     where = lambda i: _where(cols["loc_kind"][i], cols["loc"][i])       # noqa: E731
+    flat = np.flatnonzero(cols["duration_s"] == 0)
+    if len(flat):
+        i = int(flat[0])
+        raise TraceError(path, where(i), f"expected a positive duration in every window, found 0 s in window "
+                         f"{windows.first_index + i} (per-sample times read in chunks of one sample: give a larger "
+                         "chunk_samples)")
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         power = cols["energy_j"] / cols["duration_s"]
         checks = [("start time", cols["start_s"], "s"), ("duration", cols["duration_s"], "s"),
@@ -566,8 +572,8 @@ def _trace_warnings(seg: "_Segmenter", R: dict, windows: Windows, min_width_s: f
         low = {nm: float(windows.column("E." + nm)[neg].min()) for nm in windows.supplies}
         which = ", ".join(f"'{nm}' (lowest {v:.3g} J)" for nm, v in low.items() if v < 0)
         warnings.append(f"{path}: {int(neg.sum())} windows have a negative energy on supply {which}, flagged "
-                        "negative-supply: that supply draws about nothing and its reading is the analyzer's "
-                        "offset noise; its share of the split is not meaningful there")
+                        "negative-supply: most likely that supply draws next to nothing and the analyzer's zero "
+                        "offset dominates its reading; its share of the split is not meaningful there")
     napprox = int(windows.column("approximate").sum())
     if napprox:
         warnings.append(f"{path}: {napprox} windows are shorter than {APPROXIMATE_PERIODS} sampling periods: "
