@@ -10,6 +10,10 @@ a byte), u4 two samples a byte, low nibble first.
 Options: current (signal, default `current`), voltage (default `voltage` when present), marker
 (default `gpi[0]` when present; a u1/u4/u8 signal -> marker 0/1, a float signal -> marker_analog),
 chunk_samples. A signal may be named `source.signal` when a file holds several instruments.
+
+The input is never written: pyjls repairs a file that was not closed properly (a recording cut
+off) in place, so such a file is copied into a private temporary folder and the copy is repaired
+and read, with a warning; a file closed properly is opened in place, read-only.
 """
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ n6705-csv, from the 14585A Control and Analysis Software or the analyzer's own d
 a preamble of `key,value` lines, among them the sample interval in seconds (`Sample interval,0.0001`
 or `Sample interval:,1.024E-05`; a unit after the number, s/ms/us/µs, is honoured), then the header
 line `Sample,Curr avg 1,Volt avg 1,…` (also `Curr min N`/`Curr max N`/`Volt min N`/`Volt max N`), then
-one row per sample. The `Sample` column (the sample index) is not used: time is t0 = 0, dt = the
-sample interval.
+one row per sample. Time is t0 = 0, dt = the sample interval; the `Sample` column (the sample
+index) only has to increase from row to row (a repeated or out-of-order row is an error).
 
 n6705-dlog, the analyzer's binary data-log file: an XML header (root element <dlog>) listing each
 output <channel id="N"> with <sense_volt>/<sense_curr> (1 = logged) and a <frame> with <tint> (the
@@ -17,10 +17,12 @@ sense_minmax = 1 each trace is three values (avg, min, max). Trace names here: `
 accepted as aliases. (Layout as read by the open-source readers cited in docs/trace-formats.md;
 Keysight does not publish it.)
 
-Options (both): current (default the first Curr avg N / currN), voltage (default the matching
+Options (both): current (default the first Curr avg N / currN of a channel other than the marker's:
+the marker channel logs a GPIO, not the supply), voltage (default the matching
 Volt avg N / voltN, when logged), marker_column (a trace holding an analog marker -> marker_analog,
 e.g. `Volt avg 2` when the DUT's GPIO drives channel 2's voltage sense), extra_current=NAME:COLUMN,
 extra_voltage=NAME:COLUMN (other supplies -> extra['current.NAME'] / ['voltage.NAME']), chunk_samples.
+Every value read (CSV cell or float32) must be finite.
 """
 from __future__ import annotations
 
