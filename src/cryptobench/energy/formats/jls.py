@@ -124,12 +124,16 @@ def _quiet():
         yield
 
 
+def _pyjls(path):
+    try:
+        return require("pyjls", "lab", "reading Joulescope JLS files")
+    except MissingExtra as exc:
+        raise TraceError(path, None, str(exc)) from None
+
+
 @contextlib.contextmanager
 def _reader(source: _Source):
-    try:
-        pyjls = require("pyjls", "lab", "reading Joulescope JLS files")
-    except MissingExtra as exc:
-        raise TraceError(source.path, None, str(exc)) from None
+    pyjls = _pyjls(source.path)
     try:
         with _quiet():
             reader = pyjls.Reader(str(source.read_path))
@@ -176,6 +180,7 @@ def open_trace(path, **options):
     path = check_file(path)
     block = chunk_size(options, DEFAULT_CHUNK)
     block = max(8, block - block % 8)           # whole bytes of packed u1/u4 data
+    _pyjls(path)                                # the missing extra first, whatever the file holds
     source = _Source(path)
     with _reader(source) as r, _quiet():
         sigs = {"current": _lookup(path, r, options.get("current", "current"), "the current")}
