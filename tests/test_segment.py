@@ -129,14 +129,14 @@ def test_no_edges_is_an_error():
     cur = np.full(1000, 0.01)
     with pytest.raises(TraceError, match="found none in 1,000 samples: the marker stays low"):
         segment(chunked(cur, np.zeros(1000, dtype=np.uint8)), nominal_voltage=V, path="flat.csv")
-    with pytest.raises(TraceError, match="samples: the trace has none"):
+    with pytest.raises(TraceError, match="expected samples, found none"):
         segment(iter([]), nominal_voltage=V)
 
 
 def test_non_finite_current_names_its_line():
     cur, mark = pulses(n=2)
     cur[333] = np.nan
-    with pytest.raises(TraceError, match="line 335: a finite current"):
+    with pytest.raises(TraceError, match="line 335: expected a finite current"):
         segment(chunked(cur, mark, 100), nominal_voltage=V)
 
 
@@ -164,3 +164,106 @@ def test_match_plan_checks_count_and_order():
         match_plan(r.windows, [plan[0], dict(plan[1], repeat=4)], "x.csv")
     with pytest.raises(PlanMismatch, match="do not match the run's order"):
         match_plan(r.windows, [dict(plan[0], expected_s=600 * DT), dict(plan[1], expected_s=200 * DT)], "x.csv")
+
+
+# ------------------------------------------------------------------- hostile input (regressions)
+
+def test_odd_edges_hint_names_the_command_line_flag():
+    cur, mark = pulses(n=2)
+    with pytest.raises(TraceError, match="use --partial drop to drop that window"):
+        segment(chunked(cur[:-400], mark[:-400]), nominal_voltage=V)
+
+
+def test_small_negative_current_is_kept_and_counted():
+    """Offset noise around zero is real: kept as read (no bias), counted in a warning."""
+    cur, mark = pulses(n=3, low=0.0)
+    noise = np.where(np.arange(len(cur)) % 2, -2e-6, 2e-6)
+    r = segment(chunked(cur + noise, mark, 97), nominal_voltage=V)
+    assert not any("below zero" in w for w in r.warnings)              # negatives only outside windows
+    cur[150 + 500 + 10:150 + 500 + 13] = -5e-6                          # 3 negative samples in window 1
+    r = segment(chunked(cur, mark, 97), nominal_voltage=V)
+    w = [x for x in r.warnings if "below zero" in x]
+    assert len(w) == 1 and "3 current samples inside marker windows" in w[0] and f"line {2 + 660}" in w[0]
+    assert r.windows[1].energy_j == pytest.approx(V * DT * (0.012 * 197 - 3 * 5e-6))
+    assert r.windows[1].flags == []
+
+
+@pytest.mark.parametrize("level, found", [(-0.012, "found -7.92e-05 J in window 1: its current is below zero"),
+                                          (0.0, "found 0 J in window 1: no current flows in it")])
+def test_window_with_no_or_negative_energy_is_refused(level, found):
+    cur, mark = pulses(n=3)
+    cur[150 + 500:150 + 700] = level                                   # window 1
+    with pytest.raises(TraceError) as ei:
+        segment(chunked(cur, mark, 64), nominal_voltage=V, path="t.csv")
+    assert str(ei.value).startswith(f"t.csv:line {2 + 650}: expected a positive energy in every window, ")
+    assert found in str(ei.value)
+
+
+def test_negative_energy_of_a_further_supply_flags_the_window():
+    cur, mark = pulses(n=3)
+    se = np.where(mark == 1, 1e-6, 0.0)
+    se[150 + 500:150 + 700] = -1e-6                                    # an idle supply's offset, window 1
+    r = segment(chunked(cur, mark, 77, extra={"current.se": se}), nominal_voltage=V)
+    assert [w.flags for w in r.windows] == [[], ["negative-supply"], []]
+    assert r.windows.column("flagged").tolist() == [False, True, False]
+    assert any("negative energy on supply 'se'" in w and "zero offset" in w for w in r.warnings)
+    assert summarize_energy(r.windows)["flagged"] == 1
+
+
+@pytest.mark.parametrize("what", ["voltage", "extra"])
+def test_non_finite_voltage_or_supply_names_its_line(what):
+    cur, mark = pulses(n=2)
+    bad = np.full(len(cur), 3.3)
+    bad[400] = np.inf if what == "voltage" else np.nan
+    kw = {"volt": bad} if what == "voltage" else {"extra": {"current.se": bad}}
+    name = "voltage, found inf" if what == "voltage" else "current.se, found nan"
+    with pytest.raises(TraceError, match=f"line 402: expected a finite {name}"):
+        segment(chunked(cur, mark, 100, **kw), nominal_voltage=V)
+
+
+def test_absurd_readings_and_overflowing_sums_are_refused():
+    cur, mark = pulses(n=2)
+    cur[300] = 9.9e37                                                   # SCPI's overflow code
+    with pytest.raises(TraceError, match=r"line 302: expected a current within ±1e\+06 A, found 9.9e\+37"):
+        segment(chunked(cur, mark), nominal_voltage=V)
+    cur, mark = pulses(n=2)
+    t = np.cumsum(np.full(len(cur), 1e300))                             # time stamps near the float limit
+    with pytest.raises(TraceError, match=r"line 152: expected windows shorter than 9.2e\+09 s .* found 2e\+302 s"):
+        segment(chunked(cur, mark, t=t), nominal_voltage=V)
+    with np.errstate(over="ignore"):
+        t = np.cumsum(np.full(len(cur), 1e306))                         # ... and beyond it: inf
+    with pytest.raises(TraceError, match="expected increasing time stamps, found inf after"):
+        segment(chunked(cur, mark, t=t), nominal_voltage=V)
+
+
+def test_settings_must_be_finite():
+    cur, mark = pulses(n=2)
+    for kw, flag in [({"nominal_voltage": float("nan")}, "--voltage"), ({"nominal_voltage": -3.3}, "--voltage"),
+                     ({"threshold": float("inf")}, "--threshold"), ({"hysteresis": float("nan")}, "--hysteresis"),
+                     ({"min_width_s": -1.0}, "--min-width"), ({"partial": "keep"}, "--partial")]:
+        with pytest.raises(ValueError, match=flag):
+            segment(chunked(cur, mark), **{"nominal_voltage": V, **kw})
+
+
+def test_reader_warnings_and_source_file_are_passed_on():
+    cur, mark = pulses(n=2)
+    chunks = list(chunked(cur, mark, 300))
+    chunks[0].warnings.append("t.csv: the reader doubts this")
+    chunks[1].warnings.append("t.csv: the reader doubts this")
+    r = segment(chunks, nominal_voltage=V, path="t.csv")
+    assert r.warnings.count("t.csv: the reader doubts this") == 1
+    chunks = list(chunked(cur, mark, 300))
+    for c in chunks:
+        c.source = "current.csv"
+    chunks[1].current = chunks[1].current.copy()
+    chunks[1].current[5] = np.nan
+    with pytest.raises(TraceError, match=r"^current\.csv:line 307: expected a finite current"):
+        segment(chunks, nominal_voltage=V, path="digital.csv")
+
+
+def test_zero_duration_windows_are_refused_not_called_energy_free():
+    """Per-sample times fed one sample at a time leave no step to measure: say so."""
+    cur, mark = pulses(n=2)
+    t = np.cumsum(np.full(len(cur), DT)) + np.where(np.arange(len(cur)) % 2, 3e-6, 0.0)   # not uniform
+    with pytest.raises(TraceError, match="expected a positive duration in every window, found 0 s .*chunk_samples"):
+        segment(chunked(cur, mark, 1, t=t), nominal_voltage=V)

@@ -639,3 +639,202 @@ def test_synth_expected_is_analytic():
     assert exp["start_s"][1] - exp["start_s"][0] == pytest.approx(8e-4)
     with pytest.raises(ValueError, match="whole number of samples"):
         synth.PulsePlan(width_s=1.5e-5, dt=1e-5)
+
+
+# ------------------------------------------------------------------- hostile input (regressions)
+
+def _stamp(path):
+    st = path.stat()
+    return path.read_bytes(), st.st_mtime_ns, st.st_size
+
+
+@pytest.mark.parametrize("cut", [1, 10, 100, 500, 1500, 3000])
+def test_jls_not_closed_properly_is_never_written(tmp_path, capsys, cut):
+    """pyjls repairs a truncated file in place: the reader gives it a private copy instead."""
+    path, _ = write("jls", tmp_path, SIMPLE)
+    path.write_bytes(path.read_bytes()[:-cut])
+    before = _stamp(path)
+    try:
+        r = read_all(path, "jls")
+    except TraceError as exc:
+        assert str(path) in str(exc) and "\n" not in str(exc)
+        assert "not closed properly" in str(exc) or "no JLS file header" in str(exc), str(exc)
+    else:
+        assert any("not closed properly" in w and "unchanged" in w for c in r["chunks"] for w in c.warnings)
+    assert _stamp(path) == before
+    assert capsys.readouterr().err == ""            # pyjls's log lines stay off stderr
+    assert not list(tmp_path.glob("*.jls.*"))
+
+
+def test_jls_truncated_by_one_byte_reads_from_a_repaired_copy(tmp_path, monkeypatch):
+    import gc
+    import tempfile
+    path, _ = write("jls", tmp_path, SIMPLE)
+    path.write_bytes(path.read_bytes()[:-1])
+    before = _stamp(path)
+    private = tmp_path / "private"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    r = read_all(path, "jls")
+    assert len(r["current"]) == SIMPLE.total
+    assert "not closed properly" in " ".join(r["info"].notes)
+    assert _stamp(path) == before
+    del r
+    gc.collect()
+    assert list(private.iterdir()) == []            # the private copy is gone once read
+
+
+def test_jls_closed_properly_is_opened_in_place(tmp_path, monkeypatch):
+    from cryptobench.energy.formats import jls
+    path, _ = write("jls", tmp_path, SIMPLE)
+    assert jls._closed_properly(path)
+    monkeypatch.setattr(jls.shutil, "copyfile", lambda *a: pytest.fail("copied a proper file"))
+    read_all(path, "jls")
+    path.write_bytes(b"jlsfmt" + bytes(200))
+    expect_error(path, "jls", "byte 0", "no JLS file header")
+
+
+def _nan_cell(path, line_no, col):
+    replace_cell(path, line_no, col, "nan")
+
+
+@pytest.mark.parametrize("fmt, col, name", [("generic-csv", 2, "voltage_v"), ("n6705-csv", 2, "Volt avg 1")])
+def test_nan_voltage_names_file_line_and_column(tmp_path, fmt, col, name):
+    path, opts = write(fmt, tmp_path)
+    _nan_cell(path, 77, col)
+    expect_error(path, fmt, "line 77", f"expected a finite number in column {name!r}, found 'nan'",
+                 chunk_samples=50, **opts)
+
+
+def test_nan_and_inf_in_dlog_frames_name_the_byte(tmp_path):
+    path, opts = write("n6705-dlog", tmp_path)
+    data = bytearray(path.read_bytes())
+    first = len(data) - PLAN.total * 24
+    data[first + 40 * 24:first + 40 * 24 + 4] = np.array([np.nan], dtype=">f4").tobytes()   # volt1, frame 40
+    path.write_bytes(bytes(data))
+    expect_error(path, "n6705-dlog", f"byte {first + 40 * 24}", "expected a finite float32 for trace volt1, found nan",
+                 chunk_samples=16, **opts)
+    data[first + 40 * 24:first + 40 * 24 + 4] = np.array([3.3], dtype=">f4").tobytes()
+    data[-4:] = np.array([np.inf], dtype=">f4").tobytes()                                   # curr3, last frame
+    path.write_bytes(bytes(data))
+    expect_error(path, "n6705-dlog", f"byte {len(data) - 4}", "trace curr3, found inf", **opts)
+    read_all(path, "n6705-dlog", marker_column="volt2")          # a trace not read may hold anything
+
+
+@pytest.mark.parametrize("fmt, col, name, line", [("generic-csv", 0, "time_s", 88), ("ppk2", 0, "Timestamp(ms)", 88),
+                                                  ("generic-csv", 0, "time_s", None)])
+def test_nan_time_names_its_line(tmp_path, fmt, col, name, line):
+    path, opts = write(fmt, tmp_path, SIMPLE)
+    line = line or len(lines_of(path))            # the last row
+    _nan_cell(path, line, col)
+    expect_error(path, fmt, f"line {line}", f"expected a finite number in column {name!r}, found 'nan'", **opts)
+
+
+def test_huge_numbers_are_not_finite(tmp_path):
+    path, opts = write("generic-csv", tmp_path, SIMPLE)
+    replace_cell(path, 30, 1, "1e400")
+    expect_error(path, "generic-csv", "line 30", "column 'current_a', found '1e400'", **opts)
+
+
+def test_repeated_time_stamp_is_a_repeated_row(tmp_path):
+    for fmt in ("generic-csv", "ppk2"):
+        path, opts = write(fmt, tmp_path, SIMPLE)
+        lines = lines_of(path)
+        path.write_text("".join(lines[:60] + [lines[59]] + lines[60:]))
+        err = expect_error(path, fmt, "line 61", "expected time stamps in increasing order", "twice in a row", **opts)
+        assert "np.float64" not in str(err)
+
+
+def test_n6705_csv_without_the_supply_current_is_an_error(tmp_path):
+    """The marker channel's current was taken as the supply's: 0 J windows and exit 0."""
+    path, opts = write("n6705-csv", tmp_path, SIMPLE)
+    text = path.read_text().replace("Sample,Curr avg 1,Volt avg 1,", "Sample,Volt avg 1,")
+    rows = [l if not l[:1].isdigit() else ",".join(l.split(",")[:1] + l.split(",")[2:]) for l in text.splitlines()]
+    path.write_text("\n".join(rows) + "\n")
+    expect_error(path, "n6705-csv", "line 6", "expected the supply's current trace 'Curr avg 1'",
+                 "other than the marker's channel 2", **opts)
+    expect_error(path, "n6705-csv", "line 6", "different traces", current="Volt avg 2", **opts)
+    r = read_all(path, "n6705-csv", current="Curr avg 2", **opts)      # said explicitly: taken
+    assert r["info"].channels[0] == "current"
+
+
+def test_n6705_default_current_skips_the_marker_channel(tmp_path):
+    path, _ = write("n6705-csv", tmp_path)
+    r = read_all(path, "n6705-csv", marker_column="Volt avg 1")        # the marker on channel 1
+    np.testing.assert_allclose(r["current"], 0.0)                      # so channel 2's current (the synth's zeros)
+    np.testing.assert_allclose(r["voltage"], PLAN.samples(0, PLAN.total)["marker"] * PLAN.marker_high_v)
+
+
+def test_n6705_csv_sample_index_must_increase(tmp_path):
+    path, opts = write("n6705-csv", tmp_path, SIMPLE)
+    lines = lines_of(path)
+    path.write_text("".join(lines[:99] + [lines[98]] + lines[99:]))
+    expect_error(path, "n6705-csv", "line 100", "expected the Sample column to increase", "repeated", **opts)
+    lines[120], lines[121] = lines[121], lines[120]
+    path.write_text("".join(lines))
+    expect_error(path, "n6705-csv", "line 122", "found 114 after 115", chunk_samples=30, **opts)
+
+
+def test_saleae_repeated_nan_and_inf_time_stamps(tmp_path):
+    path, opts = write("saleae", tmp_path, SIMPLE)
+    lines = lines_of(path)
+    path.write_text("".join(lines[:4] + [lines[3]] + lines[4:]))           # a row twice: two edges merged
+    err = expect_error(path, "saleae", "line 5", "twice in a row", **opts)
+    assert "np.float64" not in str(err)
+    path.write_text("".join(lines))
+    replace_cell(path, 4, 0, "nan")
+    expect_error(path, "saleae", "line 4", "expected a finite number in column 'Time [s]', found 'nan'", **opts)
+    path.write_text("".join(lines))
+    replace_cell(path, len(lines), 0, "inf")                                # the last row
+    expect_error(path, "saleae", f"line {len(lines)}", "found 'inf'", **opts)
+    path.write_text("".join(lines))
+    replace_cell(path, 4, 0, "0.0001")                                      # backwards: plain numbers
+    err = expect_error(path, "saleae", "line 4", "found 0.0001 after 0.0005", **opts)
+    assert "np.float64" not in str(err)
+
+
+def test_saleae_current_file_errors_name_the_current_file(tmp_path):
+    path, opts = write("saleae", tmp_path, SIMPLE)
+    current = tmp_path / "current.csv"
+    n = len(lines_of(current))
+    replace_cell(current, n, 1, "inf")                                     # the current trace's last row
+    with pytest.raises(TraceError) as ei:
+        for _ in open_trace(path, "saleae", **opts)[1]:
+            pass
+    assert ei.value.path == str(current) and f"{current}:line {n}:" in str(ei.value), str(ei.value)
+    assert "column 'current_a', found 'inf'" in str(ei.value)
+
+
+def test_text_encodings_and_binary(tmp_path):
+    path, opts = write("generic-csv", tmp_path, SIMPLE)
+    text = path.read_text()
+    path.write_bytes(text.encode("utf-16"))
+    expect_error(path, "generic-csv", "byte 0", "expected a text file in UTF-8, found UTF-16", **opts)
+    path.write_bytes(text.encode("utf-16-le"))
+    expect_error(path, "generic-csv", "byte 1", "NUL byte", **opts)
+    path.write_bytes(text.replace("\n", "\r\n").encode())                  # CRLF reads as LF
+    check_against_plan(read_all(path, "generic-csv", **opts), SIMPLE)
+    path.write_bytes(b"x" * 70000 + b"\n1,2\n")
+    expect_error(path, "generic-csv", "line 1", "a line of more than", **opts)
+
+
+def test_unreadable_file_is_a_trace_error(tmp_path, monkeypatch):
+    from cryptobench.energy import formats
+
+    def reader(path, **options):
+        def chunks():
+            raise PermissionError(13, "Permission denied", str(path))
+            yield
+        return None, chunks()
+    monkeypatch.setitem(formats._READERS, "generic-csv", (reader, "", formats.OPTIONS["generic-csv"]))
+    _, chunks = open_trace(tmp_path / "t.csv", "generic-csv")
+    with pytest.raises(TraceError, match=r"t\.csv: expected a readable file, found: Permission denied"):
+        list(chunks)
+
+
+def test_option_values_must_be_finite(tmp_path):
+    path, opts = write("generic-csv", tmp_path, SIMPLE)
+    with pytest.raises(ValueError, match="option current_scale: expected a finite number"):
+        open_trace(path, "generic-csv", **{**opts, "current_scale": float("inf")})
+    with pytest.raises(ValueError, match="option chunk_samples: expected an integer"):
+        open_trace(path, "generic-csv", **{**opts, "chunk_samples": float("inf")})

@@ -209,7 +209,7 @@ def _trace_info(args, info, imported: dict) -> dict:
     if sidecar.exists():
         try:
             trace_info["capture"] = json.loads(sidecar.read_text()).get("conditions")
-        except (ValueError, AttributeError) as exc:
+        except (ValueError, AttributeError, OSError) as exc:
             raise UsageError(f"{sidecar}: not the capture's JSON conditions ({exc})")
     return trace_info
 

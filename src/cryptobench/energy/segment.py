@@ -20,9 +20,18 @@ or below threshold − h/2, unchanged in between.
 Debounce: a run shorter than `min_width_s` is a glitch; it is merged with its neighbours (a short
 high pulse disappears, a short low dip inside a window is bridged) and the window is flagged.
 Windows shorter than 20 sampling periods are flagged approximate (the ZHAW IoT study).
+
+Negative readings: an analyzer's zero offset makes a current near zero read slightly negative now
+and then; such samples are kept (dropping or clipping them would bias the sums) and counted in a
+warning. A window whose energy comes out zero or negative cannot be an operation's energy: the
+import stops with an error naming the window (reversed leads, a wrong column or scale, or an offset
+larger than the signal). A further supply whose energy in a window is negative while the total is
+positive (an idle supply read as offset noise) flags the window `negative-supply`.
+Non-finite values (NaN, inf, or sums that overflow) are errors naming their sample or window.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 from typing import Iterable
@@ -33,6 +42,9 @@ from ..stats import summarize
 from .trace import MARKER_X, Chunk, TraceError
 
 APPROXIMATE_PERIODS = 20     # the ZHAW IoT study: values under 20 sampling periods are approximate
+# no bench analyzer reads a million amperes or volts: a larger reading is garbage, or an overflow
+# code (SCPI writes 9.9e37 for infinity and 9.91e37 for not-a-number)
+MAX_READING = 1e6
 MAIN = "main"                # the name of the trace's main supply in the energy split
 
 
@@ -50,7 +62,7 @@ class Window:
     samples: int
     approximate: bool
     where: str                         # location of the rising edge in the file
-    flags: list[str] = field(default_factory=list)       # glitch, x-state
+    flags: list[str] = field(default_factory=list)       # glitch, x-state, negative-supply
     supplies: dict[str, float] = field(default_factory=dict)   # energy per supply (J)
 
     def as_dict(self) -> dict:
@@ -63,8 +75,8 @@ class Window:
 class Windows(Sequence):
     """The windows of a trace as columns (numpy arrays), so that a trace of a million windows costs
     no million objects: `column(name)` gives an array, indexing gives a `Window`, slicing a
-    `Windows`. Columns: start_s, duration_s, energy_j, avg_current_a, samples, glitch, x, loc_kind,
-    loc, and E.NAME per supply."""
+    `Windows`. Columns: start_s, duration_s, energy_j, avg_current_a, samples, glitch, x, neg
+    (a supply's energy negative), loc_kind, loc, and E.NAME per supply."""
 
     def __init__(self, cols: dict, supplies: list[str], first_index: int = 0):
         self.cols, self.supplies, self.first_index = cols, supplies, first_index
@@ -76,7 +88,7 @@ class Windows(Sequence):
         if name == "approximate":
             return self.cols["samples"] < APPROXIMATE_PERIODS
         if name == "flagged":
-            return self.cols["glitch"] | self.cols["x"]
+            return self.cols["glitch"] | self.cols["x"] | self.cols["neg"]
         return self.cols[name]
 
     def __getitem__(self, i):
@@ -91,7 +103,8 @@ class Windows(Sequence):
         n = int(c["samples"][i])
         return Window(self.first_index + i, float(c["start_s"][i]), float(c["duration_s"][i]), float(c["energy_j"][i]),
                       float(c["avg_current_a"][i]), n, n < APPROXIMATE_PERIODS, _where(c["loc_kind"][i], c["loc"][i]),
-                      (["glitch"] if c["glitch"][i] else []) + (["x-state"] if c["x"][i] else []),
+                      (["glitch"] if c["glitch"][i] else []) + (["x-state"] if c["x"][i] else []) +
+                      (["negative-supply"] if c["neg"][i] else []),
                       {nm: float(c["E." + nm][i]) for nm in self.supplies})
 
 
@@ -180,6 +193,8 @@ class _Segmenter:
         self.supplies: list[str] = []
         self.nominal_used: set[str] = set()
         self.x_total = 0
+        self.negative: dict[str, list] = {}   # channel -> [samples below zero inside windows, first where]
+        self.source: str | None = None        # the file of the samples, when not the trace's own (Chunk.source)
 
     # -- per chunk ----------------------------------------------------------------------------
     def states(self, c: Chunk) -> tuple[np.ndarray, np.ndarray | None]:
@@ -196,11 +211,11 @@ class _Segmenter:
             if c.marker is not None:       # a digital marker given a threshold: use its 0/1 levels
                 analog = c.marker.astype(np.float64)
             else:
-                raise TraceError(self.path, None, "a marker channel (digital, or analog with a threshold): "
-                                 "the trace has none; see the format's marker option")
+                raise TraceError(self.path, None, "expected a marker channel (digital, or analog with a "
+                                 "threshold), found none in the trace; see the format's marker option")
         if self.threshold is None:
-            raise TraceError(self.path, None, "a threshold for the analog marker channel (--threshold V, "
-                             "optionally --hysteresis V)")
+            raise TraceError(self.path, None, "expected a threshold for the analog marker channel "
+                             "(--threshold V, optionally --hysteresis V)")
         hi = self.threshold + self.hysteresis / 2
         lo = self.threshold - self.hysteresis / 2
         s = np.full(len(analog), -1, dtype=np.int8)
@@ -209,7 +224,8 @@ class _Segmenter:
         bad = ~np.isfinite(analog)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise TraceError(self.path, c.where(i), f"a finite marker value, found {analog[i]}")
+            raise TraceError(c.source or self.path, c.where(i), f"expected a finite marker value, found "
+                                                                f"{float(analog[i])}")
         return _forward_fill(s, carry), None
 
     def dts(self, c: Chunk) -> np.ndarray | float:
@@ -218,14 +234,17 @@ class _Segmenter:
             return float(c.dt)
         t = c.t
         d = np.empty(len(t), dtype=np.float64)
-        d[:-1] = np.diff(t)
+        with np.errstate(invalid="ignore", over="ignore"):     # inf time stamps: refused below
+            d[:-1] = np.diff(t)
         # the last sample's interval: the chunk's median step (the next chunk's first time is unknown)
         d[-1] = float(np.median(d[:-1])) if len(t) > 1 else (self.periods and min(self.periods) or 0.0)
-        if len(t) > 1 and (d[:-1] <= 0).any():
-            i = int(np.flatnonzero(d[:-1] <= 0)[0]) + 1
-            raise TraceError(self.path, c.where(i), f"increasing timestamps, found {t[i]} after {t[i - 1]}")
-        if self.last_t is not None and len(t) and t[0] <= self.last_t:
-            raise TraceError(self.path, c.where(0), f"increasing timestamps, found {t[0]} after {self.last_t}")
+        if len(t) > 1 and not (d[:-1] > 0).all():
+            i = int(np.flatnonzero(~(d[:-1] > 0))[0]) + 1
+            raise TraceError(c.source or self.path, c.where(i), f"expected increasing time stamps, found "
+                             f"{float(t[i]):.9g} after {float(t[i - 1]):.9g}")
+        if self.last_t is not None and len(t) and not t[0] > self.last_t:
+            raise TraceError(c.source or self.path, c.where(0), f"expected increasing time stamps, found "
+                             f"{float(t[0]):.9g} after {self.last_t:.9g}")
         if len(t) > 1:
             self.periods.add(float(np.median(d[:-1])))
         self.last_t = float(t[-1]) if len(t) else self.last_t
@@ -236,20 +255,36 @@ class _Segmenter:
         n = len(c)
         if n == 0:
             return
-        cur = c.current
-        if not np.isfinite(cur).all():
-            i = int(np.flatnonzero(~np.isfinite(cur))[0])
-            raise TraceError(self.path, c.where(i), f"a finite current, found {cur[i]}")
+        lows = self.check_samples(c)
+        self.warnings += [w for w in c.warnings if w not in self.warnings]
         states, x = self.states(c)
         dt = self.dts(c)
+        self.count_negative(c, states, lows)
         starts = np.flatnonzero(np.diff(states)) + 1
         starts = np.concatenate(([0], starts))
-        seg_n = np.diff(np.append(starts, n))
+        part = {"state": states[starts].astype(np.int8), "start": starts + self.total,
+                "n": np.diff(np.append(starts, n))}
+        # huge values may overflow the sums or times to inf: the windows are checked for that at the end
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.sums(c, dt, starts, part)
+            part["t"] = (c.t[starts] if c.t is not None else c.t0 + c.dt * starts).astype(np.float64)
+        part["x"] = np.add.reduceat(x.astype(np.int64), starts) if x is not None else np.zeros(len(starts), np.int64)
+        kind, loc = self._locations(c, starts)
+        part["loc_kind"] = np.full(len(starts), kind, dtype=np.int8)
+        part["loc"] = loc
+        self.parts.append(part)
+        self.state = int(states[-1])
+        self.total += n
+        if x is not None:
+            self.x_total += int(x.sum())
+
+    def sums(self, c: Chunk, dt, starts: np.ndarray, part: dict) -> None:
+        """Duration, charge and energy per supply of every segment (the rectangle rule)."""
+        cur = c.current
         uniform = isinstance(dt, float)
-        part = {"state": states[starts].astype(np.int8), "start": starts + self.total, "n": seg_n}
-        # sums per segment; with a uniform step, Σ x·dt = dt·Σ x saves a pass over the samples
+        # with a uniform step, Σ x·dt = dt·Σ x saves a pass over the samples
         if uniform:
-            part["dur"] = seg_n * dt
+            part["dur"] = part["n"] * dt
             part["charge"] = np.add.reduceat(cur, starts) * dt
         else:
             part["dur"] = np.add.reduceat(dt, starts)
@@ -262,16 +297,42 @@ class _Segmenter:
             else:
                 p_ = i_a * v_a
                 part["E." + name] = np.add.reduceat(p_, starts) * dt if uniform else np.add.reduceat(p_ * dt, starts)
-        part["x"] = np.add.reduceat(x.astype(np.int64), starts) if x is not None else np.zeros(len(starts), np.int64)
-        part["t"] = (c.t[starts] if c.t is not None else c.t0 + c.dt * starts).astype(np.float64)
-        kind, loc = self._locations(c, starts)
-        part["loc_kind"] = np.full(len(starts), kind, dtype=np.int8)
-        part["loc"] = loc
-        self.parts.append(part)
-        self.state = int(states[-1])
-        self.total += n
-        if x is not None:
-            self.x_total += int(x.sum())
+
+    @staticmethod
+    def channels(c: Chunk):
+        """(name, array) of every current and voltage of the chunk."""
+        yield "current", c.current
+        if c.voltage is not None:
+            yield "voltage", c.voltage
+        yield from c.extra.items()
+
+    def check_samples(self, c: Chunk) -> dict:
+        """Every current and voltage finite and within ±MAX_READING (the readers name a bad cell;
+        this names the sample, in the file the samples came from). Returns each channel's minimum."""
+        self.source = c.source or self.source
+        lows = {}
+        for name, a in self.channels(c):
+            lo, hi = float(np.min(a)), float(np.max(a))          # NaN when a sample is NaN
+            if not -MAX_READING <= lo <= hi <= MAX_READING:
+                i = int(np.flatnonzero(~(np.abs(a) <= MAX_READING))[0])
+                v, unit = float(a[i]), "V" if name.startswith("voltage") else "A"
+                expected = (f"expected a finite {name}, found {v}" if not math.isfinite(v) else
+                            f"expected a {name} within ±{MAX_READING:g} {unit}, found {v:.6g} (a garbage value, "
+                            "or an instrument's overflow code such as SCPI's 9.9e37)")
+                raise TraceError(c.source or self.path, c.where(i), expected)
+            lows[name] = lo
+        return lows
+
+    def count_negative(self, c: Chunk, states: np.ndarray, lows: dict) -> None:
+        """Count the samples below zero inside marker windows, per channel, for a warning (a pass
+        over the samples only for a channel whose minimum is below zero)."""
+        for name, a in self.channels(c):
+            if lows[name] >= 0:
+                continue
+            neg = (a < 0) & (states == 1)
+            if neg.any():
+                seen = self.negative.setdefault(name, [0, c.where(int(np.argmax(neg)))])
+                seen[0] += int(np.count_nonzero(neg))
 
     @staticmethod
     def _locations(c: Chunk, idx: np.ndarray) -> tuple[int, np.ndarray]:
@@ -299,7 +360,7 @@ class _Segmenter:
         if voltage is not None:
             return voltage
         if self.nominal_voltage is None:
-            raise TraceError(self.path, None, f"a voltage for supply '{name}': the trace logs none, "
+            raise TraceError(self.path, None, f"expected a voltage for supply '{name}', found none in the trace: "
                              "give the nominal supply voltage (--voltage V)")
         self.nominal_used.add(name)
         return None
@@ -360,23 +421,79 @@ def segment(chunks: Iterable[Chunk], *, nominal_voltage: float | None = None, mi
     partial: what to do with a window cut by the trace's start or end (an odd number of edges):
     "error" (default: TraceError naming the unmatched edge's line) or "drop" (warning).
     """
-    if partial not in ("error", "drop"):
-        raise ValueError(f"partial: expected 'error' or 'drop', got {partial!r}")
-    if hysteresis < 0:
-        raise ValueError(f"hysteresis: must be >= 0, got {hysteresis}")
+    _check_settings(nominal_voltage, min_width_s, threshold, hysteresis, partial)
     seg = _Segmenter(nominal_voltage, threshold, hysteresis, path)
     for c in chunks:
         seg.feed(c)
     if seg.total == 0:
-        raise TraceError(path, None, "samples: the trace has none")
+        raise TraceError(path, None, "expected samples, found none in the trace")
     R, names = _debounced_runs(seg, min_width_s)
     warnings = list(seg.warnings)
     highs = _high_runs(R, seg.total, partial, path, warnings)
     windows = _windows(R, highs, names)
+    _check_windows(windows, seg.source or path)
     warnings += _trace_warnings(seg, R, windows, min_width_s, path)
     period = min(seg.periods) if seg.periods else None
     uniform = len(seg.periods) == 1 and seg.last_t is None
     return SegmentResult(windows, warnings, seg.total, period if uniform else None, seg.supplies)
+
+
+def _check_settings(nominal_voltage, min_width_s, threshold, hysteresis, partial) -> None:
+    """ValueError naming the setting (and its command-line flag) that is out of range."""
+    if partial not in ("error", "drop"):
+        raise ValueError(f"partial (--partial): expected 'error' or 'drop', got {partial!r}")
+    checks = [("nominal voltage (--voltage)", nominal_voltage, "a finite number > 0", lambda v: 0 < v < math.inf),
+              ("min_width_s (--min-width)", min_width_s, "a finite number >= 0", lambda v: 0 <= v < math.inf),
+              ("threshold (--threshold)", threshold, "a finite number", math.isfinite),
+              ("hysteresis (--hysteresis)", hysteresis, "a finite number >= 0", lambda v: 0 <= v < math.inf)]
+    for name, value, what, ok in checks:
+        if value is not None and not ok(value):
+            raise ValueError(f"{name}: expected {what}, got {value}")
+
+
+MAX_WINDOW_S = 9.2e9     # durations are stored as integer nanoseconds (int64): 2^63 ns is 292 years
+
+
+def _check_windows(windows: "Windows", path: str) -> None:
+    """Every window's values finite (and their sums over the windows, which the statistics take), its
+    duration storable, its energy positive: a window that used no energy, or gave some back, is no
+    operation's energy (TraceError naming the window)."""
+    cols = windows.cols
+    where = lambda i: _where(cols["loc_kind"][i], cols["loc"][i])       # noqa: E731
+    flat = np.flatnonzero(cols["duration_s"] == 0)
+    if len(flat):
+        i = int(flat[0])
+        raise TraceError(path, where(i), f"expected a positive duration in every window, found 0 s in window "
+                         f"{windows.first_index + i} (per-sample times read in chunks of one sample: give a larger "
+                         "chunk_samples)")
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        power = cols["energy_j"] / cols["duration_s"]
+        checks = [("start time", cols["start_s"], "s"), ("duration", cols["duration_s"], "s"),
+                  ("energy", cols["energy_j"], "J"), ("average current", cols["avg_current_a"], "A"),
+                  ("average power", power, "W")]
+        checks += [(f"energy of supply '{nm}'", cols["E." + nm], "J") for nm in windows.supplies]
+        for what, values, unit in checks:
+            bad = np.flatnonzero(~np.isfinite(values))
+            if len(bad) or not np.isfinite(np.sum(values)):
+                i = int(bad[0]) if len(bad) else int(np.argmax(np.abs(values)))
+                raise TraceError(path, where(i), f"expected a finite {what} in every window and in their sum, "
+                                 f"found {float(values[i]):.6g} {unit} in window {windows.first_index + i} "
+                                 "(values so large that the sums overflow: check the trace's units and scale)")
+    long = np.flatnonzero(cols["duration_s"] > MAX_WINDOW_S)
+    if len(long):
+        i = int(long[0])
+        raise TraceError(path, where(i), f"expected windows shorter than {MAX_WINDOW_S:.3g} s (durations are "
+                         f"stored in integer nanoseconds), found {float(cols['duration_s'][i]):.6g} s in window "
+                         f"{windows.first_index + i}: check the time column's scale")
+    bad = np.flatnonzero(~(cols["energy_j"] > 0))
+    if len(bad):
+        i = int(bad[0])
+        e = float(cols["energy_j"][i])
+        why = ("no current flows in it: is the current column the supply's?" if e == 0 else
+               "its current is below zero on average: reversed current leads, a wrong sign in the scale, or an "
+               "analyzer zero offset larger than the signal")
+        raise TraceError(path, where(i), f"expected a positive energy in every window, found {e:.6g} J in window "
+                                         f"{windows.first_index + i}: {why}")
 
 
 def _debounced_runs(seg: "_Segmenter", min_width_s: float) -> tuple[dict, list[str]]:
@@ -397,14 +514,14 @@ def _high_runs(R: dict, samples_total: int, partial: str, path: str, warnings: l
     where = lambda i: _where(R["loc_kind"][i], R["loc"][i])       # noqa: E731
     if len(state) == 1:
         level = "high" if state[0] == 1 else "low"
-        raise TraceError(path, f"{where(0)}…end", f"marker edges (rising then falling), found none in "
+        raise TraceError(path, f"{where(0)}…end", f"expected marker edges (rising then falling), found none in "
                          f"{samples_total:,} samples: the marker stays {level}")
     highs = np.flatnonzero(state == 1)
     if state[0] == 1:
         msg = (f"a rising edge before the falling edge at {where(1)}: the trace starts inside a marker "
                "window (an odd number of edges)")
         if partial == "error":
-            raise TraceError(path, where(1), f"expected {msg}; use partial=drop to drop that window")
+            raise TraceError(path, where(1), f"expected {msg}; use --partial drop to drop that window")
         warnings.append(f"{path}: dropped the window cut by the trace's start (falling edge at {where(1)})")
         highs = highs[1:]
     if state[-1] == 1 and len(highs) and highs[-1] == len(state) - 1:
@@ -412,7 +529,7 @@ def _high_runs(R: dict, samples_total: int, partial: str, path: str, warnings: l
         msg = (f"a falling edge after the rising edge at {where(last)}: the trace ends inside a marker "
                "window (an odd number of edges)")
         if partial == "error":
-            raise TraceError(path, where(last), f"expected {msg}; use partial=drop to drop that window")
+            raise TraceError(path, where(last), f"expected {msg}; use --partial drop to drop that window")
         warnings.append(f"{path}: dropped the window cut by the trace's end (rising edge at {where(last)})")
         highs = highs[:-1]
     return highs
@@ -421,12 +538,14 @@ def _high_runs(R: dict, samples_total: int, partial: str, path: str, warnings: l
 def _windows(R: dict, highs: np.ndarray, names: list[str]) -> Windows:
     """The columns of the windows (runs highs): energy in total and per supply, average current."""
     energy = {nm: R["E." + nm][highs] for nm in names}
-    total = np.sum([energy[nm] for nm in names], axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum([energy[nm] for nm in names], axis=0)
     dur, nsamp, charge = R["dur"][highs], R["n"][highs], R["charge"][highs]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         avg_i = np.where(dur > 0, charge / dur, np.nan)
+    neg = np.any([energy[nm] < 0 for nm in names], axis=0) if len(names) > 1 else np.zeros(len(highs), dtype=bool)
     return Windows({"start_s": R["t"][highs], "duration_s": dur, "energy_j": total, "avg_current_a": avg_i,
-                    "samples": nsamp, "glitch": R["glitch"][highs], "x": R["x"][highs] > 0,
+                    "samples": nsamp, "glitch": R["glitch"][highs], "x": R["x"][highs] > 0, "neg": neg,
                     "loc_kind": R["loc_kind"][highs], "loc": R["loc"][highs],
                     **{"E." + nm: energy[nm] for nm in names}}, names)
 
@@ -444,6 +563,17 @@ def _trace_warnings(seg: "_Segmenter", R: dict, windows: Windows, min_width_s: f
     if glitch_runs:
         warnings.append(f"{path}: {glitch_runs} windows or gaps had glitches shorter than {min_width_s:g} s "
                         "merged (debounce)")
+    for name, (count, where) in seg.negative.items():
+        warnings.append(f"{path}: {count} {name} samples inside marker windows are below zero (the first at "
+                        f"{where}): kept as read, as an analyzer's zero offset gives small negative readings near "
+                        "zero; large ones mean reversed leads or a wrong zero")
+    neg = windows.column("neg")
+    if neg.any():
+        low = {nm: float(windows.column("E." + nm)[neg].min()) for nm in windows.supplies}
+        which = ", ".join(f"'{nm}' (lowest {v:.3g} J)" for nm, v in low.items() if v < 0)
+        warnings.append(f"{path}: {int(neg.sum())} windows have a negative energy on supply {which}, flagged "
+                        "negative-supply: most likely that supply draws next to nothing and the analyzer's zero "
+                        "offset dominates its reading; its share of the split is not meaningful there")
     napprox = int(windows.column("approximate").sum())
     if napprox:
         warnings.append(f"{path}: {napprox} windows are shorter than {APPROXIMATE_PERIODS} sampling periods: "

@@ -247,6 +247,8 @@ def write_saleae_pair(digital_path, current_path, plan: PulsePlan, *, channel: i
     edges = np.sort(np.concatenate([starts, starts + plan.width_n]))
     times = np.concatenate([[0], edges]) * plan.dt + plan.t0 + time_offset
     states = np.concatenate([[0], np.tile([1, 0], plan.n)]).astype(int)
+    if len(edges) and edges[0] == 0:        # a window from the first sample: the initial row holds its state
+        times, states = times[1:], states[1:]
     with open(digital_path, "w", newline="\n") as fh:
         fh.write("Time [s]," + ",".join(f"Channel {c}" for c in range(channels)) + "\n")
         cols = [times] + [states if c == channel else np.zeros(len(times), dtype=int) for c in range(channels)]

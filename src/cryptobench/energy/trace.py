@@ -43,6 +43,10 @@ class Chunk:
     lines: np.ndarray | None = None          # text formats with skipped lines: the line of every sample
     byte0: int | None = None                 # binary formats: byte offset of sample 0 ...
     sample_bytes: int | None = None          # ... and bytes per sample frame
+    source: str | None = None                # the file the samples come from, when not the trace's own
+                                             # (a saleae join's current trace): errors about samples name it
+    warnings: list[str] = field(default_factory=list)   # what the reader found doubtful in these samples,
+                                             # passed on by the segmenter to the import's warnings
 
     def where(self, i: int) -> str:
         """Where sample i of this chunk is in the file, for error messages."""

@@ -4,10 +4,13 @@ Every reader parses the file's header when opened (a bad header or an unknown co
 and streams the samples as Chunks of at most `chunk_samples` samples; a malformed row or frame
 further in raises TraceError(path, "line N" / "byte N", what was expected) while iterating.
 Option names are checked here: an unknown one is a ValueError naming the format's valid options.
+Nothing else escapes a reader: a file that cannot be read is a TraceError, and no reader ever
+writes to its input (the jls reader reads a private copy of a file that pyjls would repair).
 See docs/trace-formats.md for each format, its options and its sources.
 """
 from __future__ import annotations
 
+from ..trace import TraceError
 from . import generic_csv, jls, keysight, ppk2, saleae
 
 _READERS = {
@@ -35,12 +38,28 @@ def check_options(fmt: str, options: dict) -> None:
 
 
 def open_trace(path, fmt: str, **options):
-    """(TraceInfo, iterator of Chunk) for the trace file `path` in format `fmt` (a key of FORMATS)."""
+    """(TraceInfo, iterator of Chunk) for the trace file `path` in format `fmt` (a key of FORMATS).
+    A file that cannot be read (permissions, an I/O error) is a TraceError too."""
     if fmt not in _READERS:
         raise ValueError(f"unknown trace format {fmt!r}; valid: {', '.join(_READERS)}")
     check_options(fmt, options)
     reader = _READERS[fmt][0]
-    return reader(path, **options)
+    try:
+        info, chunks = reader(path, **options)
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    return info, _guarded(path, chunks)
+
+
+def _guarded(path, chunks):
+    try:
+        yield from chunks
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+
+
+def _unreadable(path, exc: OSError) -> TraceError:
+    return TraceError(exc.filename or path, None, f"expected a readable file, found: {exc.strerror or exc}")
 
 
 __all__ = ["FORMATS", "OPTIONS", "open_trace", "check_options"]

@@ -4,9 +4,13 @@ physical line numbers right for error messages.
 CSV data rows are read in blocks of `chunk_samples` lines. A block is parsed with numpy's C
 tokenizer (`np.loadtxt`); only when that fails (or the field count of the block is off) are the
 block's lines scanned one by one, to name the exact line, column and cell in the TraceError.
+Every number read must be finite: `nan`, `inf` and numbers too large for a float64 (`1e400`) are
+errors naming their line, column and cell.
 """
 from __future__ import annotations
 
+import csv
+import math
 import re
 from itertools import islice
 from pathlib import Path
@@ -16,6 +20,7 @@ import numpy as np
 from ..trace import MARKER_X, TraceError
 
 DEFAULT_CSV_CHUNK = 1 << 18
+MAX_LINE = 1 << 16          # a header line longer than this is not one
 _NUMBER = re.compile(r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|infinity)\Z", re.IGNORECASE)
 
 
@@ -29,7 +34,7 @@ def opt_int(options: dict, name: str, default=None, *, lo=None, hi=None):
         if isinstance(value, float) and not value.is_integer():
             raise ValueError
         value = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"option {name}: expected an integer, got {value!r}") from None
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         raise ValueError(f"option {name}: expected an integer in [{lo}, {hi}], got {value}")
@@ -44,6 +49,8 @@ def opt_float(options: dict, name: str, default=None, *, positive=False):
         value = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"option {name}: expected a number, got {value!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"option {name}: expected a finite number, got {value}")
     if positive and not value > 0:
         raise ValueError(f"option {name}: expected a number > 0, got {value}")
     return value
@@ -86,8 +93,41 @@ def check_file(path) -> Path:
     return path
 
 
+def check_text(path: Path) -> None:
+    """A TraceError unless the file looks like text in UTF-8 (or ASCII): a UTF-16/32 byte-order mark,
+    a NUL byte or bytes that are not UTF-8 in the first 64 KiB mean another encoding or a binary file."""
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    for bom, name in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+                      (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16")):
+        if head.startswith(bom):
+            raise TraceError(path, "byte 0", f"expected a text file in UTF-8, found {name} (byte-order mark "
+                                             f"{bom.hex(' ').upper()}): save or convert it as UTF-8")
+    nul = head.find(b"\x00")
+    if nul >= 0:
+        raise TraceError(path, f"byte {nul}", "expected a text file, found a NUL byte (a binary file, or text "
+                                              "in UTF-16 without a byte-order mark)")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:           # not just a character cut by the 64 KiB read
+            raise TraceError(path, f"byte {exc.start}", f"expected a text file in UTF-8, found byte "
+                                                        f"0x{head[exc.start]:02X} (another encoding, e.g. Latin-1: "
+                                                        "convert it to UTF-8, or a binary file)") from None
+
+
+def read_header(path, fh, line_no: int = 1) -> str:
+    """The next line of fh, at most MAX_LINE characters (a longer one is no header: binary data?)."""
+    line = fh.readline(MAX_LINE + 1)
+    if len(line) > MAX_LINE:
+        raise TraceError(path, f"line {line_no}", f"expected a header line, found a line of more than "
+                                                  f"{MAX_LINE:,} characters")
+    return line
+
+
 def open_text(path: Path):
-    # utf-8-sig drops a byte-order mark; undecodable bytes become U+FFFD and surface as bad cells
+    # utf-8-sig drops a byte-order mark; undecodable bytes (past the 64 KiB check_text reads) become
+    # U+FFFD and surface as bad cells
     return open(path, "r", encoding="utf-8-sig", errors="replace", newline=None)
 
 
@@ -98,6 +138,12 @@ def clean(cell: str) -> str:
 def show(text: str, limit: int = 60) -> str:
     text = text.rstrip("\r\n")
     return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+def show_names(names: list[str], limit: int = 16) -> str:
+    """Column or trace names for a message: each cut to 40 characters, at most `limit` of them."""
+    shown = ", ".join(show(n, 40) for n in names[:limit])
+    return shown + (f", … ({len(names)} in all)" if len(names) > limit else "")
 
 
 # ------------------------------------------------------------------------------------ CSV blocks
@@ -123,7 +169,18 @@ class CsvBlock:
             np.asarray(self.line_numbers, dtype=np.int64)
 
     def floats(self, cols: list[int]) -> np.ndarray:
-        """The columns `cols` as float64, shape (rows, len(cols))."""
+        """The columns `cols` as float64, shape (rows, len(cols)); every value finite."""
+        values = self._parse(cols)
+        finite = np.isfinite(values)
+        if not finite.all():
+            i, j = np.argwhere(~finite)[0]
+            cells = self.lines[i].rstrip("\r\n").split(self.table.delimiter)
+            raise TraceError(self.table.path, f"line {self.line_of(int(i))}",
+                             f"expected a finite number in column {self.table.columns[cols[j]]!r}, "
+                             f"found {clean(cells[cols[j]])!r}")
+        return values
+
+    def _parse(self, cols: list[int]) -> np.ndarray:
         t = self.table
         try:
             return np.loadtxt(self.lines, delimiter=t.delimiter, usecols=cols, dtype=np.float64,
@@ -137,13 +194,20 @@ class CsvBlock:
             self._locate_bad_number(cols)
             raise TraceError(t.path, f"line {self.first_line}",
                              f"expected numbers in columns {', '.join(repr(t.columns[c]) for c in cols)} "
-                             f"(lines {self.first_line}-{self.line_of(len(self) - 1)}): {exc}") from None
+                             f"(lines {self.first_line}-{self.line_of(len(self) - 1)}): "
+                             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
 
     def strings(self, col: int, width: int = 16) -> np.ndarray:
         """Column `col` as a fixed-width string array (dtype U{width}: longer cells are cut)."""
         t = self.table
-        return np.loadtxt(self.lines, delimiter=t.delimiter, usecols=(col,), dtype=f"U{width}",
-                          comments=None, ndmin=1)
+        try:
+            return np.loadtxt(self.lines, delimiter=t.delimiter, usecols=(col,), dtype=f"U{width}",
+                              comments=None, ndmin=1)
+        except ValueError as exc:
+            raise TraceError(t.path, f"line {self.first_line}",
+                             f"expected text cells in column {t.columns[col]!r} (lines {self.first_line}-"
+                             f"{self.line_of(len(self) - 1)}), found cells numpy cannot read: "
+                             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
 
     def _locate_bad_number(self, cols):
         t = self.table
@@ -204,9 +268,12 @@ class CsvTable:
                          f"found {found}: {show(line)}{hint}")
 
 
-def split_header(line: str, delimiter: str) -> list[str]:
-    import csv
-    return [c.strip() for c in next(csv.reader([line.rstrip("\r\n")], delimiter=delimiter))]
+def split_header(path, line: str, delimiter: str, line_no: int = 1) -> list[str]:
+    try:
+        return [c.strip() for c in next(csv.reader([line.rstrip("\r\n")], delimiter=delimiter))]
+    except (csv.Error, StopIteration) as exc:
+        raise TraceError(path, f"line {line_no}", f"expected a header row of column names, found {show(line)} "
+                                                  f"({exc or 'no cells'})") from None
 
 
 def find_column(path, line_no: int, columns: list[str], name, what: str) -> int:
@@ -222,7 +289,7 @@ def find_column(path, line_no: int, columns: list[str], name, what: str) -> int:
         return name
     name = text
     raise TraceError(path, f"line {line_no}", f"expected a column {name!r} ({what}) in the header, "
-                                               f"found columns: {', '.join(map(repr, columns))}")
+                                               f"found columns: {show_names(columns)}")
 
 
 _LOW = ("0", "0.0", "L", "l", "low", "LOW", "false", "False")
@@ -251,8 +318,9 @@ def uniform_or_times(t: np.ndarray, dt: float | None):
     """(t0, dt, None) when the times t are t[0] + i*dt within 0.1 % of dt, else (t[0], None, t)."""
     if dt and len(t):
         ideal = t[0] + dt * np.arange(len(t), dtype=np.float64)
-        if np.max(np.abs(t - ideal)) <= 1e-3 * dt:
-            return float(t[0]), dt, None
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.max(np.abs(t - ideal)) <= 1e-3 * dt:
+                return float(t[0]), dt, None
     return (float(t[0]) if len(t) else 0.0), None, t
 
 
@@ -260,30 +328,35 @@ def estimate_period(t: np.ndarray) -> float | None:
     """The sample period when the times t are uniform (within 0.1 %), else None."""
     if len(t) < 2:
         return None
-    d = np.diff(t)
-    dt = float((t[-1] - t[0]) / (len(t) - 1))
-    if dt > 0 and np.max(np.abs(d - dt)) <= 1e-3 * dt:
-        return dt
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = np.diff(t)
+        dt = float((t[-1] - t[0]) / (len(t) - 1))
+        if math.isfinite(dt) and dt > 0 and np.max(np.abs(d - dt)) <= 1e-3 * dt:
+            return dt
     return None
 
 
 def peek_times(path, fh_factory, skip_lines: int, time_col: int, delimiter: str, scale: float,
                rows: int = 1000) -> np.ndarray:
-    """The first `rows` time stamps (seconds), for the trace's nominal sample period; bad rows are
-    ignored here (the streaming pass reports them with their line)."""
+    """The first `rows` time stamps (seconds), for the trace's nominal sample period; the first bad
+    row ends them (the streaming pass reports it with its line)."""
     out = []
     with fh_factory() as fh:
         for line in islice(fh, skip_lines, skip_lines + rows):
             cells = line.rstrip("\r\n").split(delimiter)
             try:
-                out.append(float(clean(cells[time_col])) * scale)
+                value = float(clean(cells[time_col])) * scale
             except (ValueError, IndexError):
                 break
+            if not math.isfinite(value):
+                break
+            out.append(value)
     return np.asarray(out, dtype=np.float64)
 
 
 class TimeOrder:
-    """Checks that time stamps never go backwards, across chunks; names the line where they do."""
+    """Checks that time stamps strictly increase, across chunks; names the line where one does not
+    (a repeated time stamp is a duplicated row, or a clock too coarse for the sample rate)."""
 
     def __init__(self, path):
         self.path, self.last = path, None
@@ -292,10 +365,13 @@ class TimeOrder:
         if not len(t):
             return
         prev = np.concatenate([[t[0] if self.last is None else self.last], t[:-1]])
-        back = np.flatnonzero(t < prev)
+        back = np.flatnonzero(t <= prev)
+        back = back[back > 0] if self.last is None else back
         if len(back):
             i = int(back[0])
+            now, before = float(t[i] / unit_scale), float(prev[i] / unit_scale)
+            found = (f"found {now:.9g} twice in a row (a repeated row?)" if t[i] == prev[i] else
+                     f"found {now:.9g} after {before:.9g}")
             raise TraceError(self.path, f"line {block.line_of(i)}",
-                             f"expected time stamps in increasing order, found {t[i] / unit_scale:.9g} after "
-                             f"{prev[i] / unit_scale:.9g}")
+                             f"expected time stamps in increasing order, {found}")
         self.last = t[-1]

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..trace import MARKER_X, Chunk, TraceError, TraceInfo
-from ._common import (DEFAULT_CSV_CHUNK, CsvTable, TimeOrder, check_file, chunk_size, digital_cells, estimate_period,
-                      find_column, open_text, opt_float, opt_str, opt_supplies, peek_times,
-                      split_header, uniform_or_times)
+from ._common import (DEFAULT_CSV_CHUNK, CsvTable, TimeOrder, check_file, check_text, chunk_size, digital_cells,
+                      estimate_period, find_column, open_text, opt_float, opt_str, opt_supplies, peek_times,
+                      read_header, split_header, uniform_or_times)
 
 NAME = "generic-csv"
 DESCRIPTION = "any CSV with a header row; columns mapped by options (current_col=…, time_col=… or sample_period=…)"
@@ -69,12 +69,13 @@ def open_trace(path, **options):
         raise ValueError(f"{NAME}: give time_col (a column of time stamps) or sample_period (seconds per row)")
     rows = chunk_size(options, DEFAULT_CSV_CHUNK)
 
+    check_text(path)
     with open_text(path) as fh:
-        header = fh.readline()
+        header = read_header(path, fh)
     if not header.strip():
         raise TraceError(path, "line 1", "expected a header row naming the columns, found an empty line"
                          if header else "expected a header row naming the columns, found an empty file")
-    columns = split_header(header, delimiter)
+    columns = split_header(path, header, delimiter)
     col = {"current": find_column(path, 1, columns, current_col, "option current_col")}
     for key, opt in (("time", "time_col"), ("voltage", "voltage_col"), ("marker", "marker_col")):
         if options.get(opt) is not None:
@@ -129,11 +130,11 @@ def _chunks(path, info, columns, col, extras, delimiter, kind, i_scale, v_scale,
                     x_count += int(np.count_nonzero(chunk.marker == MARKER_X))
             for name, c in extras:
                 chunk.extra[name] = values[:, pos[c]] * (i_scale if name.startswith("current.") else v_scale)
+            if table.ended_without_newline:        # set when the last block was read
+                chunk.warnings.append(f"{path}: the last line has no line terminator: the file may be truncated")
             n_done += len(chunk)
             yield chunk
     if n_done == 0:
         raise TraceError(path, "line 2", "expected data rows below the header, found none")
     if x_count:
         info.notes.append(f"{x_count} marker cells were neither 0 nor 1 (read as X)")
-    if table.ended_without_newline:
-        info.notes.append("the last line has no line terminator: the file may be truncated")

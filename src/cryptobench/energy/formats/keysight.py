@@ -4,8 +4,8 @@ n6705-csv, from the 14585A Control and Analysis Software or the analyzer's own d
 a preamble of `key,value` lines, among them the sample interval in seconds (`Sample interval,0.0001`
 or `Sample interval:,1.024E-05`; a unit after the number, s/ms/us/µs, is honoured), then the header
 line `Sample,Curr avg 1,Volt avg 1,…` (also `Curr min N`/`Curr max N`/`Volt min N`/`Volt max N`), then
-one row per sample. The `Sample` column (the sample index) is not used: time is t0 = 0, dt = the
-sample interval.
+one row per sample. Time is t0 = 0, dt = the sample interval; the `Sample` column (the sample
+index) only has to increase from row to row (a repeated or out-of-order row is an error).
 
 n6705-dlog, the analyzer's binary data-log file: an XML header (root element <dlog>) listing each
 output <channel id="N"> with <sense_volt>/<sense_curr> (1 = logged) and a <frame> with <tint> (the
@@ -17,21 +17,24 @@ sense_minmax = 1 each trace is three values (avg, min, max). Trace names here: `
 accepted as aliases. (Layout as read by the open-source readers cited in docs/trace-formats.md;
 Keysight does not publish it.)
 
-Options (both): current (default the first Curr avg N / currN), voltage (default the matching
+Options (both): current (default the first Curr avg N / currN of a channel other than the marker's:
+the marker channel logs a GPIO, not the supply), voltage (default the matching
 Volt avg N / voltN, when logged), marker_column (a trace holding an analog marker -> marker_analog,
 e.g. `Volt avg 2` when the DUT's GPIO drives channel 2's voltage sense), extra_current=NAME:COLUMN,
 extra_voltage=NAME:COLUMN (other supplies -> extra['current.NAME'] / ['voltage.NAME']), chunk_samples.
+Every value read (CSV cell or float32) must be finite.
 """
 from __future__ import annotations
 
+import math
 import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
 from ..trace import Chunk, TraceError, TraceInfo
-from ._common import (DEFAULT_CSV_CHUNK, CsvTable, check_file, chunk_size, clean, open_text,
-                      opt_supplies, show, split_header)
+from ._common import (DEFAULT_CSV_CHUNK, CsvTable, check_file, check_text, chunk_size, clean, open_text,
+                      opt_supplies, read_header, show, show_names, split_header)
 
 CSV_NAME, DLOG_NAME = "n6705-csv", "n6705-dlog"
 CSV_DESCRIPTION = "Keysight N6705 / 14585A data-logger CSV export (Sample interval preamble, Sample,Curr avg 1,… rows)"
@@ -63,6 +66,12 @@ def _trace_key(name: str) -> str:
     return name.strip().lower()
 
 
+def _channel_of(key: str) -> str | None:
+    """'curr2' -> '2', 'volt1_min' -> '1'."""
+    m = re.match(r"(?:curr|volt|power)(\d+)", key)
+    return m.group(1) if m else None
+
+
 def _choose(path, where, names: list[str], options) -> dict:
     """{role: index into names} for current, voltage, marker and extras, from the options."""
     keys = [_trace_key(n) for n in names]
@@ -72,29 +81,46 @@ def _choose(path, where, names: list[str], options) -> dict:
         if k in keys:
             return keys.index(k)
         raise TraceError(path, where, f"expected a trace {value!r} ({what}), found traces: "
-                                      f"{', '.join(map(repr, names))}")
+                                      f"{show_names(names)}")
 
     roles = {}
+    if options.get("marker_column") is not None:
+        roles["marker"] = find(options["marker_column"], "option marker_column")
     if options.get("current") is not None:
         roles["current"] = find(options["current"], "option current")
     else:
-        avg = [i for i, k in enumerate(keys) if re.fullmatch(r"curr\d+", k)]
-        if not avg:
-            raise TraceError(path, where, f"expected a current trace ('Curr avg N' / currN), found traces: "
-                                          f"{', '.join(map(repr, names))}")
-        roles["current"] = avg[0]
+        roles["current"] = _default_current(path, where, names, keys, roles.get("marker"))
+    if roles["current"] == roles.get("marker"):
+        raise TraceError(path, where, f"expected the current (option current) and the marker (option "
+                                      f"marker_column) to be different traces, found {names[roles['current']]!r} "
+                                      "for both")
     if options.get("voltage") is not None:
         roles["voltage"] = find(options["voltage"], "option voltage")
     else:
         want = "volt" + keys[roles["current"]][4:].split("_")[0]
         if want in keys:
             roles["voltage"] = keys.index(want)
-    if options.get("marker_column") is not None:
-        roles["marker"] = find(options["marker_column"], "option marker_column")
     for opt, prefix in (("extra_current", "current."), ("extra_voltage", "voltage.")):
         for supply, trace in opt_supplies(options, opt):
             roles[prefix + supply] = find(trace, f"option {opt}")
     return roles
+
+
+def _default_current(path, where, names, keys, marker) -> int:
+    """The first average current trace of a channel other than the marker's: the marker channel
+    logs the DUT's GPIO, not its supply."""
+    marker_ch = _channel_of(keys[marker]) if marker is not None else None
+    avg = [i for i, k in enumerate(keys) if re.fullmatch(r"curr\d+", k) and _channel_of(k) != marker_ch]
+    if avg:
+        return avg[0]
+    if marker_ch is None:
+        raise TraceError(path, where, f"expected a current trace ('Curr avg N' / currN), found traces: "
+                                      f"{show_names(names)}")
+    ch = 2 if marker_ch == "1" else 1
+    want = f"Curr avg {ch}" if any(_CSV_TRACE.match(n.strip()) for n in names) else f"curr{ch}"
+    raise TraceError(path, where, f"expected the supply's current trace {want!r} (a 'Curr avg N' / currN of a "
+                                  f"channel other than the marker's channel {marker_ch}), found traces: "
+                                  f"{show_names(names)}")
 
 
 def _channels(roles) -> list[str]:
@@ -129,56 +155,85 @@ def _check_values(options):
         opt_supplies(options, opt)
 
 
-def open_csv(path, **options):
-    path = check_file(path)
-    _check_values(options)
-    rows = chunk_size(options, DEFAULT_CSV_CHUNK)
-    interval, header_line, header, preamble, n = None, None, None, [], 0
+MAX_PREAMBLE = 1000         # lines above the header; real exports have a dozen
+
+
+def _preamble(path):
+    """(sample interval s, header line number, header line, preamble lines) of an n6705-csv file."""
+    interval, preamble, n = None, [], 0
     with open_text(path) as fh:
-        for n, line in enumerate(fh, start=1):
+        for n in range(1, MAX_PREAMBLE + 1):
+            line = read_header(path, fh, n)
+            if not line:
+                break
             key = clean(line.split(",")[0]).lower()
             if key == "sample":
-                header_line, header = n, line
                 break
             preamble.append(line.strip())
             if key.startswith("sample interval"):
                 interval = _interval(line)
-                if interval is None or not interval > 0:
+                if interval is None or not (0 < interval < math.inf):
                     raise TraceError(path, f"line {n}", f"expected a sample interval in seconds, found {show(line)}")
-    if header is None:
-        raise TraceError(path, f"line {max(n, 1)}",
+        else:
+            raise TraceError(path, f"line {n}", f"expected a header line starting 'Sample,' within the first "
+                                                f"{MAX_PREAMBLE} lines, found none")
+    if not line:
+        raise TraceError(path, f"line {max(n - 1, 1)}",
                          "expected a header line starting 'Sample,' (Sample,Curr avg 1,Volt avg 1,…), "
                          "found end of file")
     if interval is None:
-        raise TraceError(path, f"line {header_line}", "expected a 'Sample interval' line in the preamble "
-                                                      "above the header, found none")
-    columns = split_header(header, ",")
+        raise TraceError(path, f"line {n}", "expected a 'Sample interval' line in the preamble "
+                                            "above the header, found none")
+    return interval, n, line, preamble
+
+
+def open_csv(path, **options):
+    path = check_file(path)
+    _check_values(options)
+    rows = chunk_size(options, DEFAULT_CSV_CHUNK)
+    check_text(path)
+    interval, header_line, header, preamble = _preamble(path)
+    columns = split_header(path, header, ",", header_line)
     roles = _choose(path, f"line {header_line}", columns, options)
     info = TraceInfo(path=str(path), format=CSV_NAME, sample_period_s=interval, channels=_channels(roles),
                      notes=[f"preamble: {p}" for p in preamble if p][:12])
-    return info, _csv_chunks(path, info, header_line, columns, roles, interval, rows)
+    return info, _csv_chunks(path, header_line, columns, roles, interval, rows)
 
 
-def _csv_chunks(path, info, header_line, columns, roles, dt, rows):
-    used = sorted(set(roles.values()))
+def _csv_chunks(path, header_line, columns, roles, dt, rows):
+    used = sorted(set(roles.values()) | {0})          # column 0 is `Sample`, checked to increase
     pos = {c: j for j, c in enumerate(used)}
-    n_done = 0
+    n_done, last = 0, None
     with open_text(path) as fh:
         for _ in range(header_line):
             fh.readline()
         table = CsvTable(path, fh, header_line, columns, ",", rows)
         for block in table.blocks():
             values = block.floats(used)
+            last = _check_sample_index(path, block, values[:, pos[0]], last)
             column = lambda i: np.ascontiguousarray(values[:, pos[i]])
             chunk = Chunk(current=column(roles["current"]), t0=n_done * dt, dt=dt)
             chunk.line0, chunk.lines = block.chunk_lines()
             _fill(chunk, roles, column)
+            if table.ended_without_newline:        # set when the last block was read
+                chunk.warnings.append(f"{path}: the last line has no line terminator: the file may be truncated")
             n_done += len(chunk)
             yield chunk
     if n_done == 0:
         raise TraceError(path, f"line {header_line + 1}", "expected data rows below the header, found none")
-    if table.ended_without_newline:
-        info.notes.append("the last line has no line terminator: the file may be truncated")
+
+
+def _check_sample_index(path, block, index: np.ndarray, last):
+    """The `Sample` column must increase from row to row (a repeated or out-of-order row would
+    shift every later sample's time); returns its last value."""
+    prev = np.concatenate([[index[0] - 1 if last is None else last], index[:-1]])
+    bad = np.flatnonzero(index <= prev)
+    if len(bad):
+        i = int(bad[0])
+        raise TraceError(path, f"line {block.line_of(i)}",
+                         f"expected the Sample column to increase from row to row, found {float(index[i]):.9g} "
+                         f"after {float(prev[i]):.9g} (a repeated or out-of-order row?)")
+    return index[-1]
 
 
 # ------------------------------------------------------------------------------------------ dlog
@@ -190,7 +245,10 @@ def read_dlog_header(path):
     """(xml root, offset of the first sample frame) of a .dlog file."""
     with open(path, "rb") as f:
         head = f.read(1 << 16)
-        start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:64]
+        start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:16]
+        if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            raise TraceError(path, "byte 0", "expected a .dlog XML header in UTF-8, found UTF-16 text (byte-order "
+                                             f"mark {head[:2].hex(' ').upper()})")
         if not start.startswith(b"<"):
             raise TraceError(path, "byte 0", f"expected a .dlog XML header ('<?xml …' or '<dlog>'), found {start!r}")
         while _END not in head:
@@ -214,7 +272,8 @@ def read_dlog_header(path):
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         line, col = exc.position
-        raise TraceError(path, f"line {line}", f"expected a well-formed XML header, found: {exc.msg} "
+        what = re.sub(r": line \d+, column \d+$", "", str(exc.msg))
+        raise TraceError(path, f"line {line}", f"expected a well-formed XML header, found: {what} "
                                                f"(column {col})") from None
     if root.tag != "dlog":
         raise TraceError(path, "line 1", f"expected the root element <dlog>, found <{root.tag}>")
@@ -234,7 +293,7 @@ def dlog_traces(path, root):
         found = "none" if tint is None else repr(tint.text)
         raise TraceError(path, None, f"expected the sample interval <frame><tint>seconds</tint> in the "
                                          f".dlog header, found {found}") from None
-    if not dt > 0:
+    if not 0 < dt < math.inf:
         raise TraceError(path, None, f"expected a sample interval <tint> > 0, found {dt}")
     minmax = frame.findtext("sense_minmax", "0").strip() == "1"
     names, notes = [], [f"sample interval {dt:.9g} s (<tint>)"]
@@ -251,6 +310,10 @@ def dlog_traces(path, root):
     if not names:
         raise TraceError(path, None, "expected at least one channel with <sense_volt>1 or <sense_curr>1, "
                                          "found none")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise TraceError(path, None, f"expected every <channel id> once, found traces {', '.join(twice)} twice "
+                                     "(a repeated channel id)")
     return names, dt, notes
 
 
@@ -275,11 +338,11 @@ def open_dlog(path, **options):
         raise TraceError(path, f"byte {offset}", "expected sample frames after the header, found none")
     notes.insert(0, f"traces in each frame: {', '.join(names)}; {n_frames} frames from byte {offset}")
     info = TraceInfo(path=str(path), format=DLOG_NAME, sample_period_s=dt, channels=_channels(roles), notes=notes)
-    return info, _dlog_chunks(path, offset, n_frames, len(names), roles, dt, block)
+    return info, _dlog_chunks(path, offset, n_frames, names, roles, dt, block)
 
 
-def _dlog_chunks(path, offset, n_frames, width, roles, dt, block):
-    done = 0
+def _dlog_chunks(path, offset, n_frames, names, roles, dt, block):
+    done, width = 0, len(names)
     buf = np.empty(min(block, max(n_frames, 1)) * width, dtype=">f4")    # reused: no per-chunk allocation
     with open(path, "rb") as f:
         f.seek(offset)
@@ -290,8 +353,25 @@ def _dlog_chunks(path, offset, n_frames, width, roles, dt, block):
                 raise TraceError(path, f"byte {offset + done * width * 4 + got}",
                                  f"expected {k} more frames, found end of file")
             frames = buf[:k * width].reshape(k, width)
-            chunk = Chunk(current=frames[:, roles["current"]].astype(np.float64), t0=done * dt, dt=dt)
-            chunk.byte0, chunk.sample_bytes = offset + done * width * 4, width * 4
-            _fill(chunk, roles, lambda i: frames[:, i].astype(np.float64))
+            byte0 = offset + done * width * 4
+
+            def column(i):
+                return _finite(path, frames[:, i].astype(np.float64), names[i], byte0 + 4 * i, width * 4)
+            chunk = Chunk(current=column(roles["current"]), t0=done * dt, dt=dt)
+            chunk.byte0, chunk.sample_bytes = byte0, width * 4
+            _fill(chunk, roles, column)
             done += k
             yield chunk
+
+
+def _finite(path, values: np.ndarray, name: str, byte0: int, frame_bytes: int) -> np.ndarray:
+    """The trace's values, every one finite (the analyzer never logs NaN or inf); else a TraceError
+    at the value's byte."""
+    # one pass: a NaN or inf makes the sum so, and float32 values cannot overflow a float64 sum
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = np.isfinite(np.add.reduce(values))
+    if not finite:
+        i = int(np.flatnonzero(~np.isfinite(values))[0])
+        raise TraceError(path, f"byte {byte0 + i * frame_bytes}",
+                         f"expected a finite float32 for trace {name}, found {float(values[i])}")
+    return values

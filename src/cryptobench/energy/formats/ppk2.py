@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..trace import MARKER_X, Chunk, TraceError, TraceInfo
-from ._common import (DEFAULT_CSV_CHUNK, CsvTable, TimeOrder, check_file, chunk_size, estimate_period, open_text, opt_int,
-                      peek_times, show, split_header, uniform_or_times)
+from ._common import (DEFAULT_CSV_CHUNK, CsvTable, TimeOrder, check_file, check_text, chunk_size, estimate_period,
+                      open_text, opt_int, peek_times, read_header, show, split_header, uniform_or_times)
 
 NAME = "ppk2"
 DESCRIPTION = "Nordic Power Profiler Kit II CSV export (Timestamp(ms),Current(uA)[,D0-D7]); marker = a digital input"
@@ -38,9 +38,10 @@ def open_trace(path, **options):
     path = check_file(path)
     bit = opt_int(options, "marker_bit", 0, lo=0, hi=7)
     rows = chunk_size(options, DEFAULT_CSV_CHUNK)
+    check_text(path)
     with open_text(path) as fh:
-        header = fh.readline()
-    columns = split_header(header, ",") if header.strip() else []
+        header = read_header(path, fh)
+    columns = split_header(path, header, ",") if header.strip() else []
     expected = "expected the PPK2 header 'Timestamp(ms),Current(uA)[,D0-D7][,D0,…,D7]'"
     if "Timestamp(ms)" not in columns or "Current(uA)" not in columns:
         raise TraceError(path, "line 1", f"{expected}, found {show(header) if header else 'an empty file'}")
@@ -66,10 +67,10 @@ def open_trace(path, **options):
         notes.append("no digital inputs exported: no marker")
     info = TraceInfo(path=str(path), format=NAME, sample_period_s=period,
                      channels=["current"] + (["marker"] if marker else []), notes=notes)
-    return info, _chunks(path, info, columns, t_col, i_col, marker, bit, period, rows)
+    return info, _chunks(path, columns, t_col, i_col, marker, bit, period, rows)
 
 
-def _chunks(path, info, columns, t_col, i_col, marker, bit, period, rows):
+def _chunks(path, columns, t_col, i_col, marker, bit, period, rows):
     n_done, order = 0, TimeOrder(path)
     with open_text(path) as fh:
         fh.readline()
@@ -83,12 +84,12 @@ def _chunks(path, info, columns, t_col, i_col, marker, bit, period, rows):
             chunk.line0, chunk.lines = block.chunk_lines()
             if marker is not None:
                 chunk.marker = _marker(path, block, marker, bit, columns)
+            if table.ended_without_newline:        # set when the last block was read
+                chunk.warnings.append(f"{path}: the last line has no line terminator: the file may be truncated")
             n_done += len(chunk)
             yield chunk
     if n_done == 0:
         raise TraceError(path, "line 2", "expected data rows below the header, found none")
-    if table.ended_without_newline:
-        info.notes.append("the last line has no line terminator: the file may be truncated")
 
 
 def _marker(path, block, marker, bit, columns) -> np.ndarray:

@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..trace import MARKER_X, TraceError, TraceInfo
-from ._common import (CsvTable, check_file, digital_cells, find_column, open_text, opt_float, opt_str,
-                      show, split_header)
+from ._common import (CsvTable, check_file, check_text, digital_cells, find_column, open_text, opt_float,
+                      opt_str, read_header, show, split_header)
 
 NAME = "saleae"
 DESCRIPTION = "Saleae Logic 2 digital CSV (the marker) joined by time with a current trace (current_file=…, current_format=…)"
@@ -46,9 +46,10 @@ PREFIX = "current."
 
 def read_transitions(path, channel) -> tuple[np.ndarray, np.ndarray, str]:
     """(times s, states 0/1/MARKER_X, channel name) of a Logic 2 digital CSV export."""
+    check_text(path)
     with open_text(path) as fh:
-        header = fh.readline()
-        columns = split_header(header, ",") if header.strip() else []
+        header = read_header(path, fh)
+        columns = split_header(path, header, ",") if header.strip() else []
         if not columns or not columns[0].lower().startswith("time"):
             raise TraceError(path, "line 1", "expected a Logic 2 digital CSV header 'Time [s],Channel 0,…', "
                                              f"found {show(header) if header else 'an empty file'}")
@@ -64,12 +65,15 @@ def read_transitions(path, channel) -> tuple[np.ndarray, np.ndarray, str]:
     if not times:
         raise TraceError(path, "line 2", "expected at least one row (the initial state), found none")
     t, s = np.concatenate(times), np.concatenate(states)
-    back = np.flatnonzero(np.diff(t) < 0)
+    # Logic 2 writes one row per time at which a channel changes: a repeated time stamp would hide
+    # the change between the two rows (a window vanishes, or two merge)
+    back = np.flatnonzero(np.diff(t) <= 0)
     if len(back):
         i = int(back[0]) + 1
         line = [x for part in lines for x in part][i]
-        raise TraceError(path, f"line {line}", f"expected time stamps in increasing order, found {t[i]!r} "
-                                               f"after {t[i - 1]!r}")
+        found = (f"found {float(t[i]):.9g} twice in a row (one row per change is expected)" if t[i] == t[i - 1]
+                 else f"found {float(t[i]):.9g} after {float(t[i - 1]):.9g}")
+        raise TraceError(path, f"line {line}", f"expected time stamps in increasing order, {found}")
     return t, s, columns[col]
 
 
@@ -113,8 +117,10 @@ def _chunks(info, cinfo, cchunks, t_edges, s_edges, offset):
         after += int(np.count_nonzero(t > t_edges[-1]))
         chunk.marker, chunk.marker_analog = marker, None
         # locations in the current trace's file would be misread as lines of the Logic 2 export:
-        # leave Chunk.where() to name the time instead
+        # leave Chunk.where() to name the time instead, and errors about the samples name the
+        # current trace's file (Chunk.source)
         chunk.line0 = chunk.lines = chunk.byte0 = chunk.sample_bytes = None
+        chunk.source = chunk.source or cinfo.path
         yield chunk
     info.notes += [f"current trace: {n}" for n in cinfo.notes[n_notes:]]
     if before:
