@@ -421,3 +421,92 @@ def test_property_the_command_line_never_shows_a_traceback(fmt, cut, data):
     assert code in (0, 2), err.getvalue()
     if code == 2:
         assert len(lines) == 1 and str(folder) in lines[0], err.getvalue()
+
+
+@pytest.mark.parametrize("path", _cases("profiles"), ids=lambda p: p.name)
+def test_hostile_power_profiles(path):
+    from cryptobench.energy.models import load_profile
+
+    def load(p):
+        try:
+            load_profile(str(p))
+        except ValueError as exc:            # the model commands turn it into a usage error (exit 2)
+            raise UsageError(str(exc)) from None
+    _check(path, load)
+
+
+# --- property tests over the TOML loaders ---------------------------------------------------------
+# A valid suite, recipe, reference and power profile, spoilt at random: truncated anywhere, random
+# bytes written over a stretch, a value replaced by a numeric special or another type, lines
+# shuffled or repeated. Whatever comes, the loader answers with its one-line error naming the file
+# (UsageError; ValueError for power profiles, which the model commands turn into one) or loads it,
+# and the file's bytes never change.
+
+TOML_VALUES = ["nan", "inf", "-inf", "-0", "1e308", "-5", "0", "true", '"three"', "[]", "{}", '"../../../etc/passwd"',
+               "64.5", '"\\u001b]0;x\\u0007"', "[1, 1]", "9999999999999999999999"]
+
+
+def _toml_loaders() -> dict:
+    from cryptobench.energy.models import load_profile
+    from cryptobench.firmware.recipes import RECIPES_DIR, load_recipe
+    from cryptobench.references import DATA_DIR, load_reference
+    from cryptobench.suites import SUITES_DIR, load_suite
+    profile = b'supply_v = 3.0\nactive_current_a = 0.003\nidle_current_a = 1e-6\n[peripherals]\naes = 0.001\n'
+    return {"suite": ((SUITES_DIR / "nxp-imxrt.toml").read_bytes(), lambda p: load_suite(str(p))),
+            "recipe": ((RECIPES_DIR / "monocypher.toml").read_bytes(), lambda p: load_recipe(str(p))),
+            "reference": ((DATA_DIR / "nxp-imxrt.toml").read_bytes()[:6000].rsplit(b"\n[[row]]", 1)[0] + b"\n",
+                          load_reference),
+            "profile": (profile, lambda p: load_profile(str(p)))}
+
+
+TOML_KINDS = ["suite", "recipe", "reference", "profile"]
+
+
+def _load_spoilt(kind: str, data: bytes) -> None:
+    valid, load = _toml_loaders()[kind]
+    folder = Path(tempfile.mkdtemp(dir=_WORK.name))
+    path = folder / f"spoilt-{kind}.toml"
+    path.write_bytes(data)
+    before = path.read_bytes()
+    try:
+        load(path)
+    except (UsageError, ValueError) as exc:
+        message = str(exc)
+        assert "\n" not in message and str(path) in message, message
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("kind", TOML_KINDS)
+@PROPERTY
+@given(data=st.data())
+def test_property_toml_truncated_or_overwritten(kind, data):
+    valid = _toml_loaders()[kind][0]
+    cut = data.draw(st.integers(0, len(valid)))
+    spoilt = valid[:cut]
+    if data.draw(st.booleans()):
+        at = data.draw(st.integers(0, len(valid)))
+        noise = data.draw(st.binary(min_size=1, max_size=40))
+        spoilt = valid[:at] + noise + valid[at + len(noise):]
+    _load_spoilt(kind, spoilt)
+
+
+@pytest.mark.parametrize("kind", TOML_KINDS)
+@PROPERTY
+@given(data=st.data())
+def test_property_toml_values_replaced(kind, data):
+    lines = _toml_loaders()[kind][0].decode().split("\n")
+    assignments = [i for i, line in enumerate(lines) if re.match(r'^\s*"?[\w-]+"?\s*=', line)]
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.sampled_from(assignments))
+        key = lines[i].split("=", 1)[0]
+        lines[i] = f"{key}= {data.draw(st.sampled_from(TOML_VALUES))}"
+    _load_spoilt(kind, "\n".join(lines).encode())
+
+
+@pytest.mark.parametrize("kind", TOML_KINDS)
+@PROPERTY
+@given(data=st.data())
+def test_property_toml_lines_shuffled_and_repeated(kind, data):
+    lines = _toml_loaders()[kind][0].decode().split("\n")
+    picked = data.draw(st.lists(st.sampled_from(range(len(lines))), min_size=1, max_size=len(lines) + 10))
+    _load_spoilt(kind, "\n".join(lines[i] for i in picked).encode())

@@ -352,9 +352,10 @@ def test_the_pin_reaches_the_pkcs11_harness_only(monkeypatch):
 def test_token_directories_left_by_a_killed_run_are_removed_at_the_next_start(tmp_path):
     import subprocess
     import sys
-    from cryptobench.secure.pkcs11 import OWNER_FILE, TOKEN_PREFIX, _process_identity, remove_stale_tokens
+    from cryptobench.processes import process_identity
+    from cryptobench.secure.pkcs11 import OWNER_FILE, TOKEN_PREFIX, remove_stale_tokens
     gone = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    identity = _process_identity(gone.pid)                  # what the killed run wrote while it ran
+    identity = process_identity(gone.pid)                  # what the killed run wrote while it ran
     gone.kill()
     gone.wait()
     stale, live, foreign = (tmp_path / f"{TOKEN_PREFIX}{n}" for n in ("stale", "live", "foreign"))
@@ -362,7 +363,7 @@ def test_token_directories_left_by_a_killed_run_are_removed_at_the_next_start(tm
         d.mkdir()
         (d / "pin").write_text("1234\n")
     (stale / OWNER_FILE).write_text(identity + "\n")                        # its process was killed
-    (live / OWNER_FILE).write_text(_process_identity(os.getpid()) + "\n")  # this process: still running
+    (live / OWNER_FILE).write_text(process_identity(os.getpid()) + "\n")  # this process: still running
     # `foreign` has no owner file: not one cryptobench made, left alone
     assert remove_stale_tokens(tmp_path) == [stale]
     assert not stale.exists() and live.exists() and foreign.exists()

@@ -88,3 +88,14 @@ def read_utf8(path: Path) -> str:
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
         raise UsageError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8")
+
+
+def read_toml(path: Path) -> tuple[str, dict]:
+    """A TOML file a user wrote (a suite, a recipe, a reference): its text (for line numbers) and
+    its document; not UTF-8 or not TOML is a one-line error naming the file."""
+    import tomllib
+    text = read_utf8(path)
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: malformed TOML ({exc})")

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import UsageError
+from .processes import process_alive
 from .records import Cell, Conditions, Plan, Run
 
 SCHEMA = """
@@ -265,12 +266,4 @@ class Store:
 def _alive(pid: int, host: str, this_host: str) -> bool:
     """Whether the lock's process still runs (known only on this host; elsewhere, assume it does
     and let the heartbeat's age decide)."""
-    if host != this_host:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return host != this_host or process_alive(pid)

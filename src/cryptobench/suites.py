@@ -21,14 +21,13 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .catalog import get_op, resolve_params
 from .engines import ENGINES
 from .errors import UsageError
-from .files import read_utf8
+from .files import read_toml
 from .records import params_key
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
@@ -144,11 +143,7 @@ MAX_BENCHES = 20_000
 
 def load_suite(name: str, max_benches: int | None = MAX_BENCHES) -> Suite:
     path = find_suite(name)
-    text = read_utf8(path)
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: malformed TOML ({exc})")
+    text, doc = read_toml(path)
     lines = text.splitlines()
     unknown = [k for k in doc if k not in ("suite", "bench")]
     if unknown:
@@ -215,7 +210,7 @@ def _suite_head(path: Path, lines: list[str], head: dict) -> Suite:
         suite.engines = _check_engines(head["engines"], f"{path}:{_line_of(lines, _key_rx('engines'))}")
     if "baseline" in head:
         where = f"{path}:{_line_of(lines, _key_rx('baseline'))}"
-        _expect(head["baseline"] in ENGINES, where,
+        _expect(isinstance(head["baseline"], str) and head["baseline"] in ENGINES, where,
                 f"unknown baseline engine '{head['baseline']}'; valid: {', '.join(ENGINES)}")
         suite.baseline = head["baseline"]
     return suite

@@ -49,8 +49,9 @@ UNASSIGNED = "unassigned"
 # models.battery, not a module models_x); "__init__" is the package's own __init__.
 LAYERS: dict[str, tuple[str, ...]] = {
     # report.table: the table model and its renderers, which the analyses build their tables on
+    # records: the typed Plan/Cell/Result/Run every layer passes; printable, quantity: text and units
     "foundation": ("__init__", "errors", "extras", "catalog", "conditions", "references", "store", "files",
-                   "report.table"),
+                   "records", "printable", "quantity", "report.table"),
     "statistics": ("stats", "estimate", "significance", "sampling", "noise", "results"),
     # Where numbers come from: engines and devices, and the energy traces instruments record.
     "targets": ("harness", "engines", "verify", "secure", "firmware", "sim",
@@ -58,7 +59,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "runner": ("runner", "plan", "suites", "energy.importer"),
     "analysis": ("relative", "compare", "diff", "scaling", "models", "energy.models"),
     "report": ("report", "export"),
-    "cli": ("cli", "devtools"),
+    "cli": ("cli", "devtools", "catalog_c"),          # catalog_c: generates harness/common/cb_ops.h
 }
 
 _REASON = re.compile(r"#\s*long:\s*(.*\S)?")

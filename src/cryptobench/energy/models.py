@@ -11,10 +11,13 @@ figures the published studies derive from energy.
 """
 from __future__ import annotations
 
-import tomllib
+import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import UsageError
+from ..files import read_toml
 from ..records import Run
 
 STATES = ("active", "idle", "standby")
@@ -58,26 +61,32 @@ def load_profile(ref: str) -> PowerProfile:
     optionally idle_current_a, standby_current_a, [peripherals], source (errors name file and key)."""
     path = Path(ref)
     if path.suffix == ".toml" or path.exists():
-        try:
-            doc = tomllib.loads(path.read_text())
-        except FileNotFoundError:
+        if not path.exists():
             raise ValueError(f"{ref}: no such power profile file")
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{ref}: not valid TOML ({exc})")
+        try:
+            text, doc = read_toml(path)
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
+        at = lambda key: f"{ref}:{_line_of(text, key)}"
         known = {"supply_v", "active_current_a", "idle_current_a", "standby_current_a", "peripherals", "source", "name"}
         for key in doc:
             if key not in known:
-                raise ValueError(f"{ref}: unknown key '{key}'; expected {', '.join(sorted(known))}")
+                raise ValueError(f"{at(key)}: unknown key '{key}'; expected {', '.join(sorted(known))}")
         for key in ("supply_v", "active_current_a"):
             if key not in doc:
                 raise ValueError(f"{ref}: missing key '{key}' (a number)")
         for key in known - {"peripherals", "source", "name"}:
-            if key in doc and (not isinstance(doc[key], (int, float)) or doc[key] < 0):
-                raise ValueError(f"{ref}: key '{key}': expected a non-negative number, got {doc[key]!r}")
+            if key in doc and not _amount(doc[key]):
+                raise ValueError(f"{at(key)}: key '{key}': expected a finite number >= 0, got {doc[key]!r}")
         peri = doc.get("peripherals", {})
+        if not isinstance(peri, dict):
+            raise ValueError(f"{at('peripherals')}: [peripherals] must be a table of NAME = current in A")
         for k, v in peri.items():
-            if not isinstance(v, (int, float)) or v < 0:
-                raise ValueError(f"{ref}: peripherals.{k}: expected a non-negative current in A, got {v!r}")
+            if not _amount(v):
+                raise ValueError(f"{at(k)}: peripherals.{k}: expected a finite current >= 0 in A, got {v!r}")
+        for key in ("source", "name"):
+            if key in doc and not isinstance(doc[key], str):
+                raise ValueError(f"{at(key)}: key '{key}': expected a string, got {doc[key]!r}")
         return PowerProfile(float(doc["supply_v"]), float(doc["active_current_a"]), float(doc.get("idle_current_a", 0)),
                             float(doc.get("standby_current_a", 0)), dict(peri), doc.get("source", str(path)),
                             doc.get("name", path.stem))
@@ -85,6 +94,15 @@ def load_profile(ref: str) -> PowerProfile:
     if ref not in DEVICES:
         raise ValueError(f"power profile '{ref}': not a device ({', '.join(DEVICES)}) nor a .toml file")
     return profile_from_device(DEVICES[ref])
+
+
+def _amount(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+
+
+def _line_of(text: str, key: str) -> int:
+    rx = re.compile(r"^\s*\"?" + re.escape(key) + r"\"?\s*=|^\s*\[\s*" + re.escape(key) + r"\s*\]")
+    return next((i + 1 for i, line in enumerate(text.splitlines()) if rx.search(line)), 1)
 
 
 def modeled_energy(duration_s: float, profile: PowerProfile, state: str = "active", peripherals=()) -> dict:

@@ -8,13 +8,12 @@ import glob
 import os
 import re
 import subprocess
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..catalog import OPS
 from ..errors import UsageError
-from ..files import read_utf8
+from ..files import read_toml, read_utf8
 from ..harness import REPO_ROOT
 
 RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"
@@ -75,11 +74,7 @@ def load_recipe(name_or_path: str) -> Recipe:
         if not path.exists():
             raise UsageError(f"unknown library recipe '{name_or_path}'; valid: {', '.join(builtin_recipes())} "
                              "(or a path to a recipe .toml file)")
-    text = read_utf8(path)
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: malformed TOML ({exc})")
+    text, doc = read_toml(path)
     lines = text.splitlines()
     for table in doc:
         if table not in ("library", "ops", "unavailable"):

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..catalog import OPS, resolve_params
 from ..errors import UsageError
-from ..files import read_utf8
+from ..files import read_toml
 
 DATA_DIR = Path(__file__).with_name("data")
 
@@ -159,11 +158,11 @@ def _read_reference(ref: str | Path) -> tuple[Path, dict, _Where]:
             raise ReferenceError(f"--reference: unknown reference '{ref}'; valid: {', '.join(available_references())}")
     if not path.exists():
         raise ReferenceError(f"{path}: no such reference file")
-    text = read_utf8(path)
     try:
-        return path, tomllib.loads(text), _Where(path, text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ReferenceError(f"{path}: not valid TOML ({exc})")
+        text, doc = read_toml(path)
+    except UsageError as exc:
+        raise ReferenceError(str(exc)) from None
+    return path, doc, _Where(path, text)
 
 
 def _header(path: Path, doc: dict, line: int) -> dict:

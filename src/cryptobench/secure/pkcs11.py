@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import UsageError
+from ..processes import process_alive, process_identity
 from . import Provision
 
 LABEL = "cryptobench"
@@ -110,7 +111,7 @@ def softhsm_token(label: str = LABEL) -> Provision:
                          f"left by a run that was killed ({', '.join(str(p) for p in removed)})\n")
     root = Path(tempfile.mkdtemp(prefix=TOKEN_PREFIX))
     try:
-        (root / OWNER_FILE).write_text(_process_identity(os.getpid()) + "\n")
+        (root / OWNER_FILE).write_text(process_identity(os.getpid()) + "\n")
         pin_file = init_softhsm_token(root, module, label)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
@@ -129,28 +130,10 @@ TOKEN_PREFIX = "cryptobench-softhsm-"
 OWNER_FILE = "owner"          # "PID START": the process that made the directory, and when it started
 
 
-def _process_identity(pid: int) -> str:
-    """'PID START' where START is the process's start time in clock ticks since boot (so a reused
-    process id is told apart); 'PID ?' where /proc does not say."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return f"{pid} {stat.rsplit(')', 1)[1].split()[19]}"
-    except (OSError, IndexError):
-        return f"{pid} ?"
-
-
 def _still_runs(pid: int, start: str) -> bool:
     """Whether the process that wrote an owner file runs: same id and same start time (where
     /proc tells the start time), else whether the id is in use at all."""
-    if start != "?":
-        return _process_identity(pid) == f"{pid} {start}"
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return process_identity(pid) == f"{pid} {start}" if start != "?" else process_alive(pid)
 
 
 def remove_stale_tokens(tmp: Path | None = None) -> list[Path]:
