@@ -119,3 +119,73 @@ def test_an_imported_trace_is_a_target_that_yields_its_cells(tmp_path):
     assert [c.seq for c in run.cells] == [0]                     # the trace target numbers its cells
     assert run.conditions["trace"] == trace and "os" in run.conditions.host
     assert run.plan.kind == "trace" and run.plan.to_json() == plan.to_json()
+
+
+class FailingTarget(MockTarget):
+    """Measures one cell, then gives up as a board that went away does."""
+
+    def measure(self, session):
+        session.save_cell(_cell(0, PLAN.groups[0]))
+        raise RuntimeError("the board stopped answering")
+
+
+def test_a_target_that_fails_midway_leaves_the_run_interrupted_not_running(tmp_path):
+    store = Store(tmp_path / "r.sqlite")
+    with pytest.raises(RuntimeError, match="stopped answering"):
+        Runner(store, PLAN, FailingTarget()).run()
+    run = store.load_run(1)
+    assert run.status == "interrupted" and len(run.cells) == 1       # --resume completes it
+    assert store.db.execute("SELECT COUNT(*) FROM locks").fetchone()[0] == 0
+
+
+def test_one_process_at_a_time_resumes_a_run(tmp_path):
+    import subprocess
+    import sys
+    from cryptobench.store import RunLocked
+    store = Store(tmp_path / "r.sqlite")
+    with pytest.raises(KeyboardInterrupt):
+        Runner(store, PLAN, MockTarget(stop_after=1, stop=_interrupt)).run()
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        store.lock_run(1, pid=other.pid)                      # another process is resuming run 1
+        target = MockTarget()
+        with pytest.raises(RunLocked, match=f"process {other.pid}"):
+            Runner(store, PLAN, target).run(1)
+        assert "measure" not in target.calls and store.load_run(1).status == "interrupted"
+    finally:
+        other.kill()
+        other.wait()
+    logged = []
+    assert Runner(store, PLAN, MockTarget(), log=logged.append).run(1) == 1     # its process is gone: taken over
+    assert any("taking over the lock" in line for line in logged)
+    assert store.load_run(1).status == "complete"
+
+
+def test_resume_measures_failed_cells_again(tmp_path):
+    store = Store(tmp_path / "r.sqlite")
+
+    class OneFails(MockTarget):
+        def __init__(self, failing_seq=None):
+            super().__init__()
+            self.failing_seq = failing_seq
+
+        def measure(self, session):
+            done = session.done_keys()
+            for seq, group in enumerate(PLAN.groups):
+                if Cell(group.op, group.params, "mock").key not in done:
+                    session.save_cell(_cell(seq, group, status="failed" if seq == self.failing_seq else "ok"))
+
+    Runner(store, PLAN, OneFails(failing_seq=1)).run()
+    assert [c.status for c in store.load_run(1).cells] == ["ok", "failed", "ok"]
+    Runner(store, PLAN, OneFails()).run(1)                     # this time the cell succeeds
+    assert [c.status for c in store.load_run(1).cells] == ["ok", "ok", "ok"]
+
+
+def test_exit_status_says_what_was_measured():
+    from cryptobench.cli.run import EXIT_NOTHING_MEASURED, EXIT_SOME_FAILED, exit_status
+    from cryptobench.records import Run
+    run = lambda *statuses: Run(id=1, plan=PLAN, conditions={}, cells=[
+        _cell(i, PLAN.groups[i], status=s) for i, s in enumerate(statuses)])
+    assert exit_status(run("ok", "unsupported", "ok")) == 0
+    assert exit_status(run("ok", "failed", "ok")) == EXIT_SOME_FAILED
+    assert exit_status(run("failed", "unsupported", "failed")) == EXIT_NOTHING_MEASURED

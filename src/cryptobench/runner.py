@@ -1,13 +1,18 @@
 """The one Runner: a run's lifecycle around any Target (targets/base.py). It creates the run (or
-resumes a stored one), turns SIGTERM into an interruption, marks the run complete or interrupted,
-and always closes the target. How cells are measured is the target's business."""
+resumes a stored one), holds the run's lock while it measures (one process at a time; a heartbeat
+thread keeps it fresh), turns SIGTERM into an interruption, marks the run complete or interrupted
+(also when the target fails), and always closes the target. How cells are measured is the
+target's business."""
 from __future__ import annotations
 
 import signal
+import sqlite3
+import threading
+import time
 from typing import Callable
 
 from .records import Conditions, Plan
-from .store import Store
+from .store import LOCK_STALE_S, Store
 from .targets.base import RunSession, Target
 
 
@@ -19,13 +24,27 @@ class Runner:
         self.target = target if target is not None else target_for(plan, progress=progress, log=log)
 
     def run(self, run_id: int | None = None) -> int:
+        locked = None
         try:
+            if run_id is not None:     # before anything starts: a second process resuming the run stops here
+                locked = self._lock(run_id)
             conditions = self.target.open()
             session = self._session(run_id, conditions)
-            self._measure(session)
+            if locked is None:
+                locked = self._lock(session.run_id)
+            with _Heartbeat(self.store, session.run_id):
+                self._measure(session)
+            return session.run_id
         finally:
             self.target.close()
-        return session.run_id
+            if locked is not None:
+                self.store.unlock_run(locked)
+
+    def _lock(self, run_id: int) -> int:
+        note = self.store.lock_run(run_id)
+        if note:
+            self.log(note)
+        return run_id
 
     def _session(self, run_id: int | None, conditions: dict) -> RunSession:
         previous = Conditions()
@@ -42,11 +61,42 @@ class Runner:
         try:
             self.target.measure(session)
             self.store.set_status(session.run_id, "complete")
-        except KeyboardInterrupt:
+        except BaseException:
+            # Ctrl-C, SIGTERM, or the target gave up (a board that cannot be opened, a usage error
+            # found late): the run is not left "running"; --resume completes it
             self.store.set_status(session.run_id, "interrupted")
             raise
         finally:
             signal.signal(signal.SIGTERM, previous_handler)
+
+
+class _Heartbeat:
+    """A thread that says every few seconds, on its own connection, that the run's process still
+    measures it (store.lock_run takes over a lock only when its heartbeat has gone quiet)."""
+    INTERVAL_S = min(10.0, LOCK_STALE_S / 6)
+
+    def __init__(self, store: Store, run_id: int):
+        self.path, self.run_id = store.path, run_id
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(timeout=5)
+
+    def _beat(self) -> None:
+        while not self.stop.wait(self.INTERVAL_S):
+            try:
+                db = sqlite3.connect(str(self.path), timeout=5)
+                with db:
+                    db.execute("UPDATE locks SET heartbeat = ? WHERE run_id = ?", (time.time(), self.run_id))
+                db.close()
+            except sqlite3.Error:
+                pass                   # a busy database: the next beat tries again
 
 
 def _raise_interrupt(signum, frame):

@@ -228,9 +228,11 @@ class Store:
                    conditions=Conditions(json.loads(row["conditions"])), cells=cells)
 
     def done_keys(self, run_id: int) -> set[str]:
-        """Keys of the cells that are finished (a `partial` cell is resumed, not redone)."""
+        """Keys of the cells that are finished: measured, or unsupported by their engine. A
+        `partial` cell is resumed, not redone; a `failed` one (a crashed harness, a device that went
+        away) is measured again by --resume."""
         return {r["cell_key"] for r in self.db.execute(
-            "SELECT cell_key FROM cells WHERE run_id = ? AND status != 'partial'", (run_id,))}
+            "SELECT cell_key FROM cells WHERE run_id = ? AND status NOT IN ('partial', 'failed')", (run_id,))}
 
     # --- the run lock: one process measures a run at a time ------------------------------------
     def lock_run(self, run_id: int, pid: int | None = None) -> str | None:

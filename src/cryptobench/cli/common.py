@@ -7,11 +7,12 @@ import argparse
 import re
 
 from ..errors import UsageError
-from ..files import write_atomic
+from ..files import check_output, write_atomic
 from ..report.table import console_for  # the one console every table is printed on
 
 __all__ = ["OneLineParser", "add_db", "add_format", "add_runs", "add_param", "split_params", "resolve_runs",
-           "resolve_one_run", "console_for", "stderr_console", "is_tty", "write_atomic"]
+           "resolve_one_run", "console_for", "stderr_console", "is_tty", "write_atomic", "check_output",
+           "add_output", "checked_output"]
 
 RUN_REF_HELP = "run ids, 'latest', or ranges such as 3-7 (either end may be 'latest')"
 
@@ -26,6 +27,26 @@ class OneLineParser(argparse.ArgumentParser):
 # ------------------------------------------------------------------------------------- options
 def add_db(parser) -> None:
     parser.add_argument("--db", help="SQLite result database (default: $CRYPTOBENCH_DB or the user data dir)")
+
+
+def add_output(parser, flag: str = "--json", help: str = "also write the result as JSON to FILE",
+               required: bool = False) -> None:
+    """An output file option and --force, the permission to replace an existing file."""
+    parser.add_argument(flag, metavar="FILE", help=help, required=required)
+    parser.add_argument("--force", action="store_true", help=f"{flag} may replace an existing file")
+
+
+def checked_output(args, flag: str = "--json", inputs: tuple = ()):
+    """The path of output `flag`, checked before any work (files.check_output): never the results
+    database or one of `inputs` ((path, what it is)), an existing file only with --force. None
+    when the option is not given or is '-' (stdout)."""
+    from ..store import default_db_path
+    path = getattr(args, flag.lstrip("-").replace("-", "_"))
+    if path in (None, "-"):
+        return None
+    db = getattr(args, "db", None)
+    protected = ((db or (default_db_path() if hasattr(args, "db") else None), "the results database"),) + tuple(inputs)
+    return check_output(path, flag, force=getattr(args, "force", False), protected=protected)
 
 
 def add_format(parser, choices=("table", "md", "csv", "json"), default: str | None = "table",

@@ -10,7 +10,8 @@ from ..catalog import get_op
 from ..errors import UsageError
 from ..records import Plan
 from ..store import Store
-from .common import OneLineParser, add_db, add_param, resolve_one_run, split_params, write_atomic
+from .common import (OneLineParser, check_output, add_db, add_output, add_param, checked_output, key_values, resolve_one_run,
+                     split_params, write_atomic)
 from ..quantity import fmt_num
 
 NAME = "energy"
@@ -44,7 +45,7 @@ def _add_import_parser(esub) -> None:
     add_param(imp, "a parameter of --op, e.g. bytes=64")
     imp.add_argument("--engine", help="what ran on the device, e.g. 'cc2652-aes-hw' (a label)")
     add_db(imp)
-    imp.add_argument("--json", metavar="FILE")
+    add_output(imp, "--json", "also write the stored run (with --op or --run) as JSON")
 
 
 def _add_model_parser(esub) -> None:
@@ -61,7 +62,7 @@ def _add_model_parser(esub) -> None:
     mod.add_argument("--current-uncertainty", type=float, default=0.0, metavar="FRACTION",
                      help="relative uncertainty of each current, widens the EEI interval (e.g. 0.1)")
     add_db(mod)
-    mod.add_argument("--json", metavar="FILE")
+    add_output(mod, "--json", "also write the modeled figures as JSON")
 
 
 def _add_capture_parser(esub) -> None:
@@ -85,24 +86,22 @@ def _add_capture_parser(esub) -> None:
     cap.add_argument("--marker", default="i1", help="otii: GPI of the marker: i1 (default), i2, none")
     cap.add_argument("--main-voltage", type=float, help="otii: set the main output to this voltage first")
     cap.add_argument("--power-on", action="store_true", help="otii: switch the main output (the DUT's supply) on first")
-    cap.add_argument("--out", required=True, metavar="FILE", help="the trace (.csv, or .dlog with --mode dlog); "
-                     "FILE.json gets the instrument's identity, settings and the import options")
+    add_output(cap, "--out", "the trace (.csv, or .dlog with --mode dlog); FILE.json gets the instrument's identity, "
+               "settings and the import options", required=True)
 
 
 def _options(items: list[str]) -> dict:
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--option: expected KEY=VALUE, got '{item}'")
+    """--option KEY=VALUE items; a value that reads as a number is one."""
+    return key_values(items, "--option", convert=_number)
+
+
+def _number(text: str):
+    for kind in (int, float):
         try:
-            out[key] = int(value)
+            return kind(text)
         except ValueError:
-            try:
-                out[key] = float(value)
-            except ValueError:
-                out[key] = value
-    return out
+            pass
+    return text
 
 
 def _with_progress(chunks, path):
@@ -146,6 +145,12 @@ def cmd_energy_import(args, out) -> int:
         raise UsageError(f"--format: unknown trace format '{args.format}'; valid: {', '.join(FORMATS)}")
     if args.op and not args.engine:
         raise UsageError("--op needs --engine (a label for what ran on the device)")
+    if args.json and not (args.op or args.run):
+        raise UsageError("--json writes the run the trace is stored in: give --op OP --engine LABEL (a new run) "
+                         "or --run RUN_ID (a stored run's cells)")
+    current = _options(args.option).get("current_file")
+    checked_output(args, "--json", inputs=((args.file, "the trace"),) + (((current, "the trace's current file"),)
+                                                                        if current else ()))
     if args.op and args.run:
         raise UsageError("--op and --run exclude each other: store the trace as a new cell, or match it to a run")
     op = get_op(args.op) if args.op else None
@@ -264,7 +269,8 @@ def _write_json(args, store: Store, run_id: int) -> None:
 def cmd_energy_capture(args, out) -> int:
     from ..energy.live_n6705 import ChannelSpec, InstrumentError, N6705, write_generic_csv
     from ..energy.live_otii import OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError, parse_resource
-    dest = Path(args.out)
+    dest = checked_output(args, "--out")
+    check_output(dest.with_name(dest.name + ".json"), "--out", force=args.force)     # its sidecar, too
     if not args.duration > 0:
         raise UsageError(f"--duration: must be > 0 s, got {args.duration}")
     try:
@@ -315,6 +321,7 @@ def cmd_energy_capture(args, out) -> int:
 
 def cmd_energy_model(args, out) -> int:
     from ..energy.models import load_profile, model_run, modeled_energy, per_unit
+    checked_output(args, "--json", inputs=((args.profile, "the power profile"),))
     try:
         profile = load_profile(args.profile)
         if (args.time is None) == (args.run is None):
@@ -331,12 +338,8 @@ def cmd_energy_model(args, out) -> int:
             out.write(f"\nsource: {profile.source}\n")
             doc = {"provenance": "modeled", "profile": profile.name, **e}
         else:
-            peri = {}
-            for item in args.engine_peripheral:
-                eng, sep, names = item.partition("=")
-                if not sep or not eng or not names:
-                    raise UsageError(f"--engine-peripheral: expected ENGINE=PERIPHERAL[+…], got '{item}'")
-                peri[eng] = names.split("+")
+            from .model import engine_peripherals
+            peri = engine_peripherals(args.engine_peripheral)
             if not 0 <= args.current_uncertainty < 1:
                 raise UsageError(f"--current-uncertainty: a fraction in [0, 1), got {args.current_uncertainty}")
             store = Store(args.db)

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..export import build_table, metadata, render_csv, render_json, render_parquet, require_parquet
 from ..store import Store
-from .common import add_db, add_format, add_runs, is_tty, resolve_runs, write_atomic
+from .common import add_db, add_format, add_output, add_runs, checked_output, is_tty, resolve_runs, write_atomic
 
 NAME = "export"
 
@@ -16,7 +16,7 @@ def add_parser(sub) -> None:
     e = sub.add_parser("export", help="stored runs as a flat table for pandas or DuckDB: parquet, csv or json")
     add_runs(e)
     add_format(e, ("parquet", "csv", "json"), required=True)
-    e.add_argument("--out", metavar="FILE", help="output file (default: stdout for csv and json; required for parquet)")
+    add_output(e, "--out", "output file (default: stdout for csv and json; required for parquet)")
     e.add_argument("--samples", action="store_true",
                    help="one row per timed sample (k operations) instead of one per cell")
     add_db(e)
@@ -30,6 +30,7 @@ def run(args, out) -> int:
         if to_stdout and is_tty(out):
             raise UsageError("refusing to write parquet (binary) to a terminal; use --out FILE")
         require_parquet()                 # before any run is read
+    checked_output(args, "--out")
     store = Store(args.db)
     try:
         ids = resolve_runs(store, args.run_ids)

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from ..errors import UsageError
-from .common import OneLineParser, add_db, resolve_one_run, write_atomic
+from .common import OneLineParser, add_db, add_output, checked_output, key_values, resolve_one_run, write_atomic
 
 NAME = "model"
 
@@ -75,7 +75,7 @@ def _add_accelerator_parser(msub) -> None:
     acc.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="with --fit: select cells")
     acc.add_argument("--block-bytes", type=int, default=16, help="with --fit: bytes per block (default 16; 0: per byte)")
     add_db(acc)
-    acc.add_argument("--json", metavar="FILE")
+    add_output(acc, "--json", "also write the model\'s figures as JSON")
 
 
 def _add_offload_parser(msub) -> None:
@@ -92,7 +92,7 @@ def _add_offload_parser(msub) -> None:
     off.add_argument("--voltage", type=float, help="supply voltage (V; default 3.3, or the profile's)")
     off.add_argument("--profile", help="take currents and voltage from a power profile (e.g. cc2652); flags override")
     off.add_argument("--lengths", help="payload lengths to tabulate, comma-separated (bytes)")
-    off.add_argument("--json", metavar="FILE")
+    add_output(off, "--json", "also write the model\'s figures as JSON")
 
 
 def _add_crossover_parser(msub) -> None:
@@ -105,7 +105,7 @@ def _add_crossover_parser(msub) -> None:
     cx.add_argument("--profile", help="model energy t·V·I where cells have no stored energy")
     cx.add_argument("--engine-peripheral", action="append", default=[], metavar="ENGINE=PERIPHERAL[+…]")
     add_db(cx)
-    cx.add_argument("--json", metavar="FILE")
+    add_output(cx, "--json", "also write the model\'s figures as JSON")
 
 
 def _add_battery_parser(msub) -> None:
@@ -120,17 +120,11 @@ def _add_battery_parser(msub) -> None:
     bat.add_argument("--profile", help="model energy t·V·I where cells have no stored energy (and the baseline's V)")
     bat.add_argument("--engine", action="append", default=[], help="only these engines (repeatable)")
     add_db(bat)
-    bat.add_argument("--json", metavar="FILE")
+    add_output(bat, "--json", "also write the model\'s figures as JSON")
 
 
 def _params(items) -> dict:
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise UsageError(f"--param: expected KEY=VALUE, got '{item}'")
-        k, v = item.split("=", 1)
-        out[k] = v
-    return out
+    return key_values(items, "--param")
 
 
 def _write_json(path, doc) -> None:
@@ -142,6 +136,7 @@ def run(args, out) -> int:
     handlers = {"accelerator": _accelerator, "offload": _offload, "crossover": _crossover, "battery": _battery}
     if args.model_command not in handlers:
         raise UsageError("model: expected 'accelerator', 'offload', 'crossover' or 'battery'")
+    checked_output(args, "--json")
     try:
         return handlers[args.model_command](args, out)
     except ValueError as exc:
@@ -371,14 +366,9 @@ def _offload(args, out) -> int:
 
 
 # ------------------------------------------------------------------------------------- crossover
-def _engine_peripherals(items) -> dict:
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise UsageError(f"--engine-peripheral: expected ENGINE=PERIPHERAL[+…], got '{item}'")
-        e, p = item.split("=", 1)
-        out[e] = [x for x in p.split("+") if x]
-    return out
+def engine_peripherals(items) -> dict:
+    """--engine-peripheral ENGINE=PERIPHERAL[+…] items as {engine: [peripherals]}."""
+    return key_values(items, "--engine-peripheral", lists="+")
 
 
 def _crossover(args, out) -> int:
@@ -390,7 +380,7 @@ def _crossover(args, out) -> int:
     if args.profile:
         from ..energy.models import load_profile
         prof = load_profile(args.profile)
-    peri = _engine_peripherals(args.engine_peripheral)
+    peri = engine_peripherals(args.engine_peripheral)
     params = _params(args.param)
     sweeps = {}
     for e in (args.a, args.b):

@@ -2,6 +2,7 @@
 or a microcontroller target (qemu, a board, the simulator)."""
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -9,13 +10,17 @@ from ..catalog import get_op
 from ..engines import get_engine
 from ..errors import UsageError
 from ..harness import build_harness, harness_path
-from ..records import Params, Plan
+from ..records import FAILED, Params, Plan
 from ..store import Store
-from ..suites import load_suite
-from .common import add_db, add_format, add_param, split_params, stderr_console, write_atomic
+from ..suites import MAX_BENCHES, load_suite
+from .common import add_db, add_format, add_output, add_param, checked_output, split_params, stderr_console, write_atomic
 from .show import render_run
 
 NAME = "run"
+MAX_CELLS = 5_000         # cells a run may plan without --yes (the default suite plans about 200)
+EXIT_SOME_FAILED = 1      # some cells failed (the others are stored and printed)
+EXIT_NOTHING_MEASURED = 3  # not one cell could be measured (as when a harness cannot start at all)
+EXIT_INTERRUPTED = 130    # Ctrl-C or SIGTERM: the finished cells are stored, --resume completes the run
 
 
 def add_parser(sub) -> None:
@@ -40,8 +45,11 @@ def add_parser(sub) -> None:
     run.add_argument("--single", action="store_true", help="k = 1: time every operation on its own (latency)")
     run.add_argument("--baseline", help="engine the others are compared with (Duration Improvement)")
     add_db(run)
-    run.add_argument("--json", metavar="FILE", help="also write the result document (docs/schema.md)")
-    run.add_argument("--resume", metavar="RUN_ID", help="complete an interrupted run")
+    add_output(run, "--json", "also write the result document (docs/schema.md)")
+    run.add_argument("--yes", action="store_true", help="run a plan even when it is very large (more than "
+                     f"{MAX_CELLS:,} cells, or sweeps of more than {MAX_BENCHES:,} benches)")
+    run.add_argument("--resume", metavar="RUN_ID", help="complete an interrupted run, and measure again the cells "
+                     "that failed")
     add_format(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--label", help="a name for this run, shown by show, report and diff (e.g. 'before patch')")
@@ -135,15 +143,16 @@ def run(args, out) -> int:
     from ..harness import configured_reply_timeout_s
     configured_reply_timeout_s()       # a bad CRYPTOBENCH_REPLY_TIMEOUT_S stops the run before any harness starts
     _check_combinations(args)
+    checked_output(args, "--json")     # checked now: a run never ends in "cannot write" after its work
     if not args.resume and args.target != "host":
-        plan = _labelled(_mcu_plan(args), args.label)
+        plan = _sized(_labelled(_mcu_plan(args), args.label), args)
         store = Store(args.db)          # opened once the plan stands: bad options create no database
         return _finish(store, _execute(store, plan, None, quiet=args.quiet), args, out)
     if args.resume:
         store = Store(args.db)
         run_id, plan = _resumed(store, args.resume)
     else:
-        run_id, plan = None, _labelled(_host_plan(args), args.label)
+        run_id, plan = None, _sized(_labelled(_host_plan(args), args.label), args)
         store = Store(args.db)
     if args.relative_to and args.relative_to not in plan.options.engines:
         raise UsageError(f"--relative-to: '{args.relative_to}' is not one of this run's engines: "
@@ -168,8 +177,16 @@ def _check_combinations(args) -> None:
         raise UsageError("--parallel with --resume: a resumed run keeps its own plan's process counts")
     if args.relative_to:
         get_engine(args.relative_to, "--relative-to")
-    if args.label and args.resume:
-        raise UsageError("--label with --resume: a resumed run keeps its own label")
+    if args.resume:
+        given = [flag for flag, value in (("--label", args.label), ("--op", args.op), ("--engine", args.engine),
+                                          ("--suite", args.suite), ("--param", args.param), ("--repeat", args.repeat),
+                                          ("--warmup", args.warmup), ("--min-time", args.min_time),
+                                          ("--single", args.single), ("--baseline", args.baseline),
+                                          ("--budget", args.budget), ("--precision", args.precision),
+                                          ("--processes", args.processes), ("--seed", args.seed)) if value]
+        if given:
+            raise UsageError(f"{given[0]} with --resume: a resumed run keeps its own plan (operations, engines, "
+                             "options and label); start a new run to change them")
 
 
 def _labelled(plan: Plan, label: str | None) -> Plan:
@@ -179,12 +196,23 @@ def _labelled(plan: Plan, label: str | None) -> Plan:
 
 
 def _resumed(store: Store, ref: str) -> tuple[int, Plan]:
-    """The run --resume names and its stored plan; a complete run is refused."""
+    """The run --resume names and its stored plan; a complete run with no failed cell is refused."""
     run_id = store.resolve_run_id(ref)
     stored = store.load_run(run_id)
-    if stored.status == "complete":
-        raise UsageError(f"run {run_id} is already complete; nothing to resume")
+    if stored.status == "complete" and not any(c.status == FAILED for c in stored.cells):
+        raise UsageError(f"run {run_id} is already complete, with no failed cell; nothing to resume")
     return run_id, stored.plan
+
+
+def _sized(plan: Plan, args) -> Plan:
+    """A plan larger than MAX_CELLS runs only with --yes: the user sees its size before it starts."""
+    cells = sum(len(g.engines) for g in plan.groups)
+    if cells > MAX_CELLS and not args.yes:
+        raise UsageError(f"this run plans {cells:,} cells ({len(plan.groups):,} operations × parameters on "
+                         f"{len(plan.options.engines)} engine(s)), more than {MAX_CELLS:,}; narrow it with --op, "
+                         "--engine or --param, or give --yes to run it")
+    return plan
+
 
 
 def _host_plan(args) -> Plan:
@@ -192,14 +220,14 @@ def _host_plan(args) -> Plan:
     from ..plan import build_plan
     engines = [get_engine(e).name for e in args.engine] if args.engine else None
     ops = [get_op(o).id for o in args.op] if args.op else None
-    suite = load_suite(args.suite or "default") if (args.suite or not ops) else None
+    suite = load_suite(args.suite or "default", None if args.yes else MAX_BENCHES) if (args.suite or not ops) else None
     if args.baseline:
         get_engine(args.baseline, "--baseline")
     for flag, value in (("--repeat", args.repeat), ("--warmup", args.warmup)):
         if value is not None and value < (1 if flag == "--repeat" else 0):
             raise UsageError(f"{flag}: must be {'>= 1' if flag == '--repeat' else '>= 0'}, got {value}")
-    if args.min_time is not None and args.min_time < 0:
-        raise UsageError(f"--min-time: must be >= 0 seconds, got {args.min_time}")
+    if args.min_time is not None and not (math.isfinite(args.min_time) and args.min_time >= 0):
+        raise UsageError(f"--min-time: must be a finite number of seconds >= 0, got {args.min_time}")
     counts = None
     if args.parallel is not None:
         from ..scaling import parse_parallel
@@ -222,8 +250,8 @@ def _sampling_options(args) -> dict:
     """--budget, --precision, --processes, --seed, checked."""
     out = {}
     if args.budget is not None:
-        if not args.budget > 0:
-            raise UsageError(f"--budget: must be > 0 seconds, got {args.budget:g}")
+        if not (math.isfinite(args.budget) and args.budget > 0):
+            raise UsageError(f"--budget: must be a finite number of seconds > 0, got {args.budget:g}")
         out["budget_s"] = float(args.budget)
     if args.precision is not None:
         text = str(args.precision).strip().removesuffix("%").strip()
@@ -258,6 +286,21 @@ def _finish(store: Store, run_id: int, args, out) -> int:
         from ..report import render_json
         write_atomic(Path(args.json), render_json(run, relative_to=relative_to) + "\n", "--json")
     sys.stderr.write(f"stored as run {run_id} in {store.path}\n")
+    return exit_status(run)
+
+
+def exit_status(run) -> int:
+    """0: every cell measured (or unsupported by its engine, which is an answer too); 1: some
+    failed (their reasons are in the table); 3: not one cell measured. README "Exit codes"."""
+    failed = sum(c.status == FAILED for c in run.cells)
+    if failed and not any(c.ok for c in run.cells):
+        sys.stderr.write(f"nothing measured: all {failed} planned cell(s) failed; `cryptobench run --resume {run.id}` "
+                         "tries them again\n")
+        return EXIT_NOTHING_MEASURED
+    if failed:
+        sys.stderr.write(f"{failed} cell(s) failed (reasons in the table); `cryptobench run --resume {run.id}` "
+                         "measures them again\n")
+        return EXIT_SOME_FAILED
     return 0
 
 
@@ -276,7 +319,7 @@ def _execute(store: Store, plan: Plan, run_id: int | None, quiet: bool) -> int:
         rid = run_id or store.resolve_run_id("latest")
         sys.stderr.write(f"\ninterrupted: finished cells of run {rid} are stored (cells still sampling as partial); "
                          f"complete it with `cryptobench run --resume {rid}`\n")
-        raise SystemExit(130)
+        raise SystemExit(EXIT_INTERRUPTED)
 
 
 def _mcu_progress(plan: Plan, console, show: bool):
