@@ -284,7 +284,8 @@ def test_errors_and_atomic_writes(two_runs, tmp_path):
     _one_line_error(_export(db, "1", "--format", "parquet"), "--out")
     out = tmp_path / "keep.csv"
     out.write_text("precious\n")
-    _one_line_error(_export(db, "1", "7", "--format", "csv", "--out", str(out)), "no run 7")
+    _one_line_error(_export(db, "1", "--format", "csv", "--out", str(out)), "exists; give --force")
+    _one_line_error(_export(db, "1", "7", "--format", "csv", "--out", str(out), "--force"), "no run 7")
     assert out.read_text() == "precious\n"
     _one_line_error(_export(db, "1", "--format", "json", "--out", str(tmp_path / "nodir" / "x.json")), "nodir")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.csv", "runs.sqlite"]

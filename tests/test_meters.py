@@ -610,7 +610,7 @@ def test_no_energy_for_a_cell_that_failed_its_kat(harness, tmp_path):
                    "--energy", "rapl", "--repeat", "3", "--min-time", "0.001", "--db", str(tmp_path / "db.sqlite"),
                    "--json", str(out),
                    env={"CRYPTOBENCH_POWERCAP_ROOT": str(fake.root), "CRYPTOBENCH_VECTORS": str(corrupt)})
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr            # the KAT-failed cell
     doc = json.loads(out.read_text())
     jsonschema.validate(doc, SCHEMA)
     sha256 = next(r for r in doc["results"] if r["op"] == "sha256")

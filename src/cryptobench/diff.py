@@ -25,7 +25,7 @@ from .errors import UsageError
 from .results import per_op_seconds
 from .significance import mann_whitney_u
 from .quantity import fmt_num, pick_unit
-from .records import OK, UNSUPPORTED, Cell, Run, params_key
+from .records import Cell, Run, outcome, params_key
 from .report.table import LEFT, Column, Csv, Markdown, Table, console_for, data_table, print_lines, print_table
 
 TEST = ("two-sided z test of the change against both runs' run-level variation (repeat intervals); "
@@ -151,15 +151,8 @@ def _key(cell: Cell) -> tuple:
 
 
 def _state(cell: Cell | None) -> str:
-    if cell is None:
-        return "missing"
-    if cell.status == UNSUPPORTED:
-        return "unsupported"
-    if cell.kat == "fail":
-        return "KAT FAIL"
-    if cell.status != OK:
-        return "failed"
-    return "ok"
+    word = outcome(cell)
+    return "KAT FAIL" if word == "kat-fail" else word
 
 
 def _times(cell: Cell) -> list[float]:

@@ -75,27 +75,28 @@ def _umask() -> int:
     return mask
 
 
-def read_utf8(path: Path) -> str:
-    """A text file a user wrote, as UTF-8 (opened read-only); another encoding is an error naming
+def read_utf8(path: Path, error: type[Exception] = UsageError) -> str:
+    """A text file a user wrote, as UTF-8 (opened read-only); another encoding is an `error` naming
     the line of the first bad byte."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read ({exc.strerror or exc})")
+        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
-        raise UsageError(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8")
+        raise error(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8") from None
 
 
-def read_toml(path: Path) -> tuple[str, dict]:
-    """A TOML file a user wrote (a suite, a recipe, a reference): its text (for line numbers) and
-    its document; not UTF-8 or not TOML is a one-line error naming the file."""
+def read_toml(path: Path, error: type[Exception] = UsageError) -> tuple[str, dict]:
+    """A TOML file a user wrote (a suite, a recipe, a reference, a power profile): its text (for
+    line numbers) and its document; missing, not UTF-8 or not TOML is a one-line `error` naming the
+    file."""
     import tomllib
-    text = read_utf8(path)
+    text = read_utf8(path, error)
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: malformed TOML ({exc})")
+        raise error(f"{path}: malformed TOML ({exc})") from None

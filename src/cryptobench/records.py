@@ -280,6 +280,18 @@ class _Stored:
                 "extra": {k: v for k, v in d.items() if k not in names}, "given": tuple(d)}
 
 
+def outcome(cell: Cell | None) -> str:
+    """What became of a planned cell, in one word: missing (no row), unsupported, kat-fail, failed
+    or ok (diff and the relative view print it)."""
+    if cell is None:
+        return "missing"
+    if cell.status == UNSUPPORTED:
+        return "unsupported"
+    if cell.kat == "fail":
+        return "kat-fail"
+    return "failed" if cell.status != OK else "ok"
+
+
 def _default(f) -> Any:
     if f.default is not MISSING:
         return f.default

@@ -16,7 +16,7 @@ from .catalog import OPS
 from .errors import UsageError
 from .results import duration_improvement, per_op_seconds
 from .stats import ratio_ci
-from .records import OK, UNSUPPORTED, Cell, Energy, Run, params_key
+from .records import Cell, Energy, Run, outcome, params_key
 from .report.table import Csv, Table, columns, data_table
 
 SCHEMA_NOTE = "engine / baseline (ratio of the printed times, 95 % repeat interval; docs/statistics.md)"
@@ -68,18 +68,6 @@ def _median_time(cell: Cell) -> float | None:
     return got[0] if got and got[0] > 0 else None
 
 
-def _status_word(cell: Cell | None) -> str:
-    if cell is None:
-        return "missing"
-    if cell.status == UNSUPPORTED:
-        return "unsupported"
-    if cell.kat == "fail":
-        return "kat-fail"
-    if cell.status != OK:
-        return "failed"
-    return "ok"
-
-
 def relative(run: Run, baseline: str) -> dict:
     """Every (op, params, engine ≠ baseline) of the run, relative to the baseline's cell."""
     check_baseline(run, baseline)
@@ -89,13 +77,13 @@ def relative(run: Run, baseline: str) -> dict:
     rows = []
     for key, by_engine in cells.items():
         base = by_engine.get(baseline)
-        base_state = _status_word(base)
+        base_state = outcome(base)
         base_time = _median_time(base) if base_state == "ok" else None
         for engine, cell in by_engine.items():
             if engine == baseline:
                 continue
             row = {"op": key[0], "params": json.loads(key[1]), "engine": engine, "baseline": baseline,
-                   "status": _status_word(cell), "time_ratio": None, "time_ci95": None,
+                   "status": outcome(cell), "time_ratio": None, "time_ci95": None,
                    "energy_ratio": None, "energy_ci95": None}
             if row["status"] != "ok":
                 row["detail"] = cell.detail

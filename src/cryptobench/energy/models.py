@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UsageError
 from ..files import read_toml
 from ..records import Run
 
@@ -63,10 +62,7 @@ def load_profile(ref: str) -> PowerProfile:
     if path.suffix == ".toml" or path.exists():
         if not path.exists():
             raise ValueError(f"{ref}: no such power profile file")
-        try:
-            text, doc = read_toml(path)
-        except UsageError as exc:
-            raise ValueError(str(exc)) from None
+        text, doc = read_toml(path, ValueError)
         at = lambda key: f"{ref}:{_line_of(text, key)}"
         known = {"supply_v", "active_current_a", "idle_current_a", "standby_current_a", "peripherals", "source", "name"}
         for key in doc:

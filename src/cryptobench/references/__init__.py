@@ -158,10 +158,7 @@ def _read_reference(ref: str | Path) -> tuple[Path, dict, _Where]:
             raise ReferenceError(f"--reference: unknown reference '{ref}'; valid: {', '.join(available_references())}")
     if not path.exists():
         raise ReferenceError(f"{path}: no such reference file")
-    try:
-        text, doc = read_toml(path)
-    except UsageError as exc:
-        raise ReferenceError(str(exc)) from None
+    text, doc = read_toml(path, ReferenceError)
     return path, doc, _Where(path, text)
 
 

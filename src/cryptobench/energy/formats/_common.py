@@ -232,6 +232,12 @@ class CsvTable:
         self.columns, self.delimiter, self.block_rows = columns, delimiter, block_rows
         self.ended_without_newline = False
 
+    def mark_truncated(self, chunk, path) -> None:
+        """The warning of a file whose last line has no terminator (known once the last block
+        was read), on the chunk read from it."""
+        if self.ended_without_newline:
+            chunk.warnings.append(f"{path}: the last line has no line terminator: the file may be truncated")
+
     def blocks(self):
         next_line = self.header_line + 1
         want = len(self.columns) - 1

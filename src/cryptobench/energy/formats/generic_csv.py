@@ -130,8 +130,7 @@ def _chunks(path, info, columns, col, extras, delimiter, kind, i_scale, v_scale,
                     x_count += int(np.count_nonzero(chunk.marker == MARKER_X))
             for name, c in extras:
                 chunk.extra[name] = values[:, pos[c]] * (i_scale if name.startswith("current.") else v_scale)
-            if table.ended_without_newline:        # set when the last block was read
-                chunk.warnings.append(f"{path}: the last line has no line terminator: the file may be truncated")
+            table.mark_truncated(chunk, path)
             n_done += len(chunk)
             yield chunk
     if n_done == 0:

@@ -215,8 +215,7 @@ def _csv_chunks(path, header_line, columns, roles, dt, rows):
             chunk = Chunk(current=column(roles["current"]), t0=n_done * dt, dt=dt)
             chunk.line0, chunk.lines = block.chunk_lines()
             _fill(chunk, roles, column)
-            if table.ended_without_newline:        # set when the last block was read
-                chunk.warnings.append(f"{path}: the last line has no line terminator: the file may be truncated")
+            table.mark_truncated(chunk, path)
             n_done += len(chunk)
             yield chunk
     if n_done == 0:

@@ -84,8 +84,7 @@ def _chunks(path, columns, t_col, i_col, marker, bit, period, rows):
             chunk.line0, chunk.lines = block.chunk_lines()
             if marker is not None:
                 chunk.marker = _marker(path, block, marker, bit, columns)
-            if table.ended_without_newline:        # set when the last block was read
-                chunk.warnings.append(f"{path}: the last line has no line terminator: the file may be truncated")
+            table.mark_truncated(chunk, path)
             n_done += len(chunk)
             yield chunk
     if n_done == 0:
