@@ -367,3 +367,13 @@ def test_token_directories_left_by_a_killed_run_are_removed_at_the_next_start(tm
     # `foreign` has no owner file: not one cryptobench made, left alone
     assert remove_stale_tokens(tmp_path) == [stale]
     assert not stale.exists() and live.exists() and foreign.exists()
+
+
+def test_a_pin_file_that_is_a_directory_is_named_as_such(monkeypatch, tmp_path):
+    from cryptobench.errors import UsageError
+    from cryptobench.secure.pkcs11 import check_config
+    monkeypatch.setenv("CRYPTOBENCH_PKCS11_MODULE", "/bin/true")
+    monkeypatch.setenv("CRYPTOBENCH_PKCS11_PIN_FILE", str(tmp_path))
+    monkeypatch.delenv("CRYPTOBENCH_PKCS11_PIN", raising=False)
+    with pytest.raises(UsageError, match="a directory; expected a file holding the PIN"):
+        check_config()

@@ -60,8 +60,10 @@ def check_config() -> None:
         raise UsageError("pkcs11: CRYPTOBENCH_PKCS11_MODULE is set but no PIN: set "
                          "CRYPTOBENCH_PKCS11_PIN_FILE to a file holding the token's user PIN "
                          "(or CRYPTOBENCH_PKCS11_PIN; /dev/null for a token without login)")
-    if pin_file and not os.access(pin_file, os.R_OK):
-        raise UsageError(f"pkcs11: CRYPTOBENCH_PKCS11_PIN_FILE={pin_file}: not a readable file")
+    if pin_file and (Path(pin_file).is_dir() or not os.access(pin_file, os.R_OK)):
+        raise UsageError(f"pkcs11: CRYPTOBENCH_PKCS11_PIN_FILE={pin_file}: "
+                         + ("a directory; expected a file holding the PIN" if Path(pin_file).is_dir()
+                            else "not a readable file"))
 
 
 def user_token() -> Provision:
