@@ -89,3 +89,19 @@ def test_energy_import_never_writes_its_trace_and_json_needs_a_run(tmp_path):
     proc = cli(*base, "--json", str(tmp_path / "w.json"))
     assert proc.returncode == 2 and "give --op OP --engine LABEL" in proc.stderr
     assert trace.read_bytes() == before and not (tmp_path / "w.json").exists()
+
+
+def test_list_runs_shows_every_stored_run_and_a_killed_one_as_interrupted(tmp_path):
+    import sqlite3
+    db = tmp_path / "r.sqlite"
+    assert cli("run", *SHA, "--label", "first", "--db", str(db)).returncode == 0
+    assert cli("run", *SHA, "--db", str(db)).returncode == 0
+    con = sqlite3.connect(str(db))
+    con.execute("UPDATE runs SET status = 'running' WHERE id = 2")      # as a run killed with -9 leaves it
+    con.commit()
+    con.close()
+    proc = cli("list", "runs", "--db", str(db))
+    assert proc.returncode == 0, proc.stderr
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("│")]
+    assert len(lines) == 2 and "complete" in lines[0] and "first" in lines[0] and "openssl" not in lines[0]
+    assert "interrupted" in lines[1] and "running" not in lines[1]

@@ -213,6 +213,28 @@ class Store:
             raise UsageError(f"{self.path}: no run {run_id}")
         return run_id
 
+    def run_summaries(self) -> list[dict]:
+        """One line per stored run, oldest first: id, created, status, suite, label, target, cells
+        (and how many failed). A run marked running that no live process holds is reported as
+        interrupted (its process was killed before it could say so)."""
+        held = {r[0] for r in self.db.execute("SELECT run_id FROM locks WHERE heartbeat > ?",
+                                               (time.time() - LOCK_STALE_S,))}
+        counts = {r[0]: (r[1], r[2]) for r in self.db.execute(
+            "SELECT run_id, COUNT(*), SUM(status = 'failed') FROM cells GROUP BY run_id")}
+        out = []
+        for row in self.db.execute("SELECT id, created, status, suite, plan FROM runs ORDER BY id"):
+            plan = json.loads(row["plan"])
+            target = plan.get("target") or {}
+            status = row["status"]
+            if status == "running" and row["id"] not in held:
+                status = "interrupted"
+            cells, failed = counts.get(row["id"], (0, 0))
+            out.append({"id": row["id"], "created": row["created"], "status": status, "suite": row["suite"] or "",
+                        "label": plan.get("label") or "", "cells": cells, "failed": failed or 0,
+                        "target": "trace" if plan.get("kind") == "trace" else
+                        (f"{target.get('kind')}:{target.get('board') or target.get('core')}" if target else "host")})
+        return out
+
     def load_run(self, run_id: int) -> Run:
         row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:

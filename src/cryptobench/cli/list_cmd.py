@@ -1,20 +1,24 @@
-"""`cryptobench list suites|engines|ops|references`."""
+"""`cryptobench list runs|suites|engines|ops|references`."""
 from __future__ import annotations
 
 from ..catalog import OPS
 from ..engines import ENGINES, probe_engines
 from ..suites import available_suites, load_suite
+from .common import add_db, console_for
 
 NAME = "list"
 
 
 def add_parser(sub) -> None:
-    ls = sub.add_parser("list", help="list suites, engines or operations")
-    ls.add_argument("what", choices=["suites", "engines", "ops", "references"])
+    ls = sub.add_parser("list", help="list stored runs, suites, engines, operations or published references")
+    ls.add_argument("what", choices=["runs", "suites", "engines", "ops", "references"])
+    add_db(ls)
 
 
 def run(args, out) -> int:
-    if args.what == "suites":
+    if args.what == "runs":
+        _runs(args, out)
+    elif args.what == "suites":
         for name in available_suites():
             s = load_suite(name)
             out.write(f"{name:<12} {len(s.benches):>4} cells/engine  {s.title}\n")
@@ -37,3 +41,18 @@ def run(args, out) -> int:
             out.write(f"{name:<11} {status}\n            {engine.description}\n"
                       + (f"            {version}\n" if version else ""))
     return 0
+
+
+def _runs(args, out) -> None:
+    """The stored runs, a line each (the ids every other command takes)."""
+    from ..report.table import LEFT, RIGHT, Column, Table, print_table
+    from ..store import Store
+    store = Store(args.db)
+    rows = store.run_summaries()
+    table = Table(f"{len(rows)} run(s) in {store.path}",
+                  [Column(name, RIGHT if name in ("id", "cells", "failed") else LEFT)
+                   for name in ("id", "created", "status", "suite", "target", "cells", "failed", "label")])
+    for r in rows:
+        table.add([str(r["id"]), r["created"], r["status"], r["suite"], r["target"], str(r["cells"]),
+                   str(r["failed"]), r["label"]])
+    print_table(console_for(out), table)

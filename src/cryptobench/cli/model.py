@@ -406,9 +406,10 @@ def _crossover(args, out) -> int:
         if metric == "energy":
             doc["energy_provenance"] = sorted(set(sweeps[args.a]["energy_provenance"]) | set(sweeps[args.b]["energy_provenance"]))
         c, lo, hi = res["crossover"], res["earliest"], res["latest"]
-        verdict = {"always": f"B is cheaper at every measured length ({c['text']} bytes on)",
-                   "never": f"B is not cheaper at the longest measured length ({c['text']} bytes)",
-                   "crossover": f"B is cheaper from {c['x']:.5g} bytes"}[c["status"]]
+        # only the verdict that applies is formatted: the others may lack the numbers they print
+        verdict = {"always": lambda: f"B is cheaper at every measured length ({c['text']} bytes on)",
+                   "never": lambda: f"B is not cheaper at the longest measured length ({c['text']} bytes)",
+                   "crossover": lambda: f"B is cheaper from {c['x']:.5g} bytes"}[c["status"]]()
         out.write(f"  {metric}: {verdict}; interval from the cells' ci95: [{lo['text']}, {hi['text']}] bytes\n")
         if "linear_fit" in res:
             out.write(f"    least-squares lines: {res['linear_fit']['text']}\n")
