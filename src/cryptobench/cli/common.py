@@ -51,7 +51,9 @@ def checked_output(args, flag: str = "--json", inputs: tuple = ()):
 
 def add_format(parser, choices=("table", "md", "csv", "json"), default: str | None = "table",
                required: bool = False) -> None:
-    parser.add_argument("--format", choices=list(choices), default=None if required else default, required=required)
+    parser.add_argument("--format", choices=list(choices), default=None if required else default, required=required,
+                        help="output format: " + ", ".join(choices) + ("" if required or default is None
+                                                                       else f" (default: {default})"))
 
 
 def add_runs(parser, dest: str = "run_ids", one: bool = False, metavar: str = "RUN") -> None:

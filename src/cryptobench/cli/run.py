@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
     run.add_argument("--op", action="append", help="operation id (repeatable)")
     add_param(run)
     run.add_argument("--repeat", type=int, help="exactly this many samples per cell (fixed; default: adaptive, "
-                                                "until --precision or --budget, with the suite's repeat as the least n)")
+                                                "until --precision or --budget, with the suite's repeat, else 20, as the least n)")
     run.add_argument("--precision", metavar="PCT", help="host runs: sample until every cell's 95 %% repeat interval "
                      "is within ±PCT of its estimate (default: the suite's, else 1%%)")
     run.add_argument("--budget", metavar="SECONDS", type=float, help="host runs: the whole run takes at most about "
@@ -39,9 +39,9 @@ def add_parser(sub) -> None:
                      "taking turns by round (default 4; docs/statistics.md)")
     run.add_argument("--seed", type=int, help="host runs: seed of the shuffled order of each round (default: "
                      "random, recorded in the run)")
-    run.add_argument("--warmup", type=int, help="warm-up samples per cell (discarded)")
+    run.add_argument("--warmup", type=int, help="warm-up samples per cell, discarded (default: the suite's, else 2)")
     run.add_argument("--min-time", type=float, help="seconds one sample (a batch of k operations) lasts at least "
-                     "(default 0.001)")
+                     "(default: the suite's, else 0.001)")
     run.add_argument("--single", action="store_true", help="k = 1: time every operation on its own (latency)")
     run.add_argument("--baseline", help="engine the others are compared with (Duration Improvement)")
     add_db(run)
