@@ -1,11 +1,9 @@
 """From raw samples to the documented result record (docs/schema.md), and engine comparisons."""
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from .catalog import OPS
 from .estimate import estimate, point, ratio_interval
-from .records import Cell, Result, Run, cell_key
+from .records import Cell, Run, cell_key
 from .stats import HIGH_RSD_PCT, flags_for, ratio_ci, summarize
 
 SCHEMA_ID = "cryptobench-result/1"
@@ -83,14 +81,6 @@ def relative_high_rsd(noise_rsd_pct: float | None) -> float:
     """The RSD above which a cell is flagged high-rsd: HIGH_RSD_PCT, or twice the machine's own
     noise floor where that is higher (a cell as noisy as the machine is the machine's doing)."""
     return max(HIGH_RSD_PCT, 2.0 * noise_rsd_pct) if noise_rsd_pct else HIGH_RSD_PCT
-
-
-def reported_time(result: Mapping | None) -> tuple[float, tuple[float, float], str] | None:
-    """A result's printed time: Result.reported_time (kept for the callers that hold a result,
-    not its cell)."""
-    if result is None:
-        return None
-    return (result if isinstance(result, Result) else Result(result)).reported_time()
 
 
 def _rounds(cell: Cell) -> list | None:
