@@ -84,3 +84,16 @@ def test_one_process_at_a_time_measures_a_run_and_a_stale_lock_is_taken_over(tmp
     assert note and "taking over" in note and str(other.pid) in note
     assert store.lock_run(run_id) is None                               # ours already: nothing to say
     store.unlock_run(run_id)
+
+
+def test_the_heartbeat_refreshes_this_process_lock_only(tmp_path):
+    from cryptobench.store import heartbeat
+    store = Store(tmp_path / "r.sqlite")
+    mine, theirs = store.create_run(Plan(), {}), store.create_run(Plan(), {})
+    store.lock_run(mine)
+    store.lock_run(theirs, pid=1)                         # another process's lock
+    with store.db:
+        store.db.execute("UPDATE locks SET heartbeat = 0")
+    assert heartbeat(store.path, mine) and heartbeat(store.path, theirs)
+    beats = dict(store.db.execute("SELECT run_id, heartbeat FROM locks").fetchall())
+    assert beats[mine] > 0 and beats[theirs] == 0

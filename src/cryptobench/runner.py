@@ -6,13 +6,11 @@ target's business."""
 from __future__ import annotations
 
 import signal
-import sqlite3
 import threading
-import time
 from typing import Callable
 
 from .records import Conditions, Plan
-from .store import LOCK_STALE_S, Store
+from .store import LOCK_STALE_S, Store, heartbeat
 from .targets.base import RunSession, Target
 
 
@@ -90,13 +88,7 @@ class _Heartbeat:
 
     def _beat(self) -> None:
         while not self.stop.wait(self.INTERVAL_S):
-            try:
-                db = sqlite3.connect(str(self.path), timeout=5)
-                with db:
-                    db.execute("UPDATE locks SET heartbeat = ? WHERE run_id = ?", (time.time(), self.run_id))
-                db.close()
-            except sqlite3.Error:
-                pass                   # a busy database: the next beat tries again
+            heartbeat(self.path, self.run_id)
 
 
 def _raise_interrupt(signum, frame):

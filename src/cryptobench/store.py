@@ -277,14 +277,26 @@ class Store:
                             (run_id, pid, host, now_s, now_s))
         return note
 
-    def heartbeat(self, run_id: int) -> None:
-        with self._writing("the run lock"), self.db:
-            self.db.execute("UPDATE locks SET heartbeat = ? WHERE run_id = ? AND pid = ?",
-                            (time.time(), run_id, os.getpid()))
-
     def unlock_run(self, run_id: int) -> None:
         with self._writing("the run lock"), self.db:
             self.db.execute("DELETE FROM locks WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
+
+
+def heartbeat(path: Path, run_id: int) -> bool:
+    """Say that this process still measures the run (its lock's heartbeat), on a connection of its
+    own: the Runner's heartbeat thread calls it while the main thread writes through the Store.
+    False when the database was busy (the next beat tries again)."""
+    try:
+        db = sqlite3.connect(str(path), timeout=5)
+        try:
+            with db:
+                db.execute("UPDATE locks SET heartbeat = ? WHERE run_id = ? AND pid = ?",
+                           (time.time(), run_id, os.getpid()))
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+    return True
 
 
 def _alive(pid: int, host: str, this_host: str) -> bool:
