@@ -102,11 +102,14 @@ class _Where:
 
     def __init__(self, path: Path, text: str):
         self.path, self.lines = path, text.splitlines()
+        self._hits: dict[str, list[int]] = {}      # header -> its lines, found once (a file has 500+ rows)
 
     def line(self, header: str, n: int = 1) -> int:
         """The line of the n-th `[[header]]` (or `[header]`) of the file; 1 when not found."""
-        rx = re.compile(r"^\s*\[\[?\s*" + re.escape(header) + r"\s*\]")
-        hits = [i + 1 for i, text in enumerate(self.lines) if rx.match(text)]
+        if header not in self._hits:
+            rx = re.compile(r"^\s*\[\[?\s*" + re.escape(header) + r"\s*\]")
+            self._hits[header] = [i + 1 for i, text in enumerate(self.lines) if rx.match(text)]
+        hits = self._hits[header]
         return hits[n - 1] if len(hits) >= n else 1
 
 
