@@ -80,6 +80,17 @@ def text_cases(folder: str, base: list[str], cols: dict, first1: int, expect=lam
         expect(first1 - 7, "found 'abc'"))
 
 
+def plain_csv_cases(folder: str, base: list[str]) -> None:
+    """The spoilings of a comma-separated trace with a one-line header that need no column:
+    a repeated row, nothing, the header alone, another delimiter, binary data, UTF-16."""
+    put(folder, "duplicate-row.csv", base[:12] + [base[11]] + base[12:])
+    put(folder, "empty.csv", b"")
+    put(folder, "header-only.csv", base[:1])
+    put(folder, "wrong-delimiter.csv", [l.replace(",", ";") for l in base])
+    put(folder, "binary-garbage.csv", PNG)
+    put(folder, "utf16.csv", "".join(base).encode("utf-16"))
+
+
 def generic_csv() -> None:
     tmp = OUT / "generic-csv" / "_base.csv"
     synth.write_generic_csv(tmp, PLAN)
@@ -89,13 +100,8 @@ def generic_csv() -> None:
     put("generic-csv", "negative-current.csv", window1(base, 14, 1, "-0.02"))
     put("generic-csv", "zero-current.csv", window1(base, 14, 1, "0"))
     put("generic-csv", "huge-current.csv", cell(base, 16, 1, "1e308"))
-    put("generic-csv", "duplicate-row.csv", base[:12] + [base[11]] + base[12:])
-    put("generic-csv", "empty.csv", b"")
-    put("generic-csv", "header-only.csv", base[:1])
-    put("generic-csv", "wrong-delimiter.csv", [l.replace(",", ";") for l in base])
-    put("generic-csv", "binary-garbage.csv", PNG)
+    plain_csv_cases("generic-csv", base)
     put("generic-csv", "garbage-text.csv", bytes(range(0x80, 0x100)) * 8 + b"\n" + bytes(range(1, 0x80)) * 4)
-    put("generic-csv", "utf16.csv", "".join(base).encode("utf-16"))
     put("generic-csv", "latin1.csv", "".join(base).replace("current_a", "current_µA").encode("latin-1"))
     put("generic-csv", "odd-edges.csv", base[:24])
     put("generic-csv", "no-edges.csv", [l if i == 0 else l.rstrip("\n")[:-1] + "0\n" for i, l in enumerate(base)])
@@ -108,12 +114,7 @@ def ppk2() -> None:
     tmp.unlink()
     text_cases("ppk2", base, {"time": 0, "current": 1}, 14)
     put("ppk2", "negative-current.csv", window1(base, 14, 1, "-20000.000"))
-    put("ppk2", "duplicate-row.csv", base[:12] + [base[11]] + base[12:])
-    put("ppk2", "empty.csv", b"")
-    put("ppk2", "header-only.csv", base[:1])
-    put("ppk2", "wrong-delimiter.csv", [l.replace(",", ";") for l in base])
-    put("ppk2", "binary-garbage.csv", PNG)
-    put("ppk2", "utf16.csv", "".join(base).encode("utf-16"))
+    plain_csv_cases("ppk2", base)
     put("ppk2", "marker-not-logged.csv", cell(base, 9, 2, "-0000000"))
 
 
