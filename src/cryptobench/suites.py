@@ -19,7 +19,6 @@ Errors name the file, the line and what was expected.
 from __future__ import annotations
 
 import itertools
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from .catalog import get_op, resolve_params
 from .engines import ENGINES
 from .errors import UsageError
 from .files import read_toml
+from .quantity import is_amount
 from .records import params_key
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
@@ -102,14 +102,12 @@ def _expect(cond: bool, where: str, msg: str) -> None:
 
 # the typed settings of [suite] and [[bench]]: (check, what the error says is expected)
 _WHOLE = lambda lo: (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= lo)
-_SECONDS = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
-_POSITIVE = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
 SETTINGS = {
     "repeat": (_WHOLE(1), "a whole number >= 1 (samples per cell)"),
     "warmup": (_WHOLE(0), "a whole number >= 0 (warm-up batches)"),
-    "min_time": (_SECONDS, "a finite number of seconds >= 0"),
-    "budget": (_POSITIVE, "a finite number of seconds > 0"),
-    "precision": (_POSITIVE, "a finite percentage > 0"),
+    "min_time": (is_amount, "a finite number of seconds >= 0"),
+    "budget": (lambda v: is_amount(v, positive=True), "a finite number of seconds > 0"),
+    "precision": (lambda v: is_amount(v, positive=True), "a finite percentage > 0"),
     "single": (lambda v: isinstance(v, bool), "true or false"),
     "relative": (lambda v: isinstance(v, bool), "true or false"),
     "title": (lambda v: isinstance(v, str), "a string"),

@@ -11,12 +11,12 @@ figures the published studies derive from energy.
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..files import read_toml
+from ..quantity import is_amount
 from ..records import Run
 
 STATES = ("active", "idle", "standby")
@@ -72,13 +72,13 @@ def load_profile(ref: str) -> PowerProfile:
             if key not in doc:
                 raise ValueError(f"{ref}: missing key '{key}' (a number)")
         for key in known - {"peripherals", "source", "name"}:
-            if key in doc and not _amount(doc[key]):
+            if key in doc and not is_amount(doc[key]):
                 raise ValueError(f"{at(key)}: key '{key}': expected a finite number >= 0, got {doc[key]!r}")
         peri = doc.get("peripherals", {})
         if not isinstance(peri, dict):
             raise ValueError(f"{at('peripherals')}: [peripherals] must be a table of NAME = current in A")
         for k, v in peri.items():
-            if not _amount(v):
+            if not is_amount(v):
                 raise ValueError(f"{at(k)}: peripherals.{k}: expected a finite current >= 0 in A, got {v!r}")
         for key in ("source", "name"):
             if key in doc and not isinstance(doc[key], str):
@@ -90,10 +90,6 @@ def load_profile(ref: str) -> PowerProfile:
     if ref not in DEVICES:
         raise ValueError(f"power profile '{ref}': not a device ({', '.join(DEVICES)}) nor a .toml file")
     return profile_from_device(DEVICES[ref])
-
-
-def _amount(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
 
 
 def _line_of(text: str, key: str) -> int:

@@ -5,7 +5,6 @@ published`). Format: docs/references.md. Loading validates every row; a malforme
 with the file, the row and the field."""
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 from ..catalog import OPS, resolve_params
 from ..errors import UsageError
 from ..files import read_toml
+from ..quantity import is_amount
 
 DATA_DIR = Path(__file__).with_name("data")
 
@@ -188,18 +188,12 @@ def _source(path: Path, i: int, s: dict, line: int) -> Source:
     unknown = set(s) - {"id", "engine_kind", "engine", "device", "clock_hz", "compiler", "library", "notes"}
     if unknown:
         _fail(path, where, f"unknown field '{sorted(unknown)[0]}'", line)
-    if "clock_hz" in s and not _finite(s["clock_hz"], positive=True):
+    if "clock_hz" in s and not is_amount(s["clock_hz"], positive=True):
         _fail(path, where, f"field 'clock_hz': expected a finite number > 0, got {s['clock_hz']!r}", line)
     for key in ("compiler", "library", "notes"):
         if key in s and not isinstance(s[key], str):
             _fail(path, where, f"field '{key}': expected a string, got {s[key]!r}", line)
     return Source(**s)
-
-
-def _finite(v, positive: bool = False) -> bool:
-    """A number (not a bool) that is finite and not negative (> 0 with `positive`)."""
-    return (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-            and (v > 0 if positive else v >= 0))
 
 
 def _row(path: Path, i: int, r: dict, sources: dict[str, Source], line: int) -> Row:
@@ -221,7 +215,7 @@ def _row(path: Path, i: int, r: dict, sources: dict[str, Source], line: int) -> 
         _fail(path, where, f"field 'unit': expected one of {', '.join(units)} for {r['metric']}, got '{r['unit']}'",
               line)
     v = r.get("value")
-    if not _finite(v):
+    if not is_amount(v):
         # a published time, energy, rate or ratio is a finite number >= 0: -279 % RSDs come from accepting others
         _fail(path, where, f"field 'value': expected a finite number >= 0, got {v!r}", line)
     for key in ("printed", "note", "derived"):
