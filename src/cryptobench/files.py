@@ -3,6 +3,7 @@ files users write (suites, recipes, references)."""
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -100,3 +101,10 @@ def read_toml(path: Path, error: type[Exception] = UsageError) -> tuple[str, dic
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{path}: malformed TOML ({exc})") from None
+
+
+def toml_line(lines: list[str], name: str, start: int = 0, end: int | None = None) -> int:
+    """The 1-based line (within lines[start:end]) where a TOML file sets or opens `name`: `name =`,
+    `"name" =`, `[name]` or `[[name]]`; start + 1 when there is none. Errors name this line."""
+    rx = re.compile(r'^\s*(?:\[\[?\s*)?"?' + re.escape(name) + r'"?\s*[=\]]')
+    return next((i + 1 for i in range(start, len(lines) if end is None else end) if rx.match(lines[i])), start + 1)

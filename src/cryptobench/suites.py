@@ -26,7 +26,7 @@ from pathlib import Path
 from .catalog import get_op, resolve_params
 from .engines import ENGINES
 from .errors import UsageError
-from .files import read_toml
+from .files import read_toml, toml_line
 from .quantity import is_amount
 from .records import params_key
 
@@ -83,18 +83,6 @@ def find_suite(name: str) -> Path:
                      f"(or a path to a .toml file)")
 
 
-def _line_of(lines: list[str], pattern: str, start: int = 0, end: int | None = None) -> int:
-    rx = re.compile(pattern)
-    for i in range(start, end if end is not None else len(lines)):
-        if rx.search(lines[i]):
-            return i + 1
-    return start + 1
-
-
-def _key_rx(key: str) -> str:
-    return r"^\s*" + re.escape(key) + r"\s*="
-
-
 def _expect(cond: bool, where: str, msg: str) -> None:
     if not cond:
         raise UsageError(f"{where}: {msg}")
@@ -145,9 +133,9 @@ def load_suite(name: str, max_benches: int | None = MAX_BENCHES) -> Suite:
     lines = text.splitlines()
     unknown = [k for k in doc if k not in ("suite", "bench")]
     if unknown:
-        line = _line_of(lines, r"^\s*\[*\s*" + re.escape(unknown[0]) + r"\b")
+        line = toml_line(lines, unknown[0])
         raise UsageError(f"{path}:{line}: unknown table or key '{unknown[0]}'; a suite has [suite] and [[bench]] tables")
-    _expect(isinstance(doc.get("suite", {}), dict), f"{path}:{_line_of(lines, _key_rx('suite'))}",
+    _expect(isinstance(doc.get("suite", {}), dict), f"{path}:{toml_line(lines, 'suite')}",
             "'suite' must be a table ([suite])")
     suite = _suite_head(path, lines, doc.get("suite", {}))
     bench_lines = [i for i, l in enumerate(lines) if re.match(r"^\s*\[\[bench\]\]", l)]
@@ -187,13 +175,13 @@ def _check_size(path: Path, benches: list[dict], limit: int | None) -> None:
 
 def _suite_head(path: Path, lines: list[str], head: dict) -> Suite:
     """The suite's [suite] table checked: a Suite with its settings and no benches yet."""
-    head_line = _line_of(lines, r"^\s*\[suite\]")
+    head_line = toml_line(lines, "suite")
     unknown = set(head) - SUITE_KEYS
     if unknown:
         raise UsageError(f"{path}:{head_line}: unknown key '{sorted(unknown)[0]}' in [suite]; "
                          f"expected one of {', '.join(sorted(SUITE_KEYS))}")
     for key in set(head) & set(SETTINGS) & SUITE_KEYS:
-        _setting(head, key, f"{path}:{_line_of(lines, _key_rx(key))}")
+        _setting(head, key, f"{path}:{toml_line(lines, key)}")
     suite = Suite(name=path.stem, path=path, title=head.get("title", ""), source=head.get("source", ""))
     for key in ("repeat", "warmup", "min_time"):
         if key in head:
@@ -205,9 +193,9 @@ def _suite_head(path: Path, lines: list[str], head: dict) -> Suite:
     suite.single = head.get("single", False)
     suite.relative = head.get("relative", False)
     if "engines" in head:
-        suite.engines = _check_engines(head["engines"], f"{path}:{_line_of(lines, _key_rx('engines'))}")
+        suite.engines = _check_engines(head["engines"], f"{path}:{toml_line(lines, 'engines')}")
     if "baseline" in head:
-        where = f"{path}:{_line_of(lines, _key_rx('baseline'))}"
+        where = f"{path}:{toml_line(lines, 'baseline')}"
         _expect(isinstance(head["baseline"], str) and head["baseline"] in ENGINES, where,
                 f"unknown baseline engine '{head['baseline']}'; valid: {', '.join(ENGINES)}")
         suite.baseline = head["baseline"]
@@ -219,11 +207,11 @@ def _benches(path: Path, lines: list[str], start: int, end: int, entry: dict, si
     parameters, each with the table's engines and overrides."""
     where = f"{path}:{start + 1}"
     _expect("op" in entry, where, "[[bench]] needs an 'op' key")
-    _expect(isinstance(entry["op"], str), f"{path}:{_line_of(lines, _key_rx('op'), start, end)}",
+    _expect(isinstance(entry["op"], str), f"{path}:{toml_line(lines, 'op', start, end)}",
             f"'op' must be an operation name, got {entry['op']!r}")
-    op = get_op(entry["op"], where=f"{path}:{_line_of(lines, _key_rx('op'), start, end)}")
+    op = get_op(entry["op"], where=f"{path}:{toml_line(lines, 'op', start, end)}")
     for key in set(entry) & set(SETTINGS) & BENCH_KEYS:
-        _setting(entry, key, f"{path}:{_line_of(lines, _key_rx(key), start, end)}")
+        _setting(entry, key, f"{path}:{toml_line(lines, key, start, end)}")
     sweep = _sweep(path, lines, start, end, entry, op)
     names = list(sweep)
     out = []
@@ -247,7 +235,7 @@ def _sweep(path: Path, lines: list[str], start: int, end: int, entry: dict, op) 
     for key, value in entry.items():
         if key in BENCH_KEYS:
             continue
-        kwhere = f"{path}:{_line_of(lines, _key_rx(key), start, end)}"
+        kwhere = f"{path}:{toml_line(lines, key, start, end)}"
         if op.param(key) is None:
             raise UsageError(f"{kwhere}: operation '{op.id}' has no parameter '{key}'; valid: "
                              f"{', '.join(op.param_names) or '(none)'} (or bench keys: "

@@ -11,11 +11,10 @@ figures the published studies derive from energy.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..files import read_toml
+from ..files import read_toml, toml_line
 from ..quantity import is_amount
 from ..records import Run
 
@@ -63,7 +62,8 @@ def load_profile(ref: str) -> PowerProfile:
         if not path.exists():
             raise ValueError(f"{ref}: no such power profile file")
         text, doc = read_toml(path, ValueError)
-        at = lambda key: f"{ref}:{_line_of(text, key)}"
+        lines = text.splitlines()
+        at = lambda key: f"{ref}:{toml_line(lines, key)}"
         known = {"supply_v", "active_current_a", "idle_current_a", "standby_current_a", "peripherals", "source", "name"}
         for key in doc:
             if key not in known:
@@ -90,11 +90,6 @@ def load_profile(ref: str) -> PowerProfile:
     if ref not in DEVICES:
         raise ValueError(f"power profile '{ref}': not a device ({', '.join(DEVICES)}) nor a .toml file")
     return profile_from_device(DEVICES[ref])
-
-
-def _line_of(text: str, key: str) -> int:
-    rx = re.compile(r"^\s*\"?" + re.escape(key) + r"\"?\s*=|^\s*\[\s*" + re.escape(key) + r"\s*\]")
-    return next((i + 1 for i, line in enumerate(text.splitlines()) if rx.search(line)), 1)
 
 
 def modeled_energy(duration_s: float, profile: PowerProfile, state: str = "active", peripherals=()) -> dict:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..catalog import OPS
 from ..errors import UsageError
-from ..files import read_toml, read_utf8
+from ..files import read_toml, read_utf8, toml_line
 from ..harness import REPO_ROOT
 
 RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"
@@ -59,14 +58,6 @@ def builtin_recipes() -> list[str]:
     return sorted(p.stem for p in RECIPES_DIR.glob("*.toml"))
 
 
-def _line(lines: list[str], key: str) -> int:
-    rx = re.compile(r"^\s*\"?" + re.escape(key) + r"\"?\s*=")
-    for i, text in enumerate(lines):
-        if rx.search(text):
-            return i + 1
-    return 1
-
-
 def load_recipe(name_or_path: str) -> Recipe:
     path = Path(name_or_path)
     if not (path.suffix == ".toml" and path.exists()):
@@ -78,14 +69,14 @@ def load_recipe(name_or_path: str) -> Recipe:
     lines = text.splitlines()
     for table in doc:
         if table not in ("library", "ops", "unavailable"):
-            raise UsageError(f"{path}:{_table_line(lines, table)}: unknown table or key '{table}'; a recipe has "
+            raise UsageError(f"{path}:{toml_line(lines, table)}: unknown table or key '{table}'; a recipe has "
                              "[library], [ops] and [unavailable]")
     lib = doc.get("library")
     if not isinstance(lib, dict):
         raise UsageError(f"{path}:1: expected a [library] table")
     for key in lib:
         if key not in LIBRARY_KEYS:
-            raise UsageError(f"{path}:{_line(lines, key)}: unknown key '{key}' in [library]; valid: "
+            raise UsageError(f"{path}:{toml_line(lines, key)}: unknown key '{key}' in [library]; valid: "
                              + ", ".join(sorted(LIBRARY_KEYS)))
     for key in REQUIRED:
         if key not in lib:
@@ -94,20 +85,20 @@ def load_recipe(name_or_path: str) -> Recipe:
     ops, unavailable = doc.get("ops", {}), doc.get("unavailable", {})
     for table, entries in (("ops", ops), ("unavailable", unavailable)):
         if not isinstance(entries, dict):
-            raise UsageError(f"{path}:{_table_line(lines, table)}: '{table}' must be a table of op id = \"text\"")
+            raise UsageError(f"{path}:{toml_line(lines, table)}: '{table}' must be a table of op id = \"text\"")
         for op, text in entries.items():
             if op not in OPS:
-                raise UsageError(f"{path}:{_line(lines, op)}: unknown op '{op}' in [{table}]; valid: {', '.join(OPS)}")
+                raise UsageError(f"{path}:{toml_line(lines, op)}: unknown op '{op}' in [{table}]; valid: {', '.join(OPS)}")
             if not isinstance(text, str):
-                raise UsageError(f"{path}:{_line(lines, op)}: [{table}] '{op}' must be a string (what implements "
+                raise UsageError(f"{path}:{toml_line(lines, op)}: [{table}] '{op}' must be a string (what implements "
                                  f"it, or why not), got {text!r}")
     glue = _inside(FIRMWARE_DIR, lib["glue"], path, lines, "glue")
     if not glue.is_file():
-        raise UsageError(f"{path}:{_line(lines, 'glue')}: glue file '{lib['glue']}' not found "
+        raise UsageError(f"{path}:{toml_line(lines, 'glue')}: glue file '{lib['glue']}' not found "
                          f"(expected under {FIRMWARE_DIR})")
     config = _inside(FIRMWARE_DIR, lib["config_dir"], path, lines, "config_dir") if lib.get("config_dir") else None
     if config is not None and not config.is_dir():
-        raise UsageError(f"{path}:{_line(lines, 'config_dir')}: config_dir '{lib['config_dir']}' is not a directory")
+        raise UsageError(f"{path}:{toml_line(lines, 'config_dir')}: config_dir '{lib['config_dir']}' is not a directory")
     for key in ("sources", "include_dirs"):
         for rel in lib.get(key, []):
             _relative_inside(rel, path, lines, key)
@@ -129,12 +120,12 @@ _TYPES = {"name": (str, "a string"), "version": ((str, int, float), "a version s
 def _check_types(path: Path, lines: list[str], lib: dict) -> None:
     for key, (typ, what) in _TYPES.items():
         if key in lib and (not isinstance(lib[key], typ) or (typ is not bool and isinstance(lib[key], bool))):
-            raise UsageError(f"{path}:{_line(lines, key)}: '{key}' must be {what}, got {lib[key]!r}")
+            raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' must be {what}, got {lib[key]!r}")
     for key in ("sources", "include_dirs", "defines"):
         if key in lib and not (isinstance(lib[key], list) and all(isinstance(x, str) for x in lib[key])):
-            raise UsageError(f"{path}:{_line(lines, key)}: '{key}' must be a list of strings")
+            raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' must be a list of strings")
     if not lib["sources"]:
-        raise UsageError(f"{path}:{_line(lines, 'sources')}: 'sources' is empty; name at least one source file")
+        raise UsageError(f"{path}:{toml_line(lines, 'sources')}: 'sources' is empty; name at least one source file")
 
 
 def _inside(base: Path, rel: str, path: Path, lines: list[str], key: str) -> Path:
@@ -145,7 +136,7 @@ def _inside(base: Path, rel: str, path: Path, lines: list[str], key: str) -> Pat
     candidates = [(root / rel).resolve() for root in roots]
     inside = [c for c in candidates if any(c.is_relative_to(r) for r in roots)]
     if not inside:
-        raise UsageError(f"{path}:{_line(lines, key)}: '{key}' = '{rel}' leads outside {base} and the recipe's "
+        raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' = '{rel}' leads outside {base} and the recipe's "
                          "folder; give a path inside one of them")
     return next((c for c in inside if c.exists()), inside[0])
 
@@ -159,13 +150,8 @@ def _relative_inside(rel: str, path: Path, lines: list[str], key: str) -> None:
         if depth < 0:
             break
     if Path(rel).is_absolute() or depth < 0:
-        raise UsageError(f"{path}:{_line(lines, key)}: '{key}' entry '{rel}' leads outside the library's tree; "
+        raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' entry '{rel}' leads outside the library's tree; "
                          "give a path relative to it")
-
-
-def _table_line(lines: list[str], table: str) -> int:
-    rx = re.compile(r"^\s*\[*\s*\"?" + re.escape(table) + r"\b")
-    return next((i + 1 for i, text in enumerate(lines) if rx.search(text)), 1)
 
 
 def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: None) -> Recipe:
@@ -192,10 +178,10 @@ def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: No
     lines = read_utf8(recipe.path).splitlines()
     for pattern in recipe.sources:
         if not glob.glob(str(root / pattern)):
-            raise UsageError(f"{recipe.path}:{_line(lines, 'sources')}: key 'sources': '{pattern}' matches no "
+            raise UsageError(f"{recipe.path}:{toml_line(lines, 'sources')}: key 'sources': '{pattern}' matches no "
                              f"file under {root}")
     for inc in recipe.include_dirs:
         if not (root / inc).is_dir():
-            raise UsageError(f"{recipe.path}:{_line(lines, 'include_dirs')}: key 'include_dirs': '{inc}' is not a "
+            raise UsageError(f"{recipe.path}:{toml_line(lines, 'include_dirs')}: key 'include_dirs': '{inc}' is not a "
                              f"directory under {root}")
     return recipe
