@@ -44,8 +44,8 @@ def checked_output(args, flag: str = "--json", inputs: tuple = ()):
     path = getattr(args, flag.lstrip("-").replace("-", "_"))
     if path in (None, "-"):
         return None
-    db = getattr(args, "db", None)
-    protected = ((db or (default_db_path() if hasattr(args, "db") else None), "the results database"),) + tuple(inputs)
+    db = (args.db or default_db_path()) if hasattr(args, "db") else None      # commands without --db have none
+    protected = ((db, "the results database"),) + tuple(inputs)
     return check_output(path, flag, force=getattr(args, "force", False), protected=protected)
 
 

@@ -10,8 +10,8 @@ from ..catalog import get_op
 from ..errors import UsageError
 from ..records import Plan
 from ..store import Store
-from .common import (OneLineParser, check_output, add_db, add_output, add_param, checked_output, key_values, resolve_one_run,
-                     split_params, write_atomic)
+from .common import (OneLineParser, add_db, add_output, add_param, check_output, checked_output, key_values,
+                     resolve_one_run, split_params, write_atomic)
 from ..quantity import fmt_num
 
 NAME = "energy"
