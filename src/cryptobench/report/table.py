@@ -45,6 +45,8 @@ class Column:
     align: str = RIGHT         # LEFT or RIGHT
     unit: str = ""             # unit of the column's raw values, where they have one
     styled: bool = False       # the terminal prints this column's cells in their row's style
+    group: str = ""            # columns of one group (an engine's time and RSD) stay side by side
+                               # when a narrow terminal splits the table (print_table)
 
 
 @dataclass
@@ -76,7 +78,7 @@ class Table:
         breaks (the csv module quotes them); elsewhere they are shown as \\n."""
         p = lambda t: printable(t, keep_newlines=False)
         cell = lambda t: printable(t, keep_newlines=newlines_in_cells)
-        return Table(p(self.title), [Column(p(c.label), c.align, c.unit, c.styled) for c in self.columns],
+        return Table(p(self.title), [Column(p(c.label), c.align, c.unit, c.styled, c.group) for c in self.columns],
                      [Row([cell(t) for t in r.cells], r.values, r.style) for r in self.rows],
                      [p(n) for n in self.notes], self.key)
 
