@@ -7,7 +7,8 @@ import json
 import pytest
 
 from cryptobench.report.table import (LEFT, RIGHT, Column, Csv, Latex, Markdown, Table, as_dict, columns,
-                                      console_for, csv_text, data_table, markdown_escape, print_table, to_json)
+                                      csv_text, data_table, markdown_escape, to_json)
+from cryptobench.report.terminal import console_for, print_table
 
 HOSTILE = "<script>x</script> a|b [red]r[/red] \\ 50%_&"
 

@@ -26,7 +26,8 @@ from .results import per_op_seconds
 from .significance import mann_whitney_u
 from .quantity import fmt_num, pick_unit
 from .records import Cell, Run, outcome, params_key
-from .report.table import LEFT, Column, Csv, Markdown, Table, console_for, data_table, print_lines, print_table
+from .report.table import LEFT, Column, Csv, Markdown, Table, data_table
+from .report.terminal import console_for, print_lines, print_table
 
 TEST = ("two-sided z test of the change against both runs' run-level variation (repeat intervals); "
         "Mann-Whitney U on per-operation samples where a run has no repeat interval")

@@ -24,16 +24,36 @@ def build_plan(suite: Suite | None, *, engines: list[str] | None = None, ops: li
     all_engines = engines or (suite.engines if suite and suite.engines else None) or list(DEFAULT_ENGINES)
     for g in groups:
         g.engines = [e for e in all_engines if g.bench_engines is None or e in g.bench_engines]
+    chosen, chosen_from = pick_baseline(all_engines, baseline, suite.baseline if suite else None)
     return Plan(
         suite=suite.name if suite else None,
         title=suite.title if suite else "",
         source=suite.source if suite else "",
-        baseline=baseline or (suite.baseline if suite else None),
+        baseline=chosen,
+        baseline_from=chosen_from,
         relative=bool(suite.relative) if suite else False,
         options=_options(suite, all_engines, repeat, min_time, warmup, single, sampling or {}),
         groups=[g for g in groups if g.engines],
         skipped_groups=[f"{g.op} ({', '.join(g.bench_engines)} only)" for g in groups if not g.engines],
     )
+
+
+# The engine an ad-hoc run's Improvement divides by when none is named: software first, as the
+# studies compare (the portable builds are the closest to a microcontroller library), then the
+# first engine given. Microcontroller recipes: Mbed TLS, the studies' software library.
+DEFAULT_BASELINES = ("openssl-sw", "mbedtls-portable", "openssl-portable", "mbedtls")
+
+
+def pick_baseline(engines: list[str], given: str | None, suite_baseline: str | None) -> tuple[str | None, str | None]:
+    """The baseline of a run of `engines` and who chose it: the option, the suite (where the suite's
+    engine takes part), else the default (module comment); none for a single engine."""
+    if given:
+        return given, "option"
+    if suite_baseline and suite_baseline in engines:
+        return suite_baseline, "suite"
+    if len(engines) < 2:
+        return (suite_baseline, "suite") if suite_baseline else (None, None)
+    return next((e for e in DEFAULT_BASELINES if e in engines), engines[0]), "default"
 
 
 def _groups(suite: Suite | None, ops: list[str] | None) -> list[Group]:

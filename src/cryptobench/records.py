@@ -374,11 +374,12 @@ class Options(_Stored):
 class Plan(_Stored):
     """What a run measures: the groups, the options, and where (a microcontroller `target`, or
     `kind` "trace" for an imported trace; neither: the host)."""
-    OPTIONAL = ("target", "kind", "label")
+    OPTIONAL = ("target", "kind", "label", "baseline_from")
     suite: str | None = None
     title: str = ""
     source: str = ""
     baseline: str | None = None
+    baseline_from: str | None = None    # who chose it: "option" (--baseline), "suite", "default"
     relative: bool = False
     options: Options = field(default_factory=Options)
     groups: list[Group] = field(default_factory=list)

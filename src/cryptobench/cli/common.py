@@ -8,7 +8,7 @@ import re
 
 from ..errors import UsageError
 from ..files import check_output, write_atomic
-from ..report.table import console_for  # the one console every table is printed on
+from ..report.terminal import console_for  # the one console every table is printed on
 
 __all__ = ["OneLineParser", "add_db", "add_format", "add_runs", "add_param", "split_params", "resolve_runs",
            "resolve_one_run", "console_for", "stderr_console", "is_tty", "write_atomic", "check_output",

@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 
 from ..errors import UsageError
-from ..report.table import Csv, Markdown, print_lines, print_table
+from ..report.table import Csv, Markdown
+from ..report.terminal import print_lines, print_table
 from ..store import Store
 from .common import add_db, add_format, add_runs, console_for, resolve_one_run
 

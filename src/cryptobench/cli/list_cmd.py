@@ -45,7 +45,8 @@ def run(args, out) -> int:
 
 def _runs(args, out) -> None:
     """The stored runs, a line each (the ids every other command takes)."""
-    from ..report.table import LEFT, RIGHT, Column, Table, print_table
+    from ..report.table import LEFT, RIGHT, Column, Table
+    from ..report.terminal import print_table
     from ..store import Store
     store = Store(args.db)
     rows = store.run_summaries()

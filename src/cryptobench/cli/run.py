@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..catalog import get_op
-from ..engines import get_engine
+from ..engines import ENGINES, get_engine
 from ..errors import UsageError
 from ..harness import build_harness, harness_path
 from ..records import FAILED, Params, Plan
@@ -83,7 +83,7 @@ def _mcu_plan(args) -> Plan:
     """The plan of a microcontroller run: the suite's cells, one engine per library recipe."""
     from ..firmware.build import toolchain
     from ..firmware.recipes import builtin_recipes, load_recipe
-    from ..plan import build_plan
+    from ..plan import build_plan, pick_baseline
     from ..targets.boards import check_cpu, check_opt, get_board
     kind, _, name = args.target.partition(":")
     if kind not in ("qemu", "board", "sim") or not name:
@@ -130,7 +130,9 @@ def _mcu_plan(args) -> Plan:
         if get_op(g.op).param("rekey") is not None:
             g.params = Params(g.params, rekey=1)      # firmware operations include the key schedule
     plan.options.engines = names
-    plan.baseline = None
+    if args.baseline and args.baseline not in names:
+        raise UsageError(f"--baseline: '{args.baseline}' is not one of this run's libraries: {', '.join(names)}")
+    plan.baseline, plan.baseline_from = pick_baseline(names, args.baseline, _library_of(suite))
     plan.target = {"kind": kind, "board": board.name, "cpu": cpu, "opt": opt, "libraries": libs,
                       "core": name if kind == "sim" else None, "device": device.name if device else None,
                       "library_source": str(Path(args.library_source).resolve()) if args.library_source else None,
@@ -213,6 +215,12 @@ def _sized(plan: Plan, args) -> Plan:
                          "--engine or --param, or give --yes to run it")
     return plan
 
+
+
+def _library_of(suite) -> str | None:
+    """The library of a suite's (host) baseline engine: the recipe an MCU run compares with."""
+    engine = ENGINES.get(suite.baseline) if suite and suite.baseline else None
+    return engine.harness_engine if engine else None
 
 
 def _host_plan(args) -> Plan:

@@ -5,8 +5,9 @@ of cell text already formatted (with the raw values behind them where the builde
 an optional style word such as "regression"), and notes printed under the table. It never writes
 a format itself. The renderers:
 
-  terminal  print_table(console, table): a rich table and its notes, dim (console_for(out) makes
-            the one console every command prints on)
+  terminal  terminal.print_table(console, table): a rich table and its notes, dim, fitted to the
+            console's width without cutting a cell (terminal.console_for(out) makes the one
+            console every command prints on)
   Markdown  Markdown(...).render(table)       GitHub pipe tables
   CSV       Csv(...).render(table)            a header line and a line per row
   LaTeX     Latex().render(table, caption, label)   a booktabs table
@@ -270,35 +271,3 @@ def as_dict(table: Table) -> dict:
 
 def to_json(tables: Sequence[Table]) -> str:
     return json.dumps([as_dict(t) for t in tables], indent=1, ensure_ascii=False, default=str)
-
-
-# ------------------------------------------------------------------------------------ terminal
-def console_for(out):
-    """The rich console every command prints on: the terminal's width on a terminal, 200 columns
-    into a file or pipe."""
-    from rich.console import Console
-    console = Console(file=out)
-    return console if console.is_terminal else Console(file=out, width=200)
-
-
-def print_lines(console, lines: Iterable[str], style: str | None = None) -> None:
-    """Lines of text as they are: no markup, no highlighting."""
-    for line in lines:
-        console.print(printable(line), style=style, highlight=False, markup=False)
-
-
-def print_table(console, table: Table, styles: dict | None = None) -> None:
-    """The table (title above, left-justified) and its notes, indented and dim."""
-    from rich.table import Table as RichTable
-    from rich.text import Text
-    styles = STYLES if styles is None else styles
-    table = table.printable()
-    # every text as Text: run text such as "[/]" in a label is printed, never read as rich markup
-    out = RichTable(title=Text(table.title) if table.title else None, title_justify="left", show_lines=False)
-    for col in table.columns:
-        out.add_column(Text(col.label), justify=col.align)
-    for row in table.rows:
-        out.add_row(*(Text(text, style=styles.get(row.style, "") if col.styled else "")
-                      for col, text in zip(table.columns, row.cells)))
-    console.print(out)
-    print_lines(console, (f"  {n}" for n in table.notes), style="dim")

@@ -8,13 +8,17 @@ import json
 from dataclasses import dataclass
 
 from ..noise import noise_line
+from ..sampling import DEFAULT_BUDGET_S
 from ..printable import printable
 from ..meters.session import energy_line
 from ..catalog import OPS
 from ..quantity import fmt_num, pick_unit
 from ..results import comparisons, document
-from ..records import FAILED, UNSUPPORTED, Cell, Conditions, Energy, Result, Run, params_key
-from .table import LEFT, Column, Csv, Markdown, Table, columns, print_lines, print_table
+from ..records import FAILED, UNSUPPORTED, Cell, Conditions, Energy, Run, params_key
+from .mcu_tables import cost_table, energy_rsd, footprint_table, ok_results, summary_at
+from .table import LEFT, Column, Csv, Markdown, Table
+from .verdicts import improvement_text, summary_line, summary_rows
+from .terminal import print_lines, print_table
 
 
 def _cell_text(cell: Cell | None, scale: float) -> tuple[str, str]:
@@ -31,8 +35,9 @@ def _cell_text(cell: Cell | None, scale: float) -> tuple[str, str]:
     return fmt_num(r.reported_time()[0] * scale) + mark, f"{r.time_s['rsd_pct']:.1f}"
 
 
-# flags summed up in one line of advice per run (summary_lines) rather than a note per cell
-SUMMARIZED_FLAGS = ("high-rsd", "not-converged")
+# flags summed up in one line of advice per run (summary_lines) rather than a note per cell: on a
+# shared machine they mark most cells, and the advice is the same for each
+SUMMARIZED_FLAGS = ("high-rsd", "not-converged", "outliers")
 
 
 def noted_flags(flags: list[str]) -> list[str]:
@@ -41,34 +46,27 @@ def noted_flags(flags: list[str]) -> list[str]:
 
 
 def summary_lines(run: Run) -> list[str]:
-    """One line of advice per summarized flag, naming how many cells carry it."""
+    """Under the tables: what no table shows (unsupported_lines), and one line of advice when
+    cells carry the summarized flags, naming how many carry each."""
     ok = [c.result for c in run.cells if c.ok and c.result]
-    lines = []
-    noisy = [r for r in ok if "high-rsd" in r.flags]
-    if noisy:
-        nf = run.conditions.noise_floor
-        floor = nf.get("judged_rsd_pct", nf.get("rsd_pct"))     # the larger of the loop's and the typical cell's
-        limit = f"twice the machine's noise ({floor:.1f} %) and 5 %" if floor else "5 %"
-        lines.append(f"{len(noisy)} of {len(ok)} cells vary more than {limit} (high-rsd): their own cost varies "
-                     "(key generation, entropy, a device) or something else ran; the printed estimate is robust to "
-                     "it where its interval is narrow (`--format json`: estimate.ci95)")
-    slow = [r for r in ok if "not-converged" in r.flags]
-    if slow:
-        opts = run.plan.options
-        target = f"±{opts.precision * 100:g} %" if opts.precision else "the target precision"
-        budget = f"the {opts.budget_s:g} s budget" if opts.budget_s else "the budget"
-        lines.append(f"{len(slow)} of {len(ok)} cells did not reach {target} within {budget} (not-converged): "
-                     "their intervals are wider and honest; for tighter ones give the run more time (--budget) "
-                     "or a quieter machine")
-    return lines
-
-
-def _energy_rsd(energy: Energy | None) -> float | None:
-    """RSD of the energy per operation over windows (trace or host meter), when measured so."""
-    if energy is None or not isinstance(energy.stats, dict):
-        return None
-    st = energy.stats
-    return (st.get("energy_j") or st).get("rsd_pct")
+    counts = {f: sum(1 for r in ok if f in r.flags) for f in SUMMARIZED_FLAGS}
+    if not any(counts.values()):
+        return unsupported_lines(run)
+    nf = run.conditions.noise_floor
+    floor = nf.get("judged_rsd_pct", nf.get("rsd_pct"))     # the larger of the loop's and the typical cell's
+    opts = run.plan.options
+    target = f"±{opts.precision * 100:g} %" if opts.precision else "the target precision"
+    budget = f"{opts.budget_s:g} s" if opts.budget_s else "the budget"
+    said = {"high-rsd": f"{counts['high-rsd']} vary more than " + (f"twice the machine's noise ({floor:.1f} %) and 5 %"
+                                                                   if floor else "5 %") + " (high-rsd)",
+            "outliers": f"{counts['outliers']} have many outlying samples (outliers)",
+            "not-converged": f"{counts['not-converged']} did not reach {target} in {budget} (not-converged)"}
+    parts = ", ".join(said[f] for f in SUMMARIZED_FLAGS if counts[f])
+    more = f"more time (--budget {2 * (opts.budget_s or DEFAULT_BUDGET_S):g})"
+    return unsupported_lines(run) + [
+        f"noisy machine: of {len(ok)} cells, {parts}. The printed estimates are robust to this and their intervals "
+        f"honest (`--format json`: estimate.ci95); for tighter ones give the run {more}, stop other work on the "
+        "machine, or run on an idle one (docs/statistics.md)"]
 
 
 def _energy_notes(who: str, energy: Energy | None) -> list[str]:
@@ -86,47 +84,6 @@ def _energy_notes(who: str, energy: Energy | None) -> list[str]:
     return out
 
 
-def _ok_results(cells: list[Cell]) -> list[Result]:
-    """The results of the cells that are ok and have one."""
-    return [c.result for c in cells if c.ok and c.result is not None]
-
-
-def _mcu_columns(cells: list[Cell]) -> list[str]:
-    results = _ok_results(cells)
-    timed = any(r.time_s for r in results)
-    heap = any(r.heap_bytes for r in results)
-    energy = any(r.energy is not None for r in results)
-    e_rsd = any(_energy_rsd(r.energy) is not None for r in results)
-    return ((["cycles", "RSD %"] if timed else []) + (["µJ"] if energy else []) + (["µJ RSD %"] if e_rsd else [])
-            + ["stack B"]
-            + (["heap B"] if heap else []) + ["flash B", "RAM B"])
-
-
-def _bytes_text(value: int | None) -> str:
-    """A stack or heap size; empty where the target measured none."""
-    return "" if value is None else str(value)
-
-
-def _mcu_cell_text(cell: Cell | None, columns: list[str]) -> list[str]:
-    if cell is None:
-        return ["—"] * len(columns)
-    if not cell.ok:
-        word = "unsupported" if cell.status == UNSUPPORTED else ("KAT FAIL" if cell.kat == "fail" else "failed")
-        return [word] + [""] * (len(columns) - 1)
-    r = cell.result
-    values = {"stack B": _bytes_text(r.stack_bytes), "heap B": _bytes_text(r.heap_bytes),
-              "flash B": str(r.code_size["flash_bytes"]), "RAM B": str(r.code_size["ram_bytes"])}
-    en = r.energy
-    if en is not None:
-        values["µJ"] = fmt_num(en.per_op_j * 1e6)
-        rsd = _energy_rsd(en)
-        values["µJ RSD %"] = f"{rsd:.1f}" if rsd is not None else ""
-    if r.time_s:
-        values["cycles"] = fmt_num(r.cycles.get("per_op_median") or 0)
-        values["RSD %"] = f"{r.time_s['rsd_pct']:.1f}"
-    return [values.get(c, "") for c in columns]
-
-
 @dataclass
 class _Layout:
     """What one operation's run table shows: the varying parameters, the engines shown (and those
@@ -134,8 +91,6 @@ class _Layout:
     varying: list[str]
     shown: list[str]
     hidden: list[str]
-    mcu: bool                 # a microcontroller run: the columns per engine are mcu_cols
-    mcu_cols: list[str]
     energy: bool              # host runs: a µJ column per engine
     e_rsd: bool               # … and a µJ RSD % column
     unit: str
@@ -145,33 +100,25 @@ class _Layout:
 
 def _layout(run: Run, op, cells: list[Cell], plist: list[dict]) -> _Layout:
     plan = run.plan
-    mcu = bool(plan.target)
     engines, baseline = plan.options.engines, plan.baseline
     varying = [n for n in op.param_names if len({str(p.get(n)) for p in plist}) > 1]
     shown = [e for e in engines if any(c.engine == e and c.status != UNSUPPORTED for c in cells)]
     hidden = [e for e in engines if e not in shown and any(c.engine == e for c in cells)]
-    unit, scale = pick_unit([c.reported_time()[0] for c in cells if c.ok and not mcu])
-    results = _ok_results(cells)
-    energy = not mcu and any(r.energy is not None for r in results)
-    e_rsd = energy and any(_energy_rsd(r.energy) is not None for r in results)
-    return _Layout(varying, shown, hidden, mcu, _mcu_columns(cells) if mcu else [], energy, e_rsd, unit, scale,
+    unit, scale = pick_unit([t[0] for t in (c.reported_time() for c in cells if c.ok) if t])
+    results = ok_results(cells)
+    energy = any(r.energy is not None for r in results)
+    e_rsd = energy and any(energy_rsd(r.energy) is not None for r in results)
+    return _Layout(varying, shown, hidden, energy, e_rsd, unit, scale,
                    [e for e in shown if e != baseline] if baseline in shown else [])
 
 
 def _op_columns(lay: _Layout) -> list[Column]:
     cols = [Column(n, LEFT) for n in lay.varying or ["operation"]]
     for e in lay.shown:
-        if lay.mcu:
-            cols += [Column(f"{e} {c}", unit=_MCU_UNITS.get(c, "")) for c in lay.mcu_cols]
-            continue
-        cols += [Column(f"{e} ({lay.unit})", unit=lay.unit), Column("RSD %", unit="%")]
-        cols += [Column("µJ", unit="µJ")] if lay.energy else []
-        cols += [Column("µJ RSD %", unit="%")] if lay.e_rsd else []
+        cols += [Column(f"{e} ({lay.unit})", unit=lay.unit, group=e), Column("RSD %", unit="%", group=e)]
+        cols += [Column("µJ", unit="µJ", group=e)] if lay.energy else []
+        cols += [Column("µJ RSD %", unit="%", group=e)] if lay.e_rsd else []
     return cols + [Column(f"Impr. {e}") for e in lay.comp_engines]
-
-
-_MCU_UNITS = {"cycles": "cycles", "RSD %": "%", "µJ": "µJ", "µJ RSD %": "%", "stack B": "B", "heap B": "B",
-              "flash B": "B", "RAM B": "B"}
 
 
 def _energy_text(cell: Cell | None, lay: _Layout) -> list[str]:
@@ -180,7 +127,7 @@ def _energy_text(cell: Cell | None, lay: _Layout) -> list[str]:
     out = [fmt_num(en.per_op_j * 1e6) + ("~" if "not-above-idle" in en.flags else "")
            + ("" if en.provenance == "measured" else f" ({en.provenance})") if en is not None else "—"]
     if lay.e_rsd:
-        rsd = _energy_rsd(en)
+        rsd = energy_rsd(en)
         out.append(f"{rsd:.1f}" if rsd is not None else "")
     return out
 
@@ -189,13 +136,11 @@ def _op_row(op, pk: str, p: dict, cells: list[Cell], comps: dict, lay: _Layout) 
     row = [str(p[n]) for n in lay.varying] or [op.title]
     for e in lay.shown:
         cell = next((c for c in cells if c.engine == e and c.params.key == pk), None)
-        row += _mcu_cell_text(cell, lay.mcu_cols) if lay.mcu else list(_cell_text(cell, lay.scale))
+        row += list(_cell_text(cell, lay.scale))
         if lay.energy:
             row += _energy_text(cell, lay)
     for e in lay.comp_engines:
-        comp = comps.get((op.id, pk, e))
-        row.append(f"{fmt_num(comp['duration_improvement'])} "
-                   f"[{fmt_num(comp['ci95'][0])}–{fmt_num(comp['ci95'][1])}]" if comp else "—")
+        row.append(improvement_text(comps.get((op.id, pk, e))))
     return row
 
 
@@ -221,61 +166,92 @@ def _cell_notes(c: Cell, lay: _Layout) -> list[str]:
     return out + _energy_notes(who, en)
 
 
-def _op_table(run: Run, op_id: str, cells: list[Cell], comps: dict) -> Table:
+def _title(op, varying: list[str], plist: list[dict]) -> str:
+    fixed = {n: plist[0].get(n) for n in op.param_names if n not in varying}
+    title = op.title + (" — " + ", ".join(f"{k}={v}" for k, v in fixed.items()) if fixed else "")
+    return title + (" (whole exchange / 2)" if op.halve else "")
+
+
+def _summary_notes(op_id: str, rows: list[tuple[str, dict]], varying: list[str], engines: list[str],
+                   comps: dict, baseline: str | None) -> list[str]:
+    """hyperfine's summary in words under the table, for its first and last rows (verdicts.py)."""
+    out = []
+    for i in summary_rows(len(rows)):
+        pk, p = rows[i]
+        where = ", ".join(f"{n}={p[n]}" for n in varying)
+        line = summary_line([comps[(op_id, pk, e)] for e in engines if (op_id, pk, e) in comps], baseline or "", where)
+        if line:
+            out.append(line)
+    return out
+
+
+def _op_tables(run: Run, op_id: str, cells: list[Cell], comps: dict) -> list[Table]:
+    """An operation's tables: its costs per engine (on a microcontroller target, then its
+    footprint); none where no engine supports it (summary_lines says so once)."""
     op = OPS[op_id]
     pkeys = list(dict.fromkeys(c.params.key for c in cells))
     plist = [json.loads(p) for p in pkeys]
     lay = _layout(run, op, cells, plist)
-    fixed = {n: plist[0].get(n) for n in op.param_names if n not in lay.varying}
-    title = op.title + (" — " + ", ".join(f"{k}={v}" for k, v in fixed.items()) if fixed else "")
-    if op.halve:
-        title += " (whole exchange / 2)"
-    table = Table(title, _op_columns(lay), key=op_id)
-    for pk, p in zip(pkeys, plist):
-        table.add(_op_row(op, pk, p, cells, comps, lay))
+    if not lay.shown:
+        return []
+    title, rows = _title(op, lay.varying, plist), list(zip(pkeys, plist))
+    if run.plan.target:
+        table = cost_table(title, op_id, lay.varying, rows, cells, lay.shown, lay.comp_engines, comps, op.title)
+    else:
+        table = Table(title, _op_columns(lay), key=op_id)
+        for pk, p in rows:
+            table.add(_op_row(op, pk, p, cells, comps, lay))
     table.notes = [n for c in cells for n in _cell_notes(c, lay)]
-    for e in lay.hidden:
-        table.notes.append(f"{e}: unsupported — {next(c.detail for c in cells if c.engine == e)}")
-    return table
+    table.notes += [f"{e}: unsupported — {next(c.detail for c in cells if c.engine == e)}" for e in lay.hidden
+                    if e not in everywhere_unsupported(run)]
+    table.notes += _summary_notes(op_id, rows, lay.varying, lay.comp_engines, comps, run.plan.baseline)
+    if not run.plan.target:
+        return [table]
+    sized = [n for n in lay.varying if n != "bytes"]
+    footprint = footprint_table(title, op_id, sized, cells, lay.shown)
+    return [table] + ([footprint] if footprint else [])
 
 
 def build_tables(run: Run) -> list[Table]:
-    """One table per operation: a row per parameter set, columns per engine and per comparison.
-    A scaling run (--parallel) gets the Pisa paper's tables instead (scaling.py)."""
+    """Per operation a table with a row per parameter set, columns per engine and per comparison
+    (mcu_tables.py for a microcontroller run). A scaling run (--parallel) gets the Pisa paper's
+    tables instead (scaling.py)."""
     from ..scaling import is_parallel_run, scaling_tables
     if is_parallel_run(run):
         return scaling_tables(run)
     comps = {(c["op"], params_key(c["params"]), c["engine"]): c
              for c in comparisons(run.cells, run.plan.baseline)}
-    by_op: dict[str, list[Cell]] = {}
-    for c in run.cells:
-        by_op.setdefault(c.op, []).append(c)
-    tables = [_op_table(run, op_id, cells, comps) for op_id, cells in by_op.items()]
-    summary = _summary_at(run, 256) if run.plan.target else None
+    tables = [t for op_id, cells in cells_by_op(run).items() for t in _op_tables(run, op_id, cells, comps)]
+    summary = summary_at(run.cells, 256) if run.plan.target else None
     return tables + ([summary] if summary else [])
 
 
-def _summary_at(run: Run, nbytes: int) -> Table | None:
-    """The Cifra post's table: per AEAD and library at one message length, cycles (where timed),
-    cycles per byte, stack and code size. Only for runs that sweep the length."""
-    cells = [c for c in run.cells if c.params.get("bytes") == nbytes and c.ok]
-    swept = len({c.params.get("bytes") for c in run.cells}) > 1
-    if not cells or not swept:
-        return None
-    timed = any(r.time_s for r in _ok_results(cells))
-    labels = ["operation", "library"] + (["cycles", "cycles/byte"] if timed else []) + ["stack B", "flash B"]
-    table = Table(f"At {nbytes} B (the Cifra table): per operation and library", columns(labels), key="summary")
-    for c in sorted(cells, key=lambda c: (c.op, c.params.get("key_bits") or 0, c.engine)):
-        r = c.result
-        name = OPS[c.op].title.split(" encrypt")[0]
-        if c.params.get("key_bits") and c.op.startswith("aes-"):
-            name = name.replace("AES-", f"AES-{c.params['key_bits']}-")
-        row = [name, c.engine]
-        if timed:
-            cyc = r.cycles.get("per_op_median")
-            row += [fmt_num(cyc) if cyc else "—", f"{cyc / nbytes:.1f}" if cyc else "—"]
-        table.add(row + [_bytes_text(r.stack_bytes), str(r.code_size["flash_bytes"])])
-    return table
+def cells_by_op(run: Run) -> dict[str, list[Cell]]:
+    by_op: dict[str, list[Cell]] = {}
+    for c in run.cells:
+        by_op.setdefault(c.op, []).append(c)
+    return by_op
+
+
+def everywhere_unsupported(run: Run) -> dict[str, str]:
+    """Engines unsupported in at least three operations for one reason (the system engine: random
+    bytes only): said once under the run (summary_lines) instead of under each table."""
+    reasons: dict[tuple[str, str], set] = {}
+    for c in run.cells:
+        if c.status == UNSUPPORTED:
+            reasons.setdefault((c.engine, c.detail), set()).add(c.op)
+    return {engine: detail for (engine, detail), ops in reasons.items() if len(ops) >= 3}
+
+
+def unsupported_lines(run: Run) -> list[str]:
+    """Operations no engine supports, and engines unsupported alike in many, in a line each."""
+    lines = [f"{e}: unsupported in {len({c.op for c in run.cells if c.engine == e and c.detail == d})} "
+             f"operations — {d}" for e, d in everywhere_unsupported(run).items()]
+    for op_id, cells in cells_by_op(run).items():
+        if all(c.status == UNSUPPORTED for c in cells):
+            why = "; ".join(dict.fromkeys(c.detail for c in cells))
+            lines.append(f"{OPS[op_id].title}: no table, no engine of this run supports it ({why})")
+    return lines
 
 
 def _target_lines(cond: Conditions) -> list[str]:
@@ -336,7 +312,8 @@ def _conditions_lines(run: Run, impr_legend: bool) -> list[str]:
     if "target" in cond:
         cpu = cond.host.get("cpu", {})
         return ([f"run {run.id} ({run.status}) · suite {run.suite or '(ad hoc)'} · {run.created} · "
-                 f"built on {cpu.get('model', '?')}"] + _target_lines(cond))
+                 f"built on {cpu.get('model', '?')}"] + _target_lines(cond)
+                + ([baseline_line(run, "at the same clock")] if impr_legend else []))
     host, harness = cond.host, cond.harness
     cpu = host.get("cpu", {})
     lines = [f"run {run.id} ({run.status}) · suite {run.suite or '(ad hoc)'} · {run.created}",
@@ -391,13 +368,29 @@ def _sampling_lines(run: Run, impr_legend: bool) -> list[str]:
         lines.append(sampling_line(sampling))
     estimators = sorted({c.reported_time()[2] for c in run.cells if c.ok and c.result})
     what = " / ".join(ESTIMATOR_TEXT.get(e, e) for e in estimators) or "median"
-    baseline = run.plan.baseline
-    if baseline and impr_legend:
-        lines.append(f"Impr. ENGINE = Duration Improvement t_{baseline} / t_ENGINE of the printed "
-                     "times, with its 95 % repeat interval. " + _durations_text(what))
-    elif impr_legend:
+    if impr_legend:
         lines.append(_durations_text(what))
+        lines.append(baseline_line(run, "of the printed times, with its 95 % repeat interval"))
     return lines
+
+
+BASELINE_FROM = {"default": "the default baseline, software first; --baseline ENGINE "
+                            "picks another",
+                 "suite": "the suite's baseline", "option": "chosen with --baseline"}
+
+
+def baseline_line(run: Run, what: str) -> str:
+    """What the Impr. columns divide by and who chose it, or why there are none and how to get them."""
+    baseline = run.plan.baseline
+    engines = list(dict.fromkeys(c.engine for c in run.cells if c.ok))
+    if len(engines) < 2:
+        return ("No Improvement column: one engine in this run; run two or more (--engine A --engine B) and "
+                "--baseline names the one they are divided by")
+    if baseline not in engines:
+        return (f"No Improvement column: the baseline {baseline or '(none)'} has no result in this run "
+                f"(`run --baseline ENGINE` names one of {', '.join(engines)})")
+    why = BASELINE_FROM.get(run.plan.baseline_from or "", "the run's baseline")
+    return f"Impr. ENGINE = Duration Improvement t_{baseline} / t_ENGINE {what} ({baseline}: {why})"
 
 
 ESTIMATOR_TEXT = {"p1": "1st percentile (p1)", "median": "median"}

@@ -1,0 +1,44 @@
+"""The ratio of a comparison in words: an Improvement cell, and the line hyperfine prints under
+its table ("openssl-hw ran 3.64 ± 0.02 times faster than openssl-sw")."""
+from __future__ import annotations
+
+from ..quantity import fmt_num
+
+# rows of a table summed up in words: all of a short table, else its first and last (the
+# smallest and the largest message of a length sweep)
+SUMMARY_ROWS = 3
+
+
+def improvement_text(comp: dict | None) -> str:
+    """A Duration Improvement cell: the ratio, and its 95 % interval where it has a width."""
+    if not comp:
+        return "—"
+    lo, hi = comp["ci95"]
+    ratio = fmt_num(comp["duration_improvement"])
+    return ratio if lo == hi else f"{ratio} [{fmt_num(lo)}–{fmt_num(hi)}]"
+
+
+def _times(comp: dict) -> str:
+    """'3.64 ± 0.02 times faster' (or slower, as the inverse ratio, as hyperfine words it)."""
+    ratio, (lo, hi) = comp["duration_improvement"], comp["ci95"]
+    if ratio >= 1:
+        value, low, high, word = ratio, lo, hi, "faster"
+    else:
+        value, low, high, word = 1 / ratio, 1 / hi if hi else 0.0, 1 / lo if lo else 0.0, "slower"
+    spread = max(high - value, value - low)
+    return f"{fmt_num(value)}{f' ± {fmt_num(spread)}' if spread > 0 else ''} times {word}"
+
+
+def summary_line(comps: list[dict], baseline: str, where: str = "") -> str | None:
+    """One line for the comparisons of one row: every engine against the baseline."""
+    if not comps:
+        return None
+    first, *rest = comps
+    text = f"{first['engine']} ran {_times(first)} than {baseline}"
+    text += "".join(f"; {c['engine']} {_times(c)}" for c in rest)
+    return f"{where}: {text}" if where else text
+
+
+def summary_rows(n: int) -> list[int]:
+    """Which of a table's n rows get a summary line."""
+    return list(range(n)) if n <= SUMMARY_ROWS else [0, n - 1]
