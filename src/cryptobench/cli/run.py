@@ -2,7 +2,9 @@
 or a microcontroller target (qemu, a board, the simulator)."""
 from __future__ import annotations
 
+import argparse
 import math
+import textwrap
 import sys
 from pathlib import Path
 
@@ -23,8 +25,33 @@ EXIT_NOTHING_MEASURED = 3  # not one cell could be measured (as when a harness c
 EXIT_INTERRUPTED = 130    # Ctrl-C or SIGTERM: the finished cells are stored, --resume completes the run
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Options wrapped as usual; the epilog (the suites' values) printed as written."""
+
+
+def _suite_values() -> str:
+    """What each bundled suite sets, for --help: the values the defaults above refer to."""
+    from ..suites import available_suites, load_suite
+    lines = ["the suites' values (--suite NAME; options above override them):"]
+    for name in available_suites():
+        s = load_suite(name)
+        sampling = (f"budget {s.budget:g} s, precision ±{s.precision:g} %" if s.budget or s.precision
+                    else f"exactly {s.repeat} samples" if s.repeat_set else f"at least {s.repeat} samples")
+        lines.append(f"  {name}: baseline {s.baseline or 'none'}; {sampling}; warm-up {s.warmup}; "
+                     f"min-time {s.min_time:g} s" + ("; single-shot" if s.single else ""))
+    from ..sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION
+    from ..suites import Suite
+    none = Suite("", Path())
+    lines += textwrap.wrap("a run without --suite and --op runs 'default'; with --op and no --suite: the ops' default "
+                           f"parameters, at least {none.repeat} samples, warm-up {none.warmup}, min-time "
+                           f"{none.min_time:g} s, budget {DEFAULT_BUDGET_S:g} s, precision ±{DEFAULT_PRECISION * 100:g} %",
+                           78)
+    return "\n".join(lines)
+
+
 def add_parser(sub) -> None:
-    run = sub.add_parser("run", help="verify, time, store and print a suite or a set of operations")
+    run = sub.add_parser("run", help="verify, time, store and print a suite or a set of operations",
+                         epilog=_suite_values(), formatter_class=_HelpFormatter)
     run.add_argument("--suite", help="suite name or path to a suite .toml (default: 'default')")
     run.add_argument("--engine", action="append", help="engine to run (repeatable; default: every usable host engine)")
     run.add_argument("--op", action="append", help="operation id (repeatable)")
