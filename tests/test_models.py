@@ -218,6 +218,35 @@ def test_cli_battery(tmp_path):
     assert "provenance: modeled" in p.stdout
 
 
+def test_cli_battery_states_its_baseline_and_labels_a_crypto_only_share(tmp_path):
+    db = tmp_path / "r.sqlite"
+    _store_run(db, {"sw": (10e-6, 1e-9, 0.0, 10e-3)})
+    common = ("model", "battery", "latest", "--rate", "aes-ecb-encrypt,bytes=1024=3600/h", "--battery-mah", "230",
+              "--battery-v", "3.0", "--db", str(db))
+    # no --baseline-ua: 0 µA is assumed, said so, and the 100 % share is called crypto-only
+    p = cli(*common, "--json", str(tmp_path / "zero.json"))
+    assert p.returncode == 0, p.stderr
+    assert "baseline (the rest of the device: sleep/idle, radio, sensors): 0 µA assumed (the default; " \
+           "set --baseline-ua)" in p.stdout
+    assert "share*" in p.stdout and "100%" in p.stdout
+    assert "* crypto-only share under a 0 µA baseline assumption" in p.stdout
+    doc = json.loads((tmp_path / "zero.json").read_text())
+    assert doc["baseline"]["current_ua"] == 0 and doc["baseline"]["given"] is False
+    assert doc["share_is"].startswith("crypto-only") and doc["rows"][0]["share"] == 1.0
+    # a baseline given: its current, voltage and where the voltage comes from; a real share, no footnote
+    p = cli(*common, "--baseline-ua", "1", "--json", str(tmp_path / "one.json"))
+    assert p.returncode == 0, p.stderr
+    assert "1 µA (--baseline-ua) at 3 V (--battery-v): 3 µW, 0.2592 J/day" in p.stdout
+    assert "share*" not in p.stdout and "crypto-only share under" not in p.stdout
+    doc = json.loads((tmp_path / "one.json").read_text())
+    assert doc["baseline"]["given"] is True and doc["baseline"]["voltage_v"] == 3.0
+    assert doc["share_is"] == "crypto's share of the device's energy with a 1 µA baseline"
+    assert doc["rows"][0]["share"] < 1
+    p = cli(*common, "--baseline-ua", "-1")
+    assert p.returncode == 2 and p.stderr.strip() == \
+        "cryptobench: error: --baseline-ua: expected a finite current >= 0 µA, got -1.0"
+
+
 # ------------------------------------------------------------------------------------ CLI errors
 @pytest.mark.parametrize("args", [
     ["model"],

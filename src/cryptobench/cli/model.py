@@ -116,7 +116,9 @@ def _add_battery_parser(msub) -> None:
     bat.add_argument("--battery-mah", type=float)
     bat.add_argument("--battery-v", type=float)
     bat.add_argument("--battery-wh", type=float)
-    bat.add_argument("--baseline-ua", type=float, default=0.0, help="the device's average current without crypto (µA)")
+    bat.add_argument("--baseline-ua", type=float,
+                     help="the device's average current without crypto: sleep/idle, radio, sensors (µA; default 0, "
+                          "which makes the share crypto-only and says so)")
     bat.add_argument("--profile", help="model energy t·V·I where cells have no stored energy (and the baseline's V)")
     bat.add_argument("--engine", action="append", default=[], help="only these engines (repeatable)")
     add_db(bat)
@@ -434,14 +436,39 @@ def _battery(args, out) -> int:
     if args.profile:
         from ..energy.models import load_profile
         prof = load_profile(args.profile)
+    baseline = _baseline(args, prof)
     store = Store(args.db)
     run = store.load_run(resolve_one_run(store, args.run, "--run"))
-    volts = args.battery_v or (prof.supply_v if prof else None)
-    if args.baseline_ua and volts is None:
-        raise UsageError("--baseline-ua needs a voltage: --battery-v or a --profile")
-    baseline_w = (args.baseline_ua or 0.0) * 1e-6 * (volts or 0.0)
     engines = args.engine or sorted({c.engine for c in run.cells if c.ok})
-    per_op, prov, keys = {e: {} for e in engines}, {}, []
+    per_op, prov, keys, from_profile = _battery_energies(run, engines, rates, prof)
+    view = battery_view(per_op, keys, cap, baseline["power_w"])
+    zero = baseline["current_ua"] == 0
+    view.update({"run": run.id, "rates_per_hour": dict(keys), "baseline": baseline,
+                 "share_is": ("crypto-only: the share under a 0 µA baseline assumption (nothing else draws current), "
+                              "100 % by construction") if zero else
+                             f"crypto's share of the device's energy with a {baseline['current_ua']:g} µA baseline",
+                 "energy_inputs": {f"{e}|{k}": v for (e, k), v in prov.items()}})
+    out.write(f"battery view, run {run.id}: capacity {cap:.5g} J ({cap / 3600:.4g} Wh)\n")
+    out.write(f"  baseline (the rest of the device: sleep/idle, radio, sensors): {baseline['text']}\n")
+    if from_profile:
+        out.write(f"  modeled crypto energy: t · {prof.supply_v:g} V · {prof.active_current_a * 1e3:g} mA "
+                  f"(profile {prof.name} active current; source: {prof.source})\n")
+    out.write("  duty cycle: " + ", ".join(f"{k} {n:g}/h" for k, n in keys) + "\n")
+    _battery_rows(out, view["rows"], prov, keys, zero)
+    if zero:
+        out.write("  * crypto-only share under a 0 µA baseline assumption: nothing but crypto draws current, so the share is "
+                  "100 % by construction and battery days equal crypto-only days; give --baseline-ua (the device's "
+                  f"average sleep/idle current{_standby_hint(prof)}) for crypto's real share\n")
+    out.write("provenance: modeled\n")
+    _write_json(args.json, view)
+    return 0
+
+
+def _battery_energies(run, engines, rates, prof):
+    """Energy per op of each rated op on each engine: the cell's stored figure, else modeled t·V·I
+    with the profile. Returns (engine -> {rate key -> J}, (engine, key) -> provenance, [(key, per
+    hour)], whether the profile modeled any)."""
+    per_op, prov, keys, from_profile = {e: {} for e in engines}, {}, [], False
     for op, params, n in rates:
         key = op + "".join(f",{k}={v}" for k, v in params.items())
         keys.append((key, n))
@@ -463,14 +490,14 @@ def _battery(args, out) -> int:
                 from ..energy.models import modeled_energy
                 per_op[e][key] = modeled_energy(cell.result.time_s["median"], prof)["per_op_j"]
                 prov[(e, key)] = "modeled"
-    view = battery_view(per_op, keys, cap, baseline_w)
-    view.update({"run": run.id, "rates_per_hour": dict(keys),
-                 "energy_inputs": {f"{e}|{k}": v for (e, k), v in prov.items()}})
-    out.write(f"battery view, run {run.id}: capacity {cap:.5g} J ({cap / 3600:.4g} Wh), baseline "
-              f"{baseline_w * 1e6:.4g} µW ({baseline_w * 86400:.4g} J/day)\n")
-    out.write("  duty cycle: " + ", ".join(f"{k} {n:g}/h" for k, n in keys) + "\n")
-    out.write(f"  {'engine':<20} {'crypto J/day':>13} {'share':>8} {'battery days':>13} {'crypto-only days':>17}  energy from\n")
-    for r in view["rows"]:
+                from_profile = True
+    return per_op, prov, keys, from_profile
+
+
+def _battery_rows(out, rows, prov, keys, zero: bool) -> None:
+    share_col = "share*" if zero else "share"
+    out.write(f"  {'engine':<20} {'crypto J/day':>13} {share_col:>8} {'battery days':>13} {'crypto-only days':>17}  energy from\n")
+    for r in rows:
         if "missing" in r:
             out.write(f"  {r['engine']:<20} no energy for {', '.join(r['missing'])} (stored energy, or --profile)\n")
             continue
@@ -479,6 +506,34 @@ def _battery(args, out) -> int:
         co = f"{r['crypto_only_days']:.5g}" if r["crypto_only_days"] is not None else "-"
         share = f"{r['share'] * 100:.3g}%" if r["share"] is not None else "-"
         out.write(f"  {r['engine']:<20} {r['crypto_j_per_day']:>13.5g} {share:>8} {days:>13} {co:>17}  {', '.join(src)}\n")
-    out.write("provenance: modeled\n")
-    _write_json(args.json, view)
-    return 0
+
+
+def _baseline(args, prof) -> dict:
+    """The baseline current (the device without crypto) as --baseline-ua gives it, or 0 µA assumed,
+    at the battery's voltage (or the profile's): its power and a sentence saying all of that."""
+    given = args.baseline_ua is not None
+    ua = args.baseline_ua if given else 0.0
+    if not (ua >= 0 and ua != float("inf")):
+        raise UsageError(f"--baseline-ua: expected a finite current >= 0 µA, got {ua}")
+    if args.battery_v:
+        volts, at = args.battery_v, "--battery-v"
+    elif prof is not None:
+        volts, at = prof.supply_v, f"profile {prof.name}'s supply"
+    else:
+        volts, at = None, None
+    if ua and volts is None:
+        raise UsageError("--baseline-ua needs a voltage: --battery-v or a --profile")
+    watts = ua * 1e-6 * (volts or 0.0)
+    if ua == 0:
+        text = ("0 µA assumed (" + ("given" if given else "the default") + "; set --baseline-ua): "
+                "0 µW, 0 J/day")
+    else:
+        text = f"{ua:g} µA (--baseline-ua) at {volts:g} V ({at}): {watts * 1e6:.4g} µW, {watts * 86400:.4g} J/day"
+    return {"current_ua": ua, "voltage_v": volts, "voltage_from": at, "power_w": watts,
+            "j_per_day": watts * 86400.0, "given": given, "text": text}
+
+
+def _standby_hint(prof) -> str:
+    if prof is not None and prof.standby_current_a > 0:
+        return f"; profile {prof.name} lists standby {prof.standby_current_a * 1e6:g} µA"
+    return ""
