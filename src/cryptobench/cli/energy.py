@@ -335,8 +335,9 @@ def cmd_energy_model(args, out) -> int:
             out.write(f"energy per op {fmt_num(e['per_op_j'] * 1e6)} µJ · average power {fmt_num(e['avg_power_w'] * 1e3)} mW")
             if args.bytes:
                 out.write(f" · {fmt_num(e['mJ_per_Mb'])} mJ/Mb · {fmt_num(e['throughput_Mbps'])} Mb/s · FoM {fmt_num(e['fom'])}")
-            out.write(f"\nsource: {profile.source}\n")
-            doc = {"provenance": "modeled", "profile": profile.name, **e}
+            out.write(f"\ninputs: {profile.inputs_text(args.state, args.peripheral)}\n")
+            doc = {"provenance": "modeled", "profile": profile.name, "supply_v": profile.supply_v,
+                   "current_at_v": profile.current_at_v or None, **e}
         else:
             from .model import engine_peripherals
             peri = engine_peripherals(args.engine_peripheral)
@@ -345,8 +346,10 @@ def cmd_energy_model(args, out) -> int:
             store = Store(args.db)
             run = store.load_run(resolve_one_run(store, args.run, "--run"))
             doc = model_run(run, profile, peri, args.baseline, args.current_uncertainty)
-            out.write(f"run {run.id} x power profile {profile.name} ({profile.supply_v:g} V): modeled energy "
-                      f"(durations {', '.join(sorted({r['time_provenance'] for r in doc['rows']})) or 'none'})\n")
+            out.write(f"run {run.id} x power profile {profile.name} ({profile.supply_v:g} V, active "
+                      f"{profile.active_current_a * 1e3:g} mA" + (" + an engine's peripherals" if peri else "")
+                      + f"): modeled energy (durations "
+                      f"{', '.join(sorted({r['time_provenance'] for r in doc['rows']})) or 'none'})\n")
             for r in doc["rows"]:
                 params = " ".join(f"{k}={v}" for k, v in r["params"].items())
                 out.write(f"{r['op']:<24} {params:<28} {r['engine']:<12} {fmt_num(r['time_s'] * 1e6):>12} µs "
@@ -355,7 +358,7 @@ def cmd_energy_model(args, out) -> int:
                 params = " ".join(f"{k}={v}" for k, v in c["params"].items())
                 out.write(f"EEI {c['op']} {params} {c['engine']} vs {c['baseline']}: {fmt_num(c['value'])} "
                           f"[{fmt_num(c['ci'][0])}, {fmt_num(c['ci'][1])}] (duration improvement {fmt_num(c['duration_improvement'])})\n")
-            out.write(f"source: {profile.source}\n")
+            out.write(f"inputs: {profile.inputs_text()}\n")
     except ValueError as exc:
         raise UsageError(str(exc))
     if args.json:

@@ -331,7 +331,8 @@ def _offload(args, out) -> int:
         if peri is None and "crypto" in prof.peripherals:
             peri = prof.peripherals["crypto"] * 1e3
         volts = volts if volts is not None else prof.supply_v
-        src = f"profile {prof.name}: {prof.source}"
+        at = f", currents measured at {prof.current_at_v:g} V" if prof.current_at_v else ""
+        src = f"profile {prof.name}{at}: {prof.source}"
     if active is None or idle is None:
         raise UsageError("model offload: give --active-ma and --idle-ma (or a --profile that has them)")
     lengths = [16, 64, 256, 1024, 4096, 16384]
@@ -421,6 +422,8 @@ def _crossover(args, out) -> int:
         out.write("    " + "  ".join(f"{x:g}B {am[x] * k:.4g}/{bm[x] * k:.4g}{unit}" for x in xs) + "  (A/B)\n")
     if "energy" in doc:
         out.write(f"  energy provenance of the inputs: {', '.join(doc['energy_provenance'])}\n")
+    if prof is not None and "modeled" in doc.get("energy_provenance", ()):
+        out.write(f"  modeled energy t · V · I: {prof.inputs_text()}\n")
     out.write("provenance: modeled\n")
     _write_json(args.json, doc)
     return 0
