@@ -112,8 +112,9 @@ def test_cli_offload_with_profile():
 LENGTHS = (1024, 4096, 16384, 32768, 65536)
 
 
-def _store_run(db, engines):
-    """engines: name -> (setup s, per byte s, ci half-width s, watts or None)."""
+def _store_run(db, engines, provenance="measured", target="host"):
+    """engines: name -> (setup s, per byte s, ci half-width s, watts or None); every cell's time has
+    `provenance` (measured on the host, simulated on a sim target)."""
     from cryptobench.store import Store
     store = Store(db)
     plan = {"suite": None, "baseline": None, "options": {"engines": list(engines), "repeat": 5, "warmup": 0,
@@ -130,7 +131,7 @@ def _store_run(db, engines):
             if watts is not None:
                 result["energy"] = {"per_op_j": t * watts, "provenance": "measured", "flags": []}
             save_cell_at(store, rid, seq, {"op": "aes-ecb-encrypt", "params": {"key_bits": 128, "bytes": n},
-                                       "engine": engine, "target": "host", "provenance": "measured",
+                                       "engine": engine, "target": target, "provenance": provenance,
                                        "status": "ok", "kat": "pass", "detail": "synthetic",
                                        "samples": [[1, int(t * 1e9), 0]] * 5, "result": result})
             seq += 1
@@ -197,6 +198,27 @@ def test_cli_fit_on_a_stored_run(tmp_path):
             "--block-bytes", "16", "--db", str(db))
     assert p.returncode == 0, p.stderr
     assert "setup 30 µs" in p.stdout and "per block (16 B) 8 ns" in p.stdout and "provenance: modeled" in p.stdout
+    assert "provenance measured (target host)" in p.stdout and " measured µs " in p.stdout
+
+
+def test_cli_fit_labels_simulated_inputs_simulated_and_its_output_modeled(tmp_path):
+    db = tmp_path / "r.sqlite"
+    _store_run(db, {"hw": (30e-6, 0.5e-9, 0.0, None)}, provenance="simulated", target="sim:cortex-m4:cc2652")
+    p = cli("model", "accelerator", "--fit", "latest", "--op", "aes-ecb-encrypt", "--engine", "hw",
+            "--db", str(db), "--json", str(tmp_path / "f.json"))
+    assert p.returncode == 0, p.stderr
+    assert "measured" not in p.stdout
+    assert ("inputs: the cells' median times, provenance simulated (target sim:cortex-m4:cc2652); "
+            "setup, per-block cost and fit: modeled") in p.stdout
+    assert " simulated µs " in p.stdout and "provenance: modeled (from simulated times)" in p.stdout
+    doc = json.loads((tmp_path / "f.json").read_text())
+    assert doc["provenance"] == "modeled" and doc["input_provenance"] == ["simulated"]
+    # the crossover says where its times come from as well
+    _store_run(tmp_path / "x.sqlite", {"sw": (10e-6, 1e-9, 0.0, None), "hw": (30e-6, 0.5e-9, 0.0, None)},
+               provenance="simulated", target="sim:cortex-m4:cc2652")
+    p = cli("model", "crossover", "1", "--op", "aes-ecb-encrypt", "--a", "sw", "--b", "hw",
+            "--db", str(tmp_path / "x.sqlite"))
+    assert p.returncode == 0 and "time provenance of the inputs: simulated" in p.stdout and "measured" not in p.stdout
 
 
 # --------------------------------------------------------------------------------------- battery

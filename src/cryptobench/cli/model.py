@@ -298,23 +298,28 @@ def _fit(args, out) -> int:
     from ..store import Store
     store = Store(args.db)
     run = store.load_run(resolve_one_run(store, args.fit, "--fit"))
-    sweep = sweep_from_run(run, args.op, args.engine, _params(args.param))["time"]
+    got = sweep_from_run(run, args.op, args.engine, _params(args.param))
+    sweep, inputs = got["time"], got["time_provenance"]
     if not sweep:
         engines = sorted({c.engine for c in run.cells if c.op == args.op})
         raise UsageError(f"run {run.id}: no timed cells of {args.op} with a bytes parameter on '{args.engine}'"
                          f" (engines with {args.op}: {', '.join(engines) or 'none'})")
     fit = fit_setup_per_block([(p["x"], p["y"]) for p in sweep], args.block_bytes)
-    fit.update({"run": run.id, "op": args.op, "engine": args.engine})
+    fit.update({"run": run.id, "op": args.op, "engine": args.engine, "input_provenance": inputs})
     unit = "block" if args.block_bytes else "byte"
+    label = inputs[0] if len(inputs) == 1 else "input"     # measured (host, board) or simulated (sim:…)
     out.write(f"fit of t = setup + per_{unit} · {unit}s to run {run.id}, {args.op} on {args.engine} "
               f"(least squares, {len(sweep)} lengths)\n")
+    out.write(f"  inputs: the cells' median times, provenance {', '.join(inputs)} (target "
+              f"{', '.join(sorted({c.target for c in run.cells if c.op == args.op and c.engine == args.engine}))}); "
+              "setup, per-" + unit + " cost and fit: modeled\n")
     out.write(f"  setup {fit['setup_s'] * 1e6:.6g} µs, per {unit} ({fit['block_bytes']} B) {fit['per_block_s'] * 1e9:.6g} ns, "
-              f"R² {fit['r2']:.6f}, RMS residual {fit['rms_residual_s'] * 1e9:.4g} ns\n")
-    out.write(f"  {'bytes':>8} {'measured µs':>12} {'fit µs':>12} {'residual ns':>12} {'resid %':>8}\n")
+              f"R² {fit['r2']:.6f}, RMS residual {fit['rms_residual_s'] * 1e9:.4g} ns (modeled)\n")
+    out.write(f"  {'bytes':>8} {label + ' µs':>13} {'fit µs':>12} {'residual ns':>12} {'resid %':>8}\n")
     for p in fit["points"]:
-        out.write(f"  {p['bytes']:>8g} {p['time_s'] * 1e6:>12.6g} {p['fit_s'] * 1e6:>12.6g} "
+        out.write(f"  {p['bytes']:>8g} {p['time_s'] * 1e6:>13.6g} {p['fit_s'] * 1e6:>12.6g} "
                   f"{p['residual_s'] * 1e9:>12.4g} {p['residual_pct'] or 0:>+7.2f}%\n")
-    out.write("provenance: modeled\n")
+    out.write(f"provenance: modeled (from {', '.join(inputs)} times)\n")
     _write_json(args.json, fit)
     return 0
 
@@ -410,8 +415,8 @@ def _crossover(args, out) -> int:
             doc["energy_provenance"] = sorted(set(sweeps[args.a]["energy_provenance"]) | set(sweeps[args.b]["energy_provenance"]))
         c, lo, hi = res["crossover"], res["earliest"], res["latest"]
         # only the verdict that applies is formatted: the others may lack the numbers they print
-        verdict = {"always": lambda: f"B is cheaper at every measured length ({c['text']} bytes on)",
-                   "never": lambda: f"B is not cheaper at the longest measured length ({c['text']} bytes)",
+        verdict = {"always": lambda: f"B is cheaper at every stored length ({c['text']} bytes on)",
+                   "never": lambda: f"B is not cheaper at the longest stored length ({c['text']} bytes)",
                    "crossover": lambda: f"B is cheaper from {c['x']:.5g} bytes"}[c["status"]]()
         out.write(f"  {metric}: {verdict}; interval from the cells' ci95: [{lo['text']}, {hi['text']}] bytes\n")
         if "linear_fit" in res:
@@ -420,6 +425,8 @@ def _crossover(args, out) -> int:
         am = {p["x"]: p["y"] for p in a_pts}
         bm = {p["x"]: p["y"] for p in b_pts}
         out.write("    " + "  ".join(f"{x:g}B {am[x] * k:.4g}/{bm[x] * k:.4g}{unit}" for x in xs) + "  (A/B)\n")
+    doc["time_provenance"] = sorted(set(sweeps[args.a]["time_provenance"]) | set(sweeps[args.b]["time_provenance"]))
+    out.write(f"  time provenance of the inputs: {', '.join(doc['time_provenance'])}\n")
     if "energy" in doc:
         out.write(f"  energy provenance of the inputs: {', '.join(doc['energy_provenance'])}\n")
     if prof is not None and "modeled" in doc.get("energy_provenance", ()):
