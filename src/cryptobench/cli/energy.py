@@ -138,8 +138,11 @@ def run(args, out) -> int:
 
 
 def cmd_energy_import(args, out) -> int:
-    """Segment and integrate a trace, print its windows, and store them: in a stored run's cells
-    (--run), as a new run of one cell (--op), or not at all."""
+    """Segment and integrate a trace and store its windows: in a stored run's cells (--run), as a
+    new run of one cell (--op), or not at all. Whether anything will be stored is decided first
+    and said on the first line; the window table follows only that verdict, and a trace that will
+    not be stored (it does not match the run, or cannot be read) gives its one-line error and no
+    table."""
     from ..energy.formats import FORMATS
     if args.format not in FORMATS:
         raise UsageError(f"--format: unknown trace format '{args.format}'; valid: {', '.join(FORMATS)}")
@@ -157,12 +160,19 @@ def cmd_energy_import(args, out) -> int:
     info, imported = _import(args)
     for w in imported["warnings"]:
         sys.stderr.write(f"warning: {w}\n")
-    _print_windows(out, info, imported)
     trace_info = _trace_info(args, info, imported)
+    n = len(imported["windows"])
     if args.run:
-        return _store_in_run(args, out, imported, trace_info)
+        return _store_in_run(args, out, info, imported, trace_info)
     if op is None:
+        out.write(f"not stored: {n} windows read from {info.path} (give --run RUN_ID to match them to a stored run's "
+                  "repetitions, or --op OP --engine LABEL to store them as a new run)\n")
+        _print_windows(out, info, imported)
         return 0
+    if not n:
+        raise UsageError(f"{args.file}: no windows to store; nothing stored")
+    out.write(f"storing {n} windows as a new run of one cell: {op.id} on {args.engine}\n")
+    _print_windows(out, info, imported)
     return _store_as_run(args, op, info, imported, trace_info)
 
 
@@ -219,8 +229,9 @@ def _trace_info(args, info, imported: dict) -> dict:
     return trace_info
 
 
-def _store_in_run(args, out, imported: dict, trace_info: dict) -> int:
-    """The windows matched, in order, to the timed repetitions of stored run --run; energy stored in its cells."""
+def _store_in_run(args, out, info, imported: dict, trace_info: dict) -> int:
+    """The windows matched, in order, to the timed repetitions of stored run --run; energy stored in
+    its cells. The match comes first: a mismatch is the one-line error, with no window table."""
     from ..energy.importer import attach_to_run
     from ..energy.segment import PlanMismatch
     store = Store(args.db)
@@ -229,9 +240,10 @@ def _store_in_run(args, out, imported: dict, trace_info: dict) -> int:
         cells = attach_to_run(imported, run)
     except PlanMismatch as exc:
         raise UsageError(str(exc))
+    out.write(f"matched {len(imported['windows'])} windows to {len(cells)} cells of run {run.id}: storing their energy\n")
+    _print_windows(out, info, imported)
     conditions = dict(run.conditions, energy_trace=trace_info)
     store.save_cells(run.id, cells, conditions)
-    out.write(f"matched {len(imported['windows'])} windows to {len(cells)} cells of run {run.id}\n")
     _write_json(args, store, run.id)
     sys.stderr.write(f"stored energy in run {run.id} in {store.path}\n")
     return 0
@@ -244,8 +256,6 @@ def _store_as_run(args, op, info, imported: dict, trace_info: dict) -> int:
     from ..runner import Runner
     from ..targets.trace import TraceTarget
     windows = imported["windows"]
-    if not len(windows):
-        raise UsageError(f"{args.file}: no windows to store")
     params = resolve_params(op, {k: v[0] if len(v) == 1 else v for k, v in split_params(args.param).items()}, "--param")
     cell = as_cell(imported, op.id, params, args.engine, f"trace:{info.format}")
     store = Store(args.db)
