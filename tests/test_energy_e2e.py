@@ -106,17 +106,18 @@ def test_trace_matched_to_a_firmware_run(tmp_path):
     _trace_for(doc, tmp_path / "short.csv", drop=1)
     bad = run_import(tmp_path / "short.csv")
     assert bad.returncode == 2 and "planned" in bad.stderr and "nothing stored" in bad.stderr
+    assert bad.stdout == ""                             # no window table before (or instead of) the error
     # the cells in the wrong order: durations do not fit, nothing is stored
     _trace_for(doc, tmp_path / "swapped.csv", swap=True)
     bad = run_import(tmp_path / "swapped.csv")
-    assert bad.returncode == 2 and "do not match the run's order" in bad.stderr
+    assert bad.returncode == 2 and "do not match the run's order" in bad.stderr and bad.stdout == ""
     shown = json.loads(cli("show", "latest", "--format", "json", "--db", str(db)).stdout)
     assert all(r.get("energy", {}).get("provenance") != "measured" for r in shown["results"])
     # the right trace: every cell gets its measured energy, time stays the simulated one
     want = _trace_for(doc, tmp_path / "good.csv")
     ok = run_import(tmp_path / "good.csv")
     assert ok.returncode == 0, ok.stderr
-    assert "matched" in ok.stdout
+    assert ok.stdout.startswith("matched ") and ": storing their energy\n" in ok.stdout
     shown = json.loads(cli("show", "latest", "--format", "json", "--db", str(db)).stdout)
     jsonschema.validate(shown, SCHEMA)
     for r in shown["results"]:
@@ -160,3 +161,59 @@ def test_every_format_without_proper_edges_is_refused_and_nothing_stored(tmp_pat
         assert "odd number of edges" in r.stderr
         assert any(w in r.stderr for w in (":line ", ":byte ", ":t = ")), r.stderr
     assert _runs(db) == 0
+
+
+def _run_of_one_cell(db: Path, reps: int, per_rep_s: float) -> None:
+    """A stored run whose one ok cell was timed `reps` times at `per_rep_s` each (the windows a
+    board's marker would have framed)."""
+    from storeutil import save_cell_at
+    from cryptobench.records import Plan
+    from cryptobench.store import Store
+    store = Store(db)
+    plan = {"suite": None, "baseline": None, "options": {"engines": ["dev"], "repeat": reps, "warmup": 0,
+                                                          "min_time": 0.0, "single": False}, "groups": []}
+    rid = store.create_run(Plan.from_json(plan), {"host": {}, "harness": {}, "engines": {}})
+    t = per_rep_s
+    result = {"n": reps, "k": 1, "single_shot": False,
+              "time_s": {"median": t, "mean": t, "stdev": 0.0, "rsd_pct": 0.0, "min": t, "max": t,
+                         "ci95": [t, t], "ci_coverage": 0.94}, "outliers": 0, "ops_per_s": 1 / t, "flags": []}
+    save_cell_at(store, rid, 0, {"op": "sha256", "params": {"bytes": 64}, "engine": "dev", "target": "board:x",
+                                 "provenance": "measured", "status": "ok", "kat": "pass", "detail": "synthetic",
+                                 "samples": [[1, int(t * 1e9), 0]] * reps, "result": result})
+    store.set_status(rid, "complete")
+    store.close()
+
+
+def test_import_says_first_whether_it_stores_and_prints_no_table_when_it_does_not(tmp_path):
+    db = tmp_path / "r.sqlite"
+    _run_of_one_cell(db, reps=5, per_rep_s=4e-5)
+    short, right, many = tmp_path / "short.csv", tmp_path / "right.csv", tmp_path / "many.csv"
+    synth.write_generic_csv(short, synth.PulsePlan(n=3, width_s=4e-5, gap_s=4e-5, dt=1e-5))
+    synth.write_generic_csv(right, synth.PulsePlan(n=5, width_s=4e-5, gap_s=4e-5, dt=1e-5))
+    opts = synth.write_generic_csv(many, synth.PulsePlan(n=60, width_s=4e-5, gap_s=4e-5, dt=1e-5))
+    base = ("--format", "generic-csv", *_cli_options("generic-csv", opts), "--db", str(db))
+    table_header = "start s"
+    # windows that do not match the run: the one-line error, no window table anywhere, nothing stored
+    bad = cli("energy", "import", str(short), *base, "--run", "1")
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.splitlines()[-1].startswith("cryptobench: error: ") and "nothing stored" in bad.stderr
+    assert "but the trace has 3 marker windows" in bad.stderr and table_header not in bad.stderr
+    shown = json.loads(cli("show", "1", "--format", "json", "--db", str(db)).stdout)
+    assert all("energy" not in r for r in shown["results"])
+    # windows that match: the verdict first, then the table, then stored
+    ok = cli("energy", "import", str(right), *base, "--run", "1")
+    assert ok.returncode == 0, ok.stderr
+    lines = ok.stdout.splitlines()
+    assert lines[0] == "matched 5 windows to 1 cells of run 1: storing their energy"
+    assert table_header in lines[2] and "stored energy in run 1" in ok.stderr
+    # nothing asked to be stored: said first, then the table (at most 50 windows of it)
+    p = cli("energy", "import", str(many), *base)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith(f"not stored: 60 windows read from {many} (give --run RUN_ID")
+    assert "… 10 more windows" in p.stdout and len(lines) < 60
+    # a new run of one cell: said first
+    p = cli("energy", "import", str(right), *base, "--op", "sha256", "--param", "bytes=64", "--engine", "dev")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0] == "storing 5 windows as a new run of one cell: sha256 on dev"
+    assert _runs(db) == 2

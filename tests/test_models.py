@@ -112,8 +112,9 @@ def test_cli_offload_with_profile():
 LENGTHS = (1024, 4096, 16384, 32768, 65536)
 
 
-def _store_run(db, engines):
-    """engines: name -> (setup s, per byte s, ci half-width s, watts or None)."""
+def _store_run(db, engines, provenance="measured", target="host"):
+    """engines: name -> (setup s, per byte s, ci half-width s, watts or None); every cell's time has
+    `provenance` (measured on the host, simulated on a sim target)."""
     from cryptobench.store import Store
     store = Store(db)
     plan = {"suite": None, "baseline": None, "options": {"engines": list(engines), "repeat": 5, "warmup": 0,
@@ -130,7 +131,7 @@ def _store_run(db, engines):
             if watts is not None:
                 result["energy"] = {"per_op_j": t * watts, "provenance": "measured", "flags": []}
             save_cell_at(store, rid, seq, {"op": "aes-ecb-encrypt", "params": {"key_bits": 128, "bytes": n},
-                                       "engine": engine, "target": "host", "provenance": "measured",
+                                       "engine": engine, "target": target, "provenance": provenance,
                                        "status": "ok", "kat": "pass", "detail": "synthetic",
                                        "samples": [[1, int(t * 1e9), 0]] * 5, "result": result})
             seq += 1
@@ -164,6 +165,16 @@ def test_crossover_on_a_stored_run_with_its_interval(tmp_path):
     assert doc["provenance"] == "modeled" and doc["time"]["crossover"]["x"] == pytest.approx(40000)
 
 
+def test_crossover_with_a_profile_states_the_current_voltage_and_source(tmp_path):
+    db = tmp_path / "r.sqlite"
+    _store_run(db, {"sw": (10e-6, 1e-9, 0.0, None), "hw": (30e-6, 0.5e-9, 0.0, None)})
+    p = cli("model", "crossover", "1", "--op", "aes-ecb-encrypt", "--a", "sw", "--b", "hw", "--profile", "cc2652",
+            "--db", str(db))
+    assert p.returncode == 0, p.stderr
+    assert "modeled energy t · V · I: 3.1 mA (active) at a 3.3 V supply (the current measured at 3.3 V); " \
+           "source: active 3.10 mA at 3.3 V" in p.stdout
+
+
 def test_crossover_of_model_functions_and_never():
     from cryptobench.models import linear_curve
     xs = [16, 64, 256, 1024]
@@ -187,6 +198,27 @@ def test_cli_fit_on_a_stored_run(tmp_path):
             "--block-bytes", "16", "--db", str(db))
     assert p.returncode == 0, p.stderr
     assert "setup 30 µs" in p.stdout and "per block (16 B) 8 ns" in p.stdout and "provenance: modeled" in p.stdout
+    assert "provenance measured (target host)" in p.stdout and " measured µs " in p.stdout
+
+
+def test_cli_fit_labels_simulated_inputs_simulated_and_its_output_modeled(tmp_path):
+    db = tmp_path / "r.sqlite"
+    _store_run(db, {"hw": (30e-6, 0.5e-9, 0.0, None)}, provenance="simulated", target="sim:cortex-m4:cc2652")
+    p = cli("model", "accelerator", "--fit", "latest", "--op", "aes-ecb-encrypt", "--engine", "hw",
+            "--db", str(db), "--json", str(tmp_path / "f.json"))
+    assert p.returncode == 0, p.stderr
+    assert "measured" not in p.stdout
+    assert ("inputs: the cells' median times, provenance simulated (target sim:cortex-m4:cc2652); "
+            "setup, per-block cost and fit: modeled") in p.stdout
+    assert " simulated µs " in p.stdout and "provenance: modeled (from simulated times)" in p.stdout
+    doc = json.loads((tmp_path / "f.json").read_text())
+    assert doc["provenance"] == "modeled" and doc["input_provenance"] == ["simulated"]
+    # the crossover says where its times come from as well
+    _store_run(tmp_path / "x.sqlite", {"sw": (10e-6, 1e-9, 0.0, None), "hw": (30e-6, 0.5e-9, 0.0, None)},
+               provenance="simulated", target="sim:cortex-m4:cc2652")
+    p = cli("model", "crossover", "1", "--op", "aes-ecb-encrypt", "--a", "sw", "--b", "hw",
+            "--db", str(tmp_path / "x.sqlite"))
+    assert p.returncode == 0 and "time provenance of the inputs: simulated" in p.stdout and "measured" not in p.stdout
 
 
 # --------------------------------------------------------------------------------------- battery
@@ -212,10 +244,39 @@ def test_cli_battery(tmp_path):
     rows = {r["engine"]: r for r in doc["rows"]}
     e_sw = (10e-6 + 1e-9 * 1024) * 10e-3                                      # stored (measured)
     assert rows["sw"]["crypto_j_per_day"] == pytest.approx(3600 * 24 * e_sw)
-    e_hw = (30e-6 + 0.5e-9 * 1024) * 3.3 * 3.4e-3                             # modeled from cc2652
+    e_hw = (30e-6 + 0.5e-9 * 1024) * 3.3 * 3.10e-3      # modeled from cc2652: TI's measured 3.10 mA at 3.3 V
     assert rows["hw"]["crypto_j_per_day"] == pytest.approx(3600 * 24 * e_hw)
     assert rows["sw"]["share"] == pytest.approx(3600 * 24 * e_sw / (3600 * 24 * e_sw + 1e-6 * 3.0 * 86400))
     assert "provenance: modeled" in p.stdout
+
+
+def test_cli_battery_states_its_baseline_and_labels_a_crypto_only_share(tmp_path):
+    db = tmp_path / "r.sqlite"
+    _store_run(db, {"sw": (10e-6, 1e-9, 0.0, 10e-3)})
+    common = ("model", "battery", "latest", "--rate", "aes-ecb-encrypt,bytes=1024=3600/h", "--battery-mah", "230",
+              "--battery-v", "3.0", "--db", str(db))
+    # no --baseline-ua: 0 µA is assumed, said so, and the 100 % share is called crypto-only
+    p = cli(*common, "--json", str(tmp_path / "zero.json"))
+    assert p.returncode == 0, p.stderr
+    assert "baseline (the rest of the device: sleep/idle, radio, sensors): 0 µA assumed (the default; " \
+           "set --baseline-ua)" in p.stdout
+    assert "share*" in p.stdout and "100%" in p.stdout
+    assert "* crypto-only share under a 0 µA baseline assumption" in p.stdout
+    doc = json.loads((tmp_path / "zero.json").read_text())
+    assert doc["baseline"]["current_ua"] == 0 and doc["baseline"]["given"] is False
+    assert doc["share_is"].startswith("crypto-only") and doc["rows"][0]["share"] == 1.0
+    # a baseline given: its current, voltage and where the voltage comes from; a real share, no footnote
+    p = cli(*common, "--baseline-ua", "1", "--json", str(tmp_path / "one.json"))
+    assert p.returncode == 0, p.stderr
+    assert "1 µA (--baseline-ua) at 3 V (--battery-v): 3 µW, 0.2592 J/day" in p.stdout
+    assert "share*" not in p.stdout and "crypto-only share under" not in p.stdout
+    doc = json.loads((tmp_path / "one.json").read_text())
+    assert doc["baseline"]["given"] is True and doc["baseline"]["voltage_v"] == 3.0
+    assert doc["share_is"] == "crypto's share of the device's energy with a 1 µA baseline"
+    assert doc["rows"][0]["share"] < 1
+    p = cli(*common, "--baseline-ua", "-1")
+    assert p.returncode == 2 and p.stderr.strip() == \
+        "cryptobench: error: --baseline-ua: expected a finite current >= 0 µA, got -1.0"
 
 
 # ------------------------------------------------------------------------------------ CLI errors

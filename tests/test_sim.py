@@ -61,6 +61,9 @@ def test_cifra_subset_on_a_simulated_m0_reports_cycles_stack_and_size(tmp_path):
     sim = doc["conditions"]["target"]["simulator"]
     assert sim["device"] == "stm32f030" and sim["flash_ws"] == 1 and sim["model"]
     assert "At 256 B (the Cifra table)" in proc.stdout
+    # the modeled energy's footnote names the voltage, current and source the cells were stored with
+    assert ("(provenance: modeled; E = t x 3.3 V x 22.4 mA (active), from: ST DS9773"
+            in " ".join(proc.stdout.split())), proc.stdout
     # the same ELF and profile give the same counts
     _, again = _run(tmp_path, *args, name="again")
     assert {(r["op"], r["engine"], r["params"]["bytes"]): r["cycles"]["per_op_median"]

@@ -138,8 +138,11 @@ def run(args, out) -> int:
 
 
 def cmd_energy_import(args, out) -> int:
-    """Segment and integrate a trace, print its windows, and store them: in a stored run's cells
-    (--run), as a new run of one cell (--op), or not at all."""
+    """Segment and integrate a trace and store its windows: in a stored run's cells (--run), as a
+    new run of one cell (--op), or not at all. Whether anything will be stored is decided first
+    and said on the first line; the window table follows only that verdict, and a trace that will
+    not be stored (it does not match the run, or cannot be read) gives its one-line error and no
+    table."""
     from ..energy.formats import FORMATS
     if args.format not in FORMATS:
         raise UsageError(f"--format: unknown trace format '{args.format}'; valid: {', '.join(FORMATS)}")
@@ -157,12 +160,19 @@ def cmd_energy_import(args, out) -> int:
     info, imported = _import(args)
     for w in imported["warnings"]:
         sys.stderr.write(f"warning: {w}\n")
-    _print_windows(out, info, imported)
     trace_info = _trace_info(args, info, imported)
+    n = len(imported["windows"])
     if args.run:
-        return _store_in_run(args, out, imported, trace_info)
+        return _store_in_run(args, out, info, imported, trace_info)
     if op is None:
+        out.write(f"not stored: {n} windows read from {info.path} (give --run RUN_ID to match them to a stored run's "
+                  "repetitions, or --op OP --engine LABEL to store them as a new run)\n")
+        _print_windows(out, info, imported)
         return 0
+    if not n:
+        raise UsageError(f"{args.file}: no windows to store; nothing stored")
+    out.write(f"storing {n} windows as a new run of one cell: {op.id} on {args.engine}\n")
+    _print_windows(out, info, imported)
     return _store_as_run(args, op, info, imported, trace_info)
 
 
@@ -219,8 +229,9 @@ def _trace_info(args, info, imported: dict) -> dict:
     return trace_info
 
 
-def _store_in_run(args, out, imported: dict, trace_info: dict) -> int:
-    """The windows matched, in order, to the timed repetitions of stored run --run; energy stored in its cells."""
+def _store_in_run(args, out, info, imported: dict, trace_info: dict) -> int:
+    """The windows matched, in order, to the timed repetitions of stored run --run; energy stored in
+    its cells. The match comes first: a mismatch is the one-line error, with no window table."""
     from ..energy.importer import attach_to_run
     from ..energy.segment import PlanMismatch
     store = Store(args.db)
@@ -229,9 +240,10 @@ def _store_in_run(args, out, imported: dict, trace_info: dict) -> int:
         cells = attach_to_run(imported, run)
     except PlanMismatch as exc:
         raise UsageError(str(exc))
+    out.write(f"matched {len(imported['windows'])} windows to {len(cells)} cells of run {run.id}: storing their energy\n")
+    _print_windows(out, info, imported)
     conditions = dict(run.conditions, energy_trace=trace_info)
     store.save_cells(run.id, cells, conditions)
-    out.write(f"matched {len(imported['windows'])} windows to {len(cells)} cells of run {run.id}\n")
     _write_json(args, store, run.id)
     sys.stderr.write(f"stored energy in run {run.id} in {store.path}\n")
     return 0
@@ -244,8 +256,6 @@ def _store_as_run(args, op, info, imported: dict, trace_info: dict) -> int:
     from ..runner import Runner
     from ..targets.trace import TraceTarget
     windows = imported["windows"]
-    if not len(windows):
-        raise UsageError(f"{args.file}: no windows to store")
     params = resolve_params(op, {k: v[0] if len(v) == 1 else v for k, v in split_params(args.param).items()}, "--param")
     cell = as_cell(imported, op.id, params, args.engine, f"trace:{info.format}")
     store = Store(args.db)
@@ -335,8 +345,9 @@ def cmd_energy_model(args, out) -> int:
             out.write(f"energy per op {fmt_num(e['per_op_j'] * 1e6)} µJ · average power {fmt_num(e['avg_power_w'] * 1e3)} mW")
             if args.bytes:
                 out.write(f" · {fmt_num(e['mJ_per_Mb'])} mJ/Mb · {fmt_num(e['throughput_Mbps'])} Mb/s · FoM {fmt_num(e['fom'])}")
-            out.write(f"\nsource: {profile.source}\n")
-            doc = {"provenance": "modeled", "profile": profile.name, **e}
+            out.write(f"\ninputs: {profile.inputs_text(args.state, args.peripheral)}\n")
+            doc = {"provenance": "modeled", "profile": profile.name, "supply_v": profile.supply_v,
+                   "current_at_v": profile.current_at_v or None, **e}
         else:
             from .model import engine_peripherals
             peri = engine_peripherals(args.engine_peripheral)
@@ -345,8 +356,10 @@ def cmd_energy_model(args, out) -> int:
             store = Store(args.db)
             run = store.load_run(resolve_one_run(store, args.run, "--run"))
             doc = model_run(run, profile, peri, args.baseline, args.current_uncertainty)
-            out.write(f"run {run.id} x power profile {profile.name} ({profile.supply_v:g} V): modeled energy "
-                      f"(durations {', '.join(sorted({r['time_provenance'] for r in doc['rows']})) or 'none'})\n")
+            out.write(f"run {run.id} x power profile {profile.name} ({profile.supply_v:g} V, active "
+                      f"{profile.active_current_a * 1e3:g} mA" + (" + an engine's peripherals" if peri else "")
+                      + f"): modeled energy (durations "
+                      f"{', '.join(sorted({r['time_provenance'] for r in doc['rows']})) or 'none'})\n")
             for r in doc["rows"]:
                 params = " ".join(f"{k}={v}" for k, v in r["params"].items())
                 out.write(f"{r['op']:<24} {params:<28} {r['engine']:<12} {fmt_num(r['time_s'] * 1e6):>12} µs "
@@ -355,7 +368,7 @@ def cmd_energy_model(args, out) -> int:
                 params = " ".join(f"{k}={v}" for k, v in c["params"].items())
                 out.write(f"EEI {c['op']} {params} {c['engine']} vs {c['baseline']}: {fmt_num(c['value'])} "
                           f"[{fmt_num(c['ci'][0])}, {fmt_num(c['ci'][1])}] (duration improvement {fmt_num(c['duration_improvement'])})\n")
-            out.write(f"source: {profile.source}\n")
+            out.write(f"inputs: {profile.inputs_text()}\n")
     except ValueError as exc:
         raise UsageError(str(exc))
     if args.json:

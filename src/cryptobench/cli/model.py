@@ -116,7 +116,9 @@ def _add_battery_parser(msub) -> None:
     bat.add_argument("--battery-mah", type=float)
     bat.add_argument("--battery-v", type=float)
     bat.add_argument("--battery-wh", type=float)
-    bat.add_argument("--baseline-ua", type=float, default=0.0, help="the device's average current without crypto (µA)")
+    bat.add_argument("--baseline-ua", type=float,
+                     help="the device's average current without crypto: sleep/idle, radio, sensors (µA; default 0, "
+                          "which makes the share crypto-only and says so)")
     bat.add_argument("--profile", help="model energy t·V·I where cells have no stored energy (and the baseline's V)")
     bat.add_argument("--engine", action="append", default=[], help="only these engines (repeatable)")
     add_db(bat)
@@ -296,23 +298,28 @@ def _fit(args, out) -> int:
     from ..store import Store
     store = Store(args.db)
     run = store.load_run(resolve_one_run(store, args.fit, "--fit"))
-    sweep = sweep_from_run(run, args.op, args.engine, _params(args.param))["time"]
+    got = sweep_from_run(run, args.op, args.engine, _params(args.param))
+    sweep, inputs = got["time"], got["time_provenance"]
     if not sweep:
         engines = sorted({c.engine for c in run.cells if c.op == args.op})
         raise UsageError(f"run {run.id}: no timed cells of {args.op} with a bytes parameter on '{args.engine}'"
                          f" (engines with {args.op}: {', '.join(engines) or 'none'})")
     fit = fit_setup_per_block([(p["x"], p["y"]) for p in sweep], args.block_bytes)
-    fit.update({"run": run.id, "op": args.op, "engine": args.engine})
+    fit.update({"run": run.id, "op": args.op, "engine": args.engine, "input_provenance": inputs})
     unit = "block" if args.block_bytes else "byte"
+    label = inputs[0] if len(inputs) == 1 else "input"     # measured (host, board) or simulated (sim:…)
     out.write(f"fit of t = setup + per_{unit} · {unit}s to run {run.id}, {args.op} on {args.engine} "
               f"(least squares, {len(sweep)} lengths)\n")
+    out.write(f"  inputs: the cells' median times, provenance {', '.join(inputs)} (target "
+              f"{', '.join(sorted({c.target for c in run.cells if c.op == args.op and c.engine == args.engine}))}); "
+              "setup, per-" + unit + " cost and fit: modeled\n")
     out.write(f"  setup {fit['setup_s'] * 1e6:.6g} µs, per {unit} ({fit['block_bytes']} B) {fit['per_block_s'] * 1e9:.6g} ns, "
-              f"R² {fit['r2']:.6f}, RMS residual {fit['rms_residual_s'] * 1e9:.4g} ns\n")
-    out.write(f"  {'bytes':>8} {'measured µs':>12} {'fit µs':>12} {'residual ns':>12} {'resid %':>8}\n")
+              f"R² {fit['r2']:.6f}, RMS residual {fit['rms_residual_s'] * 1e9:.4g} ns (modeled)\n")
+    out.write(f"  {'bytes':>8} {label + ' µs':>13} {'fit µs':>12} {'residual ns':>12} {'resid %':>8}\n")
     for p in fit["points"]:
-        out.write(f"  {p['bytes']:>8g} {p['time_s'] * 1e6:>12.6g} {p['fit_s'] * 1e6:>12.6g} "
+        out.write(f"  {p['bytes']:>8g} {p['time_s'] * 1e6:>13.6g} {p['fit_s'] * 1e6:>12.6g} "
                   f"{p['residual_s'] * 1e9:>12.4g} {p['residual_pct'] or 0:>+7.2f}%\n")
-    out.write("provenance: modeled\n")
+    out.write(f"provenance: modeled (from {', '.join(inputs)} times)\n")
     _write_json(args.json, fit)
     return 0
 
@@ -329,7 +336,8 @@ def _offload(args, out) -> int:
         if peri is None and "crypto" in prof.peripherals:
             peri = prof.peripherals["crypto"] * 1e3
         volts = volts if volts is not None else prof.supply_v
-        src = f"profile {prof.name}: {prof.source}"
+        at = f", currents measured at {prof.current_at_v:g} V" if prof.current_at_v else ""
+        src = f"profile {prof.name}{at}: {prof.source}"
     if active is None or idle is None:
         raise UsageError("model offload: give --active-ma and --idle-ma (or a --profile that has them)")
     lengths = [16, 64, 256, 1024, 4096, 16384]
@@ -407,8 +415,8 @@ def _crossover(args, out) -> int:
             doc["energy_provenance"] = sorted(set(sweeps[args.a]["energy_provenance"]) | set(sweeps[args.b]["energy_provenance"]))
         c, lo, hi = res["crossover"], res["earliest"], res["latest"]
         # only the verdict that applies is formatted: the others may lack the numbers they print
-        verdict = {"always": lambda: f"B is cheaper at every measured length ({c['text']} bytes on)",
-                   "never": lambda: f"B is not cheaper at the longest measured length ({c['text']} bytes)",
+        verdict = {"always": lambda: f"B is cheaper at every stored length ({c['text']} bytes on)",
+                   "never": lambda: f"B is not cheaper at the longest stored length ({c['text']} bytes)",
                    "crossover": lambda: f"B is cheaper from {c['x']:.5g} bytes"}[c["status"]]()
         out.write(f"  {metric}: {verdict}; interval from the cells' ci95: [{lo['text']}, {hi['text']}] bytes\n")
         if "linear_fit" in res:
@@ -417,8 +425,12 @@ def _crossover(args, out) -> int:
         am = {p["x"]: p["y"] for p in a_pts}
         bm = {p["x"]: p["y"] for p in b_pts}
         out.write("    " + "  ".join(f"{x:g}B {am[x] * k:.4g}/{bm[x] * k:.4g}{unit}" for x in xs) + "  (A/B)\n")
+    doc["time_provenance"] = sorted(set(sweeps[args.a]["time_provenance"]) | set(sweeps[args.b]["time_provenance"]))
+    out.write(f"  time provenance of the inputs: {', '.join(doc['time_provenance'])}\n")
     if "energy" in doc:
         out.write(f"  energy provenance of the inputs: {', '.join(doc['energy_provenance'])}\n")
+    if prof is not None and "modeled" in doc.get("energy_provenance", ()):
+        out.write(f"  modeled energy t · V · I: {prof.inputs_text()}\n")
     out.write("provenance: modeled\n")
     _write_json(args.json, doc)
     return 0
@@ -434,14 +446,39 @@ def _battery(args, out) -> int:
     if args.profile:
         from ..energy.models import load_profile
         prof = load_profile(args.profile)
+    baseline = _baseline(args, prof)
     store = Store(args.db)
     run = store.load_run(resolve_one_run(store, args.run, "--run"))
-    volts = args.battery_v or (prof.supply_v if prof else None)
-    if args.baseline_ua and volts is None:
-        raise UsageError("--baseline-ua needs a voltage: --battery-v or a --profile")
-    baseline_w = (args.baseline_ua or 0.0) * 1e-6 * (volts or 0.0)
     engines = args.engine or sorted({c.engine for c in run.cells if c.ok})
-    per_op, prov, keys = {e: {} for e in engines}, {}, []
+    per_op, prov, keys, from_profile = _battery_energies(run, engines, rates, prof)
+    view = battery_view(per_op, keys, cap, baseline["power_w"])
+    zero = baseline["current_ua"] == 0
+    view.update({"run": run.id, "rates_per_hour": dict(keys), "baseline": baseline,
+                 "share_is": ("crypto-only: the share under a 0 µA baseline assumption (nothing else draws current), "
+                              "100 % by construction") if zero else
+                             f"crypto's share of the device's energy with a {baseline['current_ua']:g} µA baseline",
+                 "energy_inputs": {f"{e}|{k}": v for (e, k), v in prov.items()}})
+    out.write(f"battery view, run {run.id}: capacity {cap:.5g} J ({cap / 3600:.4g} Wh)\n")
+    out.write(f"  baseline (the rest of the device: sleep/idle, radio, sensors): {baseline['text']}\n")
+    if from_profile:
+        out.write(f"  modeled crypto energy: t · {prof.supply_v:g} V · {prof.active_current_a * 1e3:g} mA "
+                  f"(profile {prof.name} active current; source: {prof.source})\n")
+    out.write("  duty cycle: " + ", ".join(f"{k} {n:g}/h" for k, n in keys) + "\n")
+    _battery_rows(out, view["rows"], prov, keys, zero)
+    if zero:
+        out.write("  * crypto-only share under a 0 µA baseline assumption: nothing but crypto draws current, so the share is "
+                  "100 % by construction and battery days equal crypto-only days; give --baseline-ua (the device's "
+                  f"average sleep/idle current{_standby_hint(prof)}) for crypto's real share\n")
+    out.write("provenance: modeled\n")
+    _write_json(args.json, view)
+    return 0
+
+
+def _battery_energies(run, engines, rates, prof):
+    """Energy per op of each rated op on each engine: the cell's stored figure, else modeled t·V·I
+    with the profile. Returns (engine -> {rate key -> J}, (engine, key) -> provenance, [(key, per
+    hour)], whether the profile modeled any)."""
+    per_op, prov, keys, from_profile = {e: {} for e in engines}, {}, [], False
     for op, params, n in rates:
         key = op + "".join(f",{k}={v}" for k, v in params.items())
         keys.append((key, n))
@@ -463,14 +500,14 @@ def _battery(args, out) -> int:
                 from ..energy.models import modeled_energy
                 per_op[e][key] = modeled_energy(cell.result.time_s["median"], prof)["per_op_j"]
                 prov[(e, key)] = "modeled"
-    view = battery_view(per_op, keys, cap, baseline_w)
-    view.update({"run": run.id, "rates_per_hour": dict(keys),
-                 "energy_inputs": {f"{e}|{k}": v for (e, k), v in prov.items()}})
-    out.write(f"battery view, run {run.id}: capacity {cap:.5g} J ({cap / 3600:.4g} Wh), baseline "
-              f"{baseline_w * 1e6:.4g} µW ({baseline_w * 86400:.4g} J/day)\n")
-    out.write("  duty cycle: " + ", ".join(f"{k} {n:g}/h" for k, n in keys) + "\n")
-    out.write(f"  {'engine':<20} {'crypto J/day':>13} {'share':>8} {'battery days':>13} {'crypto-only days':>17}  energy from\n")
-    for r in view["rows"]:
+                from_profile = True
+    return per_op, prov, keys, from_profile
+
+
+def _battery_rows(out, rows, prov, keys, zero: bool) -> None:
+    share_col = "share*" if zero else "share"
+    out.write(f"  {'engine':<20} {'crypto J/day':>13} {share_col:>8} {'battery days':>13} {'crypto-only days':>17}  energy from\n")
+    for r in rows:
         if "missing" in r:
             out.write(f"  {r['engine']:<20} no energy for {', '.join(r['missing'])} (stored energy, or --profile)\n")
             continue
@@ -479,6 +516,34 @@ def _battery(args, out) -> int:
         co = f"{r['crypto_only_days']:.5g}" if r["crypto_only_days"] is not None else "-"
         share = f"{r['share'] * 100:.3g}%" if r["share"] is not None else "-"
         out.write(f"  {r['engine']:<20} {r['crypto_j_per_day']:>13.5g} {share:>8} {days:>13} {co:>17}  {', '.join(src)}\n")
-    out.write("provenance: modeled\n")
-    _write_json(args.json, view)
-    return 0
+
+
+def _baseline(args, prof) -> dict:
+    """The baseline current (the device without crypto) as --baseline-ua gives it, or 0 µA assumed,
+    at the battery's voltage (or the profile's): its power and a sentence saying all of that."""
+    given = args.baseline_ua is not None
+    ua = args.baseline_ua if given else 0.0
+    if not (ua >= 0 and ua != float("inf")):
+        raise UsageError(f"--baseline-ua: expected a finite current >= 0 µA, got {ua}")
+    if args.battery_v:
+        volts, at = args.battery_v, "--battery-v"
+    elif prof is not None:
+        volts, at = prof.supply_v, f"profile {prof.name}'s supply"
+    else:
+        volts, at = None, None
+    if ua and volts is None:
+        raise UsageError("--baseline-ua needs a voltage: --battery-v or a --profile")
+    watts = ua * 1e-6 * (volts or 0.0)
+    if ua == 0:
+        text = ("0 µA assumed (" + ("given" if given else "the default") + "; set --baseline-ua): "
+                "0 µW, 0 J/day")
+    else:
+        text = f"{ua:g} µA (--baseline-ua) at {volts:g} V ({at}): {watts * 1e6:.4g} µW, {watts * 86400:.4g} J/day"
+    return {"current_ua": ua, "voltage_v": volts, "voltage_from": at, "power_w": watts,
+            "j_per_day": watts * 86400.0, "given": given, "text": text}
+
+
+def _standby_hint(prof) -> str:
+    if prof is not None and prof.standby_current_a > 0:
+        return f"; profile {prof.name} lists standby {prof.standby_current_a * 1e6:g} µA"
+    return ""

@@ -30,6 +30,16 @@ class PowerProfile:
     peripherals: dict = field(default_factory=dict)     # name -> extra current (A) while it runs
     source: str = ""
     name: str = ""
+    current_at_v: float = 0.0                           # the voltage the currents were measured at (0: not stated)
+
+    def inputs_text(self, state: str = "active", peripherals=()) -> str:
+        """The current and voltage a modeled figure uses and where they come from, in one phrase."""
+        current = self.current(state, peripherals)
+        what = state + "".join(f" + {p}" for p in peripherals)
+        at = (f"the current measured at {self.current_at_v:g} V" if self.current_at_v
+              else "the profile records no voltage the current was measured at")
+        return (f"{current * 1e3:g} mA ({what}) at a {self.supply_v:g} V supply ({at}); "
+                f"source: {self.source or 'not stated'}")
 
     def current(self, state: str = "active", peripherals=()) -> float:
         """The device's current in a power state with some peripherals running (A)."""
@@ -51,12 +61,13 @@ class PowerProfile:
 def profile_from_device(dev) -> PowerProfile:
     """The power profile of a simulator device (sim/devices.toml)."""
     return PowerProfile(dev.supply_v, dev.active_current_a, dev.idle_current_a, dev.standby_current_a,
-                        dict(dev.peripherals), dev.energy_source, dev.name)
+                        dict(dev.peripherals), dev.energy_source, dev.name, dev.current_at_v)
 
 
 def load_profile(ref: str) -> PowerProfile:
     """A device name from sim/devices.toml, or a TOML file with supply_v, active_current_a and
-    optionally idle_current_a, standby_current_a, [peripherals], source (errors name file and key)."""
+    optionally idle_current_a, standby_current_a, current_at_v, [peripherals], source (errors name
+    file and key). current_at_v, the voltage the currents were measured at, must equal supply_v."""
     path = Path(ref)
     if path.suffix == ".toml" or path.exists():
         if not path.exists():
@@ -64,7 +75,8 @@ def load_profile(ref: str) -> PowerProfile:
         text, doc = read_toml(path, ValueError)
         lines = text.splitlines()
         at = lambda key: f"{ref}:{toml_line(lines, key)}"
-        known = {"supply_v", "active_current_a", "idle_current_a", "standby_current_a", "peripherals", "source", "name"}
+        known = {"supply_v", "active_current_a", "idle_current_a", "standby_current_a", "current_at_v", "peripherals",
+                 "source", "name"}
         for key in doc:
             if key not in known:
                 raise ValueError(f"{at(key)}: unknown key '{key}'; expected {', '.join(sorted(known))}")
@@ -83,9 +95,13 @@ def load_profile(ref: str) -> PowerProfile:
         for key in ("source", "name"):
             if key in doc and not isinstance(doc[key], str):
                 raise ValueError(f"{at(key)}: key '{key}': expected a string, got {doc[key]!r}")
+        at_v = float(doc.get("current_at_v", 0))
+        if at_v and at_v != float(doc["supply_v"]):
+            raise ValueError(f"{at('current_at_v')}: the currents were measured at {at_v:g} V but supply_v is "
+                             f"{float(doc['supply_v']):g} V: energy at one voltage needs currents measured at it")
         return PowerProfile(float(doc["supply_v"]), float(doc["active_current_a"]), float(doc.get("idle_current_a", 0)),
                             float(doc.get("standby_current_a", 0)), dict(peri), doc.get("source", str(path)),
-                            doc.get("name", path.stem))
+                            doc.get("name", path.stem), at_v)
     from ..sim.devices import DEVICES
     if ref not in DEVICES:
         raise ValueError(f"power profile '{ref}': not a device ({', '.join(DEVICES)}) nor a .toml file")
@@ -166,7 +182,8 @@ def model_run(run: Run, profile: PowerProfile, engine_peripherals: dict[str, lis
                                                 current_rel_unc)
             comps.append({"op": op, "params": row["params"], "engine": engine, "baseline": baseline, **eei})
     return {"profile": {"name": profile.name, "supply_v": profile.supply_v, "active_current_a": profile.active_current_a,
-                        "peripherals": profile.peripherals, "source": profile.source},
+                        "current_at_v": profile.current_at_v or None, "peripherals": profile.peripherals,
+                        "source": profile.source},
             "provenance": "modeled", "rows": rows, "comparisons": comps}
 
 

@@ -1,12 +1,12 @@
 """From which payload length is engine B cheaper than engine A, in time and in energy.
 
 Each engine is a sweep: payload length -> cost (time or energy), with an optional interval per
-point (a stored cell's ci95). Between measured lengths the cost is interpolated linearly (costs of
+point (a stored cell's ci95). Between stored lengths the cost is interpolated linearly (costs of
 bulk operations are affine in the length). The crossover is the smallest length from which B's
-cost stays at or below A's over the rest of the measured range. Its interval: the same solved on
+cost stays at or below A's over the rest of the stored range. Its interval: the same solved on
 the bounding curves, B's lower against A's upper (the earliest crossover the intervals allow) and
 B's upper against A's lower (the latest). A least-squares line per engine adds an estimate that
-may lie outside the measured range (extrapolated, flagged so)."""
+may lie outside the stored range (extrapolated, flagged so)."""
 from __future__ import annotations
 
 import math
@@ -74,9 +74,10 @@ def crossover(a_points: list[dict], b_points: list[dict]) -> dict:
 def sweep_from_run(run: Run, op: str, engine: str, params: dict | None = None, profile=None,
                    peripherals=()) -> dict:
     """A stored run's cells of `op` on `engine`, by params['bytes']: time (median, ci95) and energy
-    (result.energy.per_op_j, its ci95 if stored; else modeled t·V·I with `profile`)."""
+    (result.energy.per_op_j, its ci95 if stored; else modeled t·V·I with `profile`), with the
+    provenance of each (a cell's own: measured on a host or board, simulated on sim:…)."""
     params = params or {}
-    time_pts, energy_pts, energy_prov, seen = [], [], set(), {}
+    time_pts, energy_pts, energy_prov, time_prov, seen = [], [], set(), set(), {}
     for c in run.cells:
         if c.op != op or c.engine != engine or not c.ok:
             continue
@@ -93,6 +94,7 @@ def sweep_from_run(run: Run, op: str, engine: str, params: dict | None = None, p
         t = c.result.time_s
         lo, hi = (t.get("ci95") or [t["median"], t["median"]])
         time_pts.append({"x": x, "y": t["median"], "lo": lo, "hi": hi})
+        time_prov.add(c.provenance)
         e = c.energy
         if e is not None and e.per_op_j is not None:       # any stored figure, within the idle noise too
             elo, ehi = e.get("ci95") or [e.per_op_j, e.per_op_j]
@@ -106,4 +108,4 @@ def sweep_from_run(run: Run, op: str, engine: str, params: dict | None = None, p
     time_pts.sort(key=lambda p: p["x"])
     energy_pts.sort(key=lambda p: p["x"])
     return {"time": time_pts, "energy": energy_pts if len(energy_pts) == len(time_pts) else [],
-            "energy_provenance": sorted(energy_prov)}
+            "energy_provenance": sorted(energy_prov), "time_provenance": sorted(time_prov)}

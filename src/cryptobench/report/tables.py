@@ -254,7 +254,17 @@ def unsupported_lines(run: Run) -> list[str]:
     return lines
 
 
-def _target_lines(cond: Conditions) -> list[str]:
+def _modeled_inputs(cells) -> str:
+    """'; E = t x 3.3 V x 3.1 mA (active), from: SOURCE' of the run's modeled energies (the figures
+    the cells were stored with), or where to look when no cell has one."""
+    got = sorted({(c.energy.get("method", ""), c.energy.get("source", "")) for c in cells
+                  if c.energy is not None and c.energy.provenance == "modeled"} - {("", "")})
+    if not got:
+        return "; see sim/devices.toml for the profile's figures and their source"
+    return "".join(f"; {m}" + (f", from: {src}" if src else "") for m, src in got[:2])
+
+
+def _target_lines(cond: Conditions, cells=()) -> list[str]:
     t = cond.target
     if t["kind"] == "sim":
         sim = t.get("simulator", {})
@@ -275,7 +285,7 @@ def _target_lines(cond: Conditions) -> list[str]:
                      "matched in order to this run's repetitions")
     elif t["kind"] == "sim" and t.get("simulator"):
         lines.append("µJ = modeled energy per operation: simulated time x the device profile's supply voltage x "
-                     "active current (provenance: modeled; see sim/devices.toml for the datasheet figure)")
+                     "active current (provenance: modeled" + _modeled_inputs(cells) + ")")
     lines.append("flash B = text + rodata + data of the op's image minus the empty harness's (same flags); "
                  "RAM B = data + bss likewise; stack B = high-water mark by stack painting")
     return lines
@@ -312,7 +322,7 @@ def _conditions_lines(run: Run, impr_legend: bool) -> list[str]:
     if "target" in cond:
         cpu = cond.host.get("cpu", {})
         return ([f"run {run.id} ({run.status}) · suite {run.suite or '(ad hoc)'} · {run.created} · "
-                 f"built on {cpu.get('model', '?')}"] + _target_lines(cond)
+                 f"built on {cpu.get('model', '?')}"] + _target_lines(cond, run.cells)
                 + ([baseline_line(run, "at the same clock")] if impr_legend else []))
     host, harness = cond.host, cond.harness
     cpu = host.get("cpu", {})

@@ -32,6 +32,7 @@ class Device:
     idle_current_a: float = 0.0          # CPU power domain off, a peripheral may run (0: unknown)
     standby_current_a: float = 0.0       # everything off but retention (0: unknown)
     peripherals: dict = field(default_factory=dict)   # name -> extra current (A) while it runs
+    current_at_v: float = 0.0            # the voltage the currents were measured at (0: not stated)
 
 
 def _load() -> dict[str, Device]:
