@@ -40,7 +40,9 @@ def test_summary_line_words_each_ratio_as_hyperfine_does():
     line = summary_line([_comp("openssl-hw", 3.635, 3.617, 3.654), _comp("mbedtls", 0.5, 0.49, 0.51)],
                         "openssl-sw", "bytes=16000")
     assert line == ("bytes=16000: openssl-hw ran 3.635 ± 0.019 times faster than openssl-sw; "
-                    "mbedtls 2.000 ± 0.041 times slower")
+                    "mbedtls ran 2.000 ± 0.041 times slower than openssl-sw")
+    assert summary_line([_comp("openssl-hw", 0.997, 0.987, 1.007)], "openssl-sw") == \
+        "openssl-hw ran as fast as openssl-sw (0.997 [0.987–1.007])"      # the interval holds 1
     assert summary_line([_comp("bearssl", 1.822, 1.822, 1.822)], "mbedtls") == "bearssl ran 1.822 times faster than mbedtls"
     assert summary_line([], "x") is None
 

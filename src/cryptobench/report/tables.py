@@ -118,7 +118,7 @@ def _op_columns(lay: _Layout) -> list[Column]:
         cols += [Column(f"{e} ({lay.unit})", unit=lay.unit, group=e), Column("RSD %", unit="%", group=e)]
         cols += [Column("µJ", unit="µJ", group=e)] if lay.energy else []
         cols += [Column("µJ RSD %", unit="%", group=e)] if lay.e_rsd else []
-    return cols + [Column(f"Impr. {e}") for e in lay.comp_engines]
+    return cols + [Column(f"Impr. {e}", group="Impr.") for e in lay.comp_engines]
 
 
 def _energy_text(cell: Cell | None, lay: _Layout) -> list[str]:

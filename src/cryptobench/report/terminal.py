@@ -7,7 +7,8 @@ not fit side by side it
   1. lets left-aligned text (names, parameters) and headers wrap at spaces,
   2. splits the table into parts that each repeat the leading key columns (the parameters that
      name a row) and carry whole column groups (an engine's time and RSD stay together; the
-     Improvement columns, coming last, go to a later part: "ratio columns in a second table"),
+     Improvement columns, one group coming last, go to a later part: "ratio columns in a second
+     table"; a group wider than the terminal is split into its columns),
   3. and only where one group beside the keys is still too wide, prints each row as a record:
      a line naming it, then "label: value" lines (psql's expanded display).
 
@@ -110,14 +111,18 @@ def split_to_fit(table: Table, width: int) -> list[Table] | None:
     if column_widths(table, width) is not None:
         return [table]
     keys = list(range(_key_count(table)))
+    fits = lambda idx: column_widths(_subtable(table, keys + idx, ""), width) is not None
     parts: list[list[int]] = []
     for unit in _units(table.columns, len(keys)):
-        if parts and column_widths(_subtable(table, keys + parts[-1] + unit, ""), width) is not None:
-            parts[-1] += unit
-        elif column_widths(_subtable(table, keys + unit, ""), width) is not None:
-            parts.append(list(unit))
-        else:
-            return None
+        # a group too wide for one part is split into its columns; a column too wide: records
+        whole = fits(unit)
+        for n, piece in enumerate([unit] if whole else [[i] for i in unit]):
+            if parts and (whole or n > 0) and fits(parts[-1] + piece):
+                parts[-1] += piece
+            elif fits(piece):
+                parts.append(list(piece))
+            else:
+                return None
     n = len(parts)
     return [_subtable(table, keys + p, table.title if i == 0 else f"{table.title} ({i + 1}/{n})" if table.title
                       else f"({i + 1}/{n})")

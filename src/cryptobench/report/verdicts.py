@@ -18,24 +18,25 @@ def improvement_text(comp: dict | None) -> str:
     return ratio if lo == hi else f"{ratio} [{fmt_num(lo)}–{fmt_num(hi)}]"
 
 
-def _times(comp: dict) -> str:
-    """'3.64 ± 0.02 times faster' (or slower, as the inverse ratio, as hyperfine words it)."""
+def _times(comp: dict, baseline: str) -> str:
+    """'3.64 ± 0.02 times faster than B' (or slower, as the inverse ratio, as hyperfine words
+    it); 'as fast as B' where the interval holds 1."""
     ratio, (lo, hi) = comp["duration_improvement"], comp["ci95"]
+    if lo < 1 < hi or ratio == 1:
+        return f"as fast as {baseline} ({fmt_num(ratio)} [{fmt_num(lo)}–{fmt_num(hi)}])"
     if ratio >= 1:
         value, low, high, word = ratio, lo, hi, "faster"
     else:
         value, low, high, word = 1 / ratio, 1 / hi if hi else 0.0, 1 / lo if lo else 0.0, "slower"
     spread = max(high - value, value - low)
-    return f"{fmt_num(value)}{f' ± {fmt_num(spread)}' if spread > 0 else ''} times {word}"
+    return f"{fmt_num(value)}{f' ± {fmt_num(spread)}' if spread > 0 else ''} times {word} than {baseline}"
 
 
 def summary_line(comps: list[dict], baseline: str, where: str = "") -> str | None:
     """One line for the comparisons of one row: every engine against the baseline."""
     if not comps:
         return None
-    first, *rest = comps
-    text = f"{first['engine']} ran {_times(first)} than {baseline}"
-    text += "".join(f"; {c['engine']} {_times(c)}" for c in rest)
+    text = "; ".join(f"{c['engine']} ran {_times(c, baseline)}" for c in comps)
     return f"{where}: {text}" if where else text
 
 
