@@ -10,9 +10,11 @@ from ..catalog import get_op
 from ..errors import UsageError
 from ..records import Plan
 from ..store import Store
-from .common import (OneLineParser, add_db, add_output, add_param, check_output, checked_output, key_values,
-                     resolve_one_run, split_params, write_atomic)
 from ..quantity import fmt_num
+from ..report.table import Table, columns
+from ..report.terminal import print_table
+from .common import (OneLineParser, add_db, add_output, add_param, check_output, checked_output, console_for,
+                     key_values, resolve_one_run, split_params, write_atomic)
 
 NAME = "energy"
 
@@ -360,10 +362,12 @@ def cmd_energy_model(args, out) -> int:
                       f"{profile.active_current_a * 1e3:g} mA" + (" + an engine's peripherals" if peri else "")
                       + f"): modeled energy (durations "
                       f"{', '.join(sorted({r['time_provenance'] for r in doc['rows']})) or 'none'})\n")
+            table = Table("", columns(["op", "params", "engine", "µs", "µJ"], left=3))
             for r in doc["rows"]:
                 params = " ".join(f"{k}={v}" for k, v in r["params"].items())
-                out.write(f"{r['op']:<24} {params:<28} {r['engine']:<12} {fmt_num(r['time_s'] * 1e6):>12} µs "
-                          f"{fmt_num(r['energy']['per_op_j'] * 1e6):>12} µJ\n")
+                table.add([r["op"], params, r["engine"], fmt_num(r["time_s"] * 1e6),
+                           fmt_num(r["energy"]["per_op_j"] * 1e6)])
+            print_table(console_for(out), table)
             for c in doc["comparisons"]:
                 params = " ".join(f"{k}={v}" for k, v in c["params"].items())
                 out.write(f"EEI {c['op']} {params} {c['engine']} vs {c['baseline']}: {fmt_num(c['value'])} "

@@ -9,7 +9,10 @@ import re
 from pathlib import Path
 
 from ..errors import UsageError
-from .common import OneLineParser, add_db, add_output, checked_output, key_values, resolve_one_run, write_atomic
+from ..report.table import LEFT, Column, Table, columns
+from ..report.terminal import print_table
+from .common import (OneLineParser, add_db, add_output, checked_output, console_for, key_values, resolve_one_run,
+                     write_atomic)
 
 NAME = "model"
 
@@ -261,8 +264,8 @@ def _pisa(args, out) -> int:
     doc = {"provenance": "modeled", "source": f"the Pisa Cortex-A53 paper's Tables IV-V ({origin})", "rows": []}
     out.write(f"the Pisa Cortex-A53 paper's hardware accelerators at 300 MHz: eq. 1 and Table V from Table IV "
               f"({origin})\n")
-    out.write(f"{'algorithm':<12} {'AL stated':>10} {'AL DMA':>10} {'L (cycles)':>12} {'E=P·L·Tclk/Q':>13} "
-              f"{'E Table IV':>11} {'FoM=TH/E':>12} {'Table V':>12} {'dev':>7}\n")
+    table = Table("", columns(["algorithm", "AL stated", "AL DMA", "L (cycles)", "E=P·L·Tclk/Q", "E Table IV",
+                               "FoM=TH/E", "Table V", "dev"]))
     for name, r in rows.items():
         al_dma = additional_latency(r["in_bits"], r["out_bits"], PISA_MM2S, PISA_S2MM)
         work = 1.0 if r["per_op"] else r["q"]
@@ -276,8 +279,9 @@ def _pisa(args, out) -> int:
                "energy_model": e_model, "energy_table_iv": r["e"], "fom": fom, "fom_table_v": r["fom"],
                "deviation_pct": dev}
         doc["rows"].append(row)
-        out.write(f"{name:<12} {r['al'] * 1e9:>8.5g}ns {al_dma * 1e9:>8.5g}ns {L:>12.6g} {e_model:>13.5g} "
-                  f"{r['e']:>11.5g} {fom:>12.6g} {r['fom']:>12.6g} {dev:>+6.2f}%\n")
+        table.add([name, f"{r['al'] * 1e9:.5g}ns", f"{al_dma * 1e9:.5g}ns", f"{L:.6g}", f"{e_model:.5g}",
+                   f"{r['e']:.5g}", f"{fom:.6g}", f"{r['fom']:.6g}", f"{dev:+.2f}%"])
+    print_table(console_for(out), table)
     out.write("L: eq. 1 solved with Tclk = 1/300 MHz = 3.33 ns (the paper's '5 ns' gives non-integer L); "
               "E = P·L·Tclk/Q reproduces Table IV's E; FoM = Table IV TH / Table IV E\n")
     bad = [r["algorithm"] for r in doc["rows"] if abs(r["deviation_pct"]) > 1]
@@ -505,17 +509,19 @@ def _battery_energies(run, engines, rates, prof):
 
 
 def _battery_rows(out, rows, prov, keys, zero: bool) -> None:
-    share_col = "share*" if zero else "share"
-    out.write(f"  {'engine':<20} {'crypto J/day':>13} {share_col:>8} {'battery days':>13} {'crypto-only days':>17}  energy from\n")
+    table = Table("", columns(["engine", "crypto J/day", "share*" if zero else "share", "battery days",
+                               "crypto-only days", "energy from"]))
+    table.columns[-1] = Column("energy from", LEFT)
     for r in rows:
         if "missing" in r:
-            out.write(f"  {r['engine']:<20} no energy for {', '.join(r['missing'])} (stored energy, or --profile)\n")
+            table.notes.append(f"{r['engine']}: no energy for {', '.join(r['missing'])} (stored energy, or --profile)")
             continue
         src = sorted({prov[(r['engine'], k)] for k, _ in keys})
         days = f"{r['battery_days']:.5g}" if r["battery_days"] is not None else "-"
         co = f"{r['crypto_only_days']:.5g}" if r["crypto_only_days"] is not None else "-"
         share = f"{r['share'] * 100:.3g}%" if r["share"] is not None else "-"
-        out.write(f"  {r['engine']:<20} {r['crypto_j_per_day']:>13.5g} {share:>8} {days:>13} {co:>17}  {', '.join(src)}\n")
+        table.add([r["engine"], f"{r['crypto_j_per_day']:.5g}", share, days, co, ", ".join(src)])
+    print_table(console_for(out), table)
 
 
 def _baseline(args, prof) -> dict:
