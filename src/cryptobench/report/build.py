@@ -7,7 +7,6 @@ DIR/tables/*.md|csv|tex every table on its own; tables.md and tables.tex hold th
 from __future__ import annotations
 
 import io
-from dataclasses import replace
 from pathlib import Path
 
 from .. import __version__
@@ -57,7 +56,7 @@ def _run_tables(run: Run, baseline: str | None) -> list[Table]:
     tables = build_tables(run)
     base = baseline if baseline in run_engines(run) else run.plan.baseline
     if base and base in run_engines(run) and len(run_engines(run)) > 1:
-        tables += [replace(t, title=f"Relative to {base}: {t.title}") for t in relative_tables(run, base)]
+        tables += relative_tables(run, base)             # titled "Relative to BASE: …" already
     return tables
 
 
