@@ -3,7 +3,7 @@ figure tests' helpers: table titles, which tables are written, where each run's 
 import re
 
 from cryptobench.report.build import build_report
-from test_report_figures import _sweep_run
+from test_report_figures import LENGTHS, _store, _sweep_run, _timed, _unsupported
 
 
 def _build(runs, out, **kw):
@@ -24,3 +24,35 @@ def test_relative_table_titles_are_not_prefixed_twice(tmp_path):
     assert not any(t.count("Relative to") > 1 for t in titles), titles
     md = (tmp_path / "out" / "tables" / "tables.md").read_text()
     assert "Relative to openssl-sw: Relative to" not in md
+
+
+def _with_unmeasured_ops(db):
+    """The sweep run's cells plus EAX on every engine (unsupported: a table of lengths only) and
+    AES-CBC that only mbedtls measured while the baseline failed (no ratio to the baseline)."""
+    run = _sweep_run(db)
+    cells = [c.to_json() for c in run.cells]
+    for n in LENGTHS:
+        for engine in ("openssl-hw", "openssl-sw", "mbedtls", "libsodium"):
+            cells.append(_unsupported("aes-eax-encrypt", engine, {"bytes": n}, "EAX is not in this library"))
+        cells.append(_timed("aes-cbc-encrypt", "mbedtls", {"bytes": n}, 1e-6))
+        cells.append({**_unsupported("aes-cbc-encrypt", "openssl-sw", {"bytes": n}), "status": "failed",
+                      "kat": "fail", "detail": "ciphertext mismatch"})
+    return _store(db, cells, baseline="openssl-sw", engines=["openssl-hw", "openssl-sw", "mbedtls", "libsodium"])
+
+
+def test_no_table_for_an_operation_without_an_ok_cell(tmp_path):
+    run = _with_unmeasured_ops(tmp_path / "r.sqlite")
+    summary, html = _build([run], tmp_path / "out")
+    titles = _table_titles(html)
+    assert not any("EAX" in t for t in titles), titles
+    assert any(t.startswith("AES-CBC") for t in titles)                 # mbedtls measured it
+    assert not any(t.startswith("Relative to openssl-sw: AES-CBC") for t in titles)   # but has no ratio
+    assert "Relative to openssl-sw: SHA-256" in titles
+    assert not any("eax" in p.name for p in summary["tables"])
+    assert not any("eax" in f.name for f in summary["figures"])
+    # what was left out is said once, with the reason
+    assert html.count("no table for AES-EAX") == 1 and "EAX is not in this library" in html
+    assert "no relative table for AES-CBC" in html
+    # no table of lengths only: every one has an engine's column
+    for head in re.findall(r'<table class="cb-table"><thead>(.*?)</thead>', html, re.S):
+        assert re.search(r"openssl|mbedtls|libsodium|baseline", head), head

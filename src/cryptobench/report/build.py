@@ -15,7 +15,8 @@ from ..extras import require
 from ..files import write_atomic
 from ..store import now
 from ..quantity import fmt_num
-from ..records import Run
+from ..catalog import OPS
+from ..records import Run, outcome
 from .table import Table, columns
 from .table_files import slug, to_csv, to_latex, to_markdown
 
@@ -50,14 +51,34 @@ def _run_heading(run: Run) -> str:
     return f"Run {run.id}" + (f" “{label}”" if label else "") + f" — {what}, {run.created}"
 
 
-def _run_tables(run: Run, baseline: str | None) -> list[Table]:
-    from ..relative import relative_tables, run_engines
+def _run_tables(run: Run, baseline: str | None) -> tuple[list[Table], list[str]]:
+    """The run's tables, and a line per operation left out. An operation no engine measured (every
+    cell unsupported or failed) gets no table: it would be a table of lengths only. A relative table
+    without a single ratio (e.g. the baseline lacks the operation) is left out the same way."""
+    from ..relative import relative, relative_tables, run_engines
     from .tables import build_tables
-    tables = build_tables(run)
+    measured = {c.op for c in run.cells if c.ok}
+    tables = [t for t in build_tables(run) if t.key not in OPS or t.key in measured]
+    skipped = [_skipped_line(run, op) for op in dict.fromkeys(c.op for c in run.cells) if op not in measured]
     base = baseline if baseline in run_engines(run) else run.plan.baseline
     if base and base in run_engines(run) and len(run_engines(run)) > 1:
-        tables += relative_tables(run, base)             # titled "Relative to BASE: …" already
-    return tables
+        view = relative(run, base)
+        ratios = {r["op"] for r in view["rows"] if r["time_ratio"] is not None or r["energy_ratio"] is not None}
+        for t in relative_tables(run, base, view):           # titled "Relative to BASE: …" already
+            if t.key in ratios:
+                tables.append(t)
+            elif t.key in measured:
+                skipped.append(f"no relative table for {OPS[t.key].title}: no engine has a ratio to {base}")
+    return tables, skipped
+
+
+def _skipped_line(run: Run, op_id: str) -> str:
+    """Why an operation has no table: what became of its cells, with the reasons given."""
+    cells = [c for c in run.cells if c.op == op_id]
+    whys = list(dict.fromkeys(f"{outcome(c)}{' — ' + c.detail if c.detail else ''}" for c in cells))
+    more = f"; and {len(whys) - 2} other reason(s)" if len(whys) > 2 else ""
+    return (f"no table for {OPS[op_id].title}: no engine measured it ({len(cells)} cell(s): "
+            + "; ".join(whys[:2]) + more + ")")
 
 
 def _crossover_table(rows: list[dict]) -> Table | None:
@@ -109,9 +130,10 @@ def build_report(runs: list[Run], out_dir: Path, baseline: str | None = None, ti
     run_sections = []
     for run in runs:
         caption = conditions_caption(run)
-        tables = [files.emit(t, f"run{run.id}", caption) for t in _run_tables(run, baseline)]
+        run_tables, skipped = _run_tables(run, baseline)
+        tables = [files.emit(t, f"run{run.id}", caption) for t in run_tables]
         run_sections.append({"id": run.id, "heading": _run_heading(run), "conditions": conditions_lines(run),
-                             "tables": tables})
+                             "tables": tables, "skipped": skipped})
     extra = []
     cross = _crossover_table(figmod.crossover_rows(runs, baseline))
     if cross:

@@ -111,6 +111,8 @@ def render(doc: dict) -> str:
         parts.append(f'<section id="run-{esc(r["id"])}"><h2>{esc(r["heading"])}</h2><ul class="conditions">')
         parts += [f"<li>{esc(line)}</li>" for line in r["conditions"]]
         parts.append("</ul>")
+        if r.get("skipped"):
+            parts.append('<ul class="notes skipped">' + "".join(f"<li>{esc(s)}</li>" for s in r["skipped"]) + "</ul>")
         parts += [table_html(t) for t in r["tables"]]
         parts.append("</section>")
     parts.append(f'<footer class="meta"><p>{esc(doc.get("footer", ""))}</p></footer></body></html>')
