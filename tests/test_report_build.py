@@ -56,3 +56,29 @@ def test_no_table_for_an_operation_without_an_ok_cell(tmp_path):
     # no table of lengths only: every one has an engine's column
     for head in re.findall(r'<table class="cb-table"><thead>(.*?)</thead>', html, re.S):
         assert re.search(r"openssl|mbedtls|libsodium|baseline", head), head
+
+
+def test_each_runs_conditions_are_printed_once(tmp_path):
+    from cryptobench.report.captions import conditions_caption
+    from cryptobench.report.tables import conditions_lines
+    db = tmp_path / "r.sqlite"
+    runs = [_sweep_run(db, label="first"), _sweep_run(db, label="second")]
+    summary, html = _build(runs, tmp_path / "out")
+    # one conditions list per run, at the top: before every figure and table
+    assert html.count('<ul class="conditions">') == len(runs)
+    top = html.index('<section id="runs">')
+    assert top < html.index('class="cb-figure"') and top < html.index('class="cb-table"')
+    for run in runs:
+        first_line = conditions_lines(run)[1]                # "run N (complete) · suite … · created"
+        assert html.count(f"<li>{first_line}</li>") == 1, first_line
+        # the tables name their run instead of repeating its conditions
+        assert conditions_caption(run) not in html.split('id="tables-run-')[1 + runs.index(run)]
+    per_table = re.findall(r'</h3><p class="notes">(.*?)</p>', html)
+    assert per_table and all(re.fullmatch(r"(Run \d+ \(its conditions are listed once, above\)\.|Runs 1, 2)", c)
+                             for c in per_table), per_table
+    # tables.md: each run's conditions once, above its tables; a table's own file keeps them
+    md = (tmp_path / "out" / "tables" / "tables.md").read_text()
+    for run in runs:
+        assert md.count(conditions_caption(run)) == 1
+    own = next(p for p in summary["tables"] if p.name.startswith("run2-sha-256") and p.suffix == ".md")
+    assert conditions_caption(runs[1]) in own.read_text()

@@ -18,7 +18,7 @@ from ..quantity import fmt_num
 from ..catalog import OPS
 from ..records import Run, outcome
 from .table import Table, columns
-from .table_files import slug, to_csv, to_latex, to_markdown
+from .table_files import latex_escape, markdown_escape, slug, to_csv, to_latex, to_markdown
 
 
 def check_baseline(runs: list[Run], baseline: str | None) -> None:
@@ -131,12 +131,17 @@ def build_report(runs: list[Run], out_dir: Path, baseline: str | None = None, ti
     for run in runs:
         caption = conditions_caption(run)
         run_tables, skipped = _run_tables(run, baseline)
-        tables = [files.emit(t, f"run{run.id}", caption) for t in run_tables]
+        files.begin_run(_run_heading(run), caption, skipped)
+        # a table's own files carry the run's conditions; the page and the collections say them once per
+        # run, and each table there only names its run
+        tables = [files.emit(t, f"run{run.id}", caption, f"Run {run.id} (its conditions are listed once, above).")
+                  for t in run_tables]
         run_sections.append({"id": run.id, "heading": _run_heading(run), "conditions": conditions_lines(run),
                              "tables": tables, "skipped": skipped})
     extra = []
     cross = _crossover_table(figmod.crossover_rows(runs, baseline))
     if cross:
+        files.begin_run("All runs", "", [])
         extra.append(files.emit(cross, "crossover", "Runs " + ", ".join(str(r.id) for r in runs)))
     files.write_collections()
 
@@ -177,21 +182,30 @@ class _TableFiles:
         self.all_tex: list[str] = []
         self.seen: set[str] = set()
 
-    def emit(self, table: Table, prefix: str, caption: str) -> dict:
-        """Writes one table's files; returns the table as the HTML shows it (with its id and files)."""
+    def begin_run(self, heading: str, conditions: str, skipped: list[str]) -> None:
+        """A run's heading, conditions and left-out operations, once, before its tables in the collections."""
+        notes = "".join(f"- {markdown_escape(n)}\n" for n in skipped)
+        self.all_md.append(f"## {markdown_escape(heading)}\n\n"
+                           + (f"{markdown_escape(conditions)}\n" if conditions else "") + (f"\n{notes}" if notes else ""))
+        self.all_tex.append(f"\\paragraph{{{latex_escape(heading)}}} {latex_escape(conditions)}"
+                            + "".join(f" {latex_escape(n)}." for n in skipped) + "\n")
+
+    def emit(self, table: Table, prefix: str, caption: str, short: str | None = None) -> dict:
+        """Writes one table's files (with `caption`); adds it to the collections with `short` (the run's
+        conditions stand once above its tables there). Returns the table as the HTML shows it."""
         stem = f"{prefix}-{slug(table.title)}"
         n = 2
         while stem in self.seen:
             stem, n = f"{prefix}-{slug(table.title)}-{n}", n + 1
         self.seen.add(stem)
-        markdown, tex = to_markdown(table, caption), to_latex(table, caption, label=stem)
-        _write(self.tab_dir / f"{stem}.md", markdown)
+        short = caption if short is None else short
+        _write(self.tab_dir / f"{stem}.md", to_markdown(table, caption))
         _write(self.tab_dir / f"{stem}.csv", to_csv(table))
-        _write(self.tab_dir / f"{stem}.tex", tex)
+        _write(self.tab_dir / f"{stem}.tex", to_latex(table, caption, label=stem))
         self.written.extend(self.tab_dir / f"{stem}.{ext}" for ext in ("md", "csv", "tex"))
-        self.all_md.append(markdown)
-        self.all_tex.append(tex)
-        return {"table": table, "id": stem, "caption": caption,
+        self.all_md.append(to_markdown(table, short))
+        self.all_tex.append(to_latex(table, short, label=stem))
+        return {"table": table, "id": stem, "caption": short,
                 "files": [f"tables/{stem}.{ext}" for ext in ("md", "csv", "tex")]}
 
     def write_collections(self) -> None:
