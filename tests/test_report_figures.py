@@ -191,6 +191,39 @@ def test_crossover_rows_and_figure(tmp_path):
     assert crossover_rows([replace(run, plan=replace(run.plan, baseline=None))]) == []
 
 
+def test_unresolved_crossover_is_neither_drawn_nor_tabulated(tmp_path):
+    """openssl-hw crosses openssl-sw at 53.3 B, clearly; libsodium runs within 0.1 % of openssl-sw and
+    crosses it somewhere its 95 % CIs cannot place: its row says "not resolved", so the figure gets no
+    dotted line and no shaded interval for it, and the table no length."""
+    from cryptobench.report.build import _crossover_table
+    cells = []
+    for n in LENGTHS:
+        cells += [_timed("sha256", "openssl-sw", {"bytes": n}, _sw(n)),
+                  _timed("sha256", "openssl-hw", {"bytes": n}, _hw(n)),
+                  _timed("sha256", "libsodium", {"bytes": n}, 21e-9 + 1.998e-9 * n)]
+    run = _store(tmp_path / "r.sqlite", cells, baseline="openssl-sw")
+    rows = {r["b"]: r for r in crossover_rows([run])}
+    hw, sod = rows["openssl-hw"], rows["libsodium"]
+    assert hw["time"]["resolved"] is True and hw["status"] == "b-from"
+    assert sod["time"]["resolved"] is False and sod["time"]["x"] is not None and "not resolved" in sod["text"]
+    fig = next(f for f in build_figures([run]) if f.kind == "crossover")
+    ax = fig.fig.axes[0]
+    verticals = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
+    assert [list(line.get_xdata()) for line in verticals] == [[pytest.approx(hw["time"]["x"])] * 2]
+    assert len(ax.patches) == 1                                          # hw's interval only
+    assert [t.get_text() for t in ax.texts] == ["53.3 B"]
+    table = _crossover_table(crossover_rows([run]))
+    lengths = {row[4]: row[5] for row in table.cells}
+    assert lengths["libsodium"] == "not resolved" and lengths["openssl-hw"].startswith("53.3")
+    # the intervals allow a crossover but also none at all in range: not resolved either
+    cells = [c for c in cells if c["engine"] != "libsodium"]
+    cells += [_timed("sha256", "libsodium", {"bytes": n}, 40e-9 + 1.98e-9 * n) for n in LENGTHS]
+    run = _store(tmp_path / "s.sqlite", cells, baseline="openssl-sw")
+    sod = next(r for r in crossover_rows([run]) if r["b"] == "libsodium")
+    assert sod["time"]["interval"][1] is None and sod["time"]["resolved"] is False
+    assert "may not become cheaper in the measured range" in sod["text"]
+
+
 def test_energy_sweep_gives_energy_figure_and_energy_heatmap(tmp_path):
     run = _sweep_run(tmp_path / "r.sqlite", energy=True)
     figs = build_figures([run])

@@ -82,12 +82,15 @@ def _skipped_line(run: Run, op_id: str) -> str:
 
 
 def _crossover_table(rows: list[dict]) -> Table | None:
+    from .figures.crossover import drawn
     if not rows:
         return None
 
     def length(r, what):
         if r.get(f"{what}_x") is None:
             return "—"
+        if not drawn(r.get(what)):
+            return "not resolved"
         lo, hi = r.get(f"{what}_lo"), r.get(f"{what}_hi")
         return fmt_num(r[f"{what}_x"]) + (f" [{fmt_num(lo)}–{fmt_num(hi)}]" if lo is not None and hi is not None else "")
 
@@ -96,7 +99,9 @@ def _crossover_table(rows: list[dict]) -> Table | None:
     labels += ["energy: crossover B", "energy"] if energy else []
     table = Table("Crossover lengths (bytes) between each engine B and the baseline A", columns(labels),
                   notes=["provenance: modeled — where the lines through the measured medians cross; the interval "
-                         "in brackets uses the 95 % CI bounds of both curves (models/crossover.py, docs/models.md)"],
+                         "in brackets uses the 95 % CI bounds of both curves (models/crossover.py, docs/models.md)",
+                         "not resolved: the 95 % CIs allow the crossover anywhere in the measured range or none "
+                         "at all, so no length is given (nor drawn in the figure)"],
                   key="crossover")
     for r in rows:
         params = ", ".join(f"{k}={v}" for k, v in (r.get("params") or {}).items())
