@@ -304,6 +304,9 @@ def test_parallel_run_gives_scaling_only(tmp_path):
     assert f.id == "scaling-sha256-r1"
     ax1, ax2 = f.fig.axes[:2]
     assert "Mb/s" in ax1.get_ylabel() and "%" in ax2.get_ylabel()
+    # throughput on a log axis: openssl-sw (5 × slower) is not flattened against zero
+    assert ax1.get_yscale() == "log" and ax2.get_yscale() == "linear"
+    assert ax1.get_ylim()[0] > 0 and "Left (log scale)" in f.caption
     effs = sorted(round(y, 6) for line in ax2.get_lines() for y in line.get_ydata() if y not in (100.0,))
     assert 90.0 in effs and 47.5 in effs
     ideal = [line for line in ax1.get_lines() if line.get_linestyle() == "--"]

@@ -115,13 +115,19 @@ def y_values(ax, values: list[float], label: str) -> str:
     ax.set_ylabel(label, fontsize=LABEL_PT)
     span = decades(values)
     if span >= 1:
-        ax.set_yscale("log")
-        subs = (1.0, 2.0, 5.0) if span < 2.5 else (1.0,)
-        ax.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
-        ax.yaxis.set_major_formatter(ticker.FuncFormatter(_tick_text))
-        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+        log_y(ax, span)
         return "log"
     return "linear"
+
+
+def log_y(ax, span: float) -> None:
+    """A log value axis with plain-number ticks: 1-2-5 per decade over a few decades, every digit
+    where the values span less than a decade, 1 per decade over many."""
+    ax.set_yscale("log")
+    subs = tuple(float(d) for d in range(1, 10)) if span < 0.7 else (1.0, 2.0, 5.0) if span < 2.5 else (1.0,)
+    ax.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(_tick_text))
+    ax.yaxis.set_minor_formatter(ticker.NullFormatter())
 
 
 def legend(ax, n: int, title: str | None = None) -> None:
