@@ -280,6 +280,28 @@ def test_mcu_lengths_without_zero_use_log(tmp_path):
     assert fig.kind == "cycles" and fig.fig.axes[0].get_xscale() == "log"
 
 
+def test_linear_length_sweep_uses_a_linear_x_axis(tmp_path):
+    """The Cifra AEAD study's sweep (0…256 B in steps of 4, as the cifra-aead suite runs it) is drawn
+    on a linear x axis, as the study's chart: in cycles, duration and crossover figures alike."""
+    from cryptobench.report.figures.style import evenly_spaced
+    lengths = list(range(0, 257, 4))
+    cells = [_sim_cell("chacha20-poly1305-encrypt", lib, n, base + per * n, energy=False)
+             for n in lengths for lib, base, per in (("mbedtls", 8000, 110), ("monocypher", 7000, 40))]
+    cyc = build_figures([_store(tmp_path / "m.sqlite", cells, cond=SIM_COND, suite="cifra-aead")])[0]
+    assert cyc.kind == "cycles" and cyc.fig.axes[0].get_xscale() == "linear"
+    assert "Axes: linear x" in cyc.caption
+    host = []
+    for n in lengths:
+        host += [_timed("aes-gcm-encrypt", "openssl-sw", {"bytes": n}, _sw(n)),
+                 _timed("aes-gcm-encrypt", "openssl-hw", {"bytes": n}, _hw(n))]
+    figs = build_figures([_store(tmp_path / "h.sqlite", host, baseline="openssl-sw")])
+    for kind in ("duration", "crossover"):
+        assert next(f for f in figs if f.kind == kind).fig.axes[0].get_xscale() == "linear", kind
+    # the rule: four or more lengths with one constant step; geometric or hand-picked lengths stay log
+    assert evenly_spaced(lengths) and evenly_spaced([16, 32, 48, 64])
+    assert not evenly_spaced(LENGTHS) and not evenly_spaced([64, 8000, 16000]) and not evenly_spaced([0, 256])
+
+
 def _parallel_cell(engine, n, th, eff, ci, over=False):
     cell = _timed("sha256", engine, {"bytes": 16384, "parallel": n}, 16384 / th)
     cell["result"]["parallel"] = {
