@@ -388,6 +388,30 @@ def test_several_runs_share_a_figure_with_disambiguated_labels(tmp_path):
     assert [f.id for f in figs if f.kind == "heatmap"] == ["heatmap-time-r1", "heatmap-time-r2"]
 
 
+def test_single_shot_and_batched_runs_are_labelled_so(tmp_path):
+    """A --single run (k = 1, latency) and a batched run of the same engines in one figure: every
+    line says single-shot or batched, not only "(run 1)" / "(run 2)"; run ids only where two runs of
+    one kind would read alike."""
+    db = tmp_path / "r.sqlite"
+    batched = _sweep_run(db)
+    engines = ["openssl-hw", "openssl-sw", "mbedtls", "libsodium"]
+    single = _store(db, [_timed(c.op, c.engine, dict(c.params), 3 * _sw(c.params["bytes"]), k=1)
+                         for c in batched.cells if c.ok], baseline="openssl-sw", engines=engines,
+                    options={"single": True})
+    dur = next(f for f in build_figures([batched, single]) if f.kind == "duration")
+    labels = [t.get_text() for t in dur.fig.axes[0].get_legend().get_texts()]
+    assert labels == ["openssl-hw · batched", "openssl-sw · batched", "libsodium · batched",
+                      "openssl-hw · single-shot", "openssl-sw · single-shot", "libsodium · single-shot"]
+    assert "single-shot: each sample is one operation timed on its own" in dur.caption
+    again = _sweep_run(db)                                   # a second batched run: its run id tells it apart
+    dur = next(f for f in build_figures([batched, single, again]) if f.kind == "duration")
+    labels = [t.get_text() for t in dur.fig.axes[0].get_legend().get_texts()]
+    assert "openssl-hw · batched (run 1)" in labels and "openssl-hw · batched (run 3)" in labels
+    assert "openssl-hw · single-shot" in labels
+    # one kind only: no mode in the labels (test_several_runs_share_a_figure_with_disambiguated_labels)
+    assert "single-shot" not in build_figures([batched])[0].caption
+
+
 def test_conditions_caption(tmp_path):
     run = _sweep_run(tmp_path / "r.sqlite", label="nightly")
     text = conditions_caption(run)
