@@ -191,6 +191,39 @@ def test_crossover_rows_and_figure(tmp_path):
     assert crossover_rows([replace(run, plan=replace(run.plan, baseline=None))]) == []
 
 
+def test_unresolved_crossover_is_neither_drawn_nor_tabulated(tmp_path):
+    """openssl-hw crosses openssl-sw at 53.3 B, clearly; libsodium runs within 0.1 % of openssl-sw and
+    crosses it somewhere its 95 % CIs cannot place: its row says "not resolved", so the figure gets no
+    dotted line and no shaded interval for it, and the table no length."""
+    from cryptobench.report.build import _crossover_table
+    cells = []
+    for n in LENGTHS:
+        cells += [_timed("sha256", "openssl-sw", {"bytes": n}, _sw(n)),
+                  _timed("sha256", "openssl-hw", {"bytes": n}, _hw(n)),
+                  _timed("sha256", "libsodium", {"bytes": n}, 21e-9 + 1.998e-9 * n)]
+    run = _store(tmp_path / "r.sqlite", cells, baseline="openssl-sw")
+    rows = {r["b"]: r for r in crossover_rows([run])}
+    hw, sod = rows["openssl-hw"], rows["libsodium"]
+    assert hw["time"]["resolved"] is True and hw["status"] == "b-from"
+    assert sod["time"]["resolved"] is False and sod["time"]["x"] is not None and "not resolved" in sod["text"]
+    fig = next(f for f in build_figures([run]) if f.kind == "crossover")
+    ax = fig.fig.axes[0]
+    verticals = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
+    assert [list(line.get_xdata()) for line in verticals] == [[pytest.approx(hw["time"]["x"])] * 2]
+    assert len(ax.patches) == 1                                          # hw's interval only
+    assert [t.get_text() for t in ax.texts] == ["53.3 B"]
+    table = _crossover_table(crossover_rows([run]))
+    lengths = {row[4]: row[5] for row in table.cells}
+    assert lengths["libsodium"] == "not resolved" and lengths["openssl-hw"].startswith("53.3")
+    # the intervals allow a crossover but also none at all in range: not resolved either
+    cells = [c for c in cells if c["engine"] != "libsodium"]
+    cells += [_timed("sha256", "libsodium", {"bytes": n}, 40e-9 + 1.98e-9 * n) for n in LENGTHS]
+    run = _store(tmp_path / "s.sqlite", cells, baseline="openssl-sw")
+    sod = next(r for r in crossover_rows([run]) if r["b"] == "libsodium")
+    assert sod["time"]["interval"][1] is None and sod["time"]["resolved"] is False
+    assert "may not become cheaper in the measured range" in sod["text"]
+
+
 def test_energy_sweep_gives_energy_figure_and_energy_heatmap(tmp_path):
     run = _sweep_run(tmp_path / "r.sqlite", energy=True)
     figs = build_figures([run])
@@ -247,6 +280,28 @@ def test_mcu_lengths_without_zero_use_log(tmp_path):
     assert fig.kind == "cycles" and fig.fig.axes[0].get_xscale() == "log"
 
 
+def test_linear_length_sweep_uses_a_linear_x_axis(tmp_path):
+    """The Cifra AEAD study's sweep (0…256 B in steps of 4, as the cifra-aead suite runs it) is drawn
+    on a linear x axis, as the study's chart: in cycles, duration and crossover figures alike."""
+    from cryptobench.report.figures.style import evenly_spaced
+    lengths = list(range(0, 257, 4))
+    cells = [_sim_cell("chacha20-poly1305-encrypt", lib, n, base + per * n, energy=False)
+             for n in lengths for lib, base, per in (("mbedtls", 8000, 110), ("monocypher", 7000, 40))]
+    cyc = build_figures([_store(tmp_path / "m.sqlite", cells, cond=SIM_COND, suite="cifra-aead")])[0]
+    assert cyc.kind == "cycles" and cyc.fig.axes[0].get_xscale() == "linear"
+    assert "Axes: linear x" in cyc.caption
+    host = []
+    for n in lengths:
+        host += [_timed("aes-gcm-encrypt", "openssl-sw", {"bytes": n}, _sw(n)),
+                 _timed("aes-gcm-encrypt", "openssl-hw", {"bytes": n}, _hw(n))]
+    figs = build_figures([_store(tmp_path / "h.sqlite", host, baseline="openssl-sw")])
+    for kind in ("duration", "crossover"):
+        assert next(f for f in figs if f.kind == kind).fig.axes[0].get_xscale() == "linear", kind
+    # the rule: four or more lengths with one constant step; geometric or hand-picked lengths stay log
+    assert evenly_spaced(lengths) and evenly_spaced([16, 32, 48, 64])
+    assert not evenly_spaced(LENGTHS) and not evenly_spaced([64, 8000, 16000]) and not evenly_spaced([0, 256])
+
+
 def _parallel_cell(engine, n, th, eff, ci, over=False):
     cell = _timed("sha256", engine, {"bytes": 16384, "parallel": n}, 16384 / th)
     cell["result"]["parallel"] = {
@@ -271,6 +326,9 @@ def test_parallel_run_gives_scaling_only(tmp_path):
     assert f.id == "scaling-sha256-r1"
     ax1, ax2 = f.fig.axes[:2]
     assert "Mb/s" in ax1.get_ylabel() and "%" in ax2.get_ylabel()
+    # throughput on a log axis: openssl-sw (5 × slower) is not flattened against zero
+    assert ax1.get_yscale() == "log" and ax2.get_yscale() == "linear"
+    assert ax1.get_ylim()[0] > 0 and "Left (log scale)" in f.caption
     effs = sorted(round(y, 6) for line in ax2.get_lines() for y in line.get_ydata() if y not in (100.0,))
     assert 90.0 in effs and 47.5 in effs
     ideal = [line for line in ax1.get_lines() if line.get_linestyle() == "--"]
@@ -328,6 +386,30 @@ def test_several_runs_share_a_figure_with_disambiguated_labels(tmp_path):
     assert colors["openssl-hw (run 1)"] == colors["openssl-hw (run 2)"]          # one colour per engine
     assert "Run 1" in dur[0].caption and "Run 2" in dur[0].caption
     assert [f.id for f in figs if f.kind == "heatmap"] == ["heatmap-time-r1", "heatmap-time-r2"]
+
+
+def test_single_shot_and_batched_runs_are_labelled_so(tmp_path):
+    """A --single run (k = 1, latency) and a batched run of the same engines in one figure: every
+    line says single-shot or batched, not only "(run 1)" / "(run 2)"; run ids only where two runs of
+    one kind would read alike."""
+    db = tmp_path / "r.sqlite"
+    batched = _sweep_run(db)
+    engines = ["openssl-hw", "openssl-sw", "mbedtls", "libsodium"]
+    single = _store(db, [_timed(c.op, c.engine, dict(c.params), 3 * _sw(c.params["bytes"]), k=1)
+                         for c in batched.cells if c.ok], baseline="openssl-sw", engines=engines,
+                    options={"single": True})
+    dur = next(f for f in build_figures([batched, single]) if f.kind == "duration")
+    labels = [t.get_text() for t in dur.fig.axes[0].get_legend().get_texts()]
+    assert labels == ["openssl-hw · batched", "openssl-sw · batched", "libsodium · batched",
+                      "openssl-hw · single-shot", "openssl-sw · single-shot", "libsodium · single-shot"]
+    assert "single-shot: each sample is one operation timed on its own" in dur.caption
+    again = _sweep_run(db)                                   # a second batched run: its run id tells it apart
+    dur = next(f for f in build_figures([batched, single, again]) if f.kind == "duration")
+    labels = [t.get_text() for t in dur.fig.axes[0].get_legend().get_texts()]
+    assert "openssl-hw · batched (run 1)" in labels and "openssl-hw · batched (run 3)" in labels
+    assert "openssl-hw · single-shot" in labels
+    # one kind only: no mode in the labels (test_several_runs_share_a_figure_with_disambiguated_labels)
+    assert "single-shot" not in build_figures([batched])[0].caption
 
 
 def test_conditions_caption(tmp_path):

@@ -182,10 +182,10 @@ def _relative_table(op_id: str, rows: list[dict], engines: list[str], baseline: 
     return table
 
 
-def relative_tables(run: Run, baseline: str) -> list[Table]:
+def relative_tables(run: Run, baseline: str, view: dict | None = None) -> list[Table]:
     """One table per operation: a row per parameter set, a column per engine (time, then energy
-    where any cell of the op has an energy ratio)."""
-    view = relative(run, baseline)
+    where any cell of the op has an energy ratio). `view`: relative(run, baseline) if already made."""
+    view = view or relative(run, baseline)
     by_op: dict[str, list[dict]] = {}
     for r in view["rows"]:
         by_op.setdefault(r["op"], []).append(r)

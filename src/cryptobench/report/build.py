@@ -7,7 +7,6 @@ DIR/tables/*.md|csv|tex every table on its own; tables.md and tables.tex hold th
 from __future__ import annotations
 
 import io
-from dataclasses import replace
 from pathlib import Path
 
 from .. import __version__
@@ -16,9 +15,10 @@ from ..extras import require
 from ..files import write_atomic
 from ..store import now
 from ..quantity import fmt_num
-from ..records import Run
+from ..catalog import OPS
+from ..records import Run, outcome
 from .table import Table, columns
-from .table_files import slug, to_csv, to_latex, to_markdown
+from .table_files import latex_escape, markdown_escape, slug, to_csv, to_latex, to_markdown
 
 
 def check_baseline(runs: list[Run], baseline: str | None) -> None:
@@ -51,23 +51,46 @@ def _run_heading(run: Run) -> str:
     return f"Run {run.id}" + (f" “{label}”" if label else "") + f" — {what}, {run.created}"
 
 
-def _run_tables(run: Run, baseline: str | None) -> list[Table]:
-    from ..relative import relative_tables, run_engines
+def _run_tables(run: Run, baseline: str | None) -> tuple[list[Table], list[str]]:
+    """The run's tables, and a line per operation left out. An operation no engine measured (every
+    cell unsupported or failed) gets no table: it would be a table of lengths only. A relative table
+    without a single ratio (e.g. the baseline lacks the operation) is left out the same way."""
+    from ..relative import relative, relative_tables, run_engines
     from .tables import build_tables
-    tables = build_tables(run)
+    measured = {c.op for c in run.cells if c.ok}
+    tables = [t for t in build_tables(run) if t.key not in OPS or t.key in measured]
+    skipped = [_skipped_line(run, op) for op in dict.fromkeys(c.op for c in run.cells) if op not in measured]
     base = baseline if baseline in run_engines(run) else run.plan.baseline
     if base and base in run_engines(run) and len(run_engines(run)) > 1:
-        tables += [replace(t, title=f"Relative to {base}: {t.title}") for t in relative_tables(run, base)]
-    return tables
+        view = relative(run, base)
+        ratios = {r["op"] for r in view["rows"] if r["time_ratio"] is not None or r["energy_ratio"] is not None}
+        for t in relative_tables(run, base, view):           # titled "Relative to BASE: …" already
+            if t.key in ratios:
+                tables.append(t)
+            elif t.key in measured:
+                skipped.append(f"no relative table for {OPS[t.key].title}: no engine has a ratio to {base}")
+    return tables, skipped
+
+
+def _skipped_line(run: Run, op_id: str) -> str:
+    """Why an operation has no table: what became of its cells, with the reasons given."""
+    cells = [c for c in run.cells if c.op == op_id]
+    whys = list(dict.fromkeys(f"{outcome(c)}{' — ' + c.detail if c.detail else ''}" for c in cells))
+    more = f"; and {len(whys) - 2} other reason(s)" if len(whys) > 2 else ""
+    return (f"no table for {OPS[op_id].title}: no engine measured it ({len(cells)} cell(s): "
+            + "; ".join(whys[:2]) + more + ")")
 
 
 def _crossover_table(rows: list[dict]) -> Table | None:
+    from .figures.crossover import drawn
     if not rows:
         return None
 
     def length(r, what):
         if r.get(f"{what}_x") is None:
             return "—"
+        if not drawn(r.get(what)):
+            return "not resolved"
         lo, hi = r.get(f"{what}_lo"), r.get(f"{what}_hi")
         return fmt_num(r[f"{what}_x"]) + (f" [{fmt_num(lo)}–{fmt_num(hi)}]" if lo is not None and hi is not None else "")
 
@@ -76,7 +99,9 @@ def _crossover_table(rows: list[dict]) -> Table | None:
     labels += ["energy: crossover B", "energy"] if energy else []
     table = Table("Crossover lengths (bytes) between each engine B and the baseline A", columns(labels),
                   notes=["provenance: modeled — where the lines through the measured medians cross; the interval "
-                         "in brackets uses the 95 % CI bounds of both curves (models/crossover.py, docs/models.md)"],
+                         "in brackets uses the 95 % CI bounds of both curves (models/crossover.py, docs/models.md)",
+                         "not resolved: the 95 % CIs allow the crossover anywhere in the measured range or none "
+                         "at all, so no length is given (nor drawn in the figure)"],
                   key="crossover")
     for r in rows:
         params = ", ".join(f"{k}={v}" for k, v in (r.get("params") or {}).items())
@@ -110,12 +135,18 @@ def build_report(runs: list[Run], out_dir: Path, baseline: str | None = None, ti
     run_sections = []
     for run in runs:
         caption = conditions_caption(run)
-        tables = [files.emit(t, f"run{run.id}", caption) for t in _run_tables(run, baseline)]
+        run_tables, skipped = _run_tables(run, baseline)
+        files.begin_run(_run_heading(run), caption, skipped)
+        # a table's own files carry the run's conditions; the page and the collections say them once per
+        # run, and each table there only names its run
+        tables = [files.emit(t, f"run{run.id}", caption, f"Run {run.id} (its conditions are listed once, above).")
+                  for t in run_tables]
         run_sections.append({"id": run.id, "heading": _run_heading(run), "conditions": conditions_lines(run),
-                             "tables": tables})
+                             "tables": tables, "skipped": skipped})
     extra = []
     cross = _crossover_table(figmod.crossover_rows(runs, baseline))
     if cross:
+        files.begin_run("All runs", "", [])
         extra.append(files.emit(cross, "crossover", "Runs " + ", ".join(str(r.id) for r in runs)))
     files.write_collections()
 
@@ -156,21 +187,30 @@ class _TableFiles:
         self.all_tex: list[str] = []
         self.seen: set[str] = set()
 
-    def emit(self, table: Table, prefix: str, caption: str) -> dict:
-        """Writes one table's files; returns the table as the HTML shows it (with its id and files)."""
+    def begin_run(self, heading: str, conditions: str, skipped: list[str]) -> None:
+        """A run's heading, conditions and left-out operations, once, before its tables in the collections."""
+        notes = "".join(f"- {markdown_escape(n)}\n" for n in skipped)
+        self.all_md.append(f"## {markdown_escape(heading)}\n\n"
+                           + (f"{markdown_escape(conditions)}\n" if conditions else "") + (f"\n{notes}" if notes else ""))
+        self.all_tex.append(f"\\paragraph{{{latex_escape(heading)}}} {latex_escape(conditions)}"
+                            + "".join(f" {latex_escape(n)}." for n in skipped) + "\n")
+
+    def emit(self, table: Table, prefix: str, caption: str, short: str | None = None) -> dict:
+        """Writes one table's files (with `caption`); adds it to the collections with `short` (the run's
+        conditions stand once above its tables there). Returns the table as the HTML shows it."""
         stem = f"{prefix}-{slug(table.title)}"
         n = 2
         while stem in self.seen:
             stem, n = f"{prefix}-{slug(table.title)}-{n}", n + 1
         self.seen.add(stem)
-        markdown, tex = to_markdown(table, caption), to_latex(table, caption, label=stem)
-        _write(self.tab_dir / f"{stem}.md", markdown)
+        short = caption if short is None else short
+        _write(self.tab_dir / f"{stem}.md", to_markdown(table, caption))
         _write(self.tab_dir / f"{stem}.csv", to_csv(table))
-        _write(self.tab_dir / f"{stem}.tex", tex)
+        _write(self.tab_dir / f"{stem}.tex", to_latex(table, caption, label=stem))
         self.written.extend(self.tab_dir / f"{stem}.{ext}" for ext in ("md", "csv", "tex"))
-        self.all_md.append(markdown)
-        self.all_tex.append(tex)
-        return {"table": table, "id": stem, "caption": caption,
+        self.all_md.append(to_markdown(table, short))
+        self.all_tex.append(to_latex(table, short, label=stem))
+        return {"table": table, "id": stem, "caption": short,
                 "files": [f"tables/{stem}.{ext}" for ext in ("md", "csv", "tex")]}
 
     def write_collections(self) -> None:

@@ -82,16 +82,28 @@ def table_html(entry: dict) -> str:
             + (f'<p class="files">files: {files}</p>' if files else ""))
 
 
+def _run_conditions_html(r: dict) -> str:
+    """A run's heading, its conditions (once for the whole page) and the operations it has no table for."""
+    skipped = "".join(f"<li>{esc(s)}</li>" for s in r.get("skipped", []))
+    return (f'<h3 id="run-{esc(r["id"])}">{esc(r["heading"])}</h3><ul class="conditions">'
+            + "".join(f"<li>{esc(line)}</li>" for line in r["conditions"]) + "</ul>"
+            + (f'<ul class="notes skipped">{skipped}</ul>' if skipped else ""))
+
+
 def render(doc: dict) -> str:
-    """doc: title, subtitle, runs [{id, heading, conditions [lines], tables [...]}], figures [...],
-    extra_tables [...] (tables not tied to one run, e.g. crossovers)."""
+    """doc: title, subtitle, runs [{id, heading, conditions [lines], tables [...], skipped [lines]}],
+    figures [...], extra_tables [...] (tables not tied to one run, e.g. crossovers).
+
+    The page: contents; each run's conditions once ("Runs"); the figures by kind; the extra tables;
+    then each run's tables, which name their run instead of repeating its conditions."""
     figures = doc["figures"]
     kinds = [(k, t) for k, t in KIND_TITLES if any(f["kind"] == k for f in figures)]
-    nav = ["<nav><h2>Contents</h2><ul>"]
+    nav = ["<nav><h2>Contents</h2><ul>", '<li><a href="#runs">Runs and their conditions</a></li>']
     nav += [f'<li><a href="#sec-{k}">{esc(t)}</a> ({sum(f["kind"] == k for f in figures)})</li>' for k, t in kinds]
     if doc.get("extra_tables"):
         nav.append('<li><a href="#sec-extra">Crossover lengths (table)</a></li>')
-    nav += [f'<li><a href="#run-{esc(r["id"])}">{esc(r["heading"])}</a></li>' for r in doc["runs"]]
+    nav += [f'<li><a href="#tables-run-{esc(r["id"])}">Tables of run {esc(r["id"])}</a> ({len(r["tables"])})</li>'
+            for r in doc["runs"] if r["tables"]]
     nav.append("</ul></nav>")
 
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -99,6 +111,9 @@ def render(doc: dict) -> str:
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              f"<title>{esc(doc['title'])}</title><style>{STYLE}</style></head><body>",
              f"<h1>{esc(doc['title'])}</h1>", f'<p class="meta">{esc(doc["subtitle"])}</p>', *nav]
+    parts.append('<section id="runs"><h2>Runs and their conditions</h2>')
+    parts += [_run_conditions_html(r) for r in doc["runs"]]
+    parts.append("</section>")
     for kind, title in kinds:
         parts.append(f'<section id="sec-{kind}"><h2>{esc(title)}</h2>')
         parts += [figure_html(f) for f in figures if f["kind"] == kind]
@@ -108,9 +123,11 @@ def render(doc: dict) -> str:
         parts += [table_html(t) for t in doc["extra_tables"]]
         parts.append("</section>")
     for r in doc["runs"]:
-        parts.append(f'<section id="run-{esc(r["id"])}"><h2>{esc(r["heading"])}</h2><ul class="conditions">')
-        parts += [f"<li>{esc(line)}</li>" for line in r["conditions"]]
-        parts.append("</ul>")
+        if not r["tables"]:
+            continue
+        parts.append(f'<section id="tables-run-{esc(r["id"])}"><h2>Tables of run {esc(r["id"])}</h2>'
+                     f'<p class="notes">{esc(r["heading"])}: conditions under '
+                     f'<a href="#run-{esc(r["id"])}">Runs and their conditions</a>.</p>')
         parts += [table_html(t) for t in r["tables"]]
         parts.append("</section>")
     parts.append(f'<footer class="meta"><p>{esc(doc.get("footer", ""))}</p></footer></body></html>')

@@ -115,6 +115,7 @@ class Series:
     provenance: set = field(default_factory=set)
     points: list = field(default_factory=list)
     label: str = ""
+    mode: str = "batched"        # or "single-shot": each sample one operation (run --single, a suite's single)
 
 
 @dataclass
@@ -235,9 +236,11 @@ def sweep_groups(runs: list[Run], metric: str) -> list[Group]:
                 if why and why not in g.omitted:
                     g.omitted.append(why)
                 continue
-            s = next((s for s in g.series if (s.run_id, s.engine, s.target) == (run.id, c.engine, c.target)), None)
+            mode = timing_mode(run, c)
+            s = next((s for s in g.series
+                      if (s.run_id, s.engine, s.target, s.mode) == (run.id, c.engine, c.target, mode)), None)
             if s is None:
-                s = Series(run.id, c.engine, c.target)
+                s = Series(run.id, c.engine, c.target, mode=mode)
                 g.series.append(s)
             s.points.append(point)
             s.provenance.add(prov or "measured")
@@ -282,23 +285,33 @@ def merge_single_engine(groups: list[Group]) -> list[Group]:
     return out
 
 
+def timing_mode(run: Run, cell: Cell) -> str:
+    """'single-shot' where each sample timed one operation (`run --single`, or the suite bench's
+    `single = true`: latency), else 'batched' (each sample a calibrated batch of k operations)."""
+    if run.plan.options.single:
+        return "single-shot"
+    for g in run.plan.groups:
+        if g.single and g.op == cell.op and all(cell.params.get(k) == v for k, v in g.params.items()):
+            return "single-shot"
+    return "batched"
+
+
 def label_series(series: list[Series]) -> None:
-    """Legend labels: the engine; 'engine · target' or 'engine (run N)' when one engine has several."""
+    """Legend labels: the engine; with ' · single-shot' / ' · batched' on every label where the
+    figure mixes the two; with ' · target' where one engine ran on several targets; and '(run N)'
+    where that still leaves two labels alike."""
+    mixed = len({s.mode for s in series}) > 1
     by_engine: dict = {}
     for s in series:
         by_engine.setdefault(s.engine, []).append(s)
     for engine, ss in by_engine.items():
-        if len(ss) == 1:
-            ss[0].label = engine
-            continue
-        targets = [s.target for s in ss]
+        targets = len({s.target for s in ss}) > 1
         for s in ss:
-            if len(set(targets)) == len(ss):
-                s.label = f"{engine} · {s.target}"
-            elif len(set(targets)) == 1:
-                s.label = f"{engine} (run {s.run_id})"
-            else:
-                s.label = f"{engine} · {s.target} (run {s.run_id})"
+            s.label = " · ".join([engine] + ([s.target] if targets else []) + ([s.mode] if mixed else []))
+        labels = [s.label for s in ss]
+        for s, label in zip(ss, labels):
+            if labels.count(label) > 1:
+                s.label = f"{label} (run {s.run_id})"
 
 
 def style_for(series: list[Series], s: Series) -> tuple[str, str, str]:

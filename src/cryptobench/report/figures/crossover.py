@@ -32,11 +32,16 @@ def _verdict(a: str, b: str, a_pts: list[dict], b_pts: list[dict]) -> dict:
         return [lo, hi], f"{bound(r['earliest'])} to {bound(r['latest'])}"
 
     def resolved(r) -> bool:
-        """False when the intervals allow a crossover anywhere in the range or none at all."""
-        return not (r["earliest"]["status"] == "always" and r["latest"]["status"] == "never")
+        """Whether the 95 % CIs place the crossover inside the measured range: False when they allow it
+        anywhere in the range or none at all (the latest bound never crosses)."""
+        return r["latest"]["status"] != "never"
 
-    def unresolved_note(r) -> str:
-        return "" if resolved(r) else "; not resolved: within the 95 % CIs the two are indistinguishable"
+    def unresolved_note(r, cheaper: str) -> str:
+        if resolved(r):
+            return ""
+        if r["earliest"]["status"] == "always":
+            return "; not resolved: within the 95 % CIs the two are indistinguishable"
+        return f"; not resolved: within the 95 % CIs {cheaper} may not become cheaper in the measured range"
 
     def everywhere(r) -> tuple[bool, str]:
         """Whether the cheaper one stays cheaper on the intervals' pessimistic bounds too."""
@@ -57,7 +62,7 @@ def _verdict(a: str, b: str, a_pts: list[dict], b_pts: list[dict]) -> dict:
             return {"status": f"{prefix}-from", "x": x, "interval": iv, "cheaper_above": cheaper, "lengths": xs,
                     "linear_fit": fit, "resolved": resolved(r),
                     "text": f"{cheaper} cheaper than {other} from {len3(x)} B (interval {ivt} B; {other} cheaper "
-                            f"below{unresolved_note(r)})"}
+                            f"below{unresolved_note(r, cheaper)})"}
         return None
 
     found = verdict(res, b, a, "b") or verdict(crossover(b_pts, a_pts), a, b, "a")   # B cheaper from…, else A
@@ -138,7 +143,8 @@ def crossover_rows(runs: list[Run], baseline: str | None = None) -> list[dict]:
     where there is no crossover length / no energy); energy_provenance, status (of time: 'b-from' |
     'a-from' | 'b-always' | 'a-always' | 'none'), provenance ('modeled'), text (time and energy in one
     sentence); then the details: time {status, x, interval [lo, hi] (None where the 95 % CIs allow no
-    crossover in range), resolved (False: the CIs cannot tell the two apart), cheaper_above, lengths,
+    crossover in range), resolved (False: the CIs allow the crossover anywhere in the range or none at
+    all; then no length is drawn or tabulated), cheaper_above, lengths,
     text, linear_fit} and energy (the same, or None). Costs are
     interpolated linearly between measured lengths (models.crossover); 'from x B' means the engine
     named stays cheaper from x to the longest measured length."""
@@ -206,9 +212,9 @@ def _ratio_curves(ax, g: dict, engines: list[str], ri: int, ci: int) -> list[flo
 
 
 def _crossover_marks(ax, g: dict, metric: str, lo_x: float, hi_x: float) -> None:
-    """A dotted vertical at each resolved crossover length of the metric, its interval shaded."""
-    marks = [r for r in g["rows"] if r[metric] and r[metric]["status"] in ("b-from", "a-from")
-             and r[metric].get("resolved", True)]
+    """A dotted vertical at each resolved crossover length of the metric, its interval shaded; an
+    unresolved one (the row says "not resolved") gets neither."""
+    marks = [r for r in g["rows"] if drawn(r[metric])]
     for k, r in enumerate(marks):
         v = r[metric]
         color = engine_color(r["b"])
@@ -219,6 +225,12 @@ def _crossover_marks(ax, g: dict, metric: str, lo_x: float, hi_x: float) -> None
         ax.annotate(f"{len3(v['x'])} B", xy=(v["x"], 0.98 - 0.08 * (k % 4)), xycoords=("data", "axes fraction"),
                     xytext=(3, 0), textcoords="offset points", fontsize=SMALL_PT, color=color, va="top",
                     ha="left")
+
+
+def drawn(verdict: dict | None) -> bool:
+    """Whether a crossover verdict (a row's time or energy) has a length to draw or print: a crossover
+    inside the range that the 95 % CIs resolve."""
+    return bool(verdict) and verdict["status"] in ("b-from", "a-from") and verdict["resolved"] is True
 
 
 def _crossover_caption(run: Run, baseline: str, why: str, g: dict, energy: bool, scales: tuple,

@@ -11,9 +11,9 @@ from matplotlib.lines import Line2D
 from ...records import Cell, Run
 from ...relative import WORDS, run_engines
 from ..captions import provenance_text, runs_caption
-from ..series import engine_color, op_title, params_full, params_short
-from .style import (LABEL_PT, SMALL_PT, TITLE_PT, Figure, new_figure, omitted_text, param_slugs, run_suffix,
-                    style_axes, tag, unique_id)
+from ..series import decades, engine_color, op_title, params_full, params_short
+from .style import (LABEL_PT, SMALL_PT, TITLE_PT, Figure, log_y, new_figure, omitted_text, param_slugs,
+                    run_suffix, style_axes, tag, unique_id)
 
 
 @dataclass
@@ -61,7 +61,9 @@ def _scaling_figure(run: Run, op_id: str, params: dict, ps: str, by_engine: dict
         return None
     _count_axes((ax1, ax2), sorted(drawn.counts), len(cpus))
     ax2.axhline(100, color="#444444", linestyle="--", linewidth=1.0, zorder=1)
-    ax1.set_ylim(bottom=0)
+    # throughput on a log axis: engines an order of magnitude apart both stay readable, and equal
+    # distances are equal ratios (the ideal line N·TH_1 runs parallel for every engine)
+    log_y(ax1, decades([y for line in ax1.get_lines() for y in line.get_ydata()]))
     lo2 = min([0.0] + [float(min(line.get_ydata())) for line in ax2.get_lines() if len(line.get_ydata())])
     ax2.set_ylim(min(0.0, lo2), max(115.0, ax2.get_ylim()[1]))
     ax1.set_ylabel(f"aggregate throughput TH ({th_unit})", fontsize=LABEL_PT)
@@ -148,7 +150,7 @@ def _count_axes(axes, ns_all: list[int], ncpu: int) -> None:
 
 def _scaling_caption(run: Run, op_id: str, params: dict, th_unit: str, payload: bool, cpus: list,
                      drawn: _Drawn, provs: list[str]) -> str:
-    cap = [f"Left: aggregate throughput TH_N of {op_title(op_id)} (parameters: {params_full(params)}) in N "
+    cap = [f"Left (log scale): aggregate throughput TH_N of {op_title(op_id)} (parameters: {params_full(params)}) in N "
            f"concurrent harness processes, each pinned to its own CPU ({th_unit}"
            + (", Mb = 10⁶ bit" if payload else "") + "), median over the rounds with its 95 % confidence "
            "interval as error bars; dashed: ideal linear scaling N·TH_1 in the engine's colour. Right: parallel "

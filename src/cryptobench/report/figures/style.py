@@ -82,13 +82,25 @@ def _thin(xs: list[float], scale: str) -> list[float]:
     return kept
 
 
+def evenly_spaced(xs: list[float]) -> bool:
+    """Whether the lengths are a linear sweep: at least 4 of them, one constant step (the Cifra AEAD
+    study's 0…256 B in steps of 4), as opposed to a geometric one (16, 256, 4096 B) or a few chosen
+    lengths (TI's 64, 8000, 16000 B)."""
+    xs = sorted(set(xs))
+    if len(xs) < 4:
+        return False
+    steps = [b - a for a, b in zip(xs, xs[1:])]
+    return all(math.isclose(s, steps[0], rel_tol=1e-9) for s in steps)
+
+
 def x_lengths(ax, xs: list[float], label: str) -> str:
-    """Payload-length axis: log when it spans a decade (symmetric-log when 0 B is among the lengths),
-    ticks at the measured lengths when there are few. Returns the scale's name for the caption."""
+    """Payload-length axis: linear for a linear sweep (evenly_spaced: the Cifra study's chart is
+    linear), else log when it spans a decade (symmetric-log when 0 B is among the lengths); ticks at
+    the measured lengths when there are few. Returns the scale's name for the caption."""
     xs = sorted(set(xs))
     pos = [x for x in xs if x > 0]
     scale = "linear"
-    if decades(xs) >= 1:
+    if decades(xs) >= 1 and not evenly_spaced(xs):
         if xs[0] <= 0:
             ax.set_xscale("symlog", linthresh=min(pos), linscale=0.5)
             scale = "symlog"
@@ -115,13 +127,19 @@ def y_values(ax, values: list[float], label: str) -> str:
     ax.set_ylabel(label, fontsize=LABEL_PT)
     span = decades(values)
     if span >= 1:
-        ax.set_yscale("log")
-        subs = (1.0, 2.0, 5.0) if span < 2.5 else (1.0,)
-        ax.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
-        ax.yaxis.set_major_formatter(ticker.FuncFormatter(_tick_text))
-        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+        log_y(ax, span)
         return "log"
     return "linear"
+
+
+def log_y(ax, span: float) -> None:
+    """A log value axis with plain-number ticks: 1-2-5 per decade over a few decades, every digit
+    where the values span less than a decade, 1 per decade over many."""
+    ax.set_yscale("log")
+    subs = tuple(float(d) for d in range(1, 10)) if span < 0.7 else (1.0, 2.0, 5.0) if span < 2.5 else (1.0,)
+    ax.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(_tick_text))
+    ax.yaxis.set_minor_formatter(ticker.NullFormatter())
 
 
 def legend(ax, n: int, title: str | None = None) -> None:

@@ -65,6 +65,9 @@ def _sweep_figure(g: Group, runs: list[Run], metric: str, fig_id: str, published
            f"{'payload length' if payload or not op else 'bytes per request'}, one line per "
            f"{'library' if metric == 'cycles' else 'engine'}{' and run' if multi else ''}; markers at the measured "
            f"lengths ({', '.join(fmt_len(x) for x in g.xs)} B)."]
+    if len({s.mode for s in g.series}) > 1:
+        cap.append("single-shot: each sample is one operation timed on its own (run --single: latency); "
+                   "batched: each sample is the mean of a calibrated batch of k operations.")
     cap += _metric_notes(g, runs, metric, provs)
     cap.append(_band_note(any_band, zero_band))
     nt = n_text([p.n for p in points], [p.k for p in points] if metric != "energy" else None,
