@@ -292,7 +292,13 @@ def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
 def _why_unmatched(run: Run, row: Row) -> str:
     if row.canonical is None:
         return f"unit {row.unit} not convertible"
-    if any(_matches(row, c) for c in run.cells):
+    matched = [c for c in run.cells if _matches(row, c)]
+    if matched and is_long_message(row):
+        clock = run_clock_hz(run)
+        pts = [(int(c.params.get("bytes") or 0), c.result.cycles.get("per_op_median") if clock
+                else (c.reported_time() or (None,))[0]) for c in matched]
+        return "the study's likely throughput is for one long message: " + likely_throughput(pts, clock)[1]
+    if matched:
         return f"the run's matching cells have no {row.metric.replace('_', ' ')} figure"
     return "no ok cell of this run has this operation and parameters" + (
         f" (on {row.source.cores} cores: --parallel)" if row.source.cores else "")

@@ -33,7 +33,10 @@ ENERGY_WHY = ("Average Current and Energy Efficiency Improvement are left out: t
               "models them from its device profile)")
 
 
-def _label_columns(rows: list[tuple[str, str, dict]]) -> tuple[bool, list[str]]:
+OPERATION_TABLES = ("Table 9", "Table 14", "Table 15")      # the report's tables with an Operation column
+
+
+def _label_columns(rows: list[tuple[str, str, dict]], label: str) -> tuple[bool, list[str]]:
     """Whether the table needs an Operation column, and the parameters that vary between its rows."""
     ops = list(dict.fromkeys(op for op, _, _ in rows))
     names = list(dict.fromkeys(n for _, _, p in rows for n in p))
@@ -41,7 +44,10 @@ def _label_columns(rows: list[tuple[str, str, dict]]) -> tuple[bool, list[str]]:
     # one that only tells operations apart goes with the operation's name ("Generate bytes (32)")
     varying = [n for n in names if n != "parallel" and any(
         len({str(p.get(n)) for o, _, p in rows if o == op}) > 1 for op in ops)]
-    return len(ops) > 1, varying
+    # the report's payload tables always print the length, one row or several
+    if len(ops) == 1 and "bytes" not in varying and all(p.get("bytes") is not None for _, _, p in rows):
+        varying.insert(0, "bytes")
+    return len(ops) > 1 or label in OPERATION_TABLES, varying
 
 
 def _param_text(name: str, value) -> str:
@@ -113,7 +119,7 @@ def _engine_cells(cell: Cell | None, comp: dict | None, is_base: bool, has_base:
 
 def _table(run: Run, label: str, cells: list[Cell], comps: dict) -> Table:
     rows = rows_of(cells)
-    op_col, varying = _label_columns(rows)
+    op_col, varying = _label_columns(rows, label)
     engines, notes = shown_engines(run, cells)
     base = run.plan.baseline if run.plan.baseline in engines else None
     en = _Energy(cells, comps)
