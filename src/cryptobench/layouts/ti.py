@@ -8,7 +8,8 @@ from ..quantity import fmt_sig
 from ..records import Cell, Run, params_key
 from ..report.table import LEFT, Column, Table
 from ..results import comparisons
-from .common import (cell_notes, find, grouped, mark, op_label, provenance_word, rows_of, shown_engines, word)
+from .common import (cell_notes, find, grouped, is_qemu, mark, op_label, provenance_word, rows_of, shown_engines,
+                     word)
 
 # the report's table for each operation, and its titles
 TABLE_OF = {"aes-cbc-encrypt": "Table 6", "aes-ccm-encrypt": "Table 7", "aes-gcm-encrypt": "Table 8",
@@ -159,5 +160,7 @@ def tables(run: Run) -> list[Table]:
                    "; no Duration Improvement: the run has no baseline engine (host runs: --baseline ENGINE)")]
         if not any(c.ok and c.energy is not None for c in run.cells):
             lead.append(ENERGY_WHY)
+        if is_qemu(run):
+            lead.append("QEMU runs are functional: no durations ('no time'); use --target sim:CORE or a board")
         out[0].notes = lead + first
     return out

@@ -11,7 +11,7 @@ from ..quantity import fmt_sci, fmt_sig
 from ..records import Cell, Run
 from ..report.table import LEFT, Column, Table
 from ..report.tables import _energy_rsd
-from .common import engine_order, find, provenance_word, rows_of, word
+from .common import engine_order, find, is_qemu, provenance_word, rows_of, word
 
 TOP = 3                      # the paper lists the three highest RSDs per device
 TABLE_OF = {"random": "Table 3", "sha256": "Table 3", "ecc-keygen": "Table 4", "ecdsa-sign": "Table 4",
@@ -191,6 +191,8 @@ def tables(run: Run) -> list[Table]:
     else:
         out[-1].notes.append("Tables 6 and 8 (energy RSD) are left out: the run has no energy figures per repetition "
                              "(an imported power-analyzer trace, or a host meter's windows)")
+    if is_qemu(run):
+        out[0].notes.append("QEMU runs are functional: no times (—); use --target sim:CORE or a board")
     if not energy:
         out[0].notes.append("Energy [J] is left out: the run has no energy figures (energy import of a power-analyzer "
                             "trace cut at the marker, or run --energy rapl|perf on a host)")
