@@ -197,9 +197,9 @@ def test_zhaw_suite_prints_its_tables_then_the_relative_view(harness, tmp_path):
     for r in doc["results"]:
         if r["engine"] in ("openssl-hw", "openssl-sw", "mbedtls"):
             assert r["status"] == "ok" and r["single_shot"] is True and r["k"] == 1
-    text = proc.stdout
-    assert text.index("SHA-256") < text.index("Relative to openssl-hw: SHA-256")
-    assert "RSD %" in text
+    text = proc.stdout                          # the suite's layout (the paper's tables), then the relative view
+    assert text.index("Table 3: Absolute execution time") < text.index("Relative to openssl-hw: SHA-256")
+    assert "openssl-hw Time [s]" in text and "Table 5: Execution time measurements with the highest RSD" in text
     assert doc["relative"]["baseline"] == "openssl-hw"
     assert {r["engine"] for r in doc["relative"]["rows"]} == set(suite.engines) - {"openssl-hw"}
 
@@ -249,14 +249,20 @@ def test_parallel_cells_for_each_process_count(pisa_parallel):
 
 def test_parallel_prints_seed_004_layout(pisa_parallel):
     proc, _, db = pisa_parallel
-    out = proc.stdout
+    out = proc.stdout                               # the suite's layout: the paper's Tables I-V
+    assert "Table II. Performance data for SHA256" in out and "Number of core" in out
+    for header in ("openssl-sw Exec. time (s)", "openssl-sw D (Mb)", "openssl-sw TH (Mbps)", "openssl-hw TH (Mbps)"):
+        assert header in out, header
+    assert "Table IV. Performance data of the hardware engines" in out
+    assert "perf_counter" in out                    # the aggregate's clock is labelled
+    assert "P (mW)" not in out                      # no energy source: no energy columns, and no Table V
+    assert "Table V (FoM = TH / E) is left out" in out
+    out = cli("show", "latest", "--db", str(db), "--layout", "default").stdout   # the plain scaling tables
     assert "Table II — SHA-256" in out and "openssl-hw" in out and "openssl-sw" in out
     for header in ("cores", "CPUs", "Exec. time (s)", "D (Mb)", "TH (Mbps)", "TH/core (Mbps)", "efficiency %"):
         assert header in out, header
     assert "Scaling summary (the Pisa paper's Table V layout)" in out and "TH 2 cores" in out
-    assert "perf_counter" in out                    # the aggregate's clock is labelled
-    assert "P (mW)" not in out                      # no energy source: no energy columns
-    md = cli("show", "latest", "--db", str(db), "--format", "md")
+    md = cli("show", "latest", "--db", str(db), "--format", "md", "--layout", "default")
     assert "| cores | CPUs | Exec. time (s) | D (Mb) | TH (Mbps) |" in md.stdout
     csv = cli("show", "latest", "--db", str(db), "--format", "csv")
     head = csv.stdout.splitlines()[0].split(",")

@@ -32,6 +32,7 @@ def build_plan(suite: Suite | None, *, engines: list[str] | None = None, ops: li
         baseline=chosen,
         baseline_from=chosen_from,
         relative=bool(suite.relative) if suite else False,
+        layout=suite.layout if suite else None,
         options=_options(suite, all_engines, repeat, min_time, warmup, single, sampling or {}),
         groups=[g for g in groups if g.engines],
         skipped_groups=[f"{g.op} ({', '.join(g.bench_engines)} only)" for g in groups if not g.engines],

@@ -30,6 +30,34 @@ def fmt_num(x: float | None) -> str:
     return f"{x:.3f}"
 
 
+def fmt_sig(x: float | None, digits: int = 3) -> str:
+    """`digits` significant figures, never fewer (0.0223 ms stays 0.0223, not 0.022), in plain
+    notation, thousands separated from 1000 up (whole numbers there: 12,485); an em dash for nothing."""
+    if x is None:
+        return "—"
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    if abs(round(x, decimals)) >= 10 ** (digits - decimals) and decimals:   # 9.996 rounds up to 10.0, not 10.00
+        decimals -= 1
+    if abs(round(x, decimals)) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.{decimals}f}"
+
+
+def fmt_sci(x: float | None, digits: int = 3) -> str:
+    """`digits` significant figures in scientific notation, as the ZHAW IoT study prints its
+    medians (8.19e-05); an em dash for nothing."""
+    return "—" if x is None else f"{x:.{digits - 1}e}"
+
+
+def fmt_hz(hz: float | None) -> str:
+    """A clock: 48 MHz, 2.45 GHz (3 significant figures at most); "?" for nothing."""
+    if not hz:
+        return "?"
+    return f"{hz / 1e9:.3g} GHz" if hz >= 1e9 else f"{hz / 1e6:.3g} MHz" if hz >= 1e6 else f"{hz:.3g} Hz"
+
+
 def is_amount(value, positive: bool = False) -> bool:
     """A number a user wrote for a time, current, voltage, rate or published value: a real number
     (true is not 1), finite, not negative (> 0 with `positive`). What every loader checks values

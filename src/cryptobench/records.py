@@ -374,7 +374,7 @@ class Options(_Stored):
 class Plan(_Stored):
     """What a run measures: the groups, the options, and where (a microcontroller `target`, or
     `kind` "trace" for an imported trace; neither: the host)."""
-    OPTIONAL = ("target", "kind", "label", "baseline_from")
+    OPTIONAL = ("target", "kind", "label", "baseline_from", "layout")
     suite: str | None = None
     title: str = ""
     source: str = ""
@@ -387,6 +387,7 @@ class Plan(_Stored):
     target: dict | None = None          # a microcontroller target: kind, board, cpu, opt, libraries, …
     kind: str | None = None             # "trace": the cells of an imported energy trace
     label: str | None = None            # free text from --label
+    layout: str | None = None           # the suite's own layout of its tables (suites.LAYOUT_NAMES)
     extra: dict = field(default_factory=dict)
     given: tuple | None = _GIVEN
 

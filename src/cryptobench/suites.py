@@ -5,6 +5,7 @@
     repeat = 20            warmup = 2           min_time = 0.001       engines = [ … ]
     budget = 90            precision = 1        # host runs: seconds at most, and the target ±% (docs/statistics.md)
     relative = true        # also print every engine relative to the baseline (the ZHAW IoT study's figure 2)
+    layout = "ti"          # print the study's own tables (docs/layouts.md): ti, nxp, cifra, zhaw, pisa
 
     [[bench]]
     op = "aes-cbc-encrypt"
@@ -32,7 +33,9 @@ from .records import params_key
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 SUITE_KEYS = {"title", "source", "baseline", "repeat", "warmup", "min_time", "engines", "description", "single",
-              "relative", "budget", "precision"}
+              "relative", "budget", "precision", "layout"}
+# the studies' own layouts (layouts/, docs/layouts.md); "default" is the plain per-operation tables
+LAYOUT_NAMES = ("default", "ti", "nxp", "cifra", "zhaw", "pisa")
 BENCH_KEYS = {"op", "table", "engines", "repeat", "warmup", "min_time", "single", "label"}
 
 
@@ -65,6 +68,7 @@ class Suite:
     single: bool = False
     relative: bool = False          # print the relative view (engine / baseline, the ZHAW IoT study's fig. 2)
                                     # after the tables
+    layout: str | None = None       # the study's own tables (LAYOUT_NAMES) that run and show print by default
     benches: list[Bench] = field(default_factory=list)
 
 
@@ -98,6 +102,7 @@ SETTINGS = {
     "precision": (lambda v: is_amount(v, positive=True), "a finite percentage > 0"),
     "single": (lambda v: isinstance(v, bool), "true or false"),
     "relative": (lambda v: isinstance(v, bool), "true or false"),
+    "layout": (lambda v: v in LAYOUT_NAMES, "one of " + ", ".join(f"'{n}'" for n in LAYOUT_NAMES)),
     "title": (lambda v: isinstance(v, str), "a string"),
     "source": (lambda v: isinstance(v, str), "a string"),
     "description": (lambda v: isinstance(v, str), "a string"),
@@ -192,6 +197,7 @@ def _suite_head(path: Path, lines: list[str], head: dict) -> Suite:
             setattr(suite, key, float(head[key]))
     suite.single = head.get("single", False)
     suite.relative = head.get("relative", False)
+    suite.layout = head.get("layout")
     if "engines" in head:
         suite.engines = _check_engines(head["engines"], f"{path}:{toml_line(lines, 'engines')}")
     if "baseline" in head:

@@ -16,7 +16,7 @@ from ..records import FAILED, Params, Plan
 from ..store import Store
 from ..suites import MAX_BENCHES, load_suite
 from .common import add_db, add_format, add_output, add_param, checked_output, split_params, stderr_console, write_atomic
-from .show import render_run
+from .show import add_layout, render_run
 
 NAME = "run"
 MAX_CELLS = 5_000         # cells a run may plan without --yes (the default suite plans about 200)
@@ -78,6 +78,7 @@ def add_parser(sub) -> None:
     run.add_argument("--resume", metavar="RUN_ID", help="complete an interrupted run, and measure again the cells "
                      "that failed")
     add_format(run)
+    add_layout(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--label", help="a name for this run, shown by show, report and diff (e.g. 'before patch')")
     run.add_argument("--parallel", metavar="N[,N…]",
@@ -316,7 +317,7 @@ def _finish(store: Store, run_id: int, args, out) -> int:
     if relative_to and relative_to not in run_engines(run):
         sys.stderr.write(f"note: no relative view: {relative_to} is not one of this run's engines\n")
         relative_to = None
-    render_run(run, args.format, out, relative_to=relative_to)
+    render_run(run, args.format, out, relative_to=relative_to, layout=args.layout)
     if args.json:
         from ..report import render_json
         write_atomic(Path(args.json), render_json(run, relative_to=relative_to) + "\n", "--json")

@@ -57,8 +57,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "targets": ("harness", "engines", "verify", "secure", "firmware", "sim",
                 "meters", "targets", "energy"),
     "runner": ("runner", "plan", "suites", "energy.importer"),
-    "analysis": ("relative", "compare", "diff", "scaling", "models", "energy.models"),
-    "report": ("report", "export"),
+    "analysis": ("relative", "compare", "diff", "scaling", "models", "energy.models", "long_message"),
+    "report": ("report", "export", "layouts"),
     "cli": ("cli", "devtools", "catalog_c"),          # catalog_c: generates harness/common/cb_ops.h
 }
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..catalog import OPS, resolve_params
 from ..errors import UsageError
 from ..files import read_toml
-from ..quantity import is_amount
+from ..quantity import fmt_hz, is_amount
 
 DATA_DIR = Path(__file__).with_name("data")
 
@@ -45,6 +45,12 @@ METRICS = {
     "latency": "latency_cycles", "execution_time": "time", "data": "bytes", "clock": "frequency",
 }
 ENGINE_KINDS = ("sw library", "cpu extensions", "on-chip accelerator", "secure element", "model")
+# what kind of machine a source ran on, as a run's target is one: "mcu" (a microcontroller: a board, or
+# what the simulator models), "host" (an application processor running an OS: x86-64, Cortex-A), "model"
+# (synthesis results or a formula, nothing ran); compare sets absolute values side by side only within a kind
+TARGET_KINDS = ("mcu", "host", "model")
+SOURCE_FIELDS = ("id", "engine_kind", "engine", "device", "clock_hz", "compiler", "library", "notes",
+                 "target_kind", "cpu", "cores", "improvement_over")
 
 
 class ReferenceError(UsageError):
@@ -61,6 +67,15 @@ class Source:
     compiler: str = ""
     library: str = ""
     notes: str = ""
+    target_kind: str = ""      # TARGET_KINDS; "" where the file does not say
+    cpu: str = ""              # the core as the reader knows it ("Arm Cortex-M4F"), for compare's messages
+    cores: int | None = None   # the cores (processes) it ran on at once, where the study varies them (Pisa)
+    improvement_over: str = ""  # the source this one's Improvement divides by (TI's hw over sw: t_sw / t_hw)
+
+    def where(self) -> str:
+        """The machine in a few words: "48 MHz Arm Cortex-M4F (CC26x2R …)"."""
+        clock = f"{fmt_hz(self.clock_hz)} " if self.clock_hz else ""
+        return f"{clock}{self.cpu or self.device}" + (f" ({self.device})" if self.cpu else "")
 
 
 @dataclass
@@ -131,6 +146,10 @@ def load_reference(ref: str | Path) -> Reference:
         if source.id in sources:
             _fail(path, f"source {i}", f"id '{source.id}' is used twice", at.line("source", i))
         sources[source.id] = source
+    for i, source in enumerate(sources.values(), 1):
+        if source.improvement_over and source.improvement_over not in sources:
+            _fail(path, f"source {i}", f"field 'improvement_over': no [[source]] with id '{source.improvement_over}'; "
+                  f"ids: {', '.join(sources)}", at.line("source", i))
     rows, seen = [], {}
     for i, r in enumerate(_entries(path, doc, "row"), 1):
         row = _row(path, i, r, sources, at.line("row", i))
@@ -185,14 +204,19 @@ def _source(path: Path, i: int, s: dict, line: int) -> Source:
     if s["engine_kind"] not in ENGINE_KINDS:
         _fail(path, where, f"field 'engine_kind': expected one of {', '.join(ENGINE_KINDS)}, got '{s['engine_kind']}'",
               line)
-    unknown = set(s) - {"id", "engine_kind", "engine", "device", "clock_hz", "compiler", "library", "notes"}
+    unknown = set(s) - set(SOURCE_FIELDS)
     if unknown:
         _fail(path, where, f"unknown field '{sorted(unknown)[0]}'", line)
     if "clock_hz" in s and not is_amount(s["clock_hz"], positive=True):
         _fail(path, where, f"field 'clock_hz': expected a finite number > 0, got {s['clock_hz']!r}", line)
-    for key in ("compiler", "library", "notes"):
+    for key in ("compiler", "library", "notes", "cpu", "improvement_over"):
         if key in s and not isinstance(s[key], str):
             _fail(path, where, f"field '{key}': expected a string, got {s[key]!r}", line)
+    if "target_kind" in s and s["target_kind"] not in TARGET_KINDS:
+        _fail(path, where, f"field 'target_kind': expected one of {', '.join(TARGET_KINDS)}, got {s['target_kind']!r}",
+              line)
+    if "cores" in s and not (isinstance(s["cores"], int) and not isinstance(s["cores"], bool) and s["cores"] >= 1):
+        _fail(path, where, f"field 'cores': expected a whole number >= 1, got {s['cores']!r}", line)
     return Source(**s)
 
 
@@ -239,6 +263,35 @@ def _row_params(path: Path, where: str, r: dict, line: int) -> dict:
         return resolve_params(OPS[op], {k: v for k, v in params.items()}, "params")
     except UsageError as exc:
         _fail(path, where, f"field 'params': {exc}", line)
+
+
+ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
+
+
+def roman_value(text: str) -> int | None:
+    """The value of a Roman numeral (IV -> 4); None when `text` is not one."""
+    if not text or any(ch not in ROMAN for ch in text):
+        return None
+    total = 0
+    for ch, nxt in zip(text, text[1:] + " "):
+        v = ROMAN[ch]
+        total += -v if nxt in ROMAN and ROMAN[nxt] > v else v
+    return total
+
+
+def table_order(label: str) -> tuple:
+    """A sort key that puts a study's tables in its own order: "Table 9" before "Table 13" (the
+    numbers' natural order), "Table IV" before "Table V" (Roman numerals); then the tables it does
+    not number, and unnamed ones last. Equal keys ("Table 3 (random)", "Table 3 (hash)", two unnumbered
+    tables) tie: a stable sort keeps them in the order they came (the suite's, the reference file's)."""
+    if not label:
+        return (2, 0)
+    m = re.match(r"^\s*table\s+(\d+|[IVXLC]+)\b", label, re.I)
+    if m:
+        num = int(m.group(1)) if m.group(1).isdigit() else roman_value(m.group(1).upper())
+        if num is not None:
+            return (0, num)
+    return (1, 0)
 
 
 def available_references() -> list[str]:

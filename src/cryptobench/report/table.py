@@ -265,7 +265,8 @@ def as_dict(table: Table) -> dict:
             row["style"] = r.style
         rows.append(row)
     return {"title": table.title, "key": table.key,
-            "columns": [{"label": c.label, "align": c.align, "unit": c.unit} for c in table.columns],
+            "columns": [{"label": c.label, "align": c.align, "unit": c.unit, **({"group": c.group} if c.group else {})}
+                        for c in table.columns],
             "rows": rows, "notes": table.notes}
 
 
