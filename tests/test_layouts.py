@@ -220,7 +220,8 @@ def test_show_prints_the_suites_layout_and_layout_default_the_plain_tables(ti_ru
     assert cli("show", "latest", "--db", db, "--format", "json").stdout.lstrip().startswith('{\n  "schema"')
     tables = json.loads(cli("show", "latest", "--db", db, "--format", "json", "--layout", "ti").stdout)
     assert [t["title"].split(".")[0] for t in tables] == ["Table 6", "Table 9", "Table 13", "Table 14"]
-    assert tables[0]["columns"][1] == {"label": "Duration mbedtls-portable (ms)", "align": "right", "unit": "ms"}
+    assert tables[0]["columns"][1] == {"label": "Duration mbedtls-portable (ms)", "align": "right", "unit": "ms",
+                                       "group": "mbedtls-portable"}
     csv = cli("show", "latest", "--db", db, "--format", "csv", "--layout", "ti").stdout.splitlines()
     assert csv[0].startswith("table,Payload Length (bytes),Duration mbedtls-portable (ms)")
     bad = cli("show", "latest", "--db", db, "--layout", "ieee")

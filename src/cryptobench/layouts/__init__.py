@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Callable
 
 from ..records import Run
-from ..report.table import Csv, Markdown, Table, print_lines, print_table, to_json
+from ..report.table import Csv, Markdown, Table, to_json
+from ..report.terminal import print_lines, print_table
 from ..suites import LAYOUT_NAMES
 from . import cifra, nxp, pisa, ti, zhaw
 
