@@ -278,3 +278,28 @@ def test_the_five_studies_state_their_sources_kind():
         assert {s.target_kind for s in ref.sources.values()} == kinds, name
         for s in ref.sources.values():
             assert not s.improvement_over or s.improvement_over in ref.sources
+
+
+CURRENT = REF + """
+[[row]]
+table = "Table 13"
+label = "SHA-512 64 B sw current"
+op = "sha512"
+params = { bytes = 64 }
+source = "sw"
+metric = "average_current"
+value = 3.10
+unit = "mA"
+"""
+
+
+def test_a_modeled_current_is_not_set_beside_the_published_one(tmp_path):
+    path = tmp_path / "cur.toml"
+    path.write_text(CURRENT)
+    energy = lambda op, engine, params: {"energy": {"per_op_j": 1.5e-3 * 3.3 * 3.1e-3, "avg_current_a": 3.1e-3,
+                                                    "provenance": "modeled"}}
+    run = stored_run(tmp_path / "c.sqlite", [("sha512", "mbedtls", {"bytes": 64}, 1.5e-3)], target=SIM, extra=energy)
+    doc = compare(run, load_reference(path))
+    assert all(g["metric"] != "average_current" for g in doc["groups"])     # the profile's own 3.10 mA, not a result
+    (why,) = [u["why"] for u in doc["unmatched_published"] if u["metric"] == "average_current"]
+    assert "modeled from its device profile" in why

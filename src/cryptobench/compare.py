@@ -163,7 +163,7 @@ def _absolute(run: Run, ref: Reference, rows: list[Row], clock: float | None) ->
         pub = row.canonical
         given = _given(row)
         cells = [c for c in run.cells if _matches(row, c)]
-        if not cells or pub is None:
+        if not cells or pub is None or _model_input(row, cells):
             unmatched.append(row)
             continue
         metric = LIKELY if is_long_message(row) else row.metric
@@ -289,10 +289,23 @@ def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
             "unmatched_yours": [{"op": c.op, "params": c.params.to_dict(), "engine": c.engine} for c in extra]}
 
 
+# metrics a modeled energy takes from its device profile: set beside the published figure they
+# would only give back the profile's own number (the cc2652 profile's current is TI's)
+MODEL_INPUTS = ("average_current", "power")
+
+
+def _model_input(row: Row, cells: list[Cell]) -> bool:
+    """Whether the run's figure for this row is an input of its energy model, not a result."""
+    return row.metric in MODEL_INPUTS and all(c.energy is None or c.energy.provenance == "modeled" for c in cells)
+
+
 def _why_unmatched(run: Run, row: Row) -> str:
     if row.canonical is None:
         return f"unit {row.unit} not convertible"
     matched = [c for c in run.cells if _matches(row, c)]
+    if matched and _model_input(row, matched):
+        return (f"the run's {row.metric.replace('_', ' ')} is modeled from its device profile (an input of the "
+                "energy model, not a measurement): set beside the study's it would only give the profile back")
     if matched and is_long_message(row):
         clock = run_clock_hz(run)
         pts = [(int(c.params.get("bytes") or 0), c.result.cycles.get("per_op_median") if clock
