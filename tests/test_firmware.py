@@ -30,7 +30,7 @@ def test_builtin_recipes_load_and_name_catalog_ops():
 
 def test_recipe_with_unknown_op_names_file_line_and_valid_ops(tmp_path):
     bad = tmp_path / "bad.toml"
-    bad.write_text('[library]\nname = "x"\nversion = "1"\nglue = "glue/mbedtls.c"\nsources = ["a.c"]\n\n'
+    bad.write_text('[library]\nname = "x"\nversion = "1"\nglue = "harness:glue/mbedtls.c"\nsources = ["a.c"]\n\n'
                    '[ops]\n"aes-gcm-encrypt" = "ok"\n"sha3-256" = "not in the catalog"\n')
     with pytest.raises(UsageError) as exc:
         load_recipe(str(bad))
@@ -40,7 +40,7 @@ def test_recipe_with_unknown_op_names_file_line_and_valid_ops(tmp_path):
 
 def test_recipe_with_missing_source_names_key_and_pattern(tmp_path):
     bad = tmp_path / "bad.toml"
-    bad.write_text('[library]\nname = "x"\nversion = "1"\nglue = "glue/mbedtls.c"\n'
+    bad.write_text('[library]\nname = "x"\nversion = "1"\nglue = "harness:glue/mbedtls.c"\n'
                    'sources = ["library/nonexistent.c"]\n')
     with pytest.raises(UsageError) as exc:
         resolve(load_recipe(str(bad)), tmp_path)

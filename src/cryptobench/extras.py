@@ -8,6 +8,7 @@ to install when its module is missing:
     parquet  pyarrow                          export --format parquet
     figures  matplotlib                       the HTML report's figures (cryptobench report)
     nvml     nvidia-ml-py                     the nvml energy meter (meters/nvml.py says so itself)
+    reference pycryptodome                    the AES-EAX host reference (verify.python_reference)
 """
 from __future__ import annotations
 

@@ -53,6 +53,10 @@ def add_parser(sub) -> None:
     run = sub.add_parser("run", help="verify, time, store and print a suite or a set of operations",
                          epilog=_suite_values(), formatter_class=_HelpFormatter)
     run.add_argument("--suite", help="suite name or path to a suite .toml (default: 'default')")
+    run.add_argument("--vectors", action="append", metavar="DIR",
+                     help="a folder of your own known-answer vectors (*.json, the format of "
+                          "src/cryptobench/vectors/README.md), checked with the bundled ones (repeatable; "
+                          "docs/own-library.md)")
     run.add_argument("--engine", action="append", help="engine to run (repeatable; default: every usable host engine)")
     run.add_argument("--op", action="append", help="operation id (repeatable)")
     add_param(run)
@@ -122,9 +126,15 @@ def _mcu_plan(args) -> Plan:
         device = get_device(args.device, name)
         from ..targets.boards import BOARDS
         board = BOARDS[device.board]
-        if args.cpu and args.cpu != CORE_CPU[name]:
-            raise UsageError(f"--cpu {args.cpu}: the target sim:{name} simulates a {CORE_CPU[name]}")
         cpu = CORE_CPU[name]
+        if args.cpu and args.cpu != cpu:
+            # the simulated core runs its own code and its FPU variant's (m4f on sim:cortex-m4) where
+            # the device's board lists that build
+            same_core = args.cpu.rstrip("f") == cpu
+            if not (same_core and args.cpu in board.cpus):
+                raise UsageError(f"--cpu {args.cpu}: the target sim:{name} simulates a {cpu}; valid here: "
+                                 + ", ".join(c for c in board.cpus if c.rstrip("f") == cpu))
+            cpu = args.cpu
         from ..sim.engine import load_library
         load_library()
     else:
@@ -175,14 +185,14 @@ def run(args, out) -> int:
     _check_combinations(args)
     checked_output(args, "--json")     # checked now: a run never ends in "cannot write" after its work
     if not args.resume and args.target != "host":
-        plan = _sized(_labelled(_mcu_plan(args), args.label), args)
+        plan = _sized(_labelled(_with_vectors(_mcu_plan(args), args), args.label), args)
         store = Store(args.db)          # opened once the plan stands: bad options create no database
         return _finish(store, _execute(store, plan, None, quiet=args.quiet), args, out)
     if args.resume:
         store = Store(args.db)
         run_id, plan = _resumed(store, args.resume)
     else:
-        run_id, plan = None, _sized(_labelled(_host_plan(args), args.label), args)
+        run_id, plan = None, _sized(_labelled(_with_vectors(_host_plan(args), args), args.label), args)
         store = Store(args.db)
     if args.relative_to and args.relative_to not in plan.options.engines:
         raise UsageError(f"--relative-to: '{args.relative_to}' is not one of this run's engines: "
@@ -249,6 +259,20 @@ def _library_of(suite) -> str | None:
     """The library of a suite's (host) baseline engine: the recipe an MCU run compares with."""
     engine = ENGINES.get(suite.baseline) if suite and suite.baseline else None
     return engine.harness_engine if engine else None
+
+
+def _with_vectors(plan: Plan, args) -> Plan:
+    """--vectors DIR: the user's known-answer vectors, checked now (file, line, what was expected)
+    and named in the plan, so that a resumed run checks the same ones."""
+    if args.vectors:
+        from ..verify import load_vectors
+        dirs = [str(Path(d).resolve()) for d in args.vectors]
+        try:
+            load_vectors(extra=dirs)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        plan.options.extra["vectors"] = dirs
+    return plan
 
 
 def _host_plan(args) -> Plan:

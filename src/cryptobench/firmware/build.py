@@ -18,13 +18,22 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..targets.boards import CPUS, Board
-from .recipes import FIRMWARE_DIR, Recipe, cache_dir
+from .recipes import FIRMWARE_DIR, Recipe, Variant, cache_dir
 
 CC = "arm-none-eabi-gcc"
 CORE = FIRMWARE_DIR / "core"
 COMMON_DIR = FIRMWARE_DIR.parent / "common"     # headers shared with the host harness: cb_ops.h, cb_fill.h
 COMMON_CFLAGS = ["-std=c11", "-ffunction-sections", "-fdata-sections", "-fno-common", "-g"]
 LDFLAGS = ["-nostartfiles", "-Wl,--gc-sections", "--specs=nano.specs"]
+CORE_SOURCES = ("startup.c", "hal_cortexm.c", "main.c", "newlib_stubs.c")   # newlib_stubs: weak abort/_exit/_sbrk/…
+
+
+def library_cflags(flags: list[str], extra: list[str]) -> list[str]:
+    """The common flags with a recipe's (and its variant's) cflags appended after them; a recipe
+    that gives its own -std= replaces the default -std=c11 (e.g. -std=gnu11 for GNU typeof)."""
+    if any(f.startswith("-std=") for f in extra):
+        flags = [f for f in flags if not f.startswith("-std=")]
+    return [*flags, *extra]
 
 
 def ram_budget(ram: int) -> dict:
@@ -114,18 +123,23 @@ class FirmwareBuilder:
     """Builds images for one (recipe, board, cpu, opt)."""
 
     def __init__(self, recipe: Recipe, board: Board, cpu: str, opt: str, jobs: int | None = None,
-                 log=lambda s: None):
+                 log=lambda s: None, variant: Variant | None = None):
         self.recipe, self.board, self.cpu, self.opt = recipe, board, cpu, opt
+        self.variant = variant
         self.jobs = jobs or os.cpu_count() or 1
         self.log = log
         self.tool = toolchain()
         self.flags = cpu_flags(cpu, opt) + COMMON_CFLAGS
-        self.lib_cflags = (self.flags + [f"-I{recipe.source_dir / d}" for d in recipe.include_dirs]
+        defines = recipe.defines + (variant.defines if variant else [])
+        self.extra_cflags = recipe.cflags + (variant.cflags if variant else [])
+        self.lib_cflags = (library_cflags(self.flags, self.extra_cflags)
+                           + [f"-I{recipe.source_dir / d}" for d in recipe.include_dirs]
                            + ([f"-I{recipe.config_dir}"] if recipe.config_dir else [])
-                           + [f"-D{d}" for d in recipe.defines] + [f"-I{CORE}", f"-I{COMMON_DIR}"])
+                           + [f"-D{d}" for d in defines] + [f"-I{CORE}", f"-I{COMMON_DIR}"])
         config = sorted((f.name, _file_digest(f)) for f in recipe.config_dir.glob("*")) if recipe.config_dir else []
         key = _digest(self.tool["compiler"], self.lib_cflags, str(recipe.source_dir), recipe.sources, config)
-        self.lib_dir = cache_dir() / "firmware" / f"{recipe.name}-{recipe.version}-{cpu}-{opt}-{key}"
+        tag = f"-{variant.name}" if variant else ""
+        self.lib_dir = cache_dir() / "firmware" / f"{recipe.name}{tag}-{recipe.version}-{cpu}-{opt}-{key}"
         self.compiled = 0
         self._digests: dict[Path, str] = {}    # file -> content digest: headers do not change during a build
         self._keys: dict[tuple, str] = {}      # (source, its digest, flags) -> object_key
@@ -136,7 +150,15 @@ class FirmwareBuilder:
                 "library": self.recipe.name, "library_version": self.recipe.version,
                 "library_source": str(self.recipe.source_dir), "recipe": str(self.recipe.path),
                 "board": self.board.name, "cpu": self.cpu, "opt": self.opt,
-                "counter": CPUS[self.cpu]["counter"], "console": self.board.console}
+                "counter": CPUS[self.cpu]["counter"], "console": self.board.console,
+                **({"library_cflags": " ".join(self.extra_cflags)} if self.extra_cflags else {}),
+                **({"variants": {v.name: v.describe() for v in self.recipe.variants}} if self.recipe.variants else {})}
+
+    def for_variant(self, variant: Variant | None) -> "FirmwareBuilder":
+        """The builder of one of the recipe's variants (None: the [library] build itself)."""
+        if variant is self.variant:
+            return self
+        return FirmwareBuilder(self.recipe, self.board, self.cpu, self.opt, self.jobs, self.log, variant)
 
     # --- compiling ---------------------------------------------------------------------------
     def _file_digest(self, path: Path) -> str:
@@ -198,7 +220,7 @@ class FirmwareBuilder:
                         f"-DFW_MARKER_INIT_N={len(m['init'])}"]
         out = self.lib_dir / "core" / self.board.name
         cflags = self.flags + ["-Wall", "-Wextra", f"-I{CORE}", f"-I{COMMON_DIR}"]
-        return [self._object(CORE / n, out, defines, cflags) for n in ("startup.c", "hal_cortexm.c", "main.c")]
+        return [self._object(CORE / n, out, defines, cflags) for n in CORE_SOURCES]
 
     def _glue(self, ops: list[str]) -> Path:
         defines = [f"-DFW_OP_{op.upper().replace('-', '_')}" for op in ops]

@@ -1,7 +1,15 @@
 """Library recipes: which sources of a crypto library to build for a microcontroller, and which
 catalog ops its glue provides. Recipes are data (src/cryptobench/recipes/*.toml); a user may point
-`--recipe FILE --library-source DIR` at their own tree. Every error names the file, the key and
-what was expected."""
+`--recipe FILE --library-source DIR` at their own tree (docs/own-library.md). Every error names the
+file, the line, the key and what was expected.
+
+Where paths lead (docs/own-library.md, "Paths"):
+* `glue` and `config_dir` are relative to the recipe's home: the folder of the recipe file, except
+  for the bundled recipes (src/cryptobench/recipes/), whose home is harness/firmware; a path that
+  starts with 'harness:' names a file of harness/firmware from any recipe (a bundled glue);
+* `sources` and `include_dirs` are relative to the library tree: --library-source DIR, else the
+  crate's `root` inside the unpacked crate, else (no crate) `root` inside the recipe's home;
+* every path, once symlinks are followed, must stay inside the recipe's home or the library tree."""
 from __future__ import annotations
 
 import glob
@@ -18,12 +26,36 @@ from ..harness import REPO_ROOT
 RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"
 FIRMWARE_DIR = REPO_ROOT / "harness" / "firmware"
 LIBRARY_KEYS = {"name", "version", "crate", "crate_version", "root", "license", "glue", "config_dir",
-                "include_dirs", "sources", "defines", "heap"}
+                "include_dirs", "sources", "defines", "heap", "cflags"}
+VARIANT_KEYS = {"name", "when", "ops", "defines", "cflags"}
 REQUIRED = ("name", "version", "glue", "sources")
+# flags cryptobench sets itself (--cpu, --opt): a recipe's cflags may not change them
+RESERVED_CFLAGS = ("-mcpu=", "-march=", "-mfloat-abi=", "-mfpu=", "-mthumb", "-marm", "-O", "-o", "-c")
+HARNESS_PREFIX = "harness:"      # glue = "harness:glue/mbedtls.c": a bundled glue, from a recipe of your own
+PARAM_NAMES = sorted({p.name for op in OPS.values() for p in op.params})
 
 
 def cache_dir() -> Path:
     return Path(os.environ.get("CRYPTOBENCH_CACHE", REPO_ROOT / ".cache"))
+
+
+@dataclass
+class Variant:
+    """One build of the library with its own defines and flags, chosen by a cell's op and params."""
+    name: str
+    when: dict = field(default_factory=dict)      # catalog parameter -> value; all must match
+    ops: list[str] = field(default_factory=list)  # empty: every op
+    defines: list[str] = field(default_factory=list)
+    cflags: list[str] = field(default_factory=list)
+
+    def matches(self, op: str, params) -> bool:
+        if self.ops and op not in self.ops:
+            return False
+        return all(params.get(k) == v for k, v in self.when.items())
+
+    def describe(self) -> str:
+        sel = ", ".join(f"{k}={v}" for k, v in self.when.items()) or "any parameters"
+        return f"variant '{self.name}' ({sel}: " + " ".join([*(f"-D{d}" for d in self.defines), *self.cflags]) + ")"
 
 
 @dataclass
@@ -43,6 +75,9 @@ class Recipe:
     heap: bool = False
     ops: dict[str, str] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
+    cflags: list[str] = field(default_factory=list)
+    variants: list[Variant] = field(default_factory=list)
+    home: Path = FIRMWARE_DIR                  # where glue and config_dir are found
     source_dir: Path | None = None        # set by resolve()
 
     def files(self) -> list[Path]:
@@ -53,9 +88,20 @@ class Recipe:
             out += [Path(h) for h in hits]
         return out
 
+    def variant_for(self, op: str, params) -> Variant | None:
+        """The first variant whose `ops` and `when` match the cell; None: the [library] build."""
+        return next((v for v in self.variants if v.matches(op, params)), None)
+
 
 def builtin_recipes() -> list[str]:
     return sorted(p.stem for p in RECIPES_DIR.glob("*.toml"))
+
+
+def recipe_home(path: Path) -> Path:
+    """The folder a recipe's glue and config_dir are relative to: the recipe file's own folder, or
+    harness/firmware for the bundled recipes (their glue lives in cryptobench's harness tree)."""
+    folder = path.resolve().parent
+    return FIRMWARE_DIR.resolve() if folder == RECIPES_DIR.resolve() else folder
 
 
 def load_recipe(name_or_path: str) -> Recipe:
@@ -68,9 +114,9 @@ def load_recipe(name_or_path: str) -> Recipe:
     text, doc = read_toml(path)
     lines = text.splitlines()
     for table in doc:
-        if table not in ("library", "ops", "unavailable"):
+        if table not in ("library", "ops", "unavailable", "variant"):
             raise UsageError(f"{path}:{toml_line(lines, table)}: unknown table or key '{table}'; a recipe has "
-                             "[library], [ops] and [unavailable]")
+                             "[library], [ops], [unavailable] and [[variant]] tables")
     lib = doc.get("library")
     if not isinstance(lib, dict):
         raise UsageError(f"{path}:1: expected a [library] table")
@@ -92,22 +138,29 @@ def load_recipe(name_or_path: str) -> Recipe:
             if not isinstance(text, str):
                 raise UsageError(f"{path}:{toml_line(lines, op)}: [{table}] '{op}' must be a string (what implements "
                                  f"it, or why not), got {text!r}")
-    glue = _inside(FIRMWARE_DIR, lib["glue"], path, lines, "glue")
+    home = recipe_home(path)
+    glue = _in_home(home, lib["glue"], path, lines, "glue")
     if not glue.is_file():
         raise UsageError(f"{path}:{toml_line(lines, 'glue')}: glue file '{lib['glue']}' not found "
-                         f"(expected under {FIRMWARE_DIR})")
-    config = _inside(FIRMWARE_DIR, lib["config_dir"], path, lines, "config_dir") if lib.get("config_dir") else None
+                         f"(expected {glue}, relative to {home})")
+    config = _in_home(home, lib["config_dir"], path, lines, "config_dir") if lib.get("config_dir") else None
     if config is not None and not config.is_dir():
-        raise UsageError(f"{path}:{toml_line(lines, 'config_dir')}: config_dir '{lib['config_dir']}' is not a directory")
+        raise UsageError(f"{path}:{toml_line(lines, 'config_dir')}: config_dir '{lib['config_dir']}' is not a "
+                         f"directory (expected {config}, relative to {home})")
     for key in ("sources", "include_dirs"):
         for rel in lib.get(key, []):
             _relative_inside(rel, path, lines, key)
+    if not lib.get("crate"):
+        _relative_inside(lib.get("root", ""), path, lines, "root")
+    cflags = lib.get("cflags", [])
+    _check_cflags(cflags, path, toml_line(lines, "cflags"))
+    variants = _variants(doc.get("variant", []), path, lines, ops)
     return Recipe(path=path, name=lib["name"], version=str(lib["version"]), glue=glue,
                   sources=lib["sources"], include_dirs=lib.get("include_dirs", []),
                   defines=lib.get("defines", []), config_dir=config, crate=lib.get("crate", ""),
                   crate_version=str(lib.get("crate_version", "")), root=lib.get("root", ""),
                   license=lib.get("license", ""), heap=lib.get("heap", False), ops=dict(ops),
-                  unavailable=dict(unavailable))
+                  unavailable=dict(unavailable), cflags=cflags, variants=variants, home=home)
 
 
 # [library] keys and what each must hold
@@ -121,24 +174,83 @@ def _check_types(path: Path, lines: list[str], lib: dict) -> None:
     for key, (typ, what) in _TYPES.items():
         if key in lib and (not isinstance(lib[key], typ) or (typ is not bool and isinstance(lib[key], bool))):
             raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' must be {what}, got {lib[key]!r}")
-    for key in ("sources", "include_dirs", "defines"):
+    for key in ("sources", "include_dirs", "defines", "cflags"):
         if key in lib and not (isinstance(lib[key], list) and all(isinstance(x, str) for x in lib[key])):
             raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' must be a list of strings")
     if not lib["sources"]:
         raise UsageError(f"{path}:{toml_line(lines, 'sources')}: 'sources' is empty; name at least one source file")
 
 
-def _inside(base: Path, rel: str, path: Path, lines: list[str], key: str) -> Path:
-    """base/rel, or rel beside the recipe (a user's recipe keeps its glue next to it); refused when
-    it leads out of both (an absolute path elsewhere, '..' past the top): a recipe names files of
-    cryptobench's firmware tree or of its own folder, nothing else."""
-    roots = (base.resolve(), path.parent.resolve())
-    candidates = [(root / rel).resolve() for root in roots]
-    inside = [c for c in candidates if any(c.is_relative_to(r) for r in roots)]
-    if not inside:
-        raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' = '{rel}' leads outside {base} and the recipe's "
-                         "folder; give a path inside one of them")
-    return next((c for c in inside if c.exists()), inside[0])
+def _check_cflags(cflags: list[str], path: Path, line: int) -> None:
+    for flag in cflags:
+        if not flag.startswith("-"):
+            raise UsageError(f"{path}:{line}: 'cflags' entry '{flag}' is not a compiler option; expected flags "
+                             "such as \"-std=gnu11\" or \"-Wno-unused-parameter\"")
+        if any(flag == r or (r.endswith("=") or r == "-O") and flag.startswith(r) for r in RESERVED_CFLAGS):
+            raise UsageError(f"{path}:{line}: 'cflags' entry '{flag}' is set by cryptobench itself (--cpu chooses "
+                             "-mcpu/-mfpu/-mfloat-abi, --opt the -O level); leave it out")
+
+
+def _variants(tables, path: Path, lines: list[str], ops: dict) -> list[Variant]:
+    """The [[variant]] tables: each a build of its own (defines, cflags) chosen by op and params."""
+    if not isinstance(tables, list):
+        raise UsageError(f"{path}:{toml_line(lines, 'variant')}: 'variant' must be [[variant]] tables")
+    starts = [i for i, l in enumerate(lines) if l.strip().replace(" ", "").startswith("[[variant]]")]
+    out, names = [], set()
+    for n, t in enumerate(tables):
+        begin = starts[n] if n < len(starts) else 0
+        end = starts[n + 1] if n + 1 < len(starts) else None
+        at = lambda key: toml_line(lines, key, begin, end)
+        for key in t:
+            if key not in VARIANT_KEYS:
+                raise UsageError(f"{path}:{at(key)}: unknown key '{key}' in [[variant]]; valid: "
+                                 + ", ".join(sorted(VARIANT_KEYS)))
+        name = t.get("name")
+        if not isinstance(name, str) or not name.replace("-", "").replace("_", "").isalnum():
+            raise UsageError(f"{path}:{at('name') if 'name' in t else begin + 1}: a [[variant]] needs a 'name' of "
+                             f"letters, digits, '-' or '_', got {name!r}")
+        if name in names:
+            raise UsageError(f"{path}:{at('name')}: variant name '{name}' is used twice; each variant needs its own")
+        names.add(name)
+        when = t.get("when", {})
+        if not isinstance(when, dict):
+            raise UsageError(f"{path}:{at('when')}: 'when' must be a table of catalog parameters, e.g. "
+                             "{ key_bits = 128 }")
+        for k, v in when.items():
+            if k not in PARAM_NAMES:
+                raise UsageError(f"{path}:{at('when')}: 'when' names '{k}', not a catalog parameter; valid: "
+                                 + ", ".join(PARAM_NAMES))
+            if not isinstance(v, (str, int)) or isinstance(v, bool):
+                raise UsageError(f"{path}:{at('when')}: 'when' {k} = {v!r}: expected a number or a string")
+        for key in ("ops", "defines", "cflags"):
+            if key in t and not (isinstance(t[key], list) and all(isinstance(x, str) for x in t[key])):
+                raise UsageError(f"{path}:{at(key)}: '{key}' in [[variant]] must be a list of strings")
+        for op in t.get("ops", []):
+            if op not in ops:
+                raise UsageError(f"{path}:{at('ops')}: variant '{name}' names op '{op}', which [ops] does not list")
+        _check_cflags(t.get("cflags", []), path, at("cflags"))
+        out.append(Variant(name, dict(when), list(t.get("ops", [])), list(t.get("defines", [])),
+                           list(t.get("cflags", []))))
+    return out
+
+
+def _in_home(home: Path, rel: str, path: Path, lines: list[str], key: str) -> Path:
+    """home/rel, symlinks followed; refused when it leads out of the recipe's home (an absolute
+    path elsewhere, '..' past the top, a link out). A path into the library tree is checked by
+    resolve(), which knows the tree: until then it is only required to be relative."""
+    if rel.startswith(HARNESS_PREFIX):           # a file of cryptobench's own harness (a bundled glue)
+        target = (FIRMWARE_DIR / rel[len(HARNESS_PREFIX):]).resolve()
+        if not target.is_relative_to(FIRMWARE_DIR.resolve()):
+            raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' = '{rel}' leads outside {FIRMWARE_DIR}; "
+                             f"expected '{HARNESS_PREFIX}' and a path inside it, e.g. '{HARNESS_PREFIX}glue/mbedtls.c'")
+        return target
+    target = (home / rel).resolve()
+    if target.is_relative_to(home):
+        return target
+    if Path(rel).is_absolute():
+        raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' = '{rel}' leads outside the recipe's folder "
+                         f"{home}; expected a path relative to it (or inside the library tree)")
+    return target                      # maybe inside the library tree: resolve() decides
 
 
 def _relative_inside(rel: str, path: Path, lines: list[str], key: str) -> None:
@@ -151,12 +263,25 @@ def _relative_inside(rel: str, path: Path, lines: list[str], key: str) -> None:
             break
     if Path(rel).is_absolute() or depth < 0:
         raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' entry '{rel}' leads outside the library's tree; "
-                         "give a path relative to it")
+                         "expected a path relative to it")
+
+
+def _confined(target: Path, recipe: Recipe, root: Path, lines: list[str], key: str, shown: str) -> None:
+    """`target` (symlinks followed) must lie inside the recipe's home or the library tree (or, for
+    a 'harness:' path, cryptobench's harness/firmware)."""
+    real = target.resolve()
+    if key in ("glue", "config_dir") and real.is_relative_to(FIRMWARE_DIR.resolve()):
+        return
+    if not (real.is_relative_to(recipe.home) or real.is_relative_to(root.resolve())):
+        raise UsageError(f"{recipe.path}:{toml_line(lines, key)}: '{key}' entry '{shown}' leads to {real}, outside "
+                         f"the recipe's folder {recipe.home} and the library tree {root}; expected a path inside "
+                         "one of them")
 
 
 def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: None) -> Recipe:
     """Find the library's tree: the user's --library-source, or the recipe's crate, fetched into the
-    cache on first use. Then check that every source and include dir is there."""
+    cache on first use, or (no crate) `root` in the recipe's folder. Then check that every source
+    and include dir is there and that no path leads out of the recipe's folder and the tree."""
     if library_source is not None:
         root = Path(library_source)
         if not root.is_dir():
@@ -173,15 +298,25 @@ def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: No
                                  + (proc.stderr.strip().splitlines() or ["no output"])[-1])
         root = unpacked / recipe.root
     else:
-        raise UsageError(f"{recipe.path}: the recipe names no crate; give --library-source DIR")
+        root = recipe.home / recipe.root
+        if not root.is_dir():
+            raise UsageError(f"{recipe.path}: the recipe names no crate and '{root}' is not a directory; give "
+                             "--library-source DIR (or 'root', the library's folder relative to the recipe)")
     recipe.source_dir = root
     lines = read_utf8(recipe.path).splitlines()
+    _confined(recipe.glue, recipe, root, lines, "glue", str(recipe.glue))
+    if recipe.config_dir is not None:
+        _confined(recipe.config_dir, recipe, root, lines, "config_dir", str(recipe.config_dir))
     for pattern in recipe.sources:
-        if not glob.glob(str(root / pattern)):
+        hits = glob.glob(str(root / pattern))
+        if not hits:
             raise UsageError(f"{recipe.path}:{toml_line(lines, 'sources')}: key 'sources': '{pattern}' matches no "
                              f"file under {root}")
+        for hit in hits:
+            _confined(Path(hit), recipe, root, lines, "sources", pattern)
     for inc in recipe.include_dirs:
         if not (root / inc).is_dir():
             raise UsageError(f"{recipe.path}:{toml_line(lines, 'include_dirs')}: key 'include_dirs': '{inc}' is not a "
                              f"directory under {root}")
+        _confined(root / inc, recipe, root, lines, "include_dirs", inc)
     return recipe

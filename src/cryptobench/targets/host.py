@@ -18,7 +18,7 @@ from ..sampling import (DEFAULT_BUDGET_S, DEFAULT_PRECISION, PER_VISIT, CellSamp
                         estimator_for)
 from ..secure import close_provision, open_provision
 from ..stats import summarize
-from ..verify import Verifier
+from ..verify import Verifier, load_vectors
 from .base import RunSession
 
 TARGET = "host"
@@ -119,7 +119,7 @@ class HostTarget:
 
     def measure(self, session: RunSession) -> None:
         self.session = session
-        verifier = Verifier(self.procs)
+        verifier = Verifier(self.procs, load_vectors(extra=self.plan.options.extra.get("vectors") or ()))
         if self.meter is not None:
             from ..meters.session import EnergySession
             self.energy = EnergySession(self.meter, int(self.plan.options.extra.get("energy_windows") or 5),

@@ -20,7 +20,7 @@ from .. import records
 from ..records import Plan, cell_key
 from .base import RunSession
 from .boards import BOARDS
-from ..verify import load_vectors
+from ..verify import NO_REFERENCE, load_vectors, python_reference
 
 HOST_CHECKER = "openssl"       # the host harness engine that makes inputs and checks outputs
 QEMU_REPEAT = 1                # QEMU has no cycle model: one run gives output, stack and heap
@@ -91,7 +91,7 @@ class McuTarget:
         self.target = plan.target
         self.board = BOARDS[self.target["board"]]
         self._run_image = run_image
-        self.vectors = load_vectors()
+        self.vectors = load_vectors(extra=plan.options.extra.get("vectors") or ())
         self.host: HarnessProcess | None = None
 
     # --- target ----------------------------------------------------------------------------
@@ -173,19 +173,36 @@ class McuTarget:
         groups = [(i, g) for i, g in enumerate(self.plan.groups) if cell_key(g.op, g.params, recipe.name) not in done]
         if not groups:
             return
+        empties: dict = {}             # variant name -> the empty image of that build
+
+        def empty_of(b: FirmwareBuilder):
+            key = b.variant.name if b.variant else None
+            if key not in empties:
+                empties[key] = b.image("empty", [], plan_c([], [], self.board.name, b.cpu, "empty"))
+            return empties[key]
         try:
-            empty = builder.image("empty", [], plan_c([], [], self.board.name, builder.cpu, "empty"))
+            empty_of(builder)
         except BuildError as exc:
             for i, g in groups:
                 self._save(i, g, recipe.name, "failed", "n/a", f"build failed: {exc.tail}")
             return
-        by_op: dict[str, list] = {}
+        by_op: dict[tuple, list] = {}  # (op, variant) -> cells: each variant of the recipe is a build of its own
         for i, g in groups:
-            by_op.setdefault(g.op, []).append((i, g))
-        for op, items in by_op.items():
+            variant = recipe.variant_for(g.op, g.params)
+            by_op.setdefault((g.op, variant.name if variant else None), []).append((i, g, variant))
+        for (op, _), entries in by_op.items():
+            items = [(i, g) for i, g, _ in entries]
+            variant = entries[0][2]
+            vb = builder.for_variant(variant)
             if self.progress:
                 self.progress({"op": op, "params": {"library": recipe.name}}, "start")
-            self._run_op(recipe, builder, empty, op, items)
+            try:
+                empty = empty_of(vb)
+            except BuildError as exc:
+                for i, g in items:
+                    self._save(i, g, recipe.name, "failed", "n/a", f"build failed: {exc.tail}")
+            else:
+                self._run_op(recipe, vb, empty, op, items)
             if self.progress:
                 self.progress({"op": op, "params": {"library": recipe.name}}, "end", len(items))
 
@@ -210,8 +227,11 @@ class McuTarget:
             for i, g in items:
                 save(i, g, "failed", "n/a", f"could not make inputs on the host: {exc}")
             return
-        kats = [k for v in matching_vectors_for_op(self.vectors, op) if (k := kat_from_vector(v, op))]
-        build = f"{recipe.name} {builder.cpu} -{builder.opt}"
+        variant = builder.variant
+        kats = [k for v in matching_vectors_for_op(self.vectors, op)
+                if (variant is None or all(v["params"].get(p, x) == x for p, x in variant.when.items()))
+                and (k := kat_from_vector(v, op))]
+        build = f"{recipe.name} {builder.cpu} -{builder.opt}" + (f" {variant.name}" if variant else "")
         try:
             size_img = builder.image(op, [op], plan_c([], [], self.board.name, builder.cpu, build))
             run_img = builder.image(op + ".run", [op], plan_c(kats, cells, self.board.name, builder.cpu, build))
@@ -253,11 +273,14 @@ class McuTarget:
             verdict, detail = self._check(op, g.params, bytes.fromhex(line.get("out", "")), checks[n])
             if verdict == "fail" or (verdict == "n/a" and not kat_pass):
                 save(i, g, "failed", "fail", detail if verdict == "fail" else
-                     "no known-answer test and no host cross-check for this op: not reported")
+                     "no known-answer test and no host cross-check for this op: not reported"
+                     + (f" ({checks[n]['why']})" if checks[n].get("why") else ""))
                 continue
             parts = [f"{len(kat_pass)} known-answer vectors on the target"] if kat_pass else []
             if verdict == "pass":
                 parts.append(detail)
+            if variant is not None:
+                parts.append("built as " + variant.describe())
             result = {"stack_bytes": int(line.get("stack", 0)), "heap_bytes": int(line.get("heap", 0)),
                       "code_size": sizes, "flags": []}
             samples = None
@@ -337,17 +360,31 @@ class McuTarget:
         try:
             ok, _ = self.host.supports(HOST_CHECKER, op, params)
             if not ok:
-                return {}
+                return self._python_expect(op, params, inputs)
             out = self.host.compute(HOST_CHECKER, op, params, {k: v.hex() for k, v in inputs.values.items()})
-            return {"expect": bytes.fromhex(out[out_name(op)])}
+            return {"expect": bytes.fromhex(out[out_name(op)]), "by": "the host's OpenSSL"}
         except HarnessError:
             return {}
 
+    @staticmethod
+    def _python_expect(op: str, params: Mapping, inputs: Inputs) -> dict:
+        """An op no host engine implements: a maintained Python package's output (verify.python_reference),
+        or {"why": ...} saying why there is none."""
+        from ..extras import MissingExtra
+        try:
+            ref = python_reference(op, params, inputs.values)
+        except MissingExtra as exc:
+            return {"why": str(exc)}
+        if ref is None:
+            return {"why": NO_REFERENCE[op]} if op in NO_REFERENCE else {}
+        return {"expect": ref[0], "by": ref[1]}
+
     def _check(self, op: str, params: Mapping, got: bytes, check: dict) -> tuple[str, str]:
         if "expect" in check:
+            by = check.get("by", "the host's OpenSSL")
             if got == check["expect"]:
-                return "pass", "output matches the host's OpenSSL"
-            return "fail", f"output differs from the host's OpenSSL: got {got.hex()[:48]}…, expected {check['expect'].hex()[:48]}…"
+                return "pass", f"output matches {by}"
+            return "fail", f"output differs from {by}: got {got.hex()[:48]}…, expected {check['expect'].hex()[:48]}…"
         if check.get("equal_halves"):
             half = len(got) // 2
             if half and got[:half] == got[half:]:
