@@ -1,0 +1,297 @@
+"""Your own library, from your own folder (docs/own-library.md): a recipe and a glue outside the
+repository, paths confined to the recipe's folder and the library tree, cflags, build variants,
+the harness's newlib stubs, --vectors DIR, the AES-EAX host reference, and --cpu m4f on the
+simulator. The end-to-end runs start the real cross compiler, QEMU and the simulator."""
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, cli
+
+from cryptobench.errors import UsageError
+from cryptobench.firmware.build import COMMON_CFLAGS, library_cflags
+from cryptobench.firmware.recipes import FIRMWARE_DIR, load_recipe, resolve
+from cryptobench.verify import NO_REFERENCE, load_vectors, python_reference
+
+FIXTURE = ROOT / "tests" / "fixtures" / "own-library"
+MONOCYPHER = Path(os.environ.get("CRYPTOBENCH_CACHE", ROOT / ".cache")) / "crates" / "monocypher-sys-4.0.2" / "Monocypher"
+
+
+@pytest.fixture
+def user_dir(tmp_path):
+    """The fixture copied outside the repository, as a user would keep it."""
+    home = tmp_path / "my-library"
+    shutil.copytree(FIXTURE, home)
+    assert not home.resolve().is_relative_to(ROOT)
+    return home
+
+
+def _run(tmp_path, *args, name="run", exit_code=0):
+    out = tmp_path / f"{name}.json"
+    proc = cli("run", *args, "--db", str(tmp_path / "db.sqlite"), "--json", str(out), "--quiet")
+    assert proc.returncode == exit_code, proc.stderr
+    return proc, json.loads(out.read_text())
+
+
+def _chacha_vector(tmp_path) -> Path:
+    """A user's vector file: one ChaCha20-Poly1305 vector (64-byte message, 12-byte AAD)
+    computed with pycryptodome, in the bundled vectors' format."""
+    from Crypto.Cipher import ChaCha20_Poly1305
+    key, nonce, aad, msg = bytes(range(32)), bytes(range(12)), bytes(range(100, 112)), bytes(range(64))
+    c = ChaCha20_Poly1305.new(key=key, nonce=nonce)
+    c.update(aad)
+    ct, tag = c.encrypt_and_digest(msg)
+    folder = tmp_path / "my-vectors"
+    folder.mkdir()
+    (folder / "mine.json").write_text(json.dumps({"family": "aead", "vectors": [{
+        "id": "user-chapoly-64", "op": "chacha20-poly1305-encrypt", "params": {"bytes": 64, "aad_bytes": 12},
+        "in": {"key": key.hex(), "nonce": nonce.hex(), "aad": aad.hex(), "msg": msg.hex()},
+        "out": {"ct": (ct + tag).hex()}, "source": "computed with pycryptodome for this test"}]}, indent=1))
+    return folder
+
+
+# --- end to end: a library from a folder outside the repository ------------------------------------
+
+@pytest.mark.parametrize("target", [["--target", "qemu:mps2-an385"],
+                                    ["--target", "sim:cortex-m0", "--device", "stm32f030"]],
+                         ids=["qemu", "sim"])
+def test_a_library_from_a_folder_outside_the_repository(tmp_path, user_dir, target):
+    assert MONOCYPHER.is_dir(), "./setup.sh fetches monocypher-sys into .cache/crates"
+    vectors = _chacha_vector(tmp_path)
+    proc, doc = _run(tmp_path, *target, "--recipe", str(user_dir / "recipe.toml"), "--library-source", str(MONOCYPHER),
+                     "--op", "chacha20-poly1305-encrypt", "--param", "bytes=64", "--param", "aad_bytes=0,12",
+                     "--vectors", str(vectors))
+    cells = {r["params"]["aad_bytes"]: r for r in doc["results"]}
+    for aad, r in cells.items():
+        assert r["engine"] == "mono-user" and r["status"] == "ok" and r["kat"] == "pass", (aad, r["detail"])
+        assert "output matches the host's OpenSSL" in r["detail"]
+    # with AAD: the two RFC 8439 vectors and the user's own one (--vectors) pass on the target
+    assert "3 known-answer vectors on the target" in cells[12]["detail"]
+    # without AAD: the recipe's variant 'noaad', a build of its own (its KATs: those with aad_bytes=0 only)
+    assert "built as variant 'noaad'" in cells[0]["detail"] and "GLUE_NO_AAD" in cells[0]["detail"]
+    build = doc["conditions"]["builds"]["mono-user"]
+    assert build["recipe"] == str(user_dir / "recipe.toml") and build["library_cflags"] == "-std=gnu11"
+    assert "noaad" in build["variants"]
+    if target[1].startswith("sim:"):
+        assert all(r["provenance"] == "simulated" and r["cycles"]["per_op_median"] > 0 for r in cells.values())
+    else:
+        assert all("time_s" not in r for r in cells.values())
+
+
+def test_a_library_that_calls_abort_links_and_its_abort_is_reported(tmp_path, user_dir):
+    proc, doc = _run(tmp_path, "--target", "qemu:mps2-an385", "--recipe", str(user_dir / "abort-library" / "recipe.toml"),
+                     "--op", "sha256", "--param", "bytes=64", exit_code=3)
+    (r,) = doc["results"]
+    assert r["status"] == "failed" and "the target faulted (abort at pc=" in r["detail"], r["detail"]
+
+
+def test_sim_cortex_m4_takes_the_m4f_build_its_board_lists(tmp_path):
+    proc, doc = _run(tmp_path, "--target", "sim:cortex-m4", "--cpu", "m4f", "--device", "cc2652",
+                     "--engine", "monocypher", "--op", "sha512", "--param", "bytes=64")
+    (r,) = doc["results"]
+    assert r["status"] == "ok" and r["kat"] == "pass", r["detail"]
+    assert doc["conditions"]["target"]["cpu"] == "m4f" and "-mfloat-abi=hard" in doc["conditions"]["builds"]["monocypher"]["cflags"]
+    bad = cli("run", "--target", "sim:cortex-m4", "--cpu", "m7", "--device", "cc2652", "--op", "sha512")
+    assert bad.returncode == 2 and "valid here: m4, m4f" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+# --- paths ---------------------------------------------------------------------------------------
+
+def _recipe(folder: Path, body: str, name="r.toml") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    p = folder / name
+    p.write_text(body)
+    return p
+
+
+BASE = '[library]\nname = "x"\nversion = "1"\n'
+
+
+def test_paths_resolve_in_the_recipes_folder_and_the_library_tree(tmp_path):
+    home, tree = tmp_path / "home", tmp_path / "tree"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "a.c").write_text("int a;\n")
+    _recipe(home / "cfg", "", "config.h")
+    (home / "glue.c").write_text("\n")
+    r = resolve(load_recipe(str(_recipe(home, BASE + 'glue = "glue.c"\nconfig_dir = "cfg"\ninclude_dirs = ["src"]\n'
+                                                   'sources = ["src/*.c"]\n'))), tree)
+    assert r.glue == (home / "glue.c").resolve() and r.config_dir == (home / "cfg").resolve()
+    assert r.files() == [tree / "src" / "a.c"]
+    # no crate and no --library-source: `root` inside the recipe's folder is the tree
+    (home / "lib").mkdir()
+    (home / "lib" / "b.c").write_text("int b;\n")
+    r = resolve(load_recipe(str(_recipe(home, BASE + 'root = "lib"\nglue = "glue.c"\nsources = ["b.c"]\n', "own.toml"))))
+    assert r.files() == [home / "lib" / "b.c"]
+    # a bundled glue from a recipe of one's own
+    r = load_recipe(str(_recipe(home, BASE + 'glue = "harness:glue/mbedtls.c"\nsources = ["a.c"]\n', "h.toml")))
+    assert r.glue == FIRMWARE_DIR.resolve() / "glue" / "mbedtls.c"
+    # bundled recipes keep their rule: glue and config_dir under harness/firmware
+    assert load_recipe("mbedtls").config_dir == FIRMWARE_DIR.resolve() / "config"
+
+
+@pytest.mark.parametrize("case", ["dotdot", "absolute", "symlink-glue", "symlink-source", "harness-escape",
+                                  "root-escape"])
+def test_a_path_out_of_the_recipes_folder_and_the_tree_is_refused(tmp_path, case):
+    home, tree, outside = tmp_path / "home", tmp_path / "tree", tmp_path / "elsewhere"
+    for d in (home, tree, outside):
+        d.mkdir()
+    (outside / "evil.c").write_text("int evil;\n")
+    (home / "glue.c").write_text("\n")
+    (tree / "a.c").write_text("int a;\n")
+    glue, sources, line = "glue.c", '["a.c"]', 4
+    if case == "dotdot":
+        glue = "../elsewhere/evil.c"
+    elif case == "absolute":
+        glue = str(outside / "evil.c")
+    elif case == "symlink-glue":
+        (home / "link.c").symlink_to(outside / "evil.c")
+        glue = "link.c"
+    elif case == "symlink-source":
+        (tree / "link.c").symlink_to(outside / "evil.c")
+        sources, line = '["a.c", "link.c"]', 5
+    elif case == "harness-escape":
+        glue = "harness:../../README.md"
+    elif case == "root-escape":
+        path = _recipe(home, BASE + 'root = "../elsewhere"\nglue = "glue.c"\nsources = ["evil.c"]\n')
+        with pytest.raises(UsageError) as exc:
+            resolve(load_recipe(str(path)))
+        assert f"{path}:4:" in str(exc.value) and "'root'" in str(exc.value) and "\n" not in str(exc.value)
+        return
+    path = _recipe(home, BASE + f'glue = "{glue}"\nsources = {sources}\n')
+    with pytest.raises(UsageError) as exc:
+        resolve(load_recipe(str(path)), tree)
+    msg = str(exc.value)
+    assert msg.startswith(f"{path}:{line}:") and "\n" not in msg, msg
+    assert "outside" in msg and "expected" in msg, msg
+
+
+def test_the_monocypher_fixture_keeps_to_its_own_folder():
+    r = load_recipe(str(FIXTURE / "recipe.toml"))
+    assert r.home == FIXTURE.resolve() and r.glue == FIXTURE.resolve() / "glue.c" and not r.crate
+
+
+# --- cflags and variants ------------------------------------------------------------------------
+
+def test_cflags_come_after_the_defaults_and_their_std_replaces_c11():
+    flags = ["-mcpu=cortex-m3", "-Os", *COMMON_CFLAGS]
+    assert library_cflags(flags, []) == flags
+    got = library_cflags(flags, ["-std=gnu11", "-Wno-unused"])
+    assert "-std=c11" not in got and got[-2:] == ["-std=gnu11", "-Wno-unused"]
+    assert library_cflags(flags, ["-Wno-unused"])[-1] == "-Wno-unused" and "-std=c11" in got + flags
+
+
+@pytest.mark.parametrize("line,want", [
+    ('cflags = ["-O3"]', "set by cryptobench itself"),
+    ('cflags = ["-mcpu=cortex-m7"]', "set by cryptobench itself"),
+    ('cflags = ["gnu11"]', "is not a compiler option"),
+    ('cflags = "-std=gnu11"', "must be a list of strings"),
+])
+def test_bad_cflags_are_one_line_errors(tmp_path, line, want):
+    path = _recipe(tmp_path, BASE + f'glue = "harness:glue/mbedtls.c"\nsources = ["a.c"]\n{line}\n')
+    with pytest.raises(UsageError) as exc:
+        load_recipe(str(path))
+    assert str(exc.value).startswith(f"{path}:6:") and want in str(exc.value)
+
+
+VARIANTS = BASE + '''glue = "harness:glue/mbedtls.c"
+sources = ["a.c"]
+
+[ops]
+"aes-gcm-encrypt" = "x"
+"sha256" = "y"
+
+[[variant]]
+name = "k128"
+when = { key_bits = 128 }
+ops = ["aes-gcm-encrypt"]
+defines = ["KEY_BITS=128"]
+
+[[variant]]
+name = "k256"
+when = { key_bits = 256 }
+defines = ["KEY_BITS=256"]
+cflags = ["-funroll-loops"]
+'''
+
+
+def test_variants_are_chosen_by_the_ops_parameters(tmp_path):
+    r = load_recipe(str(_recipe(tmp_path, VARIANTS)))
+    assert [v.name for v in r.variants] == ["k128", "k256"]
+    assert r.variant_for("aes-gcm-encrypt", {"key_bits": 128}).defines == ["KEY_BITS=128"]
+    assert r.variant_for("aes-gcm-encrypt", {"key_bits": 256}).cflags == ["-funroll-loops"]
+    assert r.variant_for("aes-gcm-encrypt", {"key_bits": 192}) is None      # the [library] build
+    assert r.variant_for("sha256", {"bytes": 64}) is None
+
+
+@pytest.mark.parametrize("old,new,line,want", [
+    ('when = { key_bits = 128 }', 'when = { key_size = 128 }', 13, "not a catalog parameter"),
+    ('ops = ["aes-gcm-encrypt"]', 'ops = ["aes-ccm-encrypt"]', 14, "which [ops] does not list"),
+    ('name = "k256"', 'name = "k128"', 18, "used twice"),
+    ('cflags = ["-funroll-loops"]', 'cflags = ["-O0"]', 21, "set by cryptobench itself"),
+    ('defines = ["KEY_BITS=256"]', 'define = ["KEY_BITS=256"]', 20, "unknown key 'define' in [[variant]]"),
+])
+def test_bad_variants_are_one_line_errors(tmp_path, old, new, line, want):
+    path = _recipe(tmp_path, VARIANTS.replace(old, new))
+    with pytest.raises(UsageError) as exc:
+        load_recipe(str(path))
+    assert str(exc.value).startswith(f"{path}:{line}:") and want in str(exc.value), str(exc.value)
+
+
+# --- vectors and host references ------------------------------------------------------------------
+
+def test_user_vectors_add_to_the_base_set_and_the_env_var_still_replaces_it(tmp_path, monkeypatch):
+    base = load_vectors()
+    mine = _chacha_vector(tmp_path)
+    both = load_vectors(extra=[mine])
+    assert len(both) == len(base) + 1 and both[-1]["id"] == "user-chapoly-64"
+    other = tmp_path / "replacement"
+    other.mkdir()
+    shutil.copy(mine / "mine.json", other / "only.json")
+    monkeypatch.setenv("CRYPTOBENCH_VECTORS", str(other))
+    assert [v["id"] for v in load_vectors(extra=[mine])] == ["user-chapoly-64", "user-chapoly-64"]
+
+
+@pytest.mark.parametrize("edit,want", [
+    (lambda v: v.update(op="chacha99"), "unknown op 'chacha99'"),
+    (lambda v: v["in"].update(key="zz"), "in.key is not hex"),
+    (lambda v: v["params"].update(key_bits=128), "'key_bits' is not a parameter of chacha20-poly1305-encrypt"),
+    (lambda v: v.pop("out"), "lacks out"),
+])
+def test_bad_user_vectors_are_one_line_errors_before_the_run(tmp_path, edit, want):
+    folder = _chacha_vector(tmp_path)
+    doc = json.loads((folder / "mine.json").read_text())
+    edit(doc["vectors"][0])
+    (folder / "mine.json").write_text(json.dumps(doc, indent=1))
+    proc = cli("run", "--target", "qemu:mps2-an385", "--engine", "monocypher", "--op", "sha512",
+               "--vectors", str(folder), "--db", str(tmp_path / "db.sqlite"))
+    assert proc.returncode == 2 and want in proc.stderr, proc.stderr
+    op_line = (folder / "mine.json").read_text().splitlines().index('   "op": "%s",' % doc["vectors"][0]["op"]) + 1
+    assert len(proc.stderr.strip().splitlines()) == 1 and f"{folder / 'mine.json'}:{op_line}:" in proc.stderr
+    assert not (tmp_path / "db.sqlite").exists()
+
+
+def test_aes_eax_has_a_host_reference_and_norx_says_why_not():
+    # EAX paper (Bellare, Rogaway, Wagner), test vector 1 (empty message) and 2 (2 bytes)
+    ref = python_reference("aes-eax-encrypt", {}, {"key": bytes.fromhex("233952DEE4D5ED5F9B9C6D6FF80FF478"),
+                                                    "iv": bytes.fromhex("62EC67F9C3A4A407FCB2A8C49031A8B3"),
+                                                    "aad": bytes.fromhex("6BFB914FD07EAE6B"), "msg": b""})
+    assert ref[0].hex() == "e037830e8389f27b025a2d6527e79d01" and "pycryptodome" in ref[1]
+    ref = python_reference("aes-eax-encrypt", {}, {"key": bytes.fromhex("91945D3F4DCBEE0BF45EF52255F095A4"),
+                                                    "iv": bytes.fromhex("BECAF043B0A23D843194BA972C66DEBD"),
+                                                    "aad": bytes.fromhex("FA3BFD4806EB53FA"), "msg": bytes.fromhex("F7FB")})
+    assert ref[0].hex() == "19dd5c4c9331049d0bdab0277408f67967e5"
+    assert python_reference("norx32-4-1-encrypt", {}, {}) is None
+    assert "no maintained Python package" in NO_REFERENCE["norx32-4-1-encrypt"]
+
+
+def test_an_eax_cell_on_a_target_is_cross_checked_against_the_reference():
+    from cryptobench.firmware.plan import Inputs
+    from cryptobench.targets.mcu import McuTarget
+    vals = {"key": bytes(16), "iv": bytes(16), "aad": b"", "msg": bytes(16)}
+    check = McuTarget._python_expect("aes-eax-encrypt", {"key_bits": 128}, Inputs("aes-eax-encrypt", {}, vals))
+    assert check["expect"] == python_reference("aes-eax-encrypt", {}, vals)[0] and "pycryptodome" in check["by"]
+    check = McuTarget._python_expect("norx32-4-1-encrypt", {}, Inputs("norx32-4-1-encrypt", {}, {}))
+    assert "no maintained Python package" in check["why"]
