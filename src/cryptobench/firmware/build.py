@@ -131,7 +131,7 @@ class FirmwareBuilder:
         self.tool = toolchain()
         self.flags = cpu_flags(cpu, opt) + COMMON_CFLAGS
         defines = recipe.defines + (variant.defines if variant else [])
-        self.extra_cflags = recipe.cflags + (variant.cflags if variant else [])
+        self.extra_cflags = getattr(recipe, "cflags", []) + (variant.cflags if variant else [])
         self.lib_cflags = (library_cflags(self.flags, self.extra_cflags)
                            + [f"-I{recipe.source_dir / d}" for d in recipe.include_dirs]
                            + ([f"-I{recipe.config_dir}"] if recipe.config_dir else [])
@@ -152,7 +152,8 @@ class FirmwareBuilder:
                 "board": self.board.name, "cpu": self.cpu, "opt": self.opt,
                 "counter": CPUS[self.cpu]["counter"], "console": self.board.console,
                 **({"library_cflags": " ".join(self.extra_cflags)} if self.extra_cflags else {}),
-                **({"variants": {v.name: v.describe() for v in self.recipe.variants}} if self.recipe.variants else {})}
+                **({"variants": {v.name: v.describe() for v in self.recipe.variants}}
+                   if getattr(self.recipe, "variants", None) else {})}
 
     def for_variant(self, variant: Variant | None) -> "FirmwareBuilder":
         """The builder of one of the recipe's variants (None: the [library] build itself)."""

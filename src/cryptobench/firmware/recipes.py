@@ -9,7 +9,8 @@ Where paths lead (docs/own-library.md, "Paths"):
   starts with 'harness:' names a file of harness/firmware from any recipe (a bundled glue);
 * `sources` and `include_dirs` are relative to the library tree: --library-source DIR, else the
   crate's `root` inside the unpacked crate, else (no crate) `root` inside the recipe's home;
-* every path, once symlinks are followed, must stay inside the recipe's home or the library tree."""
+* glue and config_dir, once symlinks are followed, must stay inside the recipe's home; sources
+  and include_dirs inside the library tree (or the recipe's home)."""
 from __future__ import annotations
 
 import glob
@@ -142,11 +143,11 @@ def load_recipe(name_or_path: str) -> Recipe:
     glue = _in_home(home, lib["glue"], path, lines, "glue")
     if not glue.is_file():
         raise UsageError(f"{path}:{toml_line(lines, 'glue')}: glue file '{lib['glue']}' not found "
-                         f"(expected {glue}, relative to {home})")
+                         f"(expected {glue})")
     config = _in_home(home, lib["config_dir"], path, lines, "config_dir") if lib.get("config_dir") else None
     if config is not None and not config.is_dir():
         raise UsageError(f"{path}:{toml_line(lines, 'config_dir')}: config_dir '{lib['config_dir']}' is not a "
-                         f"directory (expected {config}, relative to {home})")
+                         f"directory (expected {config})")
     for key in ("sources", "include_dirs"):
         for rel in lib.get(key, []):
             _relative_inside(rel, path, lines, key)
@@ -236,8 +237,8 @@ def _variants(tables, path: Path, lines: list[str], ops: dict) -> list[Variant]:
 
 def _in_home(home: Path, rel: str, path: Path, lines: list[str], key: str) -> Path:
     """home/rel, symlinks followed; refused when it leads out of the recipe's home (an absolute
-    path elsewhere, '..' past the top, a link out). A path into the library tree is checked by
-    resolve(), which knows the tree: until then it is only required to be relative."""
+    path elsewhere, '..' past the top, a symlink out). A 'harness:' path names a file of
+    cryptobench's harness/firmware instead. (Headers of the library tree are include_dirs.)"""
     if rel.startswith(HARNESS_PREFIX):           # a file of cryptobench's own harness (a bundled glue)
         target = (FIRMWARE_DIR / rel[len(HARNESS_PREFIX):]).resolve()
         if not target.is_relative_to(FIRMWARE_DIR.resolve()):
@@ -245,12 +246,10 @@ def _in_home(home: Path, rel: str, path: Path, lines: list[str], key: str) -> Pa
                              f"expected '{HARNESS_PREFIX}' and a path inside it, e.g. '{HARNESS_PREFIX}glue/mbedtls.c'")
         return target
     target = (home / rel).resolve()
-    if target.is_relative_to(home):
-        return target
-    if Path(rel).is_absolute():
+    if not target.is_relative_to(home):
         raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' = '{rel}' leads outside the recipe's folder "
-                         f"{home}; expected a path relative to it (or inside the library tree)")
-    return target                      # maybe inside the library tree: resolve() decides
+                         f"{home} (to {target}); expected a path inside it")
+    return target
 
 
 def _relative_inside(rel: str, path: Path, lines: list[str], key: str) -> None:
@@ -267,11 +266,8 @@ def _relative_inside(rel: str, path: Path, lines: list[str], key: str) -> None:
 
 
 def _confined(target: Path, recipe: Recipe, root: Path, lines: list[str], key: str, shown: str) -> None:
-    """`target` (symlinks followed) must lie inside the recipe's home or the library tree (or, for
-    a 'harness:' path, cryptobench's harness/firmware)."""
+    """`target` (symlinks followed) must lie inside the recipe's home or the library tree."""
     real = target.resolve()
-    if key in ("glue", "config_dir") and real.is_relative_to(FIRMWARE_DIR.resolve()):
-        return
     if not (real.is_relative_to(recipe.home) or real.is_relative_to(root.resolve())):
         raise UsageError(f"{recipe.path}:{toml_line(lines, key)}: '{key}' entry '{shown}' leads to {real}, outside "
                          f"the recipe's folder {recipe.home} and the library tree {root}; expected a path inside "
@@ -304,9 +300,6 @@ def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: No
                              "--library-source DIR (or 'root', the library's folder relative to the recipe)")
     recipe.source_dir = root
     lines = read_utf8(recipe.path).splitlines()
-    _confined(recipe.glue, recipe, root, lines, "glue", str(recipe.glue))
-    if recipe.config_dir is not None:
-        _confined(recipe.config_dir, recipe, root, lines, "config_dir", str(recipe.config_dir))
     for pattern in recipe.sources:
         hits = glob.glob(str(root / pattern))
         if not hits:
