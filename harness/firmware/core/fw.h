@@ -67,4 +67,10 @@ int fw_random(void *ctx, unsigned char *buf, size_t len);
 void *fw_calloc(size_t n, size_t size);
 void fw_free(void *p);
 
+/* Optional, for replacement code such as Mbed TLS _ALT modules (docs/firmware.md, "Mbed TLS
+ * _ALT"): code linked into the image may define fw_alt_calls() to return a running count of the
+ * calls made into it; the harness then reports, per cell, how many calls the cell made
+ * ("alt_calls"), which shows that the replacement is the code measured. Undefined: no field. */
+uint32_t fw_alt_calls(void) __attribute__((weak));
+
 #endif

@@ -120,11 +120,15 @@ class FirmwareBuilder:
         self.log = log
         self.tool = toolchain()
         self.flags = cpu_flags(cpu, opt) + COMMON_CFLAGS
-        self.lib_cflags = (self.flags + [f"-I{recipe.source_dir / d}" for d in recipe.include_dirs]
+        alt = getattr(recipe, "alt_include_dirs", []), getattr(recipe, "alt_defines", [])
+        # an _ALT header (sha256_alt.h) is found before the library's own include dirs
+        self.lib_cflags = (self.flags + [f"-I{d}" for d in alt[0]] + [f"-D{d}" for d in alt[1]]
+                           + [f"-I{recipe.source_dir / d}" for d in recipe.include_dirs]
                            + ([f"-I{recipe.config_dir}"] if recipe.config_dir else [])
                            + [f"-D{d}" for d in recipe.defines] + [f"-I{CORE}", f"-I{COMMON_DIR}"])
         config = sorted((f.name, _file_digest(f)) for f in recipe.config_dir.glob("*")) if recipe.config_dir else []
-        key = _digest(self.tool["compiler"], self.lib_cflags, str(recipe.source_dir), recipe.sources, config)
+        key = _digest(self.tool["compiler"], self.lib_cflags, str(recipe.source_dir), recipe.sources, config,
+                      *([[str(f) for f in recipe.alt_sources]] if getattr(recipe, "alt_sources", None) else []))
         self.lib_dir = cache_dir() / "firmware" / f"{recipe.name}-{recipe.version}-{cpu}-{opt}-{key}"
         self.compiled = 0
         self._digests: dict[Path, str] = {}    # file -> content digest: headers do not change during a build
@@ -136,7 +140,10 @@ class FirmwareBuilder:
                 "library": self.recipe.name, "library_version": self.recipe.version,
                 "library_source": str(self.recipe.source_dir), "recipe": str(self.recipe.path),
                 "board": self.board.name, "cpu": self.cpu, "opt": self.opt,
-                "counter": CPUS[self.cpu]["counter"], "console": self.board.console}
+                "counter": CPUS[self.cpu]["counter"], "console": self.board.console,
+                **({"alt": {"defines": list(self.recipe.alt_defines),
+                            "sources": [str(f) for f in self.recipe.alt_sources]}}
+                   if getattr(self.recipe, "alt_defines", None) else {})}
 
     # --- compiling ---------------------------------------------------------------------------
     def _file_digest(self, path: Path) -> str:
