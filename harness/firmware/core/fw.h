@@ -72,5 +72,10 @@ void fw_free(void *p);
  * calls made into it; the harness then reports, per cell, how many calls the cell made
  * ("alt_calls"), which shows that the replacement is the code measured. Undefined: no field. */
 uint32_t fw_alt_calls(void) __attribute__((weak));
+/* Optional too: called once at start-up, before anything is printed, where replacement code
+ * defines it (an accelerator's clock and driver set-up, e.g. an SDK's CRYPTO_InitHardware()). The
+ * linker takes an object from the library archive only for a symbol the image needs, so define
+ * it in the file that holds the replacement functions. */
+void fw_alt_init(void) __attribute__((weak));
 
 #endif

@@ -354,6 +354,8 @@ static void run_cell(int index, const fw_cell *c)
 int main(void)
 {
     hal_init();
+    if (fw_alt_init)                /* _ALT replacement code's own set-up (fw.h) */
+        fw_alt_init();
     begin("hello");
     put_str("harness", "cbh-fw");
     put_str("version", HARNESS_VERSION);
