@@ -17,9 +17,10 @@ typedef enum {
     CB_OP_AES_CTR_ENCRYPT,              /* AES-CTR encrypt */
     CB_OP_AES_CCM_ENCRYPT,              /* AES-CCM encrypt+tag */
     CB_OP_AES_GCM_ENCRYPT,              /* AES-GCM encrypt+tag */
-    CB_OP_AES_EAX_ENCRYPT,              /* AES-EAX encrypt+tag (16 B nonce, 16 B tag) */
+    CB_OP_AES_EAX_ENCRYPT,              /* AES-EAX encrypt+tag (16 B tag) */
     CB_OP_CHACHA20_POLY1305_ENCRYPT,    /* ChaCha20-Poly1305 encrypt+tag */
-    CB_OP_NORX32_4_1_ENCRYPT,           /* NORX32-4-1 encrypt+tag */
+    CB_OP_NORX32_4_1_ENCRYPT,           /* NORX32-4-1 v3.0 encrypt+tag */
+    CB_OP_NORX32_4_1_V1_ENCRYPT,        /* NORX32-4-1 v1.0 encrypt+tag (CAESAR round 1, 2014; 8 B nonce, as Cifra 2015) */
     CB_OP_CTR_DRBG_INSTANTIATE,         /* AES-256 CTR_DRBG instantiate */
     CB_OP_CTR_DRBG_RESEED,              /* AES-256 CTR_DRBG reseed */
     CB_OP_CTR_DRBG_GENERATE,            /* AES-256 CTR_DRBG generate */
@@ -65,7 +66,7 @@ typedef enum {
     CB_PARAM_REKEY,                     /* 1: set the key again before every operation (the ... */
     CB_PARAM_AAD_BYTES,                 /* associated data length in bytes */
     CB_PARAM_TAG_BYTES,                 /* CCM tag length in bytes */
-    CB_PARAM_NONCE_BYTES,               /* CCM nonce length in bytes */
+    CB_PARAM_NONCE_BYTES,               /* CCM nonce length in bytes (15 - L: 11 is L = 4, as ... */
     CB_PARAM_CURVE,                     /* elliptic curve */
     CB_PARAM_RSA_BITS,                  /* RSA modulus length in bits */
     CB_PARAM_SOURCE,                    /* where random bytes come from: the engine's own ... */
@@ -179,10 +180,11 @@ static inline const cb_op_info *cb_op(cb_op_id id)
         [CB_OP_AES_EAX_ENCRYPT] = {
             "aes-eax-encrypt", CB_FAMILY_AES,
             CB_PARAM_BIT(CB_PARAM_KEY_BITS) | CB_PARAM_BIT(CB_PARAM_BYTES) |
-            CB_PARAM_BIT(CB_PARAM_AAD_BYTES) | CB_PARAM_BIT(CB_PARAM_REKEY),
+            CB_PARAM_BIT(CB_PARAM_AAD_BYTES) | CB_PARAM_BIT(CB_PARAM_NONCE_BYTES) |
+            CB_PARAM_BIT(CB_PARAM_REKEY),
             {.key_bits = 128, .bytes = 64, .rekey = 0, .aad_bytes = 0, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
-            0, "iv", 16, 1, 0,
+            .nonce_bytes = 16, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            0, "nonce", 0, 1, 0,
         },
         [CB_OP_CHACHA20_POLY1305_ENCRYPT] = {
             "chacha20-poly1305-encrypt", CB_FAMILY_AEAD,
@@ -198,6 +200,13 @@ static inline const cb_op_info *cb_op(cb_op_id id)
             {.key_bits = -1, .bytes = 64, .rekey = -1, .aad_bytes = 0, .tag_bytes = -1,
             .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
             16, "nonce", 16, 1, 0,
+        },
+        [CB_OP_NORX32_4_1_V1_ENCRYPT] = {
+            "norx32-4-1-v1-encrypt", CB_FAMILY_AEAD,
+            CB_PARAM_BIT(CB_PARAM_BYTES) | CB_PARAM_BIT(CB_PARAM_AAD_BYTES),
+            {.key_bits = -1, .bytes = 64, .rekey = -1, .aad_bytes = 0, .tag_bytes = -1,
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            16, "nonce", 8, 1, 0,
         },
         [CB_OP_CTR_DRBG_INSTANTIATE] = {
             "ctr-drbg-instantiate", CB_FAMILY_DRBG,

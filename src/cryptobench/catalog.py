@@ -48,7 +48,13 @@ AAD = Param("aad_bytes", 0, (), "associated data length in bytes")
 TAG = Param("tag_bytes", 16, (4, 6, 8, 10, 12, 14, 16), "CCM tag length in bytes", harness_default=True)
 REKEY = Param("rekey", 0, (0, 1), "1: set the key again before every operation (the key schedule is "
               "part of the timed work, as in `openssl speed -aead`); 0: once per cell", harness_default=True)
-NONCE = Param("nonce_bytes", 13, (7, 8, 9, 10, 11, 12, 13), "CCM nonce length in bytes", harness_default=True)
+NONCE = Param("nonce_bytes", 13, (7, 8, 9, 10, 11, 12, 13), "CCM nonce length in bytes (15 - L: 11 is L = 4, "
+              "as in the Cifra study; 13 is L = 2)", harness_default=True)
+# EAX takes a nonce of any length (Bellare, Rogaway, Wagner); 16 B is the EAX paper's test vectors', 12 B the
+# Cifra study's. A harness reads a left-out nonce_bytes as CCM's 13 (one value per name, cb_ops.h); the
+# orchestrator always sends the op's own, resolved value, so EAX requests and plans carry theirs.
+EAX_NONCE = Param("nonce_bytes", 16, tuple(range(1, 33)), "EAX nonce length in bytes (any length; 1-32 here)",
+                  harness_default=True)
 ECDH_CURVE = Param("curve", "p256", ("p256", "p521", "x25519"), "elliptic curve")
 ECDSA_CURVE = Param("curve", "p256", ("p256", "p521"), "elliptic curve")
 JPAKE_CURVE = Param("curve", "p256", ("p256",), "elliptic curve")
@@ -100,12 +106,15 @@ class Op:
         return int(params.get("nonce_bytes", p.default)) if p is not None else self.iv_bytes
 
 
-def _aes(mode: str, title: str, aead: bool = False, ccm: bool = False, iv: str = "iv", iv_bytes: int = 16) -> Op:
+def _aes(mode: str, title: str, aead: bool = False, ccm: bool = False, iv: str = "iv", iv_bytes: int = 16,
+         nonce: Param | None = None) -> Op:
     params = [KEY_BITS, BYTES]
     if aead:
         params.append(AAD)
     if ccm:
         params += [TAG, NONCE]
+    elif nonce is not None:
+        params.append(nonce)
     params.append(REKEY)
     return Op(f"aes-{mode}-encrypt", "aes", tuple(params), title, payload=True, iv=iv, iv_bytes=iv_bytes)
 
@@ -116,11 +125,19 @@ OPS: dict[str, Op] = {op.id: op for op in [
     _aes("ctr", "AES-CTR encrypt"),
     _aes("ccm", "AES-CCM encrypt+tag", aead=True, ccm=True, iv="nonce", iv_bytes=0),
     _aes("gcm", "AES-GCM encrypt+tag", aead=True, iv_bytes=12),
-    _aes("eax", "AES-EAX encrypt+tag (16 B nonce, 16 B tag)", aead=True),
+    _aes("eax", "AES-EAX encrypt+tag (16 B tag)", aead=True, iv="nonce", iv_bytes=0, nonce=EAX_NONCE),
     Op("chacha20-poly1305-encrypt", "aead", (BYTES, AAD, REKEY), "ChaCha20-Poly1305 encrypt+tag",
        payload=True, reference="RFC 8439", key_bytes=32, iv="nonce", iv_bytes=12),
-    Op("norx32-4-1-encrypt", "aead", (BYTES, AAD), "NORX32-4-1 encrypt+tag", payload=True,
+    Op("norx32-4-1-encrypt", "aead", (BYTES, AAD), "NORX32-4-1 v3.0 encrypt+tag", payload=True,
        reference="NORX v3.0 specification (Aumasson, Jovanovic, Neves)", key_bytes=16, iv="nonce", iv_bytes=16),
+    # The NORX of 2014-2015 is another function (other rate, nonce and initialisation): the Cifra study
+    # measured Cifra's implementation of it (64-bit nonce, 40-byte blocks as the study's chart shows). No
+    # bundled library implements either version, and no maintained Python package has one.
+    Op("norx32-4-1-v1-encrypt", "aead", (BYTES, AAD),
+       "NORX32-4-1 v1.0 encrypt+tag (CAESAR round 1, 2014; 8 B nonce, as Cifra 2015)", payload=True,
+       reference="NORX v1.0 specification (Aumasson, Jovanovic, Neves, CAESAR round 1), as implemented by "
+                 "Cifra (ctz/cifra src/norx.c) at the time of the Cifra AEAD study",
+       key_bytes=16, iv="nonce", iv_bytes=8),
     Op("ctr-drbg-instantiate", "drbg", (), "AES-256 CTR_DRBG instantiate", reference="SP 800-90A"),
     Op("ctr-drbg-reseed", "drbg", (), "AES-256 CTR_DRBG reseed", reference="SP 800-90A"),
     Op("ctr-drbg-generate", "drbg", (DRBG_BYTES,), "AES-256 CTR_DRBG generate", payload=True,

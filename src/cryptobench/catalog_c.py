@@ -31,15 +31,21 @@ def _is_text(p: Param) -> bool:
 
 def catalog_params() -> list[Param]:
     """One Param per parameter name, in order of first use. Params that share a name (bytes,
-    curve) must agree on their type and on what a harness reads when a request leaves them out."""
+    curve) must agree on their type and on what a harness reads when a request leaves them out,
+    except that ops may default a harness-default parameter differently (nonce_bytes: CCM 13, EAX
+    16): a harness reads the first op's default, and the orchestrator always sends the value."""
     seen: dict[str, Param] = {}
     for op in OPS.values():
         for p in op.params:
             first = seen.setdefault(p.name, p)
             if _is_text(first) != _is_text(p) or first.harness_default != p.harness_default or (
-                    p.harness_default and first.default != p.default):
+                    p.harness_default and first.default != p.default and p.name not in OWN_DEFAULTS):
                 raise ValueError(f"catalog parameter '{p.name}' is defined two ways: {first} and {p}")
     return list(seen.values())
+
+
+# harness-default parameters whose catalog default differs per op (see catalog.EAX_NONCE)
+OWN_DEFAULTS = ("nonce_bytes",)
 
 
 def families() -> list[str]:

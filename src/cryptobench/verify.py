@@ -267,17 +267,13 @@ class Verifier:
                                    "engine to cross-check with")
         rnd = lambda n: os.urandom(n).hex()
         inputs = {"msg": rnd(params.get("bytes", 64))}
-        if OPS[op].family != "sha":
-            inputs["key"] = rnd(params.get("key_bits", 256) // 8)
-            inputs["aad"] = rnd(params.get("aad_bytes", 0))
-            inputs["iv"] = rnd(12 if "gcm" in op else 16)
-            inputs["nonce"] = rnd(params.get("nonce_bytes", 12) if "ccm" in op else 12)
-            if "ccm" not in op and "chacha" not in op:
-                inputs.pop("nonce")
-            if "ccm" in op or "chacha" in op or "ecb" in op:
-                inputs.pop("iv")
-            if OPS[op].family == "aes" and not ("ccm" in op or "gcm" in op):
-                inputs.pop("aad")
+        o = OPS[op]
+        if o.family != "sha":                  # a cipher: its key, IV or nonce (the catalog's lengths), AAD
+            inputs["key"] = rnd(o.key_len(params) or 32)
+            if o.iv:
+                inputs[o.iv] = rnd(o.iv_len(params))
+            if o.param("aad_bytes") is not None:
+                inputs["aad"] = rnd(params.get("aad_bytes", 0))
         mine = self._compute(engine, op, params, inputs)
         theirs = self._compute(checkers[0], op, params, inputs)
         if not mine or mine != theirs:

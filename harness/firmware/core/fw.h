@@ -67,4 +67,15 @@ int fw_random(void *ctx, unsigned char *buf, size_t len);
 void *fw_calloc(size_t n, size_t size);
 void fw_free(void *p);
 
+/* Optional, for replacement code such as Mbed TLS _ALT modules (docs/firmware.md, "Mbed TLS
+ * _ALT"): code linked into the image may define fw_alt_calls() to return a running count of the
+ * calls made into it; the harness then reports, per cell, how many calls the cell made
+ * ("alt_calls"), which shows that the replacement is the code measured. Undefined: no field. */
+uint32_t fw_alt_calls(void) __attribute__((weak));
+/* Optional too: called once at start-up, before anything is printed, where replacement code
+ * defines it (an accelerator's clock and driver set-up, e.g. an SDK's CRYPTO_InitHardware()). The
+ * linker takes an object from the library archive only for a symbol the image needs, so define
+ * it in the file that holds the replacement functions. */
+void fw_alt_init(void) __attribute__((weak));
+
 #endif

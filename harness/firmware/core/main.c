@@ -309,6 +309,7 @@ static void run_cell(int index, const fw_cell *c)
     }
     uint32_t stack = 0, n = c->repeat > FW_MAX_REPEAT ? FW_MAX_REPEAT : c->repeat;
     int rc = FW_OK;
+    uint32_t alt0 = fw_alt_calls ? fw_alt_calls() : 0;
     arena_peak = 0;
     arena_exhausted = 0;
     load_io(&c->in);
@@ -345,12 +346,16 @@ static void run_cell(int index, const fw_cell *c)
         put_uint_raw(cyc[r]);
     }
     put_raw("]");
+    if (fw_alt_calls)                                   /* calls into _ALT code: output run + repetitions */
+        put_uint("alt_calls", fw_alt_calls() - alt0);
     end();
 }
 
 int main(void)
 {
     hal_init();
+    if (fw_alt_init)                /* _ALT replacement code's own set-up (fw.h) */
+        fw_alt_init();
     begin("hello");
     put_str("harness", "cbh-fw");
     put_str("version", HARNESS_VERSION);

@@ -132,12 +132,16 @@ class FirmwareBuilder:
         self.flags = cpu_flags(cpu, opt) + COMMON_CFLAGS
         defines = recipe.defines + (variant.defines if variant else [])
         self.extra_cflags = getattr(recipe, "cflags", []) + (variant.cflags if variant else [])
+        alt = getattr(recipe, "alt_include_dirs", []), getattr(recipe, "alt_defines", [])
+        # an _ALT header (sha256_alt.h) is found before the library's own include dirs
         self.lib_cflags = (library_cflags(self.flags, self.extra_cflags)
+                           + [f"-I{d}" for d in alt[0]] + [f"-D{d}" for d in alt[1]]
                            + [f"-I{recipe.source_dir / d}" for d in recipe.include_dirs]
                            + ([f"-I{recipe.config_dir}"] if recipe.config_dir else [])
                            + [f"-D{d}" for d in defines] + [f"-I{CORE}", f"-I{COMMON_DIR}"])
         config = sorted((f.name, _file_digest(f)) for f in recipe.config_dir.glob("*")) if recipe.config_dir else []
-        key = _digest(self.tool["compiler"], self.lib_cflags, str(recipe.source_dir), recipe.sources, config)
+        key = _digest(self.tool["compiler"], self.lib_cflags, str(recipe.source_dir), recipe.sources, config,
+                      *([[str(f) for f in recipe.alt_sources]] if getattr(recipe, "alt_sources", None) else []))
         tag = f"-{variant.name}" if variant else ""
         self.lib_dir = cache_dir() / "firmware" / f"{recipe.name}{tag}-{recipe.version}-{cpu}-{opt}-{key}"
         self.compiled = 0
@@ -153,7 +157,10 @@ class FirmwareBuilder:
                 "counter": CPUS[self.cpu]["counter"], "console": self.board.console,
                 **({"library_cflags": " ".join(self.extra_cflags)} if self.extra_cflags else {}),
                 **({"variants": {v.name: v.describe() for v in self.recipe.variants}}
-                   if getattr(self.recipe, "variants", None) else {})}
+                   if getattr(self.recipe, "variants", None) else {}),
+                **({"alt": {"defines": list(self.recipe.alt_defines),
+                            "sources": [str(f) for f in self.recipe.alt_sources]}}
+                   if getattr(self.recipe, "alt_defines", None) else {})}
 
     def for_variant(self, variant: Variant | None) -> "FirmwareBuilder":
         """The builder of one of the recipe's variants (None: the [library] build itself)."""

@@ -27,7 +27,8 @@ from ..harness import REPO_ROOT
 RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"
 FIRMWARE_DIR = REPO_ROOT / "harness" / "firmware"
 LIBRARY_KEYS = {"name", "version", "crate", "crate_version", "root", "license", "glue", "config_dir",
-                "include_dirs", "sources", "defines", "heap", "cflags"}
+                "include_dirs", "sources", "defines", "heap", "cflags",
+                "alt_sources", "alt_include_dirs", "alt_defines"}     # Mbed TLS _ALT: see docs/firmware.md
 VARIANT_KEYS = {"name", "when", "ops", "defines", "cflags"}
 REQUIRED = ("name", "version", "glue", "sources")
 # flags cryptobench sets itself (--cpu, --opt): a recipe's cflags may not change them
@@ -80,6 +81,12 @@ class Recipe:
     variants: list[Variant] = field(default_factory=list)
     home: Path = FIRMWARE_DIR                  # where glue and config_dir are found
     source_dir: Path | None = None        # set by resolve()
+    # Mbed TLS-style _ALT replacements (docs/firmware.md, "Mbed TLS _ALT"): sources and include
+    # dirs of the user's own folder (beside the recipe), built into the library archive, and the
+    # defines (MBEDTLS_SHA256_ALT, ...) that switch the library's own code off
+    alt_sources: list[Path] = field(default_factory=list)
+    alt_include_dirs: list[Path] = field(default_factory=list)
+    alt_defines: list[str] = field(default_factory=list)
 
     def files(self) -> list[Path]:
         """The source files, globs expanded, in a stable order."""
@@ -87,7 +94,7 @@ class Recipe:
         for pattern in self.sources:
             hits = sorted(glob.glob(str(self.source_dir / pattern)))
             out += [Path(h) for h in hits]
-        return out
+        return out + list(self.alt_sources)
 
     def variant_for(self, op: str, params) -> Variant | None:
         """The first variant whose `ops` and `when` match the cell; None: the [library] build."""
@@ -156,12 +163,42 @@ def load_recipe(name_or_path: str) -> Recipe:
     cflags = lib.get("cflags", [])
     _check_cflags(cflags, path, toml_line(lines, "cflags"))
     variants = _variants(doc.get("variant", []), path, lines, ops)
+    alt_sources, alt_include_dirs = _alt_paths(path, lines, lib)
     return Recipe(path=path, name=lib["name"], version=str(lib["version"]), glue=glue,
                   sources=lib["sources"], include_dirs=lib.get("include_dirs", []),
                   defines=lib.get("defines", []), config_dir=config, crate=lib.get("crate", ""),
                   crate_version=str(lib.get("crate_version", "")), root=lib.get("root", ""),
                   license=lib.get("license", ""), heap=lib.get("heap", False), ops=dict(ops),
-                  unavailable=dict(unavailable), cflags=cflags, variants=variants, home=home)
+                  unavailable=dict(unavailable), cflags=cflags, variants=variants, home=home,
+                  alt_sources=alt_sources, alt_include_dirs=alt_include_dirs, alt_defines=lib.get("alt_defines", []))
+
+
+def _alt_paths(path: Path, lines: list[str], lib: dict) -> tuple[list[Path], list[Path]]:
+    """alt_sources (files or globs) and alt_include_dirs, relative to the recipe's folder and
+    confined to it: the user's replacement code lives beside their recipe, never in cryptobench."""
+    folder = path.parent.resolve()
+    sources, dirs = [], []
+    for key, out in (("alt_sources", sources), ("alt_include_dirs", dirs)):
+        for rel in lib.get(key, []):
+            where = f"{path}:{toml_line(lines, key)}: key '{key}'"
+            target = (folder / rel).resolve()
+            if Path(rel).is_absolute() or not target.is_relative_to(folder):
+                raise UsageError(f"{where}: '{rel}' leads outside the recipe's folder {folder}; give a path "
+                                 "relative to the recipe file, inside its folder")
+            if key == "alt_include_dirs":
+                if not target.is_dir():
+                    raise UsageError(f"{where}: '{rel}' is not a directory under {folder}")
+                out.append(target)
+                continue
+            hits = sorted(Path(h) for h in glob.glob(str(folder / rel)))
+            if not hits:
+                raise UsageError(f"{where}: '{rel}' matches no file under {folder}")
+            out += [h.resolve() for h in hits]
+    if (sources or dirs) and not lib.get("alt_defines"):
+        raise UsageError(f"{path}:{toml_line(lines, 'alt_sources' if sources else 'alt_include_dirs')}: alt sources "
+                         "without 'alt_defines': name the library's switches, e.g. alt_defines = "
+                         "[\"MBEDTLS_SHA256_ALT\"], or the library's own code is built and measured instead")
+    return sources, dirs
 
 
 # [library] keys and what each must hold
@@ -175,7 +212,7 @@ def _check_types(path: Path, lines: list[str], lib: dict) -> None:
     for key, (typ, what) in _TYPES.items():
         if key in lib and (not isinstance(lib[key], typ) or (typ is not bool and isinstance(lib[key], bool))):
             raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' must be {what}, got {lib[key]!r}")
-    for key in ("sources", "include_dirs", "defines", "cflags"):
+    for key in ("sources", "include_dirs", "defines", "cflags", "alt_sources", "alt_include_dirs", "alt_defines"):
         if key in lib and not (isinstance(lib[key], list) and all(isinstance(x, str) for x in lib[key])):
             raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' must be a list of strings")
     if not lib["sources"]:

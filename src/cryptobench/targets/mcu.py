@@ -283,6 +283,8 @@ class McuTarget:
                 parts.append("built as " + variant.describe())
             result = {"stack_bytes": int(line.get("stack", 0)), "heap_bytes": int(line.get("heap", 0)),
                       "code_size": sizes, "flags": []}
+            if "alt_calls" in line:       # calls into _ALT replacement code (fw_alt_calls, core/fw.h)
+                result["alt_calls"] = int(line["alt_calls"])
             samples = None
             if self.target["kind"] != "qemu" and line.get("cyc"):
                 hz = self.target.get("clock_hz") or self.board.clock_hz
