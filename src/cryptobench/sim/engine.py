@@ -29,7 +29,7 @@ SYST_TOP = 0x00FFFFFF
 PPB, PPB_SIZE = 0xE0000000, 0x00100000
 CPU_MODEL = {"cortex-m0": "UC_CPU_ARM_CORTEX_M0", "cortex-m0plus": "UC_CPU_ARM_CORTEX_M0",
              "cortex-m3": "UC_CPU_ARM_CORTEX_M3", "cortex-m4": "UC_CPU_ARM_CORTEX_M4",
-             "cortex-m7": "UC_CPU_ARM_CORTEX_M7"}
+             "cortex-m7": "UC_CPU_ARM_CORTEX_M7", "cortex-m33": "UC_CPU_ARM_CORTEX_M33"}
 UART_DATA = {"stm32-usart": 0x04, "stm32f0-usart": 0x28, "cc26x2-uart": 0x00}   # data register offsets
 
 
