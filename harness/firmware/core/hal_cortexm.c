@@ -326,9 +326,11 @@ void hal_marker(int high)
 
 void hal_init(void)
 {
+#if !defined(FW_CONSOLE_SEMIHOSTING)
+    console_board_init();               /* first: on the CC26x2 it also powers the marker's GPIO */
+#endif
     marker_init();
 #if !defined(FW_CONSOLE_SEMIHOSTING)
-    console_board_init();
     console_init();
 #endif
     counter_init();
