@@ -33,15 +33,18 @@ CPU_MODEL = {"cortex-m0": "UC_CPU_ARM_CORTEX_M0", "cortex-m0plus": "UC_CPU_ARM_C
 UART_DATA = {"stm32-usart": 0x04, "stm32f0-usart": 0x28, "cc26x2-uart": 0x00}   # data register offsets
 
 
-def _uart_status(kind: str, offset: int) -> int:
-    """What a console-table UART's registers read as in the simulator: always ready to send."""
+def _uart_status(kind: str, offset: int) -> int | None:
+    """What a console-table UART's status register reads as in the simulator (always ready to
+    send); None for its other registers, which read back what was written."""
     if kind == "stm32-usart" and offset == 0x00:          # SR: TXE, TC
         return 0xC0
     if kind == "stm32f0-usart" and offset == 0x1C:        # ISR: TXE, TC
         return 0xC0
     if kind == "nrf-uarte" and offset == 0x120:           # EVENTS_ENDTX
         return 1
-    return 0                                              # PL011 FR: neither full nor busy
+    if kind == "cc26x2-uart" and offset == 0x18:          # FR: neither full nor busy
+        return 0
+    return None
 
 
 REG_ALIASES = {"sb": "r9", "sl": "r10", "fp": "r11", "ip": "r12"}
@@ -178,9 +181,8 @@ class Simulator:
         for page in pages:
             def read(uc_, offset, size, user, page=page):
                 addr = page + offset
-                if page == uart_page:
-                    return _uart_status(uart["kind"], addr - uart["base"])
-                return ready.get(addr, regs.get(addr, 0))
+                status = _uart_status(uart["kind"], addr - uart["base"]) if page == uart_page else None
+                return status if status is not None else ready.get(addr, regs.get(addr, 0))
 
             def write(uc_, offset, size, value, user, page=page):
                 addr = page + offset
