@@ -471,7 +471,7 @@ def test_interface():
     assert (T.MODEL_NAME, T.MODEL_VERSION) == ("cbsim-trm", "1")
     assert (T.END_NONE, T.END_COND, T.END_ALWAYS) == (0, 1, 2)
     assert (T.DYN_UDIV, T.DYN_SDIV, T.DYN_LMUL, T.DYN_LMLA) == (1, 2, 3, 4)
-    assert T.CORES == ("cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7")
+    assert T.CORES == ("cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33")
     assert DeviceParams() == DeviceParams(flash_ws=0, prefetch=True, flash_width=4, fast_multiplier=True,
                                           code_in_flash=True)
     with pytest.raises(ValueError):

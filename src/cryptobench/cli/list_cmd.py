@@ -1,4 +1,4 @@
-"""`cryptobench list runs|suites|engines|ops|references`."""
+"""`cryptobench list runs|suites|engines|ops|references|targets`."""
 from __future__ import annotations
 
 from ..catalog import OPS
@@ -10,14 +10,17 @@ NAME = "list"
 
 
 def add_parser(sub) -> None:
-    ls = sub.add_parser("list", help="list stored runs, suites, engines, operations or published references")
-    ls.add_argument("what", choices=["runs", "suites", "engines", "ops", "references"])
+    ls = sub.add_parser("list", help="list stored runs, suites, engines, operations, published references or "
+                                     "microcontroller targets")
+    ls.add_argument("what", choices=["runs", "suites", "engines", "ops", "references", "targets"])
     add_db(ls)
 
 
 def run(args, out) -> int:
     if args.what == "runs":
         _runs(args, out)
+    elif args.what == "targets":
+        _targets(out)
     elif args.what == "suites":
         for name in available_suites():
             s = load_suite(name)
@@ -57,3 +60,27 @@ def _runs(args, out) -> None:
         table.add([str(r["id"]), r["created"], r["status"], r["suite"], r["target"], str(r["cells"]),
                    str(r["failed"]), r["label"]])
     print_table(console_for(out), table)
+
+
+def _targets(out) -> None:
+    """The microcontroller targets: QEMU machines, real boards (with whether they were run on silicon),
+    the simulator's cores and devices (data: targets/boards.toml, sim/devices.toml)."""
+    from ..sim.devices import CORE_CPU, DEVICES
+    from ..sim.timing import ROUGH
+    from ..targets.boards import BOARDS, hardware_note
+    for kind, boards in (("qemu:", [b for b in BOARDS.values() if b.qemu_machine]),
+                         ("board:", [b for b in BOARDS.values() if b.pyocd_target]),
+                         ("", [b for b in BOARDS.values() if b.hardware and not b.pyocd_target])):
+        for b in boards:
+            uart = b.console_uart
+            console = f"{uart['kind']} UART, {uart['pins']}, {uart['baud']} baud" if uart else b.console
+            if b.console == "semihosting" and not b.qemu_machine:
+                console += " (a debugger must be attached)" + (f"; board UART: {b.uart_pins}" if b.uart_pins else "")
+            out.write(f"{kind + b.name:<24} {hardware_note(b)}\n            {b.title}\n"
+                      f"            cpus {', '.join(b.cpus)} (default {b.core}) · {b.clock_hz / 1e6:g} MHz · console {console}"
+                      + (f" · marker {b.marker['pin']}" if b.marker else "") + "\n"
+                      + (f"            flash: {b.flash_method}\n" if b.flash_method else ""))
+    for core, cpu in CORE_CPU.items():
+        devices = [d.name for d in DEVICES.values() if d.core == core]
+        note = "simulator, rough model" if core in ROUGH else "simulator"
+        out.write(f"{'sim:' + core:<24} {note}\n            --cpu {cpu} · --device {', '.join(devices)}\n")

@@ -99,7 +99,7 @@ def add_parser(sub) -> None:
                      help="host (default), qemu:BOARD (functional: no timings), board:NAME with --port, "
                           "or sim:CORE (cycle-approximate simulator, with --device)")
     mcu.add_argument("--device", help="device profile for sim:CORE targets (e.g. stm32f030, cc2652; default: ideal-…)")
-    mcu.add_argument("--cpu", help="core to build for: m0, m0plus, m3, m4, m4f, m7 (default: the board's)")
+    mcu.add_argument("--cpu", help="core to build for: m0, m0plus, m3, m4, m4f, m7, m33, m33f (default: the board's)")
     mcu.add_argument("--opt", help="optimisation level: O0, Os (default), O2, O3")
     mcu.add_argument("--recipe", action="append", metavar="FILE",
                      help="a library recipe .toml of your own (repeatable; default: every built-in recipe)")

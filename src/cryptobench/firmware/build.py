@@ -219,6 +219,11 @@ class FirmwareBuilder:
         else:
             kind, addr = console.split(":")
             defines.append(f"-DFW_CONSOLE_{kind.upper().replace('-', '_')}={addr}")
+            uart = self.board.console_uart          # a UART the HAL sets up: divisor and board steps
+            if uart:
+                steps = ",".join("{%s,%s,%s,%d}" % (hex(a), hex(c), hex(v), w) for a, c, v, w in uart["init"])
+                defines += [f"-DFW_CONSOLE_DIV={hex(uart['div'])}", f"-DFW_CONSOLE_INIT_N={len(uart['init'])}",
+                            f"-DFW_CONSOLE_INIT={{{steps or '{0,0,0,0}'}}}"]
         m = self.board.marker
         if m:
             init = ",".join("{%s,%s,%s}" % tuple(hex(v) for v in op) for op in m["init"])

@@ -9,7 +9,7 @@ from ..errors import UsageError
 
 DEVICES_FILE = Path(__file__).with_name("devices.toml")
 CORE_CPU = {"cortex-m0": "m0", "cortex-m0plus": "m0plus", "cortex-m3": "m3", "cortex-m4": "m4",
-            "cortex-m7": "m7"}
+            "cortex-m7": "m7", "cortex-m33": "m33"}
 
 
 @dataclass(frozen=True)

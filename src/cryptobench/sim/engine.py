@@ -29,7 +29,24 @@ SYST_TOP = 0x00FFFFFF
 PPB, PPB_SIZE = 0xE0000000, 0x00100000
 CPU_MODEL = {"cortex-m0": "UC_CPU_ARM_CORTEX_M0", "cortex-m0plus": "UC_CPU_ARM_CORTEX_M0",
              "cortex-m3": "UC_CPU_ARM_CORTEX_M3", "cortex-m4": "UC_CPU_ARM_CORTEX_M4",
-             "cortex-m7": "UC_CPU_ARM_CORTEX_M7"}
+             "cortex-m7": "UC_CPU_ARM_CORTEX_M7", "cortex-m33": "UC_CPU_ARM_CORTEX_M33"}
+UART_DATA = {"stm32-usart": 0x04, "stm32f0-usart": 0x28, "cc26x2-uart": 0x00}   # data register offsets
+
+
+def _uart_status(kind: str, offset: int) -> int | None:
+    """What a console-table UART's status register reads as in the simulator (always ready to
+    send); None for its other registers, which read back what was written."""
+    if kind == "stm32-usart" and offset == 0x00:          # SR: TXE, TC
+        return 0xC0
+    if kind == "stm32f0-usart" and offset == 0x1C:        # ISR: TXE, TC
+        return 0xC0
+    if kind == "nrf-uarte" and offset == 0x120:           # EVENTS_ENDTX
+        return 1
+    if kind == "cc26x2-uart" and offset == 0x18:          # FR: neither full nor busy
+        return 0
+    return None
+
+
 REG_ALIASES = {"sb": "r9", "sl": "r10", "fp": "r11", "ip": "r12"}
 UNICORN_TESTED = ("2.1.",)       # unicorn releases whose private engine handle unicorn_handle() was tested with
 UNICORN_INSTALL = ".venv/bin/pip install 'unicorn>=2.1,<2.2'"
@@ -144,23 +161,35 @@ class Simulator:
         em.finish(wall)
         return em.report
 
-    def _map_marker(self, uc, report: SimReport, cycles) -> None:
-        """The board's marker GPIO (boards.toml): its registers read back what was written, and
-        every write to the set / clear register is recorded as an edge at the model's cycle count."""
+    def _map_marker(self, uc, report: SimReport, cycles, console_write=None) -> None:
+        """The board's peripheral registers that the firmware touches: the marker GPIO and the UART
+        console with its set-up steps (boards.toml). Registers read back what was written, except
+        that a "wait" step's register reads as the value it waits for and the UART is always ready;
+        every write to the marker's set / clear register is recorded as an edge at the model's cycle
+        count, and console_write(offset, value, registers) gets every write to the UART's page."""
         m = self.board.marker
-        if not m:
-            return
+        uart = self.board.console_uart
         regs: dict[int, int] = {}
-        set_addr, clr_addr = m["set"][0], m["clear"][0]
-        pages = sorted({a & ~0xFFF for a in [set_addr, clr_addr] + [op[0] for op in m["init"]]})
+        ready: dict[int, int] = {a: v for a, _, v, w in uart.get("init", ()) if w} if uart else {}
+        addrs = ([m["set"][0], m["clear"][0]] + [op[0] for op in m["init"]]) if m else []
+        addrs += [step[0] for step in uart.get("init", ())] if uart else []
+        pages = sorted({a & ~0xFFF for a in addrs})
+        uart_page = uart["base"] & ~0xFFF if uart else None
+        if uart_page is not None and uart_page not in pages:
+            pages.append(uart_page)
+        set_addr, clr_addr = (m["set"][0], m["clear"][0]) if m else (None, None)
         for page in pages:
             def read(uc_, offset, size, user, page=page):
-                return regs.get(page + offset, 0)
+                addr = page + offset
+                status = _uart_status(uart["kind"], addr - uart["base"]) if page == uart_page else None
+                return status if status is not None else ready.get(addr, regs.get(addr, 0))
 
             def write(uc_, offset, size, value, user, page=page):
                 addr = page + offset
                 regs[addr] = value
-                if addr == set_addr and value & m["set"][1]:
+                if page == uart_page and console_write is not None:
+                    console_write(addr - uart["base"], value, regs)
+                elif addr == set_addr and value & m["set"][1]:
                     report.marker_edges.append((cycles(), 1))
                 elif addr == clr_addr and value & m["clear"][1]:
                     report.marker_edges.append((cycles(), 0))
@@ -218,7 +247,6 @@ class _Emulation:
         self.cs.detail = True
         uc.mmio_map(PPB, PPB_SIZE, self._ppb_read, None, self._ignore_write, None)
         self._map_console()
-        simulator._map_marker(uc, self.report, self.cycles)
         uc.hook_add(unicorn.UC_HOOK_INTR, self._on_intr)
 
     # --- the target's view -----------------------------------------------------------------------
@@ -254,8 +282,13 @@ class _Emulation:
         pass
 
     def _map_console(self) -> None:
-        """The board's UART (boards.toml console): always ready, every byte written goes to emit."""
+        """The board's UART (boards.toml console): always ready, every byte written goes to emit.
+        The UARTs the HAL sets up with board steps (console tables) are mapped by _map_marker."""
         kind, _, where = self.s.board.console.partition(":")
+        if self.s.board.console_uart:
+            self.s._map_marker(self.uc, self.report, self.cycles, self._uart_write)
+            return
+        self.s._map_marker(self.uc, self.report, self.cycles)
         if kind not in ("nrf-uart", "cmsdk-uart"):
             return
         base = int(where, 16)
@@ -268,6 +301,16 @@ class _Emulation:
                 self.emit(chr(value & 0xFF))
 
         self.uc.mmio_map(base & ~0xFFF, 0x1000, uart_read, None, uart_write, None)
+
+    def _uart_write(self, offset: int, value: int, regs: dict) -> None:
+        """A write to a console-table UART: its data register's byte, or the nRF UARTE's DMA buffer."""
+        kind = self.s.board.console_uart["kind"]
+        if offset == UART_DATA.get(kind):
+            self.emit(chr(value & 0xFF))
+        elif kind == "nrf-uarte" and offset == 0x008 and value:          # TASKS_STARTTX
+            base = self.s.board.console_uart["base"]
+            ptr, n = regs.get(base + 0x544, 0), regs.get(base + 0x548, 0)       # TXD.PTR, TXD.MAXCNT
+            self.emit(bytes(self.uc.mem_read(ptr, n)).decode("utf-8", "replace"))
 
     def _on_intr(self, uc_, intno, user):
         """Semihosting: SYS_WRITE0 prints a string, SYS_EXIT ends the run; anything else is a problem."""

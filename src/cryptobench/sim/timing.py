@@ -8,6 +8,8 @@ Costs come from the instruction timing tables of ARM's Technical Reference Manua
   cortex-m4      DDI 0439B, 3.3.1 "Cortex-M4 instructions", Table 3-1, 3.3.2 "Load/store timings", and
                  chapter 7 (FPU), "FPU instruction set" table
   cortex-m7      no public cycle table: a rough model (see ROUGH and docs/sim-model.md)
+  cortex-m33     the Cortex-M33 TRM (ARM 100230) has no instruction cycle table either: a rough
+                 model, the M4's table read as ARMv7-M timings (see ROUGH and docs/sim-model.md)
 
 block_cost() is called once per block Unicorn translates; the native part (harness/sim/cbsim.c)
 adds the result up at run time, adds the taken-branch extra of END_COND blocks when the next block
@@ -26,8 +28,8 @@ MODEL_VERSION = "1"
 END_NONE, END_COND, END_ALWAYS = 0, 1, 2               # how a block ends
 DYN_UDIV, DYN_SDIV, DYN_LMUL, DYN_LMLA = 1, 2, 3, 4    # data-dependent kinds, evaluated in cbsim.c
 
-CORES = ("cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7")
-ROUGH = {"cortex-m7"}            # dual issue and caches are not modelled: results labelled rough
+CORES = ("cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33")
+ROUGH = {"cortex-m7", "cortex-m33"}   # no public cycle table: results labelled rough
 
 log = logging.getLogger(__name__)
 
@@ -201,9 +203,16 @@ M7 = {                          # ROUGH: no public table. A single-issue reading
     "mrs": 1, "msr": 1, "cps": 1,
 }
 
-TABLES = {"cortex-m0": M0, "cortex-m0plus": M0PLUS, "cortex-m3": M3, "cortex-m4": M4, "cortex-m7": M7}
+M33 = {                         # ROUGH: ARM publishes no cycle table for the Cortex-M33 (its TRM,
+    **M4,                       # ARM 100230, has none). A 3-stage ARMv8-M Mainline core with the DSP
+}                               # extension and an FPv5-SP unit: charged as the M4 (DDI 0439B Table 3-1,
+                                # chapter 7), with the M4's load/store pipelining and the M3's divide.
+                                # Its limited dual issue of 16-bit instructions is not modelled.
+
+TABLES = {"cortex-m0": M0, "cortex-m0plus": M0PLUS, "cortex-m3": M3, "cortex-m4": M4, "cortex-m7": M7,
+          "cortex-m33": M33}
 SMALL_MULTIPLIER = 32            # M0/M0+ MULS with the small (iterative) multiplier
-PIPELINED_LS = {"cortex-m3", "cortex-m4"}    # the 3.3.2 load/store rules
+PIPELINED_LS = {"cortex-m3", "cortex-m4", "cortex-m33"}    # the 3.3.2 load/store rules (M33: assumed)
 DATA_PROCESSING = {"alu", "dsp", "dsp_mul", "mul", "mla", "lmul", "lmla", "div"}
 _NO_DEST = {"cmp", "cmn", "tst", "teq"}
 

@@ -103,7 +103,8 @@ class McuTarget:
         if self.target["kind"] == "qemu":
             from .qemu import run_image
             return run_image(elf, self.board.qemu_machine, timeout_s=self.target.get("timeout_s", 300),
-                             silence_s=self.target.get("silence_s", 30))
+                             silence_s=self.target.get("silence_s", 30),
+                             uart_console=self.board.console != "semihosting")
         from .board_link import run_on_board
         return run_on_board(elf, self.board, self.target["port"], flash=not self.target.get("no_flash"),
                             baud=self.target.get("baud", 115200), timeout_s=self.target.get("timeout_s", 300),

@@ -23,10 +23,11 @@ def qemu_version() -> str:
 
 
 def run_image(elf: Path, machine: str, timeout_s: float = 120.0, silence_s: float = 30.0,
-              on_line=lambda line: None) -> FirmwareReport:
+              on_line=lambda line: None, uart_console: bool = False) -> FirmwareReport:
     """Run `elf` on `machine`; stop at the image's end line, a fault, `timeout_s` in all, or
-    `silence_s` without output."""
-    cmd = [QEMU, "-M", machine, "-nographic", "-monitor", "none", "-serial", "none",
+    `silence_s` without output. The console is semihosting, or with `uart_console` the machine's
+    first serial port (its UART model), both read from QEMU's stdout."""
+    cmd = [QEMU, "-M", machine, "-nographic", "-monitor", "none", "-serial", "stdio" if uart_console else "none",
            "-semihosting-config", "enable=on,target=native", "-kernel", str(elf)]
     report = FirmwareReport()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
