@@ -125,8 +125,8 @@ ENGINES: dict[str, Engine] = {e.name: e for e in [
            "studies",
            binary="cbh-mbedtls-portable", portable_build=True, default=False),
     Engine("psa", "psa", "the PSA Crypto API of Mbed TLS 3.5.1 built from source (psa-crypto-sys 0.13.0) as "
-           "portable C with the firmware's psa recipe config: builtin software, the key imported in every "
-           "operation (docs/psa.md)", binary="cbh-psa", default=False, dispatch=True,
+           "portable C with the firmware's psa recipe config: builtin software; with rekey=1 the key is "
+           "imported in every operation (docs/psa.md)", binary="cbh-psa", default=False, dispatch=True,
            build_hint="make -C harness/host psa builds it from the vendored Mbed TLS 3.5.1 source"),
     Engine("psa-testdriver", "psa", "the psa engine with Mbed TLS's transparent PSA test driver "
            "(tests/src/drivers, PSA_CRYPTO_DRIVER_TEST) standing in for an accelerator: every call is "

@@ -60,6 +60,24 @@ static int psa_ready(void)
     return done;
 }
 
+#if defined(PSA_CB_HOST)
+/* Host only: the psa engine (harness/host/engine_psa.c) sets this while it times a slot whose
+ * key is set up once (rekey=0, and the fixed keys of the EC ops): the last imported key is kept
+ * and handed out again while the same key material, type, algorithm and usage come back, so the
+ * key setup is not inside every operation. Off, every operation imports and destroys its key, as
+ * on the firmware (where this is compiled out). */
+int glue_keep_key;
+static struct {
+    int valid;
+    psa_key_type_t type;
+    psa_algorithm_t alg;
+    psa_key_usage_t usage;
+    size_t len;
+    uint8_t bytes[80];
+    mbedtls_svc_key_id_t id;
+} kept;
+#endif
+
 /* A volatile key for one operation; 0 on failure. */
 static mbedtls_svc_key_id_t import_key(psa_key_type_t type, psa_algorithm_t alg,
                                        psa_key_usage_t usage, const uint8_t *key, size_t len)
@@ -67,12 +85,43 @@ static mbedtls_svc_key_id_t import_key(psa_key_type_t type, psa_algorithm_t alg,
     psa_key_attributes_t attr = PSA_KEY_ATTRIBUTES_INIT;
     mbedtls_svc_key_id_t id = MBEDTLS_SVC_KEY_ID_INIT;
 
+#if defined(PSA_CB_HOST)
+    int same = kept.valid && kept.type == type && kept.alg == alg && kept.usage == usage &&
+               kept.len == len && memcmp(kept.bytes, key, len) == 0;
+    if (glue_keep_key && same)
+        return kept.id;
+    if (kept.valid) {
+        psa_destroy_key(kept.id);
+        kept.valid = 0;
+    }
+#endif
     psa_set_key_type(&attr, type);
     psa_set_key_algorithm(&attr, alg);
     psa_set_key_usage_flags(&attr, usage);
     if (psa_import_key(&attr, key, len, &id) != PSA_SUCCESS)
         return MBEDTLS_SVC_KEY_ID_INIT;
+#if defined(PSA_CB_HOST)
+    if (glue_keep_key && len <= sizeof kept.bytes) {
+        kept.valid = 1;
+        kept.type = type;
+        kept.alg = alg;
+        kept.usage = usage;
+        kept.len = len;
+        memcpy(kept.bytes, key, len);
+        kept.id = id;
+    }
+#endif
     return id;
+}
+
+/* The end of a key's one operation: destroyed, unless it is the kept one (host only). */
+static void release_key(mbedtls_svc_key_id_t id)
+{
+#if defined(PSA_CB_HOST)
+    if (kept.valid && mbedtls_svc_key_id_equal(kept.id, id))
+        return;
+#endif
+    psa_destroy_key(id);
 }
 
 static int key_ok(mbedtls_svc_key_id_t id)
@@ -147,7 +196,7 @@ static int cipher_run(const fw_params *p, fw_io *io, psa_algorithm_t alg, size_t
     if (st == PSA_SUCCESS)
         st = psa_cipher_finish(&op, io->out + n1, io->out_cap - n1, &n2);
     psa_cipher_abort(&op);
-    psa_destroy_key(key);
+    release_key(key);
     if (st != PSA_SUCCESS || n1 + n2 != io->msg_len || !DRV_SERVED(mbedtls_test_driver_cipher_hooks.hits))
         return FW_ERR;
     io->out_len = n1 + n2;
@@ -195,7 +244,7 @@ static int aead_run(fw_io *io, psa_key_type_t type, psa_algorithm_t alg, size_t 
     DRV_BEGIN(mbedtls_test_driver_aead_hooks.hits_encrypt);
     st = psa_aead_encrypt(key, alg, io->iv, io->iv_len, io->aad, io->aad_len,
                           io->msg, io->msg_len, io->out, io->out_cap, &olen);
-    psa_destroy_key(key);
+    release_key(key);
     if (st != PSA_SUCCESS || olen != io->msg_len + tag_len ||
         !DRV_SERVED(mbedtls_test_driver_aead_hooks.hits_encrypt))
         return FW_ERR;
@@ -330,7 +379,7 @@ static int ecdh_keygen_run(const fw_params *p, fw_io *io)
         return FW_ERR;
     DRV_BEGIN(mbedtls_test_driver_key_management_hooks.hits);
     st = psa_export_public_key(key, io->out, io->out_cap, &olen);
-    psa_destroy_key(key);
+    release_key(key);
     if (st != PSA_SUCCESS || !DRV_SERVED(mbedtls_test_driver_key_management_hooks.hits))
         return FW_ERR;
     io->out_len = olen;
@@ -355,7 +404,7 @@ static int ecdh_shared_run(const fw_params *p, fw_io *io)
     DRV_BEGIN(mbedtls_test_driver_key_agreement_hooks.hits);
     st = psa_raw_key_agreement(PSA_ALG_ECDH, key, io->peer, io->peer_len, io->out, io->out_cap,
                                &olen);
-    psa_destroy_key(key);
+    release_key(key);
     if (st != PSA_SUCCESS || olen != EC_BYTES ||
         !DRV_SERVED(mbedtls_test_driver_key_agreement_hooks.hits))
         return FW_ERR;
@@ -396,7 +445,7 @@ static int ecdsa_sign_run(const fw_params *p, fw_io *io)
         return FW_ERR;
     DRV_BEGIN(mbedtls_test_driver_signature_sign_hooks.hits);
     st = psa_sign_hash(key, ECDSA_ALG, io->msg, io->msg_len, io->out, io->out_cap, &olen);
-    psa_destroy_key(key);
+    release_key(key);
     if (st != PSA_SUCCESS || olen != 2 * EC_BYTES ||
         !DRV_SERVED(mbedtls_test_driver_signature_sign_hooks.hits))
         return FW_ERR;
@@ -421,7 +470,7 @@ static int ecdsa_verify_run(const fw_params *p, fw_io *io)
         return FW_ERR;
     DRV_BEGIN(mbedtls_test_driver_signature_verify_hooks.hits);
     st = psa_verify_hash(key, ECDSA_ALG, io->msg, io->msg_len, io->sig, io->sig_len);
-    psa_destroy_key(key);
+    release_key(key);
     if ((st != PSA_SUCCESS && st != PSA_ERROR_INVALID_SIGNATURE) ||
         !DRV_SERVED(mbedtls_test_driver_signature_verify_hooks.hits))
         return FW_ERR;
