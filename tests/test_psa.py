@@ -96,6 +96,15 @@ def test_host_test_driver_engine_dispatches_every_call_to_the_driver():
             d = facts["dispatch"]["sha256"]
             assert d["calls"] == 1 and d["served_by"] == want
             assert d["driver_calls"] == (1 if name == "psa-testdriver" else 0)
+            assert "rekey=1" in facts["key_setup"] and "rekey=0" in facts["key_setup"]
+            # a timed slot at rekey=0 keeps its key; at rekey=1 it imports it in every operation
+            for rekey in (0, 1):
+                params = {"key_bits": 128, "bytes": 64, "aad_bytes": 0, "rekey": rekey}
+                proc.setup(rekey + 1, "psa", "aes-gcm-encrypt", params)
+                proc.sample(rekey + 1, 10)
+                proc.teardown(rekey + 1)
+            d = proc.engine_info("psa")["dispatch"]["aes-gcm-encrypt"]
+            assert d["calls"] == 20 and d["served_by"] == want
 
 
 def test_host_psa_engines_pass_their_kats_and_cells_record_served_by(tmp_path):
