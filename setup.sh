@@ -49,7 +49,7 @@ make -s -C harness/sim BUILD="$PWD/build/sim" \
     UNICORN="$(.venv/bin/python -c 'import os, unicorn; print(os.path.dirname(unicorn.__file__))')"
 
 # 5. Embedded library sources for the firmware (built on first use, per core and option level)
-for crate in "mbedtls-sys-auto 2.28.15" "bearssl-sys 0.0.4" "monocypher-sys 4.0.2"; do
+for crate in "mbedtls-sys-auto 2.28.15" "bearssl-sys 0.0.4" "monocypher-sys 4.0.2" "psa-crypto-sys 0.13.0"; do
     bash scripts/fetch_crate.sh $crate .cache/crates >/dev/null 2>&1 || echo "setup: could not fetch crate $crate (firmware targets will say so)"
 done
 

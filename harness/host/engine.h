@@ -77,5 +77,6 @@ extern const cb_engine cb_engine_libsodium;
 extern const cb_engine cb_engine_system;
 extern const cb_engine cb_engine_pkcs11;   /* any PKCS#11 module: secure elements, HSMs, SoftHSM2 */
 extern const cb_engine cb_engine_tpm;      /* TPM 2.0 through tpm2-tss ESAPI */
+extern const cb_engine cb_engine_psa;      /* the PSA Crypto API of Mbed TLS 3.5 (cbh-psa only) */
 
 #endif

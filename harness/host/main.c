@@ -55,7 +55,11 @@
 
 static const cb_engine *const engines[] = {
     &cb_engine_openssl,
+#if defined(CBH_PSA)
+    &cb_engine_psa,         /* cbh-psa: Mbed TLS 3.5 (PSA) stands where the system Mbed TLS 2.28 is */
+#else
     &cb_engine_mbedtls,
+#endif
     &cb_engine_libsodium,
     &cb_engine_system,
     &cb_engine_pkcs11,

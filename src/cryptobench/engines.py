@@ -74,14 +74,17 @@ class Engine:
     binary: str = ""                # the harness binary beside cbh this engine runs in ("" = cbh itself)
     portable_build: bool = False    # a library built here without its CPU-specific code: checked from
                                     # the configuration the harness reports (PORTABLE_CONFIG)
+    build_hint: str = "make -C harness/host portable builds it from the vendored Mbed TLS source"
+    dispatch: bool = False          # the harness reports per op which implementation served the calls
+                                    # ("dispatch" in its facts: builtin or a PSA driver): see served_by()
 
     def harness(self):
         return harness_path().with_name(self.binary) if self.binary else harness_path()
 
     def start(self) -> HarnessProcess:
         if self.binary and not self.harness().exists():
-            raise HarnessError(f"{self.name}: its harness {self.harness()} is not built (make -C harness/host "
-                               f"portable builds it from the vendored Mbed TLS source; ./setup.sh fetches that)")
+            raise HarnessError(f"{self.name}: its harness {self.harness()} is not built ({self.build_hint}; "
+                               f"./setup.sh fetches that)")
         return HarnessProcess(env_overrides={**self.env, **self.runtime_env}, path=self.harness())
 
 
@@ -121,6 +124,15 @@ ENGINES: dict[str, Engine] = {e.name: e for e in [
            "PadLock, no assembly bignum, no auto-vectorisation): the software Mbed TLS of the published "
            "studies",
            binary="cbh-mbedtls-portable", portable_build=True, default=False),
+    Engine("psa", "psa", "the PSA Crypto API of Mbed TLS 3.5.1 built from source (psa-crypto-sys 0.13.0) as "
+           "portable C with the firmware's psa recipe config: builtin software; with rekey=1 the key is "
+           "imported in every operation (docs/psa.md)", binary="cbh-psa", default=False, dispatch=True,
+           build_hint="make -C harness/host psa builds it from the vendored Mbed TLS 3.5.1 source"),
+    Engine("psa-testdriver", "psa", "the psa engine with Mbed TLS's transparent PSA test driver "
+           "(tests/src/drivers, PSA_CRYPTO_DRIVER_TEST) standing in for an accelerator: every call is "
+           "dispatched to the driver, which wraps the builtin code (docs/psa.md)",
+           binary="cbh-psa-testdriver", default=False, dispatch=True,
+           build_hint="make -C harness/host psa builds it from the vendored Mbed TLS 3.5.1 source"),
     Engine("libsodium", "libsodium", "libsodium (system library)"),
     Engine("system", "system", "the OS and CPU entropy sources: getrandom(2), RDRAND, RDSEED, /dev/hwrng"),
     Engine("pkcs11", "pkcs11", "a PKCS#11 token: a secure element, HSM or smart card through its vendor's "
@@ -191,6 +203,16 @@ def check_engine(engine: Engine, proc: HarnessProcess) -> tuple[dict, str | None
         if still_on:
             return info, f"not a portable build: the harness reports {', '.join(still_on)} on"
     return info, None
+
+
+def served_by(engine: Engine, proc: HarnessProcess, op: str) -> str | None:
+    """Which implementation served the calls of `op` so far in this harness process: "builtin",
+    "driver: NAME" or "mixed", from the dispatch counts the engine reports; None for engines that
+    do not report them or before any call."""
+    if not engine.dispatch:
+        return None
+    got = (proc.engine_info(engine.harness_engine).get("dispatch") or {}).get(op)
+    return got.get("served_by") if got else None
 
 
 def probe_engines(names: list[str]) -> dict[str, tuple[dict, str | None]]:

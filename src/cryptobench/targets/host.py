@@ -8,7 +8,7 @@ from typing import Callable
 from .. import scaling
 from ..catalog import cost_varies, get_op
 from ..conditions import host_conditions
-from ..engines import ENGINES, check_engine
+from ..engines import ENGINES, check_engine, served_by
 from ..errors import HarnessError, UsageError
 from ..noise import ENGINE as NOISE_ENGINE, OP as NOISE_OP, SAMPLE_S as NOISE_SAMPLE_S, SLOT as NOISE_SLOT
 from ..noise import noise_summary
@@ -348,7 +348,15 @@ class HostTarget:
                     result["energy"] = en
                 else:
                     result["energy_note"] = why + (f" ({self.energy.why})" if self.energy.why else "")
-        return self._cell(meta["seq"], group, cell.engine, OK, "pass", meta["detail"], cell.samples, result)
+        detail = meta["detail"]
+        try:                                  # a PSA engine: builtin software or a driver served the calls
+            served = served_by(ENGINES[cell.engine], cell.sources[0].proc, cell.op)
+        except HarnessError:
+            served = None
+        if served:
+            result["served_by"] = served
+            detail = f"{detail}; served by {served}"
+        return self._cell(meta["seq"], group, cell.engine, OK, "pass", detail, cell.samples, result)
 
     def _derive(self, cell: CellSamples, meta: dict, sampler: RoundSampler, noise_rsd: float | None,
                 tau: float) -> dict:

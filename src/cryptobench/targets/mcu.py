@@ -4,6 +4,7 @@ cross-check its outputs against the host's OpenSSL, store stack, heap and code s
 hardware only, cycles) cell by cell."""
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Callable
@@ -286,6 +287,10 @@ class McuTarget:
                       "code_size": sizes, "flags": []}
             if "alt_calls" in line:       # calls into _ALT replacement code (fw_alt_calls, core/fw.h)
                 result["alt_calls"] = int(line["alt_calls"])
+            served = served_by_firmware(report.hello.get("lib_version", ""))
+            if served:                   # a PSA glue: builtin software or the driver that served the op
+                result["served_by"] = served
+                parts.append(f"served by {served}")
             samples = None
             if self.target["kind"] != "qemu" and line.get("cyc"):
                 hz = self.target.get("clock_hz") or self.board.clock_hz
@@ -404,6 +409,13 @@ class McuTarget:
                 return "pass", "the target's signature verifies in the host's OpenSSL"
             return "fail", "the target's signature does not verify in the host's OpenSSL"
         return "n/a", ""
+
+
+def served_by_firmware(lib_version: str) -> str | None:
+    """The implementation a glue says serves its calls, as "(served by X)" in its fw_lib_version
+    (glue/psa.c, which fails every op its driver did not serve): "builtin" or "driver: NAME"."""
+    m = re.search(r"\(served by ([^)]+)\)", lib_version or "")
+    return m.group(1).strip() if m else None
 
 
 def matching_vectors_for_op(vectors: list[dict], op: str) -> list[dict]:
