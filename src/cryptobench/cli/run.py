@@ -111,37 +111,41 @@ def add_parser(sub) -> None:
                      help="watchdog per firmware image in seconds (default 300; silence for min(30, this) also ends it)")
 
 
+def _mcu_where(args) -> tuple[str, str, object, str, object]:
+    """(kind, name, board, cpu, device) of --target, --cpu and --device, checked."""
+    from ..targets.boards import check_cpu, get_board
+    kind, _, name = args.target.partition(":")
+    if kind not in ("qemu", "board", "sim") or not name:
+        raise UsageError(f"--target: expected host, qemu:BOARD, board:NAME or sim:CORE; got '{args.target}'")
+    if kind != "sim":
+        if args.device:
+            raise UsageError("--device applies to sim:CORE targets only")
+        board = get_board(name, kind)
+        return kind, name, board, check_cpu(board, args.cpu), None
+    from ..sim.devices import CORE_CPU, get_device
+    from ..sim.engine import load_library
+    from ..targets.boards import BOARDS
+    device = get_device(args.device, name)
+    board = BOARDS[device.board]
+    cpu = CORE_CPU[name]
+    if args.cpu and args.cpu != cpu:
+        # the simulated core runs its own code and its FPU variant's (m4f on sim:cortex-m4) where
+        # the device's board lists that build
+        if not (args.cpu.rstrip("f") == cpu and args.cpu in board.cpus):
+            raise UsageError(f"--cpu {args.cpu}: the target sim:{name} simulates a {cpu}; valid here: "
+                             + ", ".join(c for c in board.cpus if c.rstrip("f") == cpu))
+        cpu = args.cpu
+    load_library()
+    return kind, name, board, cpu, device
+
+
 def _mcu_plan(args) -> Plan:
     """The plan of a microcontroller run: the suite's cells, one engine per library recipe."""
     from ..firmware.build import toolchain
     from ..firmware.recipes import builtin_recipes, load_recipe
     from ..plan import build_plan, pick_baseline
-    from ..targets.boards import check_cpu, check_opt, get_board
-    kind, _, name = args.target.partition(":")
-    if kind not in ("qemu", "board", "sim") or not name:
-        raise UsageError(f"--target: expected host, qemu:BOARD, board:NAME or sim:CORE; got '{args.target}'")
-    device = None
-    if kind == "sim":
-        from ..sim.devices import CORE_CPU, get_device
-        device = get_device(args.device, name)
-        from ..targets.boards import BOARDS
-        board = BOARDS[device.board]
-        cpu = CORE_CPU[name]
-        if args.cpu and args.cpu != cpu:
-            # the simulated core runs its own code and its FPU variant's (m4f on sim:cortex-m4) where
-            # the device's board lists that build
-            same_core = args.cpu.rstrip("f") == cpu
-            if not (same_core and args.cpu in board.cpus):
-                raise UsageError(f"--cpu {args.cpu}: the target sim:{name} simulates a {cpu}; valid here: "
-                                 + ", ".join(c for c in board.cpus if c.rstrip("f") == cpu))
-            cpu = args.cpu
-        from ..sim.engine import load_library
-        load_library()
-    else:
-        if args.device:
-            raise UsageError("--device applies to sim:CORE targets only")
-        board = get_board(name, kind)
-        cpu = check_cpu(board, args.cpu)
+    from ..targets.boards import check_opt
+    kind, name, board, cpu, device = _mcu_where(args)
     opt = check_opt(args.opt)
     if args.timeout <= 0:
         raise UsageError(f"--timeout: must be > 0 seconds, got {args.timeout}")
