@@ -355,7 +355,9 @@ def _dlog_chunks(path, offset, n_frames, names, roles, dt, block):
             byte0 = offset + done * width * 4
 
             def column(i):
-                return _finite(path, frames[:, i].astype(np.float64), names[i], byte0 + 4 * i, width * 4)
+                with np.errstate(invalid="ignore"):    # a signalling NaN of a spoiled file: _finite names it
+                    values = frames[:, i].astype(np.float64)
+                return _finite(path, values, names[i], byte0 + 4 * i, width * 4)
             chunk = Chunk(current=column(roles["current"]), t0=done * dt, dt=dt)
             chunk.byte0, chunk.sample_bytes = byte0, width * 4
             _fill(chunk, roles, column)
