@@ -292,6 +292,19 @@ def outcome(cell: Cell | None) -> str:
     return "failed" if cell.status != OK else "ok"
 
 
+# how a table prints a cell that has no number, by its outcome
+OUTCOME_TEXT = {"missing": "—", "unsupported": "unsupported", "kat-fail": "KAT FAIL", "failed": "failed"}
+
+
+def outcome_text(cell: Cell | None) -> str | None:
+    """What a table prints for a cell that has no number: — (no row), unsupported, KAT FAIL,
+    failed (an ok cell without a result too); None for a cell that has its result."""
+    word = outcome(cell)
+    if word == "ok":
+        return None if cell.result is not None else "failed"
+    return OUTCOME_TEXT[word]
+
+
 def _default(f) -> Any:
     if f.default is not MISSING:
         return f.default

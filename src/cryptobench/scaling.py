@@ -38,7 +38,7 @@ from .catalog import OPS
 from .errors import HarnessError, UsageError
 from .stats import ratio_ci, summarize
 from .quantity import fmt_num
-from .records import UNSUPPORTED, Cell, Params, Plan, Result, Run, params_key
+from .records import Cell, Params, Plan, Result, Run, outcome_text, params_key
 from .report.table import Table, columns
 
 MAX_PROCESSES = 256
@@ -384,7 +384,7 @@ def _count_row(c: Cell, n: int, mark: str, params: dict, payload: bool, energy: 
                sum_row: dict) -> None:
     """The row of one process count N of an engine's table (its notes and summary figures too)."""
     if not c.ok or c.result is None:
-        word = "unsupported" if c.status == UNSUPPORTED else "KAT FAIL" if c.kat == "fail" else "failed"
+        word = outcome_text(c)
         table.add([f"{n}{mark}", "", word] + [""] * (len(table.columns) - 3))
         table.notes.append(f"N={n}: {word} — {c.detail}")
         return

@@ -4,7 +4,7 @@ and the notes that explain a left-out column."""
 from __future__ import annotations
 
 from ..catalog import OPS
-from ..records import FAILED, UNSUPPORTED, Cell, Run
+from ..records import FAILED, UNSUPPORTED, Cell, Run, outcome_text
 from ..references import table_order  # noqa: F401  (the layouts sort by it)
 from ..report.tables import noted_flags
 
@@ -66,15 +66,7 @@ def find(cells: list[Cell], op: str, pk: str, engine: str) -> Cell | None:
 
 def word(cell: Cell | None) -> str | None:
     """What a cell that has no number shows: — (not run), unsupported, KAT FAIL, failed; None when ok."""
-    if cell is None:
-        return "—"
-    if cell.status == UNSUPPORTED:
-        return "unsupported"
-    if cell.kat == "fail":
-        return "KAT FAIL"
-    if not cell.ok or cell.result is None:
-        return "failed"
-    return None
+    return outcome_text(cell)
 
 
 def mark(cell: Cell | None) -> str:
@@ -87,7 +79,7 @@ def cell_notes(cells: list[Cell], who) -> list[str]:
     out = []
     for c in cells:
         if c.status == FAILED:
-            out.append(f"{who(c)}: {'KAT FAIL' if c.kat == 'fail' else 'failed'} — {c.detail}")
+            out.append(f"{who(c)}: {outcome_text(c)} — {c.detail}")
         elif c.ok and c.result is not None and noted_flags(c.result.flags):
             out.append(f"{who(c)}: * {', '.join(noted_flags(c.result.flags))}")
     return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..catalog import OPS
 from ..quantity import fmt_num, pick_unit
-from ..records import UNSUPPORTED, Cell, Energy, Result
+from ..records import Cell, Energy, Result, outcome_text
 from .table import LEFT, Column, Table, columns
 from .verdicts import improvement_text
 
@@ -23,10 +23,6 @@ def energy_rsd(energy: Energy | None) -> float | None:
         return None
     st = energy.stats
     return (st.get("energy_j") or st).get("rsd_pct")
-
-
-def _failed_word(cell: Cell) -> str:
-    return "unsupported" if cell.status == UNSUPPORTED else ("KAT FAIL" if cell.kat == "fail" else "failed")
 
 
 def _metrics(cells: list[Cell], unit: str) -> list[tuple[str, str]]:
@@ -87,7 +83,7 @@ def cost_table(title: str, key: str, varying: list[str], rows: list[tuple[str, d
             if cell is None:
                 row += ["—"] * width
             elif not cell.ok:
-                row += [_failed_word(cell)] + [""] * (width - 1)
+                row += [outcome_text(cell)] + [""] * (width - 1)
             elif not metrics:
                 row.append("ok")
             else:

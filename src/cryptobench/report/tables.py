@@ -14,7 +14,7 @@ from ..meters.session import energy_line
 from ..catalog import OPS
 from ..quantity import fmt_num, pick_unit
 from ..results import comparisons, document
-from ..records import FAILED, UNSUPPORTED, Cell, Conditions, Energy, Run, params_key
+from ..records import FAILED, UNSUPPORTED, Cell, Conditions, Energy, Run, outcome_text, params_key
 from .mcu_tables import cost_table, energy_rsd, footprint_table, ok_results, summary_at
 from .table import LEFT, Column, Csv, Markdown, Table
 from .verdicts import improvement_text, summary_line, summary_rows
@@ -22,14 +22,9 @@ from .terminal import print_lines, print_table
 
 
 def _cell_text(cell: Cell | None, scale: float) -> tuple[str, str]:
-    if cell is None:
-        return "—", ""
-    if cell.status == UNSUPPORTED:
-        return "unsupported", ""
-    if cell.kat == "fail":
-        return "KAT FAIL", ""
-    if not cell.ok:
-        return "failed", ""
+    word = outcome_text(cell)
+    if word is not None:
+        return word, ""
     r = cell.result
     mark = "*" if noted_flags(r.flags) else ""
     return fmt_num(r.reported_time()[0] * scale) + mark, f"{r.time_s['rsd_pct']:.1f}"
@@ -152,7 +147,7 @@ def _cell_notes(c: Cell, lay: _Layout) -> list[str]:
     if c.status == UNSUPPORTED and c.engine in lay.shown:
         out.append(f"{who}: unsupported — {c.detail}")
     elif c.status == FAILED:
-        out.append(f"{who}: {'KAT FAIL' if c.kat == 'fail' else 'failed'} — {c.detail}")
+        out.append(f"{who}: {outcome_text(c)} — {c.detail}")
     elif c.ok and noted_flags(c.result.flags):
         out.append(f"{who}: * {', '.join(noted_flags(c.result.flags))}")
     if not c.ok or c.result is None:
@@ -185,9 +180,10 @@ def _summary_notes(op_id: str, rows: list[tuple[str, dict]], varying: list[str],
     return out
 
 
-def _op_tables(run: Run, op_id: str, cells: list[Cell], comps: dict) -> list[Table]:
+def _op_tables(run: Run, op_id: str, cells: list[Cell], comps: dict, said_once: dict[str, str]) -> list[Table]:
     """An operation's tables: its costs per engine (on a microcontroller target, then its
-    footprint); none where no engine supports it (summary_lines says so once)."""
+    footprint); none where no engine supports it (summary_lines says so once, as it says the engines
+    of `said_once`, unsupported alike in many operations)."""
     op = OPS[op_id]
     pkeys = list(dict.fromkeys(c.params.key for c in cells))
     plist = [json.loads(p) for p in pkeys]
@@ -203,7 +199,7 @@ def _op_tables(run: Run, op_id: str, cells: list[Cell], comps: dict) -> list[Tab
             table.add(_op_row(op, pk, p, cells, comps, lay))
     table.notes = [n for c in cells for n in _cell_notes(c, lay)]
     table.notes += [f"{e}: unsupported — {next(c.detail for c in cells if c.engine == e)}" for e in lay.hidden
-                    if e not in everywhere_unsupported(run)]
+                    if e not in said_once]
     table.notes += _summary_notes(op_id, rows, lay.varying, lay.comp_engines, comps, run.plan.baseline)
     if not run.plan.target:
         return [table]
@@ -221,7 +217,9 @@ def build_tables(run: Run) -> list[Table]:
         return scaling_tables(run)
     comps = {(c["op"], params_key(c["params"]), c["engine"]): c
              for c in comparisons(run.cells, run.plan.baseline)}
-    tables = [t for op_id, cells in cells_by_op(run).items() for t in _op_tables(run, op_id, cells, comps)]
+    said_once = everywhere_unsupported(run)
+    tables = [t for op_id, cells in cells_by_op(run).items()
+              for t in _op_tables(run, op_id, cells, comps, said_once)]
     summary = summary_at(run.cells, 256) if run.plan.target else None
     return tables + ([summary] if summary else [])
 
