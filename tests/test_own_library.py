@@ -98,6 +98,33 @@ def test_sim_cortex_m4_takes_the_m4f_build_its_board_lists(tmp_path):
     assert bad.returncode == 2 and "valid here: m4, m4f" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
+def test_library_cc_compiles_the_librarys_sources_only_and_is_recorded(tmp_path, user_dir):
+    """--library-cc: another compiler (here a wrapper around the system one that logs what it
+    compiles and names itself) for the library's own sources; the harness and glue keep
+    arm-none-eabi-gcc. The conditions and the run's header say which compiler built the library."""
+    log = tmp_path / "cc.log"
+    cc = tmp_path / "old-gcc"
+    cc.write_text("#!/bin/sh\n"
+                  'if [ "$1" = "--version" ]; then echo "old-gcc 8.3.1 (a test wrapper)"; exit 0; fi\n'
+                  f'echo "$@" >> "{log}"\n'
+                  'exec arm-none-eabi-gcc "$@"\n')
+    cc.chmod(0o755)
+    proc, doc = _run(tmp_path, "--target", "sim:cortex-m0", "--device", "ideal-m0", "--recipe", str(user_dir / "recipe.toml"),
+                     "--library-source", str(MONOCYPHER), "--library-cc", str(cc), "--op", "chacha20-poly1305-encrypt",
+                     "--param", "bytes=64", "--param", "aad_bytes=12")
+    (r,) = doc["results"]
+    assert r["status"] == "ok" and r["kat"] == "pass", r["detail"]
+    build = doc["conditions"]["builds"]["mono-user"]
+    assert build["library_compiler"] == "old-gcc 8.3.1 (a test wrapper)" and build["library_cc"] == str(cc)
+    assert build["compiler"].startswith("arm-none-eabi-gcc")
+    compiled = log.read_text()
+    assert "monocypher.c" in compiled and "glue.c" not in compiled and "main.c" not in compiled
+    assert "the library's sources by old-gcc 8.3.1" in proc.stdout
+    bad = cli("run", "--target", "sim:cortex-m0", "--recipe", str(user_dir / "recipe.toml"), "--library-source",
+              str(MONOCYPHER), "--library-cc", str(tmp_path / "no-such-gcc"), "--db", str(tmp_path / "db2.sqlite"))
+    assert bad.returncode == 2 and "--library-cc" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
 # --- paths ---------------------------------------------------------------------------------------
 
 def _recipe(folder: Path, body: str, name="r.toml") -> Path:

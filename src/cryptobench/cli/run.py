@@ -49,7 +49,7 @@ def _suite_values() -> str:
     return "\n".join(lines)
 
 
-def add_parser(sub) -> None:
+def add_parser(sub) -> None:  # long: the option list, one declaration per option, in --help order
     run = sub.add_parser("run", help="verify, time, store and print a suite or a set of operations",
                          epilog=_suite_values(), formatter_class=_HelpFormatter)
     run.add_argument("--suite", help="suite name or path to a suite .toml (default: 'default')")
@@ -104,6 +104,8 @@ def add_parser(sub) -> None:
     mcu.add_argument("--recipe", action="append", metavar="FILE",
                      help="a library recipe .toml of your own (repeatable; default: every built-in recipe)")
     mcu.add_argument("--library-source", metavar="DIR", help="your own library tree for --recipe")
+    mcu.add_argument("--library-cc", metavar="GCC", help="another GCC-compatible cross compiler for the "
+                     "libraries' own sources (the harness and glue keep arm-none-eabi-gcc); recorded in the conditions")
     mcu.add_argument("--port", help="serial port of a board: target (e.g. /dev/ttyACM0)")
     mcu.add_argument("--baud", type=int, default=115200, help="serial baud rate (default 115200)")
     mcu.add_argument("--no-flash", action="store_true", help="the board is already flashed with the image")
@@ -154,6 +156,8 @@ def _mcu_plan(args) -> Plan:
     if args.library_source and not args.recipe:
         raise UsageError("--library-source needs --recipe FILE (the recipe that says what to build from it)")
     toolchain()
+    if args.library_cc:
+        toolchain(args.library_cc)
     libs = list(args.recipe or [])
     if args.engine:
         valid = builtin_recipes()
@@ -178,6 +182,7 @@ def _mcu_plan(args) -> Plan:
     plan.target = {"kind": kind, "board": board.name, "cpu": cpu, "opt": opt, "libraries": libs,
                       "core": name if kind == "sim" else None, "device": device.name if device else None,
                       "library_source": str(Path(args.library_source).resolve()) if args.library_source else None,
+                      **({"library_cc": args.library_cc} if args.library_cc else {}),
                       "port": args.port, "baud": args.baud, "no_flash": args.no_flash,
                       "timeout_s": args.timeout, "silence_s": min(30.0, args.timeout)}
     return plan

@@ -59,13 +59,17 @@ class Image:
     sizes: dict            # section kind -> bytes: text, rodata, data, bss, stack
 
 
-def toolchain() -> dict:
+def toolchain(cc: str = CC) -> dict:
     """The cross compiler's identity, or a UsageError saying how to get it."""
-    if shutil.which(CC) is None:
+    if shutil.which(cc) is None:
+        if cc != CC:
+            raise UsageError(f"--library-cc: {cc} is not an executable compiler")
         raise UsageError(f"{CC} not found: run ./setup.sh (it installs gcc-arm-none-eabi and "
                          "libnewlib-arm-none-eabi with apt-get)")
-    first = subprocess.run([CC, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    return {"compiler": first, "cc": CC}
+    out = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()
+    if not out:
+        raise UsageError(f"--library-cc: {cc} --version printed nothing; give a GCC-compatible cross compiler")
+    return {"compiler": out[0], "cc": cc}
 
 
 def _digest(*parts) -> str:
@@ -123,12 +127,16 @@ class FirmwareBuilder:
     """Builds images for one (recipe, board, cpu, opt)."""
 
     def __init__(self, recipe: Recipe, board: Board, cpu: str, opt: str, jobs: int | None = None,
-                 log=lambda s: None, variant: Variant | None = None):
+                 log=lambda s: None, variant: Variant | None = None, library_cc: str | None = None):
         self.recipe, self.board, self.cpu, self.opt = recipe, board, cpu, opt
         self.variant = variant
+        # --library-cc: another compiler for the library's own sources (e.g. the version a
+        # published figure was built with); the harness, the glue and the link keep CC
+        self.library_cc = library_cc
         self.jobs = jobs or os.cpu_count() or 1
         self.log = log
         self.tool = toolchain()
+        self.lib_tool = toolchain(library_cc) if library_cc else self.tool
         self.flags = cpu_flags(cpu, opt) + COMMON_CFLAGS
         defines = recipe.defines + (variant.defines if variant else [])
         self.extra_cflags = getattr(recipe, "cflags", []) + (variant.cflags if variant else [])
@@ -140,7 +148,7 @@ class FirmwareBuilder:
                            + ([f"-I{recipe.config_dir}"] if recipe.config_dir else [])
                            + [f"-D{d}" for d in defines] + [f"-I{CORE}", f"-I{COMMON_DIR}"])
         config = sorted((f.name, _file_digest(f)) for f in recipe.config_dir.glob("*")) if recipe.config_dir else []
-        key = _digest(self.tool["compiler"], self.lib_cflags, str(recipe.source_dir), recipe.sources, config,
+        key = _digest(self.lib_tool["compiler"], self.lib_cflags, str(recipe.source_dir), recipe.sources, config,
                       *([[str(f) for f in recipe.alt_sources]] if getattr(recipe, "alt_sources", None) else []))
         tag = f"-{variant.name}" if variant else ""
         self.lib_dir = cache_dir() / "firmware" / f"{recipe.name}{tag}-{recipe.version}-{cpu}-{opt}-{key}"
@@ -151,6 +159,8 @@ class FirmwareBuilder:
     # --- conditions ------------------------------------------------------------------------
     def conditions(self) -> dict:
         return {"compiler": self.tool["compiler"], "cflags": " ".join(self.flags), "ldflags": " ".join(LDFLAGS),
+                **({"library_compiler": self.lib_tool["compiler"], "library_cc": self.lib_tool["cc"]}
+                   if self.library_cc else {}),
                 "library": self.recipe.name, "library_version": self.recipe.version,
                 "library_source": str(self.recipe.source_dir), "recipe": str(self.recipe.path),
                 "board": self.board.name, "cpu": self.cpu, "opt": self.opt,
@@ -166,7 +176,8 @@ class FirmwareBuilder:
         """The builder of one of the recipe's variants (None: the [library] build itself)."""
         if variant is self.variant:
             return self
-        return FirmwareBuilder(self.recipe, self.board, self.cpu, self.opt, self.jobs, self.log, variant)
+        return FirmwareBuilder(self.recipe, self.board, self.cpu, self.opt, self.jobs, self.log, variant,
+                               self.library_cc)
 
     # --- compiling ---------------------------------------------------------------------------
     def _file_digest(self, path: Path) -> str:
@@ -174,21 +185,21 @@ class FirmwareBuilder:
             self._digests[path] = _file_digest(path)
         return self._digests[path]
 
-    def _object_key(self, src: Path, flags: list[str]) -> str:
+    def _object_key(self, src: Path, flags: list[str], cc: str = CC) -> str:
         """object_key, listed once per source content and flags (library() runs for every image;
         a generated source such as the plan changes between images)."""
-        memo = (src, _file_digest(src), tuple(flags))
+        memo = (src, _file_digest(src), tuple(flags), cc)
         if memo not in self._keys:
-            self._keys[memo] = object_key(CC, flags, src, self._file_digest)
+            self._keys[memo] = object_key(cc, flags, src, self._file_digest)
         return self._keys[memo]
 
-    def _object(self, src: Path, out_dir: Path, extra: list[str], cflags: list[str]) -> Path:
+    def _object(self, src: Path, out_dir: Path, extra: list[str], cflags: list[str], cc: str = CC) -> Path:
         flags = [*cflags, *extra]
-        obj = out_dir / f"{src.stem}.{self._object_key(src, flags)}.o"
+        obj = out_dir / f"{src.stem}.{self._object_key(src, flags, cc)}.o"
         if not obj.exists():
             out_dir.mkdir(parents=True, exist_ok=True)
             tmp = obj.with_suffix(".tmp")
-            _run([CC, *flags, "-c", str(src), "-o", str(tmp)], f"compiling {src.name}")
+            _run([cc, *flags, "-c", str(src), "-o", str(tmp)], f"compiling {src.name}")
             tmp.replace(obj)
             self.compiled += 1
         return obj
@@ -198,7 +209,7 @@ class FirmwareBuilder:
         files = self.recipe.files()
         objs_dir = self.lib_dir / "obj"
         with ThreadPoolExecutor(self.jobs) as pool:
-            objs = list(pool.map(lambda f: self._object(f, objs_dir, [], self.lib_cflags), files))
+            objs = list(pool.map(lambda f: self._object(f, objs_dir, [], self.lib_cflags, self.lib_tool["cc"]), files))
         archive = self.lib_dir / "lib.a"
         stamp = self.lib_dir / "lib.stamp"
         want = "\n".join(sorted(o.name for o in objs))

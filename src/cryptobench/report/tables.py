@@ -275,7 +275,9 @@ def _target_lines(cond: Conditions, cells=()) -> list[str]:
         lines.append(f"timing: {t['timing']}; stack (painted), heap (arena peak) and code size are measured")
     for name, b in cond.get("builds", {}).items():
         lines.append(f"  {name} {b['library_version']}: {b['compiler']} {b['cflags']} {b['ldflags']} · "
-                     f"counter {b['counter']} · console {b['console']}")
+                     f"counter {b['counter']} · console {b['console']}"
+                     + (f" · the library's sources by {b['library_compiler']} (--library-cc)"
+                        if b.get("library_compiler") else ""))
     if cond.get("energy_trace"):
         et = cond["energy_trace"]
         lines.append(f"µJ = measured energy per operation: Σ V·I·Δt over the marker windows of a {et['format']} trace "

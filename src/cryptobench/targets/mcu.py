@@ -142,7 +142,8 @@ class McuTarget:
             r = load_recipe(name)
             resolve(r, Path(self.target["library_source"]) if self.target.get("library_source") else None, self.log)
             self.recipes.append(r)
-        self.builders = {r.name: FirmwareBuilder(r, self.board, self.target["cpu"], self.target["opt"], log=self.log)
+        self.builders = {r.name: FirmwareBuilder(r, self.board, self.target["cpu"], self.target["opt"], log=self.log,
+                                                 library_cc=self.target.get("library_cc"))
                          for r in self.recipes}
         return self.conditions({n: b.conditions() for n, b in self.builders.items()})
 
