@@ -284,6 +284,13 @@ def _target_lines(cond: Conditions, cells=()) -> list[str]:
     elif t["kind"] == "sim" and t.get("simulator"):
         lines.append("µJ = modeled energy per operation: simulated time x the device profile's supply voltage x "
                      "active current (provenance: modeled" + _modeled_inputs(cells) + ")")
+    speeds = sorted(c.result.sim["instructions_per_s"] for c in cells
+                    if c.ok and c.result is not None and c.result.sim.get("instructions_per_s"))
+    if speeds:
+        lines.append("insns = simulated instructions per operation (counted between the same counter reads as the "
+                     "cycles); CPI = cycles / insns; simulator speed (measured on this host, start-up excluded): "
+                     f"{speeds[len(speeds) // 2] / 1e6:.3g} M instructions/s median over the cells' images "
+                     f"({speeds[0] / 1e6:.3g}–{speeds[-1] / 1e6:.3g})")
     lines.append("flash B = text + rodata + data of the op's image minus the empty harness's (same flags); "
                  "RAM B = data + bss likewise; stack B = high-water mark by stack painting")
     return lines

@@ -249,6 +249,7 @@ class McuTarget:
         sizes = code_size(size_img, empty)
         report = self.run_image(run_img.elf)
         sim_cycles = self._sim_cycles(report) if self.target["kind"] == "sim" else {}
+        sim_insns = self._sim_cycles(report, report.counter_insns) if self.target["kind"] == "sim" else {}
         sim_marker = self._sim_marker(report) if self.target["kind"] == "sim" else {}
         if self.target["kind"] == "sim" and report.stats.get("unknown_mnemonics"):
             self.log(f"simulator: no cost in the model for {', '.join(report.stats['unknown_mnemonics'])} "
@@ -303,6 +304,8 @@ class McuTarget:
                     result["flags"] = [f for f in result["flags"] if f != "few-samples"]
                 if n in sim_marker:
                     result["marker"] = sim_marker[n]
+                if n in sim_insns:
+                    result["sim"] = sim_counts(op, result, sim_insns[n], report.stats)
                 energy = self._modeled_energy(result, g.params, op)
                 if energy:
                     result["energy"] = energy
@@ -348,10 +351,11 @@ class McuTarget:
         return out
 
     @staticmethod
-    def _sim_cycles(report) -> dict:
+    def _sim_cycles(report, reads: list | None = None) -> dict:
         """Each ok cell's cycles from the simulator's log of counter reads (exact, never wrapped):
-        per repetition a (before, after) pair, then one pair for the counter's own overhead."""
-        reads, at, out = report.counter_reads, 0, {}
+        per repetition a (before, after) pair, then one pair for the counter's own overhead. With
+        `reads` = the report's counter_insns, the instructions executed in the same windows."""
+        reads, at, out = report.counter_reads if reads is None else reads, 0, {}
         for i in sorted(report.cells):
             line = report.cells[i]
             if line.get("status") != "ok" or "cyc" not in line:
@@ -423,3 +427,18 @@ def matching_vectors_for_op(vectors: list[dict], op: str) -> list[dict]:
     if op.startswith("ctr-drbg-"):
         return [v for v in vectors if v["op"].startswith("ctr-drbg-")]
     return [v for v in vectors if v["op"] == op]
+
+
+def sim_counts(op: str, result: dict, insns: tuple[list, int], stats: dict) -> dict:
+    """A simulated cell's instructions per operation (the median over its repetitions, from the
+    same counter-read windows as its cycles, halved where the op's time is), its CPI (cycles per
+    operation / instructions per operation) and the simulator's speed over the image's whole run
+    (instructions executed / wall-clock seconds of the run, start-up excluded; measured on the host)."""
+    div = 2.0 if OPS[op].halve else 1.0
+    per_op = sorted(i / div for i in insns[0])
+    ipo = per_op[len(per_op) // 2] if per_op else None
+    cyc = (result.get("cycles") or {}).get("per_op_median")
+    return {"instructions_per_op": ipo, "instructions_overhead": insns[1],
+            "cpi": cyc / ipo if cyc is not None and ipo else None, "provenance": "simulated",
+            "run_instructions": stats.get("instructions"), "run_wall_s": stats.get("wall_s"),
+            "instructions_per_s": stats.get("instructions_per_s"), "speed_provenance": "measured"}
