@@ -98,7 +98,9 @@ def add_parser(sub) -> None:
     mcu.add_argument("--target", default="host",
                      help="host (default), qemu:BOARD (functional: no timings), board:NAME with --port, "
                           "or sim:CORE (cycle-approximate simulator, with --device)")
-    mcu.add_argument("--device", help="device profile for sim:CORE targets (e.g. stm32f030, cc2652; default: ideal-…)")
+    mcu.add_argument("--device", metavar="NAME[:key=value,…]",
+                     help="device profile for sim:CORE targets (e.g. stm32f030, cc2652; default: ideal-…), optionally "
+                          "at a condition: clock=8MHz|reset (wait states from the part's table), ws=N, prefetch=on|off")
     mcu.add_argument("--cpu", help="core to build for: m0, m0plus, m3, m4, m4f, m7, m33, m33f (default: the board's)")
     mcu.add_argument("--opt", help="optimisation level: O0, Os (default), O2, O3")
     mcu.add_argument("--recipe", action="append", metavar="FILE",
@@ -177,6 +179,7 @@ def _mcu_plan(args) -> Plan:
     plan.baseline, plan.baseline_from = pick_baseline(names, args.baseline, _library_of(suite))
     plan.target = {"kind": kind, "board": board.name, "cpu": cpu, "opt": opt, "libraries": libs,
                       "core": name if kind == "sim" else None, "device": device.name if device else None,
+                      **({"device_options": device.options} if device and device.options else {}),
                       "library_source": str(Path(args.library_source).resolve()) if args.library_source else None,
                       "port": args.port, "baud": args.baud, "no_flash": args.no_flash,
                       "timeout_s": args.timeout, "silence_s": min(30.0, args.timeout)}

@@ -152,7 +152,8 @@ class Simulator:
                 "clock_hz": self.device.clock_hz, "flash_ws": self.device.flash_ws,
                 "prefetch": self.device.prefetch, "flash_width": self.device.flash_width,
                 "code_in_flash": self.device.code_in_flash, "fast_multiplier": self.device.fast_multiplier,
-                "source": self.device.source}
+                "source": self.device.source, "condition": self.device.condition,
+                **({"device_options": self.device.options} if self.device.options else {})}
 
     def run(self, elf: Path, timeout_s: float = 600.0, on_line=lambda line: None, hooks: bool = True) -> SimReport:
         em = _Emulation(self, elf, on_line)

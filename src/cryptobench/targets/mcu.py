@@ -30,7 +30,8 @@ SIM_REPEAT = 2                 # the simulator is deterministic: a second repeti
 
 def target_label(t: dict) -> str:
     if t["kind"] == "sim":
-        return f"sim:{t['core']}:{t['device']}"
+        from ..sim.devices import device_spec
+        return f"sim:{t['core']}:{device_spec(t['device'], t.get('device_options'))}"
     return f"{t['kind']}:{t['board']}"
 
 
@@ -113,9 +114,10 @@ class McuTarget:
 
     def simulator(self):
         if getattr(self, "_sim", None) is None:
-            from ..sim.devices import DEVICES
+            from ..sim.devices import device_spec, get_device
             from ..sim.engine import Simulator
-            self._sim = Simulator(DEVICES[self.target["device"]], self.board)
+            spec = device_spec(self.target["device"], self.target.get("device_options"))
+            self._sim = Simulator(get_device(spec, self.target["core"]), self.board)
         return self._sim
 
     def conditions(self, builds: dict) -> dict:
@@ -131,8 +133,8 @@ class McuTarget:
             t["clock_hz"] = t["simulator"]["clock_hz"]
             t["timing"] = (f"simulated: {t['simulator']['model']} v{t['simulator']['model_version']} cycle model of the "
                            f"{t['simulator']['core']}" + (" (rough)" if t["simulator"]["rough"] else "")
-                           + f" on {t['device']}, {t['simulator']['flash_ws']} flash wait state(s); time = cycles / "
-                           f"{t['clock_hz'] / 1e6:g} MHz")
+                           + f" on {target_label(t).split(':', 2)[2]}, {t['simulator']['flash_ws']} flash wait state(s) "
+                           f"charged; time = cycles / {t['clock_hz'] / 1e6:g} MHz")
         return {"host": host_conditions(), "target": t, "builds": builds}
 
     # --- the Target protocol ------------------------------------------------------------------
@@ -294,7 +296,8 @@ class McuTarget:
                 parts.append(f"served by {served}")
             samples = None
             if self.target["kind"] != "qemu" and line.get("cyc"):
-                hz = self.target.get("clock_hz") or self.board.clock_hz
+                hz = self.simulator().device.clock_hz if self.target["kind"] == "sim" else \
+                    (self.target.get("clock_hz") or self.board.clock_hz)
                 cyc, overhead = sim_cycles.get(n, (line["cyc"], line.get("overhead")))
                 samples = [[1, int(c * 1e9 / hz), int(c)] for c in cyc]
                 counter = "model" if self.target["kind"] == "sim" else report.hello.get("counter", "none")
@@ -317,9 +320,10 @@ class McuTarget:
         if self.target["kind"] != "sim":
             return None
         from ..energy.models import modeled_energy, per_unit, profile_from_device
+        from ..sim.devices import DEVICES
         dev = self.simulator().device
-        if dev.active_current_a <= 0:
-            return None
+        if dev.active_current_a <= 0 or dev.clock_hz != DEVICES[dev.name].clock_hz:
+            return None              # the profile's current holds at its own clock only
         t = result["time_s"]["median"]
         e = modeled_energy(t, profile_from_device(dev))
         nbytes = params.get("bytes") if OPS[op].payload else None
