@@ -72,6 +72,10 @@ CELL_COLUMNS: list[tuple[str, str, str, str]] = [
     ("cycle_counter", "string", "", "the counter: tsc, cntvct, dwt, model, none"),
     ("cycle_counter_hz", "float64", "Hz", "the counter's frequency, when known"),
     ("cycles_overhead", "float64", "cycles", "microcontrollers: cost of two back-to-back counter reads"),
+    ("sim_instructions_per_op", "float64", "instructions", "simulated targets: instructions executed per operation"),
+    ("sim_cpi", "float64", "cycles/instruction", "simulated targets: cycles_per_op / sim_instructions_per_op"),
+    ("sim_instructions_per_s", "float64", "instructions/s", "simulated targets: the simulator's speed over the "
+                                                           "cell's image (measured on the host, start-up excluded)"),
     # microcontroller resources
     ("stack_bytes", "int64", "B", "stack high-water mark of one operation (microcontroller targets)"),
     ("heap_bytes", "int64", "B", "peak heap use (microcontroller targets)"),
@@ -331,6 +335,8 @@ def _result_fields(r: Result) -> dict:
         "cycles_per_op": cyc.get("per_op_median"), "cycles_per_byte": r.get("cycles_per_byte"),
         "cycle_counter": cyc.get("counter"), "cycle_counter_hz": cyc.get("counter_hz"),
         "cycles_overhead": r.get("cycles_overhead"),
+        "sim_instructions_per_op": r.sim.get("instructions_per_op"), "sim_cpi": r.sim.get("cpi"),
+        "sim_instructions_per_s": r.sim.get("instructions_per_s"),
         "stack_bytes": r.stack_bytes, "heap_bytes": r.heap_bytes,
         "code_flash_bytes": code.get("flash_bytes"), "code_ram_bytes": code.get("ram_bytes"),
     }

@@ -179,6 +179,11 @@ class Result(JsonView):
     def parallel(self) -> dict:
         return self._data.get("parallel") or {}
 
+    @property
+    def sim(self) -> dict:
+        """A simulated cell's instructions per operation, CPI and the simulator's speed (sim:CORE)."""
+        return self._data.get("sim") or {}
+
     def reported_time(self) -> tuple[float, tuple[float, float], str] | None:
         """(seconds per operation, its 95 % interval, the estimator's name) as tables print it: the
         estimate of a host run sampled in rounds, else the median and its interval (MCU targets,

@@ -81,6 +81,22 @@ def _targets(out) -> None:
                       + (f" · marker {b.marker['pin']}" if b.marker else "") + "\n"
                       + (f"            flash: {b.flash_method}\n" if b.flash_method else ""))
     for core, cpu in CORE_CPU.items():
-        devices = [d.name for d in DEVICES.values() if d.core == core]
+        devices = [d for d in DEVICES.values() if d.core == core]
         note = "simulator, rough model" if core in ROUGH else "simulator"
-        out.write(f"{'sim:' + core:<24} {note}\n            --cpu {cpu} · --device {', '.join(devices)}\n")
+        out.write(f"{'sim:' + core:<24} {note}\n            --cpu {cpu} · --device {', '.join(d.name for d in devices)}\n")
+        for d in devices:
+            out.write(f"            {d.name}: {_device_condition(d)}\n")
+
+
+def _device_condition(d) -> str:
+    """A profile's default condition and what --device NAME:clock=… may ask of it."""
+    text = f"{d.clock_hz / 1e6:g} MHz, {d.flash_ws} WS charged" + (", prefetch" if d.prefetch else "")
+    if d.wait_states:
+        text += " · WS table " + ", ".join(f"<= {hz / 1e6:g} MHz: {ws}" for hz, ws in d.wait_states)
+    if d.max_clock_hz:
+        text += f" · clock= up to {d.max_clock_hz / 1e6:g} MHz"
+    if d.reset_clock_hz:
+        text += f" · clock=reset: {d.reset_clock_hz / 1e6:g} MHz"
+    if d.hides_wait_states:
+        text += " · accelerator modelled as 0 WS"
+    return text

@@ -49,6 +49,10 @@ def _suite_values() -> str:
     return "\n".join(lines)
 
 
+DEVICE_HELP = ("device profile for sim:CORE targets (e.g. stm32f030, stm32f030:clock=8MHz|reset, ws=N, "
+               "prefetch=on|off; default: ideal-…)")
+
+
 def add_parser(sub) -> None:  # long: the option list, one declaration per option, in --help order
     run = sub.add_parser("run", help="verify, time, store and print a suite or a set of operations",
                          epilog=_suite_values(), formatter_class=_HelpFormatter)
@@ -98,7 +102,7 @@ def add_parser(sub) -> None:  # long: the option list, one declaration per optio
     mcu.add_argument("--target", default="host",
                      help="host (default), qemu:BOARD (functional: no timings), board:NAME with --port, "
                           "or sim:CORE (cycle-approximate simulator, with --device)")
-    mcu.add_argument("--device", help="device profile for sim:CORE targets (e.g. stm32f030, cc2652; default: ideal-…)")
+    mcu.add_argument("--device", metavar="NAME[:k=v,…]", help=DEVICE_HELP)
     mcu.add_argument("--cpu", help="core to build for: m0, m0plus, m3, m4, m4f, m7, m33, m33f (default: the board's)")
     mcu.add_argument("--opt", help="optimisation level: O0, Os (default), O2, O3")
     mcu.add_argument("--recipe", action="append", metavar="FILE",
@@ -181,6 +185,7 @@ def _mcu_plan(args) -> Plan:
     plan.baseline, plan.baseline_from = pick_baseline(names, args.baseline, _library_of(suite))
     plan.target = {"kind": kind, "board": board.name, "cpu": cpu, "opt": opt, "libraries": libs,
                       "core": name if kind == "sim" else None, "device": device.name if device else None,
+                      **({"device_options": device.options} if device and device.options else {}),
                       "library_source": str(Path(args.library_source).resolve()) if args.library_source else None,
                       **({"library_cc": args.library_cc} if args.library_cc else {}),
                       "port": args.port, "baud": args.baud, "no_flash": args.no_flash,

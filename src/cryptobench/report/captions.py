@@ -85,6 +85,9 @@ def _target_parts(run: Run) -> list[str]:
         parts.append(f"simulated {t.get('core', t.get('cpu', '?'))} on device profile {t.get('device', '?')} at {mhz} "
                      f"({sim.get('model', 'simulator')} v{sim.get('model_version', '?')}, "
                      f"{sim.get('flash_ws', '?')} flash wait state(s); {sim.get('source', '')})".replace("; )", ")"))
+        if sim.get("condition"):
+            from ..sim.condition import describe
+            parts.append("condition: " + describe(sim["condition"]))
         parts.append(f"image for {t.get('board', '?')}, cpu {t.get('cpu', '?')}, -{t.get('opt', '?')}")
     else:
         what = f"{t.get('kind', '?')}:{t.get('board', '?')}" + (f" ({t['board_title']})" if t.get("board_title") else "")

@@ -1,5 +1,5 @@
 """A microcontroller run's tables: per operation the cost at the device's clock (time, cycles,
-cycles/byte, kB/s, energy) per library with the Duration Improvement over the run's baseline
+cycles/byte, kB/s, a simulated cell's instructions and CPI, energy) per library with the Duration Improvement over the run's baseline
 library, then the footprint (stack, heap, flash, RAM) per library, which does not change along a
 length sweep and so gets a row per library rather than a column per length. A run that sweeps
 the length also gets the Cifra post's table at 256 B."""
@@ -36,6 +36,7 @@ def _metrics(cells: list[Cell], unit: str) -> list[tuple[str, str]]:
         out += [(f"time ({unit})", unit), ("cycles", "cycles")]
         out += [("c/B", "cycles/B"), ("kB/s", "kB/s")] if sized else []
         out += [("RSD %", "%")] if any(r.time_s.get("rsd_pct") for r in results) else []
+        out += [("insns", "instructions"), ("CPI", "cycles/instruction")] if any(r.sim for r in results) else []
     if any(r.energy is not None for r in results):
         out.append(("µJ", "µJ"))
         out += [("µJ RSD %", "%")] if any(energy_rsd(r.energy) is not None for r in results) else []
@@ -54,6 +55,10 @@ def _metric_text(cell: Cell, label: str, scale: float) -> str:
         return fmt_num(cyc / nbytes) if cyc and nbytes else "—"
     if label == "kB/s":
         return fmt_num(nbytes / r.time_s["median"] / 1e3) if nbytes and r.time_s.get("median") else "—"
+    if label == "insns":
+        return fmt_num(r.sim.get("instructions_per_op")) if r.sim.get("instructions_per_op") else "—"
+    if label == "CPI":
+        return f"{r.sim['cpi']:.3f}" if r.sim.get("cpi") else "—"
     if label == "RSD %":
         return f"{r.time_s['rsd_pct']:.1f}"
     if label == "µJ":

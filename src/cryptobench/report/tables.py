@@ -266,8 +266,14 @@ def _target_lines(cond: Conditions, cells=()) -> list[str]:
     t = cond.target
     if t["kind"] == "sim":
         sim = t.get("simulator", {})
-        lines = [f"target sim:{t['core']} · device {t['device']} ({sim.get('source', '')}) · image linked for "
+        src = "" if sim.get("condition") else f" ({sim.get('source', '')})"     # the condition line gives its sources
+        lines = [f"target sim:{t['core']} · device {t['device']}{src} · image linked for "
                  f"{t['board']} · cpu {t['cpu']} · -{t['opt']} · provenance: simulated"]
+        if sim.get("condition"):
+            from ..sim.condition import describe, sources
+            opts = t.get("device_options") or {}
+            lines.append("condition" + (f" ({', '.join(f'{k}={v}' for k, v in opts.items())})" if opts else "")
+                         + f": {describe(sim['condition'])}; sources: {sources(sim['condition'])}")
     else:
         lines = [f"target {t['kind']}:{t['board']} ({t.get('board_title', '')}) · cpu {t['cpu']} · -{t['opt']}"
                  + (f" · {t['qemu']}" if t.get("qemu") else f" · {t.get('clock_hz', 0) / 1e6:g} MHz")]
@@ -283,9 +289,16 @@ def _target_lines(cond: Conditions, cells=()) -> list[str]:
         lines.append(f"µJ = measured energy per operation: Σ V·I·Δt over the marker windows of a {et['format']} trace "
                      f"({et['path']}, {et.get('windows')} windows, sample period {et.get('sample_period_s') or 0:.6g} s), "
                      "matched in order to this run's repetitions")
-    elif t["kind"] == "sim" and t.get("simulator"):
+    elif t["kind"] == "sim" and t.get("simulator") and any(c.energy is not None for c in cells):
         lines.append("µJ = modeled energy per operation: simulated time x the device profile's supply voltage x "
                      "active current (provenance: modeled" + _modeled_inputs(cells) + ")")
+    speeds = sorted(c.result.sim["instructions_per_s"] for c in cells
+                    if c.ok and c.result is not None and c.result.sim.get("instructions_per_s"))
+    if speeds:
+        lines.append("insns = simulated instructions per operation (counted between the same counter reads as the "
+                     "cycles); CPI = cycles / insns; simulator speed (measured on this host, start-up excluded): "
+                     f"{speeds[len(speeds) // 2] / 1e6:.3g} M instructions/s median over the cells' images "
+                     f"({speeds[0] / 1e6:.3g}–{speeds[-1] / 1e6:.3g})")
     lines.append("flash B = text + rodata + data of the op's image minus the empty harness's (same flags); "
                  "RAM B = data + bss likewise; stack B = high-water mark by stack painting")
     return lines

@@ -33,6 +33,22 @@ class Device:
     standby_current_a: float = 0.0       # everything off but retention (0: unknown)
     peripherals: dict = field(default_factory=dict)   # name -> extra current (A) while it runs
     current_at_v: float = 0.0            # the voltage the currents were measured at (0: not stated)
+    # the condition the profile states (sim/condition.py resolves --device NAME:key=value against it)
+    clock_source: str = ""               # what gives clock_hz (oscillator, PLL), with its source
+    max_clock_hz: int = 0                # the part's maximum core clock (0: not stated)
+    max_clock_source: str = ""
+    wait_states: list = field(default_factory=list)   # [[max HCLK in Hz, wait states], …] from the RM
+    wait_states_source: str = ""         # RM document, section, table and supply range
+    prefetch_source: str = ""
+    prefetch_at_reset: bool | None = None  # the prefetch bit's reset value (None: not stated)
+    prefetch_reset_source: str = ""
+    reset_clock_hz: int = 0              # the clock out of reset, before firmware configures one
+    reset_clock_source: str = ""
+    accelerator: str = ""                # flash accelerator or cache and what the model assumes of it
+    accelerator_source: str = ""
+    hides_wait_states: bool = False      # the accelerator is modelled as hiding the table's wait states
+    condition: dict = field(default_factory=dict)   # resolved: each figure with its source
+    options: dict = field(default_factory=dict)     # the --device key=value options it was resolved with
 
 
 def _load() -> dict[str, Device]:
@@ -43,15 +59,23 @@ def _load() -> dict[str, Device]:
 DEVICES = _load()
 
 
-def get_device(name: str | None, core: str) -> Device:
-    """The --device for a sim:CORE target (default: the ideal zero-wait-state device of that core)."""
+def get_device(spec: str | None, core: str) -> Device:
+    """The --device NAME[:key=value,…] for a sim:CORE target (default: the ideal zero-wait-state
+    device of that core), resolved at the condition its options ask for (sim/condition.py)."""
+    from .condition import resolve, split_spec
     if core not in CORE_CPU:
         raise UsageError(f"--target sim:{core}: unknown core; valid: " + ", ".join(f"sim:{c}" for c in CORE_CPU))
-    name = name or "ideal-" + CORE_CPU[core].replace("m", "m", 1)
+    spec = spec or "ideal-" + CORE_CPU[core]
+    name, opts = split_spec(spec)
     if name not in DEVICES:
         raise UsageError(f"--device: unknown device '{name}'; valid: {', '.join(DEVICES)}")
     dev = DEVICES[name]
     if dev.core != core:
         raise UsageError(f"--device {name} has a {dev.core}, not a {core}; devices with a {core}: "
                          + ", ".join(d.name for d in DEVICES.values() if d.core == core))
-    return dev
+    return resolve(dev, opts, spec)
+
+
+def device_spec(name: str, options: dict | None) -> str:
+    """'stm32f030:clock=8MHz' from a stored target's device and device_options."""
+    return name + (":" + ",".join(f"{k}={v}" for k, v in options.items()) if options else "")

@@ -111,6 +111,7 @@ def unicorn_handle(uc) -> ctypes.c_void_p:
 @dataclass
 class SimReport(FirmwareReport):
     counter_reads: list = field(default_factory=list)     # model cycles at each counter read
+    counter_insns: list = field(default_factory=list)     # instructions executed at each counter read (same index)
     marker_edges: list = field(default_factory=list)      # (model cycles, 1 raised / 0 lowered) per marker write
     stats: dict = field(default_factory=dict)
     timing_report: timing.TimingReport = field(default_factory=timing.TimingReport)   # this run's default-cost instructions
@@ -151,7 +152,8 @@ class Simulator:
                 "clock_hz": self.device.clock_hz, "flash_ws": self.device.flash_ws,
                 "prefetch": self.device.prefetch, "flash_width": self.device.flash_width,
                 "code_in_flash": self.device.code_in_flash, "fast_multiplier": self.device.fast_multiplier,
-                "source": self.device.source}
+                "source": self.device.source, "condition": self.device.condition,
+                **({"device_options": self.device.options} if self.device.options else {})}
 
     def run(self, elf: Path, timeout_s: float = 600.0, on_line=lambda line: None, hooks: bool = True) -> SimReport:
         em = _Emulation(self, elf, on_line)
@@ -264,17 +266,21 @@ class _Emulation:
     def cycles(self) -> int:
         return self.lib.cbsim_cycles(self.sim) if self.sim else 0
 
+    def _log_read(self) -> int:
+        """A counter read: the model's cycles and the instructions executed so far, logged side by
+        side, so that a cell's instructions come out of the log exactly as its cycles do."""
+        c = self.cycles()
+        self.report.counter_reads.append(c)
+        self.report.counter_insns.append(self.lib.cbsim_insns(self.sim) if self.sim else 0)
+        return c
+
     def _ppb_read(self, uc_, offset, size, user):
         """The cycle counters (DWT CYCCNT, SysTick's current value) give the model's count, logged."""
         addr = PPB + offset
         if addr == DWT_CYCCNT:
-            c = self.cycles()
-            self.report.counter_reads.append(c)
-            return c & 0xFFFFFFFF
+            return self._log_read() & 0xFFFFFFFF
         if addr == SYST_CVR:
-            c = self.cycles()
-            self.report.counter_reads.append(c)
-            return SYST_TOP - (c % (SYST_TOP + 1))
+            return SYST_TOP - (self._log_read() % (SYST_TOP + 1))
         return 0
 
     @staticmethod
@@ -381,9 +387,11 @@ class _Emulation:
         """The run's statistics into the report; frees the native accounting."""
         report, lib, sim = self.report, self.lib, self.sim
         if sim:
-            report.stats = {"cycles": lib.cbsim_cycles(sim), "instructions": lib.cbsim_insns(sim),
+            insns = lib.cbsim_insns(sim)
+            report.stats = {"cycles": lib.cbsim_cycles(sim), "instructions": insns,
                             "blocks": lib.cbsim_blocks(sim), "distinct_blocks": lib.cbsim_distinct_blocks(sim),
-                            "wall_s": wall, "unknown_mnemonics": sorted(report.timing_report.unknown_mnemonics)}
+                            "wall_s": wall, "instructions_per_s": insns / wall if wall > 0 else None,
+                            "unknown_mnemonics": sorted(report.timing_report.unknown_mnemonics)}
             if lib.cbsim_failed(sim) and not report.problem:
                 report.problem = "the simulator's accounting failed"
             lib.cbsim_free(sim)

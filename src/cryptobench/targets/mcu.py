@@ -30,7 +30,8 @@ SIM_REPEAT = 2                 # the simulator is deterministic: a second repeti
 
 def target_label(t: dict) -> str:
     if t["kind"] == "sim":
-        return f"sim:{t['core']}:{t['device']}"
+        from ..sim.devices import device_spec
+        return f"sim:{t['core']}:{device_spec(t['device'], t.get('device_options'))}"
     return f"{t['kind']}:{t['board']}"
 
 
@@ -113,9 +114,10 @@ class McuTarget:
 
     def simulator(self):
         if getattr(self, "_sim", None) is None:
-            from ..sim.devices import DEVICES
+            from ..sim.devices import device_spec, get_device
             from ..sim.engine import Simulator
-            self._sim = Simulator(DEVICES[self.target["device"]], self.board)
+            spec = device_spec(self.target["device"], self.target.get("device_options"))
+            self._sim = Simulator(get_device(spec, self.target["core"]), self.board)
         return self._sim
 
     def conditions(self, builds: dict) -> dict:
@@ -131,8 +133,8 @@ class McuTarget:
             t["clock_hz"] = t["simulator"]["clock_hz"]
             t["timing"] = (f"simulated: {t['simulator']['model']} v{t['simulator']['model_version']} cycle model of the "
                            f"{t['simulator']['core']}" + (" (rough)" if t["simulator"]["rough"] else "")
-                           + f" on {t['device']}, {t['simulator']['flash_ws']} flash wait state(s); time = cycles / "
-                           f"{t['clock_hz'] / 1e6:g} MHz")
+                           + f" on {target_label(t).split(':', 2)[2]}, {t['simulator']['flash_ws']} flash wait state(s) "
+                           f"charged; time = cycles / {t['clock_hz'] / 1e6:g} MHz")
         return {"host": host_conditions(), "target": t, "builds": builds}
 
     # --- the Target protocol ------------------------------------------------------------------
@@ -250,6 +252,7 @@ class McuTarget:
         sizes = code_size(size_img, empty)
         report = self.run_image(run_img.elf)
         sim_cycles = self._sim_cycles(report) if self.target["kind"] == "sim" else {}
+        sim_insns = self._sim_cycles(report, report.counter_insns) if self.target["kind"] == "sim" else {}
         sim_marker = self._sim_marker(report) if self.target["kind"] == "sim" else {}
         if self.target["kind"] == "sim" and report.stats.get("unknown_mnemonics"):
             self.log(f"simulator: no cost in the model for {', '.join(report.stats['unknown_mnemonics'])} "
@@ -294,7 +297,8 @@ class McuTarget:
                 parts.append(f"served by {served}")
             samples = None
             if self.target["kind"] != "qemu" and line.get("cyc"):
-                hz = self.target.get("clock_hz") or self.board.clock_hz
+                hz = self.simulator().device.clock_hz if self.target["kind"] == "sim" else \
+                    (self.target.get("clock_hz") or self.board.clock_hz)
                 cyc, overhead = sim_cycles.get(n, (line["cyc"], line.get("overhead")))
                 samples = [[1, int(c * 1e9 / hz), int(c)] for c in cyc]
                 counter = "model" if self.target["kind"] == "sim" else report.hello.get("counter", "none")
@@ -304,6 +308,8 @@ class McuTarget:
                     result["flags"] = [f for f in result["flags"] if f != "few-samples"]
                 if n in sim_marker:
                     result["marker"] = sim_marker[n]
+                if n in sim_insns:
+                    result["sim"] = sim_counts(op, result, sim_insns[n], report.stats)
                 energy = self._modeled_energy(result, g.params, op)
                 if energy:
                     result["energy"] = energy
@@ -315,9 +321,10 @@ class McuTarget:
         if self.target["kind"] != "sim":
             return None
         from ..energy.models import modeled_energy, per_unit, profile_from_device
+        from ..sim.devices import DEVICES
         dev = self.simulator().device
-        if dev.active_current_a <= 0:
-            return None
+        if dev.active_current_a <= 0 or dev.clock_hz != DEVICES[dev.name].clock_hz:
+            return None              # the profile's current holds at its own clock only
         t = result["time_s"]["median"]
         e = modeled_energy(t, profile_from_device(dev))
         nbytes = params.get("bytes") if OPS[op].payload else None
@@ -349,10 +356,11 @@ class McuTarget:
         return out
 
     @staticmethod
-    def _sim_cycles(report) -> dict:
+    def _sim_cycles(report, reads: list | None = None) -> dict:
         """Each ok cell's cycles from the simulator's log of counter reads (exact, never wrapped):
-        per repetition a (before, after) pair, then one pair for the counter's own overhead."""
-        reads, at, out = report.counter_reads, 0, {}
+        per repetition a (before, after) pair, then one pair for the counter's own overhead. With
+        `reads` = the report's counter_insns, the instructions executed in the same windows."""
+        reads, at, out = report.counter_reads if reads is None else reads, 0, {}
         for i in sorted(report.cells):
             line = report.cells[i]
             if line.get("status") != "ok" or "cyc" not in line:
@@ -424,3 +432,18 @@ def matching_vectors_for_op(vectors: list[dict], op: str) -> list[dict]:
     if op.startswith("ctr-drbg-"):
         return [v for v in vectors if v["op"].startswith("ctr-drbg-")]
     return [v for v in vectors if v["op"] == op]
+
+
+def sim_counts(op: str, result: dict, insns: tuple[list, int], stats: dict) -> dict:
+    """A simulated cell's instructions per operation (the median over its repetitions, from the
+    same counter-read windows as its cycles, halved where the op's time is), its CPI (cycles per
+    operation / instructions per operation) and the simulator's speed over the image's whole run
+    (instructions executed / wall-clock seconds of the run, start-up excluded; measured on the host)."""
+    div = 2.0 if OPS[op].halve else 1.0
+    per_op = sorted(i / div for i in insns[0])
+    ipo = per_op[len(per_op) // 2] if per_op else None
+    cyc = (result.get("cycles") or {}).get("per_op_median")
+    return {"instructions_per_op": ipo, "instructions_overhead": insns[1],
+            "cpi": cyc / ipo if cyc is not None and ipo else None, "provenance": "simulated",
+            "run_instructions": stats.get("instructions"), "run_wall_s": stats.get("wall_s"),
+            "instructions_per_s": stats.get("instructions_per_s"), "speed_provenance": "measured"}

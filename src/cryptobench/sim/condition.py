@@ -1,0 +1,142 @@
+"""A device profile's operating condition: `--device NAME[:key=value[,key=value]]`.
+
+`clock=` (Hz, kHz or MHz; or `reset`, the part's clock out of reset) picks the core clock and
+derives the flash wait states from the profile's wait-state table (the part's reference manual);
+`ws=N` and `prefetch=on|off` override them, and an override that contradicts the table is kept but
+recorded as such. The resolved condition (clock, clock source, wait states, prefetch, accelerator,
+each with its source) is what a run stores in its target conditions."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from ..errors import UsageError
+
+KEYS = ("clock", "ws", "prefetch")
+UNITS = {"": 1, "hz": 1, "khz": 1_000, "mhz": 1_000_000}
+
+
+def split_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """'stm32f030:clock=8MHz,ws=0' -> ('stm32f030', {'clock': '8MHz', 'ws': '0'})."""
+    name, _, rest = spec.partition(":")
+    opts: dict[str, str] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))) if rest else ():
+        key, eq, value = item.partition("=")
+        key = key.strip().lower()
+        if not eq or not value.strip():
+            raise UsageError(f"--device {spec}: '{item}' is not key=value; expected NAME[:key=value[,key=value]] "
+                             f"with keys {', '.join(KEYS)}")
+        if key not in KEYS:
+            raise UsageError(f"--device {spec}: unknown key '{key}'; valid: {', '.join(KEYS)}")
+        if key in opts:
+            raise UsageError(f"--device {spec}: '{key}' given twice")
+        opts[key] = value.strip()
+    if rest and not opts:
+        raise UsageError(f"--device {spec}: nothing after ':'; expected NAME[:key=value[,key=value]]")
+    return name, opts
+
+
+def parse_hz(text: str, spec: str) -> int:
+    """'8MHz', '8 mhz', '32768Hz', '800kHz', '48000000' -> Hz."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?[hH][zZ])?\s*", text)
+    if not m:
+        raise UsageError(f"--device {spec}: clock '{text}' is not a frequency; expected e.g. 8MHz, 800kHz, "
+                         "48000000 (Hz) or reset")
+    hz = float(m.group(1)) * UNITS[(m.group(2) or "").lower()]
+    if hz <= 0 or hz != int(hz):
+        raise UsageError(f"--device {spec}: clock '{text}' must be a positive whole number of Hz")
+    return int(hz)
+
+
+def ws_for(table: list, hz: int) -> int | None:
+    """The fewest wait states whose maximum frequency (the RM table: [[max_hz, ws], …]) covers hz;
+    None above the table's last row."""
+    for max_hz, ws in sorted(table, key=lambda row: row[1]):
+        if hz <= max_hz:
+            return ws
+    return None
+
+
+def mhz(hz: float) -> str:
+    return f"{hz / 1e6:g} MHz"
+
+
+# long: one table of cases (clock from the profile, an option or reset; wait states from the table or an override; prefetch likewise) in the order they resolve
+def resolve(dev, opts: dict[str, str], spec: str):
+    """The profile `dev` at the condition `opts` asks for: a Device with clock_hz, flash_ws and
+    prefetch set and `condition` (each figure with its source) filled in."""
+    cond: dict = {}
+    prefetch_default, prefetch_src = dev.prefetch, dev.prefetch_source or dev.source
+    clock = opts.get("clock")
+    if clock is None:
+        hz = dev.clock_hz
+        cond["clock_hz"] = {"value": hz, "source": f"the {dev.name} profile (sim/devices.toml)"}
+        cond["clock_source"] = {"value": dev.clock_source or "not stated", "source": "the profile"}
+    elif clock.lower() == "reset":
+        if not dev.reset_clock_hz:
+            raise UsageError(f"--device {spec}: the {dev.name} profile states no reset clock (reset_clock_hz in "
+                             "sim/devices.toml); give clock=FREQUENCY")
+        hz = dev.reset_clock_hz
+        cond["clock_hz"] = {"value": hz, "source": "--device option clock=reset: the part's clock out of reset"}
+        cond["clock_source"] = {"value": dev.reset_clock_source.split(" (")[0], "source": dev.reset_clock_source}
+        if dev.prefetch_at_reset is not None:
+            prefetch_default = dev.prefetch_at_reset
+            prefetch_src = "clock=reset: the prefetch bit's reset value, " + dev.prefetch_reset_source
+    else:
+        hz = parse_hz(clock, spec)
+        cond["clock_hz"] = {"value": hz, "source": f"--device option clock={clock}"}
+        cond["clock_source"] = {"value": "not stated (the option sets the frequency only)",
+                                "source": f"--device option clock={clock}"}
+    if dev.max_clock_hz and hz > dev.max_clock_hz:
+        raise UsageError(f"--device {spec}: {mhz(hz)} is above the {dev.name}'s maximum of {mhz(dev.max_clock_hz)} "
+                         f"({dev.max_clock_source or dev.wait_states_source})")
+    table_ws = ws_for(dev.wait_states, hz) if dev.wait_states else None
+    if dev.wait_states and table_ws is None:
+        raise UsageError(f"--device {spec}: {mhz(hz)} is above the last row of the {dev.name}'s wait-state table "
+                         f"({dev.wait_states_source})")
+    if table_ws is not None:
+        ws, ws_src = table_ws, f"{dev.wait_states_source}: {table_ws} WS at {mhz(hz)}"
+    else:
+        ws, ws_src = dev.flash_ws, f"the {dev.name} profile (no wait-state table: {dev.accelerator or dev.source})"
+    if "ws" in opts:
+        if not opts["ws"].isdigit():
+            raise UsageError(f"--device {spec}: ws '{opts['ws']}' is not a whole number of wait states")
+        ws = int(opts["ws"])
+        ws_src = f"--device option ws={ws}"
+    cond["flash_ws"] = {"value": ws, "source": ws_src}
+    if table_ws is not None and ws != table_ws:
+        cond["flash_ws"]["contradicts"] = (f"{dev.wait_states_source} gives {table_ws} WS at {mhz(hz)}"
+                                           + ("; fewer than the part needs" if ws < table_ws else ""))
+    charged = ws
+    if dev.hides_wait_states:        # the accelerator's caches modelled as hiding every wait state
+        charged = 0
+        cond["flash_ws"]["charged"] = 0
+        cond["flash_ws"]["charged_why"] = f"hidden by the accelerator as modelled: {dev.accelerator}"
+    prefetch = prefetch_default
+    if "prefetch" in opts:
+        value = opts["prefetch"].lower()
+        if value not in ("on", "off"):
+            raise UsageError(f"--device {spec}: prefetch '{opts['prefetch']}'; expected on or off")
+        prefetch, prefetch_src = value == "on", f"--device option prefetch={value}"
+    cond["prefetch"] = {"value": prefetch, "source": prefetch_src}
+    cond["accelerator"] = {"value": dev.accelerator or "none", "source": dev.accelerator_source or dev.source}
+    return replace(dev, clock_hz=hz, flash_ws=charged, prefetch=prefetch, condition=cond, options=dict(opts))
+
+
+def describe(cond: dict) -> str:
+    """One line: '8 MHz (HSI …), 0 flash wait state(s), prefetch on, accelerator none'."""
+    if not cond:
+        return ""
+    ws = cond["flash_ws"]
+    text = (f"{mhz(cond['clock_hz']['value'])} from {cond['clock_source']['value']}, {ws['value']} flash wait state(s)"
+            + (f" (contradicts {ws['contradicts']})" if ws.get("contradicts") else "")
+            + (" (hidden by the accelerator: 0 charged)" if "charged" in ws else "")
+            + f", prefetch {'on' if cond['prefetch']['value'] else 'off'}, accelerator: {cond['accelerator']['value']}")
+    return text
+
+
+def sources(cond: dict) -> str:
+    """'clock: SOURCE; wait states: SOURCE; …' of a condition."""
+    names = (("clock_hz", "clock"), ("clock_source", "clock source"), ("flash_ws", "wait states"),
+             ("prefetch", "prefetch"), ("accelerator", "accelerator"))
+    return "; ".join(f"{label}: {cond[k]['source']}" for k, label in names if k in cond)
