@@ -271,8 +271,9 @@ def _target_lines(cond: Conditions, cells=()) -> list[str]:
                  f"{t['board']} · cpu {t['cpu']} · -{t['opt']} · provenance: simulated"]
         if sim.get("condition"):
             from ..sim.condition import describe, sources
-            opts = t.get("device_options") or {}
-            lines.append("condition" + (f" ({', '.join(f'{k}={v}' for k, v in opts.items())})" if opts else "")
+            from ..sim.devices import device_spec
+            opts = device_spec(t["device"], t.get("device_options")).partition(":")[2]
+            lines.append("condition" + (f" ({opts})" if opts else "")
                          + f": {describe(sim['condition'])}; sources: {sources(sim['condition'])}")
     else:
         lines = [f"target {t['kind']}:{t['board']} ({t.get('board_title', '')}) · cpu {t['cpu']} · -{t['opt']}"

@@ -129,11 +129,13 @@ class McuTarget:
             t["qemu"] = qemu_version()
             t["timing"] = "none: QEMU has no cycle model, so no cycles or seconds are reported"
         if t["kind"] == "sim":
+            from ..sim.devices import device_spec
             t["simulator"] = self.simulator().describe()
             t["clock_hz"] = t["simulator"]["clock_hz"]
             t["timing"] = (f"simulated: {t['simulator']['model']} v{t['simulator']['model_version']} cycle model of the "
                            f"{t['simulator']['core']}" + (" (rough)" if t["simulator"]["rough"] else "")
-                           + f" on {target_label(t).split(':', 2)[2]}, {t['simulator']['flash_ws']} flash wait state(s) "
+                           + f" on {device_spec(t['device'], t.get('device_options'))}, "
+                           f"{t['simulator']['flash_ws']} flash wait state(s) "
                            f"charged; time = cycles / {t['clock_hz'] / 1e6:g} MHz")
         return {"host": host_conditions(), "target": t, "builds": builds}
 
