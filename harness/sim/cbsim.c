@@ -11,6 +11,9 @@
  *    on the Cortex-M3), evaluated from their operand registers before they execute;
  *  - a memory hook on data reads from flash: `ws_data` wait states each.
  *
+ * The hooks only call the cbsim_account_* functions, which another executor can call directly
+ * (cbsim_new with no engine).
+ *
  * Everything here is deterministic: the same ELF and profile give the same counts.
  */
 #include <stdint.h>
@@ -101,17 +104,19 @@ static cbsim_block *lookup(cbsim *s, uint32_t addr, uint32_t size)
     return b;
 }
 
-static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+/* ---- accounting, shared by the Unicorn hooks below and any other executor ------------------- */
+
+/* Entry into the block [addr, addr + size): its static cost, and the taken-branch extra of the
+ * block before it when this one is not that block's fall-through. Returns 0, or -1 when the
+ * block's cost could not be had (the miss callback failed; the run must stop). */
+int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
 {
-    cbsim *s = user;
-    uint32_t addr = (uint32_t)address;
     if (s->prev_end == END_COND && addr != s->prev_fall)
         s->cycles += s->prev_taken_extra;
     cbsim_block *b = lookup(s, addr, size);
     if (b == NULL) {
         s->failed = 1;
-        uc_emu_stop(uc);
-        return;
+        return -1;
     }
     s->cycles += b->cycles;
     s->insns += b->insns;
@@ -119,6 +124,21 @@ static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
     s->prev_end = b->end;
     s->prev_fall = addr + size;
     s->prev_taken_extra = b->taken_extra;
+    return 0;
+}
+
+/* A data read of `size` bytes at `addr` from flash (the caller checked the range). */
+void cbsim_account_flash_read(cbsim *s, uint32_t addr, uint32_t size)
+{
+    (void)addr;
+    (void)size;
+    s->cycles += s->ws_data;
+}
+
+static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+    if (cbsim_account_block(user, (uint32_t)address, size) != 0)
+        uc_emu_stop(uc);
 }
 
 static uint32_t bitlen(uint32_t x)
@@ -156,6 +176,20 @@ static uint32_t lmul_cycles(uint32_t a, uint32_t b, int signed_op, int accumulat
     return 3 + (extra > 2 ? 2 : extra);
 }
 
+/* A data-dependent instruction of `kind` (DYN_* | signed << 8) about to execute with operands a, b. */
+void cbsim_account_dynamic(cbsim *s, int kind, uint32_t a, uint32_t b)
+{
+    switch (kind & 0xff) {
+    case DYN_UDIV: s->cycles += div_cycles(a, b); break;
+    case DYN_SDIV:
+        s->cycles += div_cycles((int32_t)a < 0 ? (uint32_t)-(int32_t)a : a,
+                                (int32_t)b < 0 ? (uint32_t)-(int32_t)b : b);
+        break;
+    case DYN_LMUL: s->cycles += lmul_cycles(a, b, kind >> 8, 0); break;
+    case DYN_LMLA: s->cycles += lmul_cycles(a, b, kind >> 8, 1); break;
+    }
+}
+
 static void on_dyn(uc_engine *uc, uint64_t address, uint32_t size, void *user)
 {
     cbsim_dyn *d = user;
@@ -164,31 +198,22 @@ static void on_dyn(uc_engine *uc, uint64_t address, uint32_t size, void *user)
     (void)size;
     uc_reg_read(uc, d->reg_a, &a);
     uc_reg_read(uc, d->reg_b, &b);
-    switch (d->kind & 0xff) {
-    case DYN_UDIV: d->sim->cycles += div_cycles(a, b); break;
-    case DYN_SDIV:
-        d->sim->cycles += div_cycles((int32_t)a < 0 ? (uint32_t)-(int32_t)a : a,
-                                     (int32_t)b < 0 ? (uint32_t)-(int32_t)b : b);
-        break;
-    case DYN_LMUL: d->sim->cycles += lmul_cycles(a, b, d->kind >> 8, 0); break;
-    case DYN_LMLA: d->sim->cycles += lmul_cycles(a, b, d->kind >> 8, 1); break;
-    }
+    cbsim_account_dynamic(d->sim, d->kind, a, b);
 }
 
 static void on_flash_read(uc_engine *uc, uc_mem_type type, uint64_t address, int size, int64_t value,
                           void *user)
 {
-    cbsim *s = user;
     (void)uc;
     (void)type;
-    (void)address;
-    (void)size;
     (void)value;
-    s->cycles += s->ws_data;
+    cbsim_account_flash_read(user, (uint32_t)address, (uint32_t)size);
 }
 
 /* ---- the API used from Python (ctypes) ------------------------------------------------------ */
 
+/* The accounting, with its hooks installed on `uc`; with uc == NULL, detached: another executor
+ * calls the cbsim_account_* functions itself. */
 cbsim *cbsim_new(uc_engine *uc, cbsim_miss_fn miss, uint32_t ws_data, uint64_t flash_lo, uint64_t flash_hi,
                  size_t max_dyn)
 {
@@ -202,12 +227,12 @@ cbsim *cbsim_new(uc_engine *uc, cbsim_miss_fn miss, uint32_t ws_data, uint64_t f
     s->dyn = calloc(max_dyn ? max_dyn : 1, sizeof *s->dyn);
     uc_hook h;
     if (s->dyn == NULL || grow(s) != 0
-        || uc_hook_add(uc, &h, UC_HOOK_BLOCK, (void *)on_block, s, 1, 0) != UC_ERR_OK) {
+        || (uc != NULL && uc_hook_add(uc, &h, UC_HOOK_BLOCK, (void *)on_block, s, 1, 0) != UC_ERR_OK)) {
         free(s->dyn);
         free(s);
         return NULL;
     }
-    if (ws_data > 0 && flash_hi > flash_lo
+    if (uc != NULL && ws_data > 0 && flash_hi > flash_lo
         && uc_hook_add(uc, &h, UC_HOOK_MEM_READ, (void *)on_flash_read, s, flash_lo, flash_hi) != UC_ERR_OK) {
         free(s->dyn);
         free(s);
@@ -226,6 +251,8 @@ int cbsim_add_dynamic(cbsim *s, uint32_t addr, int kind, int reg_a, int reg_b)
     d->reg_a = reg_a;
     d->reg_b = reg_b;
     d->sim = s;
+    if (s->uc == NULL)          /* detached: the executor evaluates it (cbsim_account_dynamic) */
+        return 0;
     uc_hook h;
     return uc_hook_add(s->uc, &h, UC_HOOK_CODE, (void *)on_dyn, d, addr, addr) == UC_ERR_OK ? 0 : -1;
 }
