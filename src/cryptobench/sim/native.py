@@ -1,0 +1,273 @@
+"""The simulator on cryptobench's own Thumb executor (harness/sim/cbcpu.c) instead of Unicorn.
+
+The executor decodes each basic block once, keeps flash and RAM as flat host arrays, and drives
+the same native accounting as the Unicorn path (cbsim.c's cbsim_account_* functions), so the
+cost model is not repeated here. What the image sees of the board (the cycle counters, the UART
+console, the marker GPIO, semihosting) is engine._Emulation's own code: NativeEmulation hands it
+a stand-in for the Unicorn engine (_Engine) whose mmio_map, mem_read, reg_read and emu_stop reach
+the executor. Unicorn stays selectable (Simulator(..., executor="unicorn") or
+CRYPTOBENCH_SIM_EXECUTOR=unicorn): it is the oracle the executor is tested against
+(tests/test_sim_native.py)."""
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+from pathlib import Path
+
+from ..errors import UsageError
+from . import timing
+from . import engine
+from .engine import DWT_CYCCNT, MISS_FN, PPB, PPB_SIZE, SimReport, _Emulation, _load_elf  # noqa: F401
+
+EXECUTORS = ("native", "unicorn")
+ENV = "CRYPTOBENCH_SIM_EXECUTOR"
+ARCH = {"cortex-m0": 0, "cortex-m0plus": 0, "cortex-m3": 1, "cortex-m4": 2, "cortex-m7": 2, "cortex-m33": 3}
+STOPPED, LIMIT, PROBLEM, TIMEOUT = 0, 1, 2, 3
+REG_PC, REG_XPSR, REG_VTOR = 15, 16, 22
+READ_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32))
+WRITE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32)
+BKPT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32)
+
+
+def executor_choice(explicit: str | None = None) -> str:
+    """The executor a run uses: the argument, else $CRYPTOBENCH_SIM_EXECUTOR, else native."""
+    name = explicit or os.environ.get(ENV) or "native"
+    if name not in EXECUTORS:
+        where = "executor=" if explicit else f"${ENV}="
+        raise UsageError(f"{where}{name!r} is not a simulator executor; expected one of: {', '.join(EXECUTORS)}")
+    return name
+
+
+def bind(lib: ctypes.CDLL) -> ctypes.CDLL:
+    """The executor's entry points in libcbsim.so, typed for ctypes (once per library)."""
+    if getattr(lib, "_cbcpu_bound", False):
+        return lib
+    if not hasattr(lib, "cbcpu_new"):
+        raise UsageError(f"{engine.library_path()} has no native executor (cbcpu_new): rebuild it with ./setup.sh")
+    P, U32, U64 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64
+    sigs = {"cbcpu_new": (P, [ctypes.c_int, U32, U32, U32, U32]),
+            "cbcpu_set_callbacks": (None, [P, READ_FN, WRITE_FN, BKPT_FN]),
+            "cbcpu_set_accounting": (None, [P, P, ctypes.c_int, ctypes.c_int, ctypes.c_int]),
+            "cbcpu_mem_write": (ctypes.c_int, [P, U32, ctypes.c_char_p, U32]),
+            "cbcpu_mem_read": (ctypes.c_int, [P, U32, ctypes.c_char_p, U32]),
+            "cbcpu_reg": (U32, [P, ctypes.c_int]), "cbcpu_set_reg": (None, [P, ctypes.c_int, U32]),
+            "cbcpu_pend": (None, [P, ctypes.c_int]), "cbcpu_stop": (None, [P]),
+            "cbcpu_run": (ctypes.c_int, [P, U64, ctypes.c_double]),
+            "cbcpu_problem": (ctypes.c_char_p, [P]), "cbcpu_insns": (U64, [P]), "cbcpu_blocks": (U64, [P]),
+            "cbcpu_decoded": (U64, [P]), "cbcpu_flushes": (U64, [P]), "cbcpu_last_insns": (U32, [P]),
+            "cbcpu_free": (None, [P])}
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
+    lib._cbcpu_bound = True
+    return lib
+
+
+class Cpu:
+    """One executor instance: the core, its flash and RAM, and the callbacks it needs (kept
+    alive here while it runs)."""
+
+    def __init__(self, lib, core: str, flash: tuple[int, int], ram: tuple[int, int], read=None, write=None,
+                 bkpt=None):
+        self.lib = bind(lib)
+        self.h = self.lib.cbcpu_new(ARCH[core], flash[0], flash[1], ram[0], ram[1])
+        if not self.h:
+            raise UsageError(f"the native executor could not allocate flash 0x{flash[1]:x} and RAM 0x{ram[1]:x} bytes")
+        self._fns = (READ_FN(read or (lambda a, s, v: -1)), WRITE_FN(write or (lambda a, s, v: -1)),
+                     BKPT_FN(bkpt or (lambda imm: 1)))
+        self.lib.cbcpu_set_callbacks(self.h, *self._fns)
+
+    def write(self, addr: int, data: bytes) -> None:
+        if self.lib.cbcpu_mem_write(self.h, addr, bytes(data), len(data)) != 0:
+            raise UsageError(f"the image writes 0x{len(data):x} bytes at 0x{addr:08x}, outside the board's flash and RAM")
+
+    def read(self, addr: int, n: int) -> bytes:
+        buf = ctypes.create_string_buffer(n)
+        if self.lib.cbcpu_mem_read(self.h, addr, buf, n) != 0:
+            raise ValueError(f"0x{n:x} bytes at 0x{addr:08x} are not in flash or RAM")
+        return buf.raw
+
+    def reg(self, r: int) -> int:
+        return self.lib.cbcpu_reg(self.h, r)
+
+    def set_reg(self, r: int, v: int) -> None:
+        self.lib.cbcpu_set_reg(self.h, r, v & 0xFFFFFFFF)
+
+    def run(self, max_blocks: int = 2**64 - 1, timeout_s: float = 600.0) -> int:
+        return self.lib.cbcpu_run(self.h, max_blocks, timeout_s)
+
+    def problem(self) -> str | None:
+        p = self.lib.cbcpu_problem(self.h)
+        return p.decode() if p else None
+
+    def close(self) -> None:
+        if self.h:
+            self.lib.cbcpu_free(self.h)
+            self.h = None
+
+
+def _unicorn_reg_ids() -> dict:
+    """Unicorn's register ids (what engine._Emulation's code passes to reg_read) -> the executor's."""
+    from unicorn import arm_const as A
+    ids = {getattr(A, f"UC_ARM_REG_R{i}"): i for i in range(13)}
+    ids.update({A.UC_ARM_REG_SP: 13, A.UC_ARM_REG_LR: 14, A.UC_ARM_REG_PC: 15})
+    return ids
+
+
+class _Engine:
+    """What engine._Emulation's board code calls on a Unicorn engine, on the executor."""
+
+    def __init__(self, em: "NativeEmulation"):
+        self.em = em
+        self.ids = _unicorn_reg_ids()
+
+    def mmio_map(self, base, size, read, _read_arg, write, _write_arg):
+        self.em.regions.append((base, size, read, write))
+
+    def mem_read(self, addr, n):
+        return bytearray(self.em.cpu.read(addr, n))
+
+    def mem_write(self, addr, data):
+        self.em.cpu.write(addr, data)
+
+    def reg_read(self, rid):
+        return self.em.cpu.reg(self.ids[rid])
+
+    def reg_write(self, rid, value):
+        self.em.cpu.set_reg(self.ids[rid], value)
+
+    def emu_stop(self):
+        self.em.lib.cbcpu_stop(self.em.cpu.h)
+
+
+class NativeEmulation(_Emulation):
+    """One run of an image on the native executor; the report, console, counters, marker edges
+    and semihosting are engine._Emulation's."""
+
+    def __init__(self, simulator, elf: Path, on_line):   # noqa: super().__init__ would make a Unicorn engine
+        import capstone
+        from unicorn import arm_const as A
+        self.t_start = time.perf_counter()
+        self.s, self.lib, self.A, self.on_line = simulator, simulator.lib, A, on_line
+        self.report = SimReport()
+        self.sim = None
+        self.miss = None
+        self.partial: list[str] = []
+        self.regions: list = []
+        self.flash_lo, self.flash_len = simulator.board.flash
+        self.cpu = Cpu(self.lib, simulator.device.core, simulator.board.flash, simulator.board.ram,
+                       self._mmio_read, self._mmio_write, self._bkpt)
+        self.uc = _Engine(self)
+        sp, self.pc, self.funcs = _load_elf(self.uc, elf)
+        self.cpu.set_reg(13, sp)
+        self.cpu.set_reg(REG_VTOR, self.flash_lo)
+        self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
+        self.cs.detail = True
+        self.uc.mmio_map(PPB, PPB_SIZE, self._ppb_read, None, self._ignore_write, None)
+        self._map_console()
+        self.startup_s = None
+
+    # --- the executor's callbacks: addresses outside flash and RAM, and BKPT ----------------------
+    def _region(self, addr):
+        for base, size, read, write in self.regions:
+            if base <= addr < base + size:
+                return base, read, write
+        return None
+
+    def _mmio_read(self, addr, size, out) -> int:
+        try:
+            hit = self._region(addr)
+            if hit is None:
+                return -1
+            base, read, _ = hit
+            out[0] = (read(self.uc, addr - base, size, None) or 0) & 0xFFFFFFFF
+            return 0
+        except Exception as exc:        # a callback must not raise into C: the run stops with it
+            self.report.problem = self.report.problem or f"reading 0x{addr:08x}: {exc}"
+            self.uc.emu_stop()
+            return 0
+
+    def _mmio_write(self, addr, size, value) -> int:
+        try:
+            hit = self._region(addr)
+            if hit is None:
+                return -1
+            base, _, write = hit
+            write(self.uc, addr - base, size, value, None)
+            return 0
+        except Exception as exc:
+            self.report.problem = self.report.problem or f"writing 0x{addr:08x}: {exc}"
+            self.uc.emu_stop()
+            return 0
+
+    def _bkpt(self, imm) -> int:
+        try:
+            self._on_intr(self.uc, 7, None)     # 7: QEMU's EXCP_BKPT, what Unicorn passes
+        except Exception as exc:
+            self.report.problem = self.report.problem or f"semihosting at BKPT #{imm}: {exc}"
+            return 1
+        return 0
+
+    # --- accounting and the run ---------------------------------------------------------------------
+    def install_accounting(self) -> None:
+        """A detached cbsim accounting that the executor drives; the data-dependent instructions
+        are found by the executor's decoder (no disassembly of the image at start-up)."""
+        device = self.s.device
+        table = timing.TABLES[device.core]
+        self.miss = MISS_FN(self._on_miss)
+        ws_data = device.flash_ws if device.code_in_flash else 0
+        self.sim = self.lib.cbsim_new(None, self.miss, ws_data, self.flash_lo, self.flash_lo + self.flash_len - 1, 1)
+        if not self.sim:
+            raise UsageError("could not create the simulator's accounting")
+        dyn = [int(table.get(cls) == timing.DYN) for cls in ("div", "lmul", "lmla")]
+        self.lib.cbcpu_set_accounting(self.cpu.h, self.sim, *dyn)
+
+    def execute(self, timeout_s: float) -> float:
+        cpu = self.cpu
+        cpu.set_reg(REG_PC, self.pc)
+        t0 = time.perf_counter()
+        status = cpu.run(1, timeout_s)                  # the first block: decode and first instruction
+        self.startup_s = time.perf_counter() - self.t_start
+        if status == LIMIT:
+            status = cpu.run(2**64 - 1, max(0.0, timeout_s - (time.perf_counter() - t0)))
+        wall = time.perf_counter() - t0
+        problem = cpu.problem()
+        if problem and not self.report.problem:
+            self.report.problem = problem
+        if not self.report.complete and not self.report.problem:
+            self.report.problem = f"watchdog: no end after {timeout_s:.0f} s" if status == TIMEOUT else \
+                "the image stopped before its end line"
+        return wall
+
+    def finish(self, wall: float) -> None:
+        insns = self.lib.cbcpu_insns(self.cpu.h)
+        super().finish(wall)
+        stats = self.report.stats
+        stats.setdefault("instructions", insns)
+        stats.setdefault("instructions_per_s", insns / wall if wall > 0 else None)
+        stats.update({"executor": "native", "startup_s": self.startup_s,
+                      "decoded_blocks": self.lib.cbcpu_decoded(self.cpu.h),
+                      "code_flushes": self.lib.cbcpu_flushes(self.cpu.h)})
+        self.cpu.close()
+
+
+class Simulator(engine.Simulator):
+    """engine.Simulator that runs images on the native executor, unless executor="unicorn" (or
+    $CRYPTOBENCH_SIM_EXECUTOR=unicorn) asks for Unicorn, the differential-testing oracle."""
+
+    def __init__(self, device, board, executor: str | None = None):
+        super().__init__(device, board)
+        self.executor = executor_choice(executor)
+
+    def run(self, elf: Path, timeout_s: float = 600.0, on_line=lambda line: None, hooks: bool = True) -> SimReport:
+        if self.executor == "unicorn":
+            report = super().run(elf, timeout_s, on_line, hooks)
+            report.stats["executor"] = "unicorn"
+            return report
+        em = NativeEmulation(self, elf, on_line)
+        if hooks:
+            em.install_accounting()
+        wall = em.execute(timeout_s)
+        em.finish(wall)
+        return em.report
