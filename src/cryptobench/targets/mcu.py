@@ -115,7 +115,7 @@ class McuTarget:
     def simulator(self):
         if getattr(self, "_sim", None) is None:
             from ..sim.devices import device_spec, get_device
-            from ..sim.engine import Simulator
+            from ..sim.native import Simulator
             spec = device_spec(self.target["device"], self.target.get("device_options"))
             self._sim = Simulator(get_device(spec, self.target["core"]), self.board)
         return self._sim
