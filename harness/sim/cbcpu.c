@@ -635,6 +635,10 @@ uint64_t cbcpu_blocks(const cbcpu *c) { return c->blocks; }
 uint64_t cbcpu_decoded(const cbcpu *c) { return c->decoded; }
 uint64_t cbcpu_flushes(const cbcpu *c) { return c->flushes; }
 uint32_t cbcpu_last_insns(const cbcpu *c) { return c->last_insns; }
+/* the last block's instructions as Unicorn's instruction count (emu_start count=) steps them: IT
+ * is not one there (QEMU translates it into the instructions it makes conditional) */
+uint32_t cbcpu_last_steps(const cbcpu *c) { return c->last_insns - c->last_its; }
+uint32_t cbcpu_last_size(const cbcpu *c) { return c->last_size; }
 
 void cbcpu_free(cbcpu *c)
 {

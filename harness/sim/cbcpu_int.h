@@ -64,6 +64,7 @@ typedef struct op {
 typedef struct blk {
     uint32_t addr, size;    /* the bytes cbsim_account_block is told */
     uint32_t insns, nops;
+    uint32_t its;           /* IT instructions among them (QEMU counts none: see cbcpu_last_steps) */
     struct blk *succ[2];    /* the blocks last entered from here */
     struct blk *chain;      /* every block, for freeing */
     op_t ops[];
@@ -90,6 +91,8 @@ struct cbcpu {
     blk_t *all;
     uint64_t insns, blocks, flushes, decoded;
     uint32_t last_insns;    /* instructions in the last block entered */
+    uint32_t last_its;      /* IT instructions among them */
+    uint32_t last_size;     /* its bytes */
     uint32_t it_next;       /* IT state the next block starts in (a block ended inside an IT block) */
     uint8_t pending[512], active[512];
     int any_pending;

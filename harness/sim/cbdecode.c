@@ -857,7 +857,7 @@ static void mark_code(cbcpu *c, uint32_t lo, uint32_t hi)
 int cbcpu_decode_block(cbcpu *c, uint32_t addr, uint32_t it, blk_t **out)
 {
     op_t ops[MAX_BLOCK_INSNS + 5];
-    uint32_t pc = addr, page = addr >> PAGE_BITS;
+    uint32_t pc = addr, page = addr >> PAGE_BITS, its = 0;
     int n = 0;
     for (;;) {
         uint32_t h1, h2 = 0;
@@ -880,6 +880,7 @@ int cbcpu_decode_block(cbcpu *c, uint32_t addr, uint32_t it, blk_t **out)
             it = (it & 7) == 0 ? 0 : ((it & 0xE0) | ((it << 1) & 0x1F));
         }
         if (r == D_IT) {
+            its++;
             it = o->imm;
             o->imm = 0;
         }
@@ -907,6 +908,7 @@ int cbcpu_decode_block(cbcpu *c, uint32_t addr, uint32_t it, blk_t **out)
     b->size = pc - addr;
     b->insns = (uint32_t)n;
     b->nops = (uint32_t)n + 1;
+    b->its = its;
     b->succ[0] = b->succ[1] = NULL;
     b->chain = c->all;
     c->all = b;

@@ -55,7 +55,7 @@ def bind(lib: ctypes.CDLL) -> ctypes.CDLL:
             "cbcpu_pend": (None, [P, ctypes.c_int]), "cbcpu_stop": (None, [P]),
             "cbcpu_run": (ctypes.c_int, [P, U64, ctypes.c_double]),
             "cbcpu_problem": (ctypes.c_char_p, [P]), "cbcpu_insns": (U64, [P]), "cbcpu_blocks": (U64, [P]),
-            "cbcpu_decoded": (U64, [P]), "cbcpu_flushes": (U64, [P]), "cbcpu_last_insns": (U32, [P]),
+            "cbcpu_decoded": (U64, [P]), "cbcpu_flushes": (U64, [P]), "cbcpu_last_insns": (U32, [P]), "cbcpu_last_steps": (U32, [P]), "cbcpu_last_size": (U32, [P]),
             "cbcpu_free": (None, [P])}
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -259,6 +259,9 @@ class Simulator(engine.Simulator):
     def __init__(self, device, board, executor: str | None = None):
         super().__init__(device, board)
         self.executor = executor_choice(executor)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "executor": self.executor}
 
     def run(self, elf: Path, timeout_s: float = 600.0, on_line=lambda line: None, hooks: bool = True) -> SimReport:
         if self.executor == "unicorn":
