@@ -323,11 +323,12 @@ static void vfp(cbcpu *c, const op_t *o)
     int dbl = o->s;
     double d = dbl ? fd(c, o->d) : fs(c, o->d), n = dbl ? fd(c, o->n) : fs(c, o->n);
     double m = dbl ? fd(c, o->m) : fs(c, o->m), r;
+    double p = dbl ? n * m : (double)(float)(n * m);     /* VMLA & co round the product first */
     switch (o->sht) {
-    case F_MLA: r = d + n * m; break;
-    case F_MLS: r = d - n * m; break;
-    case F_NMLA: r = -d - n * m; break;
-    case F_NMLS: r = -d + n * m; break;
+    case F_MLA: r = d + p; break;
+    case F_MLS: r = d - p; break;
+    case F_NMLA: r = -d - p; break;
+    case F_NMLS: r = -d + p; break;
     case F_MUL: r = n * m; break;
     case F_NMUL: r = -(n * m); break;
     case F_ADD: r = n + m; break;

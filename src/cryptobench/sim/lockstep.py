@@ -1,10 +1,10 @@
 """Lock-step: the native executor against Unicorn, block by block, to find decoder bugs fast.
 
 Both executors load the same image (no cycle accounting: the counters read 0 on both). The
-native executor runs one block; Unicorn then runs exactly as many instructions from the same pc;
-r0-r15, APSR (N Z C V Q GE) and, on cores with an FPU, s0-s31 and FPSCR's flags are compared. The
-first difference is reported with the block's address, its instructions and the registers that
-differ.
+native executor runs one block; Unicorn then runs one of its translated blocks from the same pc
+(a block hook stops it at the next one); the two blocks' sizes, r0-r15, APSR (N Z C V Q GE) and,
+on cores with an FPU, s0-s31 and FPSCR's flags are compared. The first difference is reported with
+the block's address, its instructions and what differs.
 
     python -m cryptobench.sim.lockstep IMAGE.elf [--device SPEC] [--core CORE] [--max-blocks N]
 """
@@ -17,6 +17,8 @@ from pathlib import Path
 
 from .native import REG_PC, REG_XPSR, NativeEmulation, Simulator
 from .engine import _Emulation
+
+from unicorn import UC_HOOK_BLOCK
 
 FPU_CORES = ("cortex-m4", "cortex-m7", "cortex-m33")
 REG_S0, REG_FPSCR = 32, 21
@@ -62,21 +64,30 @@ def lockstep(sim: Simulator, elf: Path, max_blocks: int = 10**9) -> tuple[Diverg
     uni = _Emulation(sim, elf, lambda line: None)
     cpu, uc, A = nat.cpu, uni.uc, uni.A
     cpu.set_reg(REG_PC, nat.pc)
-    uc.reg_write(A.UC_ARM_REG_PC, uni.pc | 1)
+    entered = []
+
+    def on_block(uc_, address, size, user):
+        entered.append(size)
+        if len(entered) == 2:            # the next block: stop before it runs
+            uc_.emu_stop()
+
+    uc.hook_add(UC_HOOK_BLOCK, on_block)
     blocks = 0
     try:
         for blocks in range(max_blocks):
             pc = cpu.reg(REG_PC)
             status = cpu.run(1, 60.0)
-            n = cpu.lib.cbcpu_last_steps(cpu.h)
+            size = cpu.lib.cbcpu_last_size(cpu.h)
             stopped = status != 1 or nat.report.complete
+            entered.clear()
             try:
-                uc.emu_start(pc | 1, 0xFFFFFFFF, count=n)
-                _finish_block(uc, A, pc, cpu.lib.cbcpu_last_size(cpu.h), cpu.reg(REG_PC))
+                uc.emu_start(pc | 1, 0xFFFFFFFF)
             except Exception as exc:                # noqa: BLE001 - reported as a divergence
                 return Divergence(pc, _listing(nat, pc), {f"unicorn faulted: {exc}": (0, 0)}, blocks), blocks
             a, b = _native_state(cpu, fpu), _unicorn_state(uc, A, fpu)
-            diff = {k: (a[k], b[k]) for k in a if a[k] != b[k]}
+            diff = {k: (a[k], b[k]) for k in a if a[k] != b[k] and not (stopped and k == "pc")}
+            if entered and entered[0] != size:
+                diff["block bytes"] = (size, entered[0])
             if diff or (cpu.problem() and not uni.report.problem):
                 if cpu.problem():
                     diff[f"native problem: {cpu.problem()}"] = (0, 0)
@@ -86,17 +97,6 @@ def lockstep(sim: Simulator, elf: Path, max_blocks: int = 10**9) -> tuple[Diverg
         return None, max_blocks
     finally:
         cpu.close()
-
-
-def _finish_block(uc, A, start: int, size: int, want: int) -> None:
-    """Unicorn's instruction count does not step IT blocks the way the block counts them (an IT
-    whose instructions all fail can count differently): while Unicorn is still inside the block,
-    not where the native executor left it, step it one instruction more (at most 4)."""
-    for _ in range(4):
-        here = uc.reg_read(A.UC_ARM_REG_PC) & ~1
-        if here == want or not start <= here < start + size:
-            return
-        uc.emu_start(here | 1, 0xFFFFFFFF, count=1)
 
 
 def _listing(nat: NativeEmulation, pc: int) -> list:
