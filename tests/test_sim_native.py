@@ -234,3 +234,41 @@ def test_the_executor_is_native_unless_unicorn_is_asked_for(monkeypatch):
         native.executor_choice()
     assert str(exc.value) == ("$CRYPTOBENCH_SIM_EXECUTOR='qemu' is not a simulator executor; expected one of: "
                               "native, unicorn")
+
+
+SMC = """
+    .thumb_func
+    .global _start
+_start:
+    ldr r0, =0x20001000        /* copy func to RAM, call it */
+    ldr r1, =func
+    ldr r2, [r1]
+    str r2, [r0]
+    adds r3, r0, #1
+    blx r3
+    mov r4, r0
+    ldr r0, =0x20001000        /* patch its immediate (movs r0, #5 -> #7), call it again */
+    movs r2, #7
+    strb r2, [r0]
+    adds r3, r0, #1
+    blx r3
+    mov r5, r0
+""" + EXIT + """
+    .thumb_func
+svc_handler:
+systick_handler:
+    b .
+    .align 2
+func:
+    movs r0, #5
+    bx lr
+    .ltorg
+"""
+
+
+def test_code_written_to_ram_runs_and_a_write_over_decoded_code_is_seen(tmp_path):
+    regs, problem = _cpu_run(tmp_path, SMC)
+    assert problem is None
+    assert (regs[4], regs[5]) == (5, 7)
+    divergence, _ = lockstep(_simulator("cortex-m3"), tmp_path / "t.elf")
+    assert divergence is None, str(divergence)
