@@ -149,7 +149,7 @@ def _cpu_run(tmp_path, body, core="cortex-m3", flags=("-mcpu=cortex-m3",), pend=
     cpu.set_reg(native.REG_PC, em.pc)
     if pend is not None:
         cpu.run(3, 10.0)
-        cpu.lib.cbcpu_pend(cpu.h, pend)
+        cpu.pend(pend)
     cpu.run(10_000, 10.0)
     regs = [cpu.reg(i) for i in range(16)] + [cpu.reg(native.REG_XPSR)]
     problem = cpu.problem()

@@ -95,7 +95,14 @@ class Cpu:
         self.lib.cbcpu_set_reg(self.h, r, v & 0xFFFFFFFF)
 
     def run(self, max_blocks: int = 2**64 - 1, timeout_s: float = 600.0) -> int:
+        """Runs until a stop, a problem, max_blocks blocks or timeout_s; returns STOPPED, LIMIT,
+        PROBLEM or TIMEOUT. A callback may pend exceptions or stop the run meanwhile."""
         return self.lib.cbcpu_run(self.h, max_blocks, timeout_s)
+
+    def pend(self, exception: int) -> None:
+        """Pends exception number `exception` (2-511; SysTick is 15): taken at the next block
+        boundary (outside IT blocks) while the core is in thread mode and PRIMASK is clear."""
+        self.lib.cbcpu_pend(self.h, exception)
 
     def problem(self) -> str | None:
         p = self.lib.cbcpu_problem(self.h)
