@@ -29,6 +29,7 @@ typedef struct {
     uint32_t addr, size;
     uint32_t cycles, insns;
     uint32_t end, taken_extra;
+    uint32_t entry_extra;      /* extra cycles when entered by a taken branch (not by falling through) */
 } cbsim_block;
 
 /* Fills *b (addr and size are set) with the block's cost; returns 0, or -1 to stop. */
@@ -40,11 +41,33 @@ typedef struct {
     struct cbsim *sim;
 } cbsim_dyn;
 
+/* A set-associative cache of flash lines with LRU replacement (ways == lines: fully associative). */
+typedef struct {
+    uint32_t sets, ways;
+    uint32_t *tag;             /* sets * ways line numbers; UINT32_MAX: empty */
+    uint64_t *used;            /* when each way was last used (LRU) */
+    uint64_t clock, hits, misses;
+} cbsim_cache;
+
+/* The flash memory system in front of the core when the device profile models it (flash caches
+ * such as ST's ART accelerator, the Cortex-M7's L1 caches in front of flash): instruction fetch
+ * is charged here, per flash line a block touches, instead of by the block's static cost. */
+typedef struct {
+    int on;
+    uint32_t line_shift;       /* log2 of the flash line (fetch unit) in bytes */
+    uint32_t miss_cycles;      /* what a line read from flash costs beyond a hit */
+    int prefetch;              /* the next sequential line is fetched ahead: hidden */
+    uint32_t code_lo, code_hi; /* the flash range, inclusive */
+    uint32_t cur_line;         /* the line the fetch unit holds (UINT32_MAX: none) */
+    cbsim_cache icache, dcache;    /* sets == 0: that cache is absent or off */
+} cbsim_flash;
+
 typedef struct cbsim {
     uc_engine *uc;
     uint64_t cycles, insns, blocks;
     uint32_t prev_end, prev_fall, prev_taken_extra;
     uint32_t ws_data;
+    cbsim_flash flash;
     cbsim_miss_fn miss;
     cbsim_block *table;        /* open addressing on (addr, size) */
     size_t cap, used;
@@ -104,6 +127,66 @@ static cbsim_block *lookup(cbsim *s, uint32_t addr, uint32_t size)
     return b;
 }
 
+/* ---- the flash memory system ------------------------------------------------------------------ */
+
+static int cache_init(cbsim_cache *c, uint32_t sets, uint32_t ways)
+{
+    free(c->tag);
+    free(c->used);
+    memset(c, 0, sizeof *c);
+    if (sets == 0 || ways == 0)
+        return 0;
+    c->tag = malloc((size_t)sets * ways * sizeof *c->tag);
+    c->used = calloc((size_t)sets * ways, sizeof *c->used);
+    if (c->tag == NULL || c->used == NULL)
+        return -1;
+    memset(c->tag, 0xFF, (size_t)sets * ways * sizeof *c->tag);
+    c->sets = sets;
+    c->ways = ways;
+    return 0;
+}
+
+/* Looks `line` up; on a miss it replaces the least recently used way of its set. 1: hit. */
+static int cache_access(cbsim_cache *c, uint32_t line)
+{
+    uint32_t *tag = c->tag + (size_t)(line % c->sets) * c->ways;
+    uint64_t *used = c->used + (tag - c->tag);
+    uint32_t victim = 0;
+    c->clock++;
+    for (uint32_t w = 0; w < c->ways; w++) {
+        if (tag[w] == line) {
+            used[w] = c->clock;
+            c->hits++;
+            return 1;
+        }
+        if (used[w] < used[victim])
+            victim = w;
+    }
+    tag[victim] = line;
+    used[victim] = c->clock;
+    c->misses++;
+    return 0;
+}
+
+/* The fetches of a block at [addr, addr + size) that the previous block did (seq) or did not
+ * fall through to: per line, the line the fetch unit holds is free, the next one is free when the
+ * prefetcher fetched it during the line before, a line in the instruction cache is free, and any
+ * other is read from flash (and, per ST's RM, copied into the instruction cache: a miss). */
+static void flash_fetch(cbsim *s, uint32_t addr, uint32_t size, int seq)
+{
+    cbsim_flash *f = &s->flash;
+    if (addr < f->code_lo || addr > f->code_hi)
+        return;
+    uint32_t first = addr >> f->line_shift, last = (addr + size - 1) >> f->line_shift;
+    for (uint32_t line = first; line <= last; line++) {
+        int ahead = line == f->cur_line + 1 && (seq || line != first);
+        if (line != f->cur_line && !(ahead && f->prefetch)
+            && !(f->icache.sets && cache_access(&f->icache, line)))
+            s->cycles += f->miss_cycles;
+        f->cur_line = line;
+    }
+}
+
 /* ---- accounting, shared by the Unicorn hooks below and any other executor ------------------- */
 
 /* Entry into the block [addr, addr + size): its static cost, and the taken-branch extra of the
@@ -111,13 +194,18 @@ static cbsim_block *lookup(cbsim *s, uint32_t addr, uint32_t size)
  * block's cost could not be had (the miss callback failed; the run must stop). */
 int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
 {
+    int branched = s->prev_end == END_ALWAYS || (s->prev_end == END_COND && addr != s->prev_fall);
     if (s->prev_end == END_COND && addr != s->prev_fall)
         s->cycles += s->prev_taken_extra;
+    if (s->flash.on)
+        flash_fetch(s, addr, size, addr == s->prev_fall);
     cbsim_block *b = lookup(s, addr, size);
     if (b == NULL) {
         s->failed = 1;
         return -1;
     }
+    if (branched)
+        s->cycles += b->entry_extra;
     s->cycles += b->cycles;
     s->insns += b->insns;
     s->blocks++;
@@ -130,8 +218,12 @@ int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
 /* A data read of `size` bytes at `addr` from flash (the caller checked the range). */
 void cbsim_account_flash_read(cbsim *s, uint32_t addr, uint32_t size)
 {
-    (void)addr;
     (void)size;
+    if (s->flash.on && s->flash.dcache.sets) {
+        if (!cache_access(&s->flash.dcache, addr >> s->flash.line_shift))
+            s->cycles += s->flash.miss_cycles;
+        return;
+    }
     s->cycles += s->ws_data;
 }
 
@@ -241,6 +333,34 @@ cbsim *cbsim_new(uc_engine *uc, cbsim_miss_fn miss, uint32_t ws_data, uint64_t f
     return s;
 }
 
+/* The flash memory system (see cbsim_flash): lines of 2^line_shift bytes over [code_lo, code_hi],
+ * miss_cycles per line read, prefetch on or off, caches of sets x ways lines (0 x 0: none).
+ * Returns 0, or -1 when out of memory. */
+int cbsim_set_flash(cbsim *s, uint32_t line_shift, uint32_t miss_cycles, int prefetch, uint32_t code_lo,
+                    uint32_t code_hi, uint32_t i_sets, uint32_t i_ways, uint32_t d_sets, uint32_t d_ways)
+{
+    cbsim_flash *f = &s->flash;
+    f->line_shift = line_shift;
+    f->miss_cycles = miss_cycles;
+    f->prefetch = prefetch;
+    f->code_lo = code_lo;
+    f->code_hi = code_hi;
+    f->cur_line = UINT32_MAX;
+    if (cache_init(&f->icache, i_sets, i_ways) != 0 || cache_init(&f->dcache, d_sets, d_ways) != 0)
+        return -1;
+    f->on = 1;
+    return 0;
+}
+
+/* Hits and misses of the flash caches: out[0..3] = I hits, I misses, D hits, D misses. */
+void cbsim_flash_stats(const cbsim *s, uint64_t out[4])
+{
+    out[0] = s->flash.icache.hits;
+    out[1] = s->flash.icache.misses;
+    out[2] = s->flash.dcache.hits;
+    out[3] = s->flash.dcache.misses;
+}
+
 /* A data-dependent instruction at `addr`: kind = DYN_* | (signed << 8). */
 int cbsim_add_dynamic(cbsim *s, uint32_t addr, int kind, int reg_a, int reg_b)
 {
@@ -269,5 +389,7 @@ void cbsim_free(cbsim *s)
         return;
     free(s->table);
     free(s->dyn);
+    cache_init(&s->flash.icache, 0, 0);
+    cache_init(&s->flash.dcache, 0, 0);
     free(s);
 }
