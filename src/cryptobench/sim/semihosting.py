@@ -1,0 +1,95 @@
+"""ARM semihosting (BKPT 0xAB; "Semihosting for AArch32 and AArch64", ARM IHI 0056) for images
+run on the simulator, on any executor: `mem` reads and writes the target's memory
+(read32, write32, read(addr, n)). Time comes from the model's cycles at the device clock.
+
+Served: SYS_OPEN of ":tt" (the console, as newlib's rdimon opens it), SYS_CLOSE, SYS_ISTTY,
+SYS_WRITEC, SYS_WRITE0, SYS_WRITE (fd 1 and 2, or the handles SYS_OPEN gave), SYS_CLOCK,
+SYS_ELAPSED, SYS_TICKFREQ, SYS_HEAPINFO (zeros: the image's own defaults), SYS_GET_CMDLINE (empty),
+SYS_EXIT and SYS_EXIT_EXTENDED. Anything else is an error naming the operation."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NAMES = {0x01: "SYS_OPEN", 0x02: "SYS_CLOSE", 0x03: "SYS_WRITEC", 0x04: "SYS_WRITE0", 0x05: "SYS_WRITE",
+         0x06: "SYS_READ", 0x07: "SYS_READC", 0x08: "SYS_ISERROR", 0x09: "SYS_ISTTY", 0x0A: "SYS_SEEK",
+         0x0C: "SYS_FLEN", 0x0D: "SYS_TMPNAM", 0x0E: "SYS_REMOVE", 0x0F: "SYS_RENAME", 0x10: "SYS_CLOCK",
+         0x11: "SYS_TIME", 0x12: "SYS_SYSTEM", 0x13: "SYS_ERRNO", 0x15: "SYS_GET_CMDLINE", 0x16: "SYS_HEAPINFO",
+         0x18: "SYS_EXIT", 0x20: "SYS_EXIT_EXTENDED", 0x30: "SYS_ELAPSED", 0x31: "SYS_TICKFREQ"}
+APPLICATION_EXIT = 0x20026           # ADP_Stopped_ApplicationExit
+TT_HANDLES = {0: 0, 1: 1, 2: 2}      # SYS_OPEN ":tt" mode // 4 (r, w, a) -> stdin, stdout, stderr
+
+
+class SemihostingError(Exception):
+    """An operation the simulator does not serve (one line, naming it)."""
+
+
+@dataclass
+class Call:
+    op: int
+    name: str
+    r0: int | None = None          # what the call returns in r0 (None: r0 unchanged)
+    text: str = ""                 # console output
+    stream: str = "stdout"
+    exit_code: int | None = None   # set by SYS_EXIT / SYS_EXIT_EXTENDED
+
+
+def _cstring(mem, addr: int, limit: int = 1 << 16) -> bytes:
+    data = b""
+    while len(data) < limit:
+        chunk = mem.read(addr + len(data), 64)
+        i = chunk.find(b"\0")
+        if i >= 0:
+            return data + chunk[:i]
+        data += chunk
+    return data
+
+
+def serve(op: int, arg: int, mem, cycles: int, clock_hz: int) -> Call:
+    """One semihosting call: operation `op` (r0) with argument `arg` (r1) at model cycle `cycles`."""
+    name = NAMES.get(op, "unknown")
+    call = Call(op, name)
+    if op == 0x03:                                         # SYS_WRITEC: the character at [arg]
+        call.text = mem.read(arg, 1).decode("latin-1")
+    elif op == 0x04:                                       # SYS_WRITE0: the string at arg
+        call.text = _cstring(mem, arg).decode("utf-8", "replace")
+    elif op == 0x05:                                       # SYS_WRITE: [fd, buffer, length]
+        fd, buf, n = mem.read32(arg), mem.read32(arg + 4), mem.read32(arg + 8)
+        if fd not in (1, 2):
+            raise SemihostingError(f"semihosting SYS_WRITE (0x05) to handle {fd}: only the console (1, 2) is served")
+        call.text, call.stream, call.r0 = mem.read(buf, n).decode("utf-8", "replace"), \
+            "stdout" if fd == 1 else "stderr", 0
+    elif op == 0x01:                                       # SYS_OPEN: [name, mode, name length]
+        path, mode = mem.read(mem.read32(arg), mem.read32(arg + 8)), mem.read32(arg + 4)
+        if path != b":tt":
+            raise SemihostingError(f"semihosting SYS_OPEN (0x01) of '{path.decode('latin-1')}': only the console "
+                                   "':tt' is served (no host files)")
+        call.r0 = TT_HANDLES.get(mode // 4, 1)
+    elif op in (0x02, 0x09):                               # SYS_CLOSE: 0 (done); SYS_ISTTY: 1 (a console)
+        call.r0 = 0 if op == 0x02 else 1
+    elif op == 0x10:                                       # SYS_CLOCK: centiseconds
+        call.r0 = cycles * 100 // clock_hz
+    elif op == 0x30:                                       # SYS_ELAPSED: 64-bit ticks at [arg]
+        mem.write32(arg, cycles & 0xFFFFFFFF)
+        mem.write32(arg + 4, cycles >> 32)
+        call.r0 = 0
+    elif op == 0x31:                                       # SYS_TICKFREQ: ticks per second
+        call.r0 = clock_hz
+    elif op == 0x16:                                       # SYS_HEAPINFO: [pointer to 4 words]
+        block = mem.read32(arg)
+        for i in range(4):
+            mem.write32(block + 4 * i, 0)
+        call.r0 = 0
+    elif op == 0x15:                                       # SYS_GET_CMDLINE: [buffer, size] -> ""
+        mem.write32(mem.read32(arg), 0)
+        mem.write32(arg + 4, 0)
+        call.r0 = 0
+    elif op == 0x18:                                       # SYS_EXIT: the reason in arg (32-bit)
+        call.exit_code = 0 if arg == APPLICATION_EXIT else 1
+    elif op == 0x20:                                       # SYS_EXIT_EXTENDED: [reason, subcode]
+        reason, sub = mem.read32(arg), mem.read32(arg + 4)
+        call.exit_code = (sub if sub < 0x80000000 else sub - (1 << 32)) if reason == APPLICATION_EXIT else 1
+    else:
+        raise SemihostingError(f"semihosting operation 0x{op:02x} ({name}) is not served by the simulator; served: "
+                               "SYS_OPEN :tt, SYS_CLOSE, SYS_ISTTY, SYS_WRITEC, SYS_WRITE0, SYS_WRITE, SYS_CLOCK, "
+                               "SYS_ELAPSED, SYS_TICKFREQ, SYS_HEAPINFO, SYS_GET_CMDLINE, SYS_EXIT, SYS_EXIT_EXTENDED")
+    return call
