@@ -18,6 +18,7 @@ VECTOR_SECTIONS = (".isr_vector", ".vectors", ".vector_table", ".text.vectors", 
                    ".vector", ".interrupt_vector", ".exception_vectors")
 EM_ARM = 40
 PAGE = 0x1000                      # Unicorn maps whole 4 KiB pages
+STACK_GUESS = 0x10000              # mapped below an initial SP outside the device's RAM
 PERIPHERALS = (0x40000000, 0x20000000, "the peripheral region (0x40000000-0x5fffffff), mapped as RAM: "
                "registers read back what was written, no peripheral is modelled")
 
@@ -122,23 +123,38 @@ def _covered(start: int, end: int, regions) -> bool:
     return any(r.start <= start and end <= r.start + r.size for r in regions)
 
 
-def _extra_regions(segments, regions) -> tuple[list[Region], list[str]]:
-    """RAM for every load or run range of the image outside the device's memory, page-aligned."""
+def _gaps(a: int, b: int, regions) -> list[tuple[int, int]]:
+    """The parts of [a, b) no region covers."""
+    out = [(a, b)]
+    for r in regions:
+        lo, hi = r.start, r.start + r.size
+        out = [piece for x, y in out for piece in ((x, min(y, lo)), (max(x, hi), y)) if piece[0] < piece[1]]
+    return out
+
+
+def _extra_regions(segments, regions, sp: int) -> tuple[list[Region], list[str]]:
+    """RAM for every load or run range of the image outside the device's memory, and for the
+    stack below the initial SP where that is outside it too, page-aligned."""
     extra, notes = [], []
-    for seg in segments:
-        for lo, size, kind in ((seg.load, len(seg.data), "load"), (seg.run, seg.memsz, "run")):
-            if size == 0 or _covered(lo, lo + size, regions + extra):
-                continue
-            a, b = lo & ~(PAGE - 1), (lo + size + PAGE - 1) & ~(PAGE - 1)
-            for r in regions + extra:                  # trim to what is not mapped yet
-                if r.start <= a < r.start + r.size:
-                    a = r.start + r.size
-                if r.start < b <= r.start + r.size:
-                    b = r.start
-            if a < b:
-                extra.append(Region(a, b - a, f"the image's {kind} range 0x{lo:08x}-0x{lo + size - 1:08x}"))
-                notes.append(f"0x{a:08x}-0x{b - 1:08x} mapped as RAM: the image's {kind} range 0x{lo:08x}-"
-                             f"0x{lo + size - 1:08x} lies outside the device's flash and RAM")
+    ranges = [r for seg in segments for r in ((seg.load, len(seg.data), "load"), (seg.run, seg.memsz, "run"))]
+    if not _covered(sp - 4, sp, regions):
+        lo = max(sp - STACK_GUESS, 0)
+        ranges.append((lo, sp - lo, "stack"))
+    for lo, size, kind in ranges:
+        if size == 0:
+            continue
+        a, b = lo & ~(PAGE - 1), (lo + size + PAGE - 1) & ~(PAGE - 1)
+        gaps = _gaps(a, b, regions + extra)
+        if kind == "stack" and gaps:
+            extra += [Region(x, y - x, "the stack") for x, y in gaps]
+            notes.append(", ".join(f"0x{x:08x}-0x{y - 1:08x}" for x, y in gaps) + f" mapped as RAM: the initial SP "
+                         f"0x{sp:08x} lies outside the device's RAM (the {STACK_GUESS // 1024} KiB below it are taken "
+                         "as the stack)")
+            continue
+        for x, y in gaps:
+            extra.append(Region(x, y - x, f"the image's {kind} range 0x{lo:08x}-0x{lo + size - 1:08x}"))
+            notes.append(f"0x{x:08x}-0x{y - 1:08x} mapped as RAM: the image's {kind} range 0x{lo:08x}-"
+                         f"0x{lo + size - 1:08x} lies outside the device's flash and RAM")
     return extra, notes
 
 
@@ -154,14 +170,7 @@ def load_image(path: Path, flash: tuple[int, int], ram: tuple[int, int], vector_
             raise UsageError(f"{path}: the ELF has no loadable bytes (no PT_LOAD segment with file contents)")
         symbols, funcs = _symbols(elf)
         vt, how = _vector_table(elf, segments, flash[0], vector_table, path)
-    regions = [Region(flash[0], flash[1], "flash"), Region(ram[0], ram[1], "RAM")]
-    extra, notes = _extra_regions(segments, regions)
-    regions += extra
-    if not _covered(PERIPHERALS[0], PERIPHERALS[0] + 4, regions):
-        regions.append(Region(PERIPHERALS[0], PERIPHERALS[1], "peripherals"))
-        notes.append(PERIPHERALS[2])
-    image = Image(path=path, segments=segments, vector_table=vt, vector_source=how, symbols=symbols, funcs=funcs,
-                  regions=regions, notes=notes)
+    image = Image(path=path, segments=segments, vector_table=vt, vector_source=how, symbols=symbols, funcs=funcs)
     sp, reset = image.read_word(vt), image.read_word(vt + 4)
     if sp is None or reset is None:
         raise UsageError(f"{path}: the vector table at 0x{vt:08x} ({how}) is not in the image's loaded bytes; "
@@ -169,6 +178,12 @@ def load_image(path: Path, flash: tuple[int, int], ram: tuple[int, int], vector_
     if not reset & 1:
         raise UsageError(f"{path}: the reset vector at 0x{vt + 4:08x} ({how}) is 0x{reset:08x}, not a Thumb "
                          "address (bit 0 clear): not a Cortex-M vector table; give --vector-table ADDR")
+    image.regions = [Region(flash[0], flash[1], "flash"), Region(ram[0], ram[1], "RAM")]
+    extra, image.notes = _extra_regions(segments, image.regions, sp)
+    image.regions += extra
+    if not _covered(PERIPHERALS[0], PERIPHERALS[0] + 4, image.regions):
+        image.regions.append(Region(PERIPHERALS[0], PERIPHERALS[1], "peripherals"))
+        image.notes.append(PERIPHERALS[2])
     return image
 
 

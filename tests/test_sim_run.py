@@ -1,0 +1,198 @@
+"""`cryptobench sim run`: images cryptobench did not build, on the simulator. The images are built
+here with arm-none-eabi-gcc directly (tests/fixtures/sim_image: their own start-up code, linker
+script and vector tables), never through cryptobench's firmware builder; a missing compiler fails."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, cli
+
+FIX = ROOT / "tests" / "fixtures" / "sim_image"
+# core, device, flash (start, size) and RAM (start, size) of the device's board (targets/boards.toml)
+CORES = {"cortex-m0": ("stm32f030", (0x08000000, 0x10000), (0x20000000, 0x2000)),
+         "cortex-m3": ("ideal-m3", (0x00000000, 0x100000), (0x20000000, 0x40000)),
+         "cortex-m4": ("stm32f411", (0x08000000, 0x80000), (0x20000000, 0x18000))}
+LONG = 3_000_000           # iterations of work(): 42 to 63 M cycles, more than two SysTick wraps (2^24)
+
+
+def build(tmp_path, core, name="app", section=".vectors", place="later", offset=0, iters=1000, exit_code=0,
+          ram=None):
+    """The fixture image for `core`: its vector table in output section `section`, placed first
+    in flash or later (1 KiB aligned), the image starting `offset` bytes into flash."""
+    _, flash, board_ram = CORES[core]
+    ram = ram or board_ram
+    vec = f"{section} : ALIGN(1024) {{ KEEP(*({section})) }} > FLASH"
+    ld = (FIX / "link.ld.in").read_text()
+    for key, value in dict(flash=hex(flash[0]), flash_len=hex(flash[1]), ram=hex(ram[0]), ram_len=hex(ram[1]),
+                           offset=hex(offset), first=vec if place == "first" else "",
+                           later=vec if place != "first" else "").items():
+        ld = ld.replace("{" + key + "}", value)
+    out = tmp_path / f"{name}-{core}.elf"
+    out.with_suffix(".ld").write_text(ld)
+    subprocess.run(["arm-none-eabi-gcc", f"-mcpu={core}", "-mthumb", "-O2", "-ffreestanding", "-nostdlib",
+                    f'-DVEC_SECTION="{section}"', f"-DITERS={iters}", f"-DEXIT_CODE={exit_code}",
+                    f"-DHAS_VTOR={int(core != 'cortex-m0')}", "-T", str(out.with_suffix(".ld")), str(FIX / "app.c"),
+                    "-o", str(out), "-lgcc"], check=True)
+    return out
+
+
+def sim_run(image, device, *args):
+    """The run's JSON document (from --json -), and the process (its stderr: the image's console)."""
+    proc = cli("sim", "run", str(image), "--device", device, "--json", "-", *args)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc, json.loads(proc.stdout) if proc.stdout.startswith("{") else None
+
+
+def console_values(stderr: str) -> dict:
+    """'self 0x…' lines the image printed -> {'self': int}."""
+    out = {}
+    for line in stderr.splitlines():
+        key, _, value = line.rpartition(" ")
+        if value.startswith("0x"):
+            out[key] = int(value, 16)
+    return out
+
+
+def window(doc, first: str, last: str) -> tuple[dict, list]:
+    """The semihosting segment from the call printing `first` to the one printing `last`, and the
+    counter reads (model cycles) between them."""
+    (seg,) = [s for s in doc["segments"] if s["label"] == f"SYS_WRITE0 '{first}' -> SYS_WRITE0 '{last}'"]
+    calls = {c["call"]: c["cycles"] for c in doc["semihosting_calls"]}
+    lo, hi = calls[f"SYS_WRITE0 '{first}'"], calls[f"SYS_WRITE0 '{last}'"]
+    return seg, [r["cycles"] for r in doc["counter_reads"] if lo < r["cycles"] < hi]
+
+
+@pytest.mark.parametrize("core", sorted(CORES))
+def test_a_foreign_image_boots_copies_its_ram_code_and_times_itself_with_systick(tmp_path, core):
+    """Vector table in a section at flash + 1 KiB (not the boot address), a second table VTOR is
+    pointed at (M3/M4; the M0 has no VTOR), .data and a RAM function copied from their load
+    addresses by the image's own start-up code, and a SysTick_Handler overflow counter (LOAD =
+    0xFFFFFF) over more than two wraps: the image's own count, (overflows << 24) + (LOAD - VAL),
+    equals the simulator's count between the two VAL reads exactly, and the semihosting window
+    around them by the few cycles of the reads and calls only."""
+    device, flash, ram = CORES[core]
+    proc, doc = sim_run(build(tmp_path, core, iters=LONG), device)
+    assert proc.returncode == 0, proc.stderr
+    assert doc["provenance"] == "simulated" and doc["exit_code"] == 0 and not doc["timed_out"]
+    assert doc["vector_table"] == {"address": flash[0] + 0x400, "found_by": "section .vectors"}
+    said = console_values(proc.stderr)
+    assert "data ok" in proc.stderr
+    assert ram[0] <= said["ramfunc at"] < ram[0] + ram[1]          # it ran from RAM, copied there
+    assert said["bad"] == 0, "a SysTick went through the boot table after VTOR moved it"
+    assert said["overflows"] >= 2 and doc["systick_exceptions"] == said["overflows"]
+    seg, reads = window(doc, "start", "end")
+    assert said["self"] > 2 * (1 << 24)
+    # exactly: the image's own SysTick count is the simulator's between its two VAL reads
+    assert said["self"] == reads[-1] - reads[0]
+    # the semihosting cut also holds the reads' tail, the calls and the BKPTs: a few cycles more
+    assert 0 < seg["cycles"] - said["self"] < 64
+    assert seg["time_s"] == pytest.approx(seg["cycles"] / doc["clock_hz"])
+
+
+def test_the_self_measured_and_the_simulated_window_differ_by_the_same_cycles_short_or_long(tmp_path):
+    """Over two SysTick wraps or none, the semihosting cut exceeds the image's own count by the
+    same cycles: no wrap is lost or counted twice."""
+    diffs = []
+    for iters in (1000, LONG):
+        proc, doc = sim_run(build(tmp_path, "cortex-m3", name=f"i{iters}", iters=iters), "ideal-m3")
+        seg, _ = window(doc, "start", "end")
+        diffs.append(seg["cycles"] - console_values(proc.stderr)["self"])
+    assert diffs[0] == diffs[1]
+
+
+def test_markers_cut_function_calls_and_register_edges(tmp_path):
+    image = build(tmp_path, "cortex-m4")
+    _, fn = sim_run(image, "stm32f411", "--marker", "function:work")
+    calls = [s["cycles"] for s in fn["segments"]]
+    assert [s["label"] for s in fn["segments"]] == ["work call 1", "work call 2", "work call 3"]
+    assert 0 < calls[1] < calls[2] < calls[0]                     # work(10), work(20), work(1000)
+    _, odr = sim_run(image, "stm32f411", "--marker", "0x48000014:0x20")
+    _, bsrr = sim_run(image, "stm32f411", "--marker", "set=0x48000018:0x1,clear=0x48000018:0x10000")
+    (w1,), (w2,) = odr["segments"], bsrr["segments"]
+    assert calls[1] < w1["cycles"] < calls[1] + 40                # around work(10): the call and a store
+    assert calls[2] < w2["cycles"] < calls[2] + 40
+    assert w1["instructions"] > 0 and odr["marker"]["meaning"] == "while bits 0x20 of 0x48000014 are set"
+    proc = cli("sim", "run", str(image), "--device", "stm32f411", "--marker", "function:work")
+    assert proc.returncode == 0 and "work call 3" in proc.stdout and "simulated" in proc.stdout
+    assert "device condition: 100 MHz" in proc.stdout
+
+
+def test_exit_code_and_console(tmp_path):
+    proc, doc = sim_run(build(tmp_path, "cortex-m0", exit_code=3), "stm32f030")
+    assert proc.returncode == 1 and doc["exit_code"] == 3
+    assert proc.stderr.startswith("data ok\n")                    # the image's console on stderr
+    assert doc["segments"][-1]["label"].endswith("-> SYS_EXIT_EXTENDED (3)")
+
+
+def test_vector_table_at_the_boot_address_or_given(tmp_path):
+    # a section of no known name, first in flash: the lowest load address is the boot address
+    proc, doc = sim_run(build(tmp_path, "cortex-m4", name="first", section=".myvec", place="first"), "stm32f411")
+    assert proc.returncode == 0 and doc["vector_table"]["address"] == 0x08000000
+    assert doc["vector_table"]["found_by"].startswith("the lowest load address")
+    # an image 4 KiB into flash with such a section: no table found, until --vector-table names it
+    image = build(tmp_path, "cortex-m4", name="offset", section=".myvec", offset=0x1000)
+    proc, _ = sim_run(image, "stm32f411")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "no vector table found" in proc.stderr and "--vector-table" in proc.stderr
+    vt = [ln for ln in subprocess.run(["arm-none-eabi-objdump", "-h", str(image)], capture_output=True,
+                                      text=True, check=True).stdout.splitlines() if ".myvec" in ln][0].split()[3]
+    proc, doc = sim_run(image, "stm32f411", "--vector-table", "0x" + vt)
+    assert proc.returncode == 0 and doc["vector_table"]["found_by"] == f"--vector-table 0x{int(vt, 16):08x}"
+
+
+def test_a_range_outside_the_device_memory_is_mapped_with_a_note(tmp_path):
+    proc, doc = sim_run(build(tmp_path, "cortex-m3", ram=(0x10000000, 0x8000)), "ideal-m3")
+    assert proc.returncode == 0 and "data ok" in proc.stderr
+    assert any(n.startswith("0x10000000-") and "outside the device's flash and RAM" in n for n in doc["notes"])
+
+
+def test_a_run_that_does_not_end_stops_at_the_timeout_with_its_cycles(tmp_path):
+    proc, doc = sim_run(build(tmp_path, "cortex-m3", iters=0xFFFFFFFF), "ideal-m3", "--timeout", "1")
+    assert proc.returncode == 1 and doc["timed_out"] and doc["total"]["cycles"] > 0
+    proc = cli("sim", "run", str(build(tmp_path, "cortex-m3", iters=0xFFFFFFFF)), "--device", "ideal-m3",
+               "--timeout", "0.5")
+    assert "timed out after 0.5 s: the cycles so far" in proc.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["tests/fixtures/sim_image/app.c", "--device", "ideal-m3"], "app.c: not an ELF file"),
+    ([sys.executable, "--device", "ideal-m3"], "not ARM; expected a 32-bit ARM"),
+    (["IMAGE", "--device", "no-such-part"], "--device: unknown device 'no-such-part'; valid: stm32f030"),
+    (["IMAGE", "--device", "ideal-m3", "--marker", "function:nosuch"], "no function nosuch in the symbols of"),
+    (["IMAGE", "--device", "ideal-m3", "--marker", "0x48000014"], "is not ADDR:MASK"),
+    (["IMAGE", "--device", "ideal-m3", "--vector-table", "nowhere"], "--vector-table nowhere: not an address"),
+    (["/no/such.elf", "--device", "ideal-m3"], "cannot read the image"),
+])
+def test_bad_input_is_one_line_with_exit_code_2(tmp_path, args, message):
+    if "IMAGE" in args:
+        args = [str(build(tmp_path, "cortex-m3")) if a == "IMAGE" else a for a in args]
+    proc = cli("sim", "run", *args)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("cryptobench: error: ") and proc.stderr.count("\n") == 1
+    assert message in proc.stderr
+
+
+def test_unserved_semihosting_is_named():
+    from cryptobench.sim.semihosting import SemihostingError, serve
+    with pytest.raises(SemihostingError, match=r"semihosting operation 0x06 \(SYS_READ\) is not served"):
+        serve(0x06, 0, None, 0, 48_000_000)
+
+
+def test_systick_reload_countflag_and_wraps():
+    """ARMv7-M ARM B3.3: from CVR = 0 the counter reloads RVR on the next cycle and reaches 0 every
+    RVR + 1 cycles; COUNTFLAG reads 1 once per transition to 0; writing CVR restarts it."""
+    from cryptobench.sim.systick import COUNTFLAG, SYST_CSR, SYST_CVR, SYST_RVR, SysTick
+    st = SysTick()
+    st.write(SYST_RVR, 99, 0)
+    st.write(SYST_CVR, 123, 0)
+    st.write(SYST_CSR, 7, 1000)
+    assert [st.read(SYST_CVR, t) for t in (1000, 1001, 1099, 1100, 1101, 1200)] == [0, 99, 1, 0, 99, 0]
+    assert st.next_wrap() == 1100
+    assert st.read(SYST_CSR, 1099) & COUNTFLAG == 0
+    assert st.read(SYST_CSR, 1100) & COUNTFLAG and not st.read(SYST_CSR, 1150) & COUNTFLAG
+    st.take(1101)
+    assert st.next_wrap() == 1200
+    st.write(SYST_CSR, 0, 1150)                                   # disabled: the counter holds
+    assert st.read(SYST_CVR, 5000) == 50 and st.next_wrap() is None
