@@ -18,7 +18,7 @@ LONG = 3_000_000           # iterations of work(): 42 to 63 M cycles, more than 
 
 
 def build(tmp_path, core, name="app", section=".vectors", place="later", offset=0, iters=1000, exit_code=0,
-          ram=None):
+          ram=None, masked=False):
     """The fixture image for `core`: its vector table in output section `section`, placed first
     in flash or later (1 KiB aligned), the image starting `offset` bytes into flash."""
     _, flash, board_ram = CORES[core]
@@ -33,7 +33,7 @@ def build(tmp_path, core, name="app", section=".vectors", place="later", offset=
     out.with_suffix(".ld").write_text(ld)
     subprocess.run(["arm-none-eabi-gcc", f"-mcpu={core}", "-mthumb", "-O2", "-ffreestanding", "-nostdlib",
                     f'-DVEC_SECTION="{section}"', f"-DITERS={iters}", f"-DEXIT_CODE={exit_code}",
-                    f"-DHAS_VTOR={int(core != 'cortex-m0')}", "-T", str(out.with_suffix(".ld")), str(FIX / "app.c"),
+                    f"-DHAS_VTOR={int(core != 'cortex-m0')}", f"-DMASKED={int(masked)}", "-T", str(out.with_suffix(".ld")), str(FIX / "app.c"),
                     "-o", str(out), "-lgcc"], check=True)
     return out
 
@@ -100,6 +100,16 @@ def test_the_self_measured_and_the_simulated_window_differ_by_the_same_cycles_sh
         seg, _ = window(doc, "start", "end")
         diffs.append(seg["cycles"] - console_values(proc.stderr)["self"])
     assert diffs[0] == diffs[1]
+
+
+def test_a_masked_systick_waits_for_primask_and_pends_once(tmp_path):
+    """Two wraps under CPSID I: the exception is taken once, after CPSIE I (one pending bit), so
+    the image's own count misses one wrap, as it would on the part."""
+    proc, doc = sim_run(build(tmp_path, "cortex-m4", iters=LONG, masked=True), "stm32f411")
+    said = console_values(proc.stderr)
+    assert proc.returncode == 0 and said["overflows"] == 1 and doc["systick_exceptions"] == 1
+    _, reads = window(doc, "start", "end")
+    assert said["self"] == reads[-1] - reads[0] - (1 << 24)
 
 
 def test_markers_cut_function_calls_and_register_edges(tmp_path):
@@ -196,3 +206,44 @@ def test_systick_reload_countflag_and_wraps():
     assert st.next_wrap() == 1200
     st.write(SYST_CSR, 0, 1150)                                   # disabled: the counter holds
     assert st.read(SYST_CVR, 5000) == 50 and st.next_wrap() is None
+
+
+class _Mem:
+    """Target memory for the semihosting calls: a bytearray at address 0."""
+
+    def __init__(self, size=256):
+        self.b = bytearray(size)
+
+    def read(self, addr, n):
+        return bytes(self.b[addr:addr + n])
+
+    def read32(self, addr):
+        return int.from_bytes(self.b[addr:addr + 4], "little")
+
+    def write32(self, addr, value):
+        self.b[addr:addr + 4] = value.to_bytes(4, "little")
+
+
+def test_semihosting_calls_from_the_models_cycles():
+    from cryptobench.sim.semihosting import APPLICATION_EXIT, serve
+    mem = _Mem()
+    mem.b[100:106] = b"hello\0"
+    mem.b[120:123] = b":tt"
+    assert serve(0x04, 100, mem, 0, 48_000_000).text == "hello"                     # SYS_WRITE0
+    assert serve(0x03, 100, mem, 0, 48_000_000).text == "h"                         # SYS_WRITEC
+    for i, v in enumerate((2, 100, 4)):                                            # SYS_WRITE [fd, buf, len]
+        mem.write32(8 + 4 * i, v)
+    call = serve(0x05, 8, mem, 0, 48_000_000)
+    assert (call.text, call.stream, call.r0) == ("hell", "stderr", 0)
+    for i, v in enumerate((120, 4, 3)):                                            # SYS_OPEN ":tt", "w"
+        mem.write32(32 + 4 * i, v)
+    assert serve(0x01, 32, mem, 0, 48_000_000).r0 == 1
+    assert serve(0x10, 0, mem, 96_000_000, 48_000_000).r0 == 200                    # SYS_CLOCK: centiseconds
+    assert serve(0x31, 0, mem, 0, 48_000_000).r0 == 48_000_000                      # SYS_TICKFREQ
+    serve(0x30, 48, mem, (5 << 32) + 7, 48_000_000)                                # SYS_ELAPSED: 64-bit ticks
+    assert (mem.read32(48), mem.read32(52)) == (7, 5)
+    assert serve(0x18, APPLICATION_EXIT, mem, 0, 1).exit_code == 0                 # SYS_EXIT
+    assert serve(0x18, 0x20023, mem, 0, 1).exit_code == 1
+    mem.write32(64, APPLICATION_EXIT)
+    mem.write32(68, 7)
+    assert serve(0x20, 64, mem, 0, 1).exit_code == 7                               # SYS_EXIT_EXTENDED

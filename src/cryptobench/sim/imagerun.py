@@ -23,6 +23,8 @@ from .systick import EXCEPTION as SYSTICK, SysTick
 DWT_CYCCNT, SCB_VTOR = 0xE0001004, 0xE000ED08
 EXCP_BKPT, EXCP_EXCEPTION_EXIT = 7, 8        # QEMU's exception numbers, as Unicorn's interrupt hook gets them
 NO_ALARM = 0xFFFFFFFFFFFFFFFF
+POLL_MASKED = 1 << 16        # a pending SysTick under a mask no unmasking site lifts is looked at this often
+UNMASKING = ("cpsie", "msr")  # instructions that may lift PRIMASK/BASEPRI/FAULTMASK
 
 
 @dataclass
@@ -158,7 +160,9 @@ class ImageRun:
             return
         if addr == SCB_VTOR:
             if self.device.core == "cortex-m0":      # ARMv6-M's VTOR is optional; the Cortex-M0 has none (RAZ/WI)
-                self.result.notes.append("the image wrote SCB->VTOR, which the Cortex-M0 does not have: ignored")
+                note = "the image wrote SCB->VTOR, which the Cortex-M0 does not have: ignored"
+                if note not in self.result.notes:
+                    self.result.notes.append(note)
                 return
             self.vtor = value & ~0x7F
         self.ppb[addr] = value
@@ -171,6 +175,8 @@ class ImageRun:
                 exceptions.leave(self.cpu, pc | 1)
             except exceptions.ExceptionError as exc:
                 self._stop(f"{exc} (at pc=0x{pc:08x})")
+            if self.pending:                 # back from a handler: a pending SysTick goes before the next block
+                self.lib.cbsim_set_alarm(self.sim, self.cycles(), 0)
             return
         if intno == EXCP_BKPT and self.cpu.read(pc, 2) == b"\xab\xbe":
             self._semihost(pc)
@@ -221,7 +227,16 @@ class ImageRun:
         self.miss = MISS_FN(self._on_miss)
         funcs = [f for f in self.image.funcs
                  if any(r.start <= f[0] and f[0] + f[1] <= r.start + r.size for r in self.regions)]
+        # code that start-up copies to RAM is scanned there, in a copy put back afterwards
+        moved = [(seg.run, bytes(self.uc.mem_read(seg.run, len(seg.data)))) for seg in self.image.segments
+                 if seg.run != seg.load and seg.data]
+        for seg in self.image.segments:
+            if seg.run != seg.load and seg.data:
+                self.uc.mem_write(seg.run, seg.data)
         dyns = self.simulator._dynamic_sites(self.cs, self.uc, funcs)
+        unmasking = self._unmasking_sites(funcs)
+        for addr, before in moved:
+            self.uc.mem_write(addr, before)
         d = self.device
         flash = self.simulator.board.flash
         self.sim = self.lib.cbsim_new(unicorn_handle(self.uc), self.miss, d.flash_ws if d.code_in_flash else 0,
@@ -230,8 +245,26 @@ class ImageRun:
             raise UsageError("could not install the simulator's hooks")
         for addr, kind, ra, rb in dyns:
             self.lib.cbsim_add_dynamic(self.sim, addr, kind, Simulator._reg(self.A, ra), Simulator._reg(self.A, rb))
+        for addr in unmasking:
+            self.uc.hook_add(self.unicorn.UC_HOOK_CODE, self._unmasking, begin=addr, end=addr)
         if self.marker.kind == "function":
             self.lib.cbsim_watch(self.sim, self.image.symbols[self.marker.name][0])
+
+    def _unmasking_sites(self, funcs) -> list[int]:
+        """CPSIE and MSR to PRIMASK/BASEPRI/FAULTMASK in the image's functions."""
+        sites = []
+        for start, size in funcs:
+            for insn in self.cs.disasm(bytes(self.uc.mem_read(start, size)), start):
+                m = insn.mnemonic.split(".")[0]
+                if m == "cpsie" or (m == "msr" and any(k in insn.op_str for k in ("primask", "basepri", "faultmask"))):
+                    sites.append(insn.address)
+        return sites
+
+    def _unmasking(self, uc_, addr, size, user):
+        """An instruction that may unmask interrupts is about to run: a pending SysTick is looked at
+        before the next block."""
+        if self.pending:
+            self.lib.cbsim_set_alarm(self.sim, self.cycles(), 0)
 
     # --- the run ----------------------------------------------------------------------------------
     def _alarm(self) -> int:
@@ -265,8 +298,10 @@ class ImageRun:
                 if left <= 0:
                     self.result.timed_out = True
                     break
-                self.lib.cbsim_set_alarm(self.sim, self.cycles() if self.pending else self._alarm(),
-                                         1 if self.pending else 0)
+                if self.pending:    # masked: the unmasking sites wake it (_unmasking), else a late poll
+                    self.lib.cbsim_set_alarm(self.sim, self.cycles() + POLL_MASKED, 1)
+                else:
+                    self.lib.cbsim_set_alarm(self.sim, self._alarm(), 0)
                 try:
                     self.uc.emu_start(pc, 0xFFFFFFFF, timeout=max(1, int(left * 1e6)))
                 except self.unicorn.UcError as exc:
