@@ -312,6 +312,9 @@ class ImageRun:
                 if self.lib.cbsim_alarm_fired(self.sim):
                     self.pending = not self._take_systick()
                     pc = self.cpu.reg("pc") | 1
+                elif self.lib.cbsim_failed(self.sim):
+                    self._stop(self.result.problem or "the simulator's accounting failed (a watched call nested "
+                               "deeper than 256, or out of memory)")
                 elif not self.ended:
                     self.result.timed_out = time.perf_counter() >= deadline - 0.01
                     if not self.result.timed_out:
