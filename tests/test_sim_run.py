@@ -186,8 +186,10 @@ def test_bad_input_is_one_line_with_exit_code_2(tmp_path, args, message):
 
 def test_unserved_semihosting_is_named():
     from cryptobench.sim.semihosting import SemihostingError, serve
+    with pytest.raises(SemihostingError, match=r"semihosting operation 0x07 \(SYS_READC\) is not served"):
+        serve(0x07, 0, _Mem(), 0, 48_000_000)
     with pytest.raises(SemihostingError, match=r"semihosting operation 0x06 \(SYS_READ\) is not served"):
-        serve(0x06, 0, None, 0, 48_000_000)
+        serve(0x06, 0, _Mem(), 0, 48_000_000)              # a read of stdin (handle 0)
 
 
 def test_systick_reload_countflag_and_wraps():
@@ -247,3 +249,17 @@ def test_semihosting_calls_from_the_models_cycles():
     mem.write32(64, APPLICATION_EXIT)
     mem.write32(68, 7)
     assert serve(0x20, 64, mem, 0, 1).exit_code == 7                               # SYS_EXIT_EXTENDED
+
+
+def test_a_newlib_image_with_the_toolchains_own_startup_and_rdimon(tmp_path):
+    """printf and exit code through newlib's semihosting (crt0, rdimon: SYS_HEAPINFO, SYS_OPEN ':tt'
+    and ':semihosting-features', SYS_WRITE, SYS_EXIT_EXTENDED), on an image linked at 0."""
+    image = tmp_path / "newlib.elf"
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-O2", "--specs=rdimon.specs",
+                    str(FIX / "newlib.c"), "-o", str(image), "-Wl,--section-start=.isr_vector=0x0",
+                    "-Wl,--defsym=__stack=0x20018000"], check=True)
+    proc, doc = sim_run(image, "ideal-m4")
+    assert proc.returncode == 1 and doc["exit_code"] == 5 and not doc["problem"]
+    assert proc.stderr == "hello 42\nto stderr\n"
+    calls = [c["call"] for c in doc["semihosting_calls"]]
+    assert "SYS_WRITE 'hello 42'" in calls and calls[-1] == "SYS_EXIT_EXTENDED (5)"

@@ -104,6 +104,7 @@ class ImageRun:
         self.recorder = markers.Recorder(marker, [], [])
         self.systick, self.vtor, self.ppb = SysTick(), image.vector_table, {}
         self.pending, self.ended, self.sim, self.miss = False, False, None, None
+        self.semihosting_state: dict = {}
         uc = self.uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
         uc.ctl_set_cpu_model(getattr(A, CPU_MODEL[device.core]))
         self.cpu = _Cpu(uc, A)
@@ -189,7 +190,7 @@ class ImageRun:
         op, arg = self.cpu.reg("r0"), self.cpu.reg("r1")
         now = self.cycles()
         try:
-            call = semihosting.serve(op, arg, self.cpu, now, self.device.clock_hz)
+            call = semihosting.serve(op, arg, self.cpu, now, self.device.clock_hz, self.semihosting_state)
         except semihosting.SemihostingError as exc:
             self._stop(f"{exc} (at pc=0x{pc:08x})")
             return

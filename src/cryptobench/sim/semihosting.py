@@ -2,8 +2,10 @@
 run on the simulator, on any executor: `mem` reads and writes the target's memory
 (read32, write32, read(addr, n)). Time comes from the model's cycles at the device clock.
 
-Served: SYS_OPEN of ":tt" (the console, as newlib's rdimon opens it), SYS_CLOSE, SYS_ISTTY,
-SYS_WRITEC, SYS_WRITE0, SYS_WRITE (fd 1 and 2, or the handles SYS_OPEN gave), SYS_CLOCK,
+Served: SYS_OPEN of ":tt" (the console, as newlib's rdimon opens it) and of ":semihosting-features"
+(read with SYS_FLEN, SYS_SEEK, SYS_READ: it offers SYS_EXIT_EXTENDED, so newlib's exit code reaches
+the host, and separate stdout and stderr), SYS_ERRNO, SYS_FLEN (0 for the console), SYS_CLOSE,
+SYS_ISTTY, SYS_WRITEC, SYS_WRITE0, SYS_WRITE (fd 1 and 2, or the handles SYS_OPEN gave), SYS_CLOCK,
 SYS_ELAPSED, SYS_TICKFREQ, SYS_HEAPINFO (zeros: the image's own defaults), SYS_GET_CMDLINE (empty),
 SYS_EXIT and SYS_EXIT_EXTENDED. Anything else is an error naming the operation."""
 from __future__ import annotations
@@ -17,6 +19,9 @@ NAMES = {0x01: "SYS_OPEN", 0x02: "SYS_CLOSE", 0x03: "SYS_WRITEC", 0x04: "SYS_WRI
          0x18: "SYS_EXIT", 0x20: "SYS_EXIT_EXTENDED", 0x30: "SYS_ELAPSED", 0x31: "SYS_TICKFREQ"}
 APPLICATION_EXIT = 0x20026           # ADP_Stopped_ApplicationExit
 TT_HANDLES = {0: 0, 1: 1, 2: 2}      # SYS_OPEN ":tt" mode // 4 (r, w, a) -> stdin, stdout, stderr
+FEATURES_HANDLE = 3
+FEATURES = b"SHFB\x03"               # magic; SH_EXT_EXIT_EXTENDED (the exit code reaches the host) and
+                                     # SH_EXT_STDOUT_STDERR (":tt" opened "w" is stdout, "a" stderr)
 
 
 class SemihostingError(Exception):
@@ -44,8 +49,27 @@ def _cstring(mem, addr: int, limit: int = 1 << 16) -> bytes:
     return data
 
 
-def serve(op: int, arg: int, mem, cycles: int, clock_hz: int) -> Call:
-    """One semihosting call: operation `op` (r0) with argument `arg` (r1) at model cycle `cycles`."""
+def _features(op: int, arg: int, mem, state: dict, call: Call) -> None:
+    """SYS_READ [handle, buffer, length] or SYS_SEEK [handle, position] of the features file."""
+    if op == 0x0A:
+        state["features_pos"] = min(mem.read32(arg + 4), len(FEATURES))
+        call.r0 = 0
+        return
+    buf, n = mem.read32(arg + 4), mem.read32(arg + 8)
+    pos = state.get("features_pos", 0)
+    data = FEATURES[pos:pos + n]
+    for i, byte in enumerate(data):
+        word = mem.read32((buf + i) & ~3)
+        shift = 8 * ((buf + i) & 3)
+        mem.write32((buf + i) & ~3, (word & ~(0xFF << shift)) | (byte << shift))
+    state["features_pos"] = pos + len(data)
+    call.r0 = n - len(data)                                # bytes not read
+
+
+def serve(op: int, arg: int, mem, cycles: int, clock_hz: int, state: dict | None = None) -> Call:
+    """One semihosting call: operation `op` (r0) with argument `arg` (r1) at model cycle `cycles`;
+    `state` keeps what lasts between calls (the features file's read position)."""
+    state = {} if state is None else state
     name = NAMES.get(op, "unknown")
     call = Call(op, name)
     if op == 0x03:                                         # SYS_WRITEC: the character at [arg]
@@ -60,12 +84,29 @@ def serve(op: int, arg: int, mem, cycles: int, clock_hz: int) -> Call:
             "stdout" if fd == 1 else "stderr", 0
     elif op == 0x01:                                       # SYS_OPEN: [name, mode, name length]
         path, mode = mem.read(mem.read32(arg), mem.read32(arg + 8)), mem.read32(arg + 4)
+        if path == b":semihosting-features":             # IHI 0056 "Semihosting v2": the features file
+            state["features_pos"] = 0
+            call.r0 = FEATURES_HANDLE
+            return call
         if path != b":tt":
             raise SemihostingError(f"semihosting SYS_OPEN (0x01) of '{path.decode('latin-1')}': only the console "
                                    "':tt' is served (no host files)")
         call.r0 = TT_HANDLES.get(mode // 4, 1)
     elif op in (0x02, 0x09):                               # SYS_CLOSE: 0 (done); SYS_ISTTY: 1 (a console)
         call.r0 = 0 if op == 0x02 else 1
+    elif op == 0x13:                                       # SYS_ERRNO: no served call sets one
+        call.r0 = 0
+    elif op in (0x06, 0x0A) and mem.read32(arg) == FEATURES_HANDLE:   # SYS_READ, SYS_SEEK of the features file
+        _features(op, arg, mem, state, call)
+    elif op == 0x0C:                                       # SYS_FLEN: [handle]; a console has no length
+        handle = mem.read32(arg)
+        if handle == FEATURES_HANDLE:
+            call.r0 = len(FEATURES)
+        elif handle not in (0, 1, 2):
+            raise SemihostingError(f"semihosting SYS_FLEN (0x0c) of handle {handle}: only the console (0, 1, 2) is "
+                                   "served")
+        else:
+            call.r0 = 0
     elif op == 0x10:                                       # SYS_CLOCK: centiseconds
         call.r0 = cycles * 100 // clock_hz
     elif op == 0x30:                                       # SYS_ELAPSED: 64-bit ticks at [arg]
@@ -90,6 +131,6 @@ def serve(op: int, arg: int, mem, cycles: int, clock_hz: int) -> Call:
         call.exit_code = (sub if sub < 0x80000000 else sub - (1 << 32)) if reason == APPLICATION_EXIT else 1
     else:
         raise SemihostingError(f"semihosting operation 0x{op:02x} ({name}) is not served by the simulator; served: "
-                               "SYS_OPEN :tt, SYS_CLOSE, SYS_ISTTY, SYS_WRITEC, SYS_WRITE0, SYS_WRITE, SYS_CLOCK, "
+                               "SYS_OPEN :tt and :semihosting-features, SYS_READ and SYS_SEEK of the latter, SYS_ERRNO, SYS_FLEN, SYS_CLOSE, SYS_ISTTY, SYS_WRITEC, SYS_WRITE0, SYS_WRITE, SYS_CLOCK, "
                                "SYS_ELAPSED, SYS_TICKFREQ, SYS_HEAPINFO, SYS_GET_CMDLINE, SYS_EXIT, SYS_EXIT_EXTENDED")
     return call
