@@ -55,13 +55,13 @@ def console_values(stderr: str) -> dict:
     return out
 
 
-def window(doc, first: str, last: str) -> tuple[dict, list]:
-    """The semihosting segment from the call printing `first` to the one printing `last`, and the
-    counter reads (model cycles) between them."""
-    (seg,) = [s for s in doc["segments"] if s["label"] == f"SYS_WRITE0 '{first}' -> SYS_WRITE0 '{last}'"]
-    calls = {c["call"]: c["cycles"] for c in doc["semihosting_calls"]}
-    lo, hi = calls[f"SYS_WRITE0 '{first}'"], calls[f"SYS_WRITE0 '{last}'"]
-    return seg, [r["cycles"] for r in doc["counter_reads"] if lo < r["cycles"] < hi]
+def window(doc, first: str) -> tuple[dict, list]:
+    """The semihosting segment from the SYS_WRITE0 printing `first` (its start) to the next call,
+    and the counter reads (model cycles) between them."""
+    calls = doc["semihosting_calls"]
+    (i,) = [n for n, c in enumerate(calls) if c["call"].startswith(f"SYS_WRITE0 '{first}")]
+    lo, hi = calls[i]["cycles"], calls[i + 1]["cycles"]
+    return doc["segments"][i], [r["cycles"] for r in doc["counter_reads"] if lo < r["cycles"] < hi]
 
 
 @pytest.mark.parametrize("core", sorted(CORES))
@@ -82,13 +82,17 @@ def test_a_foreign_image_boots_copies_its_ram_code_and_times_itself_with_systick
     assert ram[0] <= said["ramfunc at"] < ram[0] + ram[1]          # it ran from RAM, copied there
     assert said["bad"] == 0, "a SysTick went through the boot table after VTOR moved it"
     assert said["overflows"] >= 2 and doc["systick_exceptions"] == said["overflows"]
-    seg, reads = window(doc, "start", "end")
+    seg, reads = window(doc, "start")
     assert said["self"] > 2 * (1 << 24)
     # exactly: the image's own SysTick count is the simulator's between its two VAL reads
     assert said["self"] == reads[-1] - reads[0]
     # the semihosting cut also holds the reads' tail, the calls and the BKPTs: a few cycles more
     assert 0 < seg["cycles"] - said["self"] < 64
     assert seg["time_s"] == pytest.approx(seg["cycles"] / doc["clock_hz"])
+    if core != "cortex-m0":           # DWT CYCCNT, zeroed and read around work(100): the simulator's count
+        _, reads = window(doc, "result")
+        assert len(reads) == 2 and said["dwt"] == reads[1] - reads[0] > 100
+        assert said["dwt from zero"] < 10
 
 
 def test_the_self_measured_and_the_simulated_window_differ_by_the_same_cycles_short_or_long(tmp_path):
@@ -97,7 +101,7 @@ def test_the_self_measured_and_the_simulated_window_differ_by_the_same_cycles_sh
     diffs = []
     for iters in (1000, LONG):
         proc, doc = sim_run(build(tmp_path, "cortex-m3", name=f"i{iters}", iters=iters), "ideal-m3")
-        seg, _ = window(doc, "start", "end")
+        seg, _ = window(doc, "start")
         diffs.append(seg["cycles"] - console_values(proc.stderr)["self"])
     assert diffs[0] == diffs[1]
 
@@ -108,7 +112,7 @@ def test_a_masked_systick_waits_for_primask_and_pends_once(tmp_path):
     proc, doc = sim_run(build(tmp_path, "cortex-m4", iters=LONG, masked=True), "stm32f411")
     said = console_values(proc.stderr)
     assert proc.returncode == 0 and said["overflows"] == 1 and doc["systick_exceptions"] == 1
-    _, reads = window(doc, "start", "end")
+    _, reads = window(doc, "start")
     assert said["self"] == reads[-1] - reads[0] - (1 << 24)
 
 
@@ -116,16 +120,18 @@ def test_markers_cut_function_calls_and_register_edges(tmp_path):
     image = build(tmp_path, "cortex-m4")
     _, fn = sim_run(image, "stm32f411", "--marker", "function:work")
     calls = [s["cycles"] for s in fn["segments"]]
-    assert [s["label"] for s in fn["segments"]] == ["work call 1", "work call 2", "work call 3"]
-    assert 0 < calls[1] < calls[2] < calls[0]                     # work(10), work(20), work(1000)
+    # work(1000), work(100) (timed with DWT CYCCNT), then work(10) and work(20) in pulse()
+    assert [s["label"] for s in fn["segments"]] == [f"work call {n}" for n in (1, 2, 3, 4)]
+    calls = calls[2:] + calls[:2]                                 # pulse()'s calls first
+    assert 0 < calls[0] < calls[1] < calls[3] < calls[2]
     _, odr = sim_run(image, "stm32f411", "--marker", "0x48000014:0x20")
     _, bsrr = sim_run(image, "stm32f411", "--marker", "set=0x48000018:0x1,clear=0x48000018:0x10000")
     (w1,), (w2,) = odr["segments"], bsrr["segments"]
-    assert calls[1] < w1["cycles"] < calls[1] + 40                # around work(10): the call and a store
-    assert calls[2] < w2["cycles"] < calls[2] + 40
+    assert calls[0] < w1["cycles"] < calls[0] + 40                # around work(10): the call and a store
+    assert calls[1] < w2["cycles"] < calls[1] + 40
     assert w1["instructions"] > 0 and odr["marker"]["meaning"] == "while bits 0x20 of 0x48000014 are set"
     proc = cli("sim", "run", str(image), "--device", "stm32f411", "--marker", "function:work")
-    assert proc.returncode == 0 and "work call 3" in proc.stdout and "simulated" in proc.stdout
+    assert proc.returncode == 0 and "work call 4" in proc.stdout and "simulated" in proc.stdout
     assert "device condition: 100 MHz" in proc.stdout
 
 

@@ -18,9 +18,10 @@ from . import exceptions, markers, semihosting, timing
 from .devices import Device
 from .engine import CPU_MODEL, MISS_FN, PPB, PPB_SIZE, REG_ALIASES, Simulator, load_library, unicorn_handle
 from .image import PAGE, Image, Region
-from .systick import EXCEPTION as SYSTICK, SysTick
+from .systick import EXCEPTION as SYSTICK, CycleCounter, SysTick
 
-DWT_CYCCNT, SCB_VTOR = 0xE0001004, 0xE000ED08
+DWT_CYCCNT, SCB_VTOR, SYST_CVR = 0xE0001004, 0xE000ED08, 0xE000E018
+MAX_READS = 100_000           # counter reads kept for the JSON document
 EXCP_BKPT, EXCP_EXCEPTION_EXIT = 7, 8        # QEMU's exception numbers, as Unicorn's interrupt hook gets them
 NO_ALARM = 0xFFFFFFFFFFFFFFFF
 POLL_MASKED = 1 << 16        # a pending SysTick under a mask no unmasking site lifts is looked at this often
@@ -102,9 +103,10 @@ class ImageRun:
         self.A, self.unicorn = A, unicorn
         self.result = ImageResult(notes=list(image.notes))
         self.recorder = markers.Recorder(marker, [], [])
-        self.systick, self.vtor, self.ppb = SysTick(), image.vector_table, {}
+        self.systick, self.dwt, self.vtor, self.ppb = SysTick(), CycleCounter(), image.vector_table, {}
         self.pending, self.ended, self.sim, self.miss = False, False, None, None
         self.semihosting_state: dict = {}
+        self.reads_dropped = 0
         uc = self.uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
         uc.ctl_set_cpu_model(getattr(A, CPU_MODEL[device.core]))
         self.cpu = _Cpu(uc, A)
@@ -145,10 +147,12 @@ class ImageRun:
     def _ppb_read(self, uc_, offset, size, user):
         addr, now = PPB + offset, self.cycles()
         value = self.systick.read(addr, now)
-        if addr in (DWT_CYCCNT, 0xE000E018):
-            self.result.counter_reads.append((now, self.insns()))
-        if addr == DWT_CYCCNT:
-            return now & 0xFFFFFFFF
+        value = self.dwt.read(addr, now) if value is None else value
+        if addr in (DWT_CYCCNT, SYST_CVR):
+            if len(self.result.counter_reads) < MAX_READS:
+                self.result.counter_reads.append((now, self.insns()))
+            else:
+                self.reads_dropped += 1
         if addr == SCB_VTOR:
             return self.vtor if self.device.core != "cortex-m0" else 0
         return self.ppb.get(addr, 0) if value is None else value
@@ -158,6 +162,8 @@ class ImageRun:
         if self.systick.write(addr, value, self.cycles()):
             if not self.pending:                                       # the next wrap may have moved
                 self.lib.cbsim_set_alarm(self.sim, self._alarm(), 0)
+            return
+        if self.dwt.write(addr, value, self.cycles()):
             return
         if addr == SCB_VTOR:
             if self.device.core == "cortex-m0":      # ARMv6-M's VTOR is optional; the Cortex-M0 has none (RAZ/WI)
@@ -340,5 +346,7 @@ class ImageRun:
             r.problem = "the simulator's accounting failed (a watched call nested deeper than 256, or out of memory)"
         r.segments = markers.cut(self.marker, self.recorder.edges, r.semihosting_calls, events)
         r.notes += sorted(self.systick.notes)
+        if self.reads_dropped:
+            r.notes.append(f"counter reads: the first {MAX_READS} are listed, {self.reads_dropped} more were not")
         lib.cbsim_free(sim)
         self.sim = self.miss = None

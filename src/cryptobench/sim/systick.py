@@ -103,3 +103,37 @@ class SysTick:
         """The executor took the exception at cycle `now`: every transition up to `now` is served
         (the pending bit is one bit: wraps missed while it was masked are lost, as on the part)."""
         self.wraps_taken = max(self.wraps_taken + 1, self._wraps(now))
+
+
+DWT_CTRL, DWT_CYCCNT = 0xE0001000, 0xE0001004
+CYCCNTENA = 1 << 0
+
+
+class CycleCounter:
+    """DWT CYCCNT (ARMv7-M ARM C1.8.8): counts the model's cycles while DWT_CTRL.CYCCNTENA is set
+    (0 out of reset), wraps at 32 bits, and takes what is written to it. DEMCR.TRCENA, which
+    gates the DWT on the part, is not checked."""
+
+    def __init__(self) -> None:
+        self.enabled = False
+        self.base = 0          # the count at `since` (while enabled) or the held count
+        self.since = 0
+        self.ctrl = 0
+
+    def read(self, addr: int, now: int) -> int | None:
+        if addr == DWT_CYCCNT:
+            return (self.base + (now - self.since if self.enabled else 0)) & 0xFFFFFFFF
+        if addr == DWT_CTRL:
+            return self.ctrl
+        return None
+
+    def write(self, addr: int, value: int, now: int) -> bool:
+        if addr == DWT_CYCCNT:
+            self.base, self.since = value & 0xFFFFFFFF, now
+            return True
+        if addr == DWT_CTRL:
+            held = self.read(DWT_CYCCNT, now)
+            self.ctrl, self.enabled = value, bool(value & CYCCNTENA)
+            self.base, self.since = held, now
+            return True
+        return False
