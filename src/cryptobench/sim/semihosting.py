@@ -66,13 +66,49 @@ def _features(op: int, arg: int, mem, state: dict, call: Call) -> None:
     call.r0 = n - len(data)                                # bytes not read
 
 
+HANDLE_OPS = (0x01, 0x02, 0x06, 0x09, 0x0A, 0x0C, 0x13)
+SERVED = ("SYS_OPEN of :tt and :semihosting-features, SYS_READ and SYS_SEEK of the latter, SYS_ERRNO, SYS_FLEN, "
+          "SYS_CLOSE, SYS_ISTTY, SYS_WRITEC, SYS_WRITE0, SYS_WRITE, SYS_CLOCK, SYS_ELAPSED, SYS_TICKFREQ, "
+          "SYS_HEAPINFO, SYS_GET_CMDLINE, SYS_EXIT, SYS_EXIT_EXTENDED")
+
+
+def _unserved(call: Call) -> SemihostingError:
+    return SemihostingError(f"semihosting operation 0x{call.op:02x} ({call.name}) is not served by the simulator; "
+                            f"served: {SERVED}")
+
+
+def _handles(op: int, arg: int, mem, state: dict, call: Call) -> None:
+    """The calls on handles: the console's (":tt") and the features file's."""
+    if op == 0x01:                                         # SYS_OPEN: [name, mode, name length]
+        path, mode = mem.read(mem.read32(arg), mem.read32(arg + 8)), mem.read32(arg + 4)
+        if path == b":semihosting-features":             # IHI 0056 "Semihosting v2": the features file
+            state["features_pos"] = 0
+            call.r0 = FEATURES_HANDLE
+        elif path == b":tt":
+            call.r0 = TT_HANDLES.get(mode // 4, 1)
+        else:
+            raise SemihostingError(f"semihosting SYS_OPEN (0x01) of '{path.decode('latin-1')}': only the console "
+                                   "':tt' and ':semihosting-features' are served (no host files)")
+    elif op in (0x02, 0x09):                               # SYS_CLOSE: 0 (done); SYS_ISTTY: 1 (a console)
+        call.r0 = 0 if op == 0x02 else 1
+    elif op == 0x13:                                       # SYS_ERRNO: no served call sets one
+        call.r0 = 0
+    elif op in (0x06, 0x0A) and mem.read32(arg) == FEATURES_HANDLE:   # SYS_READ, SYS_SEEK of the features file
+        _features(op, arg, mem, state, call)
+    elif op == 0x0C and mem.read32(arg) in (0, 1, 2, FEATURES_HANDLE):  # SYS_FLEN: a console has no length
+        call.r0 = len(FEATURES) if mem.read32(arg) == FEATURES_HANDLE else 0
+    else:
+        raise _unserved(call)
+
+
 def serve(op: int, arg: int, mem, cycles: int, clock_hz: int, state: dict | None = None) -> Call:
     """One semihosting call: operation `op` (r0) with argument `arg` (r1) at model cycle `cycles`;
     `state` keeps what lasts between calls (the features file's read position)."""
     state = {} if state is None else state
-    name = NAMES.get(op, "unknown")
-    call = Call(op, name)
-    if op == 0x03:                                         # SYS_WRITEC: the character at [arg]
+    call = Call(op, NAMES.get(op, "unknown"))
+    if op in HANDLE_OPS:
+        _handles(op, arg, mem, state, call)
+    elif op == 0x03:                                       # SYS_WRITEC: the character at [arg]
         call.text = mem.read(arg, 1).decode("latin-1")
     elif op == 0x04:                                       # SYS_WRITE0: the string at arg
         call.text = _cstring(mem, arg).decode("utf-8", "replace")
@@ -82,31 +118,6 @@ def serve(op: int, arg: int, mem, cycles: int, clock_hz: int, state: dict | None
             raise SemihostingError(f"semihosting SYS_WRITE (0x05) to handle {fd}: only the console (1, 2) is served")
         call.text, call.stream, call.r0 = mem.read(buf, n).decode("utf-8", "replace"), \
             "stdout" if fd == 1 else "stderr", 0
-    elif op == 0x01:                                       # SYS_OPEN: [name, mode, name length]
-        path, mode = mem.read(mem.read32(arg), mem.read32(arg + 8)), mem.read32(arg + 4)
-        if path == b":semihosting-features":             # IHI 0056 "Semihosting v2": the features file
-            state["features_pos"] = 0
-            call.r0 = FEATURES_HANDLE
-            return call
-        if path != b":tt":
-            raise SemihostingError(f"semihosting SYS_OPEN (0x01) of '{path.decode('latin-1')}': only the console "
-                                   "':tt' is served (no host files)")
-        call.r0 = TT_HANDLES.get(mode // 4, 1)
-    elif op in (0x02, 0x09):                               # SYS_CLOSE: 0 (done); SYS_ISTTY: 1 (a console)
-        call.r0 = 0 if op == 0x02 else 1
-    elif op == 0x13:                                       # SYS_ERRNO: no served call sets one
-        call.r0 = 0
-    elif op in (0x06, 0x0A) and mem.read32(arg) == FEATURES_HANDLE:   # SYS_READ, SYS_SEEK of the features file
-        _features(op, arg, mem, state, call)
-    elif op == 0x0C:                                       # SYS_FLEN: [handle]; a console has no length
-        handle = mem.read32(arg)
-        if handle == FEATURES_HANDLE:
-            call.r0 = len(FEATURES)
-        elif handle not in (0, 1, 2):
-            raise SemihostingError(f"semihosting SYS_FLEN (0x0c) of handle {handle}: only the console (0, 1, 2) is "
-                                   "served")
-        else:
-            call.r0 = 0
     elif op == 0x10:                                       # SYS_CLOCK: centiseconds
         call.r0 = cycles * 100 // clock_hz
     elif op == 0x30:                                       # SYS_ELAPSED: 64-bit ticks at [arg]
@@ -130,7 +141,5 @@ def serve(op: int, arg: int, mem, cycles: int, clock_hz: int, state: dict | None
         reason, sub = mem.read32(arg), mem.read32(arg + 4)
         call.exit_code = (sub if sub < 0x80000000 else sub - (1 << 32)) if reason == APPLICATION_EXIT else 1
     else:
-        raise SemihostingError(f"semihosting operation 0x{op:02x} ({name}) is not served by the simulator; served: "
-                               "SYS_OPEN :tt and :semihosting-features, SYS_READ and SYS_SEEK of the latter, SYS_ERRNO, SYS_FLEN, SYS_CLOSE, SYS_ISTTY, SYS_WRITEC, SYS_WRITE0, SYS_WRITE, SYS_CLOCK, "
-                               "SYS_ELAPSED, SYS_TICKFREQ, SYS_HEAPINFO, SYS_GET_CMDLINE, SYS_EXIT, SYS_EXIT_EXTENDED")
+        raise _unserved(call)
     return call
