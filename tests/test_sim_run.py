@@ -269,3 +269,17 @@ def test_a_newlib_image_with_the_toolchains_own_startup_and_rdimon(tmp_path):
     assert proc.stderr == "hello 42\nto stderr\n"
     calls = [c["call"] for c in doc["semihosting_calls"]]
     assert "SYS_WRITE 'hello 42'" in calls and calls[-1] == "SYS_EXIT_EXTENDED (5)"
+
+
+def test_marker_edges_from_word_and_byte_stores():
+    from cryptobench.sim.markers import Recorder, cut, parse
+    rec = Recorder(parse("0x48000014:0x20"), [], [])
+    rec.write(0x48000014, 0x20, 4, 100, 10)           # up
+    rec.write(0x48000015, 0x00, 1, 110, 11)           # another byte: no edge
+    rec.write(0x48000014, 0x21, 1, 120, 12)           # still up
+    rec.write(0x48000014, 0x01, 1, 150, 15)           # down
+    assert cut(rec.marker, rec.edges, [], []) == [{"label": "window 1", "cycles": 50, "instructions": 5}]
+    pair = Recorder(parse("set=0x48000018:0x1,clear=0x48000018:0x10000"), [], [])
+    pair.write(0x48000018, 0x1, 4, 10, 1)
+    pair.write(0x4800001A, 0x1, 2, 40, 4)             # BSRR's upper half by a halfword store: clear
+    assert cut(pair.marker, pair.edges, [], []) == [{"label": "window 1", "cycles": 30, "instructions": 3}]

@@ -132,10 +132,11 @@ class ImageRun:
                 self.uc.mem_map(page, PAGE)
                 self.regions.append(Region(page, PAGE, "the marker register"))
                 self.result.notes.append(f"0x{page:08x}-0x{page + PAGE - 1:08x} mapped as RAM for the marker register")
-            self.uc.hook_add(self.unicorn.UC_HOOK_MEM_WRITE, self._on_marker_write, begin=addr, end=addr + 3)
+            self.uc.hook_add(self.unicorn.UC_HOOK_MEM_WRITE, self._on_marker_write, begin=max(addr - 7, 0),
+                             end=addr + 3)
 
     def _on_marker_write(self, uc_, access, addr, size, value, user):
-        self.recorder.write(addr, value, self.cycles(), self.insns())
+        self.recorder.write(addr, value, size, self.cycles(), self.insns())
 
     # --- counters ---------------------------------------------------------------------------------
     def cycles(self) -> int:

@@ -77,21 +77,33 @@ class Recorder:
     calls: list
     level: int = 0
 
-    def write(self, addr: int, value: int, cycles: int, insns: int) -> None:
-        """A store of `value` to a marker register."""
+    def write(self, addr: int, value: int, size: int, cycles: int, insns: int) -> None:
+        """A store of `size` bytes of `value` at `addr` (a marker register or a byte of one)."""
         m = self.marker
-        if m.kind == "register" and addr == m.set_at[0]:
-            level = 1 if value & m.set_at[1] else 0
-            if level != self.level:
-                self.edges.append((cycles, insns, level))
-                self.level = level
+        if m.kind == "register":
+            touched, on = _bits(m.set_at, addr, value, size)
+            if touched and int(on) != self.level:
+                self.level = int(on)
+                self.edges.append((cycles, insns, self.level))
         elif m.kind == "pair":
-            if addr == m.set_at[0] and value & m.set_at[1] and not self.level:
-                self.edges.append((cycles, insns, 1))
-                self.level = 1
-            elif addr == m.clear_at[0] and value & m.clear_at[1] and self.level:
-                self.edges.append((cycles, insns, 0))
-                self.level = 0
+            for (reg, level) in ((m.set_at, 1), (m.clear_at, 0)):
+                touched, on = _bits(reg, addr, value, size)
+                if touched and on and self.level != level:
+                    self.level = level
+                    self.edges.append((cycles, insns, level))
+                    break
+
+
+def _bits(reg: tuple, addr: int, value: int, size: int) -> tuple[bool, bool]:
+    """Whether a store of `size` bytes at `addr` writes any of the bits `reg` = (address, mask)
+    names, and whether it sets one."""
+    base, mask = reg
+    if not base - size < addr < base + 4:
+        return False, False
+    shift = 8 * (addr - base)
+    written = ((1 << (8 * size)) - 1) << shift if shift >= 0 else ((1 << (8 * size)) - 1) >> -shift
+    value = value << shift if shift >= 0 else value >> -shift
+    return bool(mask & written), bool(mask & written & value)
 
 
 def cut(marker: Marker, edges: list, calls: list, fn_events: list) -> list[dict]:
