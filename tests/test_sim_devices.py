@@ -7,7 +7,7 @@ import pytest
 from conftest import cli
 from test_sim import needs_sim
 from cryptobench.errors import UsageError
-from cryptobench.sim.condition import parse_hz, split_spec, ws_for
+from cryptobench.sim.condition import describe, parse_hz, split_spec, ws_for
 from cryptobench.sim.devices import DEVICES, get_device
 
 
@@ -73,8 +73,11 @@ def test_the_new_profiles():
     f091, f411, f207 = (get_device(n, c) for n, c in (("stm32f091", "cortex-m0"), ("stm32f411", "cortex-m4"),
                                                      ("stm32f207", "cortex-m3")))
     assert (f091.clock_hz, f091.flash_ws, f091.prefetch) == (48_000_000, 1, True)
-    assert (f411.clock_hz, f411.condition["flash_ws"]["value"], f411.flash_ws) == (100_000_000, 3, 0)
-    assert (f207.clock_hz, f207.condition["flash_ws"]["value"], f207.flash_ws) == (120_000_000, 3, 0)
+    assert (f411.clock_hz, f411.condition["flash_ws"]["value"], f411.flash_ws) == (100_000_000, 3, 3)
+    assert (f207.clock_hz, f207.condition["flash_ws"]["value"], f207.flash_ws) == (120_000_000, 3, 3)
+    for art in (f411, f207):        # the ART accelerator, modelled line by line (cbsim.c)
+        assert art.flash_cache["line_bytes"] == 16 and art.condition["caches"]["value"] == "on"
+        assert (art.flash_cache["icache_lines"], art.flash_cache["dcache_lines"]) == (64, 8)
     assert "RM0091" in f091.wait_states_source and "RM0383" in f411.wait_states_source
     assert "RM0033" in f207.wait_states_source
     assert f091.energy_source.startswith("unknown") and f091.active_current_a == 0
@@ -94,6 +97,19 @@ def test_conditions_resolve_with_their_sources():
     assert "gives 1 WS at 30 MHz; fewer than the part needs" in forced.condition["flash_ws"]["contradicts"]
     assert forced.condition["prefetch"]["source"] == "--device option prefetch=off"
     assert get_device("stm32f030:ws=1", "cortex-m0").condition["flash_ws"].get("contradicts") is None
+    off = get_device("stm32f411:cache=off", "cortex-m4")
+    assert off.flash_cache["icache_lines"] == off.flash_cache["dcache_lines"] == 0
+    assert off.condition["caches"] == {"value": "off", "source": "--device option cache=off"}
+    assert "caches off" in describe(off.condition)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("stm32f411:cache=maybe", "cache 'maybe'; expected on or off"),
+    ("stm32f030:cache=off", "the stm32f030 profile models no flash cache"),
+])
+def test_cache_option_errors(spec, message):
+    with pytest.raises(UsageError, match=message):
+        get_device(spec, DEVICES[spec.split(":")[0]].core)
 
 
 @needs_sim

@@ -74,6 +74,8 @@ def replay(blocks: list, path: list) -> int:
         start, fall, c = blocks[k]
         if prev is not None and prev[2].end == END_COND and start != prev[1]:
             total += prev[2].taken_extra
+        if prev is not None and (prev[2].end == END_ALWAYS or (prev[2].end == END_COND and start != prev[1])):
+            total += c.entry_extra          # a taken branch landed here
         total += c.cycles
         prev = blocks[k]
     return total
@@ -201,6 +203,40 @@ def test_conditional_branch_taken_and_not(core, not_taken, extra, b, bx, tmp_pat
     # not taken: head, fall-through, tail; taken: head, tail (cbsim.c adds taken_extra)
     assert replay(blocks, [0, 1, 2]) == not_taken + 1 + b + bx
     assert replay(blocks, [0, 2]) == not_taken + extra + bx
+
+
+# A loop whose head is a 32-bit instruction, at a word address (.p2align 2) or a halfword one (a
+# 16-bit NOP before it). The M3/M4 fetch words: an unaligned 32-bit target spans two fetches, so
+# the refill after a taken branch costs P = 2, one more than the aligned case (TRM 3.3.1, "P ...
+# ranges from 1 to 3 depending on the alignment and width of the target instruction").
+UNALIGNED_LOOP = """
+    .p2align 2
+    {pad}
+loop:
+    add.w r0, r0, #1000
+    subs r1, #1
+    bne  loop
+    bx   lr
+"""
+
+
+def loop_blocks(core: str, pad: str, tmp_path) -> list:
+    """The blocks from `loop:` on (the padding before it is never executed)."""
+    insns = disasm(assemble(UNALIGNED_LOOP.format(pad=pad), core, tmp_path))
+    start = next(i for i, insn in enumerate(insns) if insn.mnemonic == "add.w")
+    return [(b[0].address, b[-1].address + b[-1].size, T.block_cost(core, IDEAL, b)) for b in split(insns[start:])]
+
+
+@pytest.mark.parametrize("core, extra", [("cortex-m3", 1), ("cortex-m4", 1), ("cortex-m33", 1),
+                                         ("cortex-m7", 0)])     # ARMv6-M has no 32-bit ALU instructions
+def test_unaligned_32bit_branch_target_costs_one_more(core, extra, tmp_path):
+    aligned = loop_blocks(core, "", tmp_path)
+    unaligned = loop_blocks(core, "nop", tmp_path)
+    assert aligned[0][0] % 4 == 0 and unaligned[0][0] % 4 == 2
+    assert aligned[0][2].entry_extra == 0 and unaligned[0][2].entry_extra == extra
+    # ten passes: entered once by falling in, then nine times by the taken BNE
+    path = [0] * 10 + [1]
+    assert replay(unaligned, path) - replay(aligned, path) == 9 * extra
 
 
 def test_m3_cbz(tmp_path):
@@ -468,14 +504,14 @@ def test_each_run_reports_only_its_own_instructions(tmp_path):
 
 
 def test_interface():
-    assert (T.MODEL_NAME, T.MODEL_VERSION) == ("cbsim-trm", "1")
+    assert (T.MODEL_NAME, T.MODEL_VERSION) == ("cbsim-trm", "2")
     assert (T.END_NONE, T.END_COND, T.END_ALWAYS) == (0, 1, 2)
     assert (T.DYN_UDIV, T.DYN_SDIV, T.DYN_LMUL, T.DYN_LMLA) == (1, 2, 3, 4)
     assert T.CORES == ("cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33")
     assert DeviceParams() == DeviceParams(flash_ws=0, prefetch=True, flash_width=4, fast_multiplier=True,
-                                          code_in_flash=True)
+                                          code_in_flash=True, fetch_modelled=False)
     with pytest.raises(ValueError):
         T.block_cost("cortex-a53", IDEAL, [])
-    assert T.block_cost("cortex-m0", IDEAL, []) == T.BlockCost(0, 0, END_NONE, 0, [])
+    assert T.block_cost("cortex-m0", IDEAL, []) == T.BlockCost(0, 0, END_NONE, 0, 0, [])
     # the M4 table prices every class the model knows (it has the widest instruction set)
     assert set(T.CLASS_OF.values()) <= set(T.M4)

@@ -11,6 +11,11 @@
  *    on the Cortex-M3), evaluated from their operand registers before they execute;
  *  - a memory hook on data reads from flash: `ws_data` wait states each.
  *
+ * For `cryptobench sim run` (any image): an alarm (cbsim_set_alarm) that stops the engine before
+ * the block that would take the count past a given cycle (SysTick's next wrap: the executor then
+ * takes the exception), cbsim_add_cycles for what the executor charges itself, and watched
+ * functions (cbsim_watch) whose entries and returns are logged with the count before their block.
+ *
  * The hooks only call the cbsim_account_* functions, which another executor can call directly
  * (cbsim_new with no engine).
  *
@@ -29,6 +34,7 @@ typedef struct {
     uint32_t addr, size;
     uint32_t cycles, insns;
     uint32_t end, taken_extra;
+    uint32_t entry_extra;      /* extra cycles when entered by a taken branch (not by falling through) */
 } cbsim_block;
 
 /* Fills *b (addr and size are set) with the block's cost; returns 0, or -1 to stop. */
@@ -40,18 +46,58 @@ typedef struct {
     struct cbsim *sim;
 } cbsim_dyn;
 
+/* A set-associative cache of flash lines with LRU replacement (ways == lines: fully associative). */
+typedef struct {
+    uint32_t sets, ways;
+    uint32_t *tag;             /* sets * ways line numbers; UINT32_MAX: empty */
+    uint64_t *used;            /* when each way was last used (LRU) */
+    uint64_t clock, hits, misses;
+} cbsim_cache;
+
+/* The flash memory system in front of the core when the device profile models it (flash caches
+ * such as ST's ART accelerator, the Cortex-M7's L1 caches in front of flash): instruction fetch
+ * is charged here, per flash line a block touches, instead of by the block's static cost. */
+typedef struct {
+    int on;
+    uint32_t line_shift;       /* log2 of the flash line (fetch unit) in bytes */
+    uint32_t miss_cycles;      /* what a line read from flash costs beyond a hit */
+    int prefetch;              /* the next sequential line is fetched ahead: hidden */
+    uint32_t code_lo, code_hi; /* the flash range, inclusive */
+    uint32_t cur_line;         /* the line the fetch unit holds (UINT32_MAX: none) */
+    uint64_t last_cost;        /* what the last block's fetches cost */
+    uint64_t debt;             /* fetch cycles of a block taken back (the alarm), owed when it runs */
+    cbsim_cache icache, dcache;    /* sets == 0: that cache is absent or off */
+} cbsim_flash;
+
 typedef struct cbsim {
     uc_engine *uc;
     uint64_t cycles, insns, blocks;
     uint32_t prev_end, prev_fall, prev_taken_extra;
     uint32_t ws_data;
+    cbsim_flash flash;
     cbsim_miss_fn miss;
     cbsim_block *table;        /* open addressing on (addr, size) */
     size_t cap, used;
     cbsim_dyn *dyn;
     size_t ndyn, dyncap;
     int failed;
+    /* the alarm and the watched functions (`cryptobench sim run`: cbsim_set_alarm, cbsim_watch) */
+    uint64_t alarm;            /* stop before the first block that takes the count past it */
+    uint32_t alarm_skip;       /* block entries to let pass before the alarm is checked */
+    int alarm_fired;
+    uint32_t watch[16];        /* function entries whose calls are logged, entry to return */
+    size_t nwatch;
+    uint32_t ret_stack[256];   /* return addresses of the watched calls under way */
+    size_t nret;
+    struct cbsim_event *events;
+    size_t nevents, evcap;
 } cbsim;
+
+/* A watched call's entry (kind 1) or return (kind 2): the count before that block ran. */
+typedef struct cbsim_event {
+    uint32_t kind, addr;
+    uint64_t cycles, insns;
+} cbsim_event;
 
 static size_t slot_of(const cbsim *s, uint32_t addr, uint32_t size)
 {
@@ -104,6 +150,66 @@ static cbsim_block *lookup(cbsim *s, uint32_t addr, uint32_t size)
     return b;
 }
 
+/* ---- the flash memory system ------------------------------------------------------------------ */
+
+static int cache_init(cbsim_cache *c, uint32_t sets, uint32_t ways)
+{
+    free(c->tag);
+    free(c->used);
+    memset(c, 0, sizeof *c);
+    if (sets == 0 || ways == 0)
+        return 0;
+    c->tag = malloc((size_t)sets * ways * sizeof *c->tag);
+    c->used = calloc((size_t)sets * ways, sizeof *c->used);
+    if (c->tag == NULL || c->used == NULL)
+        return -1;
+    memset(c->tag, 0xFF, (size_t)sets * ways * sizeof *c->tag);
+    c->sets = sets;
+    c->ways = ways;
+    return 0;
+}
+
+/* Looks `line` up; on a miss it replaces the least recently used way of its set. 1: hit. */
+static int cache_access(cbsim_cache *c, uint32_t line)
+{
+    uint32_t *tag = c->tag + (size_t)(line % c->sets) * c->ways;
+    uint64_t *used = c->used + (tag - c->tag);
+    uint32_t victim = 0;
+    c->clock++;
+    for (uint32_t w = 0; w < c->ways; w++) {
+        if (tag[w] == line) {
+            used[w] = c->clock;
+            c->hits++;
+            return 1;
+        }
+        if (used[w] < used[victim])
+            victim = w;
+    }
+    tag[victim] = line;
+    used[victim] = c->clock;
+    c->misses++;
+    return 0;
+}
+
+/* The fetches of a block at [addr, addr + size) that the previous block did (seq) or did not
+ * fall through to: per line, the line the fetch unit holds is free, the next one is free when the
+ * prefetcher fetched it during the line before, a line in the instruction cache is free, and any
+ * other is read from flash (and, per ST's RM, copied into the instruction cache: a miss). */
+static void flash_fetch(cbsim *s, uint32_t addr, uint32_t size, int seq)
+{
+    cbsim_flash *f = &s->flash;
+    if (addr < f->code_lo || addr > f->code_hi)
+        return;
+    uint32_t first = addr >> f->line_shift, last = (addr + size - 1) >> f->line_shift;
+    for (uint32_t line = first; line <= last; line++) {
+        int ahead = line == f->cur_line + 1 && (seq || line != first);
+        if (line != f->cur_line && !(ahead && f->prefetch)
+            && !(f->icache.sets && cache_access(&f->icache, line)))
+            s->cycles += f->miss_cycles;
+        f->cur_line = line;
+    }
+}
+
 /* ---- accounting, shared by the Unicorn hooks below and any other executor ------------------- */
 
 /* Entry into the block [addr, addr + size): its static cost, and the taken-branch extra of the
@@ -111,13 +217,23 @@ static cbsim_block *lookup(cbsim *s, uint32_t addr, uint32_t size)
  * block's cost could not be had (the miss callback failed; the run must stop). */
 int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
 {
+    int branched = s->prev_end == END_ALWAYS || (s->prev_end == END_COND && addr != s->prev_fall);
     if (s->prev_end == END_COND && addr != s->prev_fall)
         s->cycles += s->prev_taken_extra;
+    if (s->flash.on) {
+        uint64_t before = s->cycles;
+        flash_fetch(s, addr, size, addr == s->prev_fall);
+        s->cycles += s->flash.debt;
+        s->flash.debt = 0;
+        s->flash.last_cost = s->cycles - before;
+    }
     cbsim_block *b = lookup(s, addr, size);
     if (b == NULL) {
         s->failed = 1;
         return -1;
     }
+    if (branched)
+        s->cycles += b->entry_extra;
     s->cycles += b->cycles;
     s->insns += b->insns;
     s->blocks++;
@@ -130,14 +246,52 @@ int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
 /* A data read of `size` bytes at `addr` from flash (the caller checked the range). */
 void cbsim_account_flash_read(cbsim *s, uint32_t addr, uint32_t size)
 {
-    (void)addr;
     (void)size;
+    if (s->flash.on && s->flash.dcache.sets) {
+        if (!cache_access(&s->flash.dcache, addr >> s->flash.line_shift))
+            s->cycles += s->flash.miss_cycles;
+        return;
+    }
     s->cycles += s->ws_data;
 }
 
+static int watched_block(cbsim *s, uc_engine *uc, uint32_t addr, uint64_t cycles, uint64_t insns);
+
 static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
 {
-    if (cbsim_account_block(user, (uint32_t)address, size) != 0)
+    cbsim *s = user;
+    if (s->alarm == UINT64_MAX && s->nwatch == 0) {      /* cryptobench's own images: accounting only */
+        if (cbsim_account_block(s, (uint32_t)address, size) != 0)
+            uc_emu_stop(uc);
+        return;
+    }
+    uint64_t c0 = s->cycles, i0 = s->insns, b0 = s->blocks;
+    uint32_t pe = s->prev_end, pf = s->prev_fall, pt = s->prev_taken_extra, line = s->flash.cur_line;
+    if (cbsim_account_block(s, (uint32_t)address, size) != 0) {
+        uc_emu_stop(uc);
+        return;
+    }
+    if (s->alarm_skip > 0) {
+        s->alarm_skip--;
+    } else if (s->cycles > s->alarm) {
+        /* the alarm: the block is taken back and the engine stops before it runs (Unicorn stops
+         * a block whose hook asks it to before its first instruction), so no read inside it sees
+         * a count past the alarm before the caller has acted on it */
+        s->cycles = c0;
+        s->insns = i0;
+        s->blocks = b0;
+        s->prev_end = pe;
+        s->prev_fall = pf;
+        s->prev_taken_extra = pt;
+        /* the flash caches keep the lines it filled: the misses it was charged are owed instead */
+        s->flash.cur_line = line;
+        s->flash.debt = s->flash.last_cost;
+        s->alarm = UINT64_MAX;
+        s->alarm_fired = 1;
+        uc_emu_stop(uc);
+        return;
+    }
+    if ((s->nwatch || s->nret) && watched_block(s, uc, (uint32_t)address, c0, i0) != 0)
         uc_emu_stop(uc);
 }
 
@@ -224,6 +378,7 @@ cbsim *cbsim_new(uc_engine *uc, cbsim_miss_fn miss, uint32_t ws_data, uint64_t f
     s->miss = miss;
     s->ws_data = ws_data;
     s->dyncap = max_dyn;
+    s->alarm = UINT64_MAX;
     s->dyn = calloc(max_dyn ? max_dyn : 1, sizeof *s->dyn);
     uc_hook h;
     if (s->dyn == NULL || grow(s) != 0
@@ -239,6 +394,34 @@ cbsim *cbsim_new(uc_engine *uc, cbsim_miss_fn miss, uint32_t ws_data, uint64_t f
         return NULL;
     }
     return s;
+}
+
+/* The flash memory system (see cbsim_flash): lines of 2^line_shift bytes over [code_lo, code_hi],
+ * miss_cycles per line read, prefetch on or off, caches of sets x ways lines (0 x 0: none).
+ * Returns 0, or -1 when out of memory. */
+int cbsim_set_flash(cbsim *s, uint32_t line_shift, uint32_t miss_cycles, int prefetch, uint32_t code_lo,
+                    uint32_t code_hi, uint32_t i_sets, uint32_t i_ways, uint32_t d_sets, uint32_t d_ways)
+{
+    cbsim_flash *f = &s->flash;
+    f->line_shift = line_shift;
+    f->miss_cycles = miss_cycles;
+    f->prefetch = prefetch;
+    f->code_lo = code_lo;
+    f->code_hi = code_hi;
+    f->cur_line = UINT32_MAX;
+    if (cache_init(&f->icache, i_sets, i_ways) != 0 || cache_init(&f->dcache, d_sets, d_ways) != 0)
+        return -1;
+    f->on = 1;
+    return 0;
+}
+
+/* Hits and misses of the flash caches: out[0..3] = I hits, I misses, D hits, D misses. */
+void cbsim_flash_stats(const cbsim *s, uint64_t out[4])
+{
+    out[0] = s->flash.icache.hits;
+    out[1] = s->flash.icache.misses;
+    out[2] = s->flash.dcache.hits;
+    out[3] = s->flash.dcache.misses;
 }
 
 /* A data-dependent instruction at `addr`: kind = DYN_* | (signed << 8). */
@@ -269,5 +452,93 @@ void cbsim_free(cbsim *s)
         return;
     free(s->table);
     free(s->dyn);
+    cache_init(&s->flash.icache, 0, 0);
+    cache_init(&s->flash.dcache, 0, 0);
+    free(s->events);
     free(s);
+}
+
+/* ---- the alarm and watched functions (`cryptobench sim run`) -------------------------------- */
+
+/* Stop the engine before the first block (after `skip` more block entries) whose cost takes the
+ * count past `cycles`; that block is not counted until it runs again. UINT64_MAX: no alarm. */
+void cbsim_set_alarm(cbsim *s, uint64_t cycles, uint32_t skip)
+{
+    s->alarm = cycles;
+    s->alarm_skip = skip;
+    s->alarm_fired = 0;
+}
+
+/* Cycles the executor charges itself (an exception's entry), outside any block. */
+void cbsim_add_cycles(cbsim *s, uint64_t cycles)
+{
+    s->cycles += cycles;
+}
+
+/* 1 when the last stop was the alarm's (and clears it). */
+int cbsim_alarm_fired(cbsim *s)
+{
+    int fired = s->alarm_fired;
+    s->alarm_fired = 0;
+    return fired;
+}
+
+/* Log every call of the function at `entry`: its entry and its return (the block at the return
+ * address LR held on entry), each with the count before that block ran. */
+int cbsim_watch(cbsim *s, uint32_t entry)
+{
+    if (s->nwatch >= sizeof s->watch / sizeof s->watch[0])
+        return -1;
+    s->watch[s->nwatch++] = entry & ~1u;
+    return 0;
+}
+
+static int log_event(cbsim *s, uint32_t kind, uint32_t addr, uint64_t cycles, uint64_t insns)
+{
+    if (s->nevents == s->evcap) {
+        size_t cap = s->evcap ? s->evcap * 2 : 1024;
+        cbsim_event *e = realloc(s->events, cap * sizeof *e);
+        if (e == NULL) {
+            s->failed = 1;
+            return -1;
+        }
+        s->events = e;
+        s->evcap = cap;
+    }
+    s->events[s->nevents++] = (cbsim_event){kind, addr, cycles, insns};
+    return 0;
+}
+
+static int watched_block(cbsim *s, uc_engine *uc, uint32_t addr, uint64_t cycles, uint64_t insns)
+{
+    if (s->nret && addr == s->ret_stack[s->nret - 1]) {
+        s->nret--;
+        if (log_event(s, 2, addr, cycles, insns) != 0)
+            return -1;
+    }
+    for (size_t i = 0; i < s->nwatch; i++) {
+        if (s->watch[i] != addr)
+            continue;
+        uint32_t lr = 0;
+        if (s->nret >= sizeof s->ret_stack / sizeof s->ret_stack[0]) {
+            s->failed = 1;          /* deeper than we follow: the run stops, said so */
+            return -1;
+        }
+        uc_reg_read(uc, UC_ARM_REG_LR, &lr);
+        s->ret_stack[s->nret++] = lr & ~1u;
+        return log_event(s, 1, addr, cycles, insns);
+    }
+    return 0;
+}
+
+size_t cbsim_events(const cbsim *s) { return s->nevents; }
+
+/* Event i: kind (1 entry, 2 return), address, cycles and instructions before its block. */
+void cbsim_event_at(const cbsim *s, size_t i, uint32_t *kind, uint32_t *addr, uint64_t *cycles, uint64_t *insns)
+{
+    const cbsim_event *e = &s->events[i];
+    *kind = e->kind;
+    *addr = e->addr;
+    *cycles = e->cycles;
+    *insns = e->insns;
 }

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ..errors import UsageError
 
-KEYS = ("clock", "ws", "prefetch")
+KEYS = ("clock", "ws", "prefetch", "cache")
 UNITS = {"": 1, "hz": 1, "khz": 1_000, "mhz": 1_000_000}
 
 
@@ -120,7 +120,28 @@ def resolve(dev, opts: dict[str, str], spec: str):
         prefetch, prefetch_src = value == "on", f"--device option prefetch={value}"
     cond["prefetch"] = {"value": prefetch, "source": prefetch_src}
     cond["accelerator"] = {"value": dev.accelerator or "none", "source": dev.accelerator_source or dev.source}
-    return replace(dev, clock_hz=hz, flash_ws=charged, prefetch=prefetch, condition=cond, options=dict(opts))
+    flash_cache = _caches(dev, opts, spec, cond)
+    return replace(dev, clock_hz=hz, flash_ws=charged, prefetch=prefetch, condition=cond, options=dict(opts),
+                   flash_cache=flash_cache)
+
+
+def _caches(dev, opts: dict[str, str], spec: str, cond: dict) -> dict:
+    """The profile's flash caches, or none of them with cache=off (the line buffer and the
+    prefetcher stay: they are not caches); recorded in the condition."""
+    if "cache" not in opts:
+        if dev.flash_cache:
+            cond["caches"] = {"value": "on", "source": dev.flash_cache.get("source") or dev.accelerator_source}
+        return dev.flash_cache
+    value = opts["cache"].lower()
+    if value not in ("on", "off"):
+        raise UsageError(f"--device {spec}: cache '{opts['cache']}'; expected on or off")
+    if not dev.flash_cache:
+        raise UsageError(f"--device {spec}: the {dev.name} profile models no flash cache (flash_cache in "
+                         "sim/devices.toml); leave out cache=")
+    cond["caches"] = {"value": value, "source": f"--device option cache={value}"}
+    if value == "on":
+        return dev.flash_cache
+    return {**dev.flash_cache, "icache_lines": 0, "icache_ways": 0, "dcache_lines": 0, "dcache_ways": 0}
 
 
 def describe(cond: dict) -> str:
@@ -131,12 +152,13 @@ def describe(cond: dict) -> str:
     text = (f"{mhz(cond['clock_hz']['value'])} from {cond['clock_source']['value']}, {ws['value']} flash wait state(s)"
             + (f" (contradicts {ws['contradicts']})" if ws.get("contradicts") else "")
             + (" (hidden by the accelerator: 0 charged)" if "charged" in ws else "")
-            + f", prefetch {'on' if cond['prefetch']['value'] else 'off'}, accelerator: {cond['accelerator']['value']}")
+            + f", prefetch {'on' if cond['prefetch']['value'] else 'off'}, accelerator: {cond['accelerator']['value']}"
+            + (f", caches {cond['caches']['value']}" if "caches" in cond else ""))
     return text
 
 
 def sources(cond: dict) -> str:
     """'clock: SOURCE; wait states: SOURCE; …' of a condition."""
     names = (("clock_hz", "clock"), ("clock_source", "clock source"), ("flash_ws", "wait states"),
-             ("prefetch", "prefetch"), ("accelerator", "accelerator"))
+             ("prefetch", "prefetch"), ("accelerator", "accelerator"), ("caches", "caches"))
     return "; ".join(f"{label}: {cond[k]['source']}" for k, label in names if k in cond)

@@ -47,8 +47,33 @@ class Device:
     accelerator: str = ""                # flash accelerator or cache and what the model assumes of it
     accelerator_source: str = ""
     hides_wait_states: bool = False      # the accelerator is modelled as hiding the table's wait states
+    flash_cache: dict = field(default_factory=dict)   # the flash line and caches modelled in cbsim.c (see
+                                         # FlashCache; {}: none, fetches charged by timing.block_cost)
     condition: dict = field(default_factory=dict)   # resolved: each figure with its source
     options: dict = field(default_factory=dict)     # the --device key=value options it was resolved with
+
+
+@dataclass(frozen=True)
+class FlashCache:
+    """A flash memory system cbsim.c models line by line: the line (fetch unit) size, and the
+    instruction and data caches in front of flash (lines and ways; 0 lines: none). A line read
+    from flash costs the wait states plus `miss_extra` (bus latency beyond the flash, e.g. the
+    Cortex-M7's AXI), a hit nothing."""
+    line_bytes: int
+    icache_lines: int = 0
+    icache_ways: int = 0
+    dcache_lines: int = 0
+    dcache_ways: int = 0
+    miss_extra: int = 0
+    replacement: str = "lru"
+    source: str = ""
+
+    @classmethod
+    def of(cls, device: "Device") -> "FlashCache | None":
+        return cls(**device.flash_cache) if device.flash_cache else None
+
+    def sets(self, lines: int, ways: int) -> int:
+        return lines // ways if lines and ways else 0
 
 
 def _load() -> dict[str, Device]:

@@ -20,7 +20,7 @@ from ..firmware.protocol import FirmwareReport
 from ..harness import REPO_ROOT
 from ..targets.boards import Board
 from . import timing
-from .devices import Device
+from .devices import Device, FlashCache
 
 LIB_DEFAULT = REPO_ROOT / "build" / "sim" / "libcbsim.so"
 DWT_CYCCNT = 0xE0001004
@@ -54,7 +54,8 @@ UNICORN_INSTALL = ".venv/bin/pip install 'unicorn>=2.1,<2.2'"
 
 class CbBlock(ctypes.Structure):
     _fields_ = [("addr", ctypes.c_uint32), ("size", ctypes.c_uint32), ("cycles", ctypes.c_uint32),
-                ("insns", ctypes.c_uint32), ("end", ctypes.c_uint32), ("taken_extra", ctypes.c_uint32)]
+                ("insns", ctypes.c_uint32), ("end", ctypes.c_uint32), ("taken_extra", ctypes.c_uint32),
+                ("entry_extra", ctypes.c_uint32)]
 
 
 MISS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(CbBlock))
@@ -88,6 +89,12 @@ def load_library() -> ctypes.CDLL:
     lib.cbsim_distinct_blocks.argtypes = [ctypes.c_void_p]
     lib.cbsim_failed.argtypes = [ctypes.c_void_p]
     lib.cbsim_free.argtypes = [ctypes.c_void_p]
+    lib.cbsim_set_flash.argtypes = [ctypes.c_void_p] + [ctypes.c_uint32] * 2 + [ctypes.c_int] + [ctypes.c_uint32] * 6
+    lib.cbsim_flash_stats.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64 * 4)]
+    # the accounting's entry points, for an executor other than the Unicorn hooks (and the tests)
+    lib.cbsim_account_block.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
+    lib.cbsim_account_flash_read.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
+    lib.cbsim_account_dynamic.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32]
     return lib
 
 
@@ -143,8 +150,15 @@ class Simulator:
         self.device, self.board = device, board
         self.dev = timing.DeviceParams(flash_ws=device.flash_ws, prefetch=device.prefetch,
                                        flash_width=device.flash_width, fast_multiplier=device.fast_multiplier,
-                                       code_in_flash=device.code_in_flash)
+                                       code_in_flash=device.code_in_flash,
+                                       fetch_modelled=self._flash_cache() is not None)
         self.lib = load_library()
+
+    def _flash_cache(self) -> FlashCache | None:
+        """The flash memory system cbsim.c models line by line, where the profile has one, its code
+        runs from flash and flash waits."""
+        d = self.device
+        return FlashCache.of(d) if d.code_in_flash and d.flash_ws > 0 else None
 
     def describe(self) -> dict:
         return {"model": timing.MODEL_NAME, "model_version": timing.MODEL_VERSION, "core": self.device.core,
@@ -351,6 +365,7 @@ class _Emulation:
             self.report.problem = f"timing model failed on the block at 0x{b.addr:08x}: {exc}"
             return -1
         b.cycles, b.insns, b.end, b.taken_extra = cost.cycles, cost.insns, cost.end, cost.taken_extra
+        b.entry_extra = cost.entry_extra
         return 0
 
     def install_accounting(self) -> None:
@@ -363,6 +378,12 @@ class _Emulation:
                                       self.flash_lo + self.flash_len - 1, len(dyns) + 1)
         if not self.sim:
             raise UsageError("could not install the simulator's hooks")
+        fc = self.s._flash_cache()
+        if fc is not None and self.lib.cbsim_set_flash(
+                self.sim, fc.line_bytes.bit_length() - 1, device.flash_ws + fc.miss_extra, int(device.prefetch),
+                self.flash_lo, self.flash_lo + self.flash_len - 1, fc.sets(fc.icache_lines, fc.icache_ways),
+                fc.icache_ways, fc.sets(fc.dcache_lines, fc.dcache_ways), fc.dcache_ways) != 0:
+            raise UsageError("could not set up the simulator's flash cache model (out of memory)")
         for addr, kind, ra, rb in dyns:
             self.lib.cbsim_add_dynamic(self.sim, addr, kind, self.s._reg(self.A, ra), self.s._reg(self.A, rb))
 
@@ -392,6 +413,11 @@ class _Emulation:
                             "blocks": lib.cbsim_blocks(sim), "distinct_blocks": lib.cbsim_distinct_blocks(sim),
                             "wall_s": wall, "instructions_per_s": insns / wall if wall > 0 else None,
                             "unknown_mnemonics": sorted(report.timing_report.unknown_mnemonics)}
+            if self.s._flash_cache() is not None:
+                counts = (ctypes.c_uint64 * 4)()
+                lib.cbsim_flash_stats(sim, ctypes.byref(counts))
+                report.stats["flash_cache"] = dict(zip(("icache_hits", "icache_misses", "dcache_hits",
+                                                        "dcache_misses"), counts))
             if lib.cbsim_failed(sim) and not report.problem:
                 report.problem = "the simulator's accounting failed"
             lib.cbsim_free(sim)

@@ -23,7 +23,7 @@ import logging
 from dataclasses import dataclass, field
 
 MODEL_NAME = "cbsim-trm"
-MODEL_VERSION = "1"
+MODEL_VERSION = "2"   # 2: unaligned 32-bit branch targets (P = 2); flash line and cache models
 
 END_NONE, END_COND, END_ALWAYS = 0, 1, 2               # how a block ends
 DYN_UDIV, DYN_SDIV, DYN_LMUL, DYN_LMLA = 1, 2, 3, 4    # data-dependent kinds, evaluated in cbsim.c
@@ -41,6 +41,8 @@ class DeviceParams:
     flash_width: int = 4           # bytes per flash fetch (STM32F0: 4; many M3/M4 parts: 8 or 16)
     fast_multiplier: bool = True   # M0/M0+: single-cycle MULS (False: the 32-cycle small multiplier)
     code_in_flash: bool = True     # False e.g. for code in TCM/SRAM: no fetch wait states
+    fetch_modelled: bool = False   # cbsim.c charges flash fetches line by line (a flash cache model):
+                                   # block costs leave them out
 
 
 @dataclass
@@ -69,6 +71,7 @@ class BlockCost:
     insns: int
     end: int           # END_NONE, END_COND or END_ALWAYS
     taken_extra: int   # extra cycles when the END_COND branch is taken
+    entry_extra: int = 0   # extra cycles when a taken branch lands here (an unaligned 32-bit target)
     dynamic: list = field(default_factory=list)   # [(address, kind, reg_a, reg_b)]
 
 
@@ -139,7 +142,9 @@ DYN = "dynamic"   # a class whose whole cost cbsim.c adds at run time (block_cos
 # from a core's table does not exist on that core: it costs 1 and is listed in the run's
 # TimingReport.not_on_core.
 
-P = 1   # M3/M4 pipeline refill: the TRMs give 1 to 3 (3.3.1); the plain model takes 1
+P = 1   # M3/M4 pipeline refill: the TRMs give 1 to 3 (3.3.1); the plain model takes 1, and one more
+        # for a target that is a 32-bit instruction at a halfword (not word) address (UNALIGNED_TARGET)
+UNALIGNED_TARGET = {"cortex-m3", "cortex-m4", "cortex-m33"}   # its second halfword is another fetch
 
 M0 = {                          # DDI 0432C 3.3, Table 3-1
     "alu": 1, "alu_pc": 3,      # MOV PC, Rm / ADD PC, PC, Rm: 3
@@ -275,7 +280,8 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
     report = report if report is not None else TimingReport()
     t = TABLES[core]
     pipe = _Pipeline() if core in PIPELINED_LS else None
-    nonseq = dev.flash_ws if (dev.code_in_flash and dev.prefetch) else 0
+    fetch_ws = dev.flash_ws if dev.code_in_flash and not dev.fetch_modelled else 0
+    nonseq = fetch_ws if dev.prefetch else 0
     cycles, end, taken_extra, dynamic = 0, END_NONE, 0, []
 
     for i, insn in enumerate(insns):
@@ -306,11 +312,13 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
             cycles += c
 
     # no prefetch: each fetch of flash_width bytes waits flash_ws cycles
-    if dev.code_in_flash and dev.flash_ws > 0 and not dev.prefetch and insns:
+    if fetch_ws > 0 and not dev.prefetch and insns:
         nbytes = sum(insn.size for insn in insns)
         cycles += -(-nbytes // max(1, dev.flash_width)) * dev.flash_ws
 
-    return BlockCost(cycles=cycles, insns=len(insns), end=end, taken_extra=taken_extra, dynamic=dynamic)
+    entry_extra = 1 if core in UNALIGNED_TARGET and insns and insns[0].size == 4 and insns[0].address % 4 else 0
+    return BlockCost(cycles=cycles, insns=len(insns), end=end, taken_extra=taken_extra, dynamic=dynamic,
+                     entry_extra=entry_extra)
 
 
 def _flow_class(cls: str | None, base: str, regs: list, conditional: bool) -> str | None:

@@ -1,0 +1,353 @@
+"""`cryptobench sim run`: an image cryptobench did not build, on Unicorn with the cycle accounting.
+
+The image (sim/image.py) is written at its load addresses into the device's memory map; it boots
+from its vector table. SysTick (sim/systick.py) counts the model's cycles; with TICKINT the native
+accounting's alarm (cbsim_set_alarm) stops the engine before the block that passes the next wrap,
+and the exception is taken here (sim/exceptions.py); its return, a branch to EXC_RETURN, reaches
+the interrupt hook (Unicorn hands QEMU's exception-exit to it) and is emulated there too.
+Semihosting (sim/semihosting.py) and the marker (sim/markers.py) are recorded with the model's
+cycles and instructions."""
+from __future__ import annotations
+
+import ctypes
+import time
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from . import exceptions, markers, semihosting, timing
+from .devices import Device
+from .engine import CPU_MODEL, MISS_FN, PPB, PPB_SIZE, REG_ALIASES, Simulator, load_library, unicorn_handle
+from .image import PAGE, Image, Region
+from .systick import EXCEPTION as SYSTICK, CycleCounter, SysTick
+
+DWT_CYCCNT, SCB_VTOR, SYST_CVR = 0xE0001004, 0xE000ED08, 0xE000E018
+MAX_READS = 100_000           # counter reads kept for the JSON document
+EXCP_BKPT, EXCP_EXCEPTION_EXIT = 7, 8        # QEMU's exception numbers, as Unicorn's interrupt hook gets them
+NO_ALARM = 0xFFFFFFFFFFFFFFFF
+POLL_MASKED = 1 << 16        # a pending SysTick under a mask no unmasking site lifts is looked at this often
+UNMASKING = ("cpsie", "msr")  # instructions that may lift PRIMASK/BASEPRI/FAULTMASK
+
+
+@dataclass
+class ImageResult:
+    segments: list = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+    exit_code: int | None = None
+    problem: str = ""
+    timed_out: bool = False
+    console: list = field(default_factory=list)            # (stream, text) in order
+    counter_reads: list = field(default_factory=list)      # (cycles, insns) at each SysTick CVR / DWT CYCCNT read
+    semihosting_calls: list = field(default_factory=list)  # (cycles, insns, label)
+    exceptions_taken: int = 0
+    notes: list = field(default_factory=list)
+
+
+def _label(call: semihosting.Call) -> str:
+    text = call.text.strip().replace("\n", " ")
+    text = text if len(text) <= 24 else text[:21] + "..."
+    return f"{call.name}" + (f" '{text}'" if text else "") + (f" ({call.exit_code})" if call.exit_code is not None else "")
+
+
+class _Cpu:
+    """The register and memory view sim/exceptions.py and sim/semihosting.py work on."""
+
+    def __init__(self, uc, A):
+        self.uc, self.A = uc, A
+
+    def _id(self, name):
+        return getattr(self.A, "UC_ARM_REG_" + REG_ALIASES.get(name, name).upper())
+
+    def reg(self, name):
+        return self.uc.reg_read(self._id(name))
+
+    def set_reg(self, name, value):
+        self.uc.reg_write(self._id(name), value & 0xFFFFFFFF)
+
+    def read(self, addr, n):
+        return bytes(self.uc.mem_read(addr, n))
+
+    def read32(self, addr):
+        return int.from_bytes(self.uc.mem_read(addr, 4), "little")
+
+    def write32(self, addr, value):
+        self.uc.mem_write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))
+
+
+def _bind(lib) -> None:
+    lib.cbsim_set_alarm.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32]
+    lib.cbsim_alarm_fired.argtypes = [ctypes.c_void_p]
+    lib.cbsim_add_cycles.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+    lib.cbsim_watch.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
+    lib.cbsim_events.restype = ctypes.c_size_t
+    lib.cbsim_events.argtypes = [ctypes.c_void_p]
+    u32, u64 = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64)
+    lib.cbsim_event_at.argtypes = [ctypes.c_void_p, ctypes.c_size_t, u32, u32, u64, u64]
+
+
+class ImageRun:
+    """One run of `image` on `device` (with `board`'s flash and RAM), cut at `marker`."""
+
+    def __init__(self, image: Image, device: Device, board, marker: markers.Marker):
+        import capstone
+        import unicorn
+        from unicorn import arm_const as A
+        self.image, self.device, self.marker = image, device, marker
+        if marker.kind == "function" and marker.name not in image.symbols:
+            near = sorted(n for n in image.symbols if marker.name.lower() in n.lower())[:5]
+            raise UsageError(f"--marker function:{marker.name}: no function {marker.name} in the symbols of "
+                             f"{image.path}" + (f"; similar: {', '.join(near)}" if near else
+                                                "; expected a function symbol (STT_FUNC) of the image"))
+        self.simulator = Simulator(device, board)
+        self.lib = self.simulator.lib
+        _bind(self.lib)
+        self.A, self.unicorn = A, unicorn
+        self.result = ImageResult(notes=list(image.notes))
+        self.recorder = markers.Recorder(marker, [], [])
+        self.systick, self.dwt, self.vtor, self.ppb = SysTick(), CycleCounter(), image.vector_table, {}
+        self.pending, self.ended, self.sim, self.miss = False, False, None, None
+        self.semihosting_state: dict = {}
+        self.reads_dropped = 0
+        uc = self.uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
+        uc.ctl_set_cpu_model(getattr(A, CPU_MODEL[device.core]))
+        self.cpu = _Cpu(uc, A)
+        self.regions = list(image.regions)
+        for r in self.regions:
+            uc.mem_map(r.start, r.size)
+        for seg in image.segments:
+            uc.mem_write(seg.load, seg.data)
+        self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
+        self.cs.detail = True
+        uc.mmio_map(PPB, PPB_SIZE, self._ppb_read, None, self._ppb_write, None)
+        uc.hook_add(unicorn.UC_HOOK_INTR, self._on_intr)
+        self._hook_marker()
+
+    # --- the memory map and the marker -------------------------------------------------------------
+    def _hook_marker(self) -> None:
+        m = self.marker
+        if m.kind not in ("register", "pair"):
+            return
+        for addr in {m.set_at[0], m.clear_at[0]}:
+            if not any(r.start <= addr < r.start + r.size for r in self.regions):
+                page = addr & ~(PAGE - 1)
+                self.uc.mem_map(page, PAGE)
+                self.regions.append(Region(page, PAGE, "the marker register"))
+                self.result.notes.append(f"0x{page:08x}-0x{page + PAGE - 1:08x} mapped as RAM for the marker register")
+            self.uc.hook_add(self.unicorn.UC_HOOK_MEM_WRITE, self._on_marker_write, begin=max(addr - 7, 0),
+                             end=addr + 3)
+
+    def _on_marker_write(self, uc_, access, addr, size, value, user):
+        self.recorder.write(addr, value, size, self.cycles(), self.insns())
+
+    # --- counters ---------------------------------------------------------------------------------
+    def cycles(self) -> int:
+        return self.lib.cbsim_cycles(self.sim)
+
+    def insns(self) -> int:
+        return self.lib.cbsim_insns(self.sim)
+
+    def _ppb_read(self, uc_, offset, size, user):
+        addr, now = PPB + offset, self.cycles()
+        value = self.systick.read(addr, now)
+        value = self.dwt.read(addr, now) if value is None else value
+        if addr in (DWT_CYCCNT, SYST_CVR):
+            if len(self.result.counter_reads) < MAX_READS:
+                self.result.counter_reads.append((now, self.insns()))
+            else:
+                self.reads_dropped += 1
+        if addr == SCB_VTOR:
+            return self.vtor if self.device.core != "cortex-m0" else 0
+        return self.ppb.get(addr, 0) if value is None else value
+
+    def _ppb_write(self, uc_, offset, size, value, user):
+        addr = PPB + offset
+        if self.systick.write(addr, value, self.cycles()):
+            if not self.pending:                                       # the next wrap may have moved
+                self.lib.cbsim_set_alarm(self.sim, self._alarm(), 0)
+            return
+        if self.dwt.write(addr, value, self.cycles()):
+            return
+        if addr == SCB_VTOR:
+            if self.device.core == "cortex-m0":      # ARMv6-M's VTOR is optional; the Cortex-M0 has none (RAZ/WI)
+                note = "the image wrote SCB->VTOR, which the Cortex-M0 does not have: ignored"
+                if note not in self.result.notes:
+                    self.result.notes.append(note)
+                return
+            self.vtor = value & ~0x7F
+        self.ppb[addr] = value
+
+    # --- semihosting and exception return ---------------------------------------------------------
+    def _on_intr(self, uc_, intno, user):
+        pc = self.cpu.reg("pc")
+        if intno == EXCP_EXCEPTION_EXIT:
+            try:
+                exceptions.leave(self.cpu, pc | 1)
+            except exceptions.ExceptionError as exc:
+                self._stop(f"{exc} (at pc=0x{pc:08x})")
+            if self.pending:                 # back from a handler: a pending SysTick goes before the next block
+                self.lib.cbsim_set_alarm(self.sim, self.cycles(), 0)
+            return
+        if intno == EXCP_BKPT and self.cpu.read(pc, 2) == b"\xab\xbe":
+            self._semihost(pc)
+            return
+        what = {1: "an undefined instruction (UsageFault)", 2: "SVC", 7: "a BKPT other than 0xAB (semihosting)"}
+        self._stop(f"the image raised {what.get(intno, f'exception {intno}')} at pc=0x{pc:08x}: not served "
+                   "by the simulator (only SysTick, semihosting and exception return are)")
+
+    def _semihost(self, pc: int) -> None:
+        op, arg = self.cpu.reg("r0"), self.cpu.reg("r1")
+        now = self.cycles()
+        try:
+            call = semihosting.serve(op, arg, self.cpu, now, self.device.clock_hz, self.semihosting_state)
+        except semihosting.SemihostingError as exc:
+            self._stop(f"{exc} (at pc=0x{pc:08x})")
+            return
+        self.result.semihosting_calls.append((now, self.insns(), _label(call)))
+        if call.text:
+            self.result.console.append((call.stream, call.text))
+        if call.exit_code is not None:
+            self.result.exit_code = call.exit_code
+            self.ended = True
+            self.uc.emu_stop()
+            return
+        if call.r0 is not None:
+            self.cpu.set_reg("r0", call.r0)
+        self.cpu.set_reg("pc", (pc + 2) | 1)
+
+    def _stop(self, problem: str) -> None:
+        self.result.problem = self.result.problem or problem
+        self.ended = True
+        self.uc.emu_stop()
+
+    # --- the accounting ---------------------------------------------------------------------------
+    def _on_miss(self, bp) -> int:
+        b = bp.contents
+        try:
+            insns = list(self.cs.disasm(bytes(self.uc.mem_read(b.addr, b.size)), b.addr))
+            cost = timing.block_cost(self.device.core, self.simulator.dev, insns, self.timing_report)
+        except Exception as exc:        # a model bug must stop the run, loudly
+            self.result.problem = f"timing model failed on the block at 0x{b.addr:08x}: {exc}"
+            return -1
+        b.cycles, b.insns, b.end, b.taken_extra = cost.cycles, cost.insns, cost.end, cost.taken_extra
+        return 0
+
+    def _install(self) -> None:
+        self.timing_report = timing.TimingReport()
+        self.miss = MISS_FN(self._on_miss)
+        funcs = [f for f in self.image.funcs
+                 if any(r.start <= f[0] and f[0] + f[1] <= r.start + r.size for r in self.regions)]
+        # code that start-up copies to RAM is scanned there, in a copy put back afterwards
+        moved = [(seg.run, bytes(self.uc.mem_read(seg.run, len(seg.data)))) for seg in self.image.segments
+                 if seg.run != seg.load and seg.data]
+        for seg in self.image.segments:
+            if seg.run != seg.load and seg.data:
+                self.uc.mem_write(seg.run, seg.data)
+        dyns = self.simulator._dynamic_sites(self.cs, self.uc, funcs)
+        unmasking = self._unmasking_sites(funcs)
+        for addr, before in moved:
+            self.uc.mem_write(addr, before)
+        d = self.device
+        flash = self.simulator.board.flash
+        self.sim = self.lib.cbsim_new(unicorn_handle(self.uc), self.miss, d.flash_ws if d.code_in_flash else 0,
+                                      flash[0], flash[0] + flash[1] - 1, len(dyns) + 1)
+        if not self.sim:
+            raise UsageError("could not install the simulator's hooks")
+        for addr, kind, ra, rb in dyns:
+            self.lib.cbsim_add_dynamic(self.sim, addr, kind, Simulator._reg(self.A, ra), Simulator._reg(self.A, rb))
+        for addr in unmasking:
+            self.uc.hook_add(self.unicorn.UC_HOOK_CODE, self._unmasking, begin=addr, end=addr)
+        if self.marker.kind == "function":
+            self.lib.cbsim_watch(self.sim, self.image.symbols[self.marker.name][0])
+
+    def _unmasking_sites(self, funcs) -> list[int]:
+        """CPSIE and MSR to PRIMASK/BASEPRI/FAULTMASK in the image's functions."""
+        sites = []
+        for start, size in funcs:
+            for insn in self.cs.disasm(bytes(self.uc.mem_read(start, size)), start):
+                m = insn.mnemonic.split(".")[0]
+                if m == "cpsie" or (m == "msr" and any(k in insn.op_str for k in ("primask", "basepri", "faultmask"))):
+                    sites.append(insn.address)
+        return sites
+
+    def _unmasking(self, uc_, addr, size, user):
+        """An instruction that may unmask interrupts is about to run: a pending SysTick is looked at
+        before the next block."""
+        if self.pending:
+            self.lib.cbsim_set_alarm(self.sim, self.cycles(), 0)
+
+    # --- the run ----------------------------------------------------------------------------------
+    def _alarm(self) -> int:
+        wrap = self.systick.next_wrap()
+        return NO_ALARM if wrap is None else wrap
+
+    def _take_systick(self) -> bool:
+        """The pending SysTick exception, taken now unless masked (PRIMASK, or a handler running)."""
+        if self.cpu.reg("primask") & 1 or exceptions.handler_mode(self.cpu):
+            return False
+        try:
+            exceptions.enter(self.cpu, SYSTICK, self.vtor)
+        except exceptions.ExceptionError as exc:
+            self._stop(str(exc))
+            return True
+        self.lib.cbsim_add_cycles(self.sim, exceptions.ENTRY_CYCLES[self.device.core])
+        self.systick.take(self.cycles())
+        self.result.exceptions_taken += 1
+        return True
+
+    def run(self, timeout_s: float) -> ImageResult:
+        self._install()
+        sp, reset = self.image.read_word(self.image.vector_table), self.image.read_word(self.image.vector_table + 4)
+        self.cpu.set_reg("msp", sp)
+        pc = reset | 1
+        t0 = time.perf_counter()
+        deadline = t0 + timeout_s
+        try:
+            while not self.ended:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    self.result.timed_out = True
+                    break
+                if self.pending:    # masked: the unmasking sites wake it (_unmasking), else a late poll
+                    self.lib.cbsim_set_alarm(self.sim, self.cycles() + POLL_MASKED, 1)
+                else:
+                    self.lib.cbsim_set_alarm(self.sim, self._alarm(), 0)
+                try:
+                    self.uc.emu_start(pc, 0xFFFFFFFF, timeout=max(1, int(left * 1e6)))
+                except self.unicorn.UcError as exc:
+                    here = self.cpu.reg("pc")
+                    self._stop(f"the image faulted ({exc}) at pc=0x{here:08x}")
+                    break
+                pc = self.cpu.reg("pc") | 1
+                if self.lib.cbsim_alarm_fired(self.sim):
+                    self.pending = not self._take_systick()
+                    pc = self.cpu.reg("pc") | 1
+                elif self.lib.cbsim_failed(self.sim):
+                    self._stop(self.result.problem or "the simulator's accounting failed (a watched call nested "
+                               "deeper than 256, or out of memory)")
+                elif not self.ended:
+                    self.result.timed_out = time.perf_counter() >= deadline - 0.01
+                    if not self.result.timed_out:
+                        self._stop(f"the image stopped at pc=0x{self.cpu.reg('pc'):08x} without SYS_EXIT")
+                    break
+        finally:
+            self._finish(time.perf_counter() - t0)
+        return self.result
+
+    def _finish(self, wall: float) -> None:
+        lib, sim, r = self.lib, self.sim, self.result
+        events = []
+        kind, addr, c, i = ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint64()
+        for n in range(lib.cbsim_events(sim)):
+            lib.cbsim_event_at(sim, n, ctypes.byref(kind), ctypes.byref(addr), ctypes.byref(c), ctypes.byref(i))
+            events.append((kind.value, c.value, i.value))
+        insns = lib.cbsim_insns(sim)
+        r.stats = {"cycles": lib.cbsim_cycles(sim), "instructions": insns, "wall_s": wall,
+                   "instructions_per_s": insns / wall if wall > 0 else None,
+                   "unknown_mnemonics": sorted(self.timing_report.unknown_mnemonics)}
+        if lib.cbsim_failed(sim) and not r.problem:
+            r.problem = "the simulator's accounting failed (a watched call nested deeper than 256, or out of memory)"
+        r.segments = markers.cut(self.marker, self.recorder.edges, r.semihosting_calls, events)
+        r.notes += sorted(self.systick.notes)
+        if self.reads_dropped:
+            r.notes.append(f"counter reads: the first {MAX_READS} are listed, {self.reads_dropped} more were not")
+        lib.cbsim_free(sim)
+        self.sim = self.miss = None
