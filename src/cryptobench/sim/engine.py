@@ -378,14 +378,19 @@ class _Emulation:
                                       self.flash_lo + self.flash_len - 1, len(dyns) + 1)
         if not self.sim:
             raise UsageError("could not install the simulator's hooks")
+        self._set_flash_model()
+        for addr, kind, ra, rb in dyns:
+            self.lib.cbsim_add_dynamic(self.sim, addr, kind, self.s._reg(self.A, ra), self.s._reg(self.A, rb))
+
+    def _set_flash_model(self) -> None:
+        """The device's flash lines and caches (cbsim_set_flash), when it has them; any executor."""
+        device = self.s.device
         fc = self.s._flash_cache()
         if fc is not None and self.lib.cbsim_set_flash(
                 self.sim, fc.line_bytes.bit_length() - 1, device.flash_ws + fc.miss_extra, int(device.prefetch),
                 self.flash_lo, self.flash_lo + self.flash_len - 1, fc.sets(fc.icache_lines, fc.icache_ways),
                 fc.icache_ways, fc.sets(fc.dcache_lines, fc.dcache_ways), fc.dcache_ways) != 0:
             raise UsageError("could not set up the simulator's flash cache model (out of memory)")
-        for addr, kind, ra, rb in dyns:
-            self.lib.cbsim_add_dynamic(self.sim, addr, kind, self.s._reg(self.A, ra), self.s._reg(self.A, rb))
 
     # --- the run ---------------------------------------------------------------------------------
     def execute(self, timeout_s: float) -> float:

@@ -227,6 +227,7 @@ class NativeEmulation(_Emulation):
         self.sim = self.lib.cbsim_new(None, self.miss, ws_data, self.flash_lo, self.flash_lo + self.flash_len - 1, 1)
         if not self.sim:
             raise UsageError("could not create the simulator's accounting")
+        self._set_flash_model()
         dyn = [int(table.get(cls) == timing.DYN) for cls in ("div", "lmul", "lmla")]
         self.lib.cbcpu_set_accounting(self.cpu.h, self.sim, *dyn)
 
