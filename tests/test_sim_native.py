@@ -272,3 +272,18 @@ def test_code_written_to_ram_runs_and_a_write_over_decoded_code_is_seen(tmp_path
     assert (regs[4], regs[5]) == (5, 7)
     divergence, _ = lockstep(_simulator("cortex-m3"), tmp_path / "t.elf")
     assert divergence is None, str(divergence)
+
+
+def test_bearssl_ecdsa_on_a_wait_state_profile_verifies_in_openssl(tmp_path):
+    """BearSSL's P-256 signature made on sim:cortex-m3 at stm32f207's 3 wait states verifies in the
+    host's OpenSSL: the executor's arithmetic on a wait-state profile, checked by a third party."""
+    import json
+    from conftest import cli
+    out = tmp_path / "run.json"
+    proc = cli("run", "--target", "sim:cortex-m3", "--device", "stm32f207", "--op", "ecdsa-sign", "--param",
+               "curve=p256", "--engine", "bearssl", "--db", str(tmp_path / "db.sqlite"), "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    (r,) = doc["results"]
+    assert r["status"] == "ok" and r["kat"] == "pass", r.get("detail")
+    assert doc["conditions"]["target"]["simulator"]["executor"] == "native"
