@@ -238,6 +238,18 @@ class Simulator:
         return list(sites.values())
 
 
+def set_flash_model(lib, sim, simulator: "Simulator", flash_lo: int, flash_len: int) -> None:
+    """The device's flash lines and caches on the accounting `sim` (cbsim_set_flash), when the
+    profile has them: every runner of an image calls it after cbsim_new."""
+    device = simulator.device
+    fc = simulator._flash_cache()
+    if fc is not None and lib.cbsim_set_flash(
+            sim, fc.line_bytes.bit_length() - 1, device.flash_ws + fc.miss_extra, int(device.prefetch),
+            flash_lo, flash_lo + flash_len - 1, fc.sets(fc.icache_lines, fc.icache_ways),
+            fc.icache_ways, fc.sets(fc.dcache_lines, fc.dcache_ways), fc.dcache_ways) != 0:
+        raise UsageError("could not set up the simulator's flash cache model (out of memory)")
+
+
 class _Emulation:
     """One run of an image: the Unicorn instance with the board's memory and peripherals, the
     hooks that feed the report (console lines, counter reads, marker edges, semihosting), and the
@@ -384,13 +396,7 @@ class _Emulation:
 
     def _set_flash_model(self) -> None:
         """The device's flash lines and caches (cbsim_set_flash), when it has them; any executor."""
-        device = self.s.device
-        fc = self.s._flash_cache()
-        if fc is not None and self.lib.cbsim_set_flash(
-                self.sim, fc.line_bytes.bit_length() - 1, device.flash_ws + fc.miss_extra, int(device.prefetch),
-                self.flash_lo, self.flash_lo + self.flash_len - 1, fc.sets(fc.icache_lines, fc.icache_ways),
-                fc.icache_ways, fc.sets(fc.dcache_lines, fc.dcache_ways), fc.dcache_ways) != 0:
-            raise UsageError("could not set up the simulator's flash cache model (out of memory)")
+        set_flash_model(self.lib, self.sim, self.s, self.flash_lo, self.flash_len)
 
     # --- the run ---------------------------------------------------------------------------------
     def execute(self, timeout_s: float) -> float:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ..errors import UsageError
 from . import exceptions, markers, semihosting, timing
 from .devices import Device
-from .engine import CPU_MODEL, MISS_FN, PPB, PPB_SIZE, REG_ALIASES, Simulator, load_library, unicorn_handle
+from .engine import CPU_MODEL, MISS_FN, PPB, PPB_SIZE, REG_ALIASES, Simulator, load_library, set_flash_model, unicorn_handle
 from .image import PAGE, Image, Region
 from .systick import EXCEPTION as SYSTICK, CycleCounter, SysTick
 
@@ -251,6 +251,11 @@ class ImageRun:
                                       flash[0], flash[0] + flash[1] - 1, len(dyns) + 1)
         if not self.sim:
             raise UsageError("could not install the simulator's hooks")
+        set_flash_model(self.lib, self.sim, self.simulator, flash[0], flash[1])
+        if d.flash_ws and d.code_in_flash and d.core not in ("cortex-m0", "cortex-m0plus"):
+            self.result.notes.append("flash data wait states on an ARMv7-M core under Unicorn: its read hook can leave "
+                                     "the IT state set after a load from flash (docs/sim-model.md, 'The executor'); "
+                                     "check the image's own results")
         for addr, kind, ra, rb in dyns:
             self.lib.cbsim_add_dynamic(self.sim, addr, kind, Simulator._reg(self.A, ra), Simulator._reg(self.A, rb))
         for addr in unmasking:
