@@ -97,6 +97,6 @@ def _device_condition(d) -> str:
         text += f" · clock= up to {d.max_clock_hz / 1e6:g} MHz"
     if d.reset_clock_hz:
         text += f" · clock=reset: {d.reset_clock_hz / 1e6:g} MHz"
-    if d.hides_wait_states:
-        text += " · accelerator modelled as 0 WS"
+    if d.flash_cache:
+        text += " · flash caches modelled (cache=on|off)"
     return text

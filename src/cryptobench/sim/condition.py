@@ -107,11 +107,6 @@ def resolve(dev, opts: dict[str, str], spec: str):
     if table_ws is not None and ws != table_ws:
         cond["flash_ws"]["contradicts"] = (f"{dev.wait_states_source} gives {table_ws} WS at {mhz(hz)}"
                                            + ("; fewer than the part needs" if ws < table_ws else ""))
-    charged = ws
-    if dev.hides_wait_states:        # the accelerator's caches modelled as hiding every wait state
-        charged = 0
-        cond["flash_ws"]["charged"] = 0
-        cond["flash_ws"]["charged_why"] = f"hidden by the accelerator as modelled: {dev.accelerator}"
     prefetch = prefetch_default
     if "prefetch" in opts:
         value = opts["prefetch"].lower()
@@ -121,7 +116,7 @@ def resolve(dev, opts: dict[str, str], spec: str):
     cond["prefetch"] = {"value": prefetch, "source": prefetch_src}
     cond["accelerator"] = {"value": dev.accelerator or "none", "source": dev.accelerator_source or dev.source}
     flash_cache = _caches(dev, opts, spec, cond)
-    return replace(dev, clock_hz=hz, flash_ws=charged, prefetch=prefetch, condition=cond, options=dict(opts),
+    return replace(dev, clock_hz=hz, flash_ws=ws, prefetch=prefetch, condition=cond, options=dict(opts),
                    flash_cache=flash_cache)
 
 
@@ -151,7 +146,7 @@ def describe(cond: dict) -> str:
     ws = cond["flash_ws"]
     text = (f"{mhz(cond['clock_hz']['value'])} from {cond['clock_source']['value']}, {ws['value']} flash wait state(s)"
             + (f" (contradicts {ws['contradicts']})" if ws.get("contradicts") else "")
-            + (" (hidden by the accelerator: 0 charged)" if "charged" in ws else "")
+            + (" (hidden by the accelerator: 0 charged)" if "charged" in ws else "")   # runs stored before model v2
             + f", prefetch {'on' if cond['prefetch']['value'] else 'off'}, accelerator: {cond['accelerator']['value']}"
             + (f", caches {cond['caches']['value']}" if "caches" in cond else ""))
     return text

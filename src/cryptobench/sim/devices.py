@@ -46,7 +46,6 @@ class Device:
     reset_clock_source: str = ""
     accelerator: str = ""                # flash accelerator or cache and what the model assumes of it
     accelerator_source: str = ""
-    hides_wait_states: bool = False      # the accelerator is modelled as hiding the table's wait states
     flash_cache: dict = field(default_factory=dict)   # the flash line and caches modelled in cbsim.c (see
                                          # FlashCache; {}: none, fetches charged by timing.block_cost)
     condition: dict = field(default_factory=dict)   # resolved: each figure with its source

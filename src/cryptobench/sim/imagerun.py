@@ -252,7 +252,7 @@ class ImageRun:
         if not self.sim:
             raise UsageError("could not install the simulator's hooks")
         set_flash_model(self.lib, self.sim, self.simulator, flash[0], flash[1])
-        if d.flash_ws and d.code_in_flash and d.core not in ("cortex-m0", "cortex-m0plus"):
+        if d.flash_ws and d.code_in_flash and d.core not in timing.ARMV6M:
             self.result.notes.append("flash data wait states on an ARMv7-M core under Unicorn: its read hook can leave "
                                      "the IT state set after a load from flash (docs/sim-model.md, 'The executor'); "
                                      "check the image's own results")

@@ -29,6 +29,7 @@ END_NONE, END_COND, END_ALWAYS = 0, 1, 2               # how a block ends
 DYN_UDIV, DYN_SDIV, DYN_LMUL, DYN_LMLA = 1, 2, 3, 4    # data-dependent kinds, evaluated in cbsim.c
 
 CORES = ("cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33")
+ARMV6M = ("cortex-m0", "cortex-m0plus")     # the ARMv6-M cores (no IT, no 32-bit ALU forms)
 ROUGH = {"cortex-m7", "cortex-m33"}   # no public cycle table: results labelled rough
 
 log = logging.getLogger(__name__)
@@ -352,7 +353,7 @@ def _insn_cost(core: str, dev: DeviceParams, insn, base: str, cls: str | None, r
         dynamic.append((insn.address, kind, regs[-2], regs[-1]))    # Rn, Rm
         return 0
     c = t[cls]
-    if cls == "mul" and core in ("cortex-m0", "cortex-m0plus") and not dev.fast_multiplier:
+    if cls == "mul" and core in ARMV6M and not dev.fast_multiplier:
         c = SMALL_MULTIPLIER
     elif cls in ("ldm", "stm", "ldm_pc"):
         n = len(regs) - (0 if base in ("push", "pop") else 1)     # the base is not moved
