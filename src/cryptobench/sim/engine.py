@@ -169,8 +169,12 @@ class Simulator:
                 "source": self.device.source, "condition": self.device.condition,
                 **({"device_options": self.device.options} if self.device.options else {})}
 
+    def _emulation(self, elf: Path, on_line) -> "_Emulation":
+        """One run's emulation (an executor subclass may give its own)."""
+        return _Emulation(self, elf, on_line)
+
     def run(self, elf: Path, timeout_s: float = 600.0, on_line=lambda line: None, hooks: bool = True) -> SimReport:
-        em = _Emulation(self, elf, on_line)
+        em = self._emulation(elf, on_line)
         if hooks:
             em.install_accounting()
         wall = em.execute(timeout_s)

@@ -271,14 +271,10 @@ class Simulator(engine.Simulator):
     def describe(self) -> dict:
         return {**super().describe(), "executor": self.executor}
 
+    def _emulation(self, elf: Path, on_line):
+        return super()._emulation(elf, on_line) if self.executor == "unicorn" else NativeEmulation(self, elf, on_line)
+
     def run(self, elf: Path, timeout_s: float = 600.0, on_line=lambda line: None, hooks: bool = True) -> SimReport:
-        if self.executor == "unicorn":
-            report = super().run(elf, timeout_s, on_line, hooks)
-            report.stats["executor"] = "unicorn"
-            return report
-        em = NativeEmulation(self, elf, on_line)
-        if hooks:
-            em.install_accounting()
-        wall = em.execute(timeout_s)
-        em.finish(wall)
-        return em.report
+        report = super().run(elf, timeout_s, on_line, hooks)
+        report.stats.setdefault("executor", self.executor)     # NativeEmulation.finish names itself
+        return report
