@@ -232,6 +232,23 @@ class _Mem:
         self.b[addr:addr + 4] = value.to_bytes(4, "little")
 
 
+class _EndOfMemory(_Mem):
+    """Memory that ends at its size, as the last mapped page of RAM does: reading past it faults."""
+
+    def read(self, addr, n):
+        if addr + n > len(self.b):
+            raise MemoryError(f"read of {n} bytes at {addr} runs past the end of memory")
+        return super().read(addr, n)
+
+
+def test_a_string_at_the_top_of_ram_is_read_without_running_past_it():
+    # SYS_WRITE0 of a string on the stack, 10 bytes below the end of RAM (found on a PQClean image)
+    from cryptobench.sim.semihosting import serve
+    mem = _EndOfMemory(256)
+    mem.b[246:256] = b"top of ra\0"
+    assert serve(0x04, 246, mem, 0, 48_000_000).text == "top of ra"
+
+
 def test_semihosting_calls_from_the_models_cycles():
     from cryptobench.sim.semihosting import APPLICATION_EXIT, serve
     mem = _Mem()

@@ -39,9 +39,12 @@ class Call:
 
 
 def _cstring(mem, addr: int, limit: int = 1 << 16) -> bytes:
+    """The NUL-terminated string at addr, read in chunks that end on 64-byte boundaries: a string
+    at the very top of RAM (on the stack) must not make the read run past the end of memory."""
     data = b""
     while len(data) < limit:
-        chunk = mem.read(addr + len(data), 64)
+        at = addr + len(data)
+        chunk = mem.read(at, 64 - at % 64)
         i = chunk.find(b"\0")
         if i >= 0:
             return data + chunk[:i]
