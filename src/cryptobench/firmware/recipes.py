@@ -41,6 +41,21 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CRYPTOBENCH_CACHE", REPO_ROOT / ".cache"))
 
 
+def crate_tree(crate: str, version: str, where: str, log=lambda s: None) -> Path:
+    """The crate's unpacked tree in the cache, fetched (scripts/fetch_crate.sh) on first use; a
+    fetch that fails is a UsageError that starts with `where` (the file that asked for the crate)."""
+    crates = cache_dir() / "crates"
+    unpacked = crates / f"{crate}-{version}"
+    if not unpacked.is_dir():
+        log(f"fetching {crate} {version} into {crates}")
+        proc = subprocess.run(["bash", str(REPO_ROOT / "scripts" / "fetch_crate.sh"), crate, version, str(crates)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0 or not unpacked.is_dir():
+            raise UsageError(f"{where}: could not fetch crate {crate} {version}: "
+                             + (proc.stderr.strip().splitlines() or ["no output"])[-1])
+    return unpacked
+
+
 @dataclass
 class Variant:
     """One build of the library with its own defines and flags, chosen by a cell's op and params."""
@@ -320,16 +335,8 @@ def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: No
         if not root.is_dir():
             raise UsageError(f"--library-source: '{root}' is not a directory")
     elif recipe.crate:
-        crates = cache_dir() / "crates"
-        unpacked = crates / f"{recipe.crate}-{recipe.crate_version}"
-        if not unpacked.is_dir():
-            log(f"fetching {recipe.crate} {recipe.crate_version} (the {recipe.name} sources) into {crates}")
-            proc = subprocess.run(["bash", str(REPO_ROOT / "scripts" / "fetch_crate.sh"), recipe.crate,
-                                   recipe.crate_version, str(crates)], capture_output=True, text=True)
-            if proc.returncode != 0 or not unpacked.is_dir():
-                raise UsageError(f"{recipe.path}: could not fetch crate {recipe.crate} {recipe.crate_version}: "
-                                 + (proc.stderr.strip().splitlines() or ["no output"])[-1])
-        root = unpacked / recipe.root
+        root = crate_tree(recipe.crate, recipe.crate_version, str(recipe.path),
+                          lambda line: log(f"{line} (the {recipe.name} sources)")) / recipe.root
     else:
         root = recipe.home / recipe.root
         if not root.is_dir():
