@@ -154,7 +154,8 @@ def test_m3_m4_pipelined_load_loop(core, tmp_path):
     # nothing can be pipelined after the store"): a run of stores 2 + 2 + 2, a load after one 2 + 2
     ("str r0, [r1]\n str r2, [r1, #4]\n str r3, [r1, #8]", 6),
     ("str r0, [r1]\n ldr r2, [r3]", 4),
-    # a load that writes its base back lets nothing pipeline after it (measured on the M4): 2 + 2;
+    # a load that writes its base back lets nothing pipeline after it (3.3.2, and measured on the
+    # M4): 2 + 2;
     # it may itself pipeline after a plain load: 2 + 1 + 2
     ("ldr r0, [r1], #4\n ldr r2, [r3]", 4),
     ("ldrh r0, [r1, #2]!\n strh r2, [r3]", 4),

@@ -390,9 +390,9 @@ class _Pipeline:
     def advance(self, insn, cls: str | None, base: str, regs: list) -> None:
         """Past one instruction: what the next one sees. Only a load lets the next load or store
         pipeline: 3.3.2 says "STR can only be pipelined when it follows an LDR, but nothing can be
-        pipelined after the store". A load that writes its base back (pre- or post-indexed) does not:
-        its second register write takes the cycle the next address phase would use (measured on
-        the Cortex-M4, docs/sim-model.md)."""
+        pipelined after the store". Nor does a load that writes its base back (pre- or post-indexed):
+        "any load with a base update is not normally pipelined", as measured on the Cortex-M4 too
+        (docs/sim-model.md)."""
         self.ok = cls == "ldr" and not insn.writeback
         self.dest = set(regs[:1]) if cls == "ldr" else set()
         self.dp_dest = _dests(insn, cls, base) if cls in DATA_PROCESSING else set()
