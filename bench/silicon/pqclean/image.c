@@ -1,16 +1,20 @@
-/* image.c - a PQClean KEM's "clean" code timed the way pqm3 times it on the nucleo-f207zg, for
- * bench/sim_vs_silicon (run with `cryptobench sim run`).
+/* image.c - a PQClean KEM's or signature scheme's "clean" code timed the way pqm3 and pqm4 time it,
+ * for bench/sim_vs_silicon (run with `cryptobench sim run`).
  *
- * 1. Known answer: the NIST KAT entry PQClean's test/crypto_kem/nistkat.c writes (count 0, its
- *    NIST CTR_DRBG seeded with bytes 0..47), hashed with SHA-256 and printed as "kat HEX"; the
- *    bench compares it with the scheme's META.yml `nistkat-sha256`. No cycles count unless it matches.
- * 2. Timing, as mupq's crypto_kem/speed.c: ITERATIONS rounds of keypair, enc, dec, each printed as
- *    "OP TOTAL HASH": TOTAL from the DWT cycle counter around the call, HASH the cycles spent inside
- *    the FIPS 202 functions (wrap.S, mupq's PROFILE_HASHING). Each round checks that enc and dec
- *    agree on the shared secret. Randomness while timing is a xorshift generator standing in for
- *    the F207's hardware RNG (pqm3's randombytes reads RNG_DR: a few cycles a word either way).
+ * 1. Known answer: the NIST KAT entry PQClean's test/crypto_kem/nistkat.c (or, with -DSIGN,
+ *    test/crypto_sign/nistkat.c) writes (count 0, its NIST CTR_DRBG seeded with bytes 0..47),
+ *    hashed with SHA-256 and printed as "kat HEX"; the bench compares it with the scheme's META.yml
+ *    `nistkat-sha256`. No cycles count unless it matches.
+ * 2. Timing, as mupq's crypto_kem/speed.c (keypair, enc, dec) or crypto_sign/speed.c (keypair, a
+ *    signature of a 59-byte message made in place, its opening in place): ITERATIONS rounds, each
+ *    operation printed as "OP TOTAL HASH": TOTAL from the DWT cycle counter around the call, HASH
+ *    the cycles spent inside the FIPS 202 functions (wrap.S, mupq's PROFILE_HASHING). Each KEM round
+ *    checks that enc and dec agree on the shared secret, each signature round that the signature
+ *    opens. Randomness while timing is a xorshift generator standing in for the board's hardware RNG
+ *    (pqm3's and pqm4's randombytes read RNG_DR: a few cycles a word either way).
  *
- * Built with -DNS=PQCLEAN_LIGHTSABER_CLEAN (the scheme's namespace) and -DITERATIONS=N. */
+ * Built with -DNS=PQCLEAN_LIGHTSABER_CLEAN (the scheme's namespace), -DITERATIONS=N and, for a
+ * signature scheme, -DSIGN. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -24,11 +28,22 @@
 #define CAT(a, b) CAT_(a, b)
 #define PK_BYTES CAT(NS, CRYPTO_PUBLICKEYBYTES)
 #define SK_BYTES CAT(NS, CRYPTO_SECRETKEYBYTES)
+#ifdef SIGN
+#define SIG_BYTES CAT(NS, CRYPTO_BYTES)
+#define MSG_KAT 33                  /* test/crypto_sign/nistkat.c's mlen */
+#define MSG_TIMED 59                /* mupq crypto_sign/speed.c's MLEN */
+#define sign_keypair CAT(NS, crypto_sign_keypair)
+#define sign_make CAT(NS, crypto_sign)
+#define sign_open CAT(NS, crypto_sign_open)
+#define KAT_BYTES (48 + MSG_KAT + PK_BYTES + SK_BYTES + MSG_KAT + SIG_BYTES)
+#else
 #define CT_BYTES CAT(NS, CRYPTO_CIPHERTEXTBYTES)
 #define SS_BYTES CAT(NS, CRYPTO_BYTES)
 #define kem_keypair CAT(NS, crypto_kem_keypair)
 #define kem_enc CAT(NS, crypto_kem_enc)
 #define kem_dec CAT(NS, crypto_kem_dec)
+#define KAT_BYTES (48 + PK_BYTES + SK_BYTES + CT_BYTES + SS_BYTES)
+#endif
 
 #define DWT_CYCCNT (*(volatile uint32_t *)0xE0001004u)
 #define DWT_CTRL (*(volatile uint32_t *)0xE0001000u)
@@ -133,7 +148,7 @@ int randombytes(uint8_t *out, size_t n)
 }
 
 /* ---- the KAT entry, as text, hashed ---- */
-static char kat[2 * (48 + PK_BYTES + SK_BYTES + CT_BYTES + SS_BYTES) + 64];
+static char kat[2 * KAT_BYTES + 96];
 static size_t kat_len;
 
 static void kat_str(const char *s)
@@ -153,11 +168,61 @@ static void kat_hex(const char *label, const uint8_t *a, size_t n)
     kat[kat_len++] = '\n';
 }
 
-static uint8_t pk[PK_BYTES], sk[SK_BYTES], ct[CT_BYTES], ss_enc[SS_BYTES], ss_dec[SS_BYTES];
+static void kat_digest(void)
+{
+    uint8_t digest[32];
+    sha256(digest, (const uint8_t *)kat, kat_len);
+    char line[4 + 64 + 1] = "kat ";
+    for (int i = 0; i < 32; i++) {
+        line[4 + 2 * i] = "0123456789abcdef"[digest[i] >> 4];
+        line[5 + 2 * i] = "0123456789abcdef"[digest[i] & 15];
+    }
+    line[68] = '\0';
+    put(line);
+    put("\n");
+}
+
+static uint8_t pk[PK_BYTES], sk[SK_BYTES];
+
+#ifdef SIGN
+static uint8_t msg[MSG_KAT], sm[MSG_TIMED + SIG_BYTES];
 
 static int known_answer(void)
 {
-    uint8_t entropy[48], seed[48], digest[32];
+    uint8_t entropy[48], seed[48];
+    size_t smlen, mlen;
+    for (int i = 0; i < 48; i++)
+        entropy[i] = (uint8_t)i;
+    drbg_init(entropy);
+    kat_str("count = 0\n");
+    randombytes(seed, 48);
+    kat_hex("seed = ", seed, 48);
+    kat_str("mlen = 33\n");
+    randombytes(msg, MSG_KAT);
+    kat_hex("msg = ", msg, MSG_KAT);
+    drbg_init(seed);
+    if (sign_keypair(pk, sk) != 0)
+        return -1;
+    kat_hex("pk = ", pk, PK_BYTES);
+    kat_hex("sk = ", sk, SK_BYTES);
+    if (sign_make(sm, &smlen, msg, MSG_KAT, sk) != 0)
+        return -1;
+    char line[32] = "smlen = ";
+    *utoa10(line + 8, (uint32_t)smlen) = '\0';
+    kat_str(line);
+    kat_str("\n");
+    kat_hex("sm = ", sm, smlen);
+    if (sign_open(sm, &mlen, sm, smlen, pk) != 0 || mlen != MSG_KAT || memcmp(sm, msg, MSG_KAT) != 0)
+        return -1;
+    kat_digest();
+    return 0;
+}
+#else
+static uint8_t ct[CT_BYTES], ss_enc[SS_BYTES], ss_dec[SS_BYTES];
+
+static int known_answer(void)
+{
+    uint8_t entropy[48], seed[48];
     for (int i = 0; i < 48; i++)
         entropy[i] = (uint8_t)i;
     drbg_init(entropy);
@@ -175,17 +240,10 @@ static int known_answer(void)
     kat_hex("ss = ", ss_enc, SS_BYTES);
     if (kem_dec(ss_dec, ct, sk) != 0 || memcmp(ss_enc, ss_dec, SS_BYTES) != 0)
         return -1;
-    sha256(digest, (const uint8_t *)kat, kat_len);
-    char line[4 + 64 + 1] = "kat ";
-    for (int i = 0; i < 32; i++) {
-        line[4 + 2 * i] = "0123456789abcdef"[digest[i] >> 4];
-        line[5 + 2 * i] = "0123456789abcdef"[digest[i] & 15];
-    }
-    line[68] = '\0';
-    put(line);
-    put("\n");
+    kat_digest();
     return 0;
 }
+#endif
 
 static void report(const char *op, uint32_t total, uint32_t hash)
 {
@@ -216,6 +274,16 @@ static int timed_rounds(void)
 {
     timing = 1;
     for (int i = 0; i < ITERATIONS; i++) {
+#ifdef SIGN
+        size_t smlen, mlen;
+        TIMED("keypair", sign_keypair(pk, sk));
+        TIMED("sign", sign_make(sm, &smlen, sm, MSG_TIMED, sk));
+        TIMED("verify", sign_open(sm, &mlen, sm, smlen, pk));
+        if (mlen != MSG_TIMED) {
+            put("ERROR the signature did not open to its message\n");
+            return -1;
+        }
+#else
         TIMED("keypair", kem_keypair(pk, sk));
         TIMED("encaps", kem_enc(ct, ss_enc, pk));
         TIMED("decaps", kem_dec(ss_dec, ct, sk));
@@ -223,6 +291,7 @@ static int timed_rounds(void)
             put("ERROR shared secrets differ\n");
             return -1;
         }
+#endif
     }
     return 0;
 }

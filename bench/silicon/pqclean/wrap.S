@@ -33,6 +33,11 @@ __wrap_\name:
     WRAP shake128_squeezeblocks
     WRAP shake128_ctx_release
     WRAP shake128
+    WRAP shake128_inc_init
+    WRAP shake128_inc_absorb
+    WRAP shake128_inc_finalize
+    WRAP shake128_inc_squeeze
+    WRAP shake128_inc_ctx_release
     WRAP shake256_absorb
     WRAP shake256_squeezeblocks
     WRAP shake256_ctx_release
