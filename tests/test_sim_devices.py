@@ -141,3 +141,36 @@ def test_a_slower_clock_with_fewer_wait_states_takes_fewer_cycles(tmp_path):
     assert cond["flash_ws"]["value"] == 0 and "RM0360" in cond["flash_ws"]["source"]
     shown = " ".join(docs["stm32f030:clock=8MHz"][0].stdout.split())
     assert "condition (clock=8MHz): 8 MHz from" in shown and "0 flash wait state(s), prefetch on" in shown
+
+
+def test_the_m7_profiles_state_caches_and_tcm():
+    """The Cortex-M7 per device: the STM32F746 runs code from flash over AXI behind the core's L1
+    caches (32-byte lines, 4 KiB 2-way instruction and 4 KiB 4-way data cache: ARM DDI 0489 5.9,
+    ST AN4839), the i.MX RT1060 profile from TCM (no flash, no cache)."""
+    f746 = get_device("stm32f746", "cortex-m7")
+    fc = f746.flash_cache
+    assert (fc["line_bytes"], fc["icache_lines"], fc["icache_ways"], fc["dcache_lines"], fc["dcache_ways"]) \
+        == (32, 128, 2, 128, 4)
+    assert (f746.clock_hz, f746.flash_ws) == (216_000_000, 7) and "RM0385" in f746.wait_states_source
+    assert get_device("stm32f746:clock=108MHz", "cortex-m7").flash_ws == 3      # RM0385 Table 5
+    rt = get_device("imxrt1060", "cortex-m7")
+    assert rt.code_in_flash is False and not rt.flash_cache
+
+
+@needs_sim
+def test_m7_caches_on_off_and_tcm_order_the_same_code(tmp_path):
+    """The same AES image on the M7: from TCM (imxrt1060) fewest cycles, from flash behind the L1
+    caches more (line fills at 7 wait states), with the caches off most; the same instructions."""
+    common = ("--op", "aes-cbc-encrypt", "--param", "bytes=256", "--engine", "mbedtls", "--repeat", "3",
+              "--db", str(tmp_path / "db.sqlite"))
+    got = {}
+    for spec in ("imxrt1060", "stm32f746", "stm32f746:cache=off"):
+        out = tmp_path / f"{spec.replace(':', '_')}.json"
+        proc = cli("run", "--target", "sim:cortex-m7", "--device", spec, *common, "--json", str(out))
+        assert proc.returncode == 0, proc.stderr
+        (cell,) = json.loads(out.read_text())["results"]
+        assert cell["status"] == "ok"
+        got[spec] = (cell["cycles"]["per_op_median"], cell["sim"]["instructions_per_op"])
+    tcm, on, off = (got[s] for s in ("imxrt1060", "stm32f746", "stm32f746:cache=off"))
+    assert tcm[1] == on[1] == off[1]
+    assert tcm[0] < on[0] < off[0]

@@ -24,7 +24,7 @@ WS = 3
 class Model:
     """A detached accounting whose blocks each cost 1 cycle, 1 instruction and end as told."""
 
-    def __init__(self, prefetch=True, icache=(64, 64), dcache=(8, 8), ends=None, entry_extra=None):
+    def __init__(self, prefetch=True, icache=(64, 64), dcache=(8, 8), ends=None, entry_extra=None, line_shift=4):
         from cryptobench.sim.engine import MISS_FN, load_library
         self.lib = load_library()
         ends, entry_extra = ends or {}, entry_extra or {}
@@ -39,7 +39,7 @@ class Model:
         self.miss = MISS_FN(miss)
         self.sim = self.lib.cbsim_new(None, self.miss, WS, FLASH, FLASH + 0xFFFFF, 1)
         (isets, iways), (dsets, dways) = ((n // w if n else 0, w) for n, w in (icache, dcache))
-        assert self.lib.cbsim_set_flash(self.sim, 4, WS, int(prefetch), FLASH, FLASH + 0xFFFFF,
+        assert self.lib.cbsim_set_flash(self.sim, line_shift, WS, int(prefetch), FLASH, FLASH + 0xFFFFF,
                                         isets, iways, dsets, dways) == 0
 
     def block(self, addr: int, size: int) -> None:
@@ -167,3 +167,28 @@ def test_entry_extra_only_when_a_branch_lands(model):
     m.block(LOOP + 0x40, 4)         # fall-through again; it ends with a taken branch
     m.block(LOOP, 0x40)             # landed by the branch: entry_extra 1, and its line waits
     assert m.waits() == WS + 1 + WS
+
+
+@needs_sim
+def test_the_m7_instruction_cache_is_two_way(model):
+    # the stm32f746 profile's L1 instruction cache: 32-byte lines, 128 lines in 2 ways = 64 sets, so
+    # lines 2 KiB apart share a set. Two such branch targets both stay; a third evicts the least
+    # recently used one just before its turn comes again, so every visit misses (LRU)
+    for lines, misses_per_pass in ((2, 0), (3, 3)):
+        m = model(icache=(128, 2), dcache=(0, 0), prefetch=False, line_shift=5)
+        targets = [FLASH + 0x2000 + 0x800 * i for i in range(lines)]
+        for _ in range(3):
+            for t in targets:
+                m.block(t, 4)
+        assert m.waits() == WS * (lines + 2 * misses_per_pass), lines
+
+
+@needs_sim
+def test_the_m7_data_cache_is_four_way(model):
+    # its data cache: 128 lines in 4 ways = 32 sets, lines 1 KiB apart share a set: four stay, five thrash
+    for lines, misses in ((4, 4), (5, 5 * 3)):
+        m = model(icache=(128, 2), dcache=(128, 4), prefetch=False, line_shift=5)
+        for _ in range(3):
+            for i in range(lines):
+                m.read(FLASH + 0x4000 + 0x400 * i)
+        assert m.waits() == WS * misses, lines
