@@ -115,13 +115,16 @@ def _fake_generator(verifier, monkeypatch, draws):
 
 
 def test_one_unlucky_random_draw_is_not_a_failure_but_two_are(monkeypatch):
-    import os
+    import random
+    # fixed draws, not os.urandom: 420 extra ones on top of random bytes sit only about 2 standard
+    # deviations past the monobit bound, so a fresh draw fell back inside it about once in 50 runs
+    rng = random.Random(2026)
     verifier = Verifier({})
-    good = os.urandom(2500)
-    lopsided = bytes([0xFF, 0xFE] * 60) + os.urandom(2380)     # about 420 extra ones: past the monobit bounds
+    good = rng.randbytes(2500)
+    lopsided = bytes([0xFF, 0xFE] * 60) + rng.randbytes(2380)     # about 420 extra ones: past the monobit bounds
     _fake_generator(verifier, monkeypatch, [lopsided, good])
     assert verifier._cross_random("system", "random", {"source": "getrandom"}).kat == "pass"
-    _fake_generator(verifier, monkeypatch, [lopsided, bytes([0xFE, 0xFF] * 60) + os.urandom(2380)])
+    _fake_generator(verifier, monkeypatch, [lopsided, bytes([0xFE, 0xFF] * 60) + rng.randbytes(2380)])
     verdict = verifier._cross_random("system", "random", {"source": "getrandom"})
     assert verdict.kat == "fail" and "monobit" in verdict.detail and "second draw" in verdict.detail
     _fake_generator(verifier, monkeypatch, [good, good])

@@ -38,9 +38,11 @@ def build(tmp_path, core, name="app", section=".vectors", place="later", offset=
     return out
 
 
-def sim_run(image, device, *args):
-    """The run's JSON document (from --json -), and the process (its stderr: the image's console)."""
-    proc = cli("sim", "run", str(image), "--device", device, "--json", "-", *args)
+def sim_run(image, device, *args, executor=None):
+    """The run's JSON document (from --json -), and the process (its stderr: the image's console);
+    `executor` sets $CRYPTOBENCH_SIM_EXECUTOR (default: the native executor)."""
+    env = {"CRYPTOBENCH_SIM_EXECUTOR": executor} if executor else None
+    proc = cli("sim", "run", str(image), "--device", device, "--json", "-", *args, env=env)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc, json.loads(proc.stdout) if proc.stdout.startswith("{") else None
 
@@ -162,6 +164,29 @@ def test_a_range_outside_the_device_memory_is_mapped_with_a_note(tmp_path):
     proc, doc = sim_run(build(tmp_path, "cortex-m3", ram=(0x10000000, 0x8000)), "ideal-m3")
     assert proc.returncode == 0 and "data ok" in proc.stderr
     assert any(n.startswith("0x10000000-") and "outside the device's flash and RAM" in n for n in doc["notes"])
+    # the native executor has the board's flash and RAM only: such an image runs on Unicorn, said so
+    assert doc["stats"]["executor"] == "unicorn"
+    assert any(n.startswith("run on Unicorn, not on the native executor: its ") for n in doc["notes"])
+
+
+@pytest.mark.parametrize("core, device, masked", [
+    ("cortex-m0", "stm32f030", False), ("cortex-m3", "ideal-m3", False), ("cortex-m4", "stm32f411", False),
+    ("cortex-m4", "stm32f411:cache=off", True), ("cortex-m4", "stm32f407", False),
+])
+def test_the_native_executor_and_unicorn_give_the_same_run(tmp_path, core, device, masked):
+    """The same image over SysTick wraps (masked or not), on both executors: the same console,
+    cycles, instructions, segments, counter reads and exceptions. Unicorn is the oracle; the native
+    executor is the default because it charges flash data wait states without Unicorn's read hook,
+    which can leave the IT state set (scripts/unicorn_it_state_repro.py; these images have no IT
+    block that loads from flash, so both run them right)."""
+    image = build(tmp_path, core, iters=LONG, masked=masked)
+    runs = {ex: sim_run(image, device, executor=ex) for ex in ("native", "unicorn")}
+    (pn, native), (pu, unicorn) = runs["native"], runs["unicorn"]
+    assert pn.returncode == pu.returncode == 0 and pn.stderr == pu.stderr
+    assert (native["stats"]["executor"], unicorn["stats"]["executor"]) == ("native", "unicorn"), native["notes"]
+    for key in ("total", "segments", "counter_reads", "semihosting_calls", "systick_exceptions", "exit_code"):
+        assert native[key] == unicorn[key], key
+    assert not any("IT state" in n for n in native["notes"])
 
 
 def test_a_run_that_does_not_end_stops_at_the_timeout_with_its_cycles(tmp_path):
@@ -300,3 +325,54 @@ def test_marker_edges_from_word_and_byte_stores():
     pair.write(0x48000018, 0x1, 4, 10, 1)
     pair.write(0x4800001A, 0x1, 2, 40, 4)             # BSRR's upper half by a halfword store: clear
     assert cut(pair.marker, pair.edges, [], []) == [{"label": "window 1", "cycles": 30, "instructions": 3}]
+
+
+IT_LOAD = """
+    .syntax unified
+    .thumb
+    .section .isr_vector, "a"
+    .word 0x20001000
+    .word reset
+    .text
+    .thumb_func
+reset:
+    ldr     r1, =table          @ a constant in flash
+    ldr     r4, =0x20000000
+    movs    r2, #1
+    cmp     r2, #0              @ NE holds
+    itt     ne
+    ldrbne  r3, [r1], #1        @ a flash data read (wait states charged) inside the IT block
+    strbne  r3, [r4], #1
+    movs    r5, #0              @ after the block: sets Z
+    beq     good                @ must be taken
+    movs    r2, #1
+    b       leave
+good:
+    movs    r2, #0
+leave:
+    ldr     r1, =0x20000100     @ SYS_EXIT_EXTENDED's block: ApplicationExit, exit code r2
+    ldr     r0, =0x20026
+    str     r0, [r1]
+    str     r2, [r1, #4]
+    movs    r0, #0x20
+    bkpt    0xab
+    b       .
+    .ltorg
+table:
+    .byte   0x42
+"""
+
+
+def test_an_it_block_that_loads_from_flash_runs_right_with_wait_states(tmp_path):
+    """scripts/unicorn_it_state_repro.py as a foreign image on the stm32f411 (3 wait states):
+    under Unicorn the hook that charges flash data reads leaves the IT state set after such a
+    block; `sim run` runs it on the native executor, which takes the branch and exits 0."""
+    src = tmp_path / "it.S"
+    src.write_text(IT_LOAD)
+    elf = tmp_path / "it.elf"
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-Wl,--entry=reset",
+                    "-Wl,--section-start=.isr_vector=0x08000000", "-Wl,-Ttext=0x08000400", str(src), "-o", str(elf)],
+                   check=True)
+    proc, doc = sim_run(elf, "stm32f411")
+    assert doc["stats"]["executor"] == "native" and not any("IT state" in n for n in doc["notes"])
+    assert proc.returncode == 0 and doc["exit_code"] == 0, (proc.stdout, proc.stderr)

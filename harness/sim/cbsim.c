@@ -255,28 +255,27 @@ void cbsim_account_flash_read(cbsim *s, uint32_t addr, uint32_t size)
     s->cycles += s->ws_data;
 }
 
-static int watched_block(cbsim *s, uc_engine *uc, uint32_t addr, uint64_t cycles, uint64_t insns);
+typedef uint32_t (*cbsim_lr_fn)(void *ctx);
+static int watched_block(cbsim *s, uint32_t addr, uint64_t cycles, uint64_t insns, cbsim_lr_fn lr, void *ctx);
 
-static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+/* Entry into the block [addr, addr + size) for an executor that honours the alarm and the
+ * watched functions (`cryptobench sim run`): 0 to run it, 1 when the alarm took it back (the
+ * executor stops before its first instruction; it is counted when it runs again), -1 when the run
+ * must stop (no cost for the block, or a watched call nested too deep: `failed` is set). `lr`
+ * reads the executor's LR, only when a watched function is entered. */
+int cbsim_enter(cbsim *s, uint32_t addr, uint32_t size, cbsim_lr_fn lr, void *ctx)
 {
-    cbsim *s = user;
-    if (s->alarm == UINT64_MAX && s->nwatch == 0) {      /* cryptobench's own images: accounting only */
-        if (cbsim_account_block(s, (uint32_t)address, size) != 0)
-            uc_emu_stop(uc);
-        return;
-    }
+    if (s->alarm == UINT64_MAX && s->nwatch == 0 && s->nret == 0)   /* cryptobench's own images */
+        return cbsim_account_block(s, addr, size);
     uint64_t c0 = s->cycles, i0 = s->insns, b0 = s->blocks;
     uint32_t pe = s->prev_end, pf = s->prev_fall, pt = s->prev_taken_extra, line = s->flash.cur_line;
-    if (cbsim_account_block(s, (uint32_t)address, size) != 0) {
-        uc_emu_stop(uc);
-        return;
-    }
+    if (cbsim_account_block(s, addr, size) != 0)
+        return -1;
     if (s->alarm_skip > 0) {
         s->alarm_skip--;
     } else if (s->cycles > s->alarm) {
-        /* the alarm: the block is taken back and the engine stops before it runs (Unicorn stops
-         * a block whose hook asks it to before its first instruction), so no read inside it sees
-         * a count past the alarm before the caller has acted on it */
+        /* the alarm: the block is taken back and the executor stops before it runs, so no read
+         * inside it sees a count past the alarm before the caller has acted on it */
         s->cycles = c0;
         s->insns = i0;
         s->blocks = b0;
@@ -288,10 +287,24 @@ static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
         s->flash.debt = s->flash.last_cost;
         s->alarm = UINT64_MAX;
         s->alarm_fired = 1;
-        uc_emu_stop(uc);
-        return;
+        return 1;
     }
-    if ((s->nwatch || s->nret) && watched_block(s, uc, (uint32_t)address, c0, i0) != 0)
+    if ((s->nwatch || s->nret) && watched_block(s, addr, c0, i0, lr, ctx) != 0)
+        return -1;
+    return 0;
+}
+
+static uint32_t unicorn_lr(void *uc)
+{
+    uint32_t lr = 0;
+    uc_reg_read(uc, UC_ARM_REG_LR, &lr);
+    return lr;
+}
+
+static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+    /* Unicorn stops a block whose hook asks it to before its first instruction */
+    if (cbsim_enter(user, (uint32_t)address, size, unicorn_lr, uc) != 0)
         uc_emu_stop(uc);
 }
 
@@ -509,7 +522,7 @@ static int log_event(cbsim *s, uint32_t kind, uint32_t addr, uint64_t cycles, ui
     return 0;
 }
 
-static int watched_block(cbsim *s, uc_engine *uc, uint32_t addr, uint64_t cycles, uint64_t insns)
+static int watched_block(cbsim *s, uint32_t addr, uint64_t cycles, uint64_t insns, cbsim_lr_fn lr, void *ctx)
 {
     if (s->nret && addr == s->ret_stack[s->nret - 1]) {
         s->nret--;
@@ -519,13 +532,11 @@ static int watched_block(cbsim *s, uc_engine *uc, uint32_t addr, uint64_t cycles
     for (size_t i = 0; i < s->nwatch; i++) {
         if (s->watch[i] != addr)
             continue;
-        uint32_t lr = 0;
         if (s->nret >= sizeof s->ret_stack / sizeof s->ret_stack[0]) {
             s->failed = 1;          /* deeper than we follow: the run stops, said so */
             return -1;
         }
-        uc_reg_read(uc, UC_ARM_REG_LR, &lr);
-        s->ret_stack[s->nret++] = lr & ~1u;
+        s->ret_stack[s->nret++] = lr(ctx) & ~1u;
         return log_event(s, 1, addr, cycles, insns);
     }
     return 0;

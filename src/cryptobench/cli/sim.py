@@ -58,8 +58,8 @@ def run(args, out) -> int:
     require_sim()
     board = BOARDS[device.board]
     image = load_image(Path(args.image), board.flash, board.ram, vt)
-    from ..sim.imagerun import ImageRun
-    result = ImageRun(image, device, board, marker).run(args.timeout)
+    from ..sim.imagerun_native import image_run
+    result = image_run(image, device, board, marker).run(args.timeout)
     doc = _document(image, device, marker, result, args.timeout)
     for stream, text in result.console:
         sys.stderr.write(text)

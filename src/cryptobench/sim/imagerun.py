@@ -1,4 +1,6 @@
-"""`cryptobench sim run`: an image cryptobench did not build, on Unicorn with the cycle accounting.
+"""`cryptobench sim run`: an image cryptobench did not build, on Unicorn with the cycle accounting
+(sim/imagerun_native.py runs it on the native executor instead, reusing this class's counters,
+semihosting, markers and result).
 
 The image (sim/image.py) is written at its load addresses into the device's memory map; it boots
 from its vector table. SysTick (sim/systick.py) counts the model's cycles; with TICKINT the native
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from ..errors import UsageError
 from . import exceptions, markers, semihosting, timing
 from .devices import Device
-from .engine import CPU_MODEL, MISS_FN, PPB, PPB_SIZE, REG_ALIASES, Simulator, load_library, set_flash_model, unicorn_handle
+from .engine import CPU_MODEL, MISS_FN, PPB, PPB_SIZE, REG_ALIASES, Simulator, set_flash_model, unicorn_handle
 from .image import PAGE, Image, Region
 from .systick import EXCEPTION as SYSTICK, CycleCounter, SysTick
 
@@ -91,22 +93,10 @@ class ImageRun:
         import capstone
         import unicorn
         from unicorn import arm_const as A
+        self._check_marker(image, marker)
         self.image, self.device, self.marker = image, device, marker
-        if marker.kind == "function" and marker.name not in image.symbols:
-            near = sorted(n for n in image.symbols if marker.name.lower() in n.lower())[:5]
-            raise UsageError(f"--marker function:{marker.name}: no function {marker.name} in the symbols of "
-                             f"{image.path}" + (f"; similar: {', '.join(near)}" if near else
-                                                "; expected a function symbol (STT_FUNC) of the image"))
-        self.simulator = Simulator(device, board)
-        self.lib = self.simulator.lib
-        _bind(self.lib)
+        self._common_state(device, board, image)
         self.A, self.unicorn = A, unicorn
-        self.result = ImageResult(notes=list(image.notes))
-        self.recorder = markers.Recorder(marker, [], [])
-        self.systick, self.dwt, self.vtor, self.ppb = SysTick(), CycleCounter(), image.vector_table, {}
-        self.pending, self.ended, self.sim, self.miss = False, False, None, None
-        self.semihosting_state: dict = {}
-        self.reads_dropped = 0
         uc = self.uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
         uc.ctl_set_cpu_model(getattr(A, CPU_MODEL[device.core]))
         self.cpu = _Cpu(uc, A)
@@ -120,6 +110,27 @@ class ImageRun:
         uc.mmio_map(PPB, PPB_SIZE, self._ppb_read, None, self._ppb_write, None)
         uc.hook_add(unicorn.UC_HOOK_INTR, self._on_intr)
         self._hook_marker()
+
+    @staticmethod
+    def _check_marker(image: Image, marker: markers.Marker) -> None:
+        if marker.kind == "function" and marker.name not in image.symbols:
+            near = sorted(n for n in image.symbols if marker.name.lower() in n.lower())[:5]
+            raise UsageError(f"--marker function:{marker.name}: no function {marker.name} in the symbols of "
+                             f"{image.path}" + (f"; similar: {', '.join(near)}" if near else
+                                                "; expected a function symbol (STT_FUNC) of the image"))
+
+    def _common_state(self, device: Device, board, image: Image) -> None:
+        """What a run keeps whatever its engine: the accounting's library, the result, the
+        counters and the pending SysTick."""
+        self.simulator = Simulator(device, board)
+        self.lib = self.simulator.lib
+        _bind(self.lib)
+        self.result = ImageResult(notes=list(image.notes))
+        self.recorder = markers.Recorder(self.marker, [], [])
+        self.systick, self.dwt, self.vtor, self.ppb = SysTick(), CycleCounter(), image.vector_table, {}
+        self.pending, self.ended, self.sim, self.miss = False, False, None, None
+        self.semihosting_state: dict = {}
+        self.reads_dropped = 0
 
     # --- the memory map and the marker -------------------------------------------------------------
     def _hook_marker(self) -> None:
@@ -294,6 +305,12 @@ class ImageRun:
             self._stop(str(exc))
             return True
         self.lib.cbsim_add_cycles(self.sim, exceptions.ENTRY_CYCLES[self.device.core])
+        # the vector is a data read: from flash it waits as any other (the TRMs' latency is at 0 wait
+        # states); the native executor reads it through the same accounting
+        vector = self.vtor + 4 * SYSTICK
+        flash = self.simulator.board.flash
+        if flash[0] <= vector < flash[0] + flash[1]:
+            self.lib.cbsim_account_flash_read(self.sim, vector, 4)
         self.systick.take(self.cycles())
         self.result.exceptions_taken += 1
         return True
@@ -345,7 +362,7 @@ class ImageRun:
             lib.cbsim_event_at(sim, n, ctypes.byref(kind), ctypes.byref(addr), ctypes.byref(c), ctypes.byref(i))
             events.append((kind.value, c.value, i.value))
         insns = lib.cbsim_insns(sim)
-        r.stats = {"cycles": lib.cbsim_cycles(sim), "instructions": insns, "wall_s": wall,
+        r.stats = {"executor": "unicorn", "cycles": lib.cbsim_cycles(sim), "instructions": insns, "wall_s": wall,
                    "instructions_per_s": insns / wall if wall > 0 else None,
                    "unknown_mnemonics": sorted(self.timing_report.unknown_mnemonics)}
         if lib.cbsim_failed(sim) and not r.problem:

@@ -53,6 +53,7 @@ def bind(lib: ctypes.CDLL) -> ctypes.CDLL:
             "cbcpu_mem_read": (ctypes.c_int, [P, U32, ctypes.c_char_p, U32]),
             "cbcpu_reg": (U32, [P, ctypes.c_int]), "cbcpu_set_reg": (None, [P, ctypes.c_int, U32]),
             "cbcpu_pend": (None, [P, ctypes.c_int]), "cbcpu_stop": (None, [P]),
+            "cbcpu_set_wake": (None, [P, ctypes.c_int]),
             "cbcpu_run": (ctypes.c_int, [P, U64, ctypes.c_double]),
             "cbcpu_problem": (ctypes.c_char_p, [P]), "cbcpu_insns": (U64, [P]), "cbcpu_blocks": (U64, [P]),
             "cbcpu_decoded": (U64, [P]), "cbcpu_flushes": (U64, [P]), "cbcpu_last_insns": (U32, [P]), "cbcpu_last_steps": (U32, [P]), "cbcpu_last_size": (U32, [P]),
@@ -103,6 +104,10 @@ class Cpu:
         """Pends exception number `exception` (2-511; SysTick is 15): taken at the next block
         boundary (outside IT blocks) while the core is in thread mode and PRIMASK is clear."""
         self.lib.cbcpu_pend(self.h, exception)
+
+    def stop(self) -> None:
+        """Stops the run before the next block (from a callback)."""
+        self.lib.cbcpu_stop(self.h)
 
     def problem(self) -> str | None:
         p = self.lib.cbcpu_problem(self.h)

@@ -1,0 +1,263 @@
+"""`cryptobench sim run` on cryptobench's own executor (harness/sim/cbcpu.c) instead of Unicorn.
+
+The run is sim/imagerun.py's ImageRun (the counters, semihosting, markers, SysTick and the
+result are its code); what differs is the engine under it:
+
+* memory: the board's flash and RAM are the executor's flat arrays; every other address (the
+  peripheral region, taken as plain memory, and the private peripheral bus with SysTick, DWT and
+  VTOR) reaches the mmio callbacks here. An image that needs memory beyond the board's flash and
+  RAM (a load or run address, or its initial stack, outside them) cannot run here: `fits` says
+  why and `cryptobench sim run` takes Unicorn for it;
+* flash data reads are charged by the executor as it makes them (no read hook: Unicorn's can
+  leave the IT state set, scripts/unicorn_it_state_repro.py);
+* the alarm (SysTick's next wrap) and the watched function are cbsim_enter's, called by the
+  executor at each block; the executor stops before the block the alarm takes back, and, with
+  cbcpu_set_wake, after an instruction that may unmask interrupts and after an exception return,
+  where a pending SysTick is looked at again;
+* exceptions are the executor's own: a SysTick is pended (cbcpu_pend) when it may be taken and
+  the executor enters it before the next block; its return is the executor's too. SVC is taken
+  through the vector table as on silicon (Unicorn's run stops at it)."""
+from __future__ import annotations
+
+import time
+
+from ..errors import UsageError
+from . import exceptions, timing
+from .engine import MISS_FN, PPB, PPB_SIZE, set_flash_model
+from .image import Image
+from .imagerun import POLL_MASKED, SYSTICK, ImageRun, ImageResult
+from .native import PROBLEM, REG_VTOR, TIMEOUT, Cpu
+
+# the executor's register numbers (harness/sim/cbcpu.h) for the names sim/exceptions.py and
+# sim/semihosting.py use
+REGS = {**{f"r{i}": i for i in range(13)}, "sp": 13, "r13": 13, "lr": 14, "r14": 14, "pc": 15, "r15": 15,
+        "xpsr": 16, "msp": 17, "psp": 18, "primask": 19, "control": 20, "fpscr": 21, "basepri": 23,
+        "faultmask": 24}
+CONTROL_FPCA = 1 << 2
+
+
+def fits(image: Image, board) -> str | None:
+    """None when the image runs within the board's flash and RAM (and the peripheral region),
+    else what does not fit there."""
+    inside = [(board.flash[0], board.flash[1]), (board.ram[0], board.ram[1])]
+
+    def covered(lo: int, hi: int) -> bool:
+        return any(base <= lo and hi <= base + size for base, size in inside)
+
+    for seg in image.segments:
+        for kind, at in (("load", seg.load), ("run", seg.run)):
+            if seg.data and not covered(at, at + len(seg.data)):
+                return f"its {kind} range 0x{at:08x}-0x{at + len(seg.data) - 1:08x} is outside the board's flash and RAM"
+    sp = image.read_word(image.vector_table)
+    if not covered(sp - 4, sp):
+        return f"its initial stack pointer 0x{sp:08x} is outside the board's RAM"
+    return None
+
+
+class _Cpu:
+    """The register and memory view of sim/exceptions.py and sim/semihosting.py, on the executor."""
+
+    def __init__(self, cpu: Cpu):
+        self.cpu = cpu
+
+    def reg(self, name):
+        return self.cpu.reg(REGS[name])
+
+    def set_reg(self, name, value):
+        self.cpu.set_reg(REGS[name], value & 0xFFFFFFFF)
+
+    def read(self, addr, n):
+        return self.cpu.read(addr, n)
+
+    def read32(self, addr):
+        return int.from_bytes(self.cpu.read(addr, 4), "little")
+
+    def write32(self, addr, value):
+        self.cpu.write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))
+
+
+class _Engine:
+    """What ImageRun's shared methods call on their engine: reading code, and stopping."""
+
+    def __init__(self, run: "NativeImageRun"):
+        self.run = run
+
+    def mem_read(self, addr, n):
+        return self.run.native.read(addr, n)
+
+    def emu_stop(self):
+        self.run.native.stop()
+
+
+class _PlainMemory:
+    """Addresses outside flash and RAM that read back what was written (the peripheral region),
+    kept by 4 KiB page."""
+
+    def __init__(self):
+        self.pages: dict[int, bytearray] = {}
+
+    def read(self, addr: int, size: int) -> int:
+        page = self.pages.get(addr >> 12)
+        if page is None:
+            return 0
+        o = addr & 0xFFF
+        return int.from_bytes(page[o:o + size], "little")
+
+    def write(self, addr: int, size: int, value: int) -> None:
+        page = self.pages.setdefault(addr >> 12, bytearray(4096))
+        o = addr & 0xFFF
+        page[o:o + size] = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+
+
+class NativeImageRun(ImageRun):
+    """One run of `image` on `device` on the native executor (call `fits` first)."""
+
+    def __init__(self, image: Image, device, board, marker):   # noqa: ImageRun.__init__ would make a Unicorn engine
+        import capstone
+        self._check_marker(image, marker)
+        self.image, self.device, self.marker = image, device, marker
+        self._common_state(device, board, image)
+        self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
+        self.cs.detail = True            # the timing model costs each block from its disassembly
+        self.native = Cpu(self.lib, device.core, board.flash, board.ram, self._mmio_read, self._mmio_write,
+                          self._bkpt)
+        self.uc = _Engine(self)
+        self.cpu = _Cpu(self.native)
+        self.plain = _PlainMemory()
+        for seg in image.segments:
+            if seg.data:
+                self.native.write(seg.load, seg.data)
+        self.native.set_reg(REG_VTOR, self.vtor)
+        self.lib.cbcpu_set_wake(self.native.h, 1)
+
+    # --- the executor's callbacks -----------------------------------------------------------------
+    def _mmio_read(self, addr, size, out) -> int:
+        try:
+            if PPB <= addr < PPB + PPB_SIZE:
+                out[0] = self._ppb_read(None, addr - PPB, size, None) & 0xFFFFFFFF
+            else:
+                out[0] = self.plain.read(addr, size)
+            return 0
+        except Exception as exc:        # a callback must not raise into C: the run stops with it
+            self._stop(f"reading 0x{addr:08x}: {exc}")
+            return 0
+
+    def _mmio_write(self, addr, size, value) -> int:
+        try:
+            if PPB <= addr < PPB + PPB_SIZE:
+                self._ppb_write(None, addr - PPB, size, value, None)
+                if addr == 0xE000ED08:                  # VTOR: the executor keeps its own copy
+                    self.native.set_reg(REG_VTOR, self.vtor)
+                return 0
+            self.plain.write(addr, size, value)
+            if self.marker.kind in ("register", "pair"):
+                self._on_marker_write(None, None, addr, size, value, None)
+            return 0
+        except Exception as exc:
+            self._stop(f"writing 0x{addr:08x}: {exc}")
+            return 0
+
+    def _bkpt(self, imm) -> int:
+        pc = self.native.reg(15)
+        try:
+            if imm == 0xAB:
+                self._semihost(pc)
+            else:
+                self._stop(f"the image raised a BKPT other than 0xAB (semihosting) at pc=0x{pc:08x}: not served by "
+                           "the simulator (only SysTick, semihosting and exception return are)")
+        except Exception as exc:
+            self._stop(f"semihosting at pc=0x{pc:08x}: {exc}")
+        return 1 if self.ended else 0
+
+    # --- the accounting ---------------------------------------------------------------------------
+    def _install(self) -> None:
+        self.timing_report = timing.TimingReport()
+        self.miss = MISS_FN(self._on_miss)
+        d = self.device
+        flash = self.simulator.board.flash
+        self.sim = self.lib.cbsim_new(None, self.miss, d.flash_ws if d.code_in_flash else 0,
+                                      flash[0], flash[0] + flash[1] - 1, 1)
+        if not self.sim:
+            raise UsageError("could not create the simulator's accounting")
+        set_flash_model(self.lib, self.sim, self.simulator, flash[0], flash[1])
+        table = timing.TABLES[d.core]
+        dyn = [int(table.get(cls) == timing.DYN) for cls in ("div", "lmul", "lmla")]
+        self.lib.cbcpu_set_accounting(self.native.h, self.sim, *dyn)
+        if self.marker.kind == "function":
+            self.lib.cbsim_watch(self.sim, self.image.symbols[self.marker.name][0])
+
+    def _pend_systick(self) -> bool:
+        """The pending SysTick, handed to the executor now unless masked (PRIMASK, or a handler
+        running): it enters it before the next block."""
+        if self.cpu.reg("primask") & 1 or exceptions.handler_mode(self.cpu):
+            return False
+        if self.cpu.reg("control") & CONTROL_FPCA:
+            self._stop("exception entry with an active floating-point context (CONTROL.FPCA): the extended frame "
+                       "is not modelled")
+            return True
+        self.native.pend(SYSTICK)
+        self.lib.cbsim_add_cycles(self.sim, exceptions.ENTRY_CYCLES[self.device.core])
+        self.systick.take(self.cycles())
+        self.result.exceptions_taken += 1
+        return True
+
+    # --- the run ----------------------------------------------------------------------------------
+    def run(self, timeout_s: float) -> ImageResult:
+        self._install()
+        sp, reset = self.image.read_word(self.image.vector_table), self.image.read_word(self.image.vector_table + 4)
+        self.cpu.set_reg("msp", sp)
+        self.native.set_reg(15, reset & ~1)
+        t0 = time.perf_counter()
+        deadline = t0 + timeout_s
+        try:
+            while not self.ended:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    self.result.timed_out = True
+                    break
+                if self.pending:    # masked: the executor wakes at an unmasking or a return, else a late poll
+                    self.lib.cbsim_set_alarm(self.sim, self.cycles() + POLL_MASKED, 1)
+                else:
+                    self.lib.cbsim_set_alarm(self.sim, self._alarm(), 0)
+                status = self.native.run(2**64 - 1, left)
+                if self.ended:
+                    break
+                if status == PROBLEM:
+                    self._stop(self._problem())
+                    break
+                if status == TIMEOUT:
+                    self.result.timed_out = True
+                    break
+                if self.lib.cbsim_alarm_fired(self.sim) or self.pending:
+                    self.pending = not self._pend_systick()
+        finally:
+            self._finish(time.perf_counter() - t0)
+        return self.result
+
+    def _problem(self) -> str:
+        problem = self.native.problem() or "the executor stopped"
+        if self.lib.cbsim_failed(self.sim):
+            return self.result.problem or ("the simulator's accounting failed (a watched call nested deeper than 256, "
+                                           "or out of memory)")
+        return f"the image faulted: {problem}"
+
+    def _finish(self, wall: float) -> None:
+        super()._finish(wall)
+        self.result.stats["executor"] = "native"
+        self.native.close()
+
+
+def image_run(image: Image, device, board, marker, executor: str | None = None) -> ImageRun:
+    """The run of `image`: on the native executor unless `executor` (or $CRYPTOBENCH_SIM_EXECUTOR)
+    says unicorn or the image needs memory beyond the board's flash and RAM (then on Unicorn, with
+    a note that says why)."""
+    from .native import executor_choice
+    choice = executor_choice(executor)
+    if choice == "native":
+        why = fits(image, board)
+        if why is None:
+            return NativeImageRun(image, device, board, marker)
+        run = ImageRun(image, device, board, marker)
+        run.result.notes.append(f"run on Unicorn, not on the native executor: {why}")
+        return run
+    return ImageRun(image, device, board, marker)
