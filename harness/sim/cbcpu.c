@@ -10,6 +10,7 @@
 
 #include "cbcpu_int.h"
 
+int cbsim_account_block(struct cbsim *s, uint32_t addr, uint32_t size);
 int cbsim_enter(struct cbsim *s, uint32_t addr, uint32_t size, uint32_t (*lr)(void *), void *ctx);
 void cbsim_account_flash_read(struct cbsim *s, uint32_t addr, uint32_t size);
 void cbsim_account_dynamic(struct cbsim *s, int kind, uint32_t a, uint32_t b);
@@ -633,9 +634,10 @@ void cbcpu_pend(cbcpu *c, int exc)
 
 void cbcpu_stop(cbcpu *c) { c->stop = 1; }
 
-/* With `on`, the run also stops before the next block after an instruction that may unmask
- * interrupts (CPSIE, MSR to PRIMASK/BASEPRI/FAULTMASK) and after an exception return, so a host
- * holding a pending exception of its own (`cryptobench sim run`'s SysTick) can take it there. */
+/* With `on` (`cryptobench sim run`), each block is entered through cbsim_enter (the accounting's
+ * alarm and watched functions), and the run also stops before the next block after an instruction
+ * that may unmask interrupts (CPSIE, MSR to PRIMASK/BASEPRI/FAULTMASK) and after an exception
+ * return, so the host holding a pending exception of its own (SysTick) can take it there. */
 void cbcpu_set_wake(cbcpu *c, int on) { c->wake = on ? 1 : 0; }
 const char *cbcpu_problem(const cbcpu *c) { return c->status == CBCPU_PROBLEM ? c->problem : NULL; }
 uint64_t cbcpu_insns(const cbcpu *c) { return c->insns; }
