@@ -28,3 +28,24 @@ def harness():
 @pytest.fixture
 def db(tmp_path):
     return tmp_path / "results.sqlite"
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server for the session (tests/pgserver.py); its failure to start fails the
+    tests that need it."""
+    from pgserver import PostgresServer
+    try:
+        server = PostgresServer()
+    except Exception as exc:       # noqa: BLE001 - said whole, then the test fails
+        pytest.fail(f"could not start PostgreSQL for the tests: {exc}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_db(postgres, request):
+    """A fresh database on that server, named after the test."""
+    import re
+    name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:50]
+    return postgres.create_database(name)

@@ -93,7 +93,7 @@ def test_a_target_that_cannot_open_is_closed_and_no_run_is_stored(tmp_path):
     with pytest.raises(RuntimeError, match="not there"):
         Runner(store, PLAN, target).run()
     assert target.calls == ["open", "close"]
-    assert store.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+    assert store.backend.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
 
 
 def test_the_plan_chooses_its_target_in_one_place():
@@ -135,7 +135,7 @@ def test_a_target_that_fails_midway_leaves_the_run_interrupted_not_running(tmp_p
         Runner(store, PLAN, FailingTarget()).run()
     run = store.load_run(1)
     assert run.status == "interrupted" and len(run.cells) == 1       # --resume completes it
-    assert store.db.execute("SELECT COUNT(*) FROM locks").fetchone()[0] == 0
+    assert store.backend.execute("SELECT COUNT(*) FROM locks").fetchone()[0] == 0
 
 
 def test_one_process_at_a_time_resumes_a_run(tmp_path):

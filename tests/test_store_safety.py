@@ -63,8 +63,8 @@ def test_a_refused_write_names_the_database(tmp_path, monkeypatch):
         def __exit__(self, *exc):
             return False
 
-    store_db = store.db
-    monkeypatch.setattr(store, "db", ReadOnly())
+    store_db = store.backend.db
+    monkeypatch.setattr(store.backend, "db", ReadOnly())
     with pytest.raises(UsageError, match=r"r\.sqlite: cannot write \(a new run\): the database is read-only"):
         store.create_run(Plan(), {})
 
@@ -92,8 +92,8 @@ def test_the_heartbeat_refreshes_this_process_lock_only(tmp_path):
     mine, theirs = store.create_run(Plan(), {}), store.create_run(Plan(), {})
     store.lock_run(mine)
     store.lock_run(theirs, pid=1)                         # another process's lock
-    with store.db:
-        store.db.execute("UPDATE locks SET heartbeat = 0")
+    with store.backend.transaction():
+        store.backend.execute("UPDATE locks SET heartbeat = 0")
     assert heartbeat(store.path, mine) and heartbeat(store.path, theirs)
-    beats = dict(store.db.execute("SELECT run_id, heartbeat FROM locks").fetchall())
+    beats = dict(store.backend.execute("SELECT run_id, heartbeat FROM locks").fetchall())
     assert beats[mine] > 0 and beats[theirs] == 0

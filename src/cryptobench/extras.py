@@ -9,6 +9,7 @@ to install when its module is missing:
     figures  matplotlib                       the HTML report's figures (cryptobench report)
     nvml     nvidia-ml-py                     the nvml energy meter (meters/nvml.py says so itself)
     reference pycryptodome                    the AES-EAX host reference (verify.python_reference)
+    store    psycopg                          a shared PostgreSQL result store (--db postgresql://…)
 """
 from __future__ import annotations
 

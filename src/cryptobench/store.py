@@ -1,4 +1,5 @@
-"""The result store: SQLite, one transaction per finished cell.
+"""The result store: one transaction per finished cell, in SQLite (a file, the default) or
+PostgreSQL (`--db postgresql://…`, shared by several machines; store_backends.py).
 
 A run row holds the plan and the conditions; a cell row holds one (op, params, engine) result with
 its raw samples, so statistics can always be recomputed. An interrupted run keeps every finished
@@ -6,11 +7,9 @@ cell; `--resume` runs only the cells that have no row yet.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import socket
-import sqlite3
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from .errors import UsageError
 from .processes import process_alive
 from .records import Cell, Conditions, Plan, Run
+from .store_backends import open_backend
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -57,9 +57,10 @@ CREATE TABLE IF NOT EXISTS locks (   -- the process measuring a run (one at a ti
 OUR_TABLES = {"runs", "cells"}
 
 
-# PRAGMA user_version of the database. 0: written before stores were versioned (up to and
-# including 8b58c6d); 2: the locks table; each step of MIGRATIONS lifts a database one version,
-# in one transaction (new tables come from SCHEMA's CREATE TABLE IF NOT EXISTS).
+# The store's version (SQLite: PRAGMA user_version; PostgreSQL: store_meta). 0: written before
+# stores were versioned (up to and including 8b58c6d); 2: the locks table; each step of
+# MIGRATIONS lifts a database one version, in one transaction (new tables come from SCHEMA's
+# CREATE TABLE IF NOT EXISTS).
 STORE_VERSION = 2
 
 
@@ -77,7 +78,7 @@ def _plan_options_v1(plan: dict) -> dict:
     return plan
 
 
-def _migrate_0_to_1(db: sqlite3.Connection) -> None:
+def _migrate_0_to_1(db) -> None:
     for run_id, plan in db.execute("SELECT id, plan FROM runs").fetchall():
         db.execute("UPDATE runs SET plan = ? WHERE id = ?", (json.dumps(_plan_options_v1(json.loads(plan))), run_id))
 
@@ -103,126 +104,122 @@ class RunLocked(UsageError):
 
 
 class Store:
-    def __init__(self, path: Path | str | None = None):
-        self.path = Path(path) if path else default_db_path()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"{self.path}: cannot create its directory ({exc.strerror or exc})")
-        if self.path.exists() and not self.path.is_file():
-            raise UsageError(f"{self.path}: not a file (a directory or a device); give --db a database file")
-        try:
-            self.db = sqlite3.connect(str(self.path), timeout=30)
-            with self._writing("open"):
-                self._open()
-        except sqlite3.DatabaseError as exc:
-            raise UsageError(f"{self.path}: not a usable cryptobench database ({exc})")
-        self.db.row_factory = sqlite3.Row
+    def __init__(self, path: Path | str | None = None, migrate: bool = False):
+        """The store at `path` (a SQLite file, or a postgresql:// URL; default: $CRYPTOBENCH_DB or
+        the user data dir). A SQLite file is brought up to date as it opens, as it always was; a
+        shared PostgreSQL database only by `cryptobench db migrate` (migrate=True), so that one
+        machine's newer cryptobench does not change the schema under the others."""
+        self.backend = open_backend(path or default_db_path())
+        self.path, self.label = self.backend.path, self.backend.label
+        self.migrated_from: int | None = None
+        with self.backend.writing("open"):
+            self._open(migrate or self.backend.kind == "sqlite")
 
-    def _open(self) -> None:
-        """Create the tables of a new database, or bring an older one up to STORE_VERSION. A file
-        that holds another program's tables is refused before anything is written to it."""
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    def _open(self, migrate: bool) -> None:
+        """Create the tables of a new database, or bring an older one up to STORE_VERSION. A
+        database that holds another program's tables is refused before anything is written to it."""
+        b = self.backend
+        version = b.version()
+        tables = b.tables() - {"store_meta"}
         fresh = not tables
         if not fresh and not OUR_TABLES <= tables:
             shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
-            raise UsageError(f"{self.path}: not a cryptobench database (it holds other tables: {shown}); "
-                             "nothing was written to it; give --db a cryptobench database or a new file")
+            raise UsageError(f"{self.label}: not a cryptobench database (it holds other tables: {shown}); "
+                             "nothing was written to it; give --db a cryptobench database or a new "
+                             + ("file" if b.kind == "sqlite" else "database"))
         if version > STORE_VERSION:
-            raise UsageError(f"{self.path}: written by a newer cryptobench (store version {version}; this one "
+            raise UsageError(f"{self.label}: written by a newer cryptobench (store version {version}; this one "
                              f"reads up to {STORE_VERSION}); upgrade cryptobench to read it")
         if not fresh and version == STORE_VERSION:
             return                                  # nothing to write: a read-only database opens too
-        with self.db:
-            self.db.executescript(SCHEMA)
+        if not fresh and not migrate:
+            raise UsageError(f"{self.label}: store version {version}, this cryptobench writes {STORE_VERSION}; "
+                             "bring it up to date once, for every machine that shares it: "
+                             f"cryptobench db migrate --db {self.label}")
+        with b.transaction():
+            b.script(SCHEMA)
             if not fresh:
                 for step in range(version, STORE_VERSION):
-                    MIGRATIONS[step](self.db)
-            self.db.execute(f"PRAGMA user_version = {STORE_VERSION}")
+                    MIGRATIONS[step](b)
+                self.migrated_from = version
+            b.set_version(STORE_VERSION)
 
-    @contextlib.contextmanager
-    def _writing(self, what: str):
-        """A write that the file system or another process refuses is a one-line error naming the
-        database, not a traceback; the transaction it was in is rolled back whole."""
-        try:
-            yield
-        except sqlite3.OperationalError as exc:
-            text = str(exc)
-            if "readonly" in text or "read-only" in text:
-                raise UsageError(f"{self.path}: cannot write ({what}): the database is read-only; "
-                                 "give --db a writable file") from None
-            if "locked" in text or "busy" in text:
-                raise UsageError(f"{self.path}: cannot write ({what}): another process holds the database "
-                                 "locked (tried for 30 s)") from None
-            if "disk" in text or "full" in text or "unable to open" in text:
-                raise UsageError(f"{self.path}: cannot write ({what}): {text}") from None
-            raise
+    @property
+    def version(self) -> int:
+        return self.backend.version()
 
     def close(self) -> None:
-        self.db.close()
+        self.backend.close()
+
+    def _writing(self, what: str):
+        return self.backend.writing(what)
 
     def create_run(self, plan: Plan, conditions: Mapping) -> int:
-        with self._writing("a new run"), self.db:
-            cur = self.db.execute(
-                "INSERT INTO runs (created, status, suite, plan, conditions) VALUES (?, 'running', ?, ?, ?)",
-                (now(), plan.suite, json.dumps(plan.to_json()), json.dumps(dict(conditions))))
-        return int(cur.lastrowid)
+        with self._writing("a new run"), self.backend.transaction():
+            row = self.backend.execute(
+                "INSERT INTO runs (created, status, suite, plan, conditions) VALUES (?, 'running', ?, ?, ?) RETURNING id",
+                (now(), plan.suite, json.dumps(plan.to_json()), json.dumps(dict(conditions)))).fetchone()
+        return int(row[0])
 
     def set_status(self, run_id: int, status: str) -> None:
-        with self._writing("the run's status"), self.db:
-            self.db.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?",
+        with self._writing("the run's status"), self.backend.transaction():
+            self.backend.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?",
                             (status, now() if status == "complete" else None, run_id))
 
     def update_conditions(self, run_id: int, conditions: Mapping) -> None:
-        with self._writing("the run's conditions"), self.db:
-            self.db.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(dict(conditions)), run_id))
+        with self._writing("the run's conditions"), self.backend.transaction():
+            self.backend.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(dict(conditions)), run_id))
 
     def save_cell(self, run_id: int, cell: Cell) -> None:
         """One finished cell, in its own transaction."""
-        with self._writing("a cell"), self.db:
+        with self._writing("a cell"), self.backend.transaction():
             self._insert_cell(run_id, cell)
 
     def save_cells(self, run_id: int, cells: list[Cell], conditions: Mapping | None = None) -> None:
         """Several cells and optionally the run's conditions, all or nothing."""
-        with self._writing("cells"), self.db:
+        with self._writing("cells"), self.backend.transaction():
             for cell in cells:
                 self._insert_cell(run_id, cell)
             if conditions is not None:
-                self.db.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(dict(conditions)), run_id))
+                self.backend.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(dict(conditions)), run_id))
 
     def _insert_cell(self, run_id: int, cell: Cell) -> None:
         d = cell.to_json()
-        self.db.execute(
-            "INSERT OR REPLACE INTO cells (run_id, cell_key, seq, op, params, engine, target, provenance,"
-            " status, kat, detail, samples, result, finished) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        self.backend.execute(
+            "INSERT INTO cells (run_id, cell_key, seq, op, params, engine, target, provenance,"
+            " status, kat, detail, samples, result, finished) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT (run_id, cell_key) DO UPDATE SET seq = excluded.seq, op = excluded.op,"
+            " params = excluded.params, engine = excluded.engine, target = excluded.target,"
+            " provenance = excluded.provenance, status = excluded.status, kat = excluded.kat,"
+            " detail = excluded.detail, samples = excluded.samples, result = excluded.result,"
+            " finished = excluded.finished",
             (run_id, cell.key, cell.seq, cell.op, cell.params.key, cell.engine, cell.target, cell.provenance,
              cell.status, cell.kat, cell.detail, json.dumps(d["samples"]), json.dumps(d["result"]), now()))
 
     def resolve_run_id(self, ref: str | int) -> int:
         if str(ref) == "latest":
-            row = self.db.execute("SELECT MAX(id) AS id FROM runs").fetchone()
+            row = self.backend.execute("SELECT MAX(id) AS id FROM runs").fetchone()
             if row["id"] is None:
-                raise UsageError(f"{self.path}: no runs stored yet")
+                raise UsageError(f"{self.label}: no runs stored yet")
             return int(row["id"])
         try:
             run_id = int(ref)
         except ValueError:
             raise UsageError(f"run id must be an integer or 'latest', got {ref!r}")
-        if not self.db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
-            raise UsageError(f"{self.path}: no run {run_id}")
+        if not self.backend.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
+            raise UsageError(f"{self.label}: no run {run_id}")
         return run_id
 
     def run_summaries(self) -> list[dict]:
         """One line per stored run, oldest first: id, created, status, suite, label, target, cells
         (and how many failed). A run marked running that no live process holds is reported as
         interrupted (its process was killed before it could say so)."""
-        held = {r[0] for r in self.db.execute("SELECT run_id FROM locks WHERE heartbeat > ?",
+        held = {r[0] for r in self.backend.execute("SELECT run_id FROM locks WHERE heartbeat > ?",
                                                (time.time() - LOCK_STALE_S,))}
-        counts = {r[0]: (r[1], r[2]) for r in self.db.execute(
-            "SELECT run_id, COUNT(*), SUM(status = 'failed') FROM cells GROUP BY run_id")}
+        counts = {r[0]: (r[1], r[2]) for r in self.backend.execute(
+            "SELECT run_id, COUNT(*), SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) FROM cells GROUP BY run_id")}
         out = []
-        for row in self.db.execute("SELECT id, created, status, suite, plan FROM runs ORDER BY id"):
+        for row in self.backend.execute("SELECT id, created, status, suite, plan FROM runs ORDER BY id"):
             plan = json.loads(row["plan"])
             target = plan.get("target") or {}
             status = row["status"]
@@ -236,15 +233,15 @@ class Store:
         return out
 
     def load_run(self, run_id: int) -> Run:
-        row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        row = self.backend.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
-            raise UsageError(f"{self.path}: no run {run_id}")
+            raise UsageError(f"{self.label}: no run {run_id}")
         cells = [Cell.from_json({
                     "op": c["op"], "params": json.loads(c["params"]), "engine": c["engine"],
                     "target": c["target"], "provenance": c["provenance"], "status": c["status"],
                     "kat": c["kat"], "detail": c["detail"], "samples": json.loads(c["samples"] or "null"),
                     "result": json.loads(c["result"] or "null"), "seq": c["seq"]})
-                 for c in self.db.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY seq", (run_id,))]
+                 for c in self.backend.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY seq", (run_id,))]
         return Run(id=row["id"], created=row["created"], finished=row["finished"], status=row["status"],
                    suite=row["suite"], plan=Plan.from_json(json.loads(row["plan"])),
                    conditions=Conditions(json.loads(row["conditions"])), cells=cells)
@@ -253,7 +250,7 @@ class Store:
         """Keys of the cells that are finished: measured, or unsupported by their engine. A
         `partial` cell is resumed, not redone; a `failed` one (a crashed harness, a device that went
         away) is measured again by --resume."""
-        return {r["cell_key"] for r in self.db.execute(
+        return {r["cell_key"] for r in self.backend.execute(
             "SELECT cell_key FROM cells WHERE run_id = ? AND status NOT IN ('partial', 'failed')", (run_id,))}
 
     # --- the run lock: one process measures a run at a time ------------------------------------
@@ -262,9 +259,9 @@ class Store:
         stale lock (its process gone, or silent for LOCK_STALE_S) is taken over, and the returned
         line says so (None when the run was free)."""
         pid, host, now_s = pid or os.getpid(), socket.gethostname(), time.time()
-        with self._writing("the run lock"), self.db:
-            self.db.execute("BEGIN IMMEDIATE")       # no other writer between the look and the take
-            row = self.db.execute("SELECT pid, host, heartbeat FROM locks WHERE run_id = ?", (run_id,)).fetchone()
+        # no other writer between the look and the take
+        with self._writing("the run lock"), self.backend.transaction(exclusive="locks"):
+            row = self.backend.execute("SELECT pid, host, heartbeat FROM locks WHERE run_id = ?", (run_id,)).fetchone()
             note = None
             if row is not None and (row[0], row[1]) != (pid, host):
                 age = now_s - row[2]
@@ -273,29 +270,33 @@ class Store:
                                     f"{age:.0f} s ago); wait for it, or stop it first")
                 note = (f"run {run_id}: taking over the lock of process {row[0]} on {row[1]} (gone, or silent "
                         f"for {age:.0f} s)")
-            self.db.execute("INSERT OR REPLACE INTO locks (run_id, pid, host, started, heartbeat) VALUES (?,?,?,?,?)",
-                            (run_id, pid, host, now_s, now_s))
+            self.backend.execute("INSERT INTO locks (run_id, pid, host, started, heartbeat) VALUES (?,?,?,?,?) "
+                                 "ON CONFLICT (run_id) DO UPDATE SET pid = excluded.pid, host = excluded.host, "
+                                 "started = excluded.started, heartbeat = excluded.heartbeat",
+                                 (run_id, pid, host, now_s, now_s))
         return note
 
     def unlock_run(self, run_id: int) -> None:
-        with self._writing("the run lock"), self.db:
-            self.db.execute("DELETE FROM locks WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
+        with self._writing("the run lock"), self.backend.transaction():
+            self.backend.execute("DELETE FROM locks WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
 
 
-def heartbeat(path: Path, run_id: int) -> bool:
+def heartbeat(path, run_id: int) -> bool:
     """Say that this process still measures the run (its lock's heartbeat), on a connection of its
     own: the Runner's heartbeat thread calls it while the main thread writes through the Store.
-    False when the database was busy (the next beat tries again)."""
+    False when the database was busy or away (the next beat tries again)."""
     try:
-        db = sqlite3.connect(str(path), timeout=5)
-        try:
-            with db:
-                db.execute("UPDATE locks SET heartbeat = ? WHERE run_id = ? AND pid = ?",
-                           (time.time(), run_id, os.getpid()))
-        finally:
-            db.close()
-    except sqlite3.Error:
+        backend = open_backend(path)
+    except UsageError:
         return False
+    try:
+        with backend.writing("the heartbeat"), backend.transaction():
+            backend.execute("UPDATE locks SET heartbeat = ? WHERE run_id = ? AND pid = ?",
+                            (time.time(), run_id, os.getpid()))
+    except Exception:              # noqa: BLE001 - a missed beat is not an error; the next one tries again
+        return False
+    finally:
+        backend.close()
     return True
 
 

@@ -26,7 +26,8 @@ class OneLineParser(argparse.ArgumentParser):
 
 # ------------------------------------------------------------------------------------- options
 def add_db(parser) -> None:
-    parser.add_argument("--db", help="SQLite result database (default: $CRYPTOBENCH_DB or the user data dir)")
+    parser.add_argument("--db", help="result database: a SQLite file, or postgresql://USER@HOST/DB for a store shared "
+                                     "by several machines (default: $CRYPTOBENCH_DB or the user data dir)")
 
 
 def add_output(parser, flag: str = "--json", help: str = "also write the result as JSON to FILE",
@@ -44,8 +45,10 @@ def checked_output(args, flag: str = "--json", inputs: tuple = ()):
     path = getattr(args, flag.lstrip("-").replace("-", "_"))
     if path in (None, "-"):
         return None
+    from ..store_backends import is_postgres
     db = (args.db or default_db_path()) if hasattr(args, "db") else None      # commands without --db have none
-    protected = ((db, "the results database"),) + tuple(inputs)
+    local_db = () if db is None or is_postgres(db) else ((db, "the results database"),)   # a server is no file
+    protected = local_db + tuple(inputs)
     return check_output(path, flag, force=getattr(args, "force", False), protected=protected)
 
 

@@ -53,7 +53,7 @@ def _runs(args, out) -> None:
     from ..store import Store
     store = Store(args.db)
     rows = store.run_summaries()
-    table = Table(f"{len(rows)} run(s) in {store.path}",
+    table = Table(f"{len(rows)} run(s) in {store.label}",
                   [Column(name, RIGHT if name in ("id", "cells", "failed") else LEFT)
                    for name in ("id", "created", "status", "suite", "target", "cells", "failed", "label")])
     for r in rows:

@@ -8,11 +8,11 @@ import sys
 from .. import __version__
 from ..errors import HarnessError, UsageError
 from ..printable import printable
-from . import compare, diff, energy, export, list_cmd, model, report, run, show, sim
+from . import compare, db, diff, energy, export, list_cmd, model, report, run, show, sim
 from .common import OneLineParser
 
 # in the order `cryptobench --help` lists them
-COMMANDS = [list_cmd, run, show, compare, diff, export, report, energy, model, sim]
+COMMANDS = [list_cmd, run, show, compare, diff, export, report, energy, model, sim, db]
 
 EXIT_HARNESS = 3          # a harness could not be started or answered with an error
 EXIT_BROKEN_PIPE = 141    # the reader went away, as a shell reports SIGPIPE

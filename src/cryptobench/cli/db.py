@@ -1,0 +1,37 @@
+"""`cryptobench db migrate [--db DB]`: bring a result store up to this cryptobench's version.
+
+A SQLite file is brought up to date whenever it is opened (one user, one file). A PostgreSQL
+store is shared: each machine's cryptobench refuses a store older than itself until someone runs
+this once, in one transaction, so that no machine changes the schema under the others."""
+from __future__ import annotations
+
+import sys
+
+from ..errors import UsageError
+from ..store import STORE_VERSION, Store
+from .common import OneLineParser, add_db
+
+NAME = "db"
+
+
+def add_parser(sub) -> None:
+    db = sub.add_parser("db", help="the result store itself")
+    dsub = db.add_subparsers(dest="db_command", parser_class=OneLineParser)
+    m = dsub.add_parser("migrate", help="bring the store up to this cryptobench's version (a shared PostgreSQL "
+                                        "store needs it once after an upgrade; a SQLite file is migrated as it opens)")
+    add_db(m)
+
+
+def run(args, out) -> int:
+    if args.db_command != "migrate":
+        raise UsageError("db: expected a subcommand: migrate")
+    store = Store(args.db, migrate=True)
+    try:
+        if store.migrated_from is None:
+            out.write(f"{store.label}: store version {STORE_VERSION}, up to date\n")
+        else:
+            out.write(f"{store.label}: migrated from store version {store.migrated_from} to {STORE_VERSION}\n")
+    finally:
+        store.close()
+    sys.stdout.flush()
+    return 0
