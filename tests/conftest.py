@@ -32,9 +32,9 @@ def db(tmp_path):
 
 @pytest.fixture(scope="session")
 def postgres():
-    """A real PostgreSQL server for the session (tests/pgserver.py); its failure to start fails the
+    """A real PostgreSQL server for the session (cryptobench/devtools/pgserver.py); its failure to start fails the
     tests that need it."""
-    from pgserver import PostgresServer
+    from cryptobench.devtools.pgserver import PostgresServer
     try:
         server = PostgresServer()
     except Exception as exc:       # noqa: BLE001 - said whole, then the test fails

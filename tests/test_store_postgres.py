@@ -1,4 +1,4 @@
-"""The result store on a real PostgreSQL server (tests/pgserver.py starts one): the same schema
+"""The result store on a real PostgreSQL server (devtools/pgserver.py starts one): the same schema
 and behaviour as SQLite, `cryptobench run/show/export/diff --db postgresql://…`, concurrent
 writers, and `cryptobench db migrate` for a shared store that an older cryptobench wrote."""
 import json

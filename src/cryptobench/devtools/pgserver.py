@@ -1,8 +1,8 @@
-"""A real PostgreSQL server for the tests, started in a temporary directory (Debian's `postgresql`
-package: initdb and pg_ctl), listening on 127.0.0.1 only, trust authentication for one role, and
-stopped when the tests end. As root (CI), the server runs as the `postgres` user the package
-creates, since PostgreSQL refuses to run as root. A server that cannot start fails the test that
-needs it: it is never skipped."""
+"""A real PostgreSQL server for the tests and bench/lab_scale, started in a temporary directory
+(Debian's `postgresql` package: initdb and pg_ctl), listening on 127.0.0.1 only, trust
+authentication for one role, and stopped when they end. As root (CI), the server runs as the
+`postgres` user the package creates, since PostgreSQL refuses to run as root. A server that cannot
+start fails the test that needs it: it is never skipped. A developer tool, not a command."""
 from __future__ import annotations
 
 import glob
