@@ -286,7 +286,7 @@ def heartbeat(path, run_id: int) -> bool:
     own: the Runner's heartbeat thread calls it while the main thread writes through the Store.
     False when the database was busy or away (the next beat tries again)."""
     try:
-        backend = open_backend(path)
+        backend = open_backend(path, timeout_s=5.0)     # a busy database: skip this beat, not block the run
     except UsageError:
         return False
     try:

@@ -36,7 +36,7 @@ class SqliteBackend:
 
     kind = "sqlite"
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, timeout_s: float = 30.0):
         self.path = path
         self.label = str(path)
         try:
@@ -46,7 +46,7 @@ class SqliteBackend:
         if path.exists() and not path.is_file():
             raise UsageError(f"{path}: not a file (a directory or a device); give --db a database file")
         try:
-            self.db = sqlite3.connect(str(path), timeout=30)
+            self.db = sqlite3.connect(str(path), timeout=timeout_s)
         except sqlite3.DatabaseError as exc:
             raise UsageError(f"{path}: not a usable cryptobench database ({exc})")
         self.db.row_factory = sqlite3.Row
@@ -189,8 +189,9 @@ class PostgresBackend:
         self.db.close()
 
 
-def open_backend(location) -> SqliteBackend | PostgresBackend:
-    """The database `location` names: a postgresql:// URL, else a SQLite file path."""
+def open_backend(location, timeout_s: float = 30.0) -> SqliteBackend | PostgresBackend:
+    """The database `location` names: a postgresql:// URL, else a SQLite file path (waiting up to
+    timeout_s for another writer's lock; a server connection waits its own 10 s)."""
     if is_postgres(location):
         return PostgresBackend(str(location))
-    return SqliteBackend(Path(location))
+    return SqliteBackend(Path(location), timeout_s)
