@@ -30,12 +30,17 @@ def handler_mode(cpu) -> bool:
     return bool(cpu.reg("xpsr") & 0x1FF)
 
 
-def enter(cpu, number: int, vtor: int) -> int:
-    """Take exception `number` at the current PC (the next instruction to run); returns the handler's address."""
-    control = cpu.reg("control")
-    if control & CONTROL_FPCA:
+def refuse_fp_context(cpu) -> None:
+    """ExceptionError when an entry now would need the extended (floating-point) frame."""
+    if cpu.reg("control") & CONTROL_FPCA:
         raise ExceptionError("exception entry with an active floating-point context (CONTROL.FPCA): the extended "
                              "frame is not modelled")
+
+
+def enter(cpu, number: int, vtor: int) -> int:
+    """Take exception `number` at the current PC (the next instruction to run); returns the handler's address."""
+    refuse_fp_context(cpu)
+    control = cpu.reg("control")
     handler = handler_mode(cpu)
     use_psp = not handler and bool(control & CONTROL_SPSEL)
     sp_name = "psp" if use_psp else "msp"

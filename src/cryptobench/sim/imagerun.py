@@ -300,20 +300,24 @@ class ImageRun:
         if self.cpu.reg("primask") & 1 or exceptions.handler_mode(self.cpu):
             return False
         try:
-            exceptions.enter(self.cpu, SYSTICK, self.vtor)
+            self._enter(SYSTICK)
         except exceptions.ExceptionError as exc:
             self._stop(str(exc))
             return True
         self.lib.cbsim_add_cycles(self.sim, exceptions.ENTRY_CYCLES[self.device.core])
-        # the vector is a data read: from flash it waits as any other (the TRMs' latency is at 0 wait
-        # states); the native executor reads it through the same accounting
-        vector = self.vtor + 4 * SYSTICK
-        flash = self.simulator.board.flash
-        if flash[0] <= vector < flash[0] + flash[1]:
-            self.lib.cbsim_account_flash_read(self.sim, vector, 4)
         self.systick.take(self.cycles())
         self.result.exceptions_taken += 1
         return True
+
+    def _enter(self, number: int) -> None:
+        """Exception `number`'s entry, here by the host: the frame pushed, the handler's address
+        set. Its vector is a data read: from flash it waits as any other (the TRMs' latency is at
+        0 wait states); the native executor reads it through the same accounting."""
+        exceptions.enter(self.cpu, number, self.vtor)
+        vector = self.vtor + 4 * number
+        flash = self.simulator.board.flash
+        if flash[0] <= vector < flash[0] + flash[1]:
+            self.lib.cbsim_account_flash_read(self.sim, vector, 4)
 
     def run(self, timeout_s: float) -> ImageResult:
         self._install()

@@ -25,7 +25,7 @@ from ..errors import UsageError
 from . import exceptions, timing
 from .engine import MISS_FN, PPB, PPB_SIZE, set_flash_model
 from .image import Image
-from .imagerun import POLL_MASKED, SYSTICK, ImageRun, ImageResult
+from .imagerun import POLL_MASKED, ImageRun, ImageResult
 from .native import PROBLEM, REG_VTOR, TIMEOUT, Cpu
 
 # the executor's register numbers (harness/sim/cbcpu.h) for the names sim/exceptions.py and
@@ -33,7 +33,6 @@ from .native import PROBLEM, REG_VTOR, TIMEOUT, Cpu
 REGS = {**{f"r{i}": i for i in range(13)}, "sp": 13, "r13": 13, "lr": 14, "r14": 14, "pc": 15, "r15": 15,
         "xpsr": 16, "msp": 17, "psp": 18, "primask": 19, "control": 20, "fpscr": 21, "basepri": 23,
         "faultmask": 24}
-CONTROL_FPCA = 1 << 2
 
 
 def fits(image: Image, board) -> str | None:
@@ -186,20 +185,11 @@ class NativeImageRun(ImageRun):
         if self.marker.kind == "function":
             self.lib.cbsim_watch(self.sim, self.image.symbols[self.marker.name][0])
 
-    def _pend_systick(self) -> bool:
-        """The pending SysTick, handed to the executor now unless masked (PRIMASK, or a handler
-        running): it enters it before the next block."""
-        if self.cpu.reg("primask") & 1 or exceptions.handler_mode(self.cpu):
-            return False
-        if self.cpu.reg("control") & CONTROL_FPCA:
-            self._stop("exception entry with an active floating-point context (CONTROL.FPCA): the extended frame "
-                       "is not modelled")
-            return True
-        self.native.pend(SYSTICK)
-        self.lib.cbsim_add_cycles(self.sim, exceptions.ENTRY_CYCLES[self.device.core])
-        self.systick.take(self.cycles())
-        self.result.exceptions_taken += 1
-        return True
+    def _enter(self, number: int) -> None:
+        """Exception `number`, pended to the executor: it enters it (frame, vector read through the
+        accounting) before the next block."""
+        exceptions.refuse_fp_context(self.cpu)
+        self.native.pend(number)
 
     # --- the run ----------------------------------------------------------------------------------
     def run(self, timeout_s: float) -> ImageResult:
@@ -229,7 +219,7 @@ class NativeImageRun(ImageRun):
                     self.result.timed_out = True
                     break
                 if self.lib.cbsim_alarm_fired(self.sim) or self.pending:
-                    self.pending = not self._pend_systick()
+                    self.pending = not self._take_systick()
         finally:
             self._finish(time.perf_counter() - t0)
         return self.result
