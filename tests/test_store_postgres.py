@@ -36,6 +36,9 @@ def test_an_unreachable_server_is_one_line(tmp_path):
     proc = cli("list", "runs", "--db", "postgresql://nobody:pw@127.0.0.1:1/none")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert "cannot connect" in proc.stderr and "pw" not in proc.stderr
+    # a URL the driver cannot parse: its message quotes the URL, never with the password
+    proc = cli("list", "runs", "--db", "postgresql://x:s3cret@[bad")
+    assert proc.returncode == 2 and "cannot connect" in proc.stderr and "s3cret" not in proc.stderr
 
 
 def test_run_show_export_and_diff_read_and_write_postgresql(pg_db):

@@ -132,8 +132,13 @@ class PostgresBackend:
         try:
             self.db = psycopg.connect(url, autocommit=True, row_factory=_row_factory, connect_timeout=10)
         except psycopg.Error as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise UsageError(f"{self.label}: cannot connect ({first})") from None
+            raise UsageError(f"{self.label}: cannot connect ({self._said(exc)})") from None
+
+    def _said(self, exc: Exception) -> str:
+        """The driver's first line, with the URL (and so its password) as the label shows it."""
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else type(exc).__name__
+        return first.replace(self.path, self.label)
 
     @staticmethod
     def _sql(sql: str) -> str:
@@ -179,11 +184,8 @@ class PostgresBackend:
         transaction it was in is rolled back whole."""
         try:
             yield
-        except self.psycopg.OperationalError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise UsageError(f"{self.label}: cannot write ({what}): {first}") from None
-        except self.psycopg.errors.InsufficientPrivilege as exc:
-            raise UsageError(f"{self.label}: cannot write ({what}): {str(exc).strip().splitlines()[0]}") from None
+        except (self.psycopg.OperationalError, self.psycopg.errors.InsufficientPrivilege) as exc:
+            raise UsageError(f"{self.label}: cannot write ({what}): {self._said(exc)}") from None
 
     def close(self) -> None:
         self.db.close()
