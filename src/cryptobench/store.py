@@ -53,15 +53,36 @@ CREATE TABLE IF NOT EXISTS locks (   -- the process measuring a run (one at a ti
     started REAL NOT NULL,
     heartbeat REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS leases (  -- a run's units of work spread over several places (lab/leases.py)
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    unit TEXT NOT NULL,              -- one firmware image's cells: "LIBRARY OP"
+    seq INTEGER NOT NULL,
+    state TEXT NOT NULL,             -- todo | leased | done
+    owner TEXT,                      -- the worker holding it: "host:pid"
+    place TEXT,                      -- the place that worker measures on
+    expires REAL NOT NULL,           -- time.time() after which a silent holder loses it
+    attempts INTEGER NOT NULL,
+    PRIMARY KEY (run_id, unit)
+);
+CREATE TABLE IF NOT EXISTS holds (   -- labgrid places a worker acquired and has not released yet
+    coordinator TEXT NOT NULL,
+    place TEXT NOT NULL,
+    run_id INTEGER NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    acquired REAL NOT NULL,
+    PRIMARY KEY (coordinator, place)
+);
 """
 OUR_TABLES = {"runs", "cells"}
 
 
 # The store's version (SQLite: PRAGMA user_version; PostgreSQL: store_meta). 0: written before
-# stores were versioned (up to and including 8b58c6d); 2: the locks table; each step of
+# stores were versioned (up to and including 8b58c6d); 2: the locks table; 3: the leases and
+# holds tables of runs spread over several labgrid places; each step of
 # MIGRATIONS lifts a database one version, in one transaction (new tables come from SCHEMA's
 # CREATE TABLE IF NOT EXISTS).
-STORE_VERSION = 2
+STORE_VERSION = 3
 
 
 def _plan_options_v1(plan: dict) -> dict:
@@ -83,7 +104,7 @@ def _migrate_0_to_1(db) -> None:
         db.execute("UPDATE runs SET plan = ? WHERE id = ?", (json.dumps(_plan_options_v1(json.loads(plan))), run_id))
 
 
-MIGRATIONS = {0: _migrate_0_to_1, 1: lambda db: None}
+MIGRATIONS = {0: _migrate_0_to_1, 1: lambda db: None, 2: lambda db: None}
 LOCK_STALE_S = 120.0      # a lock whose heartbeat is older than this belongs to a process that is gone
 
 
@@ -170,20 +191,33 @@ class Store:
         with self._writing("the run's conditions"), self.backend.transaction():
             self.backend.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(dict(conditions)), run_id))
 
+    def merge_conditions(self, run_id: int, path: tuple[str, ...], value) -> None:
+        """Set one entry deep in the run's conditions (creating the tables on the way), with no
+        other writer between the read and the write: several lab workers each add their place's."""
+        with self._writing("the run's conditions"), self.backend.transaction(exclusive="runs"):
+            row = self.backend.execute("SELECT conditions FROM runs WHERE id = ?", (run_id,)).fetchone()
+            conditions = json.loads(row[0]) if row else {}
+            at = conditions
+            for key in path[:-1]:
+                at = at.setdefault(key, {})
+            at[path[-1]] = value
+            self.backend.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(conditions), run_id))
+
     def save_cell(self, run_id: int, cell: Cell) -> None:
         """One finished cell, in its own transaction."""
         with self._writing("a cell"), self.backend.transaction():
-            self._insert_cell(run_id, cell)
+            self.insert_cell(run_id, cell)
 
     def save_cells(self, run_id: int, cells: list[Cell], conditions: Mapping | None = None) -> None:
         """Several cells and optionally the run's conditions, all or nothing."""
         with self._writing("cells"), self.backend.transaction():
             for cell in cells:
-                self._insert_cell(run_id, cell)
+                self.insert_cell(run_id, cell)
             if conditions is not None:
                 self.backend.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(dict(conditions)), run_id))
 
-    def _insert_cell(self, run_id: int, cell: Cell) -> None:
+    def insert_cell(self, run_id: int, cell: Cell) -> None:
+        """One cell's row, inside a transaction the caller holds (save_cell, lab/leases.py)."""
         d = cell.to_json()
         self.backend.execute(
             "INSERT INTO cells (run_id, cell_key, seq, op, params, engine, target, provenance,"

@@ -101,7 +101,8 @@ def add_parser(sub) -> None:  # long: the option list, one declaration per optio
     mcu = run.add_argument_group("microcontroller targets (--engine then names library recipes)")
     mcu.add_argument("--target", default="host",
                      help="host (default), qemu:BOARD (functional: no timings), board:NAME with --port, "
-                          "or sim:CORE (cycle-approximate simulator, with --device)")
+                          "sim:CORE (cycle-approximate simulator, with --device), or labgrid:PLACE[,PLACE…|PATTERN] "
+                          "(boards in a labgrid lab, LG_COORDINATOR; docs/lab.md)")
     mcu.add_argument("--device", metavar="NAME[:k=v,…]", help=DEVICE_HELP)
     mcu.add_argument("--cpu", help="core to build for: m0, m0plus, m3, m4, m4f, m7, m33, m33f (default: the board's)")
     mcu.add_argument("--opt", help="optimisation level: O0, Os (default), O2, O3")
@@ -113,6 +114,9 @@ def add_parser(sub) -> None:  # long: the option list, one declaration per optio
     mcu.add_argument("--port", help="serial port of a board: target (e.g. /dev/ttyACM0)")
     mcu.add_argument("--baud", type=int, default=115200, help="serial baud rate (default 115200)")
     mcu.add_argument("--no-flash", action="store_true", help="the board is already flashed with the image")
+    mcu.add_argument("--lease-timeout", type=float, default=None, metavar="S",
+                     help="labgrid targets: a place's worker that is silent this long loses its unit to another "
+                          "place (default 60)")
     mcu.add_argument("--timeout", type=float, default=300.0,
                      help="watchdog per firmware image in seconds (default 300; silence for min(30, this) also ends it)")
 
@@ -121,8 +125,14 @@ def _mcu_where(args) -> tuple[str, str, object, str, object]:
     """(kind, name, board, cpu, device) of --target, --cpu and --device, checked."""
     from ..targets.boards import check_cpu, get_board
     kind, _, name = args.target.partition(":")
-    if kind not in ("qemu", "board", "sim") or not name:
-        raise UsageError(f"--target: expected host, qemu:BOARD, board:NAME or sim:CORE; got '{args.target}'")
+    if kind not in ("qemu", "board", "sim", "labgrid") or not name:
+        raise UsageError(f"--target: expected host, qemu:BOARD, board:NAME, sim:CORE or labgrid:PLACE; "
+                         f"got '{args.target}'")
+    if kind == "labgrid":
+        if args.device:
+            raise UsageError("--device applies to sim:CORE targets only")
+        board = _lab_board(args, name)
+        return kind, name, board, check_cpu(board, args.cpu), None
     if kind != "sim":
         if args.device:
             raise UsageError("--device applies to sim:CORE targets only")
@@ -145,6 +155,31 @@ def _mcu_where(args) -> tuple[str, str, object, str, object]:
     return kind, name, board, cpu, device
 
 
+def _lab_board(args, spec: str):
+    """The board of the labgrid places `spec` names (their `board` tag), checked to be one kind;
+    the places, the coordinator and whether the boards are emulated go into args for the plan."""
+    from ..lab.places import BOARD_TAG, Lab
+    from ..targets.boards import get_board
+    lab = Lab()
+    try:
+        names = lab.resolve(spec)
+        infos = [lab.info(n) for n in names]
+    finally:
+        lab.close()
+    untagged = [i.name for i in infos if not i.board]
+    if untagged:
+        raise UsageError(f"labgrid place {untagged[0]} has no '{BOARD_TAG}' tag naming its board; set it with "
+                         f"`labgrid-client -p {untagged[0]} set-tags {BOARD_TAG}=NAME` (NAME from `cryptobench list "
+                         "boards`)")
+    kinds = {(i.board, i.emulated) for i in infos}
+    if len(kinds) > 1:
+        shown = ", ".join(f"{i.name} ({i.board}{', QEMU' if i.emulated else ''})" for i in infos)
+        raise UsageError(f"--target labgrid:{spec}: one run measures boards of one kind; these places differ: {shown}")
+    board_name, emulated = kinds.pop()
+    args.lab = {"places": names, "coordinator": lab.address, "emulated": emulated}
+    return get_board(board_name, "qemu" if emulated else "board")
+
+
 def _mcu_plan(args) -> Plan:
     """The plan of a microcontroller run: the suite's cells, one engine per library recipe."""
     from ..firmware.build import toolchain
@@ -157,6 +192,10 @@ def _mcu_plan(args) -> Plan:
         raise UsageError(f"--timeout: must be > 0 seconds, got {args.timeout}")
     if kind == "board" and not args.port:
         raise UsageError(f"--target {args.target} needs --port (the board's serial port)")
+    if kind == "labgrid" and args.port:
+        raise UsageError("--port: a labgrid place's serial port comes from the place; leave --port out")
+    if args.lease_timeout is not None and (kind != "labgrid" or args.lease_timeout <= 0):
+        raise UsageError("--lease-timeout: applies to labgrid targets only, and must be > 0 seconds")
     if args.library_source and not args.recipe:
         raise UsageError("--library-source needs --recipe FILE (the recipe that says what to build from it)")
     toolchain()
@@ -190,6 +229,9 @@ def _mcu_plan(args) -> Plan:
                       **({"library_cc": args.library_cc} if args.library_cc else {}),
                       "port": args.port, "baud": args.baud, "no_flash": args.no_flash,
                       "timeout_s": args.timeout, "silence_s": min(30.0, args.timeout)}
+    if kind == "labgrid":
+        from ..lab.leases import DEFAULT_LEASE_S
+        plan.target.update(args.lab, lease_s=args.lease_timeout or DEFAULT_LEASE_S)
     return plan
 
 

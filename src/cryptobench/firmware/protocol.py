@@ -16,6 +16,9 @@ class FirmwareReport:
     fault: dict | None = None
     problem: str = ""                          # why the report is incomplete, when it is
     tail: deque = field(default_factory=lambda: deque(maxlen=8))   # last console lines
+    # a serial line may still hold what the previous image printed (its end line too): with
+    # after_hello, nothing before this image's hello line counts
+    after_hello: bool = False
 
     def feed(self, raw: str) -> bool:
         """Take one console line; True once the image has said it is done (end or fault)."""
@@ -30,6 +33,8 @@ class FirmwareReport:
         except json.JSONDecodeError:
             return False                          # a garbled line stays in the tail, nothing else
         kind = msg.get("t")
+        if self.after_hello and not self.hello and kind != "hello":
+            return False
         if kind == "hello":
             self.hello = msg
         elif kind == "kat":

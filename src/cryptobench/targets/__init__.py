@@ -1,7 +1,8 @@
 """Where a benchmark runs. A Target (base.py) measures cells and reports conditions; the Runner
 (runner.py) owns the run around it. host.py: the host's library engines, secure elements and
 TPMs; mcu.py: firmware on QEMU machines, real boards (board_link.py) or the simulator (sim/);
-trace.py: the cells of an imported energy trace. boards.py/boards.toml describe the boards."""
+lab.py: the same firmware on labgrid places, one run spread over several; trace.py: the cells of
+an imported energy trace. boards.py/boards.toml describe the boards."""
 from __future__ import annotations
 
 from typing import Callable
@@ -12,6 +13,9 @@ from ..records import Plan
 
 def target_for(plan: Plan, progress: Callable | None = None, log: Callable[[str], None] = lambda s: None):
     """The target a stored or new plan measures on: the one place that chooses."""
+    if plan.target and plan.target.get("kind") == "labgrid":
+        from .lab import LabTarget
+        return LabTarget(plan, progress=progress, log=log)
     if plan.target:
         from .mcu import McuTarget
         return McuTarget(plan, progress=progress, log=log)

@@ -32,6 +32,8 @@ def target_label(t: dict) -> str:
     if t["kind"] == "sim":
         from ..sim.devices import device_spec
         return f"sim:{t['core']}:{device_spec(t['device'], t.get('device_options'))}"
+    if t["kind"] == "labgrid":            # the place that measured the cell (targets/lab.py sets it per worker)
+        return f"labgrid:{t.get('place') or ','.join(t['places'])}"
     return f"{t['kind']}:{t['board']}"
 
 
@@ -92,6 +94,9 @@ class McuTarget:
         self.builders: dict = {}         # recipe name -> its FirmwareBuilder
         self.target = plan.target
         self.board = BOARDS[self.target["board"]]
+        # QEMU, and a labgrid place whose board is a QEMU machine, have no cycle model: their
+        # cells carry output, stack, heap and code size, never cycles or seconds
+        self.functional_only = self.target["kind"] == "qemu" or bool(self.target.get("emulated"))
         self._run_image = run_image
         self.vectors = load_vectors(extra=plan.options.extra.get("vectors") or ())
         self.host: HarnessProcess | None = None
@@ -128,6 +133,9 @@ class McuTarget:
             from .qemu import qemu_version
             t["qemu"] = qemu_version()
             t["timing"] = "none: QEMU has no cycle model, so no cycles or seconds are reported"
+        elif self.functional_only:
+            t["timing"] = ("none: the places' boards are QEMU machines (no cycle model), so no cycles or seconds "
+                           "are reported")
         if t["kind"] == "sim":
             from ..sim.devices import device_spec
             t["simulator"] = self.simulator().describe()
@@ -158,6 +166,15 @@ class McuTarget:
         for r in self.recipes:
             self._run_library(r, self.builders[r.name], done)
 
+    def measure_unit(self, session: RunSession, library: str, op: str) -> None:
+        """One library's cells of one operation (a unit a lab worker leased; lab/leases.py):
+        all of them, whatever the session already holds (a unit is redone whole)."""
+        self.session = session
+        if self.host is None:
+            self.host = HarnessProcess()
+        recipe = next(r for r in self.recipes if r.name == library)
+        self._run_library(recipe, self.builders[library], set(), only_op=op)
+
     def close(self) -> None:
         if self.host is not None:
             self.host.close()
@@ -176,8 +193,9 @@ class McuTarget:
             samples=samples, result=records.Result(result) if result is not None else None,
             seq=self._seq(group_index, engine)))
 
-    def _run_library(self, recipe, builder: FirmwareBuilder, done: set) -> None:
-        groups = [(i, g) for i, g in enumerate(self.plan.groups) if cell_key(g.op, g.params, recipe.name) not in done]
+    def _run_library(self, recipe, builder: FirmwareBuilder, done: set, only_op: str | None = None) -> None:
+        groups = [(i, g) for i, g in enumerate(self.plan.groups) if cell_key(g.op, g.params, recipe.name) not in done
+                  and (only_op is None or g.op == only_op)]
         if not groups:
             return
         empties: dict = {}             # variant name -> the empty image of that build
@@ -221,7 +239,7 @@ class McuTarget:
             for i, g in items:
                 save(i, g, "unsupported", "n/a", why)
             return
-        repeat = {"qemu": QEMU_REPEAT, "sim": SIM_REPEAT}.get(self.target["kind"])
+        repeat = QEMU_REPEAT if self.functional_only else {"sim": SIM_REPEAT}.get(self.target["kind"])
         cells, checks = [], []
         try:
             for i, g in items:
@@ -298,7 +316,7 @@ class McuTarget:
                 result["served_by"] = served
                 parts.append(f"served by {served}")
             samples = None
-            if self.target["kind"] != "qemu" and line.get("cyc"):
+            if not self.functional_only and line.get("cyc"):
                 hz = self.simulator().device.clock_hz if self.target["kind"] == "sim" else \
                     (self.target.get("clock_hz") or self.board.clock_hz)
                 cyc, overhead = sim_cycles.get(n, (line["cyc"], line.get("overhead")))

@@ -1,0 +1,197 @@
+"""A lab worker: one labgrid place measuring the units of one run it leases from the store, until
+none is left. `cryptobench run --target labgrid:A,B` starts one per place (and runs a single
+place's in its own process); a machine elsewhere that shares the store and the coordinator can
+join a run with
+
+    python -m cryptobench.lab.worker --run RUN --place PLACE     # CRYPTOBENCH_DB, LG_COORDINATOR set
+
+The worker acquires its place (recording the hold in the store), releases it when it stops, on
+an error, Ctrl-C or SIGTERM, and gives back the unit it was measuring; a worker killed outright
+keeps its lease until it expires, and then another worker measures that unit again."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import replace
+from typing import Callable
+
+from ..errors import UsageError
+from ..processes import process_alive
+from ..records import Cell, Plan
+from ..store import Store
+from ..targets.base import RunSession
+from .leases import DEFAULT_LEASE_S, Leases, drop_hold, holds, owner_id, record_hold, renew, split_unit
+from .places import Lab, PlaceBoard, PlaceBusy
+
+
+class UnitSession(RunSession):
+    """The session a leased unit is measured in: its cells are kept until the unit is finished,
+    then stored with the lease check (Leases.finish), all or nothing."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.cells: list[Cell] = []
+
+    def save_cell(self, cell: Cell) -> None:
+        self.cells.append(cell)
+
+    def save_cells(self, cells: list[Cell], conditions: dict | None = None) -> None:
+        self.cells.extend(cells)
+
+
+class _LeaseBeat:
+    """Renews the worker's leases every quarter lease, on its own connection."""
+
+    def __init__(self, location: str, run_id: int, owner: str, lease_s: float):
+        self.args = (location, run_id, owner, lease_s)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True)
+        self.interval = max(0.2, lease_s / 4)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(timeout=5)
+
+    def _beat(self) -> None:
+        while not self.stop.wait(self.interval):
+            renew(*self.args)
+
+
+def acquire(lab: Lab, store: Store, place: str, run_id: int, log: Callable[[str], None]) -> None:
+    """Acquire `place`; a hold this host's dead process left behind is released first (it was ours)."""
+    info = lab.info(place)
+    if info.acquired:
+        mine = {h["place"]: h for h in holds(store, lab.address)}.get(place)
+        if info.acquired != lab.who():
+            raise PlaceBusy(f"labgrid place {place} is acquired by {info.acquired}")
+        if mine is None or (mine["host"] == socket.gethostname() and process_alive(mine["pid"])):
+            who = f"process {mine['pid']} (run {mine['run_id']})" if mine else "you, outside cryptobench"
+            raise PlaceBusy(f"labgrid place {place} is acquired by {info.acquired}: {who}; release it with "
+                            f"`labgrid-client -p {place} release` when it is done")
+        if mine["host"] != socket.gethostname():
+            raise PlaceBusy(f"labgrid place {place} is held by process {mine['pid']} on {mine['host']} (run "
+                            f"{mine['run_id']})")
+        log(f"labgrid place {place}: left acquired by run {mine['run_id']} (process {mine['pid']}, gone); "
+            "releasing it and taking it")
+        lab.release(place)
+    lab.acquire(place)
+    record_hold(store, lab.address, place, run_id)
+
+
+def release(lab: Lab, store: Store, place: str) -> None:
+    with contextlib.suppress(Exception):
+        lab.release(place)
+    drop_hold(store, lab.address, place)
+
+
+def place_conditions(info, board: PlaceBoard, lab: Lab) -> dict:
+    from importlib.metadata import version
+    return {"tags": info.tags, "resources": board.resources(), "emulated": info.emulated,
+            "exporters": sorted({r["exporter"] for r in info.resources}), "acquired_by": lab.who(),
+            "labgrid": version("labgrid")}
+
+
+def work(store: Store, run_id: int, plan: Plan, place: str, lease_s: float = DEFAULT_LEASE_S,
+         log: Callable[[str], None] = lambda s: None, mcu=None, on_unit: Callable | None = None) -> int:
+    """Measure leased units of `run_id` on `place` until none is left; returns how many it
+    finished. `mcu`: an opened McuTarget to measure with (the single-place run passes its own);
+    otherwise one is made and opened here."""
+    from ..targets.mcu import McuTarget
+    t = plan.target
+    lab = Lab(t.get("coordinator"))
+    leases, owner, finished = Leases(store, run_id), owner_id(), 0
+    board = None
+    acquired = False
+    try:
+        acquire(lab, store, place, run_id, log)
+        acquired = True
+        info = lab.info(place)
+        board = PlaceBoard(lab, place, flash=not t.get("no_flash"))
+        wplan = replace(plan, target={**t, "place": place, "emulated": info.emulated})
+        run = lambda elf: board.run_image(elf, timeout_s=t.get("timeout_s", 300), silence_s=t.get("silence_s", 30))
+        if mcu is None:
+            mcu = McuTarget(wplan, log=log, run_image=run)
+            mcu.open()
+        else:
+            mcu.plan, mcu.target, mcu._run_image = wplan, wplan.target, run
+            mcu.functional_only = info.emulated
+        store.merge_conditions(run_id, ("target", "place_details", place), place_conditions(info, board, lab))
+        with _LeaseBeat(store.path, run_id, owner, lease_s):
+            while True:
+                taken = leases.take(owner, place, lease_s)
+                if taken is None:
+                    counts = leases.counts()
+                    if counts["todo"] == 0 and counts["leased"] == 0:
+                        return finished
+                    soonest = leases.next_expiry()     # a unit another worker holds: it may come free
+                    time.sleep(min(1.0, max(0.05, (soonest or 0) - time.time() + 0.05)))
+                    continue
+                if taken.previous:
+                    log(f"{place}: measuring {taken.unit} again (its lease by {taken.previous} expired)")
+                library, op = split_unit(taken.unit)
+                session = UnitSession(store, run_id, wplan, {}, log=log)
+                try:
+                    mcu.measure_unit(session, library, op)
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        leases.give_back(taken.unit, owner)
+                    raise
+                if leases.finish(taken.unit, owner, session.cells):
+                    finished += 1
+                    if on_unit:
+                        on_unit(taken.unit, len(session.cells))
+                else:
+                    log(f"{place}: {taken.unit} was taken over by another worker (lease expired); its cells are "
+                        "theirs")
+    finally:
+        if mcu is not None:
+            mcu.close()
+        if board is not None:
+            board.shut()
+        if acquired:
+            release(lab, store, place)
+        lab.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m cryptobench.lab.worker", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--run", required=True, help="the run to work on (its id)")
+    ap.add_argument("--place", required=True, help="the labgrid place to measure on")
+    ap.add_argument("--lease", type=float, default=None, help="lease in seconds (default: the run's)")
+    ap.add_argument("--db", default=None, help="the store (default: $CRYPTOBENCH_DB)")
+    args = ap.parse_args(argv)
+    log = lambda s: (sys.stderr.write(s + "\n"), sys.stderr.flush())
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        store = Store(args.db)
+        run_id = store.resolve_run_id(args.run)
+        plan = store.load_run(run_id).plan
+        if not plan.target or plan.target.get("kind") != "labgrid":
+            raise UsageError(f"run {run_id} is not a labgrid run")
+        lease_s = args.lease or plan.target.get("lease_s", DEFAULT_LEASE_S)
+        n = work(store, run_id, plan, args.place, lease_s, log)
+        log(f"{args.place}: {n} unit(s) measured")
+        return 0
+    except UsageError as exc:
+        log(f"error: {exc}")
+        return 2
+    except KeyboardInterrupt:
+        log(f"{args.place}: interrupted; the place is released and its unit given back")
+        return 130
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    sys.exit(main())
