@@ -18,12 +18,13 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 #    SoftHSM2 (a PKCS#11 token in software) and swtpm (a software TPM 2.0) with tpm2-tss, which the
 #    pkcs11 and tpm engines start for themselves when no real secure element or TPM is configured.
 #    Chromium (headless) for the test that opens the HTML report (`cryptobench report`).
-#    PostgreSQL (server programs), which the shared-store tests start in a temporary directory.
+#    PostgreSQL (server programs), which the shared-store tests start in a temporary directory;
+#    ser2net, which a labgrid exporter runs to serve a board's serial port (the lab tests' too).
 packages=(build-essential pkg-config make git python3 python3-venv python3-pip
           libssl-dev openssl libmbedtls-dev libsodium-dev
           gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
           softhsm2 libp11-kit-dev swtpm swtpm-tools libtss2-dev
-          chromium fonts-dejavu-core postgresql)
+          chromium fonts-dejavu-core postgresql ser2net)
 command -v cargo >/dev/null 2>&1 || packages+=(cargo)
 missing=()
 for p in "${packages[@]}"; do

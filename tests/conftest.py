@@ -49,3 +49,18 @@ def pg_db(postgres, request):
     import re
     name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:50]
     return postgres.create_database(name)
+
+
+@pytest.fixture(scope="session")
+def qemu_lab(tmp_path_factory):
+    """A labgrid lab really started on localhost (cryptobench/devtools/qemulab.py): a coordinator, an
+    exporter (ser2net serving each board's serial line) and two places, qemu-a and qemu-b, whose boards
+    are QEMU netduinoplus2 machines with a REST power switch and a flash port. Its failure to start
+    fails the tests that need it."""
+    from cryptobench.devtools.qemulab import QemuLab
+    try:
+        lab = QemuLab(["qemu-a", "qemu-b"], workdir=tmp_path_factory.mktemp("lab")).start()
+    except Exception as exc:       # noqa: BLE001 - said whole, then the test fails
+        pytest.fail(f"could not start the labgrid lab for the tests: {exc}")
+    yield lab
+    lab.stop()

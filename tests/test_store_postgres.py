@@ -57,6 +57,8 @@ def test_run_show_export_and_diff_read_and_write_postgresql(pg_db):
     assert diff.returncode in (0, 1) and "sha256" in diff.stdout.lower() + diff.stderr.lower(), diff.stderr
     runs = cli("list", "runs", "--db", pg_db)
     assert "2 run(s) in postgresql://cryptobench@127.0.0.1" in " ".join(runs.stdout.split())
+    from_env = cli("list", "runs", env={"CRYPTOBENCH_DB": pg_db})        # the URL from the environment, not --db
+    assert "2 run(s) in postgresql://cryptobench@127.0.0.1" in " ".join(from_env.stdout.split()), from_env.stderr
 
 
 def _writer(url: str, run_id: int, who: int, n: int) -> None:
@@ -84,16 +86,20 @@ def test_concurrent_writers_lose_nothing(pg_db):
 
 
 def test_an_older_shared_store_waits_for_db_migrate(pg_db):
-    store = Store(pg_db)
-    store.backend.execute("UPDATE store_meta SET value = '1' WHERE key = 'version'")
+    store = Store(pg_db)                  # as version 2 left it: no lease or hold tables yet
+    store.backend.execute("DROP TABLE leases")
+    store.backend.execute("DROP TABLE holds")
+    store.backend.execute("UPDATE store_meta SET value = '2' WHERE key = 'version'")
     store.close()
-    with pytest.raises(UsageError, match=r"store version 1, this cryptobench writes 2; .* cryptobench db migrate"):
+    with pytest.raises(UsageError, match=rf"store version 2, this cryptobench writes {STORE_VERSION}; .* cryptobench db "
+                                         "migrate"):
         Store(pg_db)
     proc = cli("list", "runs", "--db", pg_db)
     assert proc.returncode == 2 and "cryptobench db migrate --db postgresql://" in proc.stderr
     proc = cli("db", "migrate", "--db", pg_db)
-    assert proc.returncode == 0 and "migrated from store version 1 to 2" in proc.stdout, proc.stderr
+    assert proc.returncode == 0 and f"migrated from store version 2 to {STORE_VERSION}" in proc.stdout, proc.stderr
     assert Store(pg_db).version == STORE_VERSION
+    assert {"leases", "holds"} <= Store(pg_db).backend.tables()
     assert "up to date" in cli("db", "migrate", "--db", pg_db).stdout
 
 

@@ -10,6 +10,7 @@ to install when its module is missing:
     nvml     nvidia-ml-py                     the nvml energy meter (meters/nvml.py says so itself)
     reference pycryptodome                    the AES-EAX host reference (verify.python_reference)
     store    psycopg                          a shared PostgreSQL result store (--db postgresql://…)
+    labgrid  labgrid                          boards in a labgrid lab (--target labgrid:PLACE; lab/places.py)
 """
 from __future__ import annotations
 

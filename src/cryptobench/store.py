@@ -108,10 +108,10 @@ MIGRATIONS = {0: _migrate_0_to_1, 1: lambda db: None, 2: lambda db: None}
 LOCK_STALE_S = 120.0      # a lock whose heartbeat is older than this belongs to a process that is gone
 
 
-def default_db_path() -> Path:
+def default_db_path() -> Path | str:
     env = os.environ.get("CRYPTOBENCH_DB")
     if env:
-        return Path(env)
+        return env if "://" in env else Path(env)      # a URL is not a path (Path would fold its //)
     base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return base / "cryptobench" / "results.sqlite"
 

@@ -198,7 +198,7 @@ class FirmwareBuilder:
         obj = out_dir / f"{src.stem}.{self._object_key(src, flags, cc)}.o"
         if not obj.exists():
             out_dir.mkdir(parents=True, exist_ok=True)
-            tmp = obj.with_suffix(".tmp")
+            tmp = _private(obj)
             _run([cc, *flags, "-c", str(src), "-o", str(tmp)], f"compiling {src.name}")
             tmp.replace(obj)
             self.compiled += 1
@@ -214,10 +214,10 @@ class FirmwareBuilder:
         stamp = self.lib_dir / "lib.stamp"
         want = "\n".join(sorted(o.name for o in objs))
         if not archive.exists() or not stamp.exists() or stamp.read_text() != want:
-            if archive.exists():
-                archive.unlink()
-            _run(["arm-none-eabi-ar", "rcs", str(archive), *map(str, objs)], "archiving the library")
-            stamp.write_text(want)
+            tmp = _private(archive)
+            _run(["arm-none-eabi-ar", "rcs", str(tmp), *map(str, objs)], "archiving the library")
+            tmp.replace(archive)
+            _replace_text(stamp, want)
         return archive
 
     def _core_objects(self) -> list[Path]:
@@ -259,7 +259,7 @@ class FirmwareBuilder:
             text = text.replace(f"@{k}@", hex(v))
         path = self.lib_dir / f"link-{b.name}.ld"
         if not path.exists() or path.read_text() != text:
-            path.write_text(text)
+            _replace_text(path, text)
         return path
 
     def image(self, name: str, ops: list[str], plan_source: str) -> Image:
@@ -271,12 +271,26 @@ class FirmwareBuilder:
         img_dir.mkdir(parents=True, exist_ok=True)
         plan = img_dir / f"{name}.plan.c"
         if not plan.exists() or plan.read_text() != plan_source:
-            plan.write_text(plan_source)
+            _replace_text(plan, plan_source)
         plan_obj = self._object(plan, img_dir / "plan-obj", [], self.flags + [f"-I{CORE}", f"-I{COMMON_DIR}"])
         elf = img_dir / f"{name}.elf"
+        tmp = _private(elf)
         _run([CC, *self.flags, *LDFLAGS, f"-T{self._linker_script()}", *map(str, core), str(glue), str(plan_obj),
-              str(archive), "-lc", "-lgcc", "-o", str(elf)], f"linking {name} for {self.board.name}")
+              str(archive), "-lc", "-lgcc", "-o", str(tmp)], f"linking {name} for {self.board.name}")
+        tmp.replace(elf)
         return Image(elf, section_sizes(elf))
+
+
+def _private(path: Path) -> Path:
+    """A name only this process writes, renamed over `path` once whole: lab workers (one process
+    per place) build into the same cache at the same time, and a reader never sees half a file."""
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def _replace_text(path: Path, text: str) -> None:
+    tmp = _private(path)
+    tmp.write_text(text)
+    tmp.replace(path)
 
 
 def section_sizes(elf: Path) -> dict:

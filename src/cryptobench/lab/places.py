@@ -11,13 +11,14 @@ SerialDriver, NetworkPowerPort -> NetworkPowerDriver, QEMUFlashPort -> QEMUFlash
 (lab/qemu_place.py). docs/lab.md has the exporter configurations.
 
 Everything here talks to labgrid through its client session (labgrid.remote.client), the API its
-own client command uses; this module is the only one that imports labgrid."""
+own client command uses; this module and qemu_place.py are the only ones that import labgrid."""
 from __future__ import annotations
 
 import argparse
 import contextlib
 import fnmatch
 import io
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ EMULATED_FLASH = "QEMUFlashPort"
 
 def _labgrid():
     from ..extras import require
-    return require("labgrid", "lab", "labgrid places (--target labgrid:PLACE)")
+    return require("labgrid", "labgrid", "labgrid places (--target labgrid:PLACE)")
 
 
 def coordinator_address() -> str:
@@ -269,9 +270,14 @@ class PlaceBoard:
 
 @contextlib.contextmanager
 def _quiet():
-    """labgrid's client prints what it does ("acquired place …") on stdout, which is ours."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        yield
+    """labgrid's client prints what it does ("acquired place …") on stdout, which is ours, and
+    logs a failed connection on the root logger; our own one-line error says it instead."""
+    logging.disable(logging.ERROR)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+    finally:
+        logging.disable(logging.NOTSET)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -187,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         log(f"{args.place}: interrupted; the place is released and its unit given back")
         return 130
+    except Exception as exc:                        # noqa: BLE001 - the run's process reports the stop
+        log(f"error: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}")
+        return 1
 
 
 def _interrupt(signum, frame):
