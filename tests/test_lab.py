@@ -244,3 +244,24 @@ def test_prepare_marks_finished_units_done_and_give_back_frees_a_unit(tmp_path):
     assert [h["place"] for h in holds(store, "c:1")] == ["a"] and holds(store, "other:2") == []
     drop_hold(store, "c:1", "a")
     assert holds(store, "c:1") == []
+
+
+def test_diff_pairs_the_same_cell_from_two_places_and_sums_up_by_place(tmp_path):
+    store = Store(tmp_path / "d.sqlite")
+    for place, ns in (("qemu-a", 1000), ("qemu-b", 1100)):
+        run_id = store.create_run(Plan(target={"kind": "labgrid", "places": [place]}), {})
+        for op, extra in (("sha256", 0), ("sha512", 50)):
+            store.save_cell(run_id, Cell(op=op, params=Params({"bytes": 64}), engine="mbedtls",
+                                         target=f"labgrid:{place}", provenance="measured", status="ok", kat="pass",
+                                         detail="", samples=[[1, ns + extra + i, ns + i] for i in range(20)]))
+        store.set_status(run_id, "complete")
+    proc = cli("diff", "1", "2", "--db", str(tmp_path / "d.sqlite"), "--format", "json")
+    doc = json.loads(proc.stdout)
+    assert [r["status_a"] for r in doc["rows"]] == ["ok", "ok"]           # paired, not "only in A/B"
+    assert {(r["place_a"], r["place_b"], r["target"]) for r in doc["rows"]} == {
+        ("qemu-a", "qemu-b", "labgrid:qemu-a → labgrid:qemu-b")}
+    (group,) = doc["by_place"]
+    assert group["place_a"] == "qemu-a" and group["place_b"] == "qemu-b" and group["cells"] == group["timed"] == 2
+    assert 1.09 < group["min_ratio"] <= group["median_ratio"] <= group["max_ratio"] < 1.11
+    shown = cli("diff", "1", "2", "--by-place", "--db", str(tmp_path / "d.sqlite"), env={"COLUMNS": "120"})
+    assert "by place" in shown.stdout and "qemu-a" in shown.stdout and "qemu-b" in shown.stdout, shown.stderr

@@ -2,7 +2,9 @@
 that change against the variation between runs, and a threshold; exit code 1 when a significant
 regression beyond the threshold is found (for CI gates).
 
-Cells are matched on (op, params, engine, target). For a pair that is ok on both sides:
+Cells are matched on (op, params, engine, target), where a labgrid place is not part of the
+target: the same cell measured on two boards of a lab pairs up, and `--by-place` (by_place in
+the json) sums the pairs up per pair of places, the board-to-board spread. For a pair that is ok on both sides:
 change = t_B / t_A − 1, t the printed estimate (estimate.py; the median for runs without one);
 the test: where both cells carry a repeat interval with the same estimator, a two-sided z test of
 log(t_B / t_A) against √(σ_A² + σ_p,A² + τ_A² + σ_B² + σ_p,B² + τ_B²), the run-level variation
@@ -147,8 +149,32 @@ def warnings(a: dict, b: dict, threshold: float) -> list[str]:
 
 # ------------------------------------------------------------------------------------ the cells
 def _key(cell: Cell) -> tuple:
-    """(op, parameters, engine, target): a cell's identity across two runs."""
-    return cell.op, cell.params.key, cell.engine, cell.target
+    """(op, parameters, engine, target): a cell's identity across two runs; a labgrid cell's
+    target without its place (boards of one kind measure the same cells)."""
+    return cell.op, cell.params.key, cell.engine, place_of(cell.target)[0]
+
+
+def place_of(target: str) -> tuple[str, str | None]:
+    """("labgrid", PLACE) for a cell a labgrid place measured; (target, None) otherwise."""
+    kind, _, place = (target or "").partition(":")
+    return (kind, place) if kind == "labgrid" else (target, None)
+
+
+def by_place(rows: list[dict]) -> list[dict]:
+    """Per pair of places (A's, B's): cells paired, cells timed on both, and the B/A ratios'
+    median, lowest and highest: how far one board is from another on the same cells."""
+    groups: dict[tuple, list] = {}
+    for r in rows:
+        if r.get("place_a") or r.get("place_b"):
+            groups.setdefault((r.get("place_a"), r.get("place_b")), []).append(r)
+    out = []
+    for (pa, pb), rs in groups.items():
+        ratios = sorted(r["ratio"] for r in rs if r["ratio"] is not None)
+        out.append({"place_a": pa, "place_b": pb, "cells": len(rs), "timed": len(ratios),
+                    "median_ratio": statistics.median(ratios) if ratios else None,
+                    "min_ratio": ratios[0] if ratios else None, "max_ratio": ratios[-1] if ratios else None,
+                    "regressions": sum(r["kind"] == "regression" for r in rs)})
+    return out
 
 
 def _state(cell: Cell | None) -> str:
@@ -208,7 +234,11 @@ def compare_pair(ca: Cell | None, cb: Cell | None, threshold: float, alpha: floa
     """One row of the diff: the pair's medians, change, test and verdict; kind is regression,
     improvement, unchanged or other (not compared)."""
     c = ca if ca is not None else cb
-    row = {"op": c.op, "params": c.params.to_dict(), "engine": c.engine, "target": c.target,
+    targets = [x.target for x in (ca, cb) if x is not None]
+    row = {"op": c.op, "params": c.params.to_dict(), "engine": c.engine,
+           "target": targets[0] if len(set(targets)) == 1 else " → ".join(targets),
+           "place_a": place_of(ca.target)[1] if ca is not None else None,
+           "place_b": place_of(cb.target)[1] if cb is not None else None,
            "status_a": _state(ca), "status_b": _state(cb), "n_a": None, "n_b": None,
            "median_a_s": None, "median_b_s": None, "ratio": None, "change": None,
            "u": None, "p": None, "method": None}
@@ -271,7 +301,7 @@ def diff(run_a: Run, run_b: Run, threshold: float, alpha: float) -> dict:
     return {"a": a, "b": b, "test": TEST, "threshold": threshold, "alpha": alpha,
             "method_warnings": methods, "warnings": methods + warnings(a, b, threshold),
             "machine_drift": machine_drift(a, b),
-            "rows": rows, "regressions": count["regression"], "improvements": count["improvement"],
+            "rows": rows, "by_place": by_place(rows), "regressions": count["regression"], "improvements": count["improvement"],
             "unchanged": count["unchanged"], "not_compared": count["other"]}
 
 
@@ -336,7 +366,7 @@ def diff_table(doc: dict) -> Table:
     return table
 
 
-CSV_FIELDS = ["run_a", "run_b", "op", "params", "engine", "target", "status_a", "status_b", "n_a", "n_b",
+CSV_FIELDS = ["run_a", "run_b", "op", "params", "engine", "target", "place_a", "place_b", "status_a", "status_b", "n_a", "n_b",
               "median_a_s", "median_b_s", "change", "u", "p", "method", "verdict", "kind"]
 
 
@@ -351,16 +381,32 @@ def render_csv(doc: dict, out) -> None:
     out.write(Csv().render(csv_table(doc)))
 
 
-def render_md(doc: dict, out) -> None:
+def render_md(doc: dict, out, places: bool = False) -> None:
     out.write(f"# cryptobench diff: run {doc['a']['id']} → run {doc['b']['id']}\n\n")
     out.write("".join(f"- {line}\n" for line in header_lines(doc)) + "\n")
     out.write(Markdown(heading=None).render(diff_table(doc)))    # the document's heading names the runs
+    if places:
+        out.write("\n" + Markdown().render(place_table(doc)))
     out.write(f"\n{summary_line(doc)}\n")
 
 
-def render_rich(doc: dict, out) -> None:
+def place_table(doc: dict) -> Table:
+    """The diff summed up per pair of places (--by-place)."""
+    table = Table(f"run {doc['a']['id']} → run {doc['b']['id']} by place", [
+        Column("place A", LEFT), Column("place B", LEFT), Column("cells"), Column("timed"),
+        Column("median B/A"), Column("lowest"), Column("highest"), Column("regressions")])
+    ratio = lambda x: "—" if x is None else f"{x:.3f}"
+    for g in doc["by_place"]:
+        table.add([g["place_a"] or "—", g["place_b"] or "—", str(g["cells"]), str(g["timed"]),
+                   ratio(g["median_ratio"]), ratio(g["min_ratio"]), ratio(g["max_ratio"]), str(g["regressions"])])
+    return table
+
+
+def render_rich(doc: dict, out, places: bool = False) -> None:
     console = console_for(out)
     for line in header_lines(doc):
         print_lines(console, [line], style="yellow" if line.startswith("warning") else None)
     print_table(console, diff_table(doc))
+    if places:
+        print_table(console, place_table(doc))
     print_lines(console, [summary_line(doc)])

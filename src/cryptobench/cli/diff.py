@@ -22,6 +22,8 @@ def add_parser(sub) -> None:
                    help="smallest change that counts, e.g. 5%% or 0.05 (default 5%%)")
     d.add_argument("--alpha", type=float, default=0.01,
                    help="significance level of the two-sided test (default 0.01; docs/diff.md)")
+    d.add_argument("--by-place", action="store_true",
+                   help="also sum the pairs up per pair of labgrid places (board-to-board spread; docs/lab.md)")
     d.add_argument("--strict", action="store_true",
                    help="refuse (exit 2) when the runs were measured with different methods or nothing was compared")
     add_format(d)
@@ -45,7 +47,7 @@ def run(args, out) -> int:
                 sys.stderr.write(line + "\n")
         render_csv(doc, out)
     elif args.format == "md":
-        render_md(doc, out)
+        render_md(doc, out, places=args.by_place)
     else:
-        render_rich(doc, out)
+        render_rich(doc, out, places=args.by_place)
     return 1 if doc["regressions"] else 0

@@ -50,12 +50,13 @@ UNASSIGNED = "unassigned"
 LAYERS: dict[str, tuple[str, ...]] = {
     # report.table: the table model and its renderers, which the analyses build their tables on
     # records: the typed Plan/Cell/Result/Run every layer passes; printable, quantity: text and units
-    "foundation": ("__init__", "errors", "extras", "catalog", "conditions", "references", "store", "files",
-                   "records", "printable", "quantity", "report.table"),
+    "foundation": ("__init__", "errors", "extras", "catalog", "conditions", "references", "store", "store_backends",
+                   "files", "processes", "records", "printable", "quantity", "report.table"),
     "statistics": ("stats", "estimate", "significance", "sampling", "noise", "results"),
     # Where numbers come from: engines and devices, and the energy traces instruments record.
+    # lab: labgrid places and the leases that spread one run over them
     "targets": ("harness", "engines", "verify", "secure", "firmware", "sim",
-                "meters", "targets", "energy"),
+                "meters", "targets", "energy", "lab"),
     "runner": ("runner", "plan", "suites", "energy.importer"),
     "analysis": ("relative", "compare", "diff", "scaling", "models", "energy.models", "long_message"),
     "report": ("report", "export", "layouts"),

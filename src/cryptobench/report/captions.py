@@ -91,8 +91,10 @@ def _target_parts(run: Run) -> list[str]:
         parts.append(f"image for {t.get('board', '?')}, cpu {t.get('cpu', '?')}, -{t.get('opt', '?')}")
     else:
         what = f"{t.get('kind', '?')}:{t.get('board', '?')}" + (f" ({t['board_title']})" if t.get("board_title") else "")
-        how = t.get("qemu") or mhz
+        how = t.get("qemu") or ("QEMU machines, no timings" if t.get("emulated") else mhz)
         parts.append(f"target {what}, cpu {t.get('cpu', '?')}, {how}, -{t.get('opt', '?')}")
+        if t.get("kind") == "labgrid":
+            parts.append(_places_part(run))
     parts += _builds_parts(cond)
     if cond.get("energy_trace"):
         et = cond["energy_trace"]
@@ -101,6 +103,17 @@ def _target_parts(run: Run) -> list[str]:
     if cpu:
         parts.append(f"built on {cpu}")
     return parts
+
+
+def _places_part(run: Run) -> str:
+    """Which labgrid places measured the run's cells, and how many each (cells say it one by one)."""
+    t = run.conditions.target
+    counts: dict[str, int] = {}
+    for c in run.cells:
+        place = c.target.partition(":")[2]
+        counts[place] = counts.get(place, 0) + 1
+    shown = ", ".join(f"{p} ({counts.get(p, 0)} cells)" for p in t.get("places") or sorted(counts))
+    return f"labgrid places {shown} via coordinator {t.get('coordinator', '?')}"
 
 
 def _trace_parts(run: Run) -> list[str]:
