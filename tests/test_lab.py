@@ -115,6 +115,33 @@ def test_a_killed_worker_s_unit_is_measured_again_on_the_other_place(qemu_lab, r
     assert qemu_lab.acquired_by("qemu-b") is None and holds(store, qemu_lab.address) == []
 
 
+def test_a_worker_from_elsewhere_joins_a_running_run(qemu_lab, reference, tmp_path):
+    """`python -m cryptobench.lab.worker --run N --place P`, as another machine sharing the store
+    and the coordinator would start it, takes units of a run another process is measuring."""
+    db = tmp_path / "join.sqlite"
+    env = {**os.environ, **qemu_lab.env}
+    run = subprocess.Popen([sys.executable, "-m", "cryptobench.cli", "run", "--target", "labgrid:qemu-a", *LIBS, *OPS,
+                            "--db", str(db), "--format", "json"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    while run.poll() is None:
+        try:
+            with sqlite3.connect(db, timeout=0.2) as con:
+                if con.execute("SELECT COUNT(*) FROM leases WHERE state = 'leased'").fetchone()[0]:
+                    break
+        except sqlite3.OperationalError:
+            pass
+        time.sleep(0.05)
+    joiner = subprocess.run([sys.executable, "-m", "cryptobench.lab.worker", "--run", "1", "--place", "qemu-b"],
+                            cwd=ROOT, env={**env, "CRYPTOBENCH_DB": str(db)}, capture_output=True, text=True)
+    _, err = run.communicate()
+    assert run.returncode == 0, err
+    assert joiner.returncode == 0 and "qemu-b: " in joiner.stderr and "unit(s) measured" in joiner.stderr, joiner.stderr
+    cells = cells_of(db)
+    assert same_cells(cells, reference[1])
+    assert {v[0] for v in cells.values()} == {"labgrid:qemu-a", "labgrid:qemu-b"}
+    assert qemu_lab.acquired_by("qemu-b") is None
+
+
 def test_sigterm_releases_every_place_and_resume_completes_the_run(qemu_lab, reference, tmp_path):
     db = tmp_path / "term.sqlite"
     run = subprocess.Popen([sys.executable, "-m", "cryptobench.cli", "run", "--target", "labgrid:qemu-*",

@@ -88,11 +88,13 @@ class LabTarget:
             if all(p.poll() is not None for p in self.workers.values()):
                 self._advance(leases, done_units)
                 counts = leases.counts()
-                if counts["todo"] or counts["leased"]:
+                if not counts["todo"] and not counts["leased"]:
+                    break
+                if counts["leased"] == counts["expired"]:   # nobody holds a unit: no worker anywhere is left
                     raise HarnessError(f"{counts['todo'] + counts['leased']} unit(s) of run {session.run_id} not "
                                        f"measured: every place's worker stopped; `cryptobench run --resume "
                                        f"{session.run_id}` measures them")
-                break
+                # a worker that joined from another machine still holds a unit: wait for it
             time.sleep(0.3)
         for place, proc in self.workers.items():
             proc.wait()
