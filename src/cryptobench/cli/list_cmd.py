@@ -64,7 +64,7 @@ def _runs(args, out) -> None:
 
 def _targets(out) -> None:
     """The microcontroller targets: QEMU machines, real boards (with whether they were run on silicon),
-    the simulator's cores and devices (data: targets/boards.toml, sim/devices.toml)."""
+    the simulator's cores and devices (data: targets/boards.toml, sim/devices.toml), labgrid places."""
     from ..sim.devices import CORE_CPU, DEVICES
     from ..sim.timing import ROUGH
     from ..targets.boards import BOARDS, hardware_note
@@ -86,6 +86,9 @@ def _targets(out) -> None:
         out.write(f"{'sim:' + core:<24} {note}\n            --cpu {cpu} · --device {', '.join(d.name for d in devices)}\n")
         for d in devices:
             out.write(f"            {d.name}: {_device_condition(d)}\n")
+    out.write(f"{'labgrid:PLACE':<24} a board in a labgrid lab (LG_COORDINATOR; docs/lab.md)\n"
+              "            PLACE,PLACE… or a pattern spreads one run over several places\n"
+              "            the place's 'board' tag names one of the boards above\n")
 
 
 def _device_condition(d) -> str:
