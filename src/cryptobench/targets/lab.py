@@ -74,6 +74,8 @@ class LabTarget:
                  "--lease", str(lease_s)],
                 env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             threading.Thread(target=self._relay, args=(place, proc), daemon=True).start()
+        if self.progress:
+            self.progress({"op": f"on {len(self.places)} places", "params": {}}, "start")
         reported: set[str] = set()
         done_units: set[str] = set()
         while True:
