@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import socket
 import sys
@@ -107,7 +108,8 @@ def work(store: Store, run_id: int, plan: Plan, place: str, lease_s: float = DEF
     otherwise one is made and opened here."""
     from ..targets.mcu import McuTarget
     t = plan.target
-    lab = Lab(t.get("coordinator"))
+    # labgrid's own variable first: a worker on another machine reaches the coordinator by its own route
+    lab = Lab(os.environ.get("LG_COORDINATOR") or t.get("coordinator"))
     leases, owner, finished = Leases(store, run_id), owner_id(), 0
     board = None
     acquired = False
