@@ -27,7 +27,7 @@ from .errors import UsageError
 from .results import per_op_seconds
 from .significance import mann_whitney_u
 from .quantity import fmt_num, pick_unit
-from .records import Cell, Run, outcome, params_key
+from .records import Cell, Run, outcome, params_key, place_of
 from .report.table import LEFT, Column, Csv, Markdown, Table, data_table
 from .report.terminal import console_for, print_lines, print_table
 
@@ -152,12 +152,6 @@ def _key(cell: Cell) -> tuple:
     """(op, parameters, engine, target): a cell's identity across two runs; a labgrid cell's
     target without its place (boards of one kind measure the same cells)."""
     return cell.op, cell.params.key, cell.engine, place_of(cell.target)[0]
-
-
-def place_of(target: str) -> tuple[str, str | None]:
-    """("labgrid", PLACE) for a cell a labgrid place measured; (target, None) otherwise."""
-    kind, _, place = (target or "").partition(":")
-    return (kind, place) if kind == "labgrid" else (target, None)
 
 
 def by_place(rows: list[dict]) -> list[dict]:

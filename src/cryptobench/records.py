@@ -285,6 +285,13 @@ class _Stored:
                 "extra": {k: v for k, v in d.items() if k not in names}, "given": tuple(d)}
 
 
+def place_of(target: str) -> tuple[str, str | None]:
+    """("labgrid", PLACE) for a cell a labgrid place measured (its target "labgrid:PLACE");
+    (target, None) otherwise."""
+    kind, _, place = (target or "").partition(":")
+    return (kind, place) if kind == "labgrid" else (target, None)
+
+
 def outcome(cell: Cell | None) -> str:
     """What became of a planned cell, in one word: missing (no row), unsupported, kat-fail, failed
     or ok (diff and the relative view print it)."""

@@ -6,12 +6,14 @@ target's business."""
 from __future__ import annotations
 
 import signal
-import threading
 from typing import Callable
 
+from .periodic import Every
 from .records import Conditions, Plan
 from .store import LOCK_STALE_S, Store, heartbeat
 from .targets.base import RunSession, Target
+
+HEARTBEAT_S = min(10.0, LOCK_STALE_S / 6)
 
 
 class Runner:
@@ -30,7 +32,9 @@ class Runner:
             session = self._session(run_id, conditions)
             if locked is None:
                 locked = self._lock(session.run_id)
-            with _Heartbeat(self.store, session.run_id):
+            # says every few seconds, on its own connection, that this process still measures the
+            # run (store.lock_run takes over a lock only when its heartbeat has gone quiet)
+            with Every(HEARTBEAT_S, lambda: heartbeat(self.store.path, session.run_id)):
                 self._measure(session)
             return session.run_id
         finally:
@@ -66,29 +70,6 @@ class Runner:
             raise
         finally:
             signal.signal(signal.SIGTERM, previous_handler)
-
-
-class _Heartbeat:
-    """A thread that says every few seconds, on its own connection, that the run's process still
-    measures it (store.lock_run takes over a lock only when its heartbeat has gone quiet)."""
-    INTERVAL_S = min(10.0, LOCK_STALE_S / 6)
-
-    def __init__(self, store: Store, run_id: int):
-        self.path, self.run_id = store.path, run_id
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._beat, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join(timeout=5)
-
-    def _beat(self) -> None:
-        while not self.stop.wait(self.INTERVAL_S):
-            heartbeat(self.path, self.run_id)
 
 
 def _raise_interrupt(signum, frame):

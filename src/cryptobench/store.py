@@ -316,17 +316,23 @@ class Store:
 
 
 def heartbeat(path, run_id: int) -> bool:
-    """Say that this process still measures the run (its lock's heartbeat), on a connection of its
-    own: the Runner's heartbeat thread calls it while the main thread writes through the Store.
-    False when the database was busy or away (the next beat tries again)."""
+    """Say that this process still measures the run (its lock's heartbeat): the Runner's heartbeat
+    thread calls it while the main thread writes through the Store."""
+    return write_aside(path, "the heartbeat", "UPDATE locks SET heartbeat = ? WHERE run_id = ? AND pid = ?",
+                       (time.time(), run_id, os.getpid()))
+
+
+def write_aside(location, what: str, sql: str, params: tuple) -> bool:
+    """One statement on a connection of its own, for a thread that beats beside the one writing
+    through the Store (the run lock's heartbeat, a lab worker's lease renewal). False when the
+    database was busy or away: a missed beat is not an error, the next one tries again."""
     try:
-        backend = open_backend(path, timeout_s=5.0)     # a busy database: skip this beat, not block the run
+        backend = open_backend(location, timeout_s=5.0)     # a busy database: skip this beat, not block the run
     except UsageError:
         return False
     try:
-        with backend.writing("the heartbeat"), backend.transaction():
-            backend.execute("UPDATE locks SET heartbeat = ? WHERE run_id = ? AND pid = ?",
-                            (time.time(), run_id, os.getpid()))
+        with backend.writing(what), backend.transaction():
+            backend.execute(sql, params)
     except Exception:              # noqa: BLE001 - a missed beat is not an error; the next one tries again
         return False
     finally:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..files import write_atomic
 from ..targets.boards import CPUS, Board
 from .recipes import FIRMWARE_DIR, Recipe, Variant, cache_dir
 
@@ -217,7 +218,7 @@ class FirmwareBuilder:
             tmp = _private(archive)
             _run(["arm-none-eabi-ar", "rcs", str(tmp), *map(str, objs)], "archiving the library")
             tmp.replace(archive)
-            _replace_text(stamp, want)
+            write_atomic(stamp, want, "the firmware cache")
         return archive
 
     def _core_objects(self) -> list[Path]:
@@ -259,7 +260,7 @@ class FirmwareBuilder:
             text = text.replace(f"@{k}@", hex(v))
         path = self.lib_dir / f"link-{b.name}.ld"
         if not path.exists() or path.read_text() != text:
-            _replace_text(path, text)
+            write_atomic(path, text, "the firmware cache")
         return path
 
     def image(self, name: str, ops: list[str], plan_source: str) -> Image:
@@ -271,7 +272,7 @@ class FirmwareBuilder:
         img_dir.mkdir(parents=True, exist_ok=True)
         plan = img_dir / f"{name}.plan.c"
         if not plan.exists() or plan.read_text() != plan_source:
-            _replace_text(plan, plan_source)
+            write_atomic(plan, plan_source, "the firmware cache")
         plan_obj = self._object(plan, img_dir / "plan-obj", [], self.flags + [f"-I{CORE}", f"-I{COMMON_DIR}"])
         elf = img_dir / f"{name}.elf"
         tmp = _private(elf)
@@ -283,14 +284,9 @@ class FirmwareBuilder:
 
 def _private(path: Path) -> Path:
     """A name only this process writes, renamed over `path` once whole: lab workers (one process
-    per place) build into the same cache at the same time, and a reader never sees half a file."""
+    per place) build into the same cache at the same time, and a reader never sees half a file
+    (what the tools write; the text files go through files.write_atomic)."""
     return path.with_name(f".{path.name}.{os.getpid()}.tmp")
-
-
-def _replace_text(path: Path, text: str) -> None:
-    tmp = _private(path)
-    tmp.write_text(text)
-    tmp.replace(path)
 
 
 def section_sizes(elf: Path) -> dict:

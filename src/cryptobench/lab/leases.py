@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 
 from ..records import Cell, Plan
-from ..store import Store
+from ..store import Store, write_aside
 
 TODO, LEASED, DONE = "todo", "leased", "done"
 DEFAULT_LEASE_S = 60.0         # a silent worker's units go back to the others after this
@@ -68,14 +68,13 @@ class Leases:
         run), todo otherwise. Workers of an earlier process lose whatever they held. Returns the
         number of units to measure."""
         done = self.store.done_keys(self.run_id)
-        units = plan_units(plan)
+        states = [DONE if unit_keys(plan, unit) <= done else TODO for unit in plan_units(plan)]
         with self.b.writing("the run's leases"), self.b.transaction(exclusive="leases"):
             self.b.execute("DELETE FROM leases WHERE run_id = ?", (self.run_id,))
-            for seq, unit in enumerate(units):
-                state = DONE if unit_keys(plan, unit) <= done else TODO
+            for seq, (unit, state) in enumerate(zip(plan_units(plan), states)):
                 self.b.execute("INSERT INTO leases (run_id, unit, seq, state, owner, place, expires, attempts) "
                                "VALUES (?, ?, ?, ?, NULL, NULL, 0, 0)", (self.run_id, unit, seq, state))
-        return sum(1 for u in units if not unit_keys(plan, u) <= done)
+        return states.count(TODO)
 
     def take(self, owner: str, place: str, lease_s: float) -> Taken | None:
         """The next free unit, leased to `owner` for `lease_s`; None when none is free now."""
@@ -121,6 +120,10 @@ class Leases:
                 out["expired"] += 1
         return out
 
+    def done_units(self) -> list[str]:
+        return [r[0] for r in self.b.execute("SELECT unit FROM leases WHERE run_id = ? AND state = 'done'",
+                                             (self.run_id,))]
+
     def next_expiry(self) -> float | None:
         row = self.b.execute("SELECT MIN(expires) FROM leases WHERE run_id = ? AND state = 'leased'",
                              (self.run_id,)).fetchone()
@@ -134,23 +137,9 @@ class Leases:
 
 
 def renew(location: str, run_id: int, owner: str, lease_s: float) -> bool:
-    """Push the expiry of every unit `owner` holds; on a connection of its own (the worker's
-    heartbeat thread). False when the database was busy or away: the next beat tries again."""
-    from ..errors import UsageError
-    from ..store_backends import open_backend
-    try:
-        b = open_backend(location, timeout_s=5.0)
-    except UsageError:
-        return False
-    try:
-        with b.writing("a lease"), b.transaction():
-            b.execute("UPDATE leases SET expires = ? WHERE run_id = ? AND owner = ? AND state = 'leased'",
-                      (time.time() + lease_s, run_id, owner))
-    except Exception:              # noqa: BLE001 - a missed beat is not an error; the next one tries again
-        return False
-    finally:
-        b.close()
-    return True
+    """Push the expiry of every unit `owner` holds (the worker's lease-renewing thread)."""
+    return write_aside(location, "a lease", "UPDATE leases SET expires = ? WHERE run_id = ? AND owner = ? AND "
+                       "state = 'leased'", (time.time() + lease_s, run_id, owner))
 
 
 # --- holds: places acquired and not (yet) released ---------------------------------------------

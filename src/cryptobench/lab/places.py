@@ -20,7 +20,6 @@ import fnmatch
 import io
 import logging
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -224,12 +223,12 @@ class PlaceBoard:
 
     def resources(self) -> list[dict]:
         """The place's resources as bound (class and the attributes that say where they are)."""
+        import attr
         out = []
         for res in self.target.resources:
             cls = type(res).__name__
             if cls == "RemotePlace":
                 continue
-            import attr
             fields = {k: v for k, v in attr.asdict(res, recurse=False).items()
                       if k not in ("target", "name", "avail", "parent") and isinstance(v, (str, int, float, bool))}
             out.append({"cls": cls, **fields})
@@ -284,12 +283,3 @@ def _one_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0] if text else type(exc).__name__
 
-
-def wait_released(lab: Lab, name: str, timeout_s: float = 10.0) -> bool:
-    """True once the coordinator shows `name` free (a release is asynchronous to other clients)."""
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if lab.info(name).acquired is None:
-            return True
-        time.sleep(0.2)
-    return False

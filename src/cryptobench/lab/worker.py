@@ -16,12 +16,12 @@ import os
 import signal
 import socket
 import sys
-import threading
 import time
 from dataclasses import replace
 from typing import Callable
 
 from ..errors import UsageError
+from ..periodic import Every
 from ..processes import process_alive
 from ..records import Cell, Plan
 from ..store import Store
@@ -43,28 +43,6 @@ class UnitSession(RunSession):
 
     def save_cells(self, cells: list[Cell], conditions: dict | None = None) -> None:
         self.cells.extend(cells)
-
-
-class _LeaseBeat:
-    """Renews the worker's leases every quarter lease, on its own connection."""
-
-    def __init__(self, location: str, run_id: int, owner: str, lease_s: float):
-        self.args = (location, run_id, owner, lease_s)
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._beat, daemon=True)
-        self.interval = max(0.2, lease_s / 4)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join(timeout=5)
-
-    def _beat(self) -> None:
-        while not self.stop.wait(self.interval):
-            renew(*self.args)
 
 
 def acquire(lab: Lab, store: Store, place: str, run_id: int, log: Callable[[str], None]) -> None:
@@ -102,7 +80,7 @@ def place_conditions(info, board: PlaceBoard, lab: Lab) -> dict:
 
 
 def work(store: Store, run_id: int, plan: Plan, place: str, lease_s: float = DEFAULT_LEASE_S,
-         log: Callable[[str], None] = lambda s: None, mcu=None, on_unit: Callable | None = None) -> int:
+         log: Callable[[str], None] = lambda s: None, mcu=None) -> int:
     """Measure leased units of `run_id` on `place` until none is left; returns how many it
     finished. `mcu`: an opened McuTarget to measure with (the single-place run passes its own);
     otherwise one is made and opened here."""
@@ -124,10 +102,9 @@ def work(store: Store, run_id: int, plan: Plan, place: str, lease_s: float = DEF
             mcu = McuTarget(wplan, log=log, run_image=run)
             mcu.open()
         else:
-            mcu.plan, mcu.target, mcu._run_image = wplan, wplan.target, run
-            mcu.functional_only = info.emulated
+            mcu.on_place(wplan, run)
         store.merge_conditions(run_id, ("target", "place_details", place), place_conditions(info, board, lab))
-        with _LeaseBeat(store.path, run_id, owner, lease_s):
+        with Every(max(0.2, lease_s / 4), lambda: renew(store.path, run_id, owner, lease_s)):
             while True:
                 taken = leases.take(owner, place, lease_s)
                 if taken is None:
@@ -149,8 +126,6 @@ def work(store: Store, run_id: int, plan: Plan, place: str, lease_s: float = DEF
                     raise
                 if leases.finish(taken.unit, owner, session.cells):
                     finished += 1
-                    if on_unit:
-                        on_unit(taken.unit, len(session.cells))
                 else:
                     log(f"{place}: {taken.unit} was taken over by another worker (lease expired); its cells are "
                         "theirs")

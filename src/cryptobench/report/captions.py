@@ -2,7 +2,7 @@
 tables.conditions_lines shows, compacted), and the pieces every figure caption shares."""
 from __future__ import annotations
 
-from ..records import Conditions, Run
+from ..records import Conditions, Run, place_of
 
 
 def _join(items) -> str:
@@ -110,7 +110,7 @@ def _places_part(run: Run) -> str:
     t = run.conditions.target
     counts: dict[str, int] = {}
     for c in run.cells:
-        place = c.target.partition(":")[2]
+        place = place_of(c.target)[1]
         counts[place] = counts.get(place, 0) + 1
     shown = ", ".join(f"{p} ({counts.get(p, 0)} cells)" for p in t.get("places") or sorted(counts))
     return f"labgrid places {shown} via coordinator {t.get('coordinator', '?')}"

@@ -34,10 +34,9 @@ class LabTarget:
         self.workers: dict[str, subprocess.Popen] = {}
 
     def open(self) -> dict:
-        # the recipes are resolved (crates fetched) here once, before any worker builds with them
-        conditions = self.mcu.open()
-        conditions["target"]["places"] = self.places
-        return conditions
+        # the recipes are resolved (crates fetched) here once, before any worker builds with them;
+        # the conditions' target is the plan's (its places among it)
+        return self.mcu.open()
 
     def measure(self, session: RunSession) -> None:
         from ..lab.leases import Leases
@@ -79,6 +78,8 @@ class LabTarget:
         reported: set[str] = set()
         done_units: set[str] = set()
         while True:
+            # looked at before the counts, so that what a stopped worker finished is in them
+            all_stopped = all(p.poll() is not None for p in self.workers.values())
             self._advance(leases, done_units)
             counts = leases.counts()
             if counts["todo"] == 0 and counts["leased"] == 0:
@@ -87,16 +88,11 @@ class LabTarget:
                 if proc.poll() is not None and place not in reported:
                     reported.add(place)
                     self._stopped(session, place, proc.returncode, lease_s)
-            if all(p.poll() is not None for p in self.workers.values()):
-                self._advance(leases, done_units)
-                counts = leases.counts()
-                if not counts["todo"] and not counts["leased"]:
-                    break
-                if counts["leased"] == counts["expired"]:   # nobody holds a unit: no worker anywhere is left
-                    raise HarnessError(f"{counts['todo'] + counts['leased']} unit(s) of run {session.run_id} not "
-                                       f"measured: every place's worker stopped; `cryptobench run --resume "
-                                       f"{session.run_id}` measures them")
-                # a worker that joined from another machine still holds a unit: wait for it
+            # a worker that joined from another machine and still holds a unit is waited for
+            if all_stopped and counts["leased"] == counts["expired"]:
+                raise HarnessError(f"{counts['todo'] + counts['leased']} unit(s) of run {session.run_id} not "
+                                   f"measured: every place's worker stopped; `cryptobench run --resume "
+                                   f"{session.run_id}` measures them")
             time.sleep(0.3)
         for place, proc in self.workers.items():
             proc.wait()
@@ -108,8 +104,7 @@ class LabTarget:
     def _advance(self, leases, done_units: set) -> None:
         """Progress: the units finished since the last look, each as its cells."""
         from ..lab.leases import split_unit
-        rows = leases.b.execute("SELECT unit FROM leases WHERE run_id = ? AND state = 'done'", (leases.run_id,))
-        for (unit,) in rows:
+        for unit in leases.done_units():
             if unit in done_units:
                 continue
             done_units.add(unit)

@@ -94,12 +94,20 @@ class McuTarget:
         self.builders: dict = {}         # recipe name -> its FirmwareBuilder
         self.target = plan.target
         self.board = BOARDS[self.target["board"]]
-        # QEMU, and a labgrid place whose board is a QEMU machine, have no cycle model: their
-        # cells carry output, stack, heap and code size, never cycles or seconds
-        self.functional_only = self.target["kind"] == "qemu" or bool(self.target.get("emulated"))
         self._run_image = run_image
         self.vectors = load_vectors(extra=plan.options.extra.get("vectors") or ())
         self.host: HarnessProcess | None = None
+
+    @property
+    def functional_only(self) -> bool:
+        """QEMU, and a labgrid place whose board is a QEMU machine, have no cycle model: their
+        cells carry output, stack, heap and code size, never cycles or seconds."""
+        return self.target["kind"] == "qemu" or bool(self.target.get("emulated"))
+
+    def on_place(self, plan: Plan, run_image: Callable) -> None:
+        """Measure on one labgrid place from now on: `plan` is the run's with the place in its
+        target (its cells' label, whether its board is emulated), `run_image` its transport."""
+        self.plan, self.target, self._run_image = plan, plan.target, run_image
 
     # --- target ----------------------------------------------------------------------------
     def run_image(self, elf: Path):
