@@ -186,16 +186,17 @@ def _mcu_plan(args) -> Plan:
     from ..firmware.recipes import builtin_recipes, load_recipe
     from ..plan import build_plan, pick_baseline
     from ..targets.boards import check_opt
+    labgrid = args.target.partition(":")[0] == "labgrid"   # its options are checked before the lab is asked
+    if labgrid and args.port:
+        raise UsageError("--port: a labgrid place's serial port comes from the place; leave --port out")
+    if args.lease_timeout is not None and (not labgrid or args.lease_timeout <= 0):
+        raise UsageError("--lease-timeout: applies to labgrid targets only, and must be > 0 seconds")
     kind, name, board, cpu, device = _mcu_where(args)
     opt = check_opt(args.opt)
     if args.timeout <= 0:
         raise UsageError(f"--timeout: must be > 0 seconds, got {args.timeout}")
     if kind == "board" and not args.port:
         raise UsageError(f"--target {args.target} needs --port (the board's serial port)")
-    if kind == "labgrid" and args.port:
-        raise UsageError("--port: a labgrid place's serial port comes from the place; leave --port out")
-    if args.lease_timeout is not None and (kind != "labgrid" or args.lease_timeout <= 0):
-        raise UsageError("--lease-timeout: applies to labgrid targets only, and must be > 0 seconds")
     if args.library_source and not args.recipe:
         raise UsageError("--library-source needs --recipe FILE (the recipe that says what to build from it)")
     toolchain()
