@@ -171,8 +171,12 @@ def test_a_missing_header_is_a_build_error_naming_the_source(tmp_path):
     src, flags = _tree(tmp_path)
     (tmp_path / "inc" / "deep.h").unlink()
     with pytest.raises(BuildError) as exc:
-        object_key(_any_cc(), flags, src)
+        object_key(_any_cc(), flags, src, roots=[tmp_path])
     assert exc.value.what == "listing the headers of a.c" and "deep.h" in exc.value.tail
+    # outside the places the build was given, the diagnostic is not quoted (firmware/diagnostics.py)
+    with pytest.raises(BuildError) as exc:
+        object_key(_any_cc(), flags, src)
+    assert "deep.h" not in exc.value.tail and "not shown" in exc.value.tail
 
 
 def test_make_dependency_listings_are_read_with_their_escapes():

@@ -23,3 +23,10 @@ def printable(text: str, keep_newlines: bool = True) -> str:
     reaches the terminal as a command and nothing is silently lost."""
     out = _CONTROL.sub(_shown, text)
     return out if keep_newlines else out.replace("\n", "\\n")
+
+
+def quoted(value: object, limit: int = 60) -> str:
+    """A value read from a user's file, for an error line: printable, on one line, at most `limit`
+    characters (then "…"), in single quotes."""
+    text = printable(value if isinstance(value, str) else repr(value), keep_newlines=False)
+    return "'" + text[:limit] + ("…" if len(text) > limit else "") + "'"

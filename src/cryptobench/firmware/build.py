@@ -19,6 +19,8 @@ from pathlib import Path
 from ..errors import UsageError
 from ..files import write_atomic
 from ..targets.boards import CPUS, Board
+from .cflags import include_dir
+from .diagnostics import confine
 from .recipes import FIRMWARE_DIR, Recipe, Variant, cache_dir
 
 CC = "arm-none-eabi-gcc"
@@ -47,7 +49,8 @@ def ram_budget(ram: int) -> dict:
 
 
 class BuildError(Exception):
-    """A compile or link step failed; `tail` holds the compiler's last lines."""
+    """A compile or link step failed; `tail` holds the compiler's last lines, confined to the
+    places a build may read (diagnostics.confine): a cell's detail stores it."""
 
     def __init__(self, what: str, tail: str):
         super().__init__(f"{what}: {tail}")
@@ -92,17 +95,23 @@ def make_dependencies(text: str) -> list[Path]:
     return [Path(re.sub(r"\\([ #])", r"\1", n).replace("$$", "$")) for n in names]
 
 
-def dependency_files(cc: str, flags: list[str], src: Path) -> list[Path]:
+def build_roots() -> list[Path]:
+    """The places every build may read and write: cryptobench's harness and the cache."""
+    return [FIRMWARE_DIR, COMMON_DIR, cache_dir() / "firmware"]
+
+
+def dependency_files(cc: str, flags: list[str], src: Path, roots: list[Path] = ()) -> list[Path]:
     """Every file compiling `src` with `flags` reads: the source and each header it includes,
     directly or not, system headers too, as the compiler itself resolves them (`-M`)."""
-    proc = subprocess.run([cc, *flags, "-M", "-MT", "x", str(src)], capture_output=True, text=True)
+    proc = subprocess.run([cc, *flags, "-M", "-MT", "x", str(src)], capture_output=True, text=True,
+                          errors="replace")
     if proc.returncode != 0:
-        lines = (proc.stderr or proc.stdout).strip().splitlines()
-        raise BuildError(f"listing the headers of {src.name}", "\n".join(lines[-12:]))
+        raise BuildError(f"listing the headers of {src.name}", confine(proc.stderr or proc.stdout,
+                                                                       [*build_roots(), *roots]))
     return make_dependencies(proc.stdout)
 
 
-def object_key(cc: str, flags: list[str], src: Path, file_digest=_file_digest) -> str:
+def object_key(cc: str, flags: list[str], src: Path, file_digest=_file_digest, roots: list[Path] = ()) -> str:
     """The cache key of one object: its flags and the content of every file its compilation reads.
 
     The compiler's own dependency listing is used rather than a hash of the include directories:
@@ -110,18 +119,37 @@ def object_key(cc: str, flags: list[str], src: Path, file_digest=_file_digest) -
     directory, relative paths, computed includes such as MBEDTLS_CONFIG_FILE, newlib's headers),
     so a header outside the -I directories counts, a new header that shadows another changes the
     listing, and an edit to a header no source includes rebuilds nothing."""
-    return _digest(flags, [(str(f), file_digest(f)) for f in dependency_files(cc, flags, src)])
+    return _digest(flags, [(str(f), file_digest(f)) for f in dependency_files(cc, flags, src, roots)])
 
 
 def cpu_flags(cpu: str, opt: str) -> list[str]:
     return list(CPUS[cpu]["flags"]) + [f"-{opt}"]
 
 
-def _run(cmd: list[str], what: str) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+def _run(cmd: list[str], what: str, roots: list[Path] = ()) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     if proc.returncode != 0:
-        lines = (proc.stderr or proc.stdout).strip().splitlines()
-        raise BuildError(what, "\n".join(lines[-12:]))
+        raise BuildError(what, confine(proc.stderr or proc.stdout, [*build_roots(), *roots]))
+
+
+def _produce(cmd: list[str], tmp: Path, target: Path, what: str, roots: list[Path] = ()) -> None:
+    """Run a tool that writes `tmp` (a private name, _private) and rename it over `target`; on
+    any failure (the tool's, an interrupt) the private file is removed, never left in the cache."""
+    try:
+        _run(cmd, what, roots)
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def in_tree(flags: list[str], root: Path) -> list[str]:
+    """A recipe's cflags with each include folder (-Iinclude) joined to the library tree, where
+    recipes.resolve() checked it (a relative -I would otherwise be relative to the working folder)."""
+    out = []
+    for flag in flags:
+        found = include_dir(flag)
+        out.append(f"{found[0]}{root / found[1]}" if found else flag)
+    return out
 
 
 class FirmwareBuilder:
@@ -143,7 +171,7 @@ class FirmwareBuilder:
         self.extra_cflags = getattr(recipe, "cflags", []) + (variant.cflags if variant else [])
         alt = getattr(recipe, "alt_include_dirs", []), getattr(recipe, "alt_defines", [])
         # an _ALT header (sha256_alt.h) is found before the library's own include dirs
-        self.lib_cflags = (library_cflags(self.flags, self.extra_cflags)
+        self.lib_cflags = (library_cflags(self.flags, in_tree(self.extra_cflags, Path(recipe.source_dir or ".")))
                            + [f"-I{d}" for d in alt[0]] + [f"-D{d}" for d in alt[1]]
                            + [f"-I{recipe.source_dir / d}" for d in recipe.include_dirs]
                            + ([f"-I{recipe.config_dir}"] if recipe.config_dir else [])
@@ -153,6 +181,10 @@ class FirmwareBuilder:
                       *([[str(f) for f in recipe.alt_sources]] if getattr(recipe, "alt_sources", None) else []))
         tag = f"-{variant.name}" if variant else ""
         self.lib_dir = cache_dir() / "firmware" / f"{recipe.name}{tag}-{recipe.version}-{cpu}-{opt}-{key}"
+        # what a failure's diagnostics may quote: the library tree, the recipe's folder, the build folder
+        self.roots = [p for p in (recipe.source_dir, getattr(recipe, "home", None), self.lib_dir,
+                                  *getattr(recipe, "alt_include_dirs", []),
+                                  *(f.parent for f in getattr(recipe, "alt_sources", []))) if p is not None]
         self.compiled = 0
         self._digests: dict[Path, str] = {}    # file -> content digest: headers do not change during a build
         self._keys: dict[tuple, str] = {}      # (source, its digest, flags) -> object_key
@@ -191,7 +223,7 @@ class FirmwareBuilder:
         a generated source such as the plan changes between images)."""
         memo = (src, _file_digest(src), tuple(flags), cc)
         if memo not in self._keys:
-            self._keys[memo] = object_key(cc, flags, src, self._file_digest)
+            self._keys[memo] = object_key(cc, flags, src, self._file_digest, self.roots)
         return self._keys[memo]
 
     def _object(self, src: Path, out_dir: Path, extra: list[str], cflags: list[str], cc: str = CC) -> Path:
@@ -200,8 +232,7 @@ class FirmwareBuilder:
         if not obj.exists():
             out_dir.mkdir(parents=True, exist_ok=True)
             tmp = _private(obj)
-            _run([cc, *flags, "-c", str(src), "-o", str(tmp)], f"compiling {src.name}")
-            tmp.replace(obj)
+            _produce([cc, *flags, "-c", str(src), "-o", str(tmp)], tmp, obj, f"compiling {src.name}", self.roots)
             self.compiled += 1
         return obj
 
@@ -216,8 +247,8 @@ class FirmwareBuilder:
         want = "\n".join(sorted(o.name for o in objs))
         if not archive.exists() or not stamp.exists() or stamp.read_text() != want:
             tmp = _private(archive)
-            _run(["arm-none-eabi-ar", "rcs", str(tmp), *map(str, objs)], "archiving the library")
-            tmp.replace(archive)
+            _produce(["arm-none-eabi-ar", "rcs", str(tmp), *map(str, objs)], tmp, archive, "archiving the library",
+                     self.roots)
             write_atomic(stamp, want, "the firmware cache")
         return archive
 
@@ -276,9 +307,9 @@ class FirmwareBuilder:
         plan_obj = self._object(plan, img_dir / "plan-obj", [], self.flags + [f"-I{CORE}", f"-I{COMMON_DIR}"])
         elf = img_dir / f"{name}.elf"
         tmp = _private(elf)
-        _run([CC, *self.flags, *LDFLAGS, f"-T{self._linker_script()}", *map(str, core), str(glue), str(plan_obj),
-              str(archive), "-lc", "-lgcc", "-o", str(tmp)], f"linking {name} for {self.board.name}")
-        tmp.replace(elf)
+        _produce([CC, *self.flags, *LDFLAGS, f"-T{self._linker_script()}", *map(str, core), str(glue), str(plan_obj),
+                  str(archive), "-lc", "-lgcc", "-o", str(tmp)], tmp, elf, f"linking {name} for {self.board.name}",
+                 self.roots)
         return Image(elf, section_sizes(elf))
 
 

@@ -14,7 +14,10 @@ Where paths lead (docs/own-library.md, "Paths"):
 from __future__ import annotations
 
 import glob
+import json
 import os
+import re
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +26,8 @@ from ..catalog import OPS
 from ..errors import UsageError
 from ..files import read_toml, read_utf8, toml_line
 from ..harness import REPO_ROOT
+from ..printable import quoted
+from .cflags import define_problem, flag_problem, include_dir
 
 RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"
 FIRMWARE_DIR = REPO_ROOT / "harness" / "firmware"
@@ -31,8 +36,10 @@ LIBRARY_KEYS = {"name", "version", "crate", "crate_version", "root", "license", 
                 "alt_sources", "alt_include_dirs", "alt_defines"}     # Mbed TLS _ALT: see docs/firmware.md
 VARIANT_KEYS = {"name", "when", "ops", "defines", "cflags"}
 REQUIRED = ("name", "version", "glue", "sources")
-# flags cryptobench sets itself (--cpu, --opt): a recipe's cflags may not change them
-RESERVED_CFLAGS = ("-mcpu=", "-march=", "-mfloat-abi=", "-mfpu=", "-mthumb", "-marm", "-O", "-o", "-c")
+# a recipe's name and version become part of a folder name in the cache: one name, no '/'
+NAME_RX = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+CRATE_RX = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")       # a crate and its version: a folder too
+VERSION_RX = re.compile(r"[^\x00-\x1f\x7f/\\]{1,120}")
 HARNESS_PREFIX = "harness:"      # glue = "harness:glue/mbedtls.c": a bundled glue, from a recipe of your own
 PARAM_NAMES = sorted({p.name for op in OPS.values() for p in op.params})
 
@@ -134,6 +141,8 @@ def load_recipe(name_or_path: str) -> Recipe:
         if not path.exists():
             raise UsageError(f"unknown library recipe '{name_or_path}'; valid: {', '.join(builtin_recipes())} "
                              "(or a path to a recipe .toml file)")
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise UsageError(f"{path}: not a regular file (a FIFO, a device or a folder); expected a recipe .toml file")
     text, doc = read_toml(path)
     lines = text.splitlines()
     for table in doc:
@@ -151,16 +160,7 @@ def load_recipe(name_or_path: str) -> Recipe:
         if key not in lib:
             raise UsageError(f"{path}:1: [library] needs '{key}'")
     _check_types(path, lines, lib)
-    ops, unavailable = doc.get("ops", {}), doc.get("unavailable", {})
-    for table, entries in (("ops", ops), ("unavailable", unavailable)):
-        if not isinstance(entries, dict):
-            raise UsageError(f"{path}:{toml_line(lines, table)}: '{table}' must be a table of op id = \"text\"")
-        for op, text in entries.items():
-            if op not in OPS:
-                raise UsageError(f"{path}:{toml_line(lines, op)}: unknown op '{op}' in [{table}]; valid: {', '.join(OPS)}")
-            if not isinstance(text, str):
-                raise UsageError(f"{path}:{toml_line(lines, op)}: [{table}] '{op}' must be a string (what implements "
-                                 f"it, or why not), got {text!r}")
+    ops, unavailable = _op_tables(path, lines, doc)
     home = recipe_home(path)
     glue = _in_home(home, lib["glue"], path, lines, "glue")
     if not glue.is_file():
@@ -173,10 +173,11 @@ def load_recipe(name_or_path: str) -> Recipe:
     for key in ("sources", "include_dirs"):
         for rel in lib.get(key, []):
             _relative_inside(rel, path, lines, key)
-    if not lib.get("crate"):
-        _relative_inside(lib.get("root", ""), path, lines, "root")
+    _relative_inside(lib.get("root", ""), path, lines, "root")    # inside the crate, or the recipe's folder
     cflags = lib.get("cflags", [])
-    _check_cflags(cflags, path, toml_line(lines, "cflags"))
+    _check_cflags(cflags, path, lines, toml_line(lines, "cflags"))
+    for key in ("defines", "alt_defines"):
+        _check_defines(lib.get(key, []), path, lines, toml_line(lines, key), key)
     variants = _variants(doc.get("variant", []), path, lines, ops)
     alt_sources, alt_include_dirs = _alt_paths(path, lines, lib)
     return Recipe(path=path, name=lib["name"], version=str(lib["version"]), glue=glue,
@@ -186,6 +187,22 @@ def load_recipe(name_or_path: str) -> Recipe:
                   license=lib.get("license", ""), heap=lib.get("heap", False), ops=dict(ops),
                   unavailable=dict(unavailable), cflags=cflags, variants=variants, home=home,
                   alt_sources=alt_sources, alt_include_dirs=alt_include_dirs, alt_defines=lib.get("alt_defines", []))
+
+
+def _op_tables(path: Path, lines: list[str], doc: dict) -> tuple[dict, dict]:
+    """[ops] and [unavailable]: catalog op -> what implements it, or why not."""
+    ops, unavailable = doc.get("ops", {}), doc.get("unavailable", {})
+    for table, entries in (("ops", ops), ("unavailable", unavailable)):
+        if not isinstance(entries, dict):
+            raise UsageError(f"{path}:{toml_line(lines, table)}: '{table}' must be a table of op id = \"text\"")
+        for op, text in entries.items():
+            if op not in OPS:
+                raise UsageError(f"{path}:{toml_line(lines, op)}: unknown op {quoted(op)} in [{table}]; valid: "
+                                 + ", ".join(OPS))
+            if not isinstance(text, str):
+                raise UsageError(f"{path}:{toml_line(lines, op)}: [{table}] '{op}' must be a string (what implements "
+                                 f"it, or why not), got {text!r}")
+    return ops, unavailable
 
 
 def _alt_paths(path: Path, lines: list[str], lib: dict) -> tuple[list[Path], list[Path]]:
@@ -227,6 +244,17 @@ def _check_types(path: Path, lines: list[str], lib: dict) -> None:
     for key, (typ, what) in _TYPES.items():
         if key in lib and (not isinstance(lib[key], typ) or (typ is not bool and isinstance(lib[key], bool))):
             raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' must be {what}, got {lib[key]!r}")
+    if not NAME_RX.fullmatch(lib["name"]):
+        raise UsageError(f"{path}:{toml_line(lines, 'name')}: 'name' = {quoted(lib['name'])}: expected letters, digits, "
+                         "'.', '_', '+' or '-' (at most 64, not first a '.' or '-'): the name is an engine's and a "
+                         "folder's in the cache")
+    for key, rx in (("crate", CRATE_RX), ("crate_version", CRATE_RX)):
+        if key in lib and not rx.fullmatch(str(lib[key])):
+            raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' = {quoted(lib[key])}: expected a crates.io "
+                             "name or version (letters, digits, '.', '_', '+', '-')")
+    if not VERSION_RX.fullmatch(str(lib["version"])):
+        raise UsageError(f"{path}:{toml_line(lines, 'version')}: 'version' = {quoted(lib['version'])}: expected at "
+                         "most 120 printable characters without '/' or '\\' (it is part of a folder name)")
     for key in ("sources", "include_dirs", "defines", "cflags", "alt_sources", "alt_include_dirs", "alt_defines"):
         if key in lib and not (isinstance(lib[key], list) and all(isinstance(x, str) for x in lib[key])):
             raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' must be a list of strings")
@@ -234,14 +262,32 @@ def _check_types(path: Path, lines: list[str], lib: dict) -> None:
         raise UsageError(f"{path}:{toml_line(lines, 'sources')}: 'sources' is empty; name at least one source file")
 
 
-def _check_cflags(cflags: list[str], path: Path, line: int) -> None:
+def _check_cflags(cflags: list[str], path: Path, lines: list[str], line: int, key: str = "cflags") -> None:
+    """Each flag on the allow-list of firmware/cflags.py; the error names the line of the entry."""
     for flag in cflags:
-        if not flag.startswith("-"):
-            raise UsageError(f"{path}:{line}: 'cflags' entry '{flag}' is not a compiler option; expected flags "
-                             "such as \"-std=gnu11\" or \"-Wno-unused-parameter\"")
-        if any(flag == r or (r.endswith("=") or r == "-O") and flag.startswith(r) for r in RESERVED_CFLAGS):
-            raise UsageError(f"{path}:{line}: 'cflags' entry '{flag}' is set by cryptobench itself (--cpu chooses "
-                             "-mcpu/-mfpu/-mfloat-abi, --opt the -O level); leave it out")
+        problem = flag_problem(flag)
+        if problem:
+            raise UsageError(f"{path}:{_entry_line(lines, line, flag)}: '{key}' entry {quoted(flag)} {problem}")
+
+
+def _check_defines(defines: list[str], path: Path, lines: list[str], line: int, key: str) -> None:
+    """Each entry NAME or NAME=VALUE, as -D takes it (firmware/cflags.py, define_problem)."""
+    for entry in defines:
+        problem = define_problem(entry)
+        if problem:
+            raise UsageError(f"{path}:{_entry_line(lines, line, entry)}: '{key}' entry {quoted(entry)} {problem}")
+
+
+def _entry_line(lines: list[str], key_line: int, entry: str) -> int:
+    """The line of a list entry: the first line from its key's on that holds it as written
+    (a list may span lines), else the key's own line."""
+    written = json.dumps(entry)
+    for n in range(key_line - 1, min(len(lines), key_line + 200)):
+        if n > key_line - 1 and re.match(r"\s*(\[|[A-Za-z0-9_-]+\s*=|\"[^\"]*\"\s*=)", lines[n]):
+            break                                     # the next key or table: the entry was not found
+        if written in lines[n] or f"'{entry}'" in lines[n]:
+            return n + 1
+    return key_line
 
 
 def _variants(tables, path: Path, lines: list[str], ops: dict) -> list[Variant]:
@@ -281,7 +327,8 @@ def _variants(tables, path: Path, lines: list[str], ops: dict) -> list[Variant]:
         for op in t.get("ops", []):
             if op not in ops:
                 raise UsageError(f"{path}:{at('ops')}: variant '{name}' names op '{op}', which [ops] does not list")
-        _check_cflags(t.get("cflags", []), path, at("cflags"))
+        _check_cflags(t.get("cflags", []), path, lines, at("cflags"))
+        _check_defines(t.get("defines", []), path, lines, at("defines"), "defines")
         out.append(Variant(name, dict(when), list(t.get("ops", [])), list(t.get("defines", [])),
                            list(t.get("cflags", []))))
     return out
@@ -356,4 +403,24 @@ def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: No
             raise UsageError(f"{recipe.path}:{toml_line(lines, 'include_dirs')}: key 'include_dirs': '{inc}' is not a "
                              f"directory under {root}")
         _confined(root / inc, recipe, root, lines, "include_dirs", inc)
+    _check_include_flags(recipe, root, lines)
     return recipe
+
+
+def _check_include_flags(recipe: Recipe, root: Path, lines: list[str]) -> None:
+    """The include folders of the cflags ([library] and every variant's), now that the tree is
+    known: each a folder inside it, symlinks followed (firmware/build.py gives it as root/DIR)."""
+    for flags, at in [(recipe.cflags, toml_line(lines, "cflags"))] + [(v.cflags, 0) for v in recipe.variants]:
+        for flag in flags:
+            option, rel = include_dir(flag) or (None, None)
+            if option is None:
+                continue
+            line = _entry_line(lines, at or 1, flag) if at else next(
+                (n + 1 for n, text in enumerate(lines) if json.dumps(flag) in text), 1)
+            if not (root / rel).is_dir():
+                raise UsageError(f"{recipe.path}:{line}: 'cflags' entry {quoted(flag)}: '{rel}' is not a directory "
+                                 f"under the library tree {root}")
+            if not (root / rel).resolve().is_relative_to(root.resolve()):
+                raise UsageError(f"{recipe.path}:{line}: 'cflags' entry {quoted(flag)} leads to "
+                                 f"{(root / rel).resolve()}, outside the library tree {root}; expected a folder "
+                                 "inside it")
