@@ -11,17 +11,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from .catalog import OPS
 from .engines import ENGINES
-from .errors import HarnessError
+from .errors import HarnessError, UsageError
+from .files import read_utf8
+from .vector_check import SELECTING, check_vector
 
 VECTORS_DIR = Path(__file__).resolve().parent / "vectors"
-SELECTING = ("key_bits", "curve", "rsa_bits", "tag_bytes", "nonce_bytes")
+MAX_FILE_BYTES = 16 << 20        # one vector file (the bundled ones are at most 40 KB)
 CHECKER_PREFERENCE = ("openssl-hw", "mbedtls", "libsodium", "openssl-sw")
 DRBG_OPS = ("ctr-drbg-instantiate", "ctr-drbg-reseed", "ctr-drbg-generate")
+VERIFY_OPS = ("ecdsa-verify", "rsa-verify")      # the ops whose output is `ok`
 
 
 @dataclass
@@ -33,14 +37,15 @@ class Verdict:
 
 def vectors_dir() -> Path:
     """The base set of known-answer vectors: the bundled vectors/, or CRYPTOBENCH_VECTORS (a
-    directory that replaces them). `run --vectors DIR` adds a user's files on top of this set."""
+    directory that replaces them). `run --vectors PATH` adds a user's files on top of this set."""
     return Path(os.environ.get("CRYPTOBENCH_VECTORS", VECTORS_DIR))
 
 
 def load_vectors(directory: Path | None = None, extra: list | tuple = ()) -> list[dict]:
-    """Every vector of the base directory, then of each `extra` directory (`run --vectors DIR`:
-    the user's own, same format, docs/own-library.md). A malformed file is a ValueError naming
-    the file, the line and what was expected."""
+    """Every vector of the base directory, then of each `extra` folder or file (`run --vectors
+    PATH`: the user's own, same format, docs/own-library.md). Every vector is checked against the
+    catalog (vector_check.py), the bundled ones too; a file that fails is a UsageError naming the
+    file, the line, the vector and the field."""
     directory = directory or vectors_dir()
     vectors = _load_dir(directory, user=False)
     for more in extra:
@@ -49,33 +54,53 @@ def load_vectors(directory: Path | None = None, extra: list | tuple = ()) -> lis
 
 
 def _load_dir(directory: Path, user: bool) -> list[dict]:
-    vectors = []
-    if user and not directory.is_dir():
-        raise ValueError(f"--vectors: '{directory}' is not a directory (expected a folder of *.json vector files)")
-    paths = sorted(directory.glob("*.json"))
+    """The vectors of a folder's *.json files, or (a user's --vectors) of one .json file."""
+    if user and directory.is_file():
+        paths = [directory]
+    elif directory.is_dir():
+        paths = sorted(directory.glob("*.json"))
+    else:
+        raise UsageError(f"--vectors: '{directory}' is not a directory or a file (expected a folder of *.json "
+                         "vector files, or one such file)" if user else
+                         f"CRYPTOBENCH_VECTORS: '{directory}' is not a directory of *.json vector files")
     if user and not paths:
-        raise ValueError(f"--vectors: '{directory}' holds no *.json vector file")
+        raise UsageError(f"--vectors: '{directory}' holds no *.json vector file")
+    vectors = []
     for path in paths:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{exc.lineno}: malformed vector file ({exc.msg})")
-        if not isinstance(doc, dict) or not isinstance(doc.get("vectors", []), list):
-            raise ValueError(f"{path}:1: expected an object with a \"vectors\" list (src/cryptobench/vectors/README.md)")
-        for i, v in enumerate(doc.get("vectors", [])):
-            line = _vector_line(text, i)
-            if not isinstance(v, dict):
-                raise ValueError(f"{path}:{line}: vector #{i} must be an object with op, in and out")
-            missing = [k for k in ("op", "in", "out") if k not in v]
-            if missing:
-                raise ValueError(f"{path}:{line}: vector #{i} lacks {', '.join(missing)}")
-            if user:
-                _check_user_vector(path, line, i, v)
-            v.setdefault("id", f"{path.stem}#{i}")
-            v.setdefault("params", {})
-            v["file"] = path.name
-            vectors.append(v)
+        vectors += _load_file(path, user)
+    return vectors
+
+
+def _load_file(path: Path, user: bool) -> list[dict]:
+    """One vector file: a regular file of at most MAX_FILE_BYTES of UTF-8 JSON, an object whose
+    "vectors" list holds (for a user's file, at least) one vector, each checked."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"{path}: not a regular file (a FIFO, a device or a folder); expected a .json vector file")
+    if info.st_size > MAX_FILE_BYTES:
+        raise UsageError(f"{path}: {info.st_size} bytes; a vector file holds at most {MAX_FILE_BYTES} bytes")
+    text = read_utf8(path)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}:{exc.lineno}: malformed vector file ({exc.msg})") from None
+    except RecursionError:                          # arrays nested 100,000 deep
+        raise UsageError(f"{path}:1: malformed vector file (arrays or objects nested too deep)") from None
+    except ValueError as exc:                       # a number of 5,000 digits
+        raise UsageError(f"{path}:1: malformed vector file ({str(exc).split(':')[0]})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("vectors", []), list):
+        raise UsageError(f"{path}:1: expected an object with a \"vectors\" list (src/cryptobench/vectors/README.md)")
+    if user and not doc.get("vectors"):
+        raise UsageError(f"{path}:1: the \"vectors\" list is empty; expected at least one vector")
+    vectors = []
+    for i, v in enumerate(doc.get("vectors", [])):
+        v = check_vector(path, _vector_line(text, i), i, v)
+        v.setdefault("id", f"{path.stem}#{i}")
+        v["file"] = path.name
+        vectors.append(v)
     return vectors
 
 
@@ -89,33 +114,11 @@ def _vector_line(text: str, index: int) -> int:
     return text.count("\n", 0, at) + 1
 
 
-def _check_user_vector(path: Path, line: int, i: int, v: dict) -> None:
-    """A user's vector: a catalog op, hex byte strings, the op's parameter names."""
-    if v["op"] not in OPS:
-        raise ValueError(f"{path}:{line}: vector #{i}: unknown op '{v['op']}'; expected a catalog op "
-                         "(cryptobench list ops)")
-    for part in ("in", "out"):
-        if not isinstance(v[part], dict) or not all(isinstance(x, str) for x in v[part].values()):
-            raise ValueError(f"{path}:{line}: vector #{i}: '{part}' must map names to lowercase hex strings")
-        for name, h in v[part].items():
-            try:
-                bytes.fromhex(h)
-            except ValueError:
-                raise ValueError(f"{path}:{line}: vector #{i}: {part}.{name} is not hex: {h[:32]!r}") from None
-    params = v.get("params", {})
-    if not isinstance(params, dict):
-        raise ValueError(f"{path}:{line}: vector #{i}: 'params' must be an object")
-    for k in params:
-        if k not in OPS[v["op"]].param_names:
-            raise ValueError(f"{path}:{line}: vector #{i}: '{k}' is not a parameter of {v['op']}; valid: "
-                             + ", ".join(OPS[v["op"]].param_names))
-
-
 # Ops that no host engine implements: a maintained Python package computes the same output, so the
 # target's output is cross-checked against it (pip install 'cryptobench[reference]': pycryptodome).
 NO_REFERENCE = {
     "norx32-4-1-encrypt": "no host engine implements NORX and no maintained Python package does (NORX, a CAESAR "
-                          "finalist, was never standardised; give known-answer vectors with --vectors DIR)",
+                          "finalist, was never standardised; give known-answer vectors with --vectors PATH)",
 }
 
 
@@ -235,6 +238,8 @@ class Verifier:
     def _run_vectors(self, engine: str, op: str, params: dict, vectors: list[dict]) -> Verdict:
         passed, skipped = [], []
         for v in vectors:
+            if not v["out"]:                   # checks nothing (load_vectors refuses it): never a pass
+                continue
             vparams = {**params, **v["params"]}
             try:
                 got = self._compute(engine, op, vparams, v["in"])
@@ -242,8 +247,8 @@ class Verifier:
                 if "unsupported" in str(exc).lower():
                     skipped.append(v["id"])
                     continue
-                if v["out"] == {"ok": "00"}:
-                    passed.append(v["id"])     # refusing malformed input is a correct rejection
+                if v["out"] == {"ok": "00"} and op in VERIFY_OPS:
+                    passed.append(v["id"])     # a verifier refusing malformed input rejects it correctly
                     continue
                 return Verdict("fail", f"vector {v['id']} ({v.get('source', v['file'])}): {exc}")
             for name, expected in v["out"].items():

@@ -57,10 +57,10 @@ def add_parser(sub) -> None:  # long: the option list, one declaration per optio
     run = sub.add_parser("run", help="verify, time, store and print a suite or a set of operations",
                          epilog=_suite_values(), formatter_class=_HelpFormatter)
     run.add_argument("--suite", help="suite name or path to a suite .toml (default: 'default')")
-    run.add_argument("--vectors", action="append", metavar="DIR",
+    run.add_argument("--vectors", action="append", metavar="PATH",
                      help="a folder of your own known-answer vectors (*.json, the format of "
-                          "src/cryptobench/vectors/README.md), checked with the bundled ones (repeatable; "
-                          "docs/own-library.md)")
+                          "src/cryptobench/vectors/README.md), or one such file, checked against the catalog "
+                          "and then run with the bundled ones (repeatable; docs/own-library.md)")
     run.add_argument("--engine", action="append", help="engine to run (repeatable; default: every usable host engine)")
     run.add_argument("--op", action="append", help="operation id (repeatable)")
     add_param(run)
@@ -319,15 +319,13 @@ def _library_of(suite) -> str | None:
 
 
 def _with_vectors(plan: Plan, args) -> Plan:
-    """--vectors DIR: the user's known-answer vectors, checked now (file, line, what was expected)
-    and named in the plan, so that a resumed run checks the same ones."""
+    """--vectors PATH: the user's known-answer vectors, checked now (a UsageError naming the file,
+    the line, the vector and the field) and named in the plan, so that a resumed run checks the
+    same ones."""
     if args.vectors:
         from ..verify import load_vectors
         dirs = [str(Path(d).resolve()) for d in args.vectors]
-        try:
-            load_vectors(extra=dirs)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+        load_vectors(extra=dirs)
         plan.options.extra["vectors"] = dirs
     return plan
 

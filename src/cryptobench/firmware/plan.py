@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..catalog import harness_default
+from ..catalog import OPS, harness_default
 
 # fw_inputs slot <- the compute input names that go there
 IN_SLOTS = {"key": ("key", "d"), "iv": ("iv", "nonce"), "aad": ("aad",), "msg": ("msg", "hash"),
@@ -88,14 +88,34 @@ class _Pool:
         return "\n".join(out)
 
 
+def c_string(text: str) -> str:
+    """`text` as one C string literal, quotes included: the one way a string reaches generated C.
+    Every byte of its UTF-8 that is not printable ASCII, and the characters C would read as
+    something else (quote, backslash, '?' of a trigraph such as ??/), is a three-digit octal
+    escape, so no text can end the literal, start a line of its own (#include, .incbin) or run on
+    into the next character."""
+    out = []
+    for byte in text.encode("utf-8", "surrogateescape"):
+        ch = chr(byte)
+        out.append(ch if 0x20 <= byte < 0x7f and ch not in '"\\?' else f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
+CURVES = {c for op in OPS.values() for p in op.params if p.name == "curve" for c in p.choices}
+
+
 def _params_c(params: Mapping) -> str:
-    """An fw_params initializer; a parameter not in `params` reads as a harness reads a left-out one."""
+    """An fw_params initializer; a parameter not in `params` reads as a harness reads a left-out one.
+    Numbers are written as integers and the curve must be a catalog curve (the vectors and the
+    plan were checked; this is the last guard before C)."""
     def num(key):
         v = params.get(key)
         return str(int(v)) if v is not None else str(harness_default(key))
     curve = params.get("curve", harness_default("curve"))
+    if curve not in CURVES and curve != harness_default("curve"):
+        raise ValueError(f"curve {curve!r} is not a catalog curve ({', '.join(sorted(CURVES))})")
     return (f"{{{num('key_bits')}, {num('bytes')}, {num('aad_bytes')}, {num('tag_bytes')}, "
-            f"{num('nonce_bytes')}, \"{curve}\"}}")
+            f"{num('nonce_bytes')}, {c_string(curve)}}}")
 
 
 def _inputs_c(pool: _Pool, inp: Inputs) -> str:
@@ -103,16 +123,12 @@ def _inputs_c(pool: _Pool, inp: Inputs) -> str:
     for slot, names in IN_SLOTS.items():
         data = next((inp.values[n] for n in names if n in inp.values), None)
         refs.append(pool.ref(data))
-    return f"{{\"{inp.op}\", {_params_c(inp.params)}, {', '.join(refs)}}}"
-
-
-def _c_string(s: str) -> str:
-    return s.replace("\\", "\\\\").replace('"', '\\"')
+    return f"{{{c_string(inp.op)}, {_params_c(inp.params)}, {', '.join(refs)}}}"
 
 
 def plan_c(kats: list[Kat], cells: list[Cell], board: str, cpu: str, build: str) -> str:
     pool = _Pool()
-    kat_lines = [f"    {{\"{_c_string(k.id)}\", {_inputs_c(pool, k.inputs)}, {pool.ref(k.expect)}}},"
+    kat_lines = [f"    {{{c_string(k.id)}, {_inputs_c(pool, k.inputs)}, {pool.ref(k.expect)}}},"
                  for k in kats]
     cell_lines = [f"    {{{_inputs_c(pool, c.inputs)}, {c.repeat}}}," for c in cells]
     return "\n".join([
@@ -121,9 +137,9 @@ def plan_c(kats: list[Kat], cells: list[Cell], board: str, cpu: str, build: str)
         "",
         pool.c(),
         "",
-        f'const char fw_board[] = "{_c_string(board)}";',
-        f'const char fw_cpu[] = "{_c_string(cpu)}";',
-        f'const char fw_build[] = "{_c_string(build)}";',
+        f"const char fw_board[] = {c_string(board)};",
+        f"const char fw_cpu[] = {c_string(cpu)};",
+        f"const char fw_build[] = {c_string(build)};",
         "const fw_kat fw_kats[] = {",
         *kat_lines,
         "    {0},",
@@ -148,5 +164,7 @@ def kat_from_vector(v: dict, op: str | None = None) -> Kat | None:
         values = {k: b for k, b in values.items() if b}
         # the slot names are the firmware's own: map them back through IN_SLOTS' first names
         values = {IN_SLOTS[k][0]: b for k, b in values.items()}
+    if out_name(op) not in v["out"]:         # the vector checks another output than the firmware returns
+        return None
     expect = bytes.fromhex(v["out"][out_name(op)])
     return Kat(v["id"], Inputs(op, dict(v.get("params", {})), values), expect)
