@@ -191,3 +191,18 @@ def test_a_program_named_by_b_never_runs(tmp_path):
                "--library-source", str(tmp_path / "tree"), "--op", "sha512", "--db", str(tmp_path / "db.sqlite"))
     assert proc.returncode == 2 and "names a folder the compiler runs its programs from" in proc.stderr
     assert not marker.exists()
+
+
+def test_a_source_that_links_out_of_the_tree_is_refused(tmp_path):
+    path, tree = _tree(tmp_path, [])
+    (tree / "leak.c").symlink_to("/etc/hostname")
+    with pytest.raises(UsageError, match=f"{path}:5: 'sources' entry .* leads to /etc/hostname, outside"):
+        resolve(load_recipe(str(path)), tree)
+
+
+def test_an_alt_source_that_links_out_of_the_recipes_folder_is_refused(tmp_path):
+    path, _ = _tree(tmp_path, [])
+    (path.parent / "sha512_alt.c").symlink_to("/etc/hostname")
+    path.write_text(RECIPE.format(extra='alt_sources = ["*.c"]\nalt_defines = ["X_ALT"]\n'))
+    with pytest.raises(UsageError, match=f"{path}:6: .*sha512_alt.c.*leads outside the recipe's folder"):
+        load_recipe(str(path))

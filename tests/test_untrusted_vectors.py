@@ -208,3 +208,23 @@ def test_a_vector_whose_output_the_firmware_does_not_return_is_no_kat():
     v = {"id": "v", "op": "sha256", "params": {"bytes": 3}, "in": {"msg": "616263"}, "out": {"digest": SHA256_ABC}}
     assert kat_from_vector(v).expect.hex() == SHA256_ABC
     assert kat_from_vector({**v, "op": "rsa-verify", "out": {"ok": "01"}}) is None     # the firmware returns `ct`
+
+
+def test_two_vectors_with_one_id_are_refused_naming_the_second(tmp_path):
+    vector = {"id": "mine-abc", "op": "sha256", "params": {"bytes": 3}, "in": {"msg": "616263"},
+              "out": {"digest": SHA256_ABC}}
+    path = tmp_path / "twice.json"
+    path.write_text(json.dumps({"vectors": [vector, vector]}, indent=1))
+    with pytest.raises(UsageError) as exc:
+        load_vectors(extra=[str(path)])
+    assert str(exc.value).startswith(f"{path}:11: vector 'mine-abc': id is used twice"), str(exc.value)
+
+
+def test_a_file_of_many_vectors_names_the_line_of_the_bad_one(tmp_path):
+    good = {"id": "", "op": "sha256", "params": {"bytes": 3}, "in": {"msg": "616263"}, "out": {"digest": SHA256_ABC}}
+    vectors = [{**good, "id": f"v{i}"} for i in range(20000)] + [{**good, "id": "last", "out": {}}]
+    path = tmp_path / "many.json"
+    path.write_text("{\"vectors\": [\n" + ",\n".join(json.dumps(v) for v in vectors) + "\n]}\n")
+    with pytest.raises(UsageError) as exc:
+        load_vectors(extra=[str(path)])
+    assert str(exc.value).startswith(f"{path}:20002: vector 'last': out is empty"), str(exc.value)

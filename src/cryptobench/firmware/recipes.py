@@ -225,6 +225,10 @@ def _alt_paths(path: Path, lines: list[str], lib: dict) -> tuple[list[Path], lis
             hits = sorted(Path(h) for h in glob.glob(str(folder / rel)))
             if not hits:
                 raise UsageError(f"{where}: '{rel}' matches no file under {folder}")
+            outside = [h for h in hits if not h.resolve().is_relative_to(folder)]
+            if outside:                 # a symlink beside the recipe that leads to a file elsewhere
+                raise UsageError(f"{where}: '{outside[0].name}' (from '{rel}') is a link that leads outside the "
+                                 f"recipe's folder {folder}; expected files inside it")
             out += [h.resolve() for h in hits]
     if (sources or dirs) and not lib.get("alt_defines"):
         raise UsageError(f"{path}:{toml_line(lines, 'alt_sources' if sources else 'alt_include_dirs')}: alt sources "
