@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The hostile-input probe of issue 16, re-measured over everything a user brings: the TOML corpora
 (suites, recipes, references, power profiles in tests/hostile/), the command-line cases that used to
-lose data or hang, then the trace probe (bench/hostile_probe_traces.py).
+lose data or hang, then the trace probe (bench/hostile_probe_traces.py) and the untrusted-input probe
+(bench/hostile_probe_untrusted.py: recipes, vector files, firmware images, store locations, labels,
+exports, lab files and environment numbers, issue 30).
 
 Each TOML case goes through the command that reads it, in a fresh process: `run --suite FILE`,
 `run --target qemu:… --recipe FILE`, `compare … --reference FILE`, `energy model --profile FILE`.
@@ -136,7 +138,8 @@ def main() -> int:
         print(line)
     traces = subprocess.run([sys.executable, str(ROOT / "bench" / "hostile_probe_traces.py"), "--random",
                              str(args.random)], cwd=ROOT)
-    return 1 if bad or traces.returncode else 0
+    untrusted = subprocess.run([sys.executable, str(ROOT / "bench" / "hostile_probe_untrusted.py")], cwd=ROOT)
+    return 1 if bad or traces.returncode or untrusted.returncode else 0
 
 
 if __name__ == "__main__":

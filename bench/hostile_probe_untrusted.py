@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from untrusted_core import BAD, judge, make_world, seed_store  # noqa: E402
+from untrusted_core import BAD, SHOWN, judge, make_world, seed_store  # noqa: E402
 from untrusted_cases import CLASSES  # noqa: E402
 
 
@@ -66,7 +66,7 @@ def main() -> int:
     for klass in dict.fromkeys(c.klass for c in cases):
         print(f"  {klass:20} {per_class[(klass, True)]:4} held, {per_class[(klass, False)]} did not")
     print(f"untrusted inputs tried {len(cases)}: held {counts['ok']}, "
-          + ", ".join(f"{name} {counts[name]}" for name in BAD))
+          + ", ".join(f"{SHOWN[name]} {counts[name]}" for name in BAD))
     for line in bad:
         print(line)
     return 1 if bad else 0

@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src")]
 LIMIT_S = 120
 BAD = ("traceback", "hang", "silent wrong", "input changed", "host program run", "host file read or written")
+SHOWN = {"traceback": "tracebacks", "hang": "hangs", "silent wrong": "silent wrong", "input changed": "inputs changed",
+         "host program run": "host programs run", "host file read or written": "host files read or written"}
 
 
 @dataclass
