@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 
 from .export import _arrow_schema, export_table, require_parquet
+from .printable import printable_json
 from .report.table import Csv
 
 BATCH_ROWS = 2000               # rows turned into text (or Arrow) at once
@@ -46,7 +47,7 @@ def write_json(f, columns, rows: Iterable[dict], progress: Progress = _no_progre
     f.write(b"[\n")
     n = 0
     for batch in _batches(rows):
-        text = ",\n".join(json.dumps({k: row[k] for k in names}, ensure_ascii=False) for row in batch)
+        text = ",\n".join(printable_json(json.dumps({k: row[k] for k in names}, ensure_ascii=False)) for row in batch)
         f.write(((",\n" if n else "") + text).encode("utf-8"))
         n += len(batch)
         progress(n)

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from ..printable import printable
+from ..printable import printable, printable_json
 
 LEFT, RIGHT = "left", "right"
 
@@ -295,4 +295,4 @@ def as_dict(table: Table) -> dict:
 
 
 def to_json(tables: Sequence[Table]) -> str:
-    return json.dumps([as_dict(t) for t in tables], indent=1, ensure_ascii=False, default=str)
+    return printable_json(json.dumps([as_dict(t) for t in tables], indent=1, ensure_ascii=False, default=str))
