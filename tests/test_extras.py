@@ -39,7 +39,7 @@ def test_the_report_without_matplotlib_names_the_figures_extra(monkeypatch, tmp_
 
 @pytest.mark.parametrize("module", ["pyarrow", "pyarrow.parquet"])
 def test_parquet_export_without_pyarrow_names_the_parquet_extra(monkeypatch, module):
-    from cryptobench.export import render_parquet
+    from cryptobench.export_write import render_parquet
     monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(MissingExtra) as exc:
         render_parquet([("x", "int64")], [{"x": 1}], {})

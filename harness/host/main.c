@@ -421,6 +421,7 @@ static void cmd_hello(void)
     cb_obj_str(&out, "compiler", CBH_COMPILER);
     cb_obj_str(&out, "cflags", CBH_CFLAGS);
     cb_obj_str(&out, "engines", list);
+    cb_obj_u64(&out, "max_slots", MAX_SLOTS);   /* the orchestrator spreads a bigger plan over processes */
     cb_obj_end(&out);
     send_reply();
 }

@@ -24,6 +24,7 @@ import math
 import statistics
 
 from .errors import UsageError
+from .printable import printable
 from .results import per_op_seconds
 from .significance import mann_whitney_u
 from .quantity import fmt_num, pick_unit
@@ -377,7 +378,7 @@ def render_csv(doc: dict, out) -> None:
 
 def render_md(doc: dict, out, places: bool = False) -> None:
     out.write(f"# cryptobench diff: run {doc['a']['id']} → run {doc['b']['id']}\n\n")
-    out.write("".join(f"- {line}\n" for line in header_lines(doc)) + "\n")
+    out.write("".join(f"- {printable(line, keep_newlines=False)}\n" for line in header_lines(doc)) + "\n")
     out.write(Markdown(heading=None).render(diff_table(doc)))    # the document's heading names the runs
     if places:
         out.write("\n" + Markdown().render(place_table(doc)))

@@ -12,11 +12,11 @@ import json
 import math
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from .errors import UsageError
 from .records import Cell, Conditions, Result, Run
-from .report.table import LEFT, Column, Csv, Table, csv_text
+from .report.table import LEFT, Column, Table, csv_text
 from .extras import require
 
 EXPORT_FORMAT_ID = "cryptobench-export/1"
@@ -164,14 +164,6 @@ SAMPLE_COLUMNS: list[tuple[str, str, str, str]] = [
 ]
 
 _PARAM_ANCHOR = "params_json"     # param_<name> columns go right after this one
-
-
-# ------------------------------------------------------------------------------------------ parser
-
-
-
-# ------------------------------------------------------------------------------------ run selection
-
 
 
 # -------------------------------------------------------------------------------------------- rows
@@ -379,15 +371,51 @@ def sample_rows(run: Run, cell: Cell) -> list[dict]:
 # --------------------------------------------------------------------------------- typing the table
 
 
-def _param_type(values: list) -> str:
-    vals = [v for v in values if v is not None]
-    if vals and all(isinstance(v, bool) for v in vals):
+def _value_kind(value) -> str:
+    if isinstance(value, bool):
         return "bool"
-    if vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+    if isinstance(value, int):
+        return "int"
+    return "float" if isinstance(value, float) else "other"
+
+
+def _param_type(kinds: set[str]) -> str:
+    """A param_<name> column's type from the kinds of value it holds (nulls aside)."""
+    if kinds == {"bool"}:
+        return "bool"
+    if kinds == {"int"}:
         return "int64"
-    if vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+    if kinds and kinds <= {"int", "float"}:
         return "float64"
     return "string"
+
+
+class ParamColumns:
+    """The param_<name> columns of an export and their types, learnt from the cells' parameters
+    one cell at a time (only the kinds of value seen are kept: an export streams its cells)."""
+
+    def __init__(self, samples: bool = False):
+        self.spec = SAMPLE_COLUMNS if samples else CELL_COLUMNS
+        self.fixed = {name for name, *_ in self.spec}
+        self.kinds: dict[str, set[str]] = {}
+
+    def add(self, params: Mapping) -> None:
+        for name, value in params.items():
+            col = _param_column(name)
+            if col in self.fixed:
+                raise UsageError(f"parameter {name!r} would clash with the export column {col}")
+            kinds = self.kinds.setdefault(col, set())
+            if value is not None:
+                kinds.add(_value_kind(value))
+
+    def columns(self) -> list[tuple[str, str]]:
+        """Every column of the table as (name, type), the param_<name> ones after params_json."""
+        out: list[tuple[str, str]] = []
+        for name, typ, *_ in self.spec:
+            out.append((name, typ))
+            if name == _PARAM_ANCHOR:
+                out += [(col, _param_type(kinds)) for col, kinds in sorted(self.kinds.items())]
+        return out
 
 
 def _coerce(value, typ: str, column: str):
@@ -419,32 +447,25 @@ def _coerce(value, typ: str, column: str):
     raise AssertionError(typ)
 
 
+def export_rows(runs_cells: Iterable[tuple[Run, Iterable[Cell]]], columns: list[tuple[str, str]],
+                samples: bool = False) -> Iterator[dict]:
+    """The table's rows, one at a time, every column typed: (run, its cells) pairs in, so that the
+    cells may come straight from the store (Store.iter_cells) and never be held all at once."""
+    for run, cells in runs_cells:
+        for cell in cells:
+            for row in (sample_rows(run, cell) if samples else [cell_row(run, cell)]):
+                yield {name: _coerce(row.get(name), typ, name) for name, typ in columns}
+
+
 def build_table(runs: list[Run], samples: bool = False) -> tuple[list[tuple[str, str]], list[dict]]:
-    """(columns as (name, type), rows as dicts with every column) for these runs."""
-    raw: list[dict] = []
+    """(columns as (name, type), rows as dicts with every column) for these runs, held whole:
+    for a run already loaded (show --format csv); the export command streams (export_rows)."""
+    params = ParamColumns(samples)
     for run in runs:
         for cell in run.cells:
-            if samples:
-                raw.extend(sample_rows(run, cell))
-            else:
-                raw.append(cell_row(run, cell))
-    spec = SAMPLE_COLUMNS if samples else CELL_COLUMNS
-    fixed = {name for name, *_ in spec}
-    pnames: dict[str, list] = {}
-    for run in runs:
-        for cell in run.cells:
-            for name, value in cell.params.items():
-                col = _param_column(name)
-                if col in fixed:
-                    raise UsageError(f"parameter {name!r} would clash with the export column {col}")
-                pnames.setdefault(col, []).append(value)
-    columns: list[tuple[str, str]] = []
-    for name, typ, *_ in spec:
-        columns.append((name, typ))
-        if name == _PARAM_ANCHOR:
-            columns += [(col, _param_type(vals)) for col, vals in sorted(pnames.items())]
-    rows = [{name: _coerce(row.get(name), typ, name) for name, typ in columns} for row in raw]
-    return columns, rows
+            params.add(cell.params)
+    columns = params.columns()
+    return columns, list(export_rows(((run, run.cells) for run in runs), columns, samples))
 
 
 # ----------------------------------------------------------------------------------------- writers
@@ -461,16 +482,6 @@ def require_parquet() -> None:
     """pyarrow (the `parquet` extra), or one line that says how to install it."""
     require("pyarrow", "parquet", "export --format parquet")
     require("pyarrow.parquet", "parquet", "export --format parquet")
-
-
-def render_parquet(columns, rows, metadata: dict) -> bytes:
-    require_parquet()
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    table = pa.Table.from_pylist(rows, schema=_arrow_schema(columns, metadata))
-    buf = pa.BufferOutputStream()
-    pq.write_table(table, buf, compression="zstd")
-    return buf.getvalue().to_pybytes()
 
 
 def _cell_text(value, typ: str) -> str:
@@ -494,17 +505,9 @@ def export_table(columns, rows, names: list[str] | None = None) -> Table:
     return table
 
 
-def render_csv(columns, rows) -> str:
-    return Csv(lineterminator="\n").render(export_table(columns, rows))
-
-
-def render_json(columns, rows) -> str:
-    names = [name for name, _ in columns]
-    return "[\n" + ",\n".join(json.dumps({n: row[n] for n in names}, ensure_ascii=False) for row in rows) \
-        + ("\n]\n" if rows else "]\n")
-
-
-def metadata(runs: list[Run], samples: bool, columns) -> dict:
+def metadata(runs: list[Run], samples: bool, columns, cells: Mapping[int, int] | None = None) -> dict:
+    """The Parquet file's key-value metadata; `cells`: each run's cell count, where the runs were
+    loaded without their cells (an export streams them)."""
     from . import __version__
     return {
         "cryptobench.format": EXPORT_FORMAT_ID,
@@ -513,14 +516,8 @@ def metadata(runs: list[Run], samples: bool, columns) -> dict:
         "cryptobench.rows": "samples" if samples else "cells",
         "cryptobench.runs": json.dumps([
             {"id": r.id, "label": r.label, "created": r.created, "finished": r.finished, "status": r.status,
-             "suite": r.suite, "cells": len(r.cells)} for r in runs], ensure_ascii=False),
+             "suite": r.suite, "cells": cells[r.id] if cells is not None else len(r.cells)} for r in runs], ensure_ascii=False),
         "cryptobench.conditions": json.dumps({str(r.id): r.conditions.to_json() for r in runs}, ensure_ascii=False),
         "cryptobench.units": json.dumps({name: unit for name, _, unit, _ in
                                          (SAMPLE_COLUMNS if samples else CELL_COLUMNS) if unit}),
     }
-
-
-
-# ----------------------------------------------------------------------------------------- command
-
-

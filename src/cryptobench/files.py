@@ -2,6 +2,7 @@
 files users write (suites, recipes, references)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
@@ -14,8 +15,16 @@ def write_atomic(path: Path, data: bytes | str, label: str = "--out") -> None:
     """Write `path` whole or not at all: a temporary file in the same directory, renamed over it,
     so an interrupted write never leaves half a file where a complete one was (or was expected).
     Errors name the option the path came from (`label`)."""
-    path = Path(path).expanduser()
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    with atomic_file(path, label) as f:
+        f.write(raw)
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path, label: str = "--out"):
+    """A binary file to write `path` through piece by piece (an export streamed batch by batch),
+    with write_atomic's promise: renamed over `path` when the block ends, removed when it raises."""
+    path = Path(path).expanduser()
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise UsageError(f"{label} {path}: directory {parent} does not exist")
@@ -24,7 +33,7 @@ def write_atomic(path: Path, data: bytes | str, label: str = "--out") -> None:
     fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(raw)
+            yield f
         os.chmod(tmp, 0o644 & ~_umask())
         os.replace(tmp, path)
     except BaseException as exc:
@@ -33,7 +42,7 @@ def write_atomic(path: Path, data: bytes | str, label: str = "--out") -> None:
         except OSError:
             pass
         if isinstance(exc, OSError):
-            raise UsageError(f"{label} {path}: {exc.strerror or exc}")
+            raise UsageError(f"{label} {path}: {exc.strerror or exc}") from None
         raise
 
 

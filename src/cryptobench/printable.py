@@ -1,7 +1,8 @@
-"""Text from outside (run labels, file names, firmware output, a harness's messages) made safe to
-print: control characters would let a label set the terminal's title, move the cursor or clear the
-screen (`--label $'X\\e]0;pwned\\a'`). Every renderer and every error line passes its text through
-`printable` (report/table.py, cli/main.py)."""
+"""Text from outside (run labels, file names, firmware output, a harness's messages, labgrid place
+names) made safe to print: control characters would let a label set the terminal's title, move the
+cursor or clear the screen (`--label $'X\\e]0;pwned\\a'`). Every renderer, every error line and every
+log line passes its text through `printable` (report/table.py, cli/main.py, the run's and a lab
+worker's log); JSON output through `printable_json`."""
 from __future__ import annotations
 
 import re
@@ -30,3 +31,13 @@ def quoted(value: object, limit: int = 60) -> str:
     characters (then "…"), in single quotes."""
     text = printable(value if isinstance(value, str) else repr(value), keep_newlines=False)
     return "'" + text[:limit] + ("…" if len(text) > limit else "") + "'"
+
+
+# what JSON (ensure_ascii=False) leaves raw but a terminal may act on: DEL, the C1 controls, lone surrogates
+_JSON_RAW = re.compile("[\x7f-\x9f\ud800-\udfff]")
+
+
+def printable_json(text: str) -> str:
+    """JSON text (json.dumps with ensure_ascii=False, which escapes only C0 controls) with DEL, the
+    C1 controls and lone surrogates written as \\u escapes: the same JSON value, inert in a terminal."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -266,19 +266,38 @@ class Store:
                         (f"{target.get('kind')}:{target.get('board') or target.get('core')}" if target else "host")})
         return out
 
-    def load_run(self, run_id: int) -> Run:
+    def load_run(self, run_id: int, cells: bool = True) -> Run:
+        """The run with its cells; cells=False: its plan and conditions only, for a command that
+        streams the cells (iter_cells) rather than holding them all (report, export)."""
         row = self.backend.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise UsageError(f"{self.label}: no run {run_id}")
-        cells = [Cell.from_json({
-                    "op": c["op"], "params": json.loads(c["params"]), "engine": c["engine"],
-                    "target": c["target"], "provenance": c["provenance"], "status": c["status"],
-                    "kat": c["kat"], "detail": c["detail"], "samples": json.loads(c["samples"] or "null"),
-                    "result": json.loads(c["result"] or "null"), "seq": c["seq"]})
-                 for c in self.backend.execute("SELECT * FROM cells WHERE run_id = ? ORDER BY seq", (run_id,))]
         return Run(id=row["id"], created=row["created"], finished=row["finished"], status=row["status"],
                    suite=row["suite"], plan=Plan.from_json(json.loads(row["plan"])),
-                   conditions=Conditions(json.loads(row["conditions"])), cells=cells)
+                   conditions=Conditions(json.loads(row["conditions"])),
+                   cells=list(self.iter_cells(run_id)) if cells else [])
+
+    def iter_cells(self, run_id: int, samples: bool = True):
+        """The run's cells in plan order, read from the database a batch at a time; samples=False
+        leaves the raw samples unread (an export of cell rows does not need them)."""
+        columns = "seq, op, params, engine, target, provenance, status, kat, detail, result" + (
+            ", samples" if samples else "")
+        for c in self.backend.stream(f"SELECT {columns} FROM cells WHERE run_id = ? ORDER BY seq", (run_id,)):
+            yield Cell.from_json({
+                "op": c["op"], "params": json.loads(c["params"]), "engine": c["engine"], "target": c["target"],
+                "provenance": c["provenance"], "status": c["status"], "kat": c["kat"], "detail": c["detail"],
+                "samples": json.loads(c["samples"] or "null") if samples else None,
+                "result": json.loads(c["result"] or "null"), "seq": c["seq"]})
+
+    def cell_engines(self, run_id: int) -> list[str]:
+        """The engines the run's cells name."""
+        return sorted(r[0] for r in self.backend.execute("SELECT DISTINCT engine FROM cells WHERE run_id = ?",
+                                                         (run_id,)))
+
+    def iter_params(self, run_id: int):
+        """The parameters of each of the run's cells (only them: what an export's columns need)."""
+        for c in self.backend.stream("SELECT params FROM cells WHERE run_id = ?", (run_id,)):
+            yield json.loads(c["params"])
 
     def done_keys(self, run_id: int) -> set[str]:
         """Keys of the cells that are finished: measured, or unsupported by their engine. A

@@ -54,6 +54,16 @@ class SqliteBackend:
     def execute(self, sql: str, params=()):
         return self.db.execute(sql, params)
 
+    def stream(self, sql: str, params=(), batch: int = 500):
+        """The rows of a query, fetched `batch` at a time (a report of 100 k cells never holds them
+        all): SQLite's cursor steps through the result as it is read."""
+        cursor = self.db.execute(sql, params)
+        try:
+            while rows := cursor.fetchmany(batch):
+                yield from rows
+        finally:
+            cursor.close()
+
     @contextlib.contextmanager
     def transaction(self, exclusive: str | None = None):
         """One transaction; with `exclusive`, no other writer may come between its reads and its
@@ -129,6 +139,7 @@ class PostgresBackend:
         self.psycopg = psycopg
         self.path = url
         self.label = redacted(url)
+        self.streams = 0
         try:
             self.db = psycopg.connect(url, autocommit=True, row_factory=_row_factory, connect_timeout=10)
         except psycopg.Error as exc:
@@ -146,6 +157,16 @@ class PostgresBackend:
 
     def execute(self, sql: str, params=()):
         return self.db.execute(self._sql(sql), tuple(params))
+
+    def stream(self, sql: str, params=(), batch: int = 500):
+        """The rows of a query, fetched `batch` at a time through a server-side cursor (a plain one
+        would copy the whole result into this process first); it lives in a transaction of its own."""
+        self.streams += 1                  # a cursor name of its own: streams may be open side by side
+        with self.db.transaction():
+            with self.db.cursor(name=f"cryptobench_stream_{self.streams}", row_factory=_row_factory) as cursor:
+                cursor.itersize = batch
+                cursor.execute(self._sql(sql), tuple(params))
+                yield from cursor
 
     @contextlib.contextmanager
     def transaction(self, exclusive: str | None = None):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from ..errors import UsageError
+from ..printable import printable
 from ..report.table import Csv, Markdown
 from ..report.terminal import print_lines, print_table
 from ..store import Store
@@ -41,9 +42,10 @@ def run(args, out) -> int:
         out.write("".join(csv.render(t) for t in ts))
         return 0
     if args.format == "md":
-        out.write("\n".join(f"- {l.strip()}" for l in cmp.text_lines(doc)) + "\n\n")
+        lines = lambda ls: "\n".join(f"- {printable(l.strip(), keep_newlines=False)}" for l in ls)    # noqa: E731
+        out.write(lines(cmp.text_lines(doc)) + "\n\n")
         out.write("".join(Markdown().render(t) + "\n" for t in ts))
-        out.write("\n".join(f"- {l.strip()}" for l in cmp.unmatched_lines(doc)) + "\n")
+        out.write(lines(cmp.unmatched_lines(doc)) + "\n")
         return 0
     console = console_for(out)
     print_lines(console, cmp.text_lines(doc))

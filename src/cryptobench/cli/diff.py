@@ -7,6 +7,7 @@ import sys
 
 from ..diff import check_alpha, diff, header_lines, parse_threshold, render_csv, render_md, render_rich
 from ..errors import UsageError
+from ..printable import printable
 from ..store import Store
 from .common import add_db, add_format, resolve_one_run
 
@@ -44,7 +45,7 @@ def run(args, out) -> int:
     elif args.format == "csv":
         for line in header_lines(doc):
             if line.startswith("warning"):
-                sys.stderr.write(line + "\n")
+                sys.stderr.write(printable(line, keep_newlines=False) + "\n")
         render_csv(doc, out)
     elif args.format == "md":
         render_md(doc, out, places=args.by_place)

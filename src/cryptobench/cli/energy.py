@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..catalog import get_op
 from ..errors import UsageError
+from ..printable import printable
 from ..records import Plan
 from ..store import Store
 from ..quantity import fmt_num
@@ -161,7 +162,7 @@ def cmd_energy_import(args, out) -> int:
     op = get_op(args.op) if args.op else None
     info, imported = _import(args)
     for w in imported["warnings"]:
-        sys.stderr.write(f"warning: {w}\n")
+        sys.stderr.write(f"warning: {printable(str(w), keep_newlines=False)}\n")     # the trace file's words
     trace_info = _trace_info(args, info, imported)
     n = len(imported["windows"])
     if args.run:
@@ -321,8 +322,8 @@ def cmd_energy_capture(args, out) -> int:
         raise UsageError(str(exc))
     write_atomic(dest.with_name(dest.name + ".json"), json.dumps({"conditions": cond, "import": result}, indent=2) + "\n")
     size = f"{result['samples']:,} samples" if "samples" in result else f"{result['bytes']:,} bytes"
-    out.write(f"{dest}: {size} from {cond['instrument'].get('idn') or cond['instrument'].get('server')}; "
-              f"conditions in {dest.name}.json\n")
+    source = printable(str(cond['instrument'].get('idn') or cond['instrument'].get('server')), keep_newlines=False)
+    out.write(f"{dest}: {size} from {source}; conditions in {dest.name}.json\n")     # idn: the instrument's words
     opts = " ".join(f"--option '{k}={v}'" for k, v in result["options"].items())
     analog = result["options"].get("marker_kind") == "analog" or "marker_column" in result["options"]
     out.write(f"import: cryptobench energy import {dest} --format {result['format']} {opts}\n")

@@ -1,13 +1,20 @@
-"""`cryptobench export RUN… --format parquet|csv|json`: stored runs as one flat table (export.py)."""
+"""`cryptobench export RUN… --format parquet|csv|json`: stored runs as one flat table (export.py).
+
+The cells are streamed: read from the store a batch at a time (Store.iter_cells), each turned into
+its row and written (export_write.py), so memory stays the same for 10 k cells or 100 k. A first
+pass over the cells' parameters alone fixes the param_<name> columns and their types."""
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
 from ..errors import UsageError
-from ..export import build_table, metadata, render_csv, render_json, render_parquet, require_parquet
+from ..export import ParamColumns, export_rows, metadata, require_parquet
+from ..export_write import write_csv, write_json, write_parquet
+from ..files import atomic_file
 from ..store import Store
-from .common import add_db, add_format, add_output, add_runs, checked_output, is_tty, resolve_runs, write_atomic
+from .common import add_db, add_format, add_output, add_runs, checked_output, is_tty, resolve_runs
 
 NAME = "export"
 
@@ -27,45 +34,89 @@ def run(args, out) -> int:
     if args.format == "parquet":
         if args.out is None:
             raise UsageError("--format parquet needs --out FILE (or --out - to pipe it)")
-        if to_stdout and is_tty(out):
-            raise UsageError("refusing to write parquet (binary) to a terminal; use --out FILE")
+        if to_stdout and (is_tty(out) or getattr(out, "buffer", None) is None):
+            raise UsageError("refusing to write parquet (binary) to a terminal; use --out FILE" if is_tty(out)
+                             else "this output stream takes no binary data; use --out FILE")
         require_parquet()                 # before any run is read
     checked_output(args, "--out")
     store = Store(args.db)
     try:
         ids = resolve_runs(store, args.run_ids)
-        runs = [store.load_run(i) for i in ids]
+        runs = [store.load_run(i, cells=False) for i in ids]
+        columns, counts = _columns(store, runs, args.samples)
+        with _progress(sum(counts.values())) as advance:
+            cells = ((r, _counted(store.iter_cells(r.id, samples=args.samples), advance)) for r in runs)
+            rows = export_rows(cells, columns, args.samples)
+            with _destination(args.out, out) as f:
+                n = _write(args.format, f, columns, rows, metadata(runs, args.samples, columns, counts))
     finally:
         store.close()
-    columns, rows = build_table(runs, samples=args.samples)
-    data = _encode(args.format, columns, rows, runs, args.samples)
-    if to_stdout:
-        _write_stream(out, data, args.format)
-        where = "stdout"
-    else:
-        write_atomic(Path(args.out), data)
-        where = args.out
     word = "run" if len(ids) == 1 else "runs"
-    sys.stderr.write(f"exported {len(rows)} row{'' if len(rows) == 1 else 's'} from {word} {', '.join(map(str, ids))}"
-                     f" to {where}{' (one per sample)' if args.samples else ''}\n")
+    sys.stderr.write(f"exported {n} row{'' if n == 1 else 's'} from {word} {', '.join(map(str, ids))}"
+                     f" to {'stdout' if to_stdout else args.out}{' (one per sample)' if args.samples else ''}\n")
     return 0
 
 
-def _encode(fmt: str, columns, rows, runs, samples: bool) -> bytes:
+def _columns(store: Store, runs, samples: bool) -> tuple[list[tuple[str, str]], dict[int, int]]:
+    """The table's columns (a pass over the cells' parameters only) and each run's cell count."""
+    params, counts = ParamColumns(samples), {}
+    for r in runs:
+        counts[r.id] = 0
+        for p in store.iter_params(r.id):
+            params.add(p)
+            counts[r.id] += 1
+    return params.columns(), counts
+
+
+def _write(fmt: str, f, columns, rows, meta: dict) -> int:
     if fmt == "parquet":
-        return render_parquet(columns, rows, metadata(runs, samples, columns))
-    if fmt == "csv":
-        return render_csv(columns, rows).encode("utf-8")
-    return render_json(columns, rows).encode("utf-8")
+        return write_parquet(f, columns, rows, meta)
+    return (write_csv if fmt == "csv" else write_json)(f, columns, rows)
 
 
-def _write_stream(out, data: bytes, fmt: str) -> None:
+@contextlib.contextmanager
+def _destination(path: str | None, out):
+    """A binary file the table goes to: --out FILE whole or not at all (files.atomic_file), or
+    stdout (its byte buffer; a text stream that has none gets the text)."""
+    if path not in (None, "-"):
+        with atomic_file(Path(path), "--out") as f:
+            yield f
+        return
     binary = getattr(out, "buffer", None)
-    if binary is not None:
-        out.flush()
-        binary.write(data)
-        binary.flush()
-    elif fmt == "parquet":
-        raise UsageError("this output stream takes no binary data; use --out FILE")
-    else:
-        out.write(data.decode("utf-8"))
+    out.flush()
+    yield binary if binary is not None else _TextSink(out)
+    (binary or out).flush()
+
+
+class _TextSink:
+    """Bytes written to a text stream (a test's StringIO stands for stdout): each piece the
+    writers give is whole UTF-8 text."""
+
+    def __init__(self, out):
+        self.out = out
+
+    def write(self, data: bytes) -> int:
+        return self.out.write(data.decode("utf-8"))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+def _counted(cells, advance):
+    for cell in cells:
+        yield cell
+        advance()
+
+
+@contextlib.contextmanager
+def _progress(total: int):
+    """advance() per cell read: a bar on stderr while it is a terminal (nothing otherwise)."""
+    if not is_tty(sys.stderr) or total < 1:
+        yield lambda: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from .common import stderr_console
+    with Progress(TextColumn("export"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=stderr_console(), transient=True) as bar:
+        task = bar.add_task("export", total=total)
+        yield lambda: bar.advance(task)

@@ -1,11 +1,17 @@
-"""`cryptobench report RUN… --out DIR`: the HTML report, its figures and table files (report/build.py)."""
+"""`cryptobench report RUN… --out DIR`: the HTML report, its figures and table files (report/build.py).
+
+The runs are read a run at a time (Store.iter_cells): their plans and conditions first, each run's
+cells while its tables and figures are made. DIR is checked before anything is read
+(report/folder.py): a folder that holds a report already needs --force, and the new report is
+swapped in whole."""
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
-from ..errors import UsageError
 from ..report.build import build_report, check_baseline
+from ..report.folder import check_folder, staged
 from ..store import Store
 from .common import add_db, add_runs, resolve_runs
 
@@ -17,6 +23,8 @@ def add_parser(sub) -> None:
                                       "(Markdown, CSV, LaTeX) from stored runs")
     add_runs(r)
     r.add_argument("--out", required=True, metavar="DIR", help="directory to write report.html, figures/ and tables/ to")
+    r.add_argument("--force", action="store_true",
+                   help="replace the report DIR holds already (report.html, figures/, tables/), whole")
     r.add_argument("--baseline", metavar="ENGINE",
                    help="engine the relative heat-map and crossovers divide by (default: each run's baseline)")
     r.add_argument("--reference", action="append", default=[], metavar="NAME",
@@ -28,34 +36,41 @@ def add_parser(sub) -> None:
 
 
 def run(args, out) -> int:
-    store = Store(args.db)
-    runs = [store.load_run(i) for i in resolve_runs(store, args.run_ids)]
-    check_baseline(runs, args.baseline)
-    from ..references import load_reference
-    references = [load_reference(name) for name in dict.fromkeys(args.reference)]
     out_dir = Path(args.out)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"--out {out_dir}: exists and is not a directory")
+    check_folder(out_dir, args.force)
+    store = Store(args.db)
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {out_dir}: cannot create ({exc.strerror})")
-
-    if args.quiet or not sys.stderr.isatty():
-        summary = build_report(runs, out_dir, args.baseline, args.title, references=references)
-    else:
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn
-        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                      console=Console(stderr=True), transient=True) as bar:
-            task = bar.add_task("report", total=None)
-
-            def progress(what, total=None):
-                if total is not None:
-                    bar.update(task, total=total, advance=1, description=what[:60])
-                else:
-                    bar.update(task, description=what[:60])
-            summary = build_report(runs, out_dir, args.baseline, args.title, progress, references)
-    out.write(f"wrote {summary['html']} ({summary['n_figures']} figures, {summary['n_tables']} tables; "
+        runs = [store.load_run(i, cells=False) for i in resolve_runs(store, args.run_ids)]
+        check_baseline(runs, args.baseline, store.cell_engines)
+        from ..references import load_reference
+        references = [load_reference(name) for name in dict.fromkeys(args.reference)]
+        with staged(out_dir) as stage, _progress(args.quiet) as progress:
+            summary = build_report(runs, stage, args.baseline, args.title, progress, references,
+                                   cells_of=lambda r: store.iter_cells(r.id))
+    finally:
+        store.close()
+    out.write(f"wrote {out_dir / 'report.html'} ({summary['n_figures']} figures, {summary['n_tables']} tables; "
               f"PNG/SVG in {out_dir / 'figures'}, Markdown/CSV/LaTeX in {out_dir / 'tables'})\n")
     return 0
+
+
+@contextlib.contextmanager
+def _progress(quiet: bool):
+    """progress(what, total=None) for build_report: a bar on stderr while it is a terminal."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn
+    from ..printable import printable
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("report", total=None)
+
+        def progress(what, total=None):
+            what = printable(what, keep_newlines=False)[:60].replace("[", "\\[")
+            if total is not None:
+                bar.update(task, total=total, advance=1, description=what)
+            else:
+                bar.update(task, description=what)
+        yield progress

@@ -12,6 +12,7 @@ from ..catalog import get_op
 from ..engines import ENGINES, get_engine
 from ..errors import UsageError
 from ..harness import build_harness, harness_path
+from ..printable import printable
 from ..records import FAILED, Params, Plan
 from ..store import Store
 from ..suites import MAX_BENCHES, load_suite
@@ -425,7 +426,7 @@ def _execute(store: Store, plan: Plan, run_id: int | None, quiet: bool) -> int:
     console = stderr_console()
     progress, on_event = (_mcu_progress if plan.target else _host_progress_bar)(
         plan, console, not quiet and console.is_terminal)
-    log = lambda s: progress.console.print(s, markup=False, highlight=False)
+    log = run_log(progress.console)
     runner = Runner(store, plan, target_for(plan, progress=on_event, log=log), log=log)
     try:
         with progress:
@@ -437,8 +438,15 @@ def _execute(store: Store, plan: Plan, run_id: int | None, quiet: bool) -> int:
         raise SystemExit(EXIT_INTERRUPTED)
 
 
+def run_log(console):
+    """The run's log lines (a target's notes, a lab worker's relayed lines, place names) on the
+    progress bar's console: outside text, printed inert (printable) and never read as markup."""
+    return lambda line: console.print(printable(line), markup=False, highlight=False, emoji=False)
+
+
 def _mcu_progress(plan: Plan, console, show: bool):
     """A microcontroller run's bar: cells done of all, the operation being built and run."""
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     total = len(plan.groups) * len(plan.options.engines)
     progress = Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(),
@@ -448,7 +456,7 @@ def _mcu_progress(plan: Plan, console, show: bool):
     def on_group(group: dict, phase, n=1):          # McuTarget's progress: {"op", "params": {"library"}}
         label = group["op"] + " " + " ".join(f"{k}={v}" for k, v in group["params"].items())
         if phase == "start":
-            progress.update(task, description=label[:48])
+            progress.update(task, description=escape(printable(label, keep_newlines=False)[:48]))
         else:
             progress.advance(task, n)
     return progress, on_group

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from ..errors import UsageError
+from ..printable import printable_json
 from ..records import Run
 from ..store import Store
 from .common import add_db, add_format, add_runs, console_for, resolve_runs
@@ -44,7 +45,7 @@ def run(args, out) -> int:
             from ..layouts import render_json
             docs = [{"run": i, "layout": args.layout, "tables": json.loads(render_json(store.load_run(i), args.layout))}
                     for i in ids]
-            out.write(json.dumps(docs, indent=1, ensure_ascii=False) + "\n")
+            out.write(printable_json(json.dumps(docs, indent=1, ensure_ascii=False)) + "\n")
             return 0
         docs = [json.loads(report.render_json(store.load_run(i), relative_to=args.relative_to)) for i in ids]
         out.write(json.dumps(docs, indent=1) + "\n")

@@ -59,7 +59,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
                 "meters", "targets", "energy", "lab"),
     "runner": ("runner", "plan", "suites", "energy.importer"),
     "analysis": ("relative", "compare", "diff", "scaling", "models", "energy.models", "long_message"),
-    "report": ("report", "export", "layouts"),
+    "report": ("report", "export", "export_write", "layouts"),
     "cli": ("cli", "devtools", "catalog_c"),          # catalog_c: generates harness/common/cb_ops.h
 }
 

@@ -37,30 +37,39 @@ def _labgrid():
     return require("labgrid", "labgrid", "labgrid places (--target labgrid:PLACE)")
 
 
-def coordinator_address() -> str:
+def coordinator_address(env=None) -> str:
     """Where labgrid's client would look: LG_COORDINATOR, else LG_ENV's coordinator_address, else
-    labgrid's default."""
+    labgrid's default. `env`: the environment file already loaded."""
     if os.environ.get("LG_COORDINATOR"):
         return os.environ["LG_COORDINATOR"]
-    env = lab_environment()
+    env = env if env is not None else lab_environment()
     if env is not None:
-        return env.config.get_option("coordinator_address", DEFAULT_COORDINATOR)
+        address = env.config.get_option("coordinator_address", DEFAULT_COORDINATOR)
+        if not isinstance(address, str) or not address:
+            raise UsageError(f"LG_ENV={os.environ['LG_ENV']}: options: coordinator_address: expected HOST:PORT, "
+                             f"found {address!r}")
+        return address
     return DEFAULT_COORDINATOR
 
 
 def lab_environment():
-    """The labgrid environment file LG_ENV names, loaded (None without one)."""
+    """The labgrid environment file LG_ENV names, loaded (None without one): checked as data
+    first (lab/env_file.py: size, aliases, layout), then loaded by labgrid, then every resource and
+    driver class it names checked to be one labgrid knows. A refusal is one line naming the file."""
+    from .env_file import check_classes, check_env_file
     path = os.environ.get("LG_ENV")
     if not path:
         return None
-    if not Path(path).is_file():
-        raise UsageError(f"LG_ENV={path}: no such file (a labgrid environment file, see docs/lab.md)")
-    _labgrid()
+    _labgrid()                                # labgrid (and its PyYAML): the labgrid extra
+    uses = check_env_file(path)
     from labgrid import Environment
+    from . import qemu_place  # noqa: F401  (registers QEMUFlashPort/QEMUFlashDriver, which a file may name)
     try:
-        return Environment(path)
+        env = Environment(path)
     except Exception as exc:                  # labgrid's own config errors: NoConfigFoundError, InvalidConfigError, YAML
-        raise UsageError(f"LG_ENV={path}: {exc}")
+        raise UsageError(f"LG_ENV={path}: {_one_line(exc)}") from None
+    check_classes(path, uses)
+    return env
 
 
 @dataclass
@@ -86,7 +95,8 @@ class Lab:
     def __init__(self, address: str | None = None):
         _labgrid()
         from labgrid.remote.client import start_session
-        self.address = address or coordinator_address()
+        env = lab_environment()                    # a bad LG_ENV is said before the coordinator is asked
+        self.address = address or coordinator_address(env)
         try:
             with _quiet():
                 self.session = start_session(self.address, extra={"args": argparse.Namespace(

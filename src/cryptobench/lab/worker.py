@@ -22,6 +22,7 @@ from typing import Callable
 
 from ..errors import UsageError
 from ..periodic import Every
+from ..printable import printable
 from ..processes import process_alive
 from ..records import Cell, Plan
 from ..store import Store
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lease", type=float, default=None, help="lease in seconds (default: the run's)")
     ap.add_argument("--db", default=None, help="the store (default: $CRYPTOBENCH_DB)")
     args = ap.parse_args(argv)
-    log = lambda s: (sys.stderr.write(s + "\n"), sys.stderr.flush())
+    log = stderr_log
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         store = Store(args.db)
@@ -167,6 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:                        # noqa: BLE001 - the run's process reports the stop
         log(f"error: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}")
         return 1
+
+
+def stderr_log(line: str) -> None:
+    """A worker's line on stderr (its run relays it, or a terminal shows it): place names, the
+    coordinator's and labgrid's words and firmware text are outside text, printed inert (printable)."""
+    sys.stderr.write(printable(line) + "\n")
+    sys.stderr.flush()
 
 
 def _interrupt(signum, frame):

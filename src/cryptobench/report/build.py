@@ -7,25 +7,31 @@ DIR/tables/*.md|csv|tex every table on its own; tables.md and tables.tex hold th
 from __future__ import annotations
 
 import io
+import os
+from dataclasses import replace
 from pathlib import Path
 
 from .. import __version__
 from ..errors import UsageError
 from ..extras import require
-from ..files import write_atomic
+from ..files import atomic_file, write_atomic
 from ..store import now
 from ..quantity import fmt_num
 from ..catalog import OPS
 from ..records import Run, outcome
+from .html import render_pieces, run_tables_html
 from .table import Table, columns
 from .table_files import latex_escape, markdown_escape, slug, to_csv, to_latex, to_markdown
 
 
-def check_baseline(runs: list[Run], baseline: str | None) -> None:
+def check_baseline(runs: list[Run], baseline: str | None, engines_of=None) -> None:
+    """--baseline names an engine of the runs; `engines_of(run_id)`: the engines its cells name,
+    for runs loaded without their cells (default: the run's own cells)."""
     if not baseline:
         return
     from ..relative import run_engines
-    engines = sorted({e for r in runs for e in run_engines(r)})
+    engines = sorted({e for r in runs for e in run_engines(r)}
+                     | ({e for r in runs for e in engines_of(r.id)} if engines_of else set()))
     if baseline not in engines:
         raise UsageError(f"--baseline: '{baseline}' is not an engine of run(s) "
                          f"{', '.join(str(r.id) for r in runs)}: {', '.join(engines)}")
@@ -113,87 +119,140 @@ def _crossover_table(rows: list[dict]) -> Table | None:
 
 
 def build_report(runs: list[Run], out_dir: Path, baseline: str | None = None, title: str | None = None,
-                 progress=None, references: list | tuple = ()) -> dict:
-    """Writes everything; returns a summary {html, figures: [...], tables: [...]} of the paths written."""
+                 progress=None, references: list | tuple = (), cells_of=None) -> dict:
+    """Writes everything into out_dir; returns a summary {html, figures: [...], tables: [...]} of the
+    paths written. `runs` may come without their cells and `cells_of(run)` give them (the store reads
+    them a run at a time: Store.iter_cells): one run's cells are held at a time, each figure is
+    written and dropped as it is drawn, and the page is written a piece at a time, so memory does
+    not grow with the runs (only the sweep figures' points do, a few numbers per cell)."""
     require("matplotlib", "figures", "the HTML report's figures (cryptobench report)")
-    from . import figures as figmod
-    from .captions import conditions_caption
-    from .html import render
-    from .tables import conditions_lines
-
+    from .series import Sweeps
     fig_dir, tab_dir = out_dir / "figures", out_dir / "tables"
     fig_dir.mkdir(parents=True, exist_ok=True)
     tab_dir.mkdir(parents=True, exist_ok=True)
-
     step = progress or (lambda what, total=None: None)
-    step("building figures")
-    figures = figmod.build_figures(runs, baseline, references)
-    written_figs, html_figs = _write_figures(figures, fig_dir, step)
-
-    step("writing tables")
-    files = _TableFiles(tab_dir)
-    run_sections = []
-    for run in runs:
-        caption = conditions_caption(run)
-        run_tables, skipped = _run_tables(run, baseline)
-        files.begin_run(_run_heading(run), caption, skipped)
-        # a table's own files carry the run's conditions; the page and the collections say them once per
-        # run, and each table there only names its run
-        tables = [files.emit(t, f"run{run.id}", caption, f"Run {run.id} (its conditions are listed once, above).")
-                  for t in run_tables]
-        run_sections.append({"id": run.id, "heading": _run_heading(run), "conditions": conditions_lines(run),
-                             "tables": tables, "skipped": skipped})
-    extra = []
-    cross = _crossover_table(figmod.crossover_rows(runs, baseline))
-    if cross:
-        files.begin_run("All runs", "", [])
-        extra.append(files.emit(cross, "crossover", "Runs " + ", ".join(str(r.id) for r in runs)))
-    files.write_collections()
-
-    doc = _document(runs, title, len(figures), run_sections, html_figs, extra)
-    step("writing report.html")
-    html_path = out_dir / "report.html"
-    _write(html_path, render(doc))
-    for f in figures:
-        f.fig.clear()
-    return {"html": html_path, "figures": written_figs, "tables": files.written, "n_figures": len(figures),
-            "n_tables": len(files.written) // 3}
+    cells_of = cells_of or (lambda run: run.cells)
+    figures, files = _FigureFiles(fig_dir, step), _TableFiles(tab_dir)
+    sweeps = [Sweeps(metric, len(runs)) for metric in ("time", "energy", "cycles")]
+    spool = out_dir / ".run-tables.html.part"       # the runs' table sections, until the page is written
+    sections, crossings = [], []
+    try:
+        with open(spool, "w", encoding="utf-8") as tables_html:
+            for i, head in enumerate(runs):
+                step(f"run {head.id} ({i + 1}/{len(runs)}): tables and figures", len(runs))
+                section, rows = _one_run(replace(head, cells=list(cells_of(head))), baseline, files, figures, sweeps)
+                tables_html.write(run_tables_html(section))
+                sections.append({**section, "tables": [], "n_tables": len(section["tables"])})
+                crossings += rows
+        extra = _across_runs(runs, sweeps, crossings, figures, files, references, step)
+        files.write_collections()
+        step("writing report.html")
+        doc = _document(runs, title, len(figures.shown), sections, figures.shown, extra)
+        with atomic_file(out_dir / "report.html") as f:
+            for piece in render_pieces({**doc, "tables_html": spool}):
+                f.write(piece.encode("utf-8"))
+    finally:
+        spool.unlink(missing_ok=True)
+        files.discard()
+    return {"html": out_dir / "report.html", "figures": figures.written, "tables": files.written,
+            "n_figures": len(figures.shown), "n_tables": len(files.written) // 3}
 
 
-def _write_figures(figures: list, fig_dir: Path, step) -> tuple[list[Path], list[dict]]:
-    """Each figure as PNG and SVG under fig_dir; returns the paths written and the figures as the
-    HTML shows them (SVG embedded)."""
-    written, html_figs = [], []
-    for i, f in enumerate(figures):
-        step(f"figure {i + 1}/{len(figures)}: {f.id}", len(figures))
+def _one_run(run: Run, baseline: str | None, files: "_TableFiles", figures: "_FigureFiles",
+             sweeps: list) -> tuple[dict, list[dict]]:
+    """One run, its cells loaded: its tables written, its own figures drawn and written, its points
+    added to the sweeps. Returns its section of the page (its tables with it) and its crossover rows."""
+    from .captions import conditions_caption
+    from .figures import run_figures
+    from .figures.crossover import crossover_groups
+    from .figures.heatmap import baseline_runs
+    from .tables import conditions_lines
+    caption = conditions_caption(run)
+    run_tables, skipped = _run_tables(run, baseline)
+    files.begin_run(_run_heading(run), caption, skipped)
+    # a table's own files carry the run's conditions; the page and the collections say them once per
+    # run, and each table there only names its run
+    tables = [files.emit(t, f"run{run.id}", caption, f"Run {run.id} (its conditions are listed once, above).")
+              for t in run_tables]
+    for sweep in sweeps:
+        sweep.add(run, caption)
+    cache: dict = {}
+    for f in run_figures(run, baseline, figures.used, cache):
+        figures.add(f)
+    rows = [row for _, b, _ in baseline_runs([run], baseline) for g in crossover_groups(run, b, cache)
+            for row in g["rows"]]
+    return ({"id": run.id, "heading": _run_heading(run), "conditions": conditions_lines(run), "tables": tables,
+             "skipped": skipped}, rows)
+
+
+def _across_runs(runs: list[Run], sweeps: list, crossings: list[dict], figures: "_FigureFiles",
+                 files: "_TableFiles", references, step) -> list[dict]:
+    """What draws on every run: the sweep figures (written) and the crossover table (returned, as
+    the page's extra tables)."""
+    from .figures import figures_of_sweeps
+    step("figures over all runs")
+    for sweep in sweeps:
+        for f in figures_of_sweeps(sweep, figures.used, references):
+            figures.add(f)
+    cross = _crossover_table(crossings)
+    if not cross:
+        return []
+    files.begin_run("All runs", "", [])
+    return [files.emit(cross, "crossover", "Runs " + ", ".join(str(r.id) for r in runs))]
+
+
+class _FigureFiles:
+    """The report's figure files: each figure as PNG and SVG under fig_dir as soon as it is drawn
+    (then its matplotlib figure is dropped); the page reads the SVG back when it is written."""
+
+    def __init__(self, fig_dir: Path, step):
+        self.fig_dir, self.step = fig_dir, step
+        self.used: set = set()                 # figure ids taken (style.unique_id)
+        self.written: list[Path] = []
+        self.shown: list[dict] = []            # the figures as the page shows them, in KINDS order when read
+
+    def add(self, f) -> None:
+        from .figures import KINDS
+        self.step(f"figure {len(self.shown) + 1}: {f.id}")
         png, svg = _figure_bytes(f)
-        _write(fig_dir / f"{f.id}.png", png)
-        _write(fig_dir / f"{f.id}.svg", svg)
-        written += [fig_dir / f"{f.id}.png", fig_dir / f"{f.id}.svg"]
-        html_figs.append({"id": f.id, "kind": f.kind, "title": f.title, "caption": f.caption,
-                          "provenance": f.provenance, "image": svg, "mime": "image/svg+xml",
-                          "files": [f"figures/{f.id}.png", f"figures/{f.id}.svg"]})
-    return written, html_figs
+        f.fig.clear()
+        f.fig = None
+        _write(self.fig_dir / f"{f.id}.png", png)
+        _write(self.fig_dir / f"{f.id}.svg", svg)
+        self.written += [self.fig_dir / f"{f.id}.png", self.fig_dir / f"{f.id}.svg"]
+        self.shown.append({"id": f.id, "kind": f.kind, "title": f.title, "caption": f.caption,
+                           "provenance": f.provenance, "image_path": self.fig_dir / f"{f.id}.svg",
+                           "mime": "image/svg+xml", "files": [f"figures/{f.id}.png", f"figures/{f.id}.svg"]})
+        self.shown.sort(key=lambda d: KINDS.index(d["kind"]))      # stable: drawing order within a kind
 
 
 class _TableFiles:
     """The report's table files: each table as .md, .csv and .tex under a unique stem, and the
-    collections tables.md and tables.tex of them all."""
+    collections tables.md and tables.tex of them all (written as they grow, renamed at the end)."""
 
     def __init__(self, tab_dir: Path):
         self.tab_dir = tab_dir
         self.written: list[Path] = []
-        self.all_md: list[str] = []
-        self.all_tex: list[str] = []
         self.seen: set[str] = set()
+        self.md = open(tab_dir / ".tables.md.part", "w", encoding="utf-8")
+        self.tex = open(tab_dir / ".tables.tex.part", "w", encoding="utf-8")
+        self.tex.write("% \\usepackage{booktabs}\n")
+        self.first = True
+
+    def _collect(self, md: str, tex: str) -> None:
+        """One more piece of each collection (pieces apart by a line break, as they always were)."""
+        sep = "" if self.first else "\n"
+        self.md.write(sep + md)
+        self.tex.write(sep + tex)
+        self.first = False
 
     def begin_run(self, heading: str, conditions: str, skipped: list[str]) -> None:
         """A run's heading, conditions and left-out operations, once, before its tables in the collections."""
         notes = "".join(f"- {markdown_escape(n)}\n" for n in skipped)
-        self.all_md.append(f"## {markdown_escape(heading)}\n\n"
-                           + (f"{markdown_escape(conditions)}\n" if conditions else "") + (f"\n{notes}" if notes else ""))
-        self.all_tex.append(f"\\paragraph{{{latex_escape(heading)}}} {latex_escape(conditions)}"
-                            + "".join(f" {latex_escape(n)}." for n in skipped) + "\n")
+        self._collect(f"## {markdown_escape(heading)}\n\n" + (f"{markdown_escape(conditions)}\n" if conditions else "")
+                      + (f"\n{notes}" if notes else ""),
+                      f"\\paragraph{{{latex_escape(heading)}}} {latex_escape(conditions)}"
+                      + "".join(f" {latex_escape(n)}." for n in skipped) + "\n")
 
     def emit(self, table: Table, prefix: str, caption: str, short: str | None = None) -> dict:
         """Writes one table's files (with `caption`); adds it to the collections with `short` (the run's
@@ -208,14 +267,20 @@ class _TableFiles:
         _write(self.tab_dir / f"{stem}.csv", to_csv(table))
         _write(self.tab_dir / f"{stem}.tex", to_latex(table, caption, label=stem))
         self.written.extend(self.tab_dir / f"{stem}.{ext}" for ext in ("md", "csv", "tex"))
-        self.all_md.append(to_markdown(table, short))
-        self.all_tex.append(to_latex(table, short, label=stem))
+        self._collect(to_markdown(table, short), to_latex(table, short, label=stem))
         return {"table": table, "id": stem, "caption": short,
                 "files": [f"tables/{stem}.{ext}" for ext in ("md", "csv", "tex")]}
 
     def write_collections(self) -> None:
-        _write(self.tab_dir / "tables.md", "\n".join(self.all_md))
-        _write(self.tab_dir / "tables.tex", "% \\usepackage{booktabs}\n" + "\n".join(self.all_tex))
+        for part, name in ((self.md, "tables.md"), (self.tex, "tables.tex")):
+            part.close()
+            os.replace(part.name, self.tab_dir / name)
+
+    def discard(self) -> None:
+        """A report that stopped half-way: its unfinished collections removed."""
+        for part in (self.md, self.tex):
+            part.close()
+            Path(part.name).unlink(missing_ok=True)
 
 
 def _document(runs: list[Run], title: str | None, n_figures: int, run_sections: list[dict],
@@ -224,7 +289,7 @@ def _document(runs: list[Run], title: str | None, n_figures: int, run_sections: 
     ids = ", ".join(str(r.id) for r in runs)
     title = title or ("cryptobench report: run " if len(runs) == 1 else "cryptobench report: runs ") + ids
     return {"title": title,
-            "subtitle": f"{n_figures} figures and {sum(len(r['tables']) for r in run_sections) + len(extra)} tables "
+            "subtitle": f"{n_figures} figures and {sum(r['n_tables'] for r in run_sections) + len(extra)} tables "
                         f"from stored run(s) {ids}; generated {now()} by cryptobench {__version__}. Every figure "
                         "states its provenance (measured, simulated, modeled, published) and its conditions.",
             "runs": run_sections, "figures": html_figs, "extra_tables": extra,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 from html import escape
+from pathlib import Path
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
@@ -58,10 +59,12 @@ def _prov_badges(provenance) -> str:
 
 
 def figure_html(fig: dict) -> str:
-    """fig: id, kind, title, caption, provenance, image (bytes), mime, files (relative paths)."""
+    """fig: id, kind, title, caption, provenance, image (bytes, or image_path: the file to read them
+    from when the page is written), mime, files (relative paths)."""
     files = " · ".join(f'<a href="{esc(f)}">{esc(f.rsplit(".", 1)[-1].upper())}</a>' for f in fig.get("files", []))
+    image = fig["image"] if "image" in fig else Path(fig["image_path"]).read_bytes()
     return (f'<figure class="cb-figure" id="fig-{esc(fig["id"])}" data-kind="{esc(fig["kind"])}">'
-            f'<img src="{data_uri(fig["mime"], fig["image"])}" alt="{esc(fig["title"])}">'
+            f'<img src="{data_uri(fig["mime"], image)}" alt="{esc(fig["title"])}">'
             f'<figcaption>{_prov_badges(fig["provenance"])}<strong>{esc(fig["title"])}.</strong> '
             f'{esc(fig["caption"])}' + (f' <span class="files">({files})</span>' if files else "")
             + "</figcaption></figure>")
@@ -90,45 +93,67 @@ def _run_conditions_html(r: dict) -> str:
             + (f'<ul class="notes skipped">{skipped}</ul>' if skipped else ""))
 
 
-def render(doc: dict) -> str:
-    """doc: title, subtitle, runs [{id, heading, conditions [lines], tables [...], skipped [lines]}],
-    figures [...], extra_tables [...] (tables not tied to one run, e.g. crossovers).
+def run_tables_html(r: dict) -> str:
+    """A run's tables section (empty for a run without tables): r has id, heading, tables."""
+    if not r["tables"]:
+        return ""
+    return "\n".join([f'<section id="tables-run-{esc(r["id"])}"><h2>Tables of run {esc(r["id"])}</h2>'
+                      f'<p class="notes">{esc(r["heading"])}: conditions under '
+                      f'<a href="#run-{esc(r["id"])}">Runs and their conditions</a>.</p>',
+                      *[table_html(t) for t in r["tables"]], "</section>"]) + "\n"
+
+
+def _n_tables(r: dict) -> int:
+    return r["n_tables"] if "n_tables" in r else len(r["tables"])
+
+
+def _head(doc: dict, kinds: list) -> list[str]:
+    """The page's head, title and contents."""
+    figures = doc["figures"]
+    nav = ["<nav><h2>Contents</h2><ul>", '<li><a href="#runs">Runs and their conditions</a></li>']
+    nav += [f'<li><a href="#sec-{k}">{esc(t)}</a> ({sum(f["kind"] == k for f in figures)})</li>' for k, t in kinds]
+    if doc.get("extra_tables"):
+        nav.append('<li><a href="#sec-extra">Crossover lengths (table)</a></li>')
+    nav += [f'<li><a href="#tables-run-{esc(r["id"])}">Tables of run {esc(r["id"])}</a> ({_n_tables(r)})</li>'
+            for r in doc["runs"] if _n_tables(r)]
+    nav.append("</ul></nav>")
+    return ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{esc(doc['title'])}</title><style>{STYLE}</style></head><body>",
+            f"<h1>{esc(doc['title'])}</h1>", f'<p class="meta">{esc(doc["subtitle"])}</p>', *nav]
+
+
+def render_pieces(doc: dict):
+    """The page a piece at a time, each ending in a line break (the report writes them as they come:
+    a figure's SVG is read from its file when its turn comes, never all at once). doc: title,
+    subtitle, runs [{id, heading, conditions [lines], skipped [lines], and tables [...] or
+    n_tables}], figures [...], extra_tables [...] (tables not tied to one run, e.g. crossovers), and
+    tables_html: a file that holds the runs' table sections already rendered (run_tables_html),
+    else each run's `tables` are rendered here.
 
     The page: contents; each run's conditions once ("Runs"); the figures by kind; the extra tables;
     then each run's tables, which name their run instead of repeating its conditions."""
     figures = doc["figures"]
     kinds = [(k, t) for k, t in KIND_TITLES if any(f["kind"] == k for f in figures)]
-    nav = ["<nav><h2>Contents</h2><ul>", '<li><a href="#runs">Runs and their conditions</a></li>']
-    nav += [f'<li><a href="#sec-{k}">{esc(t)}</a> ({sum(f["kind"] == k for f in figures)})</li>' for k, t in kinds]
-    if doc.get("extra_tables"):
-        nav.append('<li><a href="#sec-extra">Crossover lengths (table)</a></li>')
-    nav += [f'<li><a href="#tables-run-{esc(r["id"])}">Tables of run {esc(r["id"])}</a> ({len(r["tables"])})</li>'
-            for r in doc["runs"] if r["tables"]]
-    nav.append("</ul></nav>")
-
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             f"<title>{esc(doc['title'])}</title><style>{STYLE}</style></head><body>",
-             f"<h1>{esc(doc['title'])}</h1>", f'<p class="meta">{esc(doc["subtitle"])}</p>', *nav]
-    parts.append('<section id="runs"><h2>Runs and their conditions</h2>')
-    parts += [_run_conditions_html(r) for r in doc["runs"]]
-    parts.append("</section>")
+    lines = [*_head(doc, kinds), '<section id="runs"><h2>Runs and their conditions</h2>',
+             *(_run_conditions_html(r) for r in doc["runs"]), "</section>"]
+    yield "".join(f"{line}\n" for line in lines)
     for kind, title in kinds:
-        parts.append(f'<section id="sec-{kind}"><h2>{esc(title)}</h2>')
-        parts += [figure_html(f) for f in figures if f["kind"] == kind]
-        parts.append("</section>")
+        yield f'<section id="sec-{kind}"><h2>{esc(title)}</h2>\n'
+        yield from (figure_html(f) + "\n" for f in figures if f["kind"] == kind)
+        yield "</section>\n"
     if doc.get("extra_tables"):
-        parts.append('<section id="sec-extra"><h2>Crossover lengths</h2>')
-        parts += [table_html(t) for t in doc["extra_tables"]]
-        parts.append("</section>")
-    for r in doc["runs"]:
-        if not r["tables"]:
-            continue
-        parts.append(f'<section id="tables-run-{esc(r["id"])}"><h2>Tables of run {esc(r["id"])}</h2>'
-                     f'<p class="notes">{esc(r["heading"])}: conditions under '
-                     f'<a href="#run-{esc(r["id"])}">Runs and their conditions</a>.</p>')
-        parts += [table_html(t) for t in r["tables"]]
-        parts.append("</section>")
-    parts.append(f'<footer class="meta"><p>{esc(doc.get("footer", ""))}</p></footer></body></html>')
-    return "\n".join(parts) + "\n"
+        yield "".join(f"{line}\n" for line in ['<section id="sec-extra"><h2>Crossover lengths</h2>',
+                                               *(table_html(t) for t in doc["extra_tables"]), "</section>"])
+    if doc.get("tables_html") is not None:
+        with open(doc["tables_html"], encoding="utf-8") as f:
+            while chunk := f.read(1 << 20):
+                yield chunk
+    else:
+        yield from (run_tables_html(r) for r in doc["runs"])
+    yield f'<footer class="meta"><p>{esc(doc.get("footer", ""))}</p></footer></body></html>\n'
+
+
+def render(doc: dict) -> str:
+    return "".join(render_pieces(doc))

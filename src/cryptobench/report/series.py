@@ -206,53 +206,89 @@ def _omitted(c: Cell, metric: str, who: str) -> str | None:
     return None
 
 
-def sweep_groups(runs: list[Run], metric: str) -> list[Group]:
-    """Per (op, parameters other than bytes), every (run, engine, target) with ok cells of `metric`
-    over params['bytes']; only groups where the length takes at least two values. 'time' takes host
-    cells, 'cycles' microcontroller cells (a host's TSC counts reference cycles, not core clocks),
-    'energy' both. Parallel (scaling) runs are left out: their lengths do not vary."""
-    from ..scaling import is_parallel_run
-    groups: dict = {}
-    order: list = []
-    for run in runs:
+class Sweeps:
+    """The sweep groups of one metric, fed a run at a time (`add`), so that a report over many runs
+    holds their points, never their cells: per (op, parameters other than bytes), every (run,
+    engine, target) with ok cells of `metric` over params['bytes']. 'time' takes host cells,
+    'cycles' microcontroller cells (a host's TSC counts reference cycles, not core clocks), 'energy'
+    both. Parallel (scaling) runs are left out: their lengths do not vary. Kept beside the points
+    for the captions: each run's conditions sentence, and per (run, op) the cycle counters and the
+    energy methods its cells name."""
+
+    def __init__(self, metric: str, n_runs: int):
+        self.metric, self.multi = metric, n_runs > 1
+        self.groups: dict = {}
+        self.captions: dict[int, str] = {}
+        self.counters: dict[tuple[int, str], set] = {}
+        self.methods: dict[tuple[int, str], set] = {}
+
+    def add(self, run: Run, caption: str = "") -> None:
+        from ..scaling import is_parallel_run
+        self.captions[run.id] = caption
         if is_parallel_run(run):
-            continue
+            return
         for c in run.cells:
-            if "bytes" not in c.params:
+            self._notes(run.id, c)
+            if "bytes" not in c.params or (is_mcu_cell(c) if self.metric == "time" else
+                                           self.metric == "cycles" and not is_mcu_cell(c)):
                 continue
-            if metric == "time" and is_mcu_cell(c) or metric == "cycles" and not is_mcu_cell(c):
-                continue
-            fixed = {k: v for k, v in c.params.items() if k != "bytes"}
-            key = (c.op, json.dumps(fixed, sort_keys=True))
-            if key not in groups:
-                groups[key] = Group(c.op, fixed)
-                order.append(key)
-            g = groups[key]
-            if run.id not in g.runs:
-                g.runs.append(run.id)
-            point, prov = cell_point(c, metric) if c.ok else (None, None)
-            if point is None:
-                why = _omitted(c, metric, c.engine + (f" (run {run.id})" if len(runs) > 1 else ""))
-                if why and why not in g.omitted:
-                    g.omitted.append(why)
-                continue
-            mode = timing_mode(run, c)
-            s = next((s for s in g.series
-                      if (s.run_id, s.engine, s.target, s.mode) == (run.id, c.engine, c.target, mode)), None)
-            if s is None:
-                s = Series(run.id, c.engine, c.target, mode=mode)
-                g.series.append(s)
-            s.points.append(point)
-            s.provenance.add(prov or "measured")
-    out = []
-    for key in order:
-        g = groups[key]
-        for s in g.series:
-            s.points.sort(key=lambda p: p.x)
-        if len(g.xs) >= 2 and any(len(s.points) >= 2 for s in g.series):
-            label_series(g.series)
-            out.append(g)
-    return merge_single_engine(out)
+            self._add_cell(run, c)
+
+    def _notes(self, run_id: int, c: Cell) -> None:
+        if self.metric == "cycles" and c.result is not None:
+            self.counters.setdefault((run_id, c.op), set()).add(c.result.cycles.get("counter") or "?")
+        if self.metric == "energy" and c.ok and c.energy is not None:
+            self.methods.setdefault((run_id, c.op), set()).add(c.energy.get("method", ""))
+
+    def _add_cell(self, run: Run, c: Cell) -> None:
+        fixed = {k: v for k, v in c.params.items() if k != "bytes"}
+        key = (c.op, json.dumps(fixed, sort_keys=True))
+        g = self.groups.setdefault(key, Group(c.op, fixed))
+        if run.id not in g.runs:
+            g.runs.append(run.id)
+        point, prov = cell_point(c, self.metric) if c.ok else (None, None)
+        if point is None:
+            why = _omitted(c, self.metric, c.engine + (f" (run {run.id})" if self.multi else ""))
+            if why and why not in g.omitted:
+                g.omitted.append(why)
+            return
+        mode = timing_mode(run, c)
+        s = next((s for s in g.series
+                  if (s.run_id, s.engine, s.target, s.mode) == (run.id, c.engine, c.target, mode)), None)
+        if s is None:
+            s = Series(run.id, c.engine, c.target, mode=mode)
+            g.series.append(s)
+        s.points.append(point)
+        s.provenance.add(prov or "measured")
+
+    def result(self) -> list[Group]:
+        """The groups where the length takes at least two values, their series labelled."""
+        out = []
+        for g in self.groups.values():
+            for s in g.series:
+                s.points.sort(key=lambda p: p.x)
+            if len(g.xs) >= 2 and any(len(s.points) >= 2 for s in g.series):
+                label_series(g.series)
+                out.append(g)
+        return merge_single_engine(out)
+
+    def caption(self, ids) -> str:
+        """The conditions of the runs a figure draws on, one sentence each (captions.runs_caption)."""
+        return " ".join(self.captions[i] for i in ids if self.captions.get(i))
+
+    def counters_of(self, g: Group) -> set:
+        return set().union(*(self.counters.get((r, g.op), set()) for r in g.runs))
+
+    def methods_of(self, g: Group) -> set:
+        return set().union(*(self.methods.get((r, g.op), set()) for r in g.runs))
+
+
+def sweep_groups(runs: list[Run], metric: str) -> list[Group]:
+    """Sweeps over runs already loaded whole (see Sweeps)."""
+    sweeps = Sweeps(metric, len(runs))
+    for run in runs:
+        sweeps.add(run)
+    return sweeps.result()
 
 
 def merge_single_engine(groups: list[Group]) -> list[Group]:

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from ..printable import printable
+from ..printable import printable, printable_json
 
 LEFT, RIGHT = "left", "right"
 
@@ -201,9 +201,28 @@ class Markdown(Markup):
         return "\n" + "".join(f"- {self.prose(n)}\n" for n in table.notes) if table.notes else ""
 
 
+# A spreadsheet reads a cell that begins with one of these as a formula (or, TAB and CR, as the
+# start of one after it trims them): `=HYPERLINK(…)` in a run label would run when the CSV is opened.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# a number as csv_text writes one (str of an int or float), or a signed percentage of a table
+# ("-12.5 %"): a spreadsheet reads it as that number, never as a formula
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?( ?%)?")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """A CSV cell that no spreadsheet reads as a formula (OWASP's CSV injection rule): text that
+    begins with = + - @ TAB or CR gets a leading single quote, which spreadsheets show as text;
+    a number (-1.5e-07, -12.5 %) stays a number."""
+    if text.startswith(FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
 class Csv(Markup):
     """A header line of column labels and a line per row of cells; with `title_column`, a first
-    column of that name holds each row's table title (several tables in one file)."""
+    column of that name holds each row's table title (several tables in one file). Every cell,
+    header and title passes `spreadsheet_safe`: every CSV cryptobench writes (export, show,
+    compare, diff, the report's tables) opens in a spreadsheet as data."""
     newlines_in_cells = True
 
     def __init__(self, lineterminator: str = "\r\n", title_column: str | None = None):
@@ -211,8 +230,13 @@ class Csv(Markup):
 
     def _record(self, items: Sequence[str]) -> str:
         buf = io.StringIO()
-        csv.writer(buf, lineterminator=self.lineterminator).writerow(items)
+        csv.writer(buf, lineterminator=self.lineterminator).writerow([spreadsheet_safe(t) for t in items])
         return buf.getvalue()
+
+    def rows_text(self, table: Table) -> str:
+        """The table's rows alone (no header): the lines a streamed export appends batch by batch."""
+        table = table.printable(self.newlines_in_cells)
+        return "".join(self.row(table, r) for r in table.rows)
 
     def header(self, table):
         return self._record(([self.title_column] if self.title_column else []) + table.headers)
@@ -271,4 +295,4 @@ def as_dict(table: Table) -> dict:
 
 
 def to_json(tables: Sequence[Table]) -> str:
-    return json.dumps([as_dict(t) for t in tables], indent=1, ensure_ascii=False, default=str)
+    return printable_json(json.dumps([as_dict(t) for t in tables], indent=1, ensure_ascii=False, default=str))

@@ -23,6 +23,12 @@ from .base import RunSession
 
 TARGET = "host"
 FINISH_MARGIN_S = 3.0        # of the budget, kept for deriving and storing the results
+# A harness process holds at most `max_slots` cells set up at once (its hello says how many; cbh:
+# MAX_SLOTS); an engine with more cells to sample is given a further group of processes per that
+# many cells, so a plan of 20,000 cells per engine runs whole instead of failing "too many slots".
+DEFAULT_MAX_SLOTS = 4096     # a harness whose hello does not say: cbh's limit before it said so
+SLOTS_RESERVED = 1           # kept free in every process: the reference loop's slot (noise.py)
+SLOT_LIMIT: int | None = None    # a lower limit than the harness's own (tests spread a small plan with it)
 
 
 class HostTarget:
@@ -38,6 +44,7 @@ class HostTarget:
         self.session: RunSession | None = None   # the run measure() is given: where cells are saved
         self.procs: dict = {}            # engine -> its first harness process (verification, energy windows)
         self.extra_procs: dict = {}      # engine -> its further harness processes (rounds take turns)
+        self.more_procs: dict = {}       # engine -> further groups of processes, for the cells beyond one's slots
         self.provisions: dict = {}       # engine -> secure.Provision (token / TPM started for the run)
         self.engine_info: dict = {}
         self.unusable: dict = {}
@@ -96,8 +103,45 @@ class HostTarget:
                 self.extra_procs[name].append(proc)
         return [self.procs[name]] + self.extra_procs[name]
 
+    def slots_per_process(self, name: str) -> int:
+        """How many of the engine's cells one of its processes is given (its harness's max_slots,
+        less the reserved ones)."""
+        limit = int(self.procs[name].hello.get("max_slots") or DEFAULT_MAX_SLOTS)
+        if SLOT_LIMIT is not None:
+            limit = min(limit, SLOT_LIMIT)
+        return max(1, limit - SLOTS_RESERVED)
+
+    def sampling_procs(self, name: str, ordinal: int) -> list:
+        """The processes the engine's `ordinal`-th sampled cell is set up and sampled in: the first
+        group (its verifying process and the extras) for the first slots_per_process cells, then a
+        group of fresh processes per that many more."""
+        group = ordinal // self.slots_per_process(name)
+        if group == 0:
+            return self._start_extra(name)
+        groups = self.more_procs.setdefault(name, [])
+        while len(groups) < group:
+            groups.append(self._start_group(name))
+        return groups[group - 1]
+
+    def _start_group(self, name: str) -> list:
+        """processes_per_engine fresh processes of the engine; a failure to start one fails the cells
+        that were to go there (HarnessError)."""
+        procs = []
+        try:
+            for _ in range(self.processes_per_engine(name)):
+                procs.append(ENGINES[name].start())
+                _, why = check_engine(ENGINES[name], procs[-1])
+                if why:
+                    raise HarnessError(f"{name}: a further harness process is unusable ({why})")
+        except BaseException:
+            for proc in procs:
+                proc.close()
+            raise
+        return procs
+
     def close(self) -> None:
-        for proc in list(self.procs.values()) + [p for ps in self.extra_procs.values() for p in ps]:
+        for proc in list(self.procs.values()) + [p for ps in self.extra_procs.values() for p in ps] \
+                + [p for groups in self.more_procs.values() for ps in groups for p in ps]:
             proc.close()
         for name, prov in self.provisions.items():
             close_provision(ENGINES[name], prov)
@@ -204,6 +248,7 @@ class HostTarget:
             device_cells = self._sample_deferred(deferred, meta, partial, rule, end)
         tau, levels = sampler.machine()
         record = {**sampler.record(), "processes": {e: len(self.extra_procs.get(e, [])) + 1 for e in self.procs},
+                  **self._process_groups(),
                   "budget_s": float(opts.budget_s or DEFAULT_BUDGET_S), "machine_tau_log": tau,
                   "machine_levels_log": levels}
         if previous_sampling.get("seed") is not None:     # a resumed run: every session's seed
@@ -227,11 +272,17 @@ class HostTarget:
             for s in c.sources:
                 s.proc.teardown(s.slot)
 
+    def _process_groups(self) -> dict:
+        """For the run's record, where an engine's cells were spread over several groups of processes
+        (more cells than one process's slots): {"process_groups": {engine: groups}}."""
+        groups = {e: 1 + len(g) for e, g in self.more_procs.items() if g}
+        return {"process_groups": groups} if groups else {}
+
     def _prepare_cells(self, done: set, partial: dict, verifier: Verifier):
         """Cells ready to sample: verified, set up in each of their engine's processes, calibrated.
         A device's cells (a secure element, a TPM: few object slots) are only verified here and set
         up one at a time after the rounds (`deferred`)."""
-        cells, meta, deferred = [], {}, []
+        cells, meta, deferred, ordinals = [], {}, [], {}
         todo = [(gi, g, e, seq) for gi, g, e, seq in self._plan_cells() if cell_key(g.op, g.params, e) not in done]
         for i, (gi, group, e, seq) in enumerate(todo):
             self._report("prepare", (i, len(todo), f"{group.op} {e}"))
@@ -245,6 +296,7 @@ class HostTarget:
             if ENGINES[e].provision:
                 deferred.append(key)
                 continue
+            meta[key]["ordinal"] = ordinals[e] = ordinals.get(e, -1) + 1     # which of its engine's processes
             cell = self._setup_cell(key, meta[key], partial.get(key))
             if cell is not None:
                 cells.append(cell)
@@ -258,7 +310,7 @@ class HostTarget:
         repeat, min_time, warmup, single = self._timing_options(group)
         op, params = group.op, scaling.op_params(group.params)
         try:
-            procs = self._start_extra(e)
+            procs = self.sampling_procs(e, meta.get("ordinal", 0))
             for proc in procs:
                 proc.setup(slot, ENGINES[e].harness_engine, op, params)
             # an operation whose own cost varies is timed one at a time: its median is the quantity

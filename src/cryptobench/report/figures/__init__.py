@@ -36,9 +36,10 @@ from .energy_split import energy_split_figure
 from .heatmap import baseline_runs, heatmap_figure, resolve_baseline
 from .scaling import scaling_figures
 from .style import Figure, param_slugs
-from .sweep import sweep_figures
+from .sweep import figures_of_sweeps, sweep_figures
 
-__all__ = ["KINDS", "Figure", "build_figures", "crossover_rows", "resolve_baseline"]
+__all__ = ["KINDS", "Figure", "build_figures", "crossover_rows", "figures_of_sweeps", "resolve_baseline",
+           "run_figures"]
 
 KINDS = ["duration", "energy", "cycles", "heatmap", "energy-split", "scaling", "crossover"]
 
@@ -47,29 +48,35 @@ def build_figures(runs: list[Run], baseline: str | None = None, references: list
     """Every figure the runs have data for, in KINDS order. Sweeps (duration, energy, cycles) combine
     the runs: one figure per operation and fixed parameters, a line per engine (and run or target
     where one engine appears several times); the relative, split, scaling and crossover figures are
-    per run. `references` (loaded studies, references/) add their published points to the sweeps."""
-    from ...scaling import is_parallel_run
+    per run. `references` (loaded studies, references/) add their published points to the sweeps.
+    The report makes the same figures a run at a time (run_figures, then figures_of_sweeps)."""
     used: set = set()
-    cache: dict = {}
     figs: list[Figure] = []
     for metric in ("time", "energy", "cycles"):
         figs += sweep_figures(runs, metric, used, references)
-    for run, b, why in baseline_runs(runs, baseline):
+    for run in runs:
+        figs += run_figures(run, baseline, used)
+    figs.sort(key=lambda f: KINDS.index(f.kind))
+    return figs
+
+
+def run_figures(run: Run, baseline: str | None, used: set, cache: dict | None = None):
+    """The figures of one run alone, one at a time: its relative heat-maps (time, energy), its
+    energy split, its scaling figures and its crossover figures."""
+    from ...scaling import is_parallel_run
+    cache = {} if cache is None else cache
+    for _, b, why in baseline_runs([run], baseline):
         for metric in ("time", "energy"):
             f = heatmap_figure(run, b, why, metric, used, cache)
             if f:
-                figs.append(f)
-    for run in runs:
-        f = energy_split_figure(run, used)
-        if f:
-            figs.append(f)
-    for run in runs:
-        if is_parallel_run(run):
-            figs += scaling_figures(run, used)
-    for run, b, why in baseline_runs(runs, baseline):
+                yield f
+    f = energy_split_figure(run, used)
+    if f:
+        yield f
+    if is_parallel_run(run):
+        yield from scaling_figures(run, used)
+    for _, b, why in baseline_runs([run], baseline):
         groups = crossover_groups(run, b, cache)
         slugs = param_slugs([(g["op"], g["fixed"]) for g in groups])
         for g, ps in zip(groups, slugs):
-            figs.append(crossover_figure(run, b, why, g, ps, used))
-    figs.sort(key=lambda f: KINDS.index(f.kind))
-    return figs
+            yield crossover_figure(run, b, why, g, ps, used)

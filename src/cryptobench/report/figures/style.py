@@ -180,8 +180,15 @@ def flag_text(points) -> str:
             + "; see the tables' notes).")
 
 
+ID_CHARS = 80          # a figure file's stem at most (its name gets .png / .svg): far below any file-name limit
+
+
 def unique_id(used: set, stem: str) -> str:
+    """A figure id (its files' stem), [a-z0-9-], unique among `used`; a stem longer than ID_CHARS
+    (many parameters that differ) keeps its start and ends in a short hash of the whole."""
     base = slug(stem)
+    if len(base) > ID_CHARS:
+        base = base[:ID_CHARS - 9].rstrip("-") + "-" + _short_hash(base)
     out, i = base, 2
     while out in used:
         out, i = f"{base}-{i}", i + 1
@@ -203,8 +210,22 @@ def param_slugs(groups: list[tuple[str, dict]]) -> list[str]:
     return out
 
 
+RUN_IDS_SHOWN = 4      # a figure of more runs is named by a hash of their ids, not by every id
+
+
 def run_suffix(ids) -> str:
-    return "r" + "-".join(str(i) for i in ids)
+    """The runs a figure draws on, in its id: r3, r1-2; beyond RUN_IDS_SHOWN runs, their count and a
+    short hash of their ids (r50runs-1a2b3c4d): every id would exceed the file-name limit past ~80
+    runs."""
+    ids = [str(i) for i in ids]
+    if len(ids) <= RUN_IDS_SHOWN:
+        return "r" + "-".join(ids)
+    return f"r{len(ids)}runs-{_short_hash(','.join(ids))}"
+
+
+def _short_hash(text: str) -> str:
+    import hashlib
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
 # --- colour and length text ----------------------------------------------------------------------

@@ -6,10 +6,9 @@ import math
 
 from ...catalog import OPS
 from ...records import Run
-from ..captions import n_text, provenance_text, runs_caption
+from ..captions import conditions_caption, n_text, provenance_text
 from ..published import published_series
-from ..series import (Group, energy_unit, fmt_len, op_title, params_full, params_short, style_for,
-                      sweep_groups)
+from ..series import Group, Sweeps, energy_unit, fmt_len, op_title, params_full, params_short, style_for
 from ..tables import pick_unit
 from .style import (TITLE_PT, Figure, axes_text, flag_text, legend, new_figure, omitted_text, param_slugs,
                     run_suffix, style_axes, tag, unique_id, x_lengths, y_values)
@@ -38,7 +37,7 @@ def _published_caption(published: list) -> str:
         for ps in published) + "."
 
 
-def _sweep_figure(g: Group, runs: list[Run], metric: str, fig_id: str, published: list | None = None) -> Figure:
+def _sweep_figure(g: Group, sweeps: Sweeps, metric: str, fig_id: str, published: list | None = None) -> Figure:
     published = published or []
     op = OPS.get(g.op)
     payload = bool(op and op.payload)
@@ -68,7 +67,7 @@ def _sweep_figure(g: Group, runs: list[Run], metric: str, fig_id: str, published
     if len({s.mode for s in g.series}) > 1:
         cap.append("single-shot: each sample is one operation timed on its own (run --single: latency); "
                    "batched: each sample is the mean of a calibrated batch of k operations.")
-    cap += _metric_notes(g, runs, metric, provs)
+    cap += _metric_notes(g, sweeps, metric, provs)
     cap.append(_band_note(any_band, zero_band))
     nt = n_text([p.n for p in points], [p.k for p in points] if metric != "energy" else None,
                 "windows" if metric == "energy" else "samples")
@@ -81,7 +80,7 @@ def _sweep_figure(g: Group, runs: list[Run], metric: str, fig_id: str, published
     if published:
         cap.append(_published_caption(published))
     cap.append(provenance_text(provs).capitalize() + ".")
-    cap.append(runs_caption(runs, g.runs))
+    cap.append(sweeps.caption(g.runs))
     return Figure(fig_id, METRIC_KIND[metric], title, " ".join(cap), provs, fig)
 
 
@@ -123,16 +122,15 @@ def _series_lines(ax, g: Group, scale: float) -> tuple[list[float], bool, bool]:
     return values, any_band, zero_band
 
 
-def _metric_notes(g: Group, runs: list[Run], metric: str, provs: list[str]) -> list[str]:
+def _metric_notes(g: Group, sweeps: Sweeps, metric: str, provs: list[str]) -> list[str]:
     """Caption sentences on where cycles come from, or how energy was measured or modeled."""
     cap = []
-    cells = [c for r in runs if r.id in g.runs for c in r.cells if c.op == g.op]
     if metric == "cycles":
-        counters = sorted({c.result.cycles.get("counter") or "?" for c in cells if c.result is not None})
+        counters = sorted(sweeps.counters_of(g))
         names = {"model": "the simulator's cycle model", "dwt": "the core's DWT cycle counter"}
         cap.append("Cycles from " + ", ".join(names.get(c, c) for c in counters if c != "?") + ".")
     if metric == "energy":
-        methods = sorted({c.energy.get("method", "") for c in cells if c.ok and c.energy is not None} - {""})
+        methods = sorted(sweeps.methods_of(g) - {""})
         if "modeled" in provs:
             cap.append("Modeled energy = simulated (or measured) time × the device profile's supply voltage × "
                        "active current.")
@@ -152,12 +150,19 @@ def _band_note(any_band: bool, zero_band: bool) -> str:
 
 
 def sweep_figures(runs: list[Run], metric: str, used: set, references: list | tuple = ()) -> list[Figure]:
-    """One figure per sweep group; with `references` (loaded studies), their matching published
-    points drawn beside the measured ones."""
-    groups = sweep_groups(runs, metric)
+    """One figure per sweep group of runs loaded whole (see figures_of_sweeps)."""
+    sweeps = Sweeps(metric, len(runs))
+    for run in runs:
+        sweeps.add(run, conditions_caption(run))
+    return list(figures_of_sweeps(sweeps, used, references))
+
+
+def figures_of_sweeps(sweeps: Sweeps, used: set, references: list | tuple = ()):
+    """One figure per sweep group, made one at a time (the report writes and drops each); with
+    `references` (loaded studies), their matching published points drawn beside the measured ones."""
+    metric = sweeps.metric
+    groups = sweeps.result()
     slugs = param_slugs([(g.op, g.fixed) for g in groups])
-    out = []
     for g, ps in zip(groups, slugs):
         fig_id = unique_id(used, "-".join(x for x in [METRIC_KIND[metric], g.op, ps, run_suffix(g.runs)] if x))
-        out.append(_sweep_figure(g, runs, metric, fig_id, published_series(references, g.op, g.fixed, metric, g.xs)))
-    return out
+        yield _sweep_figure(g, sweeps, metric, fig_id, published_series(references, g.op, g.fixed, metric, g.xs))
