@@ -10,6 +10,7 @@ exception must not be raised (sim/imagerun.py's callbacks turn exceptions into t
 from __future__ import annotations
 
 import signal
+import threading
 import time
 from contextlib import contextmanager
 
@@ -43,7 +44,8 @@ class Deadline:
         left = self.left() + grace
         if left <= 0:
             raise CommandTimeout(what)
-        if not hasattr(signal, "setitimer"):            # no interval timer on this platform: checked at the end
+        if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+            # no interval timer here (another platform, or a caller's thread): checked at the end
             yield
             if self.left() + grace <= 0:
                 raise CommandTimeout(what)
@@ -55,7 +57,7 @@ class Deadline:
             yield
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
             self._step = None
 
     def _alarm(self, signum, frame) -> None:
