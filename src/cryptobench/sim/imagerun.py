@@ -101,6 +101,10 @@ class _Cpu:
 
 
 def _bind(lib) -> None:
+    if not hasattr(lib, "cbsim_set_insn_limit"):
+        from .engine import library_path
+        raise UsageError(f"{library_path()} is older than this cryptobench (it has no cbsim_set_insn_limit): "
+                         "rebuild it with ./setup.sh")
     lib.cbsim_set_alarm.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32]
     lib.cbsim_alarm_fired.argtypes = [ctypes.c_void_p]
     lib.cbsim_add_cycles.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
