@@ -33,11 +33,17 @@ void cbcpu_fail(cbcpu *c, const char *fmt, ...)
 
 /* ---- memory -------------------------------------------------------------------------------- */
 
+/* After a fault the rest of its block still runs (the stop is looked at between blocks), so the
+ * host is not called again: nothing observable (a peripheral write, semihosting) follows a fault,
+ * as on Unicorn, which stops at the faulting access itself. */
 static uint32_t slow_read(cbcpu *c, uint32_t a, uint32_t size)
 {
     uint32_t v = 0;
     if (a == VTOR_ADDR && size == 4)
         return c->vtor;
+    if (c->status == CBCPU_PROBLEM)
+        return 0;
+    c->slow++;
     if (c->rd == NULL || c->rd(a, size, &v) != 0)
         cbcpu_fail(c, "read of %u bytes at unmapped 0x%08x (pc=0x%08x)", size, a, c->r[15] - 4);
     return v;
@@ -47,6 +53,9 @@ static void slow_write(cbcpu *c, uint32_t a, uint32_t size, uint32_t v)
 {
     if (a == VTOR_ADDR && size == 4)
         c->vtor = v & ~0x7Fu;
+    if (c->status == CBCPU_PROBLEM)
+        return;
+    c->slow++;
     if (c->wr == NULL || c->wr(a, size, v) != 0)
         cbcpu_fail(c, "write of %u bytes at unmapped 0x%08x (pc=0x%08x)", size, a, c->r[15] - 4);
 }

@@ -98,6 +98,7 @@ struct cbcpu {
     uint32_t it_next;       /* IT state the next block starts in (a block ended inside an IT block) */
     uint8_t pending[512], active[512];
     int any_pending;
+    uint32_t slow;          /* callbacks into the host since the clock was last read */
     char problem[200];
 };
 

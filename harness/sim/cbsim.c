@@ -91,7 +91,14 @@ typedef struct cbsim {
     size_t nret;
     struct cbsim_event *events;
     size_t nevents, evcap;
+    uint64_t events_dropped;   /* watched-call events past MAX_EVENTS: counted, not kept */
+    uint64_t insn_limit;       /* cbsim_set_insn_limit: no block is entered once the count reaches it */
+    int limit_hit;
 } cbsim;
+
+/* The watched-call events kept (24 bytes each): an image that calls a watched function in a
+ * tight loop must not grow the log without bound (`cryptobench sim run` is a sandbox). */
+#define MAX_EVENTS (1u << 17)
 
 /* A watched call's entry (kind 1) or return (kind 2): the count before that block ran. */
 typedef struct cbsim_event {
@@ -260,11 +267,16 @@ static int watched_block(cbsim *s, uint32_t addr, uint64_t cycles, uint64_t insn
 
 /* Entry into the block [addr, addr + size) for an executor that honours the alarm and the
  * watched functions (`cryptobench sim run`): 0 to run it, 1 when the alarm took it back (the
- * executor stops before its first instruction; it is counted when it runs again), -1 when the run
+ * executor stops before its first instruction; it is counted when it runs again; also when the
+ * instruction limit is reached: cbsim_limit_hit), -1 when the run
  * must stop (no cost for the block, or a watched call nested too deep: `failed` is set). `lr`
  * reads the executor's LR, only when a watched function is entered. */
 int cbsim_enter(cbsim *s, uint32_t addr, uint32_t size, cbsim_lr_fn lr, void *ctx)
 {
+    if (s->insns >= s->insn_limit) {        /* the instruction limit: stop before the block */
+        s->limit_hit = 1;
+        return 1;
+    }
     if (s->alarm == UINT64_MAX && s->nwatch == 0 && s->nret == 0)   /* cryptobench's own images */
         return cbsim_account_block(s, addr, size);
     uint64_t c0 = s->cycles, i0 = s->insns, b0 = s->blocks;
@@ -392,6 +404,7 @@ cbsim *cbsim_new(uc_engine *uc, cbsim_miss_fn miss, uint32_t ws_data, uint64_t f
     s->ws_data = ws_data;
     s->dyncap = max_dyn;
     s->alarm = UINT64_MAX;
+    s->insn_limit = UINT64_MAX;
     s->dyn = calloc(max_dyn ? max_dyn : 1, sizeof *s->dyn);
     uc_hook h;
     if (s->dyn == NULL || grow(s) != 0
@@ -508,6 +521,10 @@ int cbsim_watch(cbsim *s, uint32_t entry)
 
 static int log_event(cbsim *s, uint32_t kind, uint32_t addr, uint64_t cycles, uint64_t insns)
 {
+    if (s->nevents >= MAX_EVENTS) {
+        s->events_dropped++;
+        return 0;
+    }
     if (s->nevents == s->evcap) {
         size_t cap = s->evcap ? s->evcap * 2 : 1024;
         cbsim_event *e = realloc(s->events, cap * sizeof *e);
@@ -543,6 +560,19 @@ static int watched_block(cbsim *s, uint32_t addr, uint64_t cycles, uint64_t insn
 }
 
 size_t cbsim_events(const cbsim *s) { return s->nevents; }
+uint64_t cbsim_events_dropped(const cbsim *s) { return s->events_dropped; }
+
+/* Stops the run before the first block entered once `limit` instructions have been counted (the
+ * count may pass it by the last block's instructions); UINT64_MAX: no limit. Only executors that
+ * enter blocks through cbsim_enter (`cryptobench sim run`'s) honour it. */
+void cbsim_set_insn_limit(cbsim *s, uint64_t limit)
+{
+    s->insn_limit = limit;
+    s->limit_hit = 0;
+}
+
+/* 1 once the instruction limit stopped the run. */
+int cbsim_limit_hit(const cbsim *s) { return s->limit_hit; }
 
 /* Event i: kind (1 entry, 2 return), address, cycles and instructions before its block. */
 void cbsim_event_at(const cbsim *s, size_t i, uint32_t *kind, uint32_t *addr, uint64_t *cycles, uint64_t *insns)

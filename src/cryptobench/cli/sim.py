@@ -1,19 +1,34 @@
 """`cryptobench sim run IMAGE.elf --device D [--marker M]`: any Cortex-M image on the simulator,
-its cycles cut at a marker (docs/sim-model.md "Running your own image")."""
+its cycles cut at a marker (docs/sim-model.md "Running your own image").
+
+The image is data from anyone: `--timeout` covers the whole command (loading, the run, writing
+the result), `--max-instructions` stops the run, and the console, the call log and the segments
+are bounded (sim/limits.py; docs/promises.md, "What `sim run` guarantees for an untrusted image")."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
 from ..errors import UsageError
+from ..printable import printable
 from .common import OneLineParser, add_output, checked_output, console_for, write_atomic
 
 NAME = "sim"
 DEFAULT_TIMEOUT_S = 60.0
+MAX_INSTRUCTIONS = 2**63 - 1
+RESULT_GRACE_S = 2.0
+
+
+class TimedOut(UsageError):
+    """The command's --timeout ran out before the run (loading) or after it (writing the result)."""
+
+    exit_code = 1
 
 
 def add_parser(sub) -> None:
+    from ..sim.limits import DEFAULT_MAX_INSTRUCTIONS, MAX_TIMEOUT_S
     sim = sub.add_parser("sim", help="the cycle-approximate simulator on an image of your own")
     ssub = sim.add_subparsers(dest="sim_command", parser_class=OneLineParser)
     r = ssub.add_parser("run", help="run an ELF cryptobench did not build and print its cycles between markers")
@@ -27,10 +42,37 @@ def add_parser(sub) -> None:
     r.add_argument("--vector-table", metavar="ADDR",
                    help="the vector table's address, where no section names it and the image does not load at the "
                         "device's boot address")
-    r.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
-                   help=f"stop a run that does not end after S seconds (wall clock; default {DEFAULT_TIMEOUT_S:g}); "
+    r.add_argument("--timeout", default=str(DEFAULT_TIMEOUT_S), metavar="S",
+                   help=f"the whole command (loading the image, the run) ends after S seconds (wall clock; "
+                        f"default {DEFAULT_TIMEOUT_S:g}, at most {MAX_TIMEOUT_S:g}), writing the result at most "
+                        f"{RESULT_GRACE_S:g} s later; a run cut short reports the cycles so far")
+    r.add_argument("--max-instructions", default=str(DEFAULT_MAX_INSTRUCTIONS), metavar="N",
+                   help=f"stop the run once N instructions have executed (default {DEFAULT_MAX_INSTRUCTIONS:.0e}); "
                         "the cycles so far are reported")
     add_output(r, "--json", "also write the result as JSON to FILE ('-': JSON on stdout instead of the table)")
+
+
+def _timeout(text: str) -> float:
+    from ..sim.limits import MAX_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
+        raise UsageError(f"--timeout {text}: expected a number of seconds greater than 0 and at most {MAX_TIMEOUT_S:g}")
+    return value
+
+
+def _max_instructions(text: str) -> int:
+    try:
+        value = float(text) if any(c in text.lower() for c in ".e") else int(text)
+    except ValueError:
+        value = math.nan
+    if not (isinstance(value, int) or (math.isfinite(value) and value == int(value))) or \
+            not 1 <= int(value) <= MAX_INSTRUCTIONS:
+        raise UsageError(f"--max-instructions {text}: expected a whole number of instructions from 1 to "
+                         f"{MAX_INSTRUCTIONS} (e.g. 1000000000 or 1e9)")
+    return int(value)
 
 
 def _device(spec: str):
@@ -45,12 +87,23 @@ def _device(spec: str):
 def run(args, out) -> int:
     if args.sim_command != "run":
         raise UsageError("sim: expected a subcommand: run")
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
+    from ..sim.deadline import CommandTimeout, Deadline
+    timeout = _timeout(args.timeout)
+    max_instructions = _max_instructions(args.max_instructions)
     json_path = checked_output(args, "--json", inputs=((args.image, "the image"),))
+    deadline = Deadline(timeout)
+    try:
+        return _run(args, out, json_path, deadline, max_instructions)
+    except CommandTimeout as exc:
+        raise TimedOut(f"{args.image}: --timeout {timeout:g} s ran out while {exc.what}") from None
+
+
+def _prepare(args, max_instructions: int):
+    """The device, marker, image and its run, set up to its first instruction."""
     from ..sim import markers
     from ..sim.engine import require_sim
     from ..sim.image import load_image, parse_addr
+    from ..sim.imagerun_native import image_run
     from ..targets.boards import BOARDS
     device = _device(args.device)
     marker = markers.parse(args.marker)
@@ -58,20 +111,42 @@ def run(args, out) -> int:
     require_sim()
     board = BOARDS[device.board]
     image = load_image(Path(args.image), board.flash, board.ram, vt)
-    from ..sim.imagerun_native import image_run
-    result = image_run(image, device, board, marker).run(args.timeout)
-    doc = _document(image, device, marker, result, args.timeout)
-    for stream, text in result.console:
-        sys.stderr.write(text)
-    if result.console and not result.console[-1][1].endswith("\n"):
-        sys.stderr.write("\n")
-    if json_path is not None:
-        write_atomic(json_path, json.dumps(doc, indent=2) + "\n")
-    if args.json == "-":
-        out.write(json.dumps(doc, indent=2) + "\n")
-    else:
-        _print(doc, out)
+    runner = image_run(image, device, board, marker)
+    runner.prepare(max_instructions)
+    return image, device, marker, runner
+
+
+def _run(args, out, json_path, deadline, max_instructions: int) -> int:
+    with deadline.guard("loading the image"):
+        image, device, marker, runner = _prepare(args, max_instructions)
+    result = runner.run(deadline.run_budget())
+    # the result is bounded (sim/limits.py): writing it takes well under RESULT_GRACE_S, which
+    # the command may take past --timeout rather than lose the run's figures
+    with deadline.guard("writing the result", grace=RESULT_GRACE_S):
+        doc = _document(image, device, marker, result, deadline.seconds)
+        _write_console(result.console)
+        if json_path is not None:
+            write_atomic(json_path, json.dumps(doc, indent=2) + "\n")
+        if args.json == "-":
+            out.write(json.dumps(doc, indent=2) + "\n")
+        else:
+            _print(doc, out)
     return 0 if result.exit_code == 0 and not result.problem and not result.timed_out else 1
+
+
+def _write_console(console) -> None:
+    """The image's console on stderr, through printable (a CR before a newline dropped, every
+    other control character shown as an escape); where the bounded log dropped characters, one
+    line says how many."""
+    from ..sim.limits import CONSOLE_HEAD, CONSOLE_TAIL, size_text
+    for stream, text in console.chunks():
+        if stream == "gap":
+            sys.stderr.write(f"\n[cryptobench: {text} of console output not shown; the first {size_text(CONSOLE_HEAD)} "
+                             f"and the last {size_text(CONSOLE_TAIL)} are]\n")
+        else:
+            sys.stderr.write(printable(text.replace("\r\n", "\n")))
+    if console and not console.ends_with_newline():
+        sys.stderr.write("\n")
 
 
 def _document(image, device, marker, result, timeout_s: float) -> dict:
@@ -80,6 +155,7 @@ def _document(image, device, marker, result, timeout_s: float) -> dict:
     from ..sim.devices import device_spec
     hz = device.clock_hz
     segments = [dict(s, time_s=s["cycles"] / hz) for s in result.segments]
+    summary = result.segments.summary
     return {
         "image": str(image.path), "provenance": "simulated",
         "simulator": {"model": timing.MODEL_NAME, "model_version": timing.MODEL_VERSION, "core": device.core,
@@ -91,15 +167,35 @@ def _document(image, device, marker, result, timeout_s: float) -> dict:
         "vector_table": {"address": image.vector_table, "found_by": image.vector_source},
         "memory_map": [{"start": r.start, "size": r.size, "what": r.what} for r in image.regions],
         "segments": segments,
+        "segments_not_listed": ({"after": len(result.segments.first), "count": summary.count, "cycles": summary.cycles,
+                                 "instructions": summary.instructions, "min_cycles": summary.min_cycles,
+                                 "max_cycles": summary.max_cycles} if summary.count else None),
         "total": {"cycles": result.stats.get("cycles"), "instructions": result.stats.get("instructions")},
         "exit_code": result.exit_code, "problem": result.problem or None,
         "timed_out": result.timed_out, "timeout_s": timeout_s,
+        "max_instructions": result.max_instructions, "instruction_limit_reached": result.limit_reached,
         "systick_exceptions": result.exceptions_taken,
         "semihosting_calls": [{"cycles": c, "instructions": i, "call": label}
                               for c, i, label in result.semihosting_calls],
+        "semihosting_calls_total": result.semihosting_calls.count,
+        "console": {"characters": result.console.chars, "writes": result.console.writes,
+                    "characters_not_shown": result.console.dropped},
         "counter_reads": [{"cycles": c, "instructions": i} for c, i in result.counter_reads],
-        "stats": result.stats, "notes": result.notes,
+        "stats": result.stats, "notes": result.notes + _bounded_notes(result),
     }
+
+
+def _bounded_notes(result) -> list[str]:
+    """What the bounded logs left out, one note each."""
+    notes = []
+    calls, console = result.semihosting_calls, result.console
+    if calls.dropped:
+        notes.append(f"semihosting calls: {calls.count} in all; the first {len(calls.first)} and the last "
+                     f"{len(calls.last)} are listed")
+    if console.dropped:
+        notes.append(f"console: {console.chars} characters in {console.writes} writes; {console.dropped} characters in "
+                     "the middle were not kept")
+    return notes
 
 
 def _print(doc: dict, out) -> None:
@@ -110,8 +206,18 @@ def _print(doc: dict, out) -> None:
              f": {doc['marker']['meaning']} - simulated")
     table = Table(title, [Column("segment", LEFT), Column("cycles", RIGHT), Column("instructions", RIGHT),
                           Column(f"time at {doc['clock_hz'] / 1e6:g} MHz (us)", RIGHT)])
-    for s in doc["segments"]:
-        table.add([s["label"], str(s["cycles"]), str(s["instructions"]), fmt_num(s["time_s"] * 1e6)])
+    rows = [(s["label"], s["cycles"], s["instructions"]) for s in doc["segments"]]
+    gap = doc["segments_not_listed"]
+    if gap:                       # the summarised middle, where the bounded log dropped segments
+        rows.insert(gap["after"], (f"... {gap['count']} segments not listed (in all)", gap["cycles"],
+                                   gap["instructions"]))
+    for label, cycles, insns in rows:
+        table.add([label, str(cycles), str(insns), fmt_num(cycles / doc["clock_hz"] * 1e6)])
+    _notes(table, doc)
+    print_table(console_for(out), table)
+
+
+def _notes(table, doc: dict) -> None:
     tot = doc["total"]
     table.notes.append(f"device condition: {doc['condition']}")
     table.notes.append(f"provenance: simulated (model {doc['simulator']['model']} v{doc['simulator']['model_version']}"
@@ -120,9 +226,13 @@ def _print(doc: dict, out) -> None:
                        + (f"; {doc['systick_exceptions']} SysTick exception(s) taken" if doc["systick_exceptions"]
                           else ""))
     table.notes += doc["notes"]
+    if doc["segments_not_listed"]:
+        gap = doc["segments_not_listed"]
+        table.notes.append(f"segments: {len(doc['segments']) + gap['count']} in all; the first {gap['after']} and the "
+                           f"last {len(doc['segments']) - gap['after']} are listed, the {gap['count']} between take "
+                           f"{gap['min_cycles']} to {gap['max_cycles']} cycles each")
     if not doc["segments"]:
         table.notes.append("no segment: the marker never closed a window")
     ending = ("timed out after " + f"{doc['timeout_s']:g} s: the cycles so far" if doc["timed_out"]
               else doc["problem"] if doc["problem"] else f"the image exited with code {doc['exit_code']}")
     table.notes.append(f"end: {ending}")
-    print_table(console_for(out), table)

@@ -14,6 +14,11 @@ from ..errors import UsageError
 
 KEYS = ("clock", "ws", "prefetch", "cache")
 UNITS = {"": 1, "hz": 1, "khz": 1_000, "mhz": 1_000_000}
+# The ranges an option may take: the native accounting holds them in 32 bits (ws=2^32 would wrap
+# to 0), and no Cortex-M part runs above 1 GHz or has more than 15 flash wait states (the widest
+# LATENCY field, STM32H7's FLASH_ACR, is 4 bits).
+MAX_WS = 15
+MAX_CLOCK_HZ = 1_000_000_000
 
 
 def split_spec(spec: str) -> tuple[str, dict[str, str]]:
@@ -45,7 +50,19 @@ def parse_hz(text: str, spec: str) -> int:
     hz = float(m.group(1)) * UNITS[(m.group(2) or "").lower()]
     if hz <= 0 or hz != int(hz):
         raise UsageError(f"--device {spec}: clock '{text}' must be a positive whole number of Hz")
+    if hz > MAX_CLOCK_HZ:
+        raise UsageError(f"--device {spec}: clock '{text}' is out of range; expected 1 Hz to {mhz(MAX_CLOCK_HZ)}")
     return int(hz)
+
+
+def parse_ws(text: str, spec: str) -> int:
+    """'2' -> 2: flash wait states from 0 to MAX_WS, or one line naming the option and the range."""
+    if not (text.isascii() and text.isdigit()):
+        raise UsageError(f"--device {spec}: ws '{text}' is not a whole number of wait states; expected 0 to {MAX_WS}")
+    if int(text) > MAX_WS:
+        raise UsageError(f"--device {spec}: ws '{text}' is out of range; expected a whole number of flash wait "
+                         f"states from 0 to {MAX_WS}")
+    return int(text)
 
 
 def ws_for(table: list, hz: int) -> int | None:
@@ -99,9 +116,7 @@ def resolve(dev, opts: dict[str, str], spec: str):
     else:
         ws, ws_src = dev.flash_ws, f"the {dev.name} profile (no wait-state table: {dev.accelerator or dev.source})"
     if "ws" in opts:
-        if not opts["ws"].isdigit():
-            raise UsageError(f"--device {spec}: ws '{opts['ws']}' is not a whole number of wait states")
-        ws = int(opts["ws"])
+        ws = parse_ws(opts["ws"], spec)
         ws_src = f"--device option ws={ws}"
     cond["flash_ws"] = {"value": ws, "source": ws_src}
     if table_ws is not None and ws != table_ws:

@@ -5,21 +5,25 @@ Nothing here knows the executor (Unicorn today): `load_image` gives plain data t
 writes into its own memory. Segments are written at their load addresses (p_paddr, the LMA), as
 a debugger flashes them; start-up code that copies .data or a RAM function from its LMA to its
 run address (VMA) then works as on the part. Both ranges are mapped: the device's flash and RAM
-(its board in targets/boards.toml), and any PT_LOAD range outside them as RAM, with a note."""
+(its board in targets/boards.toml), and any PT_LOAD range outside them as RAM, with a note, but
+only where a Cortex-M has memory (never the peripheral region, which is plain memory of its own,
+or the system region) and up to sim/limits.py's MAX_EXTRA_MAPPED. The file is read through
+sim/elfread.py: every offset, count and size is checked before anything is read."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
+from . import limits
+from .elfread import ElfFile
 
 # Section names vendors' and CMSIS start-up files put the vector table in
 VECTOR_SECTIONS = (".isr_vector", ".vectors", ".vector_table", ".text.vectors", ".isr_vectors", ".intvecs",
                    ".vector", ".interrupt_vector", ".exception_vectors")
-EM_ARM = 40
 PAGE = 0x1000                      # Unicorn maps whole 4 KiB pages
 STACK_GUESS = 0x10000              # mapped below an initial SP outside the device's RAM
-PERIPHERALS = (0x40000000, 0x20000000, "the peripheral region (0x40000000-0x5fffffff), mapped as RAM: "
+PERIPHERALS = (0x40000000, 0x20000000, "the peripheral region (0x40000000-0x5fffffff) is plain memory: "
                "registers read back what was written, no peripheral is modelled")
 
 
@@ -58,48 +62,13 @@ class Image:
         return None
 
 
-def _open(path: Path):
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-    try:
-        f = open(path, "rb")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the image ({exc.strerror})") from None
-    try:
-        elf = ELFFile(f)
-    except ELFError:
-        f.close()
-        raise UsageError(f"{path}: not an ELF file; expected the .elf the linker wrote (not a .bin or .hex)") from None
-    if elf["e_machine"] not in ("EM_ARM", EM_ARM) or elf.elfclass != 32:
-        f.close()
-        raise UsageError(f"{path}: an ELF for {elf['e_machine']} ({elf.elfclass}-bit), not ARM; expected a 32-bit "
-                         "ARM (Thumb, Cortex-M) image")
-    return f, elf
-
-
-def _symbols(elf) -> tuple[dict, list]:
-    from elftools.elf.sections import SymbolTableSection
-    names, funcs = {}, []
-    for sec in elf.iter_sections():
-        if not isinstance(sec, SymbolTableSection):
-            continue
-        for sym in sec.iter_symbols():
-            if sym["st_info"]["type"] != "STT_FUNC" or not sym.name:
-                continue
-            addr = sym["st_value"] & ~1
-            names.setdefault(sym.name, (addr, sym["st_size"]))
-            if sym["st_size"]:
-                funcs.append((addr, sym["st_size"]))
-    return names, funcs
-
-
-def _vector_table(elf, segments, boot: int, given: int | None, path: Path) -> tuple[int, str]:
+def _vector_table(ef: ElfFile, segments, boot: int, given: int | None, path: Path) -> tuple[int, str]:
     """The vector table: --vector-table, else a section named like one, else the lowest load
     address when it is the device's boot address."""
     if given is not None:
         return given, f"--vector-table 0x{given:08x}"
     for name in VECTOR_SECTIONS:
-        sec = elf.get_section_by_name(name)
+        sec = ef.section(name)
         if sec is not None and sec["sh_size"] >= 8:
             return _lma(sec["sh_addr"], segments), f"section {name}"
     loads = sorted(s.load for s in segments)
@@ -132,12 +101,18 @@ def _gaps(a: int, b: int, regions) -> list[tuple[int, int]]:
     return out
 
 
-def _extra_regions(segments, regions, sp: int) -> tuple[list[Region], list[str]]:
+def _ranges(headers) -> list[tuple[int, int, str]]:
+    """(start, size, "load" or "run") of every segment: its file bytes where they load, its memory
+    where it runs."""
+    return [r for h in headers for r in ((h.load, h.filesz, "load"), (h.run, h.memsz, "run"))]
+
+
+def _extra_regions(ranges, regions, sp: int | None) -> tuple[list[Region], list[str]]:
     """RAM for every load or run range of the image outside the device's memory, and for the
-    stack below the initial SP where that is outside it too, page-aligned."""
+    stack below the initial SP (when given) where that is outside it too, page-aligned."""
     extra, notes = [], []
-    ranges = [r for seg in segments for r in ((seg.load, len(seg.data), "load"), (seg.run, seg.memsz, "run"))]
-    if not _covered(sp - 4, sp, regions):
+    ranges = list(ranges)
+    if sp is not None and not _covered(sp - 4, sp, regions):
         lo = max(sp - STACK_GUESS, 0)
         ranges.append((lo, sp - lo, "stack"))
     for lo, size, kind in ranges:
@@ -158,18 +133,47 @@ def _extra_regions(segments, regions, sp: int) -> tuple[list[Region], list[str]]
     return extra, notes
 
 
+def _check_extra(extra: list[Region], path: Path) -> None:
+    """Ranges outside the device's flash and RAM are mapped as RAM only where a Cortex-M has
+    memory (not the peripheral or the system region), and only up to MAX_EXTRA_MAPPED in all."""
+    p_lo, p_hi = PERIPHERALS[0], PERIPHERALS[0] + PERIPHERALS[1]
+    for r in extra:
+        end = r.start + r.size
+        if r.start < p_hi and p_lo < end:
+            raise UsageError(f"{path}: {r.what} (0x{r.start:08x}-0x{end - 1:08x}) lies in the peripheral region "
+                             f"0x{p_lo:08x}-0x{p_hi - 1:08x}; an image's bytes and stack belong in flash or RAM")
+        if end > limits.SYSTEM_REGION:
+            raise UsageError(f"{path}: {r.what} (0x{r.start:08x}-0x{end - 1:08x}) lies in the system region "
+                             f"(0x{limits.SYSTEM_REGION:08x}-0xffffffff); an image's bytes and stack belong in flash "
+                             "or RAM")
+    total = sum(r.size for r in extra)
+    if total > limits.MAX_EXTRA_MAPPED:
+        raise UsageError(f"{path}: needs {limits.size_text(total)} outside the device's flash and RAM ("
+                         + ", ".join(f"0x{r.start:08x}-0x{r.start + r.size - 1:08x}" for r in extra[:3])
+                         + (", ..." if len(extra) > 3 else "")
+                         + f"); at most {limits.size_text(limits.MAX_EXTRA_MAPPED)} are mapped")
+
+
+def _read(path: Path, flash: tuple[int, int], ram: tuple[int, int], vector_table: int | None):
+    """The segments (their ranges checked before their bytes are read), symbols and vector table."""
+    device = [Region(flash[0], flash[1], "flash"), Region(ram[0], ram[1], "RAM")]
+    with ElfFile(path) as ef:
+        headers = ef.load_headers()
+        if not any(h.filesz for h in headers):
+            raise UsageError(f"{path}: the ELF has no loadable bytes (no PT_LOAD segment with file contents)")
+        _check_extra(_extra_regions(_ranges(headers), device, None)[0], path)
+        segments = [Segment(load=h.load, run=h.run, data=ef.read_segment(h), memsz=h.memsz) for h in headers]
+        symbols, funcs = ef.symbols()
+        vt, how = _vector_table(ef, segments, flash[0], vector_table, path)
+    return headers, segments, symbols, funcs, vt, how
+
+
 def load_image(path: Path, flash: tuple[int, int], ram: tuple[int, int], vector_table: int | None = None) -> Image:
     """Read `path` for a device whose flash and RAM are (start, size); the boot address is the
-    flash's start. Raises UsageError (one line) for a file that is not an ARM ELF or has no vector table."""
+    flash's start. Raises UsageError (one line) for a file that is not an ARM ELF, is malformed,
+    exceeds a limit of sim/limits.py, needs memory where none may be mapped, or has no vector table."""
     path = Path(path)
-    f, elf = _open(path)
-    with f:
-        segments = [Segment(load=s["p_paddr"], run=s["p_vaddr"], data=s.data(), memsz=s["p_memsz"])
-                    for s in elf.iter_segments() if s["p_type"] == "PT_LOAD" and (s["p_filesz"] or s["p_memsz"])]
-        if not any(s.data for s in segments):
-            raise UsageError(f"{path}: the ELF has no loadable bytes (no PT_LOAD segment with file contents)")
-        symbols, funcs = _symbols(elf)
-        vt, how = _vector_table(elf, segments, flash[0], vector_table, path)
+    headers, segments, symbols, funcs, vt, how = _read(path, flash, ram, vector_table)
     image = Image(path=path, segments=segments, vector_table=vt, vector_source=how, symbols=symbols, funcs=funcs)
     sp, reset = image.read_word(vt), image.read_word(vt + 4)
     if sp is None or reset is None:
@@ -179,11 +183,11 @@ def load_image(path: Path, flash: tuple[int, int], ram: tuple[int, int], vector_
         raise UsageError(f"{path}: the reset vector at 0x{vt + 4:08x} ({how}) is 0x{reset:08x}, not a Thumb "
                          "address (bit 0 clear): not a Cortex-M vector table; give --vector-table ADDR")
     image.regions = [Region(flash[0], flash[1], "flash"), Region(ram[0], ram[1], "RAM")]
-    extra, image.notes = _extra_regions(segments, image.regions, sp)
+    extra, image.notes = _extra_regions(_ranges(headers), image.regions, sp)
+    _check_extra(extra, path)
     image.regions += extra
-    if not _covered(PERIPHERALS[0], PERIPHERALS[0] + 4, image.regions):
-        image.regions.append(Region(PERIPHERALS[0], PERIPHERALS[1], "peripherals"))
-        image.notes.append(PERIPHERALS[2])
+    image.regions.append(Region(PERIPHERALS[0], PERIPHERALS[1], "peripherals"))
+    image.notes.append(PERIPHERALS[2])
     return image
 
 

@@ -8,7 +8,13 @@ accounting's alarm (cbsim_set_alarm) stops the engine before the block that pass
 and the exception is taken here (sim/exceptions.py); its return, a branch to EXC_RETURN, reaches
 the interrupt hook (Unicorn hands QEMU's exception-exit to it) and is emulated there too.
 Semihosting (sim/semihosting.py) and the marker (sim/markers.py) are recorded with the model's
-cycles and instructions."""
+cycles and instructions.
+
+The image is data from anyone (docs/promises.md, "What `sim run` guarantees for an untrusted
+image"): the memory map is the image's regions and nothing else (an access anywhere else faults,
+on either executor, with the same problem line), the peripheral region is sim/plainmemory.py's
+bounded plain memory, the console, the call log and the segments are sim/boundedlog.py's logs, and
+the run stops at an instruction limit as well as at its timeout (sim/limits.py)."""
 from __future__ import annotations
 
 import ctypes
@@ -16,10 +22,12 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
-from . import exceptions, markers, semihosting, timing
+from . import exceptions, limits, markers, semihosting, timing
+from .boundedlog import ConsoleLog, HeadTail, SegmentLog
 from .devices import Device
 from .engine import CPU_MODEL, MISS_FN, PPB, PPB_SIZE, REG_ALIASES, Simulator, set_flash_model, unicorn_handle
 from .image import PAGE, Image, Region
+from .plainmemory import PlainMemory, PlainMemoryFull
 from .systick import EXCEPTION as SYSTICK, CycleCounter, SysTick
 
 DWT_CYCCNT, SCB_VTOR, SYST_CVR = 0xE0001004, 0xE000ED08, 0xE000E018
@@ -28,24 +36,40 @@ EXCP_BKPT, EXCP_EXCEPTION_EXIT = 7, 8        # QEMU's exception numbers, as Unic
 NO_ALARM = 0xFFFFFFFFFFFFFFFF
 POLL_MASKED = 1 << 16        # a pending SysTick under a mask no unmasking site lifts is looked at this often
 UNMASKING = ("cpsie", "msr")  # instructions that may lift PRIMASK/BASEPRI/FAULTMASK
+MARKER_PAGE = "the marker register"
+PLAIN = ("peripherals", MARKER_PAGE)   # regions that are sim/plainmemory.py's, on both executors
+
+
+def _segments() -> SegmentLog:
+    return SegmentLog(limits.SEGMENTS_HEAD, limits.SEGMENTS_TAIL)
+
+
+def _console() -> ConsoleLog:
+    return ConsoleLog(limits.CONSOLE_HEAD, limits.CONSOLE_TAIL)
+
+
+def _calls() -> HeadTail:
+    return HeadTail(limits.CALLS_HEAD, limits.CALLS_TAIL)
 
 
 @dataclass
 class ImageResult:
-    segments: list = field(default_factory=list)
+    segments: SegmentLog = field(default_factory=_segments)     # {label, cycles, instructions}, first and last
     stats: dict = field(default_factory=dict)
     exit_code: int | None = None
     problem: str = ""
     timed_out: bool = False
-    console: list = field(default_factory=list)            # (stream, text) in order
+    console: ConsoleLog = field(default_factory=_console)       # (stream, text), first and last characters
     counter_reads: list = field(default_factory=list)      # (cycles, insns) at each SysTick CVR / DWT CYCCNT read
-    semihosting_calls: list = field(default_factory=list)  # (cycles, insns, label)
+    semihosting_calls: HeadTail = field(default_factory=_calls)  # (cycles, insns, label), first and last
     exceptions_taken: int = 0
     notes: list = field(default_factory=list)
+    max_instructions: int | None = None                         # the instruction limit the run had
+    limit_reached: bool = False                                 # it stopped there
 
 
 def _label(call: semihosting.Call) -> str:
-    text = call.text.strip().replace("\n", " ")
+    text = call.text[:64].strip().replace("\n", " ")
     text = text if len(text) <= 24 else text[:21] + "..."
     return f"{call.name}" + (f" '{text}'" if text else "") + (f" ({call.exit_code})" if call.exit_code is not None else "")
 
@@ -53,8 +77,8 @@ def _label(call: semihosting.Call) -> str:
 class _Cpu:
     """The register and memory view sim/exceptions.py and sim/semihosting.py work on."""
 
-    def __init__(self, uc, A):
-        self.uc, self.A = uc, A
+    def __init__(self, uc, A, run: "ImageRun"):
+        self.uc, self.A, self.run = uc, A, run
 
     def _id(self, name):
         return getattr(self.A, "UC_ARM_REG_" + REG_ALIASES.get(name, name).upper())
@@ -66,16 +90,21 @@ class _Cpu:
         self.uc.reg_write(self._id(name), value & 0xFFFFFFFF)
 
     def read(self, addr, n):
+        self.run.check_read(addr, n)              # before Unicorn's binding allocates n bytes
         return bytes(self.uc.mem_read(addr, n))
 
     def read32(self, addr):
-        return int.from_bytes(self.uc.mem_read(addr, 4), "little")
+        return int.from_bytes(self.read(addr, 4), "little")
 
     def write32(self, addr, value):
-        self.uc.mem_write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))
+        self.run.write_word(addr, value)
 
 
 def _bind(lib) -> None:
+    if not hasattr(lib, "cbsim_set_insn_limit"):
+        from .engine import library_path
+        raise UsageError(f"{library_path()} is older than this cryptobench (it has no cbsim_set_insn_limit): "
+                         "rebuild it with ./setup.sh")
     lib.cbsim_set_alarm.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32]
     lib.cbsim_alarm_fired.argtypes = [ctypes.c_void_p]
     lib.cbsim_add_cycles.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
@@ -84,6 +113,10 @@ def _bind(lib) -> None:
     lib.cbsim_events.argtypes = [ctypes.c_void_p]
     u32, u64 = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64)
     lib.cbsim_event_at.argtypes = [ctypes.c_void_p, ctypes.c_size_t, u32, u32, u64, u64]
+    lib.cbsim_events_dropped.restype = ctypes.c_uint64
+    lib.cbsim_events_dropped.argtypes = [ctypes.c_void_p]
+    lib.cbsim_set_insn_limit.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+    lib.cbsim_limit_hit.argtypes = [ctypes.c_void_p]
 
 
 class ImageRun:
@@ -99,17 +132,31 @@ class ImageRun:
         self.A, self.unicorn = A, unicorn
         uc = self.uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
         uc.ctl_set_cpu_model(getattr(A, CPU_MODEL[device.core]))
-        self.cpu = _Cpu(uc, A)
-        self.regions = list(image.regions)
-        for r in self.regions:
-            uc.mem_map(r.start, r.size)
-        for seg in image.segments:
-            uc.mem_write(seg.load, seg.data)
+        self.cpu = _Cpu(uc, A, self)
+        self._map(uc, unicorn)
         self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
         self.cs.detail = True
         uc.mmio_map(PPB, PPB_SIZE, self._ppb_read, None, self._ppb_write, None)
         uc.hook_add(unicorn.UC_HOOK_INTR, self._on_intr)
+        uc.hook_add(unicorn.UC_HOOK_MEM_UNMAPPED, self._on_unmapped)
         self._hook_marker()
+
+    def _map(self, uc, unicorn) -> None:
+        """The image's regions: RAM, except the peripheral region (and a marker register's page),
+        which are the bounded plain memory; then the segments' bytes. Unicorn refusing a mapping
+        is one line, not UC_ERR_MAP's traceback."""
+        try:
+            for r in self.regions:
+                if r.what in PLAIN:
+                    uc.mmio_map(r.start, r.size, self._plain_read, r.start, self._plain_write, r.start)
+                else:
+                    uc.mem_map(r.start, r.size)
+            for seg in self.image.segments:
+                uc.mem_write(seg.load, seg.data)
+        except unicorn.UcError as exc:
+            raise UsageError(f"{self.image.path}: the simulator cannot map the image's memory ({exc}): "
+                             + ", ".join(f"0x{r.start:08x}-0x{r.start + r.size - 1:08x} {r.what}"
+                                         for r in self.regions)) from None
 
     @staticmethod
     def _check_marker(image: Image, marker: markers.Marker) -> None:
@@ -126,28 +173,103 @@ class ImageRun:
         self.lib = self.simulator.lib
         _bind(self.lib)
         self.result = ImageResult(notes=list(image.notes))
-        self.recorder = markers.Recorder(self.marker, [], [])
+        self.recorder = markers.Recorder(self.marker, None, None, on_window=self._window)
+        self.last_call = None                     # (cycles, insns, label) of the last semihosting call
+        self.plain = PlainMemory()
+        self.regions = list(image.regions) + self._marker_pages()
+        self.deadline = None                      # perf_counter() time the run must stop by (run())
         self.systick, self.dwt, self.vtor, self.ppb = SysTick(), CycleCounter(), image.vector_table, {}
         self.pending, self.ended, self.sim, self.miss = False, False, None, None
         self.semihosting_state: dict = {}
         self.reads_dropped = 0
 
     # --- the memory map and the marker -------------------------------------------------------------
+    def _marker_pages(self) -> list[Region]:
+        """A page of plain memory for a marker register that no region covers (in the system
+        region none may be: that is SysTick's, DWT's and the SCB's)."""
+        m, pages = self.marker, []
+        if m.kind not in ("register", "pair"):
+            return pages
+        for addr in sorted({m.set_at[0], m.clear_at[0]}):
+            if addr + 4 > limits.SYSTEM_REGION:
+                raise UsageError(f"--marker: 0x{addr:08x} lies in the system region (0x{limits.SYSTEM_REGION:08x}-"
+                                 "0xffffffff: SysTick, DWT, SCB); expected a GPIO data or set/clear register")
+            if not any(r.start <= addr < r.start + r.size for r in self.image.regions + pages):
+                page = addr & ~(PAGE - 1)
+                pages.append(Region(page, PAGE, MARKER_PAGE))
+                self.result.notes.append(f"0x{page:08x}-0x{page + PAGE - 1:08x} is plain memory for the marker "
+                                         "register")
+        return pages
+
     def _hook_marker(self) -> None:
         m = self.marker
         if m.kind not in ("register", "pair"):
             return
         for addr in {m.set_at[0], m.clear_at[0]}:
-            if not any(r.start <= addr < r.start + r.size for r in self.regions):
-                page = addr & ~(PAGE - 1)
-                self.uc.mem_map(page, PAGE)
-                self.regions.append(Region(page, PAGE, "the marker register"))
-                self.result.notes.append(f"0x{page:08x}-0x{page + PAGE - 1:08x} mapped as RAM for the marker register")
             self.uc.hook_add(self.unicorn.UC_HOOK_MEM_WRITE, self._on_marker_write, begin=max(addr - 7, 0),
                              end=addr + 3)
 
+    def check_read(self, addr: int, n: int) -> None:
+        """A read of n bytes at addr by the host (semihosting, an exception frame) lies in one
+        mapped region: checked before anything is allocated for it."""
+        if n > limits.MAX_TRANSFER:
+            raise ValueError(f"a read of {n} bytes at 0x{addr:08x}, more than the "
+                             f"{limits.size_text(limits.MAX_TRANSFER)} the host reads at once")
+        if not any(r.start <= addr and addr + n <= r.start + r.size for r in self.regions):
+            raise ValueError(f"read of {n} bytes at unmapped 0x{addr:08x}" if n <= 4 else
+                             f"read of {n} bytes at 0x{addr:08x}: not all in one mapped region")
+
+    def write_word(self, addr: int, value: int) -> None:
+        """A word the host writes (an exception frame, a semihosting result): in plain memory
+        there, in mapped memory through Unicorn, anywhere else a fault (ValueError)."""
+        if any(r.start <= addr and addr + 4 <= r.start + r.size and r.what in PLAIN for r in self.regions):
+            self.plain.write(addr, 4, value)
+            return
+        if not any(r.start <= addr and addr + 4 <= r.start + r.size for r in self.regions):
+            raise ValueError(f"write of 4 bytes at unmapped 0x{addr & 0xFFFFFFFF:08x}")
+        self.uc.mem_write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))
+
+    def _on_unmapped(self, uc_, access, addr, size, value, user) -> bool:
+        """An access outside every region: the run stops with the native executor's words."""
+        kind = "write" if access in (self.unicorn.UC_MEM_WRITE_UNMAPPED, self.unicorn.UC_MEM_WRITE) else \
+            "fetch" if access == self.unicorn.UC_MEM_FETCH_UNMAPPED else "read"
+        pc = self.cpu.reg("pc")
+        self.result.problem = self.result.problem or \
+            f"the image faulted: {kind} of {size} bytes at unmapped 0x{addr & 0xFFFFFFFF:08x} (pc=0x{pc:08x})"
+        return False
+
     def _on_marker_write(self, uc_, access, addr, size, value, user):
         self.recorder.write(addr, value, size, self.cycles(), self.insns())
+
+    def _window(self, start: tuple, end: tuple, number: int) -> None:
+        """A marker window closed: (cycles, insns) at its start and end."""
+        self.result.segments.append({"label": f"window {number}", "cycles": end[0] - start[0],
+                                     "instructions": end[1] - start[1]})
+
+    def _plain_read(self, uc_, offset, size, base):
+        try:
+            return self.plain.read(base + offset, size)
+        except Exception as exc:             # a callback must not raise into Unicorn: the run stops with it
+            self._stop(f"reading 0x{base + offset:08x}: {exc}")
+            return 0
+
+    def _plain_write(self, uc_, offset, size, value, base):
+        try:
+            self.plain.write(base + offset, size, value)
+        except PlainMemoryFull as exc:
+            self._stop(f"the image faulted: {exc}")
+        except Exception as exc:
+            self._stop(f"writing 0x{base + offset:08x}: {exc}")
+
+    def _past_deadline(self) -> bool:
+        """The run's time is up (looked at on each semihosting call: an image calling the host in
+        every block must not overrun it)."""
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            self.result.timed_out = True
+            self.ended = True
+            self.uc.emu_stop()
+            return True
+        return False
 
     # --- counters ---------------------------------------------------------------------------------
     def cycles(self) -> int:
@@ -194,6 +316,8 @@ class ImageRun:
                 exceptions.leave(self.cpu, pc | 1)
             except exceptions.ExceptionError as exc:
                 self._stop(f"{exc} (at pc=0x{pc:08x})")
+            except ValueError as exc:        # the frame is not in mapped memory (_Cpu.read)
+                self._stop(f"the image faulted: {exc} (exception return at pc=0x{pc:08x})")
             if self.pending:                 # back from a handler: a pending SysTick goes before the next block
                 self.lib.cbsim_set_alarm(self.sim, self.cycles(), 0)
             return
@@ -205,6 +329,8 @@ class ImageRun:
                    "by the simulator (only SysTick, semihosting and exception return are)")
 
     def _semihost(self, pc: int) -> None:
+        if self._past_deadline():
+            return
         op, arg = self.cpu.reg("r0"), self.cpu.reg("r1")
         now = self.cycles()
         try:
@@ -212,9 +338,8 @@ class ImageRun:
         except semihosting.SemihostingError as exc:
             self._stop(f"{exc} (at pc=0x{pc:08x})")
             return
-        self.result.semihosting_calls.append((now, self.insns(), _label(call)))
-        if call.text:
-            self.result.console.append((call.stream, call.text))
+        self._log_call((now, self.insns(), _label(call)))
+        self.result.console.append(call.stream, call.text)
         if call.exit_code is not None:
             self.result.exit_code = call.exit_code
             self.ended = True
@@ -223,6 +348,14 @@ class ImageRun:
         if call.r0 is not None:
             self.cpu.set_reg("r0", call.r0)
         self.cpu.set_reg("pc", (pc + 2) | 1)
+
+    def _log_call(self, entry: tuple) -> None:
+        """A semihosting call into the bounded call log, and the segment since the last one."""
+        self.result.semihosting_calls.append(entry)
+        if self.marker.kind == "semihosting" and self.last_call is not None:
+            (c0, i0, a), (c1, i1, b) = self.last_call, entry
+            self.result.segments.append({"label": f"{a} -> {b}", "cycles": c1 - c0, "instructions": i1 - i0})
+        self.last_call = entry
 
     def _stop(self, problem: str) -> None:
         self.result.problem = self.result.problem or problem
@@ -240,6 +373,23 @@ class ImageRun:
             return -1
         b.cycles, b.insns, b.end, b.taken_extra = cost.cycles, cost.insns, cost.end, cost.taken_extra
         return 0
+
+    def prepare(self, max_instructions: int | None = None) -> None:
+        """Everything before the first instruction (the accounting, the scan of the image's
+        functions), with the instruction limit; run() calls it when it was not called."""
+        self._install()
+        if max_instructions is not None:
+            self.lib.cbsim_set_insn_limit(self.sim, max_instructions)
+            self.result.max_instructions = max_instructions
+
+    def _limit_reached(self) -> bool:
+        """The instruction limit stopped the run: its problem line."""
+        if not self.lib.cbsim_limit_hit(self.sim):
+            return False
+        self.result.limit_reached = True
+        self._stop(f"stopped at the instruction limit: {self.insns()} instructions executed "
+                   f"(--max-instructions {self.result.max_instructions})")
+        return True
 
     def _install(self) -> None:
         self.timing_report = timing.TimingReport()
@@ -299,14 +449,20 @@ class ImageRun:
         """The pending SysTick exception, taken now unless masked (PRIMASK, or a handler running)."""
         if self.cpu.reg("primask") & 1 or exceptions.handler_mode(self.cpu):
             return False
+        fault = None
         try:
             self._enter(SYSTICK)
         except exceptions.ExceptionError as exc:
             self._stop(str(exc))
             return True
+        except ValueError as exc:            # the frame is not in mapped memory (_Cpu): counted as the
+            pc = self.cpu.reg("pc")          # native executor counts it, whose entry faults after the pend
+            fault = f"the image faulted: {exc} (exception entry at pc=0x{pc:08x})"
         self.lib.cbsim_add_cycles(self.sim, exceptions.ENTRY_CYCLES[self.device.core])
         self.systick.take(self.cycles())
         self.result.exceptions_taken += 1
+        if fault:
+            self._stop(fault)
         return True
 
     def _enter(self, number: int) -> None:
@@ -320,12 +476,13 @@ class ImageRun:
             self.lib.cbsim_account_flash_read(self.sim, vector, 4)
 
     def run(self, timeout_s: float) -> ImageResult:
-        self._install()
+        if self.sim is None:
+            self.prepare()
         sp, reset = self.image.read_word(self.image.vector_table), self.image.read_word(self.image.vector_table + 4)
         self.cpu.set_reg("msp", sp)
         pc = reset | 1
         t0 = time.perf_counter()
-        deadline = t0 + timeout_s
+        deadline = self.deadline = t0 + timeout_s
         try:
             while not self.ended:
                 left = deadline - time.perf_counter()
@@ -343,6 +500,8 @@ class ImageRun:
                     self._stop(f"the image faulted ({exc}) at pc=0x{here:08x}")
                     break
                 pc = self.cpu.reg("pc") | 1
+                if self.ended or self._limit_reached():
+                    break
                 if self.lib.cbsim_alarm_fired(self.sim):
                     self.pending = not self._take_systick()
                     pc = self.cpu.reg("pc") | 1
@@ -358,20 +517,31 @@ class ImageRun:
             self._finish(time.perf_counter() - t0)
         return self.result
 
-    def _finish(self, wall: float) -> None:
-        lib, sim, r = self.lib, self.sim, self.result
+    def _function_segments(self) -> None:
+        """The watched function's calls (cbsim's event log, itself bounded) as segments."""
+        lib, sim = self.lib, self.sim
         events = []
         kind, addr, c, i = ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint64()
         for n in range(lib.cbsim_events(sim)):
             lib.cbsim_event_at(sim, n, ctypes.byref(kind), ctypes.byref(addr), ctypes.byref(c), ctypes.byref(i))
             events.append((kind.value, c.value, i.value))
+        for seg in markers.cut(self.marker, [], [], events):
+            self.result.segments.append(seg)
+        dropped = lib.cbsim_events_dropped(sim)
+        if dropped:
+            self.result.notes.append(f"function:{self.marker.name}: the first {len(events)} entries and returns were "
+                                     f"recorded, {dropped} more were not (their calls are no segments)")
+
+    def _finish(self, wall: float) -> None:
+        lib, sim, r = self.lib, self.sim, self.result
+        if self.marker.kind == "function":
+            self._function_segments()
         insns = lib.cbsim_insns(sim)
         r.stats = {"executor": "unicorn", "cycles": lib.cbsim_cycles(sim), "instructions": insns, "wall_s": wall,
                    "instructions_per_s": insns / wall if wall > 0 else None,
                    "unknown_mnemonics": sorted(self.timing_report.unknown_mnemonics)}
         if lib.cbsim_failed(sim) and not r.problem:
             r.problem = "the simulator's accounting failed (a watched call nested deeper than 256, or out of memory)"
-        r.segments = markers.cut(self.marker, self.recorder.edges, r.semihosting_calls, events)
         r.notes += sorted(self.systick.notes)
         if self.reads_dropped:
             r.notes.append(f"counter reads: the first {MAX_READS} are listed, {self.reads_dropped} more were not")

@@ -3,10 +3,11 @@
 The run is sim/imagerun.py's ImageRun (the counters, semihosting, markers, SysTick and the
 result are its code); what differs is the engine under it:
 
-* memory: the board's flash and RAM are the executor's flat arrays; every other address (the
-  peripheral region, taken as plain memory, and the private peripheral bus with SysTick, DWT and
-  VTOR) reaches the mmio callbacks here. An image that needs memory beyond the board's flash and
-  RAM (a load or run address, or its initial stack, outside them) cannot run here: `fits` says
+* memory: the board's flash and RAM are the executor's flat arrays; every other address reaches
+  the mmio callbacks here: the private peripheral bus (SysTick, DWT, VTOR), the peripheral region
+  and a marker register's page (sim/plainmemory.py's bounded plain memory, as on Unicorn), and
+  anything else faults, as it does on Unicorn. An image that needs memory beyond the board's
+  flash and RAM (a load or run address, or its initial stack, outside them) cannot run here: `fits` says
   why and `cryptobench sim run` takes Unicorn for it;
 * flash data reads are charged by the executor as it makes them (no read hook: Unicorn's can
   leave the IT state set, scripts/unicorn_it_state_repro.py);
@@ -25,7 +26,8 @@ from ..errors import UsageError
 from . import exceptions, timing
 from .engine import MISS_FN, PPB, PPB_SIZE, set_flash_model
 from .image import Image
-from .imagerun import POLL_MASKED, ImageRun, ImageResult
+from .imagerun import PLAIN, POLL_MASKED, ImageRun, ImageResult
+from .plainmemory import PlainMemoryFull
 from .native import PROBLEM, REG_VTOR, TIMEOUT, Cpu
 
 # the executor's register numbers (harness/sim/cbcpu.h) for the names sim/exceptions.py and
@@ -56,8 +58,8 @@ def fits(image: Image, board) -> str | None:
 class _Cpu:
     """The register and memory view of sim/exceptions.py and sim/semihosting.py, on the executor."""
 
-    def __init__(self, cpu: Cpu):
-        self.cpu = cpu
+    def __init__(self, cpu: Cpu, run: "NativeImageRun"):
+        self.cpu, self.run = cpu, run
 
     def reg(self, name):
         return self.cpu.reg(REGS[name])
@@ -66,13 +68,13 @@ class _Cpu:
         self.cpu.set_reg(REGS[name], value & 0xFFFFFFFF)
 
     def read(self, addr, n):
-        return self.cpu.read(addr, n)
+        return self.run.read_memory(addr, n)
 
     def read32(self, addr):
-        return int.from_bytes(self.cpu.read(addr, 4), "little")
+        return int.from_bytes(self.read(addr, 4), "little")
 
     def write32(self, addr, value):
-        self.cpu.write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))
+        self.run.write_word(addr, value)
 
 
 class _Engine:
@@ -88,26 +90,6 @@ class _Engine:
         self.run.native.stop()
 
 
-class _PlainMemory:
-    """Addresses outside flash and RAM that read back what was written (the peripheral region),
-    kept by 4 KiB page."""
-
-    def __init__(self):
-        self.pages: dict[int, bytearray] = {}
-
-    def read(self, addr: int, size: int) -> int:
-        page = self.pages.get(addr >> 12)
-        if page is None:
-            return 0
-        o = addr & 0xFFF
-        return int.from_bytes(page[o:o + size], "little")
-
-    def write(self, addr: int, size: int, value: int) -> None:
-        page = self.pages.setdefault(addr >> 12, bytearray(4096))
-        o = addr & 0xFFF
-        page[o:o + size] = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
-
-
 class NativeImageRun(ImageRun):
     """One run of `image` on `device` on the native executor (call `fits` first)."""
 
@@ -121,21 +103,45 @@ class NativeImageRun(ImageRun):
         self.native = Cpu(self.lib, device.core, board.flash, board.ram, self._mmio_read, self._mmio_write,
                           self._bkpt)
         self.uc = _Engine(self)
-        self.cpu = _Cpu(self.native)
-        self.plain = _PlainMemory()
+        self.cpu = _Cpu(self.native, self)
+        self.plain_regions = [(r.start, r.start + r.size) for r in self.regions if r.what in PLAIN]
         for seg in image.segments:
             if seg.data:
                 self.native.write(seg.load, seg.data)
         self.native.set_reg(REG_VTOR, self.vtor)
         self.lib.cbcpu_set_wake(self.native.h, 1)
 
+    # --- memory outside flash and RAM -------------------------------------------------------------
+    def _plain(self, addr: int, size: int) -> bool:
+        """Whether [addr, addr + size) is plain memory (the peripheral region, a marker page)."""
+        return any(lo <= addr and addr + size <= hi for lo, hi in self.plain_regions)
+
+    def read_memory(self, addr: int, n: int) -> bytes:
+        """n bytes of the target for the host (semihosting, exception frames), checked before
+        anything is allocated for them (ImageRun.check_read)."""
+        self.check_read(addr, n)
+        if self._plain(addr, n):
+            return self.plain.read_bytes(addr, n)
+        return self.native.read(addr, n)
+
+    def write_word(self, addr: int, value: int) -> None:
+        """A word the host writes (a semihosting result): plain memory, flash or RAM, else a fault."""
+        if self._plain(addr, 4):
+            self.plain.write(addr, 4, value)
+        elif self.native.holds(addr, 4):
+            self.native.write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))
+        else:
+            raise ValueError(f"write of 4 bytes at unmapped 0x{addr & 0xFFFFFFFF:08x}")
+
     # --- the executor's callbacks -----------------------------------------------------------------
     def _mmio_read(self, addr, size, out) -> int:
         try:
             if PPB <= addr < PPB + PPB_SIZE:
                 out[0] = self._ppb_read(None, addr - PPB, size, None) & 0xFFFFFFFF
-            else:
+            elif self._plain(addr, size):
                 out[0] = self.plain.read(addr, size)
+            else:
+                return -1                       # unmapped: the executor stops with its problem line
             return 0
         except Exception as exc:        # a callback must not raise into C: the run stops with it
             self._stop(f"reading 0x{addr:08x}: {exc}")
@@ -148,9 +154,14 @@ class NativeImageRun(ImageRun):
                 if addr == 0xE000ED08:                  # VTOR: the executor keeps its own copy
                     self.native.set_reg(REG_VTOR, self.vtor)
                 return 0
-            self.plain.write(addr, size, value)
+            if not self._plain(addr, size):
+                return -1
             if self.marker.kind in ("register", "pair"):
                 self._on_marker_write(None, None, addr, size, value, None)
+            self.plain.write(addr, size, value)
+            return 0
+        except PlainMemoryFull as exc:
+            self._stop(f"the image faulted: {exc}")
             return 0
         except Exception as exc:
             self._stop(f"writing 0x{addr:08x}: {exc}")
@@ -193,12 +204,13 @@ class NativeImageRun(ImageRun):
 
     # --- the run ----------------------------------------------------------------------------------
     def run(self, timeout_s: float) -> ImageResult:
-        self._install()
+        if self.sim is None:
+            self.prepare()
         sp, reset = self.image.read_word(self.image.vector_table), self.image.read_word(self.image.vector_table + 4)
         self.cpu.set_reg("msp", sp)
         self.native.set_reg(15, reset & ~1)
         t0 = time.perf_counter()
-        deadline = t0 + timeout_s
+        deadline = self.deadline = t0 + timeout_s
         try:
             while not self.ended:
                 left = deadline - time.perf_counter()
@@ -210,7 +222,7 @@ class NativeImageRun(ImageRun):
                 else:
                     self.lib.cbsim_set_alarm(self.sim, self._alarm(), 0)
                 status = self.native.run(2**64 - 1, left)
-                if self.ended:
+                if self.ended or self._limit_reached():
                     break
                 if status == PROBLEM:
                     self._stop(self._problem())

@@ -13,6 +13,7 @@ segments."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from ..errors import UsageError
 from .image import parse_addr
@@ -71,11 +72,29 @@ def parse(spec: str | None) -> Marker:
 @dataclass
 class Recorder:
     """What the executor records for a marker: edges (cycles, insns, 1 up / 0 down), semihosting
-    calls (cycles, insns, label) and function events (kind 1 entry / 2 return, cycles, insns)."""
+    calls (cycles, insns, label) and function events (kind 1 entry / 2 return, cycles, insns).
+    With `on_window`, each window is handed over as it closes ((cycles, insns) at its start and
+    end, its number) and edges are kept only where `edges` is a list: a run that toggles the
+    marker forever keeps no edge log."""
     marker: Marker
-    edges: list
-    calls: list
+    edges: list | None
+    calls: list | None
     level: int = 0
+    on_window: Callable | None = None
+    opened: tuple | None = None
+    windows: int = 0
+
+    def _edge(self, cycles: int, insns: int, level: int) -> None:
+        self.level = level
+        if self.edges is not None:
+            self.edges.append((cycles, insns, level))
+        if level:
+            self.opened = self.opened or (cycles, insns)
+        elif self.opened is not None:
+            self.windows += 1
+            if self.on_window is not None:
+                self.on_window(self.opened, (cycles, insns), self.windows)
+            self.opened = None
 
     def write(self, addr: int, value: int, size: int, cycles: int, insns: int) -> None:
         """A store of `size` bytes of `value` at `addr` (a marker register or a byte of one)."""
@@ -83,14 +102,12 @@ class Recorder:
         if m.kind == "register":
             touched, on = _bits(m.set_at, addr, value, size)
             if touched and int(on) != self.level:
-                self.level = int(on)
-                self.edges.append((cycles, insns, self.level))
+                self._edge(cycles, insns, int(on))
         elif m.kind == "pair":
             for (reg, level) in ((m.set_at, 1), (m.clear_at, 0)):
                 touched, on = _bits(reg, addr, value, size)
                 if touched and on and self.level != level:
-                    self.level = level
-                    self.edges.append((cycles, insns, level))
+                    self._edge(cycles, insns, level)
                     break
 
 

@@ -72,6 +72,7 @@ class Cpu:
     def __init__(self, lib, core: str, flash: tuple[int, int], ram: tuple[int, int], read=None, write=None,
                  bkpt=None):
         self.lib = bind(lib)
+        self.memory = (flash, ram)
         self.h = self.lib.cbcpu_new(ARCH[core], flash[0], flash[1], ram[0], ram[1])
         if not self.h:
             raise UsageError(f"the native executor could not allocate flash 0x{flash[1]:x} and RAM 0x{ram[1]:x} bytes")
@@ -83,7 +84,13 @@ class Cpu:
         if self.lib.cbcpu_mem_write(self.h, addr, bytes(data), len(data)) != 0:
             raise UsageError(f"the image writes 0x{len(data):x} bytes at 0x{addr:08x}, outside the board's flash and RAM")
 
+    def holds(self, addr: int, n: int) -> bool:
+        """Whether [addr, addr + n) lies in flash or in RAM."""
+        return any(start <= addr and addr + n <= start + size for start, size in self.memory)
+
     def read(self, addr: int, n: int) -> bytes:
+        if not self.holds(addr, n):          # checked before a buffer of n bytes is allocated
+            raise ValueError(f"0x{n:x} bytes at 0x{addr:08x} are not in flash or RAM")
         buf = ctypes.create_string_buffer(n)
         if self.lib.cbcpu_mem_read(self.h, addr, buf, n) != 0:
             raise ValueError(f"0x{n:x} bytes at 0x{addr:08x} are not in flash or RAM")

@@ -7,10 +7,16 @@ Served: SYS_OPEN of ":tt" (the console, as newlib's rdimon opens it) and of ":se
 the host, and separate stdout and stderr), SYS_ERRNO, SYS_FLEN (0 for the console), SYS_CLOSE,
 SYS_ISTTY, SYS_WRITEC, SYS_WRITE0, SYS_WRITE (fd 1 and 2, or the handles SYS_OPEN gave), SYS_CLOCK,
 SYS_ELAPSED, SYS_TICKFREQ, SYS_HEAPINFO (zeros: the image's own defaults), SYS_GET_CMDLINE (empty),
-SYS_EXIT and SYS_EXIT_EXTENDED. Anything else is an error naming the operation."""
+SYS_EXIT and SYS_EXIT_EXTENDED. Anything else is an error naming the operation.
+
+Every length the image passes is checked before the host reads that much: at most MAX_TRANSFER
+(sim/limits.py) per call, and only from mapped memory (the runners' `read` refuses anything else
+before allocating); a call that asks for more stops the run with a SemihostingError."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .limits import MAX_TRANSFER, size_text
 
 NAMES = {0x01: "SYS_OPEN", 0x02: "SYS_CLOSE", 0x03: "SYS_WRITEC", 0x04: "SYS_WRITE0", 0x05: "SYS_WRITE",
          0x06: "SYS_READ", 0x07: "SYS_READC", 0x08: "SYS_ISERROR", 0x09: "SYS_ISTTY", 0x0A: "SYS_SEEK",
@@ -36,6 +42,14 @@ class Call:
     text: str = ""                 # console output
     stream: str = "stdout"
     exit_code: int | None = None   # set by SYS_EXIT / SYS_EXIT_EXTENDED
+
+
+def _transfer(mem, addr: int, n: int, call: "Call") -> bytes:
+    """n bytes at addr for `call`, refused above MAX_TRANSFER before anything is read."""
+    if n > MAX_TRANSFER:
+        raise SemihostingError(f"semihosting {call.name} (0x{call.op:02x}) of {n} bytes at 0x{addr:08x}: more than the "
+                               f"{size_text(MAX_TRANSFER)} one call may pass to the host")
+    return mem.read(addr, n)
 
 
 def _cstring(mem, addr: int, limit: int = 1 << 16) -> bytes:
@@ -83,7 +97,7 @@ def _unserved(call: Call) -> SemihostingError:
 def _handles(op: int, arg: int, mem, state: dict, call: Call) -> None:
     """The calls on handles: the console's (":tt") and the features file's."""
     if op == 0x01:                                         # SYS_OPEN: [name, mode, name length]
-        path, mode = mem.read(mem.read32(arg), mem.read32(arg + 8)), mem.read32(arg + 4)
+        path, mode = _transfer(mem, mem.read32(arg), mem.read32(arg + 8), call), mem.read32(arg + 4)
         if path == b":semihosting-features":             # IHI 0056 "Semihosting v2": the features file
             state["features_pos"] = 0
             call.r0 = FEATURES_HANDLE
@@ -106,9 +120,17 @@ def _handles(op: int, arg: int, mem, state: dict, call: Call) -> None:
 
 def serve(op: int, arg: int, mem, cycles: int, clock_hz: int, state: dict | None = None) -> Call:
     """One semihosting call: operation `op` (r0) with argument `arg` (r1) at model cycle `cycles`;
-    `state` keeps what lasts between calls (the features file's read position)."""
+    `state` keeps what lasts between calls (the features file's read position). Memory the call
+    names outside the mapped regions is a SemihostingError too."""
     state = {} if state is None else state
     call = Call(op, NAMES.get(op, "unknown"))
+    try:
+        return _serve(op, arg, mem, cycles, clock_hz, state, call)
+    except (ValueError, MemoryError) as exc:
+        raise SemihostingError(f"semihosting {call.name} (0x{op:02x}): {exc}") from None
+
+
+def _serve(op: int, arg: int, mem, cycles: int, clock_hz: int, state: dict, call: Call) -> Call:
     if op in HANDLE_OPS:
         _handles(op, arg, mem, state, call)
     elif op == 0x03:                                       # SYS_WRITEC: the character at [arg]
@@ -119,7 +141,7 @@ def serve(op: int, arg: int, mem, cycles: int, clock_hz: int, state: dict | None
         fd, buf, n = mem.read32(arg), mem.read32(arg + 4), mem.read32(arg + 8)
         if fd not in (1, 2):
             raise SemihostingError(f"semihosting SYS_WRITE (0x05) to handle {fd}: only the console (1, 2) is served")
-        call.text, call.stream, call.r0 = mem.read(buf, n).decode("utf-8", "replace"), \
+        call.text, call.stream, call.r0 = _transfer(mem, buf, n, call).decode("utf-8", "replace"), \
             "stdout" if fd == 1 else "stderr", 0
     elif op == 0x10:                                       # SYS_CLOCK: centiseconds
         call.r0 = cycles * 100 // clock_hz
