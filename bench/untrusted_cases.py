@@ -464,6 +464,24 @@ def images(world: World) -> list[Case]:
     return cases
 
 
+def hostile_images(world: World) -> list[Case]:
+    """The sandbox's own corpus (cryptobench.devtools.hostile_images), each with its expected answer."""
+    from cryptobench.devtools import hostile_images as hi
+    folder = world.work / "inputs" / "hostile-images"
+    folder.mkdir(parents=True, exist_ok=True)
+    cases = []
+    for name, (write, extra, code, fragment) in hi.CASES.items():
+        path = folder / f"{name}.elf"
+        if not path.exists():
+            write(path)
+        inputs = [path] if path.is_file() and path.stat().st_size < 1 << 26 else []
+        check = None if code == 2 else (lambda p, s, f=fragment: "" if f in p.stdout else f"no {f!r} in the result")
+        cases.append(Case("sim images", f"corpus-{name}", cli_argv("sim", "run", str(path), "--device", "ideal-m3",
+                                                                   *extra), rc=(code,),
+                          fragment=fragment if code == 2 else "", inputs=inputs, one_line=code == 2, check=check))
+    return cases
+
+
 CLASSES = {"recipes": recipes, "vectors": vectors, "exports": exports, "terminals": terminals, "secrets": secrets,
            "locations": locations, "outputs": outputs, "environment": environment, "lab": lab_files,
-           "images": images}
+           "images": images, "hostile-images": hostile_images}

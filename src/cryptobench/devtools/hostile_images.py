@@ -93,9 +93,10 @@ class Seg:
 
 
 def elf(segs: list[Seg], *, phnum: int | None = None, phentsize: int = 32, phoff: int = 52, shoff: int = 0,
-        shnum: int = 0, shentsize: int = 40, sections: bytes = b"", machine: int = 40, ident_class: int = 1) -> bytes:
-    """An ELF32 little-endian ARM executable with `segs` as PT_LOAD segments; every header field
-    can be set to a lie."""
+        shnum: int = 0, shentsize: int = 40, sections: bytes = b"", machine: int = 40, ident_class: int = 1,
+        endian: str = "<") -> bytes:
+    """An ELF32 ARM executable (little-endian unless `endian` is ">") with `segs` as PT_LOAD
+    segments; every header field can be set to a lie."""
     count = len(segs) if phnum is None else phnum
     data_at = phoff + 32 * len(segs)
     headers, blobs = b"", b""
@@ -104,10 +105,10 @@ def elf(segs: list[Seg], *, phnum: int | None = None, phentsize: int = 32, phoff
         filesz = len(s.data) if s.filesz is None else s.filesz
         memsz = len(s.data) if s.memsz is None else s.memsz
         vaddr = s.paddr if s.vaddr is None else s.vaddr
-        headers += struct.pack("<IIIIIIII", 1, offset, vaddr, s.paddr, filesz, memsz, 7, 4)
+        headers += struct.pack(endian + "IIIIIIII", 1, offset, vaddr, s.paddr, filesz, memsz, 7, 4)
         blobs += s.data
-    ident = b"\x7fELF" + bytes([ident_class, 1, 1]) + bytes(9)
-    header = ident + struct.pack("<HHIIIIIHHHHHH", 2, machine, 1, CODE | 1, phoff, shoff, 0x05000200, 52, phentsize,
+    ident = b"\x7fELF" + bytes([ident_class, 1 if endian == "<" else 2, 1]) + bytes(9)
+    header = ident + struct.pack(endian + "HHIIIIIHHHHHH", 2, machine, 1, CODE | 1, phoff, shoff, 0x05000200, 52, phentsize,
                                  count, shentsize, shnum, 0)
     out = bytearray(header)
     out += bytes(max(0, phoff - len(out)))
@@ -296,6 +297,11 @@ def symtab_entsize_zero(path) -> Path:
     return _write(path, bytes(blob))
 
 
+def big_endian(path) -> Path:
+    """A well-formed big-endian ARM ELF: headers that parse, for cores the simulator does not model."""
+    return _write(path, elf([Seg(FLASH, Thumb.new().exit0().image())], endian=">"))
+
+
 def fifo(path) -> Path:
     """A FIFO in the image's place (opening it for reading would block)."""
     os.mkfifo(path)
@@ -337,6 +343,7 @@ CASES = {
     "segment_too_large": (segment_too_large, [], 2, "at most 64 MiB are mapped"),
     "filesz_above_memsz": (filesz_above_memsz, [], 2, "bytes in the file but 16 in memory"),
     "symtab_entsize_zero": (symtab_entsize_zero, [], 2, "malformed ELF"),
+    "big_endian": (big_endian, [], 2, "a big-endian ARM ELF"),
     "fifo": (fifo, [], 2, "a FIFO, not an image file"),
     "directory": (directory, [], 2, "a directory, not an image file"),
     "empty": (empty, [], 2, "0 bytes, too short for an ELF header"),

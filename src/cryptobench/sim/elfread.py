@@ -209,4 +209,7 @@ def _parse(f, path: Path):
     if elf["e_machine"] not in ("EM_ARM", EM_ARM) or elf.elfclass != 32:
         raise UsageError(f"{path}: an ELF for {elf['e_machine']} ({elf.elfclass}-bit), not ARM; expected a 32-bit "
                          "ARM (Thumb, Cortex-M) image")
+    if not elf.little_endian:       # the simulated cores (and the executors' memory) are little-endian
+        raise UsageError(f"{path}: a big-endian ARM ELF; expected a little-endian Cortex-M image (the simulator "
+                         "models the cores' little-endian configuration, as the devices it names are built)")
     return elf
