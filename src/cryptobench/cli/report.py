@@ -28,7 +28,7 @@ def add_parser(sub) -> None:
 
 
 def run(args, out) -> int:
-    store = Store(args.db)
+    store = Store(args.db, create=False)      # only reads: never creates a store
     runs = [store.load_run(i) for i in resolve_runs(store, args.run_ids)]
     check_baseline(runs, args.baseline)
     from ..references import load_reference
