@@ -9,11 +9,32 @@ ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "build" / "host" / "cbh"
 
 
+def tree_status() -> str | None:
+    """`git status --porcelain` of the repository (None outside a git checkout): what the suite
+    must leave as it found it (tests/test_zz_tree_unchanged.py)."""
+    if not (ROOT / ".git").exists():
+        return None
+    return subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=all"],
+                          capture_output=True, text=True, check=True).stdout
+
+
+# the tree as the session found it: a developer's uncommitted edits are theirs, not the suite's
+TREE_AT_START = tree_status()
+
+
+@pytest.fixture(autouse=True)
+def _in_a_temporary_folder(tmp_path, monkeypatch):
+    """Every test runs with its working directory in its own temporary folder: a relative path a
+    command writes lands there, never in the repository (tests name the tree by ROOT)."""
+    monkeypatch.chdir(tmp_path)
+
+
 def cli(*args, env=None, timeout=None, **kw):
-    """Run the real command line in a subprocess; returns CompletedProcess."""
+    """Run the real command line in a subprocess, in the test's working directory (its temporary
+    folder); returns CompletedProcess."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "cryptobench.cli", *args], capture_output=True,
-                          text=True, env=full_env, cwd=ROOT, **kw)
+                          text=True, env=full_env, timeout=timeout, **kw)
 
 
 @pytest.fixture(scope="session")

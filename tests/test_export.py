@@ -279,6 +279,10 @@ def test_run_selection_ranges_latest_and_duplicates(tmp_path):
     _one_line_error(_export(db, "3-6", "--format", "csv"), "no run 5")
     _one_line_error(_export(db, "4-2", "--format", "csv"), "4-2")
     _one_line_error(_export(db, "first", "--format", "csv"), "'first'")
+    # a store that does not exist is not made by a reader (test_untrusted_store.py); an empty one has no runs
+    _one_line_error(_export(tmp_path / "empty.sqlite", "latest", "--format", "csv"), "no such store")
+    assert not (tmp_path / "empty.sqlite").exists()
+    Store(tmp_path / "empty.sqlite").close()
     _one_line_error(_export(tmp_path / "empty.sqlite", "latest", "--format", "csv"), "no runs")
 
 

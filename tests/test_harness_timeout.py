@@ -119,13 +119,14 @@ def test_the_reply_timeout_comes_from_the_environment(silent, monkeypatch):
         monkeypatch.setenv(REPLY_TIMEOUT_ENV, bad)
         with pytest.raises(UsageError) as exc:
             configured_reply_timeout_s()
-        assert str(exc.value) == f"{REPLY_TIMEOUT_ENV}={bad!r} is not a number of seconds above 0"
+        assert str(exc.value) == f"{REPLY_TIMEOUT_ENV}={bad!r} is not a number of seconds above 0 and at most 86400 (unset: 600)"
 
 
 def test_a_bad_reply_timeout_stops_the_run_before_it_starts(tmp_path):
     proc = cli("run", "--op", "sha256", "--db", str(tmp_path / "db.sqlite"), env={REPLY_TIMEOUT_ENV: "soon"})
     assert proc.returncode == 2
-    assert proc.stderr.strip() == f"cryptobench: error: {REPLY_TIMEOUT_ENV}='soon' is not a number of seconds above 0"
+    assert proc.stderr.strip() == (f"cryptobench: error: {REPLY_TIMEOUT_ENV}='soon' is not a number of seconds above 0 "
+                                   "and at most 86400 (unset: 600)")
 
 
 def test_the_gate_replaces_a_checker_process_that_was_stopped(silent, monkeypatch):

@@ -198,7 +198,7 @@ def test_a_run_that_does_not_end_stops_at_the_timeout_with_its_cycles(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["tests/fixtures/sim_image/app.c", "--device", "ideal-m3"], "app.c: not an ELF file"),
+    ([str(ROOT / "tests/fixtures/sim_image/app.c"), "--device", "ideal-m3"], "app.c: not an ELF file"),
     ([sys.executable, "--device", "ideal-m3"], "not ARM; expected a 32-bit ARM"),
     (["IMAGE", "--device", "no-such-part"], "--device: unknown device 'no-such-part'; valid: stm32f030"),
     (["IMAGE", "--device", "ideal-m3", "--marker", "function:nosuch"], "no function nosuch in the symbols of"),

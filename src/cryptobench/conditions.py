@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import __version__
 from .harness import REPO_ROOT
+from .processes import child_environment
 
 CRYPTO_FLAGS = ("aes", "vaes", "pclmulqdq", "vpclmulqdq", "sha_ni", "rdrand", "rdseed", "avx", "avx2",
                 "avx512f", "ssse3", "bmi2", "adx", "pmull", "sha1", "sha2", "sha512", "sha3", "asimd")
@@ -46,9 +47,9 @@ def git_revision() -> str | None:
         return None
     try:
         rev = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short=12", "HEAD"],
-                             capture_output=True, text=True, timeout=5).stdout.strip()
+                             capture_output=True, text=True, timeout=5, env=child_environment()).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5).stdout.strip()
+                               capture_output=True, text=True, timeout=5, env=child_environment()).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return None
     return (rev + ("-dirty" if dirty else "")) or None

@@ -6,19 +6,23 @@ One `HarnessProcess` is one running native harness; the orchestrator starts one 
 from __future__ import annotations
 
 import json
-import math
 import os
 import queue
 import subprocess
 import threading
 from pathlib import Path
 
-from .errors import HarnessError, UsageError
+from .envnumbers import EnvNumber
+from .errors import HarnessError
+from .processes import child_environment
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_HARNESS = REPO_ROOT / "build" / "host" / "cbh"
 REPLY_TIMEOUT_ENV = "CRYPTOBENCH_REPLY_TIMEOUT_S"
 DEFAULT_REPLY_TIMEOUT_S = 600.0
+REPLY_TIMEOUT = EnvNumber(REPLY_TIMEOUT_ENV, DEFAULT_REPLY_TIMEOUT_S, high=86400.0)
+HANDSHAKE_TIMEOUT_ENV = "CRYPTOBENCH_HANDSHAKE_TIMEOUT_S"
+HANDSHAKE_TIMEOUT = EnvNumber(HANDSHAKE_TIMEOUT_ENV, 30.0, high=3600.0)
 KILL_WAIT_S = 5.0              # how long a stopped harness may take to exit before we stop waiting
 _EOF = None                    # what the reader thread queues when the harness's stdout ends
 
@@ -32,7 +36,7 @@ def harness_path() -> Path:
 def build_harness(quiet: bool = True) -> Path:
     """Build the host harness with the project's Makefile (`make -C harness/host`)."""
     cmd = ["make", "-C", str(REPO_ROOT / "harness" / "host"), f"BUILD={DEFAULT_HARNESS.parent}"]
-    proc = subprocess.run(cmd, capture_output=quiet, text=True)
+    proc = subprocess.run(cmd, capture_output=quiet, text=True, env=child_environment())
     if proc.returncode != 0:
         tail = (proc.stderr or "")[-2000:] if quiet else ""
         raise HarnessError(f"building the host harness failed ({' '.join(cmd)}):\n{tail}")
@@ -41,16 +45,14 @@ def build_harness(quiet: bool = True) -> Path:
 
 def configured_reply_timeout_s() -> float:
     """Seconds a harness may take to send each reply line: $CRYPTOBENCH_REPLY_TIMEOUT_S, else 600."""
-    text = os.environ.get(REPLY_TIMEOUT_ENV, "").strip()
-    if not text:
-        return DEFAULT_REPLY_TIMEOUT_S
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not (math.isfinite(value) and value > 0):
-        raise UsageError(f"{REPLY_TIMEOUT_ENV}={text!r} is not a number of seconds above 0")
-    return value
+    return REPLY_TIMEOUT.value()
+
+
+def configured_handshake_timeout_s() -> float:
+    """Seconds a harness may take to answer its start-up `hello`: $CRYPTOBENCH_HANDSHAKE_TIMEOUT_S,
+    else 30. Its own deadline, short: a harness that never starts answering holds a run this long,
+    not the reply deadline meant for a device's slowest operation."""
+    return HANDSHAKE_TIMEOUT.value()
 
 
 def asked_s(req: dict) -> float:
@@ -64,32 +66,22 @@ def asked_s(req: dict) -> float:
     return 0.0
 
 
-# variables that may hold a secret: no harness inherits them; the one engine that needs them gets
-# them through its Provision's env (secure/pkcs11.py), and its harness wipes them after use
-SECRET_VARIABLES = ("CRYPTOBENCH_PKCS11_PIN",)
-
-
 def environment_with(overrides: dict | None) -> dict:
-    """This process's environment, without the secret variables, with `overrides` applied (a
-    None value removes the variable)."""
-    env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
-    for key, value in (overrides or {}).items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    return env
+    """A harness's environment: this process's without the secret variables (processes.py; the
+    pkcs11 engine's PIN comes back through its Provision's overrides), with `overrides` applied
+    (a None value removes the variable)."""
+    return child_environment(overrides)
 
 
 class HarnessProcess:
     """A running harness. Each request gets its reply lines; errors come back as HarnessError.
 
-    Every reply line must arrive within the reply timeout (plus the time the request itself asks
-    for): a harness that does not answer (a hung device behind it) is killed and raises
+    The start-up `hello` must be answered within the handshake timeout, and every later reply line
+    within the reply timeout (plus the time the request itself asks for): a harness that does not answer (a hung device behind it) is killed and raises
     HarnessError, and from then on refuses every request with that reason."""
 
     def __init__(self, env_overrides: dict[str, str] | None = None, path: Path | None = None,
-                 reply_timeout_s: float | None = None):
+                 reply_timeout_s: float | None = None, handshake_timeout_s: float | None = None):
         self.path = Path(path) if path else harness_path()
         if not self.path.exists():
             raise HarnessError(f"host harness not found at {self.path}; build it with "
@@ -98,7 +90,10 @@ class HarnessProcess:
         self.env_overrides = dict(env_overrides or {})
         self.reply_timeout_s = configured_reply_timeout_s() if reply_timeout_s is None else float(reply_timeout_s)
         self.stopped: str | None = None          # why this process was killed (no reply in time)
-        self._pending = ("hello", self.reply_timeout_s)   # the request awaiting replies, its allowance
+        # the handshake's own deadline, never longer than the reply deadline
+        handshake_s = min(self.reply_timeout_s, configured_handshake_timeout_s() if handshake_timeout_s is None
+                          else float(handshake_timeout_s))
+        self._pending = ("hello", handshake_s)    # the request awaiting replies, its allowance
         try:
             self.proc = subprocess.Popen([str(self.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, text=True, env=env, bufsize=1)
@@ -111,7 +106,8 @@ class HarnessProcess:
         self._lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read_stdout, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
-        self.hello = self.request({"cmd": "hello"})[0]
+        self.send({"cmd": "hello"}, allowance_s=handshake_s)     # the handshake's own, short deadline
+        self.hello = self.collect()[0]
 
     def _drain_stderr(self) -> None:
         for line in self.proc.stderr:
@@ -160,13 +156,15 @@ class HarnessProcess:
         self.send(req)
         return self.collect(until)
 
-    def send(self, req: dict) -> None:
-        """Write one request without waiting (several harnesses can then work at once)."""
+    def send(self, req: dict, allowance_s: float | None = None) -> None:
+        """Write one request without waiting (several harnesses can then work at once); its replies
+        may each take `allowance_s`, else the reply timeout and the time the request asks for."""
         if self.stopped:
             raise HarnessError(f"{self.stopped}, so it takes no more requests")
         if self.proc.poll() is not None:
             raise HarnessError(f"harness {self.path.name} is not running (code {self.proc.returncode})")
-        self._pending = (str(req.get("cmd")), self.reply_timeout_s + asked_s(req))
+        allowance = self.reply_timeout_s + asked_s(req) if allowance_s is None else allowance_s
+        self._pending = (str(req.get("cmd")), allowance)
         try:
             self.proc.stdin.write(json.dumps(req, separators=(",", ":")) + "\n")
             self.proc.stdin.flush()

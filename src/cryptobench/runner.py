@@ -10,7 +10,7 @@ from typing import Callable
 
 from .periodic import Every
 from .records import Conditions, Plan
-from .store import LOCK_STALE_S, Store, heartbeat
+from .store import LOCK_STALE_S, Store, StoreUnavailable, heartbeat
 from .targets.base import RunSession, Target
 
 HEARTBEAT_S = min(10.0, LOCK_STALE_S / 6)
@@ -40,7 +40,7 @@ class Runner:
         finally:
             self.target.close()
             if locked is not None:
-                self.store.unlock_run(locked)
+                _unless_store_gone(lambda: self.store.unlock_run(locked))
 
     def _lock(self, run_id: int) -> int:
         note = self.store.lock_run(run_id)
@@ -63,6 +63,12 @@ class Runner:
         try:
             self.target.measure(session)
             self.store.set_status(session.run_id, "complete")
+        except StoreUnavailable as exc:
+            # the store's server went away and stayed away (store_backends.PostgresBackend): said
+            # once more if it is back; else `list runs` shows the run interrupted once its lock is gone
+            _unless_store_gone(lambda: self.store.set_status(session.run_id, "interrupted"))
+            raise StoreUnavailable(f"{exc}; run {session.run_id} stops here, interrupted (its stored cells are "
+                                   f"kept; `cryptobench run --resume {session.run_id}` measures the rest)") from None
         except BaseException:
             # Ctrl-C, SIGTERM, or the target gave up (a board that cannot be opened, a usage error
             # found late): the run is not left "running"; --resume completes it
@@ -70,6 +76,15 @@ class Runner:
             raise
         finally:
             signal.signal(signal.SIGTERM, previous_handler)
+
+
+def _unless_store_gone(write: Callable[[], None]) -> None:
+    """A closing write that cannot matter more than the error already on its way: skipped when the
+    store's server is gone."""
+    try:
+        write()
+    except StoreUnavailable:
+        pass
 
 
 def _raise_interrupt(signum, frame):

@@ -16,16 +16,17 @@ boundary, when
 from __future__ import annotations
 
 import math
-import os
 import random
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .envnumbers import EnvNumber
 from .errors import HarnessError
 from .estimate import BLOCK_S, Estimate, estimate, machine_term
 
-CHECKPOINT_S = float(os.environ.get("CRYPTOBENCH_CHECKPOINT_S") or 5.0)   # rounds reach the store this often
+# rounds reach the store this often (read when a run starts: a bad value stops the run, not every command)
+CHECKPOINT = EnvNumber("CRYPTOBENCH_CHECKPOINT_S", 5.0, high=3600.0)
 CHECK_S = 8.0                  # adaptive stopping looks at the intervals at most this often
 DEFAULT_BUDGET_S = 60.0      # a run without a budget of its own (suite `budget`, --budget) samples at most this long
 DEFAULT_PRECISION = 0.01     # adaptive stopping: every cell's repeat interval within ±1 %
@@ -124,6 +125,7 @@ class RoundSampler:
     def run(self) -> dict:
         start = self.clock()
         last_checkpoint = start
+        checkpoint_s = CHECKPOINT.value()
         try:
             while True:
                 active = [c for c in self.cells if c.failure is None and not c.companion]
@@ -147,9 +149,9 @@ class RoundSampler:
                 if (not self.rule.fixed and self.block_rounds and self.round % self.block_rounds == 0
                         and self._should_stop(start, now)):
                     break
-                # the first round is stored at once, then every CHECKPOINT_S: an interrupted run
+                # the first round is stored at once, then every CRYPTOBENCH_CHECKPOINT_S: an interrupted run
                 # keeps what it sampled however soon the interruption comes
-                if self.checkpoint and (done == 1 or now - last_checkpoint >= CHECKPOINT_S):
+                if self.checkpoint and (done == 1 or now - last_checkpoint >= checkpoint_s):
                     self.checkpoint(self.cells)
                     last_checkpoint = now
                 if self.progress:

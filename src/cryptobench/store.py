@@ -17,7 +17,8 @@ from pathlib import Path
 from .errors import UsageError
 from .processes import process_alive
 from .records import Cell, Conditions, Plan, Run
-from .store_backends import open_backend
+from .store_backends import StoreUnavailable, open_backend  # noqa: F401 - StoreUnavailable: the Runner's
+from .store_location import StoreLocation, parse_location
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -108,12 +109,23 @@ MIGRATIONS = {0: _migrate_0_to_1, 1: lambda db: None, 2: lambda db: None}
 LOCK_STALE_S = 120.0      # a lock whose heartbeat is older than this belongs to a process that is gone
 
 
-def default_db_path() -> Path | str:
+def default_location() -> StoreLocation:
+    """The store when --db is not given: $CRYPTOBENCH_DB, else results.sqlite in the user data dir."""
     env = os.environ.get("CRYPTOBENCH_DB")
     if env:
-        return env if "://" in env else Path(env)      # a URL is not a path (Path would fold its //)
+        return parse_location(env, "CRYPTOBENCH_DB")
     base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "cryptobench" / "results.sqlite"
+    return parse_location(str(base / "cryptobench" / "results.sqlite"))
+
+
+def default_db_path() -> Path | str:
+    """default_location()'s file path or URL."""
+    return default_location().target
+
+
+def store_location(given) -> StoreLocation:
+    """The store a command's --db names (parsed: store_location.py), else the default one."""
+    return parse_location(given) if given not in (None, "") else default_location()
 
 
 def now() -> str:
@@ -125,24 +137,29 @@ class RunLocked(UsageError):
 
 
 class Store:
-    def __init__(self, path: Path | str | None = None, migrate: bool = False):
+    def __init__(self, path: Path | str | StoreLocation | None = None, migrate: bool = False, create: bool = True):
         """The store at `path` (a SQLite file, or a postgresql:// URL; default: $CRYPTOBENCH_DB or
         the user data dir). A SQLite file is brought up to date as it opens, as it always was; a
         shared PostgreSQL database only by `cryptobench db migrate` (migrate=True), so that one
-        machine's newer cryptobench does not change the schema under the others."""
-        self.backend = open_backend(path or default_db_path())
-        self.path, self.label = self.backend.path, self.backend.label
+        machine's newer cryptobench does not change the schema under the others. Without `create`
+        (every command that only reads) the store must exist: no file, folder or table is made."""
+        self.location = store_location(path)
+        self.backend = open_backend(self.location, create=create)
+        self.path, self.label = self.location.target, self.location.label
         self.migrated_from: int | None = None
         with self.backend.writing("open"):
-            self._open(migrate or self.backend.kind == "sqlite")
+            self._open(migrate or self.backend.kind == "sqlite", create)
 
-    def _open(self, migrate: bool) -> None:
+    def _open(self, migrate: bool, create: bool = True) -> None:
         """Create the tables of a new database, or bring an older one up to STORE_VERSION. A
         database that holds another program's tables is refused before anything is written to it."""
         b = self.backend
         version = b.version()
         tables = b.tables() - {"store_meta"}
         fresh = not tables
+        if fresh and not create:
+            raise UsageError(f"{self.label}: no cryptobench store there (the database holds no tables); this "
+                             "command only reads a store, so none was created")
         if not fresh and not OUR_TABLES <= tables:
             shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
             raise UsageError(f"{self.label}: not a cryptobench database (it holds other tables: {shown}); "
@@ -172,29 +189,31 @@ class Store:
     def close(self) -> None:
         self.backend.close()
 
-    def _writing(self, what: str):
-        return self.backend.writing(what)
+    def _write(self, what: str, sql: str, params: tuple):
+        """One statement in its own transaction (re-run on a new connection if the server dropped
+        the old one: store_backends.PostgresBackend)."""
+        return self.backend.write(what, lambda: self.backend.execute(sql, params))
 
     def create_run(self, plan: Plan, conditions: Mapping) -> int:
-        with self._writing("a new run"), self.backend.transaction():
-            row = self.backend.execute(
-                "INSERT INTO runs (created, status, suite, plan, conditions) VALUES (?, 'running', ?, ?, ?) RETURNING id",
-                (now(), plan.suite, json.dumps(plan.to_json()), json.dumps(dict(conditions)))).fetchone()
+        # a connection lost at the very COMMIT, after the server made the row, leaves that row behind when
+        # the write is re-run: an empty run, listed as interrupted, never one holding cells twice
+        row = self.backend.write("a new run", lambda: self.backend.execute(
+            "INSERT INTO runs (created, status, suite, plan, conditions) VALUES (?, 'running', ?, ?, ?) RETURNING id",
+            (now(), plan.suite, json.dumps(plan.to_json()), json.dumps(dict(conditions)))).fetchone())
         return int(row[0])
 
     def set_status(self, run_id: int, status: str) -> None:
-        with self._writing("the run's status"), self.backend.transaction():
-            self.backend.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?",
-                            (status, now() if status == "complete" else None, run_id))
+        self._write("the run's status", "UPDATE runs SET status = ?, finished = ? WHERE id = ?",
+                    (status, now() if status == "complete" else None, run_id))
 
     def update_conditions(self, run_id: int, conditions: Mapping) -> None:
-        with self._writing("the run's conditions"), self.backend.transaction():
-            self.backend.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(dict(conditions)), run_id))
+        self._write("the run's conditions", "UPDATE runs SET conditions = ? WHERE id = ?",
+                    (json.dumps(dict(conditions)), run_id))
 
     def merge_conditions(self, run_id: int, path: tuple[str, ...], value) -> None:
         """Set one entry deep in the run's conditions (creating the tables on the way), with no
         other writer between the read and the write: several lab workers each add their place's."""
-        with self._writing("the run's conditions"), self.backend.transaction(exclusive="runs"):
+        def merge() -> None:
             row = self.backend.execute("SELECT conditions FROM runs WHERE id = ?", (run_id,)).fetchone()
             conditions = json.loads(row[0]) if row else {}
             at = conditions
@@ -202,19 +221,20 @@ class Store:
                 at = at.setdefault(key, {})
             at[path[-1]] = value
             self.backend.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(conditions), run_id))
+        self.backend.write("the run's conditions", merge, exclusive="runs")
 
     def save_cell(self, run_id: int, cell: Cell) -> None:
         """One finished cell, in its own transaction."""
-        with self._writing("a cell"), self.backend.transaction():
-            self.insert_cell(run_id, cell)
+        self.backend.write("a cell", lambda: self.insert_cell(run_id, cell))
 
     def save_cells(self, run_id: int, cells: list[Cell], conditions: Mapping | None = None) -> None:
         """Several cells and optionally the run's conditions, all or nothing."""
-        with self._writing("cells"), self.backend.transaction():
+        def insert() -> None:
             for cell in cells:
                 self.insert_cell(run_id, cell)
             if conditions is not None:
                 self.backend.execute("UPDATE runs SET conditions = ? WHERE id = ?", (json.dumps(dict(conditions)), run_id))
+        self.backend.write("cells", insert)
 
     def insert_cell(self, run_id: int, cell: Cell) -> None:
         """One cell's row, inside a transaction the caller holds (save_cell, lab/leases.py)."""
@@ -247,9 +267,12 @@ class Store:
     def run_summaries(self) -> list[dict]:
         """One line per stored run, oldest first: id, created, status, suite, label, target, cells
         (and how many failed). A run marked running that no live process holds is reported as
-        interrupted (its process was killed before it could say so)."""
-        held = {r[0] for r in self.backend.execute("SELECT run_id FROM locks WHERE heartbeat > ?",
-                                               (time.time() - LOCK_STALE_S,))}
+        interrupted (its process was killed before it could say so): at once when the lock's
+        process was on this machine and is gone, else once its heartbeat is LOCK_STALE_S old."""
+        this_host = socket.gethostname()
+        held = {r[0] for r in self.backend.execute("SELECT run_id, pid, host, started FROM locks WHERE heartbeat > ?",
+                                                   (time.time() - LOCK_STALE_S,))
+                if _alive(r[1], r[2], r[3], this_host)}
         counts = {r[0]: (r[1], r[2]) for r in self.backend.execute(
             "SELECT run_id, COUNT(*), SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) FROM cells GROUP BY run_id")}
         out = []
@@ -312,13 +335,13 @@ class Store:
         stale lock (its process gone, or silent for LOCK_STALE_S) is taken over, and the returned
         line says so (None when the run was free)."""
         pid, host, now_s = pid or os.getpid(), socket.gethostname(), time.time()
-        # no other writer between the look and the take
-        with self._writing("the run lock"), self.backend.transaction(exclusive="locks"):
-            row = self.backend.execute("SELECT pid, host, heartbeat FROM locks WHERE run_id = ?", (run_id,)).fetchone()
+        def take() -> str | None:            # no other writer between the look and the take
+            row = self.backend.execute("SELECT pid, host, heartbeat, started FROM locks WHERE run_id = ?",
+                                       (run_id,)).fetchone()
             note = None
             if row is not None and (row[0], row[1]) != (pid, host):
                 age = now_s - row[2]
-                if _alive(row[0], row[1], host) and age < LOCK_STALE_S:
+                if _alive(row[0], row[1], row[3], host) and age < LOCK_STALE_S:
                     raise RunLocked(f"run {run_id} is being measured by process {row[0]} on {row[1]} (last heard "
                                     f"{age:.0f} s ago); wait for it, or stop it first")
                 note = (f"run {run_id}: taking over the lock of process {row[0]} on {row[1]} (gone, or silent "
@@ -327,11 +350,11 @@ class Store:
                                  "ON CONFLICT (run_id) DO UPDATE SET pid = excluded.pid, host = excluded.host, "
                                  "started = excluded.started, heartbeat = excluded.heartbeat",
                                  (run_id, pid, host, now_s, now_s))
-        return note
+            return note
+        return self.backend.write("the run lock", take, exclusive="locks")
 
     def unlock_run(self, run_id: int) -> None:
-        with self._writing("the run lock"), self.backend.transaction():
-            self.backend.execute("DELETE FROM locks WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
+        self._write("the run lock", "DELETE FROM locks WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
 
 
 def heartbeat(path, run_id: int) -> bool:
@@ -346,12 +369,12 @@ def write_aside(location, what: str, sql: str, params: tuple) -> bool:
     through the Store (the run lock's heartbeat, a lab worker's lease renewal). False when the
     database was busy or away: a missed beat is not an error, the next one tries again."""
     try:
-        backend = open_backend(location, timeout_s=5.0)     # a busy database: skip this beat, not block the run
+        # a busy database or a lost server: skip this beat, not block the run (no retry, nothing created)
+        backend = open_backend(location, timeout_s=5.0, create=False, retry=False)
     except UsageError:
         return False
     try:
-        with backend.writing(what), backend.transaction():
-            backend.execute(sql, params)
+        backend.write(what, lambda: backend.execute(sql, params))
     except Exception:              # noqa: BLE001 - a missed beat is not an error; the next one tries again
         return False
     finally:
@@ -359,7 +382,8 @@ def write_aside(location, what: str, sql: str, params: tuple) -> bool:
     return True
 
 
-def _alive(pid: int, host: str, this_host: str) -> bool:
-    """Whether the lock's process still runs (known only on this host; elsewhere, assume it does
-    and let the heartbeat's age decide)."""
-    return host != this_host or process_alive(pid)
+def _alive(pid: int, host: str, started: float, this_host: str) -> bool:
+    """Whether the lock's process still runs: known only on this host, where a process with its id
+    that started after the lock was taken is another one (the id reused); elsewhere, assume it
+    does and let the heartbeat's age decide."""
+    return host != this_host or process_alive(int(pid), since=float(started))

@@ -27,7 +27,8 @@ class OneLineParser(argparse.ArgumentParser):
 # ------------------------------------------------------------------------------------- options
 def add_db(parser) -> None:
     parser.add_argument("--db", help="result database: a SQLite file, or postgresql://USER@HOST/DB for a store shared "
-                                     "by several machines (default: $CRYPTOBENCH_DB or the user data dir)")
+                                     "by several machines (default: $CRYPTOBENCH_DB or the user data dir); a "
+                                     "command that only reads never creates one")
 
 
 def add_output(parser, flag: str = "--json", help: str = "also write the result as JSON to FILE",
@@ -41,13 +42,12 @@ def checked_output(args, flag: str = "--json", inputs: tuple = ()):
     """The path of output `flag`, checked before any work (files.check_output): never the results
     database or one of `inputs` ((path, what it is)), an existing file only with --force. None
     when the option is not given or is '-' (stdout)."""
-    from ..store import default_db_path
+    from ..store import store_location
     path = getattr(args, flag.lstrip("-").replace("-", "_"))
     if path in (None, "-"):
         return None
-    from ..store_backends import is_postgres
-    db = (args.db or default_db_path()) if hasattr(args, "db") else None      # commands without --db have none
-    local_db = () if db is None or is_postgres(db) else ((db, "the results database"),)   # a server is no file
+    db = store_location(args.db) if hasattr(args, "db") else None      # commands without --db have none
+    local_db = () if db is None or db.kind != "sqlite" else ((db.path, "the results database"),)   # a server is no file
     protected = local_db + tuple(inputs)
     return check_output(path, flag, force=getattr(args, "force", False), protected=protected)
 

@@ -27,7 +27,7 @@ def add_parser(sub) -> None:
 def run(args, out) -> int:
     from .. import compare as cmp
     from ..references import load_reference
-    store = Store(args.db)
+    store = Store(args.db, create=False)      # only reads: never creates a store
     run = store.load_run(resolve_one_run(store, args.run_id, "compare"))
     ref = load_reference(args.reference)
     if args.against and args.against not in ref.sources:

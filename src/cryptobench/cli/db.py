@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
-from ..store import STORE_VERSION, Store
+from ..store import STORE_VERSION, Store, store_location
 from .common import OneLineParser, add_db
 
 NAME = "db"
@@ -25,7 +25,9 @@ def add_parser(sub) -> None:
 def run(args, out) -> int:
     if args.db_command != "migrate":
         raise UsageError("db: expected a subcommand: migrate")
-    store = Store(args.db, migrate=True)
+    location = store_location(args.db)
+    # a missing SQLite file is a typo, not a store to make; an empty PostgreSQL database is set up
+    store = Store(location, migrate=True, create=location.kind == "postgresql")
     try:
         if store.migrated_from is None:
             out.write(f"{store.label}: store version {STORE_VERSION}, up to date\n")

@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
 def run(args, out) -> int:
     threshold = parse_threshold(args.threshold)
     alpha = check_alpha(args.alpha)
-    store = Store(args.db)
+    store = Store(args.db, create=False)      # only reads: never creates a store
     run_a = store.load_run(resolve_one_run(store, args.run_a, "RUN_A"))
     run_b = store.load_run(resolve_one_run(store, args.run_b, "RUN_B"))
     doc = diff(run_a, run_b, threshold, alpha)

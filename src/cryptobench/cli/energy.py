@@ -237,7 +237,7 @@ def _store_in_run(args, out, info, imported: dict, trace_info: dict) -> int:
     its cells. The match comes first: a mismatch is the one-line error, with no window table."""
     from ..energy.importer import attach_to_run
     from ..energy.segment import PlanMismatch
-    store = Store(args.db)
+    store = Store(args.db, create=False)      # a stored run is written: the store must exist
     run = store.load_run(resolve_one_run(store, args.run, "--run"))
     try:
         cells = attach_to_run(imported, run)
@@ -356,7 +356,7 @@ def cmd_energy_model(args, out) -> int:
             peri = engine_peripherals(args.engine_peripheral)
             if not 0 <= args.current_uncertainty < 1:
                 raise UsageError(f"--current-uncertainty: a fraction in [0, 1), got {args.current_uncertainty}")
-            store = Store(args.db)
+            store = Store(args.db, create=False)      # only reads: never creates a store
             run = store.load_run(resolve_one_run(store, args.run, "--run"))
             doc = model_run(run, profile, peri, args.baseline, args.current_uncertainty)
             out.write(f"run {run.id} x power profile {profile.name} ({profile.supply_v:g} V, active "

@@ -39,7 +39,7 @@ def run(args, out) -> int:
                              else "this output stream takes no binary data; use --out FILE")
         require_parquet()                 # before any run is read
     checked_output(args, "--out")
-    store = Store(args.db)
+    store = Store(args.db, create=False)      # only reads: never creates a store
     try:
         ids = resolve_runs(store, args.run_ids)
         runs = [store.load_run(i, cells=False) for i in ids]

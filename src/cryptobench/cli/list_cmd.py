@@ -51,7 +51,7 @@ def _runs(args, out) -> None:
     from ..report.table import LEFT, RIGHT, Column, Table
     from ..report.terminal import print_table
     from ..store import Store
-    store = Store(args.db)
+    store = Store(args.db, create=False)      # only reads: never creates a store
     rows = store.run_summaries()
     table = Table(f"{len(rows)} run(s) in {store.label}",
                   [Column(name, RIGHT if name in ("id", "cells", "failed") else LEFT)

@@ -300,7 +300,7 @@ def _fit(args, out) -> int:
     if not args.op or not args.engine:
         raise UsageError("model accelerator --fit needs --op and --engine")
     from ..store import Store
-    store = Store(args.db)
+    store = Store(args.db, create=False)      # only reads: never creates a store
     run = store.load_run(resolve_one_run(store, args.fit, "--fit"))
     got = sweep_from_run(run, args.op, args.engine, _params(args.param))
     sweep, inputs = got["time"], got["time_provenance"]
@@ -386,7 +386,7 @@ def engine_peripherals(items) -> dict:
 def _crossover(args, out) -> int:
     from ..models.crossover import crossover, sweep_from_run
     from ..store import Store
-    store = Store(args.db)
+    store = Store(args.db, create=False)      # only reads: never creates a store
     run = store.load_run(resolve_one_run(store, args.run, "--run"))
     prof = None
     if args.profile:
@@ -451,7 +451,7 @@ def _battery(args, out) -> int:
         from ..energy.models import load_profile
         prof = load_profile(args.profile)
     baseline = _baseline(args, prof)
-    store = Store(args.db)
+    store = Store(args.db, create=False)      # only reads: never creates a store
     run = store.load_run(resolve_one_run(store, args.run, "--run"))
     engines = args.engine or sorted({c.engine for c in run.cells if c.ok})
     per_op, prov, keys, from_profile = _battery_energies(run, engines, rates, prof)

@@ -38,7 +38,7 @@ def add_parser(sub) -> None:
 def run(args, out) -> int:
     out_dir = Path(args.out)
     check_folder(out_dir, args.force)
-    store = Store(args.db)
+    store = Store(args.db, create=False)      # only reads: never creates a store
     try:
         runs = [store.load_run(i, cells=False) for i in resolve_runs(store, args.run_ids)]
         check_baseline(runs, args.baseline, store.cell_engines)

@@ -238,8 +238,12 @@ def _mcu_plan(args) -> Plan:
 
 
 def run(args, out) -> int:
-    from ..harness import configured_reply_timeout_s
-    configured_reply_timeout_s()       # a bad CRYPTOBENCH_REPLY_TIMEOUT_S stops the run before any harness starts
+    from ..envnumbers import check_all
+    from ..harness import HANDSHAKE_TIMEOUT, REPLY_TIMEOUT
+    from ..sampling import CHECKPOINT
+    from ..store_backends import STORE_RETRY
+    # a bad CRYPTOBENCH_*_S stops the run before any harness starts or anything is stored
+    check_all(REPLY_TIMEOUT, HANDSHAKE_TIMEOUT, CHECKPOINT, STORE_RETRY)
     _check_combinations(args)
     checked_output(args, "--json")     # checked now: a run never ends in "cannot write" after its work
     if not args.resume and args.target != "host":
@@ -247,7 +251,7 @@ def run(args, out) -> int:
         store = Store(args.db)          # opened once the plan stands: bad options create no database
         return _finish(store, _execute(store, plan, None, quiet=args.quiet), args, out)
     if args.resume:
-        store = Store(args.db)
+        store = Store(args.db, create=False)      # the run to resume is in a store that exists
         run_id, plan = _resumed(store, args.resume)
     else:
         run_id, plan = None, _sized(_labelled(_with_vectors(_host_plan(args), args), args.label), args)

@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
 
 
 def run(args, out) -> int:
-    store = Store(args.db)
+    store = Store(args.db, create=False)      # only reads: never creates a store
     ids = resolve_runs(store, args.run_ids)
     if len(ids) > 1 and args.format == "csv":
         raise UsageError(f"show --format csv prints one run; for runs {', '.join(map(str, ids))} use "

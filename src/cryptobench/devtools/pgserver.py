@@ -38,8 +38,17 @@ class PostgresServer:
         if self.as_root:
             shutil.chown(self.home, "postgres", "postgres")
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "cryptobench", "--no-locale", "-E", "UTF8")
+        self.start()
+
+    def start(self) -> None:
+        """Start the server (again, after `halt`: the same data, the same port)."""
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.home / "log"), "-w", "-t", "60",
                   "-o", f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.home}", "start")
+
+    def halt(self) -> None:
+        """Stop the server as an administrator's restart does (`pg_ctl stop -m fast`: every
+        connection is dropped), keeping its data for `start`."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def _run(self, program: str, *args: str) -> None:
         cmd = [str(self.bin / program), *args]
@@ -62,6 +71,7 @@ class PostgresServer:
 
     def stop(self) -> None:
         try:
-            self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+            if (self.data / "postmaster.pid").exists():       # not halted already
+                self.halt()
         finally:
             shutil.rmtree(self.home, ignore_errors=True)

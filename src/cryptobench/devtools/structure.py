@@ -51,6 +51,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # report.table: the table model and its renderers, which the analyses build their tables on
     # records: the typed Plan/Cell/Result/Run every layer passes; printable, quantity: text and units
     "foundation": ("__init__", "errors", "extras", "catalog", "conditions", "references", "store", "store_backends",
+                   "store_location", "envnumbers",
                    "files", "processes", "periodic", "records", "printable", "quantity", "report.table"),
     "statistics": ("stats", "estimate", "significance", "sampling", "noise", "results"),
     # Where numbers come from: engines and devices, and the energy traces instruments record.

@@ -22,6 +22,7 @@ from ..targets.boards import CPUS, Board
 from .cflags import include_dir
 from .diagnostics import confine
 from .recipes import FIRMWARE_DIR, Recipe, Variant, cache_dir
+from ..processes import child_environment
 
 CC = "arm-none-eabi-gcc"
 CORE = FIRMWARE_DIR / "core"
@@ -70,7 +71,7 @@ def toolchain(cc: str = CC) -> dict:
             raise UsageError(f"--library-cc: {cc} is not an executable compiler")
         raise UsageError(f"{CC} not found: run ./setup.sh (it installs gcc-arm-none-eabi and "
                          "libnewlib-arm-none-eabi with apt-get)")
-    out = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()
+    out = subprocess.run([cc, "--version"], capture_output=True, text=True, env=child_environment()).stdout.splitlines()
     if not out:
         raise UsageError(f"--library-cc: {cc} --version printed nothing; give a GCC-compatible cross compiler")
     return {"compiler": out[0], "cc": cc}
@@ -104,7 +105,7 @@ def dependency_files(cc: str, flags: list[str], src: Path, roots: list[Path] = (
     """Every file compiling `src` with `flags` reads: the source and each header it includes,
     directly or not, system headers too, as the compiler itself resolves them (`-M`)."""
     proc = subprocess.run([cc, *flags, "-M", "-MT", "x", str(src)], capture_output=True, text=True,
-                          errors="replace")
+                          errors="replace", env=child_environment())
     if proc.returncode != 0:
         raise BuildError(f"listing the headers of {src.name}", confine(proc.stderr or proc.stdout,
                                                                        [*build_roots(), *roots]))
@@ -127,7 +128,7 @@ def cpu_flags(cpu: str, opt: str) -> list[str]:
 
 
 def _run(cmd: list[str], what: str, roots: list[Path] = ()) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=child_environment())
     if proc.returncode != 0:
         raise BuildError(what, confine(proc.stderr or proc.stdout, [*build_roots(), *roots]))
 
@@ -321,7 +322,8 @@ def _private(path: Path) -> Path:
 
 
 def section_sizes(elf: Path) -> dict:
-    out = subprocess.run(["arm-none-eabi-size", "-A", str(elf)], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(["arm-none-eabi-size", "-A", str(elf)], capture_output=True, text=True, check=True,
+                         env=child_environment()).stdout
     sizes = {"text": 0, "rodata": 0, "data": 0, "bss": 0, "heap_arena": 0, "stack": 0}
     kind = {".isr_vector": "text", ".text": "text", ".ARM.exidx": "rodata", ".rodata": "rodata",
             ".data": "data", ".bss": "bss", ".fw_arena": "heap_arena", ".stack": "stack"}

@@ -27,6 +27,7 @@ from ..errors import UsageError
 from ..files import read_toml, read_utf8, toml_line
 from ..harness import REPO_ROOT
 from ..printable import quoted
+from ..processes import child_environment
 from .cflags import define_problem, flag_problem, include_dir
 
 RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"
@@ -56,7 +57,7 @@ def crate_tree(crate: str, version: str, where: str, log=lambda s: None) -> Path
     if not unpacked.is_dir():
         log(f"fetching {crate} {version} into {crates}")
         proc = subprocess.run(["bash", str(REPO_ROOT / "scripts" / "fetch_crate.sh"), crate, version, str(crates)],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env=child_environment())
         if proc.returncode != 0 or not unpacked.is_dir():
             raise UsageError(f"{where}: could not fetch crate {crate} {version}: "
                              + (proc.stderr.strip().splitlines() or ["no output"])[-1])

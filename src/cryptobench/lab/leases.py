@@ -69,17 +69,18 @@ class Leases:
         number of units to measure."""
         done = self.store.done_keys(self.run_id)
         states = [DONE if unit_keys(plan, unit) <= done else TODO for unit in plan_units(plan)]
-        with self.b.writing("the run's leases"), self.b.transaction(exclusive="leases"):
+        def write() -> None:
             self.b.execute("DELETE FROM leases WHERE run_id = ?", (self.run_id,))
             for seq, (unit, state) in enumerate(zip(plan_units(plan), states)):
                 self.b.execute("INSERT INTO leases (run_id, unit, seq, state, owner, place, expires, attempts) "
                                "VALUES (?, ?, ?, ?, NULL, NULL, 0, 0)", (self.run_id, unit, seq, state))
+        self.b.write("the run's leases", write, exclusive="leases")
         return states.count(TODO)
 
     def take(self, owner: str, place: str, lease_s: float) -> Taken | None:
         """The next free unit, leased to `owner` for `lease_s`; None when none is free now."""
-        now_s = time.time()
-        with self.b.writing("a lease"), self.b.transaction(exclusive="leases"):
+        def take() -> Taken | None:       # re-run whole, with a new time, if the connection was lost
+            now_s = time.time()
             row = self.b.execute(
                 "SELECT unit, owner, attempts FROM leases WHERE run_id = ? AND (state = 'todo' OR "
                 "(state = 'leased' AND expires < ?)) ORDER BY seq LIMIT 1", (self.run_id, now_s)).fetchone()
@@ -88,27 +89,31 @@ class Leases:
             self.b.execute("UPDATE leases SET state = 'leased', owner = ?, place = ?, expires = ?, "
                            "attempts = attempts + 1 WHERE run_id = ? AND unit = ?",
                            (owner, place, now_s + lease_s, self.run_id, row[0]))
-        return Taken(row[0], int(row[2]) + 1, row[1])
+            return Taken(row[0], int(row[2]) + 1, row[1])
+        return self.b.write("a lease", take, exclusive="leases")
 
     def finish(self, unit: str, owner: str, cells: list[Cell]) -> bool:
         """Store the unit's cells and mark it done, if `owner` still holds it; False (nothing
         stored) when its lease expired and another worker took the unit."""
-        with self.b.writing("a unit's cells"), self.b.transaction(exclusive="leases"):
+        def finish() -> bool:
             row = self.b.execute("SELECT owner, state FROM leases WHERE run_id = ? AND unit = ?",
                                  (self.run_id, unit)).fetchone()
+            if row is not None and row[0] == owner and row[1] == DONE:
+                return True               # a re-run after its own commit, whose answer the lost connection took
             if row is None or row[0] != owner or row[1] != LEASED:
                 return False
             for cell in cells:
                 self.store.insert_cell(self.run_id, cell)
             self.b.execute("UPDATE leases SET state = 'done', expires = 0 WHERE run_id = ? AND unit = ?",
                            (self.run_id, unit))
-        return True
+            return True
+        return self.b.write("a unit's cells", finish, exclusive="leases")
 
     def give_back(self, unit: str, owner: str) -> None:
         """A unit this worker will not finish (it is stopping): free at once, not after the lease."""
-        with self.b.writing("a lease"), self.b.transaction():
-            self.b.execute("UPDATE leases SET state = 'todo', owner = NULL, expires = 0 WHERE run_id = ? AND "
-                           "unit = ? AND owner = ? AND state = 'leased'", (self.run_id, unit, owner))
+        self.b.write("a lease", lambda: self.b.execute(
+            "UPDATE leases SET state = 'todo', owner = NULL, expires = 0 WHERE run_id = ? AND "
+            "unit = ? AND owner = ? AND state = 'leased'", (self.run_id, unit, owner)))
 
     def counts(self) -> dict:
         """{"todo": n, "leased": n, "done": n, "expired": n} now."""
@@ -144,17 +149,16 @@ def renew(location: str, run_id: int, owner: str, lease_s: float) -> bool:
 
 # --- holds: places acquired and not (yet) released ---------------------------------------------
 def record_hold(store: Store, coordinator: str, place: str, run_id: int) -> None:
-    with store.backend.writing("a place hold"), store.backend.transaction():
-        store.backend.execute(
-            "INSERT INTO holds (coordinator, place, run_id, pid, host, acquired) VALUES (?,?,?,?,?,?) "
-            "ON CONFLICT (coordinator, place) DO UPDATE SET run_id = excluded.run_id, pid = excluded.pid, "
-            "host = excluded.host, acquired = excluded.acquired",
-            (coordinator, place, run_id, os.getpid(), socket.gethostname(), time.time()))
+    store.backend.write("a place hold", lambda: store.backend.execute(
+        "INSERT INTO holds (coordinator, place, run_id, pid, host, acquired) VALUES (?,?,?,?,?,?) "
+        "ON CONFLICT (coordinator, place) DO UPDATE SET run_id = excluded.run_id, pid = excluded.pid, "
+        "host = excluded.host, acquired = excluded.acquired",
+        (coordinator, place, run_id, os.getpid(), socket.gethostname(), time.time())))
 
 
 def drop_hold(store: Store, coordinator: str, place: str) -> None:
-    with store.backend.writing("a place hold"), store.backend.transaction():
-        store.backend.execute("DELETE FROM holds WHERE coordinator = ? AND place = ?", (coordinator, place))
+    store.backend.write("a place hold", lambda: store.backend.execute(
+        "DELETE FROM holds WHERE coordinator = ? AND place = ?", (coordinator, place)))
 
 
 def holds(store: Store, coordinator: str) -> list[dict]:

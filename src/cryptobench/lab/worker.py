@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     log = stderr_log
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        store = Store(args.db)
+        store = Store(args.db, create=False)      # the run's store: it exists, or this is the wrong one
         run_id = store.resolve_run_id(args.run)
         plan = store.load_run(run_id).plan
         if not plan.target or plan.target.get("kind") != "labgrid":

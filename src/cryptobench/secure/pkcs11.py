@@ -4,7 +4,7 @@
   be set (`CRYPTOBENCH_PKCS11_PIN_FILE`, or `CRYPTOBENCH_PKCS11_PIN`); `CRYPTOBENCH_PKCS11_TOKEN`
   (label) or `CRYPTOBENCH_PKCS11_SLOT` picks the token when the module has several. The PIN
   variable reaches the pkcs11 harness alone (through the Provision; no other harness inherits it,
-  harness.SECRET_VARIABLES), which reads it, logs in and wipes it; nothing here logs it.
+  processes.SECRET_VARIABLES), which reads it, logs in and wipes it; nothing here logs it.
 * Otherwise: a SoftHSM2 token initialised for this run in a temporary directory (its own
   `SOFTHSM2_CONF`), with random SO and user PINs made in memory. The PINs reach SoftHSM2 through a
   pipe (C_InitToken / C_InitPIN called from a child process, never on a command line) and the
@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import UsageError
-from ..processes import process_alive, process_identity
+from ..processes import child_environment, process_alive, process_identity
 from . import Provision
 
 LABEL = "cryptobench"
@@ -93,7 +93,7 @@ def softhsm_module() -> str | None:
 def softhsm_version() -> str:
     try:
         out = subprocess.run(["softhsm2-util", "--version"], capture_output=True, text=True,
-                             timeout=10).stdout.strip()
+                             timeout=10, env=child_environment()).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         out = ""
     return out
@@ -171,9 +171,9 @@ def init_softhsm_token(root: Path, module: str, label: str, pin: str | None = No
     fd = os.open(pin_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(pin + "\n")
-    env = {**os.environ, "SOFTHSM2_CONF": str(conf),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
-                                                       os.environ.get("PYTHONPATH")]))}
+    env = child_environment({"SOFTHSM2_CONF": str(conf),
+                             "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                                         os.environ.get("PYTHONPATH")]))})
     for var in VARIABLES:
         env.pop(var, None)
     request = json.dumps({"module": module, "label": label, "so_pin": so_pin, "pin": pin})

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from ..errors import UsageError
 from . import Provision
+from ..processes import child_environment
 
 TCTI_ENV = "CRYPTOBENCH_TPM_TCTI"
 DEVICE = "/dev/tpmrm0"
@@ -90,7 +91,8 @@ def _check_configured(conf: str) -> None:
 
 def swtpm_version(exe: str) -> str:
     try:
-        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10).stdout
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10,
+                             env=child_environment()).stdout
     except (OSError, subprocess.SubprocessError):
         return "?"
     m = re.search(r"version\s+([0-9][\w.]*)", out)
@@ -143,7 +145,7 @@ def start_swtpm() -> SwtpmProvision:
              "--ctrl", f"type=tcp,port={port + 1},bindaddr=127.0.0.1",
              "--flags", "not-need-init,startup-clear", "--log", f"file={log}"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True,
+            start_new_session=True, env=child_environment(),
             # (the death signal follows the thread that forks: only the main thread's lasts the run)
             preexec_fn=_die_with_parent if threading.current_thread() is threading.main_thread() else None)
         prov = SwtpmProvision(process=proc, state_dir=state, port=port)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..firmware.protocol import FirmwareReport
+from ..processes import child_environment
 
 
 def read_lines(port, report: FirmwareReport, timeout_s: float, silence_s: float, on_line=lambda l: None) -> None:
@@ -44,10 +45,11 @@ def flash_image(elf: Path, pyocd_target: str) -> None:
     if shutil.which("pyocd") is None:
         raise UsageError("pyocd not found: pip install 'cryptobench[boards]' (or pass --no-flash for a board you "
                          "flashed yourself)")
-    proc = subprocess.run(["pyocd", "load", "--target", pyocd_target, str(elf)], capture_output=True, text=True)
+    proc = subprocess.run(["pyocd", "load", "--target", pyocd_target, str(elf)], capture_output=True, text=True,
+                          env=child_environment())
     if proc.returncode != 0:
         raise UsageError(f"pyocd load failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
-    subprocess.run(["pyocd", "reset", "--target", pyocd_target], capture_output=True, text=True)
+    subprocess.run(["pyocd", "reset", "--target", pyocd_target], capture_output=True, text=True, env=child_environment())
 
 
 def run_on_board(elf: Path, board, port: str, flash: bool = True, baud: int = 115200,

@@ -9,7 +9,6 @@ run only when every worker has stopped with units left. Cells say which place me
 (their target is labgrid:PLACE); the run's conditions hold each place's tags and resources."""
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -18,7 +17,7 @@ import time
 from typing import Callable
 
 from ..errors import HarnessError
-from ..processes import process_alive
+from ..processes import STORE_CREDENTIALS, child_environment, process_alive
 from ..records import Plan
 from .base import RunSession
 from .mcu import McuTarget
@@ -65,8 +64,10 @@ class LabTarget:
 
     # --- several places ---------------------------------------------------------------------------
     def _spread(self, session: RunSession, leases, lease_s: float) -> None:
-        env = {**os.environ, "CRYPTOBENCH_DB": str(session.store.path),
-               "LG_COORDINATOR": self.plan.target["coordinator"]}
+        # a worker is cryptobench's own process and opens the store: it alone gets its location and
+        # PostgreSQL's password variables, and starts its own children without them (child_environment)
+        env = child_environment({"CRYPTOBENCH_DB": str(session.store.path),
+                                 "LG_COORDINATOR": self.plan.target["coordinator"]}, keep=STORE_CREDENTIALS)
         for place in self.places:
             self.workers[place] = proc = subprocess.Popen(
                 [sys.executable, "-m", "cryptobench.lab.worker", "--run", str(session.run_id), "--place", place,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..firmware.protocol import FirmwareReport
+from ..processes import child_environment
 
 QEMU = "qemu-system-arm"
 
@@ -18,7 +19,7 @@ QEMU = "qemu-system-arm"
 def qemu_version() -> str:
     if shutil.which(QEMU) is None:
         raise UsageError(f"{QEMU} not found: run ./setup.sh (it installs qemu-system-arm with apt-get)")
-    out = subprocess.run([QEMU, "--version"], capture_output=True, text=True).stdout
+    out = subprocess.run([QEMU, "--version"], capture_output=True, text=True, env=child_environment()).stdout
     return out.splitlines()[0] if out else QEMU
 
 
@@ -30,7 +31,8 @@ def run_image(elf: Path, machine: str, timeout_s: float = 120.0, silence_s: floa
     cmd = [QEMU, "-M", machine, "-nographic", "-monitor", "none", "-serial", "stdio" if uart_console else "none",
            "-semihosting-config", "enable=on,target=native", "-kernel", str(elf)]
     report = FirmwareReport()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env=child_environment())
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     start = last = time.monotonic()
