@@ -252,6 +252,11 @@ URLS = {
     "percent-encoded": f"postgresql://bench:{SECRET}%2F%40x@127.0.0.1:1/cb",
     "sslpassword": f"postgresql://bench@127.0.0.1:1/cb?sslpassword={SECRET}&sslmode=disable",
     "both": f"postgresql://bench:{SECRET}@127.0.0.1:1/cb?password={SECRET}x",
+    "question-in-password": f"postgresql://bench:{SECRET[:4]}?{SECRET[4:]}@127.0.0.1:1/cb",
+    "at-in-query-password": f"postgresql://bench@127.0.0.1:1/cb?password={SECRET[:4]}@{SECRET[4:]}",
+    "keyword-conninfo": f"host=127.0.0.1 port=1 password={SECRET}",
+    "upper-scheme": f"POSTGRESQL://bench:{SECRET}@127.0.0.1:1/cb",
+    "mysql-with-password": f"mysql://bench:{SECRET}@127.0.0.1/cb",
 }
 
 
@@ -270,6 +275,23 @@ def secrets(world: World) -> list[Case]:
                               check=_no_secret))
         cases.append(Case("store secrets", f"env-{uname}", cli_argv("list", "runs"), rc=(2,), env={"CRYPTOBENCH_DB": url},
                           check=_no_secret))
+    # a harness that writes down the environment it was given, then is the real one
+    dump = world.work / "env-dump.txt"
+    harness = write_input(world, "dumping-harness.sh", f"#!/bin/sh\nenv > '{dump}'\nexec '{ROOT}/build/host/cbh'\n")
+    harness.chmod(0o755)
+
+    def no_secret_in_child(proc, scratch) -> str:
+        seen = dump.read_text(errors="replace") if dump.exists() else ""
+        dump.unlink(missing_ok=True)
+        if not seen:
+            return "the harness did not run"
+        leaked = [name for name in ("CRYPTOBENCH_DB", "PGPASSWORD", "PGPASSFILE", "CRYPTOBENCH_PKCS11_PIN")
+                  if f"{name}=" in seen] + (["the password"] if SECRET[4:] in seen else [])
+        return f"the harness inherited {', '.join(leaked)}" if leaked else ""
+    cases.append(Case("store secrets", "harness-environment", cli_argv(
+        "run", "--op", "sha256", "--engine", "openssl-sw", "--repeat", "2"), rc=(0,),
+        env={"CRYPTOBENCH_HARNESS": str(harness), "PGPASSWORD": SECRET, "CRYPTOBENCH_PKCS11_PIN": SECRET,
+             "PGPASSFILE": f"/tmp/{SECRET}"}, check=no_secret_in_child))
     return cases
 
 
@@ -279,7 +301,8 @@ def locations(world: World) -> list[Case]:
                "report": ["report", "1", "--out", "rep"], "diff": ["diff", "1", "2"],
                "compare": ["compare", "1", "--reference", "ti-cc26x2"]}
     places = {"mysql": "mysql://u@h/db", "sqlite-url": "sqlite:///x.db", "one-slash": "postgresql:/u@h/db",
-              "http": "http://h/x.db", "missing-relative": "missing/a/b.sqlite"}
+              "http": "http://h/x.db", "missing-relative": "missing/a/b.sqlite", "postgres-colon": "postgres:x",
+              "file-url": "file:///etc/passwd"}
     cases = []
     for pname, where in places.items():
         for rname, cmd in readers.items():
@@ -294,6 +317,10 @@ def locations(world: World) -> list[Case]:
     fifo = world.work / "inputs" / "fifo.sqlite"
     if not fifo.exists():
         os.mkfifo(fifo)
+    empty = write_input(world, "empty.sqlite", b"")
+    for rname, cmd in readers.items():
+        cases.append(Case("store locations", f"{rname}-empty-file", cli_argv(*cmd, "--db", str(empty)), rc=(2,),
+                          inputs=[empty]))
     for name, where in {"folder": str(folder), "fifo": str(fifo), "dev-zero": "/dev/zero"}.items():
         for rname in ("list-runs", "show"):
             cases.append(Case("store locations", f"{rname}-{name}", cli_argv(*readers[rname], "--db", where), rc=(2,)))
@@ -324,7 +351,8 @@ def outputs(world: World) -> list[Case]:
 
 ENV_NUMBERS = {"CRYPTOBENCH_CHECKPOINT_S": ["abc", "nan", "inf", "-1", "0", "1e999", ""],
                "CRYPTOBENCH_REPLY_TIMEOUT_S": ["abc", "nan", "-5", "0"],
-               "CRYPTOBENCH_HANDSHAKE_TIMEOUT_S": ["abc", "-1"]}
+               "CRYPTOBENCH_HANDSHAKE_TIMEOUT_S": ["abc", "-1"],
+               "CRYPTOBENCH_STORE_RETRY_S": ["abc", "nan", "-1", "1e9"]}
 
 
 def environment(world: World) -> list[Case]:

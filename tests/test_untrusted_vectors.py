@@ -215,9 +215,10 @@ def test_two_vectors_with_one_id_are_refused_naming_the_second(tmp_path):
               "out": {"digest": SHA256_ABC}}
     path = tmp_path / "twice.json"
     path.write_text(json.dumps({"vectors": [vector, vector]}, indent=1))
+    second = [n for n, line in enumerate(path.read_text().splitlines(), 1) if '"op"' in line][1]
     with pytest.raises(UsageError) as exc:
         load_vectors(extra=[str(path)])
-    assert str(exc.value).startswith(f"{path}:11: vector 'mine-abc': id is used twice"), str(exc.value)
+    assert str(exc.value).startswith(f"{path}:{second}: vector 'mine-abc': id is used twice"), str(exc.value)
 
 
 def test_a_file_of_many_vectors_names_the_line_of_the_bad_one(tmp_path):
