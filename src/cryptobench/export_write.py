@@ -4,12 +4,13 @@ cells holds one batch, never the table. Each writer takes a binary file (files.a
 stdout's buffer) and returns how many rows it wrote; `progress(rows)` is called after each batch."""
 from __future__ import annotations
 
+import csv
 import io
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator
 
-from .export import _arrow_schema, export_table, require_parquet
+from .export import _arrow_schema, csv_cells, export_table, require_parquet
 from .printable import printable_json
 from .report.table import Csv
 
@@ -30,12 +31,19 @@ def _no_progress(_rows: int) -> None:
 
 
 def write_csv(f, columns, rows: Iterable[dict], progress: Progress = _no_progress) -> int:
-    """A header line and a line per row (report.table.Csv: every cell spreadsheet-safe)."""
-    csv = Csv(lineterminator="\n")
-    f.write(csv.render(export_table(columns, [])).encode("utf-8"))     # the header alone
+    """A header line and a line per row, every cell spreadsheet-safe: the header as report.table.Csv
+    writes it, the rows cell by cell the same way (export.csv_cells) without building a Table of
+    each batch (a third of an export's time went to that)."""
+    f.write(Csv(lineterminator="\n").render(export_table(columns, [])).encode("utf-8"))     # the header alone
+    cells = csv_cells(columns)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
     n = 0
     for batch in _batches(rows):
-        f.write(csv.rows_text(export_table(columns, batch)).encode("utf-8"))
+        writer.writerows(cells(row) for row in batch)
+        f.write(buf.getvalue().encode("utf-8"))
+        buf.seek(0)
+        buf.truncate()
         n += len(batch)
         progress(n)
     return n

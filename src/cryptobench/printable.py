@@ -41,3 +41,26 @@ def printable_json(text: str) -> str:
     """JSON text (json.dumps with ensure_ascii=False, which escapes only C0 controls) with DEL, the
     C1 controls and lone surrogates written as \\u escapes: the same JSON value, inert in a terminal."""
     return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class PrintableLines:
+    """A text stream whose every write passes through `printable` (line breaks kept): a command
+    whose lines quote text from outside (a power profile's name, a trace's metadata, an engine
+    label of a stored run) writes to this instead of stdout, so no line of it can reach the
+    terminal raw, whichever f-string it came from. `raw` is the stream itself, for a rich console
+    (report.terminal.console_for): its tables are printable already and its colour codes must pass."""
+
+    def __init__(self, raw):
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        return self.raw.write(printable(text))
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def isatty(self) -> bool:
+        try:
+            return self.raw.isatty()
+        except (AttributeError, ValueError):
+            return False

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..catalog import get_op
 from ..errors import UsageError
-from ..printable import printable
+from ..printable import PrintableLines, printable
 from ..records import Plan
 from ..store import Store
 from ..quantity import fmt_num
@@ -117,15 +117,20 @@ def _with_progress(chunks, path):
         return
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   transient=True) as progress:
-        task = progress.add_task(f"reading {path}", total=None)
+        from rich.markup import escape
+        shown = escape(printable(str(path), keep_newlines=False))      # a file name is anyone's text
+        task = progress.add_task(f"reading {shown}", total=None)
         n = 0
         for c in chunks:
             n += len(c)
-            progress.update(task, description=f"reading {path}: {n / 1e6:,.1f} M samples")
+            progress.update(task, description=f"reading {shown}: {n / 1e6:,.1f} M samples")
             yield c
 
 
 def run(args, out) -> int:
+    # every line quotes text from outside (a profile's name and peripherals, a trace's file name,
+    # supplies and metadata, an instrument's identity, engine labels): all of it through printable
+    out = PrintableLines(out)
     if args.energy_command == "model":
         return cmd_energy_model(args, out)
     if args.energy_command == "capture":

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from ..errors import UsageError
+from ..printable import PrintableLines
 from ..report.table import LEFT, Column, Table, columns
 from ..report.terminal import print_table
 from .common import (OneLineParser, add_db, add_output, checked_output, console_for, key_values, resolve_one_run,
@@ -143,7 +144,8 @@ def run(args, out) -> int:
         raise UsageError("model: expected 'accelerator', 'offload', 'crossover' or 'battery'")
     checked_output(args, "--json")
     try:
-        return handlers[args.model_command](args, out)
+        # lines quote stored engine labels, ops' parameters and power profiles: all through printable
+        return handlers[args.model_command](args, PrintableLines(out))
     except ValueError as exc:
         raise UsageError(str(exc))
 

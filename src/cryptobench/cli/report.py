@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from ..report.build import build_report, check_baseline
-from ..report.folder import check_folder, staged
+from ..printable import printable
+from ..report.folder import check_folder, remove_stale, staged
 from ..store import Store
 from .common import add_db, add_runs, resolve_runs
 
@@ -44,13 +45,17 @@ def run(args, out) -> int:
         check_baseline(runs, args.baseline, store.cell_engines)
         from ..references import load_reference
         references = [load_reference(name) for name in dict.fromkeys(args.reference)]
+        stale = remove_stale(out_dir)        # staging folders of a report killed earlier (report/folder.py)
+        if stale:
+            sys.stderr.write(f"note: {printable(stale, keep_newlines=False)}\n")
         with staged(out_dir) as stage, _progress(args.quiet) as progress:
             summary = build_report(runs, stage, args.baseline, args.title, progress, references,
                                    cells_of=lambda r: store.iter_cells(r.id))
     finally:
         store.close()
-    out.write(f"wrote {out_dir / 'report.html'} ({summary['n_figures']} figures, {summary['n_tables']} tables; "
-              f"PNG/SVG in {out_dir / 'figures'}, Markdown/CSV/LaTeX in {out_dir / 'tables'})\n")
+    where = lambda name: printable(str(out_dir / name), keep_newlines=False)        # noqa: E731
+    out.write(f"wrote {where('report.html')} ({summary['n_figures']} figures, {summary['n_tables']} tables; "
+              f"PNG/SVG in {where('figures')}, Markdown/CSV/LaTeX in {where('tables')})\n")
     return 0
 
 
@@ -62,7 +67,6 @@ def _progress(quiet: bool):
         return
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn
-    from ..printable import printable
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("report", total=None)

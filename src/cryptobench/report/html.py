@@ -147,8 +147,11 @@ def render_pieces(doc: dict):
         yield "".join(f"{line}\n" for line in ['<section id="sec-extra"><h2>Crossover lengths</h2>',
                                                *(table_html(t) for t in doc["extra_tables"]), "</section>"])
     if doc.get("tables_html") is not None:
+        # small pieces: a 1 Mi-character piece of text with a "µ" or "→" in it takes 2-4 MiB as
+        # a str and again as the bytes it is written as, the only part of the page that grew a
+        # report's peak memory with the number of runs (bench/export_scale)
         with open(doc["tables_html"], encoding="utf-8") as f:
-            while chunk := f.read(1 << 20):
+            while chunk := f.read(1 << 16):
                 yield chunk
     else:
         yield from (run_tables_html(r) for r in doc["runs"])

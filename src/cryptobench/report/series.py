@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..catalog import OPS
 from ..records import UNSUPPORTED, Cell, Energy, Run
+from .sweep_summary import MAX_LINES, OMITTED_KEPT, RunSummary, Tally
 
 # --- colours: one per engine, the same in every figure ----------------------------------------------
 TAB10 = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -109,13 +110,14 @@ class Point:
 
 @dataclass
 class Series:
-    run_id: int
+    run_id: int | None           # None: a summary line over n_runs runs (sweep_summary)
     engine: str
     target: str
     provenance: set = field(default_factory=set)
     points: list = field(default_factory=list)
     label: str = ""
     mode: str = "batched"        # or "single-shot": each sample one operation (run --single, a suite's single)
+    n_runs: int = 1
 
 
 @dataclass
@@ -125,6 +127,10 @@ class Group:
     series: list = field(default_factory=list)
     runs: list = field(default_factory=list)
     omitted: list = field(default_factory=list)     # "engine: why" for cells of the group not plotted
+    omitted_more: int = 0                           # cells not plotted beyond the OMITTED_KEPT reasons
+    tally: Tally = field(default_factory=Tally)     # what the caption says of every point
+    summary: RunSummary = field(default_factory=RunSummary)
+    summarised: bool = False                        # drawn from `summary`: more than MAX_LINES series
 
     @property
     def xs(self) -> list[float]:
@@ -208,12 +214,13 @@ def _omitted(c: Cell, metric: str, who: str) -> str | None:
 
 class Sweeps:
     """The sweep groups of one metric, fed a run at a time (`add`), so that a report over many runs
-    holds their points, never their cells: per (op, parameters other than bytes), every (run,
-    engine, target) with ok cells of `metric` over params['bytes']. 'time' takes host cells,
-    'cycles' microcontroller cells (a host's TSC counts reference cycles, not core clocks), 'energy'
-    both. Parallel (scaling) runs are left out: their lengths do not vary. Kept beside the points
-    for the captions: each run's conditions sentence, and per (run, op) the cycle counters and the
-    energy methods its cells name."""
+    never holds their cells: per (op, parameters other than bytes), every (run, engine, target)
+    with ok cells of `metric` over params['bytes']; past MAX_LINES of them, a summary per engine
+    over the runs instead (sweep_summary: memory that does not grow with the runs). 'time' takes
+    host cells, 'cycles' microcontroller cells (a host's TSC counts reference cycles, not core
+    clocks), 'energy' both. Parallel (scaling) runs are left out: their lengths do not vary. Kept
+    beside the points for the captions: each run's conditions sentence, and per (run, op) the
+    cycle counters and the energy methods its cells name."""
 
     def __init__(self, metric: str, n_runs: int):
         self.metric, self.multi = metric, n_runs > 1
@@ -244,15 +251,19 @@ class Sweeps:
         fixed = {k: v for k, v in c.params.items() if k != "bytes"}
         key = (c.op, json.dumps(fixed, sort_keys=True))
         g = self.groups.setdefault(key, Group(c.op, fixed))
-        if run.id not in g.runs:
+        if not g.runs or g.runs[-1] != run.id:          # runs come one at a time
             g.runs.append(run.id)
         point, prov = cell_point(c, self.metric) if c.ok else (None, None)
         if point is None:
-            why = _omitted(c, self.metric, c.engine + (f" (run {run.id})" if self.multi else ""))
-            if why and why not in g.omitted:
-                g.omitted.append(why)
+            _note_omitted(g, _omitted(c, self.metric, c.engine + (f" (run {run.id})" if self.multi else "")))
             return
         mode = timing_mode(run, c)
+        g.tally.add(point.n, point.k, point.flags)
+        g.summary.add(run.id, (c.engine, c.target, mode), point.x, point.y, prov or "measured")
+        if not g.summarised and g.summary.n_series > MAX_LINES:
+            g.summarised, g.series = True, []           # the runs' own points go: the summary draws them
+        if g.summarised:
+            return
         s = next((s for s in g.series
                   if (s.run_id, s.engine, s.target, s.mode) == (run.id, c.engine, c.target, mode)), None)
         if s is None:
@@ -265,6 +276,8 @@ class Sweeps:
         """The groups where the length takes at least two values, their series labelled."""
         out = []
         for g in self.groups.values():
+            if g.summarised:
+                g.series = summary_series(g.summary)
             for s in g.series:
                 s.points.sort(key=lambda p: p.x)
             if len(g.xs) >= 2 and any(len(s.points) >= 2 for s in g.series):
@@ -281,6 +294,26 @@ class Sweeps:
 
     def methods_of(self, g: Group) -> set:
         return set().union(*(self.methods.get((r, g.op), set()) for r in g.runs))
+
+
+def _note_omitted(g: Group, why: str | None) -> None:
+    """A reason a cell is not plotted: the first OMITTED_KEPT distinct ones kept, the rest counted."""
+    if not why or why in g.omitted:
+        return
+    if len(g.omitted) < OMITTED_KEPT:
+        g.omitted.append(why)
+    else:
+        g.omitted_more += 1
+
+
+def summary_series(summary: RunSummary) -> list[Series]:
+    """A RunSummary's lines as series: at each length the mean of the runs' medians, the band from
+    the lowest to the highest run's median; n is the number of runs at that length."""
+    out = []
+    for (engine, target, mode), provs, runs, rows in summary.rows():
+        out.append(Series(None, engine, target, provenance=provs, mode=mode, n_runs=runs,
+                          points=[Point(x, mean, lo, hi, n) for x, mean, lo, hi, n in rows]))
+    return out
 
 
 def sweep_groups(runs: list[Run], metric: str) -> list[Group]:
@@ -310,12 +343,14 @@ def merge_single_engine(groups: list[Group]) -> list[Group]:
             continue
         keys = list(dict.fromkeys(k for o in same for k in o.fixed))
         common = {k: g.fixed.get(k) for k in keys if len({json.dumps(o.fixed.get(k)) for o in same}) == 1}
-        merged = Group(g.op, common, runs=list(g.runs))
+        merged = Group(g.op, common, runs=list(g.runs), summarised=g.summarised)
         for o in same:
             s = o.series[0]
             s.label = f"{s.label} · " + ", ".join(param_text(k, o.fixed.get(k)) for k in keys if k not in common)
             merged.series.append(s)
             merged.omitted += [w for w in o.omitted if w not in merged.omitted]
+            merged.omitted_more += o.omitted_more
+            merged.tally.merge(o.tally)
             done.add(id(o))
         out.append(merged)
     return out
@@ -335,7 +370,7 @@ def timing_mode(run: Run, cell: Cell) -> str:
 def label_series(series: list[Series]) -> None:
     """Legend labels: the engine; with ' · single-shot' / ' · batched' on every label where the
     figure mixes the two; with ' · target' where one engine ran on several targets; and '(run N)'
-    where that still leaves two labels alike."""
+    where that still leaves two labels alike; a summary line over runs ends in '(N runs)'."""
     mixed = len({s.mode for s in series}) > 1
     by_engine: dict = {}
     for s in series:
@@ -346,7 +381,9 @@ def label_series(series: list[Series]) -> None:
             s.label = " · ".join([engine] + ([s.target] if targets else []) + ([s.mode] if mixed else []))
         labels = [s.label for s in ss]
         for s, label in zip(ss, labels):
-            if labels.count(label) > 1:
+            if s.run_id is None:
+                s.label = f"{label} ({s.n_runs} run{'s' if s.n_runs != 1 else ''})"
+            elif labels.count(label) > 1:
                 s.label = f"{label} (run {s.run_id})"
 
 

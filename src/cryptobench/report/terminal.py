@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len
 
-from ..printable import printable
+from ..printable import PrintableLines, printable
 from .table import LEFT, STYLES, Column, Table
 
 
@@ -161,6 +161,8 @@ def console_for(out):
     or pipe $COLUMNS where it is set, else 200 columns."""
     import os
     from rich.console import Console
+    if isinstance(out, PrintableLines):
+        out = out.raw                  # the console's own codes pass; its tables are printable already
     console = Console(file=out)
     if console.is_terminal:
         return console

@@ -159,25 +159,23 @@ def axes_text(xscale: str, yscale: str) -> str:
     return f"Axes: {xscale} x, {yscale} y."
 
 
-def omitted_text(items: list[str], limit: int = 8) -> str:
+def omitted_text(items: list[str], limit: int = 8, more: int = 0) -> str:
+    """'Not shown: …' of the first `limit` reasons; `more`: cells left out beyond the reasons kept."""
     if not items:
         return ""
-    more = f"; and {len(items) - limit} more" if len(items) > limit else ""
-    return "Not shown: " + "; ".join(items[:limit]) + more + "."
+    rest = max(0, len(items) - limit)
+    tail = f"; and {rest} more" if rest else ""
+    if more:
+        tail += f"; and {more} more cell(s) for other reasons"
+    return "Not shown: " + "; ".join(items[:limit]) + tail + "."
 
 
-def flag_text(points) -> str:
-    counts: dict = {}
-    flagged = 0
-    for p in points:
-        if p.flags:
-            flagged += 1
-        for f in p.flags:
-            counts[f] = counts.get(f, 0) + 1
-    if not flagged:
+def tally_flag_text(tally) -> str:
+    """'k of n points flagged (…)' of points counted as they came (sweep_summary.Tally)."""
+    if not tally.flagged:
         return ""
-    return (f"{flagged} of {len(points)} points flagged (" + ", ".join(f"{k} ×{v}" for k, v in sorted(counts.items()))
-            + "; see the tables' notes).")
+    return (f"{tally.flagged} of {tally.total} points flagged ("
+            + ", ".join(f"{k} ×{v}" for k, v in sorted(tally.flags.items())) + "; see the tables' notes).")
 
 
 ID_CHARS = 80          # a figure file's stem at most (its name gets .png / .svg): far below any file-name limit

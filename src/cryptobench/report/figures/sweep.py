@@ -10,8 +10,9 @@ from ..captions import conditions_caption, n_text, provenance_text
 from ..published import published_series
 from ..series import Group, Sweeps, energy_unit, fmt_len, op_title, params_full, params_short, style_for
 from ..tables import pick_unit
-from .style import (TITLE_PT, Figure, axes_text, flag_text, legend, new_figure, omitted_text, param_slugs,
-                    run_suffix, style_axes, tag, unique_id, x_lengths, y_values)
+from ..sweep_summary import summary_caption
+from .style import (TITLE_PT, Figure, axes_text, legend, new_figure, omitted_text, param_slugs, run_suffix,
+                    style_axes, tag, tally_flag_text, unique_id, x_lengths, y_values)
 
 METRIC_KIND = {"time": "duration", "energy": "energy", "cycles": "cycles"}
 PUBLISHED_COLORS = ["#222222", "#777777", "#aaaaaa", "#444444"]
@@ -55,26 +56,28 @@ def _sweep_figure(g: Group, sweeps: Sweeps, metric: str, fig_id: str, published:
     tag(ax, provs)
     legend(ax, len(g.series) + len(published), "library" if metric == "cycles" else "engine")
     short = params_short(g.op, g.fixed)
-    noun = {"time": "duration", "energy": "energy", "cycles": "cycles"}[metric]
-    title = f"{op_title(g.op)}: {noun} vs {'payload length' if payload or not op else 'bytes per request'}" + (
+    title = f"{op_title(g.op)}: {METRIC_KIND[metric]} vs {'payload length' if payload or not op else 'bytes per request'}" + (
         f" ({short})" if short else "")
     fig.suptitle(title, fontsize=TITLE_PT)
-    multi = len(g.runs) > 1
+    multi = len(g.runs) > 1 and not g.summarised
+    noun = "library" if metric == "cycles" else "engine"
     cap = [f"{what} of {op_title(g.op)} (parameters: {params_full(g.fixed)}) against the "
            f"{'payload length' if payload or not op else 'bytes per request'}, one line per "
-           f"{'library' if metric == 'cycles' else 'engine'}{' and run' if multi else ''}; markers at the measured "
+           f"{noun}{' and run' if multi else ''}; markers at the measured "
            f"lengths ({', '.join(fmt_len(x) for x in g.xs)} B)."]
+    if g.summarised:
+        cap.append(summary_caption(sum(s.n_runs for s in g.series), len(g.runs), noun))
     if len({s.mode for s in g.series}) > 1:
         cap.append("single-shot: each sample is one operation timed on its own (run --single: latency); "
                    "batched: each sample is the mean of a calibrated batch of k operations.")
     cap += _metric_notes(g, sweeps, metric, provs)
-    cap.append(_band_note(any_band, zero_band))
-    nt = n_text([p.n for p in points], [p.k for p in points] if metric != "energy" else None,
-                "windows" if metric == "energy" else "samples")
+    if not g.summarised:
+        cap.append(_band_note(any_band, zero_band))
+    nt = n_text(g.tally.ns, g.tally.ks if metric != "energy" else None, "windows" if metric == "energy" else "samples")
     if nt:
-        cap.append(nt + ".")
+        cap.append(("Each run's median: " if g.summarised else "") + nt + ".")
     cap.append(axes_text(xscale, yscale))
-    for t in (flag_text(points), omitted_text(g.omitted)):
+    for t in (tally_flag_text(g.tally), omitted_text(g.omitted, more=g.omitted_more)):
         if t:
             cap.append(t)
     if published:
