@@ -235,6 +235,17 @@ def terminals(world: World) -> list[Case]:
             cases.append(Case("terminal", f"{cmd[0]}-{cmd[-1]}-{name}", cli_argv(*cmd, "--db", str(world.db)),
                               rc=(0, 1), check=lambda p, s, label=label: "a control character reached the terminal"
                               if any(c in p.stdout + p.stderr for c in "\x07\x08\x9b") else ""))
+    # a power profile's name, source and peripheral names reach `energy model`'s lines
+    profile = write_input(world, "evil-profile.toml", 'name = "evil\\u001b]0;x\\u0007"\nsource = "src\\u001b[2J"\n'
+                          'supply_v = 3.0\nactive_current_a = 0.003\n[peripherals]\n"aes\\u001b[31m" = 0.001\n')
+    raw_controls = (lambda p, s: "a control character reached the terminal"
+                    if any(c in p.stdout + p.stderr for c in "\x07\x08\x9b") else "")
+    cases.append(Case("terminal", "energy-model-profile", cli_argv("energy", "model", "--profile", str(profile),
+                                                                   "--time", "1e-3", "--peripheral", "aes\x1b[31m"),
+                      rc=(0,), inputs=[profile], check=raw_controls))
+    cases.append(Case("terminal", "energy-model-run", cli_argv("energy", "model", "--profile", str(profile), "--run",
+                                                               "1", "--db", str(world.db)), rc=(0,), inputs=[profile],
+                      check=raw_controls))
     return cases
 
 
@@ -359,8 +370,9 @@ def environment(world: World) -> list[Case]:
     cases = []
     run = ["run", "--op", "sha256", "--engine", "openssl-sw", "--repeat", "2", "--db", str(world.db)]
     for var, values in ENV_NUMBERS.items():
-        for value in values:
-            cases.append(Case("environment", f"run-{var}={value!r}", cli_argv(*run), env={var: value}, fragment=var))
+        for value in values:        # an empty variable is an unset one (the shell's convention): the default
+            cases.append(Case("environment", f"run-{var}={value!r}", cli_argv(*run), env={var: value}, fragment=var,
+                              rc=(0,) if value == "" else (2,)))
     cases.append(Case("environment", "list-runs-with-bad-checkpoint", cli_argv("list", "runs", "--db", str(world.db)),
                       rc=(0,), env={"CRYPTOBENCH_CHECKPOINT_S": "abc"}))
     for name, device in {"ws-2^32": "stm32f407:ws=4294967296", "ws-negative": "stm32f407:ws=-1",
