@@ -51,17 +51,22 @@ def db(tmp_path):
     return tmp_path / "results.sqlite"
 
 
-@pytest.fixture(scope="session")
-def postgres():
-    """A real PostgreSQL server for the session (cryptobench/devtools/pgserver.py); its failure to start fails the
-    tests that need it."""
+def started_postgres(for_what: str):
+    """A real PostgreSQL server (cryptobench/devtools/pgserver.py), stopped when the generator ends; its
+    failure to start fails the test that needs it (never a skip)."""
     from cryptobench.devtools.pgserver import PostgresServer
     try:
         server = PostgresServer()
     except Exception as exc:       # noqa: BLE001 - said whole, then the test fails
-        pytest.fail(f"could not start PostgreSQL for the tests: {exc}")
+        pytest.fail(f"could not start PostgreSQL for {for_what}: {exc}")
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """One server for the session's tests."""
+    yield from started_postgres("the tests")
 
 
 @pytest.fixture

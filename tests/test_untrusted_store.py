@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import cli
+from conftest import cli, started_postgres
 from cryptobench.errors import HarnessError, UsageError
 from cryptobench.records import Plan
 from cryptobench.store import Store
@@ -236,13 +236,7 @@ REPEAT = 40
 @pytest.fixture
 def own_server():
     """A PostgreSQL server of this test's own, to stop and start under a run."""
-    from cryptobench.devtools.pgserver import PostgresServer
-    try:
-        server = PostgresServer()
-    except Exception as exc:       # noqa: BLE001 - said whole, then the test fails
-        pytest.fail(f"could not start PostgreSQL for the test: {exc}")
-    yield server
-    server.stop()
+    yield from started_postgres("the test")
 
 
 class _Stderr:
