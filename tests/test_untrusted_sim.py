@@ -278,3 +278,23 @@ def test_the_watched_call_log_keeps_its_first_events_and_counts_the_rest():
         assert lib.cbsim_enter(sim, 0x100, 2, lr, None) == 1 and lib.cbsim_limit_hit(sim)
     finally:
         lib.cbsim_free(sim)
+
+
+# --- a console an image (or a recipe's library inside cryptobench's own firmware) floods ----------------
+def test_a_line_longer_than_the_limit_is_cut_and_the_rest_dropped_up_to_its_newline():
+    from cryptobench.firmware.protocol import LineSplitter
+    lines = LineSplitter(max_line=10)
+    got = lines.feed(b"short\nx" + b"y" * 30) + lines.feed(b"z" * 1000) + lines.feed(b"w\nnext\npart")
+    assert got[0] == b"short"
+    assert got[1].startswith(b"x" + b"y" * 9) and b"line cut" in got[1]
+    assert got[2] == b"next" and len(got) == 3
+    assert lines.rest() == b"part" and len(lines.buf) == 4
+
+
+def test_a_report_that_claims_more_than_any_plan_is_stopped():
+    import json as _json
+    from cryptobench.firmware.protocol import MAX_KATS, FirmwareReport
+    report = FirmwareReport()
+    stopped = [report.feed(_json.dumps({"t": "kat", "op": "sha256", "ok": True})) for _ in range(MAX_KATS + 1)]
+    assert stopped[-1] and not any(stopped[:-1])
+    assert "more than any plan holds" in report.problem and not report.complete

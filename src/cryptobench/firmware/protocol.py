@@ -7,6 +7,47 @@ from collections import deque
 from dataclasses import dataclass, field
 
 
+# Bounds on what an image may make the host hold (a recipe's library is code from others: it could
+# print forever). The longest line cryptobench's firmware writes is a cell with its output's hex
+# (64 KiB of output: 128 KiB of hex); a plan holds far fewer known answers and cells than these.
+MAX_LINE_BYTES = 1 << 20
+MAX_KATS = 10_000
+MAX_CELLS = 1 << 20
+
+
+class LineSplitter:
+    """Console bytes to whole lines, in bounded memory: a line longer than MAX_LINE_BYTES is cut to
+    its first bytes and the rest of it, up to its newline, is dropped (never held, never joined
+    again and again)."""
+
+    def __init__(self, max_line: int = MAX_LINE_BYTES):
+        self.max_line = max_line
+        self.buf = bytearray()
+        self.dropping = False          # inside an over-long line: skip to its newline
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        lines = []
+        while chunk:
+            cut = chunk.find(b"\n")
+            part, chunk = (chunk, b"") if cut < 0 else (chunk[:cut], chunk[cut + 1:])
+            if not self.dropping:
+                self.buf += part[:self.max_line + 1 - len(self.buf)]
+                if len(self.buf) > self.max_line:
+                    lines.append(bytes(self.buf[:300]) + b" [line cut: longer than the 1 MiB a line may hold]")
+                    self.buf.clear()
+                    self.dropping = True
+            if cut >= 0:
+                if not self.dropping:
+                    lines.append(bytes(self.buf))
+                self.buf.clear()
+                self.dropping = False
+        return lines
+
+    def rest(self) -> bytes:
+        """What follows the last newline (the image ended mid-line)."""
+        return b"" if self.dropping else bytes(self.buf)
+
+
 @dataclass
 class FirmwareReport:
     hello: dict = field(default_factory=dict)
@@ -39,8 +80,12 @@ class FirmwareReport:
             self.hello = msg
         elif kind == "kat":
             self.kats.append(msg)
+            if len(self.kats) > MAX_KATS:
+                return self._too_much(f"more than {MAX_KATS:,} known-answer lines")
         elif kind == "cell" and isinstance(msg.get("i"), int):
             self.cells[msg["i"]] = msg
+            if len(self.cells) > MAX_CELLS:
+                return self._too_much(f"more than {MAX_CELLS:,} cells")
         elif kind == "end":
             self.end = msg
             return True
@@ -50,6 +95,11 @@ class FirmwareReport:
                             f"lr=0x{int(msg.get('lr', 0)):08x})")
             return True
         return False
+
+    def _too_much(self, what: str) -> bool:
+        """An image that reports more than any plan holds is stopped (its report is not complete)."""
+        self.problem = f"the image reported {what}, more than any plan holds: stopped"
+        return True
 
     @property
     def complete(self) -> bool:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..extras import require
-from ..firmware.protocol import FirmwareReport
+from ..firmware.protocol import FirmwareReport, LineSplitter
 from ..harness import REPO_ROOT
 from ..targets.boards import Board
 from . import timing
@@ -267,7 +267,7 @@ class _Emulation:
         self.report = SimReport()
         self.sim = None            # the native accounting (cbsim.c), once installed
         self.miss = None           # its callback for blocks it has no cost for (kept alive while it runs)
-        self.partial: list[str] = []
+        self.lines = LineSplitter()       # the console, split into lines
         uc = self.uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
         uc.ctl_set_cpu_model(getattr(A, CPU_MODEL[simulator.device.core]))
         self.flash_lo, self.flash_len = simulator.board.flash
@@ -283,12 +283,10 @@ class _Emulation:
 
     # --- the target's view -----------------------------------------------------------------------
     def emit(self, text: str) -> None:
-        """Console output: whole lines go to on_line and the report (which may end the run)."""
-        self.partial.append(text)
-        joined = "".join(self.partial)
-        *lines, rest = joined.split("\n")
-        self.partial[:] = [rest] if rest else []
-        for line in lines:
+        """Console output: whole lines go to on_line and the report (which may end the run); a line
+        is held in bounded memory (LineSplitter), however long the image makes it."""
+        for raw in self.lines.feed(text.encode("utf-8", "surrogateescape")):
+            line = raw.decode("utf-8", "replace")
             self.on_line(line)
             if self.report.feed(line):
                 self.uc.emu_stop()

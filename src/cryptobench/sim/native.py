@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from ..errors import UsageError
+from ..firmware.protocol import LineSplitter
 from . import timing
 from . import engine
 from .engine import DWT_CYCCNT, MISS_FN, PPB, PPB_SIZE, SimReport, _Emulation, _load_elf  # noqa: F401
@@ -172,7 +173,7 @@ class NativeEmulation(_Emulation):
         self.report = SimReport()
         self.sim = None
         self.miss = None
-        self.partial: list[str] = []
+        self.lines = LineSplitter()       # the console, split into lines
         self.regions: list = []
         self.flash_lo, self.flash_len = simulator.board.flash
         self.cpu = Cpu(self.lib, simulator.device.core, simulator.board.flash, simulator.board.ram,

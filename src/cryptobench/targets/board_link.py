@@ -12,14 +12,14 @@ import time
 from pathlib import Path
 
 from ..errors import UsageError
-from ..firmware.protocol import FirmwareReport
+from ..firmware.protocol import FirmwareReport, LineSplitter
 from ..processes import child_environment
 
 
 def read_lines(port, report: FirmwareReport, timeout_s: float, silence_s: float, on_line=lambda l: None) -> None:
     """Feed `report` from `port` until the image's end line, a fault, or a watchdog."""
     start = last = time.monotonic()
-    buf = b""
+    lines = LineSplitter()
     while True:
         now = time.monotonic()
         if now - start > timeout_s:
@@ -32,10 +32,8 @@ def read_lines(port, report: FirmwareReport, timeout_s: float, silence_s: float,
         if not chunk:
             continue
         last = time.monotonic()
-        buf += chunk
-        *lines, buf = buf.replace(b"\r", b"").split(b"\n")
-        for raw in lines:
-            text = raw.decode("utf-8", "replace")
+        for raw in lines.feed(chunk):
+            text = raw.replace(b"\r", b"").decode("utf-8", "replace")
             on_line(text)
             if report.feed(text):
                 return

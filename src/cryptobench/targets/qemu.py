@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from ..errors import UsageError
-from ..firmware.protocol import FirmwareReport
+from ..firmware.protocol import FirmwareReport, LineSplitter
 from ..processes import child_environment
 
 QEMU = "qemu-system-arm"
@@ -36,7 +36,7 @@ def run_image(elf: Path, machine: str, timeout_s: float = 120.0, silence_s: floa
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     start = last = time.monotonic()
-    buf = b""
+    lines = LineSplitter()
     try:
         while True:
             now = time.monotonic()
@@ -54,17 +54,15 @@ def run_image(elf: Path, machine: str, timeout_s: float = 120.0, silence_s: floa
             if not chunk:
                 break
             last = time.monotonic()
-            buf += chunk
-            *lines, buf = buf.split(b"\n")
             done = False
-            for raw in lines:
+            for raw in lines.feed(chunk):
                 text = raw.decode("utf-8", "replace")
                 on_line(text)
                 done = report.feed(text) or done
             if done:
                 break
-        if buf:
-            report.feed(buf.decode("utf-8", "replace"))
+        if rest := lines.rest():
+            report.feed(rest.decode("utf-8", "replace"))
     finally:
         sel.close()
         if proc.poll() is None:
