@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
+from ..printable import printable
 from ..store import STORE_VERSION, Store, store_location
 from .common import OneLineParser, add_db
 
@@ -30,9 +31,9 @@ def run(args, out) -> int:
     store = Store(location, migrate=True, create=location.kind == "postgresql")
     try:
         if store.migrated_from is None:
-            out.write(f"{store.label}: store version {STORE_VERSION}, up to date\n")
+            out.write(f"{printable(store.label)}: store version {STORE_VERSION}, up to date\n")
         else:
-            out.write(f"{store.label}: migrated from store version {store.migrated_from} to {STORE_VERSION}\n")
+            out.write(f"{printable(store.label)}: migrated from store version {store.migrated_from} to {STORE_VERSION}\n")
     finally:
         store.close()
     sys.stdout.flush()

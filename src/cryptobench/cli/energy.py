@@ -253,7 +253,7 @@ def _store_in_run(args, out, info, imported: dict, trace_info: dict) -> int:
     conditions = dict(run.conditions, energy_trace=trace_info)
     store.save_cells(run.id, cells, conditions)
     _write_json(args, store, run.id)
-    sys.stderr.write(f"stored energy in run {run.id} in {store.label}\n")
+    sys.stderr.write(f"stored energy in run {run.id} in {printable(store.label)}\n")
     return 0
 
 
@@ -273,7 +273,7 @@ def _store_as_run(args, op, info, imported: dict, trace_info: dict) -> int:
     # the same lifecycle as a measured run: the trace is a target that yields its cells
     run_id = Runner(store, plan, TraceTarget([cell], trace_info)).run()
     _write_json(args, store, run_id)
-    sys.stderr.write(f"stored as run {run_id} in {store.label}\n")
+    sys.stderr.write(f"stored as run {run_id} in {printable(store.label)}\n")
     return 0
 
 

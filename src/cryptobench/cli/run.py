@@ -405,7 +405,7 @@ def _finish(store: Store, run_id: int, args, out) -> int:
     if args.json:
         from ..report import render_json
         write_atomic(Path(args.json), render_json(run, relative_to=relative_to) + "\n", "--json")
-    sys.stderr.write(f"stored as run {run_id} in {store.label}\n")
+    sys.stderr.write(f"stored as run {run_id} in {printable(store.label)}\n")
     return exit_status(run)
 
 
