@@ -235,6 +235,11 @@ def terminals(world: World) -> list[Case]:
             cases.append(Case("terminal", f"{cmd[0]}-{cmd[-1]}-{name}", cli_argv(*cmd, "--db", str(world.db)),
                               rc=(0, 1), check=lambda p, s, label=label: "a control character reached the terminal"
                               if any(c in p.stdout + p.stderr for c in "\x07\x08\x9b") else ""))
+    # a store whose file name holds escapes: "stored as run N in …" and db migrate's line name it
+    odd = "r\x1b]0;x\x07.sqlite"
+    cases.append(Case("terminal", "store-name-run", cli_argv("run", "--op", "sha256", "--engine", "openssl-sw",
+                                                             "--repeat", "2", "--db", odd), rc=(0,),
+                      allowed_outputs=(odd,)))
     # a power profile's name, source and peripheral names reach `energy model`'s lines
     profile = write_input(world, "evil-profile.toml", 'name = "evil\\u001b]0;x\\u0007"\nsource = "src\\u001b[2J"\n'
                           'supply_v = 3.0\nactive_current_a = 0.003\n[peripherals]\n"aes\\u001b[31m" = 0.001\n')
