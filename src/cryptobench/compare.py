@@ -11,6 +11,11 @@ ones (references/data/NAME.toml), where the comparison means something.
   Energy Efficiency) Improvement of each engine over its baseline, with its 95 % interval. The
   study's own Improvement rows where it prints them (TI's `derived` rows), else computed here from
   its two published values (said so).
+* One clock per division: cycles against cycles as they are; a time or a rate of an MCU run only
+  at the clock the published one belongs to (`Row.at_hz`: the Cifra post's likely throughput is
+  computed at 48 MHz from cycles counted at the 8 MHz reset clock), the run's brought there from its
+  cycles and said so in the table and the record (`clock` of the group), or not at all where either
+  clock is unstated.
 * Units as the study prints them, its kilobyte said (NXP's KB is 1024 B); the Cifra post's "likely
   throughput" (one long message) only against the run's long-message throughput (long_message.py),
   never a 256 B message's; tables in the study's order (Table 9 before Table 13); values to 3
@@ -136,6 +141,51 @@ def run_clock_hz(run: Run) -> float | None:
     return None
 
 
+# ------------------------------------------------------------------------------------ clocks
+# a published metric taken over time -> the power of the clock its value goes with at a fixed count
+# of cycles: a rate as the clock (bytes per cycle x cycles per second), a time as its inverse
+CLOCKED = {"throughput": 1, "ops_per_s": 1, "duration": -1, "execution_time": -1}
+
+
+def clock_scaling(run: Run, row: Row) -> tuple[float, dict | None, str]:
+    """How the run's value for a published time or rate reaches the row's clock: (the factor, the
+    record of the scaling or None, why it cannot: "" where it can). Cycles, stack and code size have
+    no clock (factor 1); nor do a host's values (its TSC is no core clock: a host study states its
+    machine) or QEMU's (no timings at all)."""
+    power = CLOCKED.get(row.metric)
+    if power is None or run_kind(run) != "mcu" or run.conditions.target.get("kind") == "qemu":
+        return 1.0, None, ""
+    mine, theirs = run_clock_hz(run), row.at_hz
+    what = "rate" if power > 0 else "time"
+    if not mine or not theirs:
+        missing = ("your run's core clock is not recorded" if not mine
+                   else f"the study does not state the clock its {what} belongs to")
+        return 1.0, None, f"{missing}: a {what} is compared only at one clock, never divided across two"
+    if mine == theirs:
+        return 1.0, None, ""
+    factor = (theirs / mine) ** power
+    return factor, {"what": what, "yours_hz": mine, "published_hz": theirs, "factor": factor}, ""
+
+
+def _clock_note(gs: list[dict]) -> list[str]:
+    """The scaling of a table's values, said: which clock yours were counted at and which they show."""
+    out = []
+    for c in list({(g["clock"]["yours_hz"], g["clock"]["published_hz"]): g["clock"] for g in gs if g.get("clock")}.values()):
+        out.append(f"yours: cycles counted at {fmt_hz(c['yours_hz'])}, each {c['what']} shown at the study's "
+                   f"{fmt_hz(c['published_hz'])} (x {fmt_sig(c['factor'])}), the clock its {c['what']} belongs to: "
+                   "a ratio divides values at one clock, never across two")
+    return out
+
+
+# a metric -> which way its ratio yours / published reads as "yours is better"
+def _ratio_reading(metric: str, against: str) -> str:
+    if metric in ("throughput", "ops_per_s", LIKELY):
+        return f"yours / {against} above 1: yours is faster (a higher rate)"
+    if metric in ("cycles", "cycles_per_byte", "duration", "execution_time"):
+        return f"yours / {against} below 1: yours is faster (fewer cycles, less time)"
+    return f"yours / {against} below 1: yours needs less"
+
+
 # ------------------------------------------------------------------------------------ absolute values
 def _user_value(row: Row, cells: list[Cell], run: Run, clock: float | None) -> dict[str, tuple[float, str]]:
     """engine -> (the user's value comparable with the row, how it was found)."""
@@ -163,22 +213,26 @@ def _absolute(run: Run, ref: Reference, rows: list[Row], clock: float | None) ->
         pub = row.canonical
         given = _given(row)
         cells = [c for c in run.cells if _matches(row, c)]
-        if not cells or pub is None or _model_input(row, cells):
+        factor, scaled, refused = clock_scaling(run, row)
+        if not cells or pub is None or _model_input(row, cells) or refused:
             unmatched.append(row)
             continue
         metric = LIKELY if is_long_message(row) else row.metric
         shown = {**given, "cores": row.source.cores} if row.source.cores else given
-        key = (row.table, row.op, tuple(sorted(shown.items())), metric)
+        # yours is brought to one clock per group: rows at another clock make another group
+        key = (row.table, row.op, tuple(sorted(shown.items())), metric, scaled and scaled["published_hz"])
         g = groups.setdefault(key, {"table": row.table, "op": row.op, "params": shown, "metric": metric,
                                     "unit": USER_VALUE[row.metric][1], "units": [], "published": {}, "yours": {},
-                                    "how": {}, "published_cycles": {}, "your_cycles": {}, "labels": []})
+                                    "how": {}, "published_cycles": {}, "your_cycles": {}, "labels": [],
+                                    "clock": None})
         g["labels"].append(row.label)
         g["units"].append(row.unit)
         g["published"][row.source.id] = pub
-        if row.metric in ("duration", "execution_time") and row.source.clock_hz:
-            g["published_cycles"][row.source.id] = pub * row.source.clock_hz
+        if row.metric in ("duration", "execution_time") and row.at_hz:
+            g["published_cycles"][row.source.id] = pub * row.at_hz
+        g["clock"] = g["clock"] or scaled
         for engine, (v, how) in _user_value(row, cells, run, clock).items():
-            g["yours"][engine] = v
+            g["yours"][engine] = v * factor          # at the published value's clock (factor 1: already there)
             if how:
                 g["how"][engine] = how
             if row.metric in ("duration", "execution_time") and clock:
@@ -303,6 +357,9 @@ def _why_unmatched(run: Run, row: Row) -> str:
     if row.canonical is None:
         return f"unit {row.unit} not convertible"
     matched = [c for c in run.cells if _matches(row, c)]
+    refused = clock_scaling(run, row)[2]
+    if matched and refused:
+        return refused
     if matched and _model_input(row, matched):
         return (f"the run's {row.metric.replace('_', ' ')} is modeled from its device profile (an input of the "
                 "energy model, not a measurement): set beside the study's it would only give the profile back")
@@ -372,15 +429,19 @@ def _group_table(doc: dict, table: str, metric: str, gs: list[dict]) -> Table:
     sources = [s for s in doc["sources"] if any(s in g["published"] for g in gs)]
     engines = [e for e in doc["engines"] if any(e in g["yours"] for g in gs)]
     cyc = any(g["published_cycles"] for g in gs) and any(g["your_cycles"] for g in gs)
+    clocks = {fmt_hz(g["clock"]["published_hz"]) for g in gs if g.get("clock")}
+    # every row brought to one clock: the headers say it (both sides are at it), else each row does
+    at = f", at {clocks.pop()}" if len(clocks) == 1 and all(g.get("clock") for g in gs) else ""
     cols = columns(["operation", "parameters"], left=2)
-    cols += [Column(f"published {s} ({unit})", unit=unit) for s in sources] + \
-        [Column(f"{e} ({unit})", unit=unit) for e in engines] + [Column(f"{e} / {doc['against']}") for e in engines]
+    cols += [Column(f"published {s} ({unit}{at})", unit=unit) for s in sources] + \
+        [Column(f"{e} ({unit}{at})", unit=unit) for e in engines] + [Column(f"{e} / {doc['against']}") for e in engines]
     if cyc:
         cols += [Column(f"{who} cycles", unit="cycles") for who in [f"published {s}" for s in sources] + engines]
     title = "likely throughput (one long message)" if metric == LIKELY else metric.replace("_", " ")
     out = Table(f"{table} — {title}", cols, key=metric)
     for g in gs:
-        row = [OPS[g["op"]].title, " ".join(f"{k}={v}" for k, v in g["params"].items())]
+        row = [OPS[g["op"]].title, " ".join(f"{k}={v}" for k, v in g["params"].items())
+               + (f" (at {fmt_hz(g['clock']['published_hz'])})" if g.get("clock") and not at else "")]
         row += [fmt_sig(g["published"][s] / f) if s in g["published"] else "—" for s in sources]
         row += [fmt_sig(g["yours"][e] / f) if e in g["yours"] else "—" for e in engines]
         row += [fmt_sig(g["ratio"][e]) if g["ratio"].get(e) else "—" for e in engines]
@@ -392,6 +453,8 @@ def _group_table(doc: dict, table: str, metric: str, gs: list[dict]) -> Table:
         hows = sorted({h for g in gs for h in g["how"].values()})
         out.notes = ["the study's likely throughput is for one long message (set-up discounted); yours from the "
                      "same, never from a short message's time: " + "; ".join(hows)] if hows else []
+    out.notes += _clock_note(gs)
+    out.notes.append("ratio: " + _ratio_reading(metric, doc["against"]))
     if unit.startswith("KB/s, KB = 1024"):
         out.notes.append("the study prints KB/s with KB = 1024 B (its mbedtls_benchmark divides by 1024): "
                          "yours are in the same unit")
@@ -459,6 +522,10 @@ def text_lines(doc: dict) -> list[str]:
                      + (f" · {s['library']}" if s.get("library") else "") + (f" · {s['compiler']}" if s.get("compiler") else ""))
     if doc["clock_hz"]:
         lines.append(f"  yours: cycles at the target's {fmt_hz(doc['clock_hz'])}")
+    scaled = {fmt_hz(g["clock"]["published_hz"]) for g in doc["groups"] if g.get("clock")}
+    if scaled:
+        lines.append(f"  yours: times and rates shown at the study's clock ({', '.join(sorted(scaled))}) from your "
+                     "cycles, so that each ratio divides values at one clock (cycles are compared as they are)")
     if not doc["groups"] and not (doc["baseline"] and doc["ratios"]):
         lines.append("nothing to set side by side: no published value of the same kind of target matched, and no "
                      "published Improvement matched the run's Improvements")

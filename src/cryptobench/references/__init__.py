@@ -93,6 +93,14 @@ class Row:
     note: str = ""             # typos kept as printed, derived columns, …
     derived: str = ""          # how the source computed this value from other rows, if it did
     given: dict = field(default_factory=dict)   # the parameters the document states (what a match needs)
+    # the clock a time or rate was taken or computed at where it is not the source's: the Cifra post counts
+    # cycles at the part's reset clock but computes its likely throughput at 48 MHz
+    clock_hz: float | None = None
+
+    @property
+    def at_hz(self) -> float | None:
+        """The clock this row's time or rate belongs to: its own, else its source's; None where unstated."""
+        return self.clock_hz or self.source.clock_hz
 
     @property
     def canonical(self) -> float | None:
@@ -223,7 +231,8 @@ def _source(path: Path, i: int, s: dict, line: int) -> Source:
 def _row(path: Path, i: int, r: dict, sources: dict[str, Source], line: int) -> Row:
     """The i-th [[row]] entry, checked, its parameters completed with the catalog's defaults."""
     where = f"row {i}" + (f" ({r.get('table')} '{r.get('label')}')" if isinstance(r, dict) and r.get("label") else "")
-    known = {"table", "label", "op", "params", "source", "metric", "value", "unit", "printed", "note", "derived"}
+    known = {"table", "label", "op", "params", "source", "metric", "value", "unit", "printed", "note", "derived",
+             "clock_hz"}
     unknown = set(r) - known
     if unknown:
         _fail(path, where, f"unknown field '{sorted(unknown)[0]}'", line)
@@ -245,9 +254,11 @@ def _row(path: Path, i: int, r: dict, sources: dict[str, Source], line: int) -> 
     for key in ("printed", "note", "derived"):
         if key in r and not isinstance(r[key], str):
             _fail(path, where, f"field '{key}': expected a string, got {r[key]!r}", line)
+    if "clock_hz" in r and not is_amount(r["clock_hz"], positive=True):
+        _fail(path, where, f"field 'clock_hz': expected a finite number > 0, got {r['clock_hz']!r}", line)
     return Row(i, r["table"], r["label"], r.get("op"), _row_params(path, where, r, line), sources[r["source"]],
                r["metric"], float(v), r["unit"], str(r.get("printed", "")), str(r.get("note", "")), str(r.get("derived", "")),
-               dict(r.get("params", {})))
+               dict(r.get("params", {})), float(r["clock_hz"]) if "clock_hz" in r else None)
 
 
 def _row_params(path: Path, where: str, r: dict, line: int) -> dict:
