@@ -12,6 +12,7 @@ from storeutil import stored_run
 
 from cryptobench.compare import compare, tables, text_lines
 from cryptobench.errors import UsageError
+from cryptobench.layouts import layout_tables
 from cryptobench.references import load_reference
 
 RESET = {"kind": "sim", "board": "nucleo-f030r8", "cpu": "m0", "opt": "Os", "core": "cortex-m0",
@@ -134,3 +135,12 @@ def test_a_malformed_row_clock_is_rejected_with_the_file_and_line(tmp_path):
     with pytest.raises(UsageError) as exc:
         load_reference(path)
     assert f"{path}:" in str(exc.value) and "field 'clock_hz'" in str(exc.value)
+
+
+def test_the_cifra_layout_says_the_factor_to_the_posts_clock(tmp_path):
+    results = layout_tables(stored_run(tmp_path / "r.sqlite", _sweep(8e6), target=RESET), "cifra")[0]
+    assert any("at the core clock (8 MHz)" in n for n in results.notes)
+    assert any("likely throughput is at 48 MHz" in n and "x 6 " in n for n in results.notes)
+    at_48 = layout_tables(stored_run(tmp_path / "f.sqlite", _sweep(48e6), target={**RESET, "clock_hz": 48000000}),
+                          "cifra")[0]
+    assert not any("likely throughput is at 48 MHz" in n for n in at_48.notes)
