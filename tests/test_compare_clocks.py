@@ -10,7 +10,7 @@ import pytest
 from conftest import cli
 from storeutil import stored_run
 
-from cryptobench.compare import compare, tables, text_lines
+from cryptobench.compare import compare, tables, text_lines, unmatched_lines
 from cryptobench.errors import UsageError
 from cryptobench.layouts import layout_tables
 from cryptobench.references import load_reference
@@ -144,3 +144,13 @@ def test_the_cifra_layout_says_the_factor_to_the_posts_clock(tmp_path):
     at_48 = layout_tables(stored_run(tmp_path / "f.sqlite", _sweep(48e6), target={**RESET, "clock_hz": 48000000}),
                           "cifra")[0]
     assert not any("likely throughput is at 48 MHz" in n for n in at_48.notes)
+
+
+def test_a_clock_too_far_from_the_runs_is_not_scaled(tmp_path):
+    path = tmp_path / "far.toml"
+    path.write_text(UNSTATED.replace("clock_hz = 48000000", "clock_hz = 1e300"))
+    run = stored_run(tmp_path / "r.sqlite", [("sha256", "mbedtls", {"bytes": 1024}, 6e-3)], target=RESET)
+    doc = compare(run, load_reference(path))
+    assert doc["groups"] == []
+    assert any("too far apart to scale" in u["why"] for u in doc["unmatched_published"])
+    assert "too far apart" in "\n".join(unmatched_lines(doc))

@@ -164,6 +164,9 @@ def clock_scaling(run: Run, row: Row) -> tuple[float, dict | None, str]:
     if mine == theirs:
         return 1.0, None, ""
     factor = (theirs / mine) ** power
+    if not 1e-9 < factor < 1e9:       # a file's clock of 1e300 Hz: no MCU, and a product past a float
+        return 1.0, None, (f"the study's {what} is at {fmt_hz(theirs)} and your cycles at {fmt_hz(mine)}: too far "
+                           "apart to scale, and a " + what + " is never divided across two clocks")
     return factor, {"what": what, "yours_hz": mine, "published_hz": theirs, "factor": factor}, ""
 
 
