@@ -166,3 +166,16 @@ def test_other_studies_keep_the_improvement_direction(tmp_path):
     assert ref.ratio == "improvement"
     doc = compare(Store(db).load_run(rid), ref)
     assert doc["ratio_convention"] == "improvement"
+
+
+def test_layouts_and_captions_name_the_estimator(run_db):
+    from cryptobench.layouts import layout_tables
+    from cryptobench.relative import direction_text
+    from cryptobench.report.captions import estimator_words
+    db, rid = run_db
+    run = Store(db).load_run(rid)
+    assert estimator_words(run) == "1st percentile (p1)"
+    for name in ("ti", "nxp", "pisa"):
+        notes = [n for t in layout_tables(run, name) for n in t.notes]
+        assert any("1st percentile (p1)" in n and "estimate_s" in n for n in notes), name
+    assert "ratio of medians" not in direction_text("openssl") and "printed times" in direction_text("openssl")
