@@ -69,6 +69,9 @@ PAIR_METRICS = {"duration": ("duration_improvement", False), "execution_time": (
                 "energy": ("energy_efficiency_improvement", False)}
 RATIO_WORDS = {"duration_improvement": "Duration Improvement",
                "energy_efficiency_improvement": "Energy Efficiency Improvement"}
+# the same Improvements stated the other way round (a reference's ratio = "over-baseline")
+OVER_WORDS = {"duration_improvement": "time ratio, engine / baseline",
+              "energy_efficiency_improvement": "energy ratio, engine / baseline"}
 LIKELY = "likely_throughput"
 
 
@@ -301,6 +304,26 @@ def _ratio_groups(run: Run, ref: Reference) -> list[dict]:
     return out
 
 
+def _in_convention(ratios: list[dict], convention: str) -> list[dict]:
+    """The Improvements the study's way round: "over-baseline" (ZHAW's figure 2: t_source / t_over,
+    ×71.5 = 71.5 times as long, as run and show print it) inverts both the published value and
+    yours, interval ends swapped; "improvement" (t_over / t_source) leaves them."""
+    if convention != "over-baseline":
+        return ratios
+    for r in ratios:
+        r["value"] = 1.0 / r["value"] if r["value"] else None
+        head, _, quotient = r["how"].rpartition(": ")
+        if head.startswith("computed here") and " / " in quotient:      # "a / b" read the other way: "b / a"
+            r["how"] = f"{head}: " + " / ".join(reversed(quotient.split(" / ", 1)))
+        elif not head.startswith("computed here"):
+            r["how"] += " (inverted here: source / over)"
+        for y in r["yours"].values():
+            y["value"] = 1.0 / y["value"] if y["value"] else None
+            if y.get("ci95"):
+                y["ci95"] = [1.0 / y["ci95"][1], 1.0 / y["ci95"][0]]
+    return ratios
+
+
 # ------------------------------------------------------------------------------------ the document
 def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
     engines = list(dict.fromkeys(c.engine for c in run.cells if c.ok))
@@ -319,7 +342,7 @@ def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
         g["ratio"] = {e: (v / base if base else None) for e, v in g["yours"].items()}
         cb = g["published_cycles"].get(against)
         g["cycle_ratio"] = {e: (v / cb if cb else None) for e, v in g["your_cycles"].items()}
-    ratios = _ratio_groups(run, ref)
+    ratios = _in_convention(_ratio_groups(run, ref), ref.ratio)
     unmatched_ratios = [r for r in ratios if not r["yours"]]
     ratios = [r for r in ratios if r["yours"]]
     in_ratios = {(r["op"], params_key(y["params"]), e) for r in ratios for e, y in r["yours"].items()}
@@ -330,7 +353,7 @@ def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
     return {"reference": {"name": ref.name, "title": ref.title, "document": ref.document, "provenance": "published",
                           "sources": {s.id: vars(s) for s in ref.sources.values()}},
             "run": run.id, "engines": engines, "sources": sources, "against": against, "clock_hz": clock,
-            "run_kind": run_kind(run), "run_where": run_where(run), "baseline": run.plan.baseline,
+            "ratio_convention": ref.ratio, "run_kind": run_kind(run), "run_where": run_where(run), "baseline": run.plan.baseline,
             "kind_lines": _kind_lines(run, ref, other_kind, absolute),
             "groups": ordered,
             "ratios": sorted(ratios, key=lambda r: table_order(r["table"])),
@@ -470,10 +493,12 @@ def _ratio_table(doc: dict, table: str, metric: str, rs: list[dict]) -> Table:
     pairs = list(dict.fromkeys((r["source"], r["over"]) for r in rs))
     engines = [e for e in doc["engines"] if any(e in r["yours"] for r in rs)]
     base = doc["baseline"]
+    over = doc.get("ratio_convention") == "over-baseline"
     cols = columns(["operation", "parameters"], left=2)
-    cols += [Column(f"published {s} over {o}", unit="x") for s, o in pairs]
-    cols += [Column(f"yours {e} over {base}", unit="x") for e in engines]
-    out = Table(f"{table} — {RATIO_WORDS[metric]} (ratio against ratio)", cols, key=f"ratio-{metric}")
+    cols += [Column(f"published {s} / {o}" if over else f"published {s} over {o}", unit="x") for s, o in pairs]
+    cols += [Column(f"yours {e} / {base}" if over else f"yours {e} over {base}", unit="x") for e in engines]
+    words = OVER_WORDS[metric] if over else RATIO_WORDS[metric]
+    out = Table(f"{table} — {words} (ratio against ratio)", cols, key=f"ratio-{metric}")
     keys = list(dict.fromkeys((r["op"], params_key(r["params"])) for r in rs))
     for op, pk in keys:
         mine = [r for r in rs if r["op"] == op and params_key(r["params"]) == pk]
@@ -491,8 +516,10 @@ def _ratio_table(doc: dict, table: str, metric: str, rs: list[dict]) -> Table:
         out.add(row)
     hows = list(dict.fromkeys(f"{r['source']} over {r['over']}: {r['how'].split(':')[0]}" for r in rs))
     out.notes = [f"published: {h}" for h in hows]
-    out.notes.append(f"yours: t_{base} / t_ENGINE of the printed times, [95 % repeat interval]" if metric ==
-                     "duration_improvement" else f"yours: E_{base} / E_ENGINE of the energy per operation")
+    q = "t" if metric == "duration_improvement" else "E"
+    what = "of the printed times, [95 % repeat interval]" if q == "t" else "of the energy per operation"
+    out.notes.append(f"yours: {q}_ENGINE / {q}_{base} {what}; as the study's figure 2 and `show --relative-to`: "
+                     f"above 1 = {'longer' if q == 't' else 'more energy'}" if over else f"yours: {q}_{base} / {q}_ENGINE {what}")
     return out
 
 

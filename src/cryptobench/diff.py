@@ -181,11 +181,17 @@ def _times(cell: Cell) -> list[float]:
     return per_op_seconds(cell.op, cell.samples) if cell.samples else []
 
 
-def _median(cell: Cell, times: list[float]) -> float | None:
-    """The printed time of the cell (its estimate, or the median)."""
+def _printed(cell: Cell, times: list[float]) -> tuple[float | None, str | None]:
+    """(the printed time of the cell, its estimator): its estimate, or the samples' median."""
     got = cell.reported_time()
-    m = got[0] if got else (statistics.median(times) if times else None)
-    return float(m) if m is not None and m > 0 else None
+    m, est = (got[0], got[2]) if got else ((statistics.median(times), "median") if times else (None, None))
+    return (float(m), est) if m is not None and m > 0 else (None, None)
+
+
+def _set_printed(row: dict, side: str, cell: Cell, times: list[float]) -> float | None:
+    row[f"n_{side}"] = len(times)
+    row[f"estimate_{side}_s"], row[f"estimator_{side}"] = _printed(cell, times)
+    return row[f"estimate_{side}_s"]
 
 
 def _run_level(cell: Cell) -> tuple[str, float] | None:
@@ -226,7 +232,7 @@ def _not_ok_verdict(sa: str, sb: str) -> tuple[str, str]:
 
 
 def compare_pair(ca: Cell | None, cb: Cell | None, threshold: float, alpha: float) -> dict:
-    """One row of the diff: the pair's medians, change, test and verdict; kind is regression,
+    """One row of the diff: the pair's printed times (and their estimators), change, test and verdict; kind is regression,
     improvement, unchanged or other (not compared)."""
     c = ca if ca is not None else cb
     targets = [x.target for x in (ca, cb) if x is not None]
@@ -235,7 +241,7 @@ def compare_pair(ca: Cell | None, cb: Cell | None, threshold: float, alpha: floa
            "place_a": place_of(ca.target)[1] if ca is not None else None,
            "place_b": place_of(cb.target)[1] if cb is not None else None,
            "status_a": _state(ca), "status_b": _state(cb), "n_a": None, "n_b": None,
-           "median_a_s": None, "median_b_s": None, "ratio": None, "change": None,
+           "estimate_a_s": None, "estimate_b_s": None, "estimator_a": None, "estimator_b": None, "ratio": None, "change": None,
            "u": None, "p": None, "method": None}
     if row["status_a"] != "ok" or row["status_b"] != "ok":
         row["verdict"], row["kind"] = _not_ok_verdict(row["status_a"], row["status_b"])
@@ -245,13 +251,10 @@ def compare_pair(ca: Cell | None, cb: Cell | None, threshold: float, alpha: floa
             row["detail"] = detail.detail
         for side, cell in (("a", ca), ("b", cb)):        # the side that has a time still shows it
             if row[f"status_{side}"] == "ok":
-                times = _times(cell)
-                row[f"n_{side}"], row[f"median_{side}_s"] = len(times), _median(cell, times)
+                _set_printed(row, side, cell, _times(cell))
         return row
     ta, tb = _times(ca), _times(cb)
-    row["n_a"], row["n_b"] = len(ta), len(tb)
-    ma, mb = _median(ca, ta), _median(cb, tb)
-    row["median_a_s"], row["median_b_s"] = ma, mb
+    ma, mb = _set_printed(row, "a", ca, ta), _set_printed(row, "b", cb, tb)
     if ma is None or mb is None:
         row["verdict"], row["kind"] = "no timing", "other"
         return row
@@ -331,7 +334,7 @@ def header_lines(doc: dict) -> list[str]:
 
 
 def fmt_times(a: float | None, b: float | None) -> list[str]:
-    """Both medians of a row in one unit (the one that suits the smaller), so they read side by side."""
+    """Both printed times of a row in one unit (the one that suits the smaller), so they read side by side."""
     unit, scale = pick_unit([x for x in (a, b) if x is not None])
     return ["—" if x is None else f"{fmt_num(x * scale)} {unit}" for x in (a, b)]
 
@@ -344,25 +347,35 @@ def fmt_change(change: float | None) -> str:
     return "—" if change is None else f"{change * 100:+.1f} %"
 
 
-COLUMNS = [Column("op", LEFT), Column("params", LEFT), Column("engine", LEFT), Column("target", LEFT),
-           Column("median A"), Column("median B"), Column("change", unit="%"), Column("p"),
-           Column("verdict", LEFT, styled=True)]
+def estimator_word(rows: list[dict], side: str) -> str:
+    """The estimator(s) a side's column shows, named (never "median" over p1 values): "p1",
+    "median", or "p1 | median" where the side's cells differ (each row's is in the json and csv)."""
+    names = list(dict.fromkeys(r[f"estimator_{side}"] for r in rows if r.get(f"estimator_{side}")))
+    return " | ".join(sorted(names)) or "time"
+
+
+def columns(doc: dict) -> list[Column]:
+    """The table's columns, the time columns named by the estimator they show ("p1 A", "median B")."""
+    rows = doc["rows"]
+    return [Column("op", LEFT), Column("params", LEFT), Column("engine", LEFT), Column("target", LEFT),
+            Column(f"{estimator_word(rows, 'a')} A"), Column(f"{estimator_word(rows, 'b')} B"),
+            Column("change", unit="%"), Column("p"), Column("verdict", LEFT, styled=True)]
 
 
 def diff_table(doc: dict) -> Table:
     """A row per cell pair (styled by its kind: regression, improvement, …); why a pair was not
     compared in the notes."""
-    table = Table(f"run {doc['a']['id']} → run {doc['b']['id']}", COLUMNS)
+    table = Table(f"run {doc['a']['id']} → run {doc['b']['id']}", columns(doc))
     for r in doc["rows"]:
         table.add([r["op"], " ".join(f"{k}={v}" for k, v in r["params"].items()), r["engine"], r["target"],
-                   *fmt_times(r["median_a_s"], r["median_b_s"]), fmt_change(r["change"]), fmt_p(r["p"]),
+                   *fmt_times(r["estimate_a_s"], r["estimate_b_s"]), fmt_change(r["change"]), fmt_p(r["p"]),
                    r["verdict"]], style=r["kind"])
     table.notes = [f"{r['op']} {r['engine']}: {r['verdict']} — {r['detail']}" for r in doc["rows"] if r.get("detail")]
     return table
 
 
 CSV_FIELDS = ["run_a", "run_b", "op", "params", "engine", "target", "place_a", "place_b", "status_a", "status_b", "n_a", "n_b",
-              "median_a_s", "median_b_s", "change", "u", "p", "method", "verdict", "kind"]
+              "estimate_a_s", "estimate_b_s", "estimator_a", "estimator_b", "change", "u", "p", "method", "verdict", "kind"]
 
 
 def csv_table(doc: dict) -> Table:

@@ -50,7 +50,15 @@ CELL_COLUMNS: list[tuple[str, str, str, str]] = [
     ("k", "int64", "ops", "operations per timed sample (batch size)"),
     ("single_shot", "bool", "", "true when every sample is one operation (k = 1 by design)"),
     ("halved", "bool", "", "true for both-sides protocols whose timings were halved"),
-    ("median_s", "float64", "s", "median time per operation"),
+    # the printed number: what `show`, `report`, `diff` and the layouts print (Result.reported_time)
+    ("estimate_s", "float64", "s", "the time per operation the tables print: the estimator's value (p1 of a host "
+                                   "run sampled in rounds, else the median)"),
+    ("estimator", "string", "", "which estimator estimate_s is: p1 | median | … (estimate.py)"),
+    ("estimate_lo_s", "float64", "s", "lower end of the printed 95 % repeat interval of estimate_s"),
+    ("estimate_hi_s", "float64", "s", "upper end of the printed 95 % repeat interval of estimate_s"),
+    # the sample distribution
+    ("median_s", "float64", "s", "median time per operation (the samples' median; not what the tables print "
+                                 "where estimator is not median)"),
     ("mean_s", "float64", "s", "mean time per operation"),
     ("stdev_s", "float64", "s", "standard deviation of the per-operation time"),
     ("rsd_pct", "float64", "%", "relative standard deviation (stdev / mean × 100)"),
@@ -62,8 +70,8 @@ CELL_COLUMNS: list[tuple[str, str, str, str]] = [
     ("outliers", "int64", "samples", "samples outside the Tukey fences (kept, counted)"),
     ("flags", "string", "", "quality flags, space-separated (high-rsd, near-timer-resolution, few-samples, "
                             "outliers); null when none"),
-    ("ops_per_s", "float64", "op/s", "1 / median_s"),
-    ("throughput_bytes_per_s", "float64", "B/s", "payload bytes / median_s (payload operations only)"),
+    ("ops_per_s", "float64", "op/s", "1 / estimate_s"),
+    ("throughput_bytes_per_s", "float64", "B/s", "payload bytes / estimate_s (payload operations only)"),
     ("throughput_kb_per_s", "float64", "kB/s", "throughput in 1000-byte kilobytes per second"),
     ("throughput_kib_per_s", "float64", "KiB/s", "throughput in 1024-byte kibibytes per second"),
     # cycles
@@ -316,8 +324,11 @@ def _params_fields(cell: Cell) -> dict:
 def _result_fields(r: Result) -> dict:
     """The time, cycle and microcontroller-resource columns of a result."""
     t, cyc, code = r.time_s, r.cycles, r.code_size
+    shown = r.reported_time() or (None, (None, None), None)
     return {
         "n": r.n, "k": r.k, "single_shot": r.get("single_shot"), "halved": r.get("halved"),
+        "estimate_s": shown[0], "estimator": shown[2], "estimate_lo_s": _at(shown[1], 0),
+        "estimate_hi_s": _at(shown[1], 1),
         "median_s": t.get("median"), "mean_s": t.get("mean"), "stdev_s": t.get("stdev"),
         "rsd_pct": t.get("rsd_pct"), "min_s": t.get("min"), "max_s": t.get("max"),
         "ci95_lo_s": _at(t.get("ci95"), 0), "ci95_hi_s": _at(t.get("ci95"), 1),

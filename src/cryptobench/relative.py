@@ -23,8 +23,9 @@ SCHEMA_NOTE = "engine / baseline (ratio of the printed times, 95 % repeat interv
 
 
 def direction_text(baseline: str) -> str:
-    return (f"×r = r times the median time (energy) of {baseline}: above 1 slower (more energy), "
-            f"below 1 faster (less); ratio of medians, engine / {baseline}, 95 % bootstrap interval "
+    return (f"×r = r times the printed time (energy) of {baseline}: above 1 slower (more energy), "
+            f"below 1 faster (less); ratio of the printed times (the estimator the tables print: p1 for a host run "
+            f"sampled in rounds, else the median; energy: medians), engine / {baseline}, 95 % interval (time: repeat; energy: bootstrap) "
             "(as the ZHAW IoT study's figure 2: devices relative to the on-chip engine)")
 
 

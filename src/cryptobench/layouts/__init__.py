@@ -44,7 +44,24 @@ def layout_tables(run: Run, name: str) -> list[Table]:
     if name == "default":
         from ..report.tables import build_tables
         return build_tables(run)
-    return LAYOUTS[name](run)
+    tables = LAYOUTS[name](run)
+    if tables and name in PRINTED_TIME:
+        tables[0].notes.append(estimator_note(run))
+    return tables
+
+
+# the layouts whose times (and the rates and cycles from them) are the printed estimate
+# (Result.reported_time); zhaw prints the median, as the paper does, and its titles say so
+PRINTED_TIME = ("ti", "nxp", "cifra", "pisa")
+
+
+def estimator_note(run: Run) -> str:
+    """One line naming the estimator the layout's times are: "1st percentile (p1)" or "median"."""
+    from ..report.tables import ESTIMATOR_TEXT
+    names = sorted({c.reported_time()[2] for c in run.cells if c.ok and c.result and c.reported_time()})
+    what = " / ".join(ESTIMATOR_TEXT.get(e, e) for e in names) or "median"
+    return (f"times (and the rates and cycles computed from them): the {what} of the repetitions, the number "
+            "`show` prints and `export` gives as estimate_s (docs/statistics.md)")
 
 
 def _preface(run: Run, name: str, relative_to: str | None) -> tuple[list[str], list[str], list[Table]]:

@@ -53,6 +53,9 @@ SOURCE_FIELDS = ("id", "engine_kind", "engine", "device", "clock_hz", "compiler"
                  "target_kind", "cpu", "cores", "improvement_over")
 
 
+RATIO_CONVENTIONS = ("improvement", "over-baseline")
+
+
 class ReferenceError(UsageError):
     """A malformed reference file: names the file, the row and the field."""
 
@@ -118,6 +121,10 @@ class Reference:
     path: Path
     sources: dict[str, Source]
     rows: list[Row]
+    # how the study states a source against the one it names (improvement_over): "improvement"
+    # (t_over / t_source, TI's eq. 1: above 1 faster) or "over-baseline" (t_source / t_over, the
+    # ZHAW study's figure 2: above 1 slower); compare prints both sides the study's way
+    ratio: str = "improvement"
 
 
 class _Where:
@@ -169,7 +176,8 @@ def load_reference(ref: str | Path) -> Reference:
         rows.append(row)
     if not rows:
         _fail(path, "[[row]]", "no rows")
-    return Reference(head["name"], head["title"], head["document"], head["seed"], path, sources, rows)
+    return Reference(head["name"], head["title"], head["document"], head["seed"], path, sources, rows,
+                     head.get("ratio", "improvement"))
 
 
 def _entries(path: Path, doc: dict, name: str) -> list[dict]:
@@ -200,6 +208,9 @@ def _header(path: Path, doc: dict, line: int) -> dict:
     for key in ("name", "title", "document", "seed"):
         if not isinstance(head.get(key), str) or not head[key]:
             _fail(path, "[reference]", f"field '{key}': expected a non-empty string", line)
+    if head.get("ratio", "improvement") not in RATIO_CONVENTIONS:
+        _fail(path, "[reference]", f"field 'ratio': expected one of {', '.join(RATIO_CONVENTIONS)}, "
+              f"got {head['ratio']!r}", line)
     return head
 
 

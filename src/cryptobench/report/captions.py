@@ -168,3 +168,13 @@ def n_text(ns: list, ks: list | None = None, what: str = "samples") -> str:
 def provenance_text(provs) -> str:
     provs = sorted(set(provs))
     return "provenance: " + (", ".join(provs) if provs else "measured")
+
+
+ESTIMATOR_WORDS = {"p1": "1st percentile (p1)", "median": "median"}
+
+
+def estimator_words(run: Run) -> str:
+    """The estimator(s) the run's printed times are (Result.reported_time), in words: a caption
+    names the number it shows, never "median" over p1 values."""
+    names = sorted({t[2] for t in (c.reported_time() for c in run.cells if c.ok and c.result) if t})
+    return " / ".join(ESTIMATOR_WORDS.get(n, n) for n in names) or "median"

@@ -479,7 +479,7 @@ def render_markdown(run: Run, relative_to: str | None = None, only_relative: boo
 # prints, by the same names and with the same values: a row per cell, energy columns where a cell
 # has an energy figure, scaling columns in a --parallel run
 CSV_COLUMNS = ["run_id", "op", "params_json", "engine", "target", "provenance", "status", "kat", "n", "k",
-               "median_s", "mean_s", "stdev_s", "rsd_pct", "min_s", "max_s", "ci95_lo_s", "ci95_hi_s",
+               "estimate_s", "estimator", "estimate_lo_s", "estimate_hi_s", "median_s", "mean_s", "stdev_s", "rsd_pct", "min_s", "max_s", "ci95_lo_s", "ci95_hi_s",
                "ops_per_s", "throughput_bytes_per_s", "throughput_kb_per_s", "throughput_kib_per_s",
                "cycles_per_op", "cycles_per_byte", "outliers", "flags", "detail"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ...records import Run
-from ..captions import n_text, provenance_text, runs_caption
+from ..captions import estimator_words, n_text, provenance_text, runs_caption
 from ..series import engine_color, fmt_len, op_title, params_full, params_short
 from .heatmap import baseline_runs, relative_view
 from .style import (LABEL_PT, SMALL_PT, TITLE_PT, WIDTH, Figure, axes_text, len3, new_figure, run_suffix,
@@ -236,7 +236,7 @@ def drawn(verdict: dict | None) -> bool:
 def _crossover_caption(run: Run, baseline: str, why: str, g: dict, energy: bool, scales: tuple,
                        provs: list[str]) -> str:
     ns = [c.result.n for c in run.cells if c.op == g["op"] and c.ok and c.result is not None]
-    cap = [f"Ratio of median times engine / {baseline} of {op_title(g['op'])} (parameters: {params_full(g['fixed'])}) "
+    cap = [f"Ratio of the printed times ({estimator_words(run)}) engine / {baseline} of {op_title(g['op'])} (parameters: {params_full(g['fixed'])}) "
            "against the payload length (measured), one line per engine; shaded bands: 95 % bootstrap interval of "
            f"the ratio; below the line at 1 the engine is faster than {baseline}."
            + (" Right: the same for the energy per operation." if energy else ""),

@@ -1,4 +1,4 @@
-"""The relative heat-map: engine / baseline ratio of medians per operation and parameters, log colour
+"""The relative heat-map: engine / baseline ratio of the printed times (energy: medians) per operation and parameters, log colour
 centred at 1 (the ZHAW IoT study, figure 2); and the baseline a run's relative figures use."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import math
 
 from ...relative import WORDS, fmt_ratio, relative, run_engines
-from ..captions import n_text, provenance_text, runs_caption
+from ..captions import estimator_words, n_text, provenance_text, runs_caption
 from ..series import op_title, param_text
 from .style import (LABEL_PT, TICK_PT, TITLE_PT, WIDTH, Figure, luminance, new_figure, run_suffix, tag,
                     unique_id)
@@ -190,7 +190,9 @@ def _heat_caption(run: Run, baseline: str, why: str, metric: str, lim: int, cis:
     noun = "time" if metric == "time" else "energy"
     results = [c.result for c in run.cells if c.ok and c.result is not None]
     ns, ks = [r.n for r in results], [r.k for r in results]
-    cap = [f"Ratio of medians, engine / {baseline}, of the {noun} per operation, per operation and parameters "
+    est = estimator_words(run)
+    what = f"Ratio of the printed times (each engine's {est})" if metric == "time" else "Ratio of medians"
+    cap = [f"{what}, engine / {baseline}, of the {noun} per operation, per operation and parameters "
            f"(rows) and engine (columns), as the ZHAW IoT study's figure 2 divides the secure elements by the on-chip "
            f"engine: above 1 (red) the engine takes {'longer' if metric == 'time' else 'more energy'} than "
            f"{baseline}, below 1 (blue) {'less time' if metric == 'time' else 'less'}. Colour on a log scale centred "
@@ -207,7 +209,7 @@ def _heat_caption(run: Run, baseline: str, why: str, metric: str, lim: int, cis:
     if metric == "time":
         nt = n_text(ns, ks)
         if nt:
-            cap.append(nt + " (each cell a ratio of two medians).")
+            cap.append(nt + f" (each cell a ratio of two {est} times).")
     cap.append(provenance_text(provs).capitalize() + ".")
     cap.append(runs_caption([run], [run.id]))
     return " ".join(cap)
