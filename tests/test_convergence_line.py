@@ -82,3 +82,36 @@ def test_a_stored_converged_stop_that_the_flags_contradict_is_not_repeated():
     assert conv.short > 0
     line = sampling_line(run.conditions.sampling, conv)
     assert "stopped: at a convergence check" in line and "within" not in line
+
+
+def _flagged_run(flags: list[list[str]], tau: float, levels: list[float]) -> Run:
+    """A stored adaptive run whose cells carry the given flags (no samples needed: the lines read flags)."""
+    est = {"estimator": "p1", "value": 1e-6, "ci95": [0.9e-6, 1.1e-6], "blocks": 40}
+    cells = [Cell(op="sha256", params=Params(bytes=64 + i), engine="e", status=OK, kat="pass", detail=None,
+                  result=Result({"flags": f, "estimate": est, "time_s": {"rsd_pct": 3.0}}), seq=i)
+             for i, f in enumerate(flags)]
+    sampling = {"stop": "time budget after 200 rounds", "rounds": 200, "precision": 0.01, "budget_s": 90.0,
+                "machine_tau_log": tau, "machine_levels_log": levels}
+    return Run(id=1, created="t", finished=None, status="complete", suite=None,
+               plan=Plan(options=Options(budget_s=90.0, precision=0.01)), conditions=Conditions({"sampling": sampling}),
+               cells=cells)
+
+
+def test_drift_on_an_idle_machine_is_named_as_drift_and_nothing_alarming_is_said():
+    """The quiet Xeon of issue 31: every cell short of ±1 % because the machine's speed drifted
+    (τ 2.1 %), 10 of 107 cells with outliers: no "noisy machine", no "more time"."""
+    flags = [["not-converged", "outliers"] if i < 10 else ["not-converged"] for i in range(107)]
+    lines = summary_lines(_flagged_run(flags, 0.021, [-0.0126, 0.0265, 0.0106, 0.0361]))
+    assert not any("noisy machine" in line or "stop other work" in line for line in lines)
+    [conv] = [line for line in lines if line.startswith("convergence:")]
+    assert "0 of 107 cells reached ±1 %" in conv and "drifted" in conv and "not noise" in conv
+    assert "--budget" not in conv and "can be met here" in conv
+    assert any(line.startswith("of 107 cells, 10 have many outlying samples") for line in lines)
+
+
+def test_noise_gets_more_time_and_a_noisy_machine_the_noisy_machine_advice():
+    flags = [["not-converged", "high-rsd"] if i % 2 else ["not-converged"] for i in range(20)]
+    lines = summary_lines(_flagged_run(flags, 0.002, [0.0, 0.002, -0.001, 0.001]))
+    [conv] = [line for line in lines if line.startswith("convergence:")]
+    assert "give the run more time (--budget 180)" in conv and "drifted" not in conv
+    assert sum("noisy machine: of 20 cells, 10 vary more than" in line for line in lines) == 1

@@ -8,7 +8,12 @@ interrupted), never a count of its own.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+from .estimate import Z95
+
+NOISY_SHARE = 0.25             # the noisy-machine advice only where at least this share of cells is flagged
 
 
 def converged(est, precision: float) -> bool:
@@ -63,3 +68,24 @@ def convergence_line(conv: Convergence) -> str:
     budget = f" in the {conv.budget_s:g} s budget" if conv.budget_s and conv.stop == "time budget" else ""
     return (f"convergence: {conv.within} of {conv.cells} cells reached {target}{budget}; "
             f"{conv.short} did not (not-converged)")
+
+
+def drift_floor(sampling: dict) -> float:
+    """The half-width (a fraction) that the machine's drift τ alone gives a cell's interval: no
+    budget narrows an interval below it, since more rounds do not make the machine steadier."""
+    tau = float(sampling.get("machine_tau_log") or 0.0)
+    return math.exp(Z95 * math.sqrt(2) * tau) - 1
+
+
+def convergence_advice(conv: Convergence, sampling: dict, more: str) -> str:
+    """What to do about cells short of the target: more time where noise kept them, a reachable
+    --precision where the machine's drift does (drift is the machine's speed changing over minutes,
+    frequency or temperature, and no sign of other work)."""
+    floor = drift_floor(sampling)
+    if floor <= conv.precision:
+        return f"for tighter intervals give the run {more}"
+    levels = [float(x) for x in sampling.get("machine_levels_log") or []]
+    spread = f"stretches of the run up to {100 * (math.exp(max(levels) - min(levels)) - 1):.1f} % apart, " if levels else ""
+    return (f"the machine's speed drifted over the run ({spread}τ {100 * float(sampling['machine_tau_log']):.1f} %: "
+            f"clock or temperature, not noise), which alone keeps every interval at ±{100 * floor:.1f} %; "
+            f"more time will not narrow that (no --precision below {math.ceil(1000 * floor) / 1000:g} can be met here)")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..convergence import convergence_line, convergence_of, stop_kind
+from ..convergence import NOISY_SHARE, convergence_advice, convergence_line, convergence_of, stop_kind
 from ..noise import noise_line
 from ..sampling import DEFAULT_BUDGET_S
 from ..printable import printable
@@ -52,20 +52,29 @@ def summary_lines(run: Run) -> list[str]:
     opts = run.plan.options
     more = f"more time (--budget {2 * (opts.budget_s or DEFAULT_BUDGET_S):g})"
     if conv is not None:
-        lines.append(convergence_line(conv) + (f": for tighter intervals give the run {more}" if conv.short else ""))
+        advice = convergence_advice(conv, run.conditions.sampling or {}, more) if conv.short else ""
+        lines.append(convergence_line(conv) + (f": {advice}" if advice else ""))
     counts = {f: sum(1 for r in ok if f in r.flags) for f in NOISE_FLAGS}
     if not any(counts.values()):
         return lines
+    if sum(1 for r in ok if any(f in r.flags for f in NOISE_FLAGS)) < NOISY_SHARE * len(ok):
+        # a few cells with slow spells are no sign of a noisy machine: said, without advice
+        return lines + [f"of {len(ok)} cells, " + ", ".join(_noise_said(run, counts)) + "; the printed estimates "
+                        "leave slow spells out (p1) or take their typical share (median)"]
+    parts = ", ".join(_noise_said(run, counts))
+    return lines + [
+        f"noisy machine: of {len(ok)} cells, {parts}. The printed estimates are robust to this and their intervals "
+        f"honest (`--format json`: estimate.ci95); for tighter ones give the run {more}, stop other work on the "
+        "machine, or run on an idle one (docs/statistics.md)"]
+
+
+def _noise_said(run: Run, counts: dict) -> list[str]:
     nf = run.conditions.noise_floor
     floor = nf.get("judged_rsd_pct", nf.get("rsd_pct"))     # the larger of the loop's and the typical cell's
     said = {"high-rsd": f"{counts['high-rsd']} vary more than " + (f"twice the machine's noise ({floor:.1f} %) and 5 %"
                                                                    if floor else "5 %") + " (high-rsd)",
             "outliers": f"{counts['outliers']} have many outlying samples (outliers)"}
-    parts = ", ".join(said[f] for f in NOISE_FLAGS if counts[f])
-    return lines + [
-        f"noisy machine: of {len(ok)} cells, {parts}. The printed estimates are robust to this and their intervals "
-        f"honest (`--format json`: estimate.ci95); for tighter ones give the run {more}, stop other work on the "
-        "machine, or run on an idle one (docs/statistics.md)"]
+    return [said[f] for f in NOISE_FLAGS if counts[f]]
 
 
 def _energy_notes(who: str, energy: Energy | None) -> list[str]:
