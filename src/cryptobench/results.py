@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .catalog import OPS
+from .convergence import converged
 from .estimate import estimate, point, ratio_interval
 from .records import Cell, Run, cell_key
 from .stats import HIGH_RSD_PCT, flags_for, ratio_ci, summarize
@@ -46,7 +47,7 @@ def derive(op_id: str, params: dict, samples: list, hello: dict, single: bool, s
             flags.remove("few-samples")      # the printed interval is the blocks', not the samples' median's
         if not est.enough_blocks:
             flags.append("few-samples")
-        if precision is not None and est.half_width > precision:
+        if precision is not None and not converged(est, precision):     # the sampler's own rule
             flags.append("not-converged")
         if est.layout:
             flags.append("layout")

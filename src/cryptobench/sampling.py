@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .convergence import converged
 from .envnumbers import EnvNumber
 from .errors import HarnessError
 from .estimate import BLOCK_S, Estimate, estimate, machine_term
@@ -66,7 +67,9 @@ class CellSamples:
         return [ns / k / 1e9 / self.divisor for k, ns, _ in self.samples]
 
     def estimate(self, block_rounds: int, tau: float = 0.0) -> Estimate | None:
-        return estimate(self.per_op(), self.rounds, block_rounds, self.estimator, tau) if self.samples else None
+        # as results.derive computes it (processes included), so that the stop and the flags agree
+        return (estimate(self.per_op(), self.rounds, block_rounds, self.estimator, tau,
+                         processes=self.processes or None) if self.samples else None)
 
 
 def estimator_for(op_id: str, params: dict, engine: str, single: bool) -> str:
@@ -211,8 +214,9 @@ class RoundSampler:
         block_time = (now - start) / done * self.block_rounds
         if now + block_time > self.rule.deadline:
             self._update_converged(active)
-            self.stop_reason = (f"time budget: {len(self.converged)} of {len(active)} cells within "
-                                f"±{self.rule.precision * 100:g} % after {done} rounds")
+            # no count here: the run's one statement about convergence counts the cells' flags
+            # (convergence.convergence_line)
+            self.stop_reason = f"time budget after {done} rounds"
             return True
         if now - self.last_check < CHECK_S:
             return False
@@ -240,7 +244,7 @@ class RoundSampler:
         tau = self.tau()
         for c in active:
             est = c.estimate(self.block_rounds, tau)
-            if est is not None and est.enough_blocks and est.half_width <= self.rule.precision:
+            if converged(est, self.rule.precision):
                 self.converged.add(c.key)
 
     def _progress(self, start: float, now: float) -> Progress:

@@ -53,7 +53,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "foundation": ("__init__", "errors", "extras", "catalog", "conditions", "references", "store", "store_backends",
                    "store_location", "envnumbers",
                    "files", "processes", "periodic", "records", "printable", "quantity", "report.table"),
-    "statistics": ("stats", "estimate", "significance", "sampling", "noise", "results"),
+    "statistics": ("stats", "estimate", "significance", "sampling", "noise", "results", "convergence"),
     # Where numbers come from: engines and devices, and the energy traces instruments record.
     # lab: labgrid places and the leases that spread one run over them
     "targets": ("harness", "engines", "verify", "vector_check", "secure", "firmware", "sim",

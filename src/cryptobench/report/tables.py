@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ..convergence import NOISY_SHARE, convergence_advice, convergence_line, convergence_of, stop_kind
 from ..noise import noise_line
 from ..sampling import DEFAULT_BUDGET_S
 from ..printable import printable
@@ -33,6 +34,7 @@ def _cell_text(cell: Cell | None, scale: float) -> tuple[str, str]:
 # flags summed up in one line of advice per run (summary_lines) rather than a note per cell: on a
 # shared machine they mark most cells, and the advice is the same for each
 SUMMARIZED_FLAGS = ("high-rsd", "not-converged", "outliers")
+NOISE_FLAGS = ("high-rsd", "outliers")         # what the noisy-machine advice counts (not-converged: convergence_line)
 
 
 def noted_flags(flags: list[str]) -> list[str]:
@@ -41,27 +43,38 @@ def noted_flags(flags: list[str]) -> list[str]:
 
 
 def summary_lines(run: Run) -> list[str]:
-    """Under the tables: what no table shows (unsupported_lines), and one line of advice when
-    cells carry the summarized flags, naming how many carry each."""
+    """Under the tables: what no table shows (unsupported_lines), the run's one statement about
+    convergence (convergence.py, counted from the cells' flags), and one line of advice when cells
+    carry the flags of a noisy machine, naming how many carry each."""
     ok = [c.result for c in run.cells if c.ok and c.result]
-    counts = {f: sum(1 for r in ok if f in r.flags) for f in SUMMARIZED_FLAGS}
-    if not any(counts.values()):
-        return unsupported_lines(run)
-    nf = run.conditions.noise_floor
-    floor = nf.get("judged_rsd_pct", nf.get("rsd_pct"))     # the larger of the loop's and the typical cell's
+    conv = convergence_of(run)
+    lines = unsupported_lines(run)
     opts = run.plan.options
-    target = f"±{opts.precision * 100:g} %" if opts.precision else "the target precision"
-    budget = f"{opts.budget_s:g} s" if opts.budget_s else "the budget"
-    said = {"high-rsd": f"{counts['high-rsd']} vary more than " + (f"twice the machine's noise ({floor:.1f} %) and 5 %"
-                                                                   if floor else "5 %") + " (high-rsd)",
-            "outliers": f"{counts['outliers']} have many outlying samples (outliers)",
-            "not-converged": f"{counts['not-converged']} did not reach {target} in {budget} (not-converged)"}
-    parts = ", ".join(said[f] for f in SUMMARIZED_FLAGS if counts[f])
     more = f"more time (--budget {2 * (opts.budget_s or DEFAULT_BUDGET_S):g})"
-    return unsupported_lines(run) + [
+    if conv is not None:
+        advice = convergence_advice(conv, run.conditions.sampling or {}, more) if conv.short else ""
+        lines.append(convergence_line(conv) + (f": {advice}" if advice else ""))
+    counts = {f: sum(1 for r in ok if f in r.flags) for f in NOISE_FLAGS}
+    if not any(counts.values()):
+        return lines
+    if sum(1 for r in ok if any(f in r.flags for f in NOISE_FLAGS)) < NOISY_SHARE * len(ok):
+        # a few cells with slow spells are no sign of a noisy machine: said, without advice
+        return lines + [f"of {len(ok)} cells, " + ", ".join(_noise_said(run, counts)) + "; the printed estimates "
+                        "leave slow spells out (p1) or take their typical share (median)"]
+    parts = ", ".join(_noise_said(run, counts))
+    return lines + [
         f"noisy machine: of {len(ok)} cells, {parts}. The printed estimates are robust to this and their intervals "
         f"honest (`--format json`: estimate.ci95); for tighter ones give the run {more}, stop other work on the "
         "machine, or run on an idle one (docs/statistics.md)"]
+
+
+def _noise_said(run: Run, counts: dict) -> list[str]:
+    nf = run.conditions.noise_floor
+    floor = nf.get("judged_rsd_pct", nf.get("rsd_pct"))     # the larger of the loop's and the typical cell's
+    said = {"high-rsd": f"{counts['high-rsd']} vary more than " + (f"twice the machine's noise ({floor:.1f} %) and 5 %"
+                                                                   if floor else "5 %") + " (high-rsd)",
+            "outliers": f"{counts['outliers']} have many outlying samples (outliers)"}
+    return [said[f] for f in NOISE_FLAGS if counts[f]]
 
 
 def _energy_notes(who: str, energy: Energy | None) -> list[str]:
@@ -389,7 +402,7 @@ def _sampling_lines(run: Run, impr_legend: bool) -> list[str]:
     lines = []
     sampling = run.conditions.sampling
     if sampling:
-        lines.append(sampling_line(sampling))
+        lines.append(sampling_line(sampling, convergence_of(run)))
     estimators = sorted({c.reported_time()[2] for c in run.cells if c.ok and c.result})
     what = " / ".join(ESTIMATOR_TEXT.get(e, e) for e in estimators) or "median"
     if impr_legend:
@@ -425,7 +438,20 @@ def _durations_text(what: str) -> str:
             "* = flagged, see notes.")
 
 
-def sampling_line(sampling: dict) -> str:
+STOP_TEXT = {"converged": "every cell within the target precision", "time budget": "the time budget ran out"}
+
+
+def stop_text(sampling: dict, conv) -> str:
+    """Why the run stopped, without a count of its own (convergence_line counts the flags); a
+    stored "converged" that the flags contradict (runs stored before one rule decided both) is
+    said as the check it was."""
+    kind = stop_kind(sampling.get("stop"))
+    if kind == "converged" and conv is not None and conv.short:
+        return "at a convergence check"
+    return STOP_TEXT.get(kind, kind)
+
+
+def sampling_line(sampling: dict, conv=None) -> str:
     """How the run sampled: rounds, blocks, processes, why it stopped."""
     procs = sampling.get("processes") or {}
     nproc = sorted(set(procs.values()))
@@ -433,7 +459,7 @@ def sampling_line(sampling: dict) -> str:
             f"once per round in a shuffled order (seed {sampling.get('seed')}), {sampling.get('per_visit')} batches "
             f"per visit; blocks of {sampling.get('block_rounds')} rounds (≈ {sampling.get('block_s', 0):g} s)"
             + (f"; {'/'.join(map(str, nproc))} harness processes per engine" if nproc else "")
-            + f"; stopped: {sampling.get('stop') or 'interrupted'}. Intervals are 95 % repeat intervals: "
+            + f"; stopped: {stop_text(sampling, conv)}. Intervals are 95 % repeat intervals: "
             "where a rerun's value lands 95 % of the time")
 
 
