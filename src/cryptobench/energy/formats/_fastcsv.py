@@ -61,7 +61,7 @@ class FastCsvTable(CsvTable):
             return
         next_line = self.header_line + 1
         for data, n_lines, offset in self._byte_blocks():
-            if _CR in data and data.count(_CR) != data.count(b"\r\n"):
+            if data.has(_CR) and data.count(_CR) != data.count(b"\r\n"):
                 yield from self._slow_from(offset, next_line)
                 return
             block = self._fast(data, n_lines, next_line)
@@ -92,45 +92,45 @@ class FastCsvTable(CsvTable):
         yield from CsvTable.blocks(self)
 
     def _byte_blocks(self):
-        """(bytes, lines, byte offset) of consecutive blocks of block_rows lines (the last may be
-        shorter, and may end without a line terminator)."""
-        rows, buf, offset, eof = self.block_rows, bytearray(), self.raw.tell(), False
-        count = 0
+        """(Span, lines, byte offset) of consecutive blocks of block_rows lines (the last may be
+        shorter, and may end without a line terminator). Reads grow with what is held, so a file
+        with very long lines is read in linear time."""
+        rows, offset, buf, avg = self.block_rows, self.raw.tell(), b"", 32.0
         while True:
-            while count < rows and not eof:
-                data = self.raw.read(max(READ_BYTES, len(buf) // 2))
-                eof = not data
-                buf += data
-                count += data.count(_NL)
-            ends = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 10) if buf else np.empty(0, np.int64)
-            start, k = 0, 0
-            while len(ends) - k >= rows:
-                end = int(ends[k + rows - 1]) + 1
-                yield bytes(buf[start:end]), rows, offset + start
-                start, k = end, k + rows
+            data = self.raw.read(max(READ_BYTES, len(buf), int(rows * avg * 1.5)))
+            eof = not data
+            buf = buf + data if buf else data       # the unfinished block's bytes, then the new ones
+            start = 0
+            while True:
+                end = _after_lines(buf, start, rows, avg)
+                if end < 0:
+                    break
+                avg = (end - start) / rows
+                yield Span(buf, start, end), rows, offset + start
+                start = end
             if eof:
                 if start < len(buf):
-                    rest = bytes(buf[start:])
-                    self.ended_without_newline = not rest.endswith(_NL)
-                    yield rest, len(ends) - k + (0 if rest.endswith(_NL) else 1), offset + start
+                    unterminated = not buf.endswith(_NL)
+                    self.ended_without_newline = unterminated
+                    yield Span(buf, start, len(buf)), buf.count(_NL, start) + unterminated, offset + start
                 return
-            del buf[:start]
-            offset, count = offset + start, len(ends) - k
+            buf, offset = buf[start:], offset + start
 
-    def _fast(self, data: bytes, n_lines: int, first: int):
+    def _fast(self, data: "Span", n_lines: int, first: int):
         """A FastBlock of the block's rows, or None when the block is not plain (see the module's doc)."""
         want = len(self.columns) - 1
-        if (data.count(self.delimiter.encode()) != want * n_lines or _QUOTE in data or b" " in data
-                or b"\t" in data or data.startswith(_NL) or b"\n\n" in data or b"\n\r\n" in data
-                or data.startswith(b"\r\n")):
+        # an empty line needs no scan: pyarrow rejects it (a missing number, or too few columns);
+        # a byte-order mark at a block's start it would skip, where the line reader finds a bad cell
+        if (data.count(self.delimiter.encode()) != want * n_lines or data.has(_QUOTE) or data.has(b" ")
+                or data.has(b"\t") or data.startswith(b"\xef\xbb\xbf")):
             return None
         names = [f"c{i}" for i in range(len(self.columns))]
         types = {names[c]: pa.float64() for c in self.numeric}
         types.update({names[c]: pa.string() for c in self.text})
         try:
             table = pacsv.read_csv(
-                pa.py_buffer(data),
-                read_options=pacsv.ReadOptions(column_names=names, block_size=max(len(data), 1 << 20)),
+                pa.py_buffer(data.view()),
+                read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 20),
                 parse_options=pacsv.ParseOptions(delimiter=self.delimiter, quote_char=False, escape_char=False,
                                                  newlines_in_values=False, ignore_empty_lines=False),
                 convert_options=pacsv.ConvertOptions(column_types=types, include_columns=list(types),
@@ -147,16 +147,60 @@ def types_of(table: FastCsvTable) -> list[int]:
     return sorted(set(table.numeric) | set(table.text))
 
 
-def _text_lines(data: bytes) -> list[str]:
+class Span:
+    """Bytes start:end of a read buffer, without copying them."""
+
+    def __init__(self, buf: bytes, start: int, end: int):
+        self.buf, self.start, self.end = buf, start, end
+
+    def count(self, sub: bytes) -> int:
+        return self.buf.count(sub, self.start, self.end)
+
+    def has(self, sub: bytes) -> bool:
+        return self.buf.find(sub, self.start, self.end) >= 0
+
+    def startswith(self, sub: bytes) -> bool:
+        return self.buf.startswith(sub, self.start, self.end)
+
+    def view(self) -> memoryview:
+        return memoryview(self.buf)[self.start:self.end]
+
+
+def _after_lines(buf: bytes, start: int, n: int, avg: float) -> int:
+    """The offset just after the n-th line end from `start`, or -1 when buf holds fewer: counted up
+    to a guess (n lines of `avg` bytes), then corrected line by line, or by numpy when far off."""
+    guess = min(len(buf), start + int(n * avg))
+    c = buf.count(_NL, start, guess)
+    if c >= n and c - n <= 64:
+        p = guess
+        for _ in range(c - n + 1):
+            p = buf.rfind(_NL, start, p)
+        return p + 1
+    if c < n and n - c <= 64:
+        p = guess
+        for _ in range(n - c):
+            p = buf.find(_NL, p)
+            if p < 0:
+                return -1
+            p += 1
+        return p
+    lo, hi = (start, guess) if c >= n else (guess, len(buf))
+    ends = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo) == 10)
+    k = n - 1 if c >= n else n - c - 1
+    return lo + int(ends[k]) + 1 if k < len(ends) else -1
+
+
+def _text_lines(data: Span) -> list[str]:
     """The block's lines as text mode reads them (UTF-8, bad bytes replaced, universal line ends)."""
-    return list(io.StringIO(data.decode("utf-8", errors="replace"), newline=None))
+    text = data.buf[data.start:data.end].decode("utf-8", errors="replace")
+    return list(io.StringIO(text, newline=None))
 
 
 class FastBlock:
     """A block parsed by pyarrow: consecutive lines from `first_line`, the CsvBlock interface; anything
     it does not accept at once goes to the CsvBlock of the same lines (the same answer or error)."""
 
-    def __init__(self, table: FastCsvTable, data: bytes, first_line: int, n: int, columns: dict):
+    def __init__(self, table: FastCsvTable, data: Span, first_line: int, n: int, columns: dict):
         self.table, self.data, self.first_line, self.n, self.columns = table, data, first_line, n, columns
         self._slow = None
 
@@ -177,7 +221,11 @@ class FastBlock:
     def floats(self, cols: list[int]) -> np.ndarray:
         values = np.empty((self.n, len(cols)), dtype=np.float64)
         for j, c in enumerate(cols):
-            values[:, j] = self.columns[c].to_numpy()
+            row = 0
+            for part in self.columns[c].chunks:     # the value buffers themselves: to_numpy imports pandas
+                values[row:row + len(part), j] = np.frombuffer(part.buffers()[1], dtype=np.float64,
+                                                               count=len(part), offset=part.offset * 8)
+                row += len(part)
         with np.errstate(invalid="ignore", over="ignore"):
             finite = np.isfinite(np.add.reduce(values, axis=None))
         if not finite and not np.isfinite(values).all():
