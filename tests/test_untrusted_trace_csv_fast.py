@@ -3,6 +3,8 @@ line-by-line reader gives: the same samples, line numbers, notes and warnings fo
 same file:line error for every spoilt one, wherever in a block the spoilt line falls."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -129,3 +131,23 @@ def test_the_fast_path_reads_plain_blocks(tmp_path, monkeypatch):
     info, chunks = open_trace(path, "generic-csv", chunk_samples=64, **GENERIC)
     got = np.concatenate([c.current for c in chunks])
     assert len(got) == 500 and seen and all(isinstance(b, _fastcsv.FastBlock) for b in seen)
+
+
+CORPUS = Path(__file__).parent / "hostile" / "traces"
+CORPUS_OPTIONS = {"generic-csv": GENERIC, "ppk2": {}, "n6705-csv": {"marker_column": "Volt avg 2"}}
+
+
+@pytest.mark.parametrize("case", sorted(f"{fmt}/{p.name}" for fmt in CORPUS_OPTIONS
+                                        for p in (CORPUS / fmt).iterdir()))
+def test_the_hostile_corpus_reads_the_same(monkeypatch, case):
+    fmt = case.split("/")[0]
+    path = CORPUS / case
+
+    def read(fast):
+        monkeypatch.setattr(_fastcsv, "pa", _fastcsv.pa if fast else None)
+        try:
+            info, chunks = open_trace(path, fmt, **CORPUS_OPTIONS[fmt])
+            return [(c.current.tolist(), c.line0, c.warnings) for c in chunks], info.notes
+        except TraceError as exc:
+            return str(exc)
+    assert read(True) == read(False)

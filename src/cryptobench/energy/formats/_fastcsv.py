@@ -4,8 +4,9 @@ blocks and every error names the same line.
 
 The file is read as bytes, cut at line ends into blocks of `block_rows` lines, and a block goes to
 pyarrow only when cheap byte checks say it is plain: every line has the expected number of
-delimiters, and there are no quotes, blanks (spaces, tabs), empty lines or lone CR line ends. pyarrow
-parses the wanted columns with explicit types and no null spellings; a block it rejects, or one with
+delimiters, and there are no quotes, blanks (spaces, tabs), lone CR line ends or a byte-order mark
+at its start. pyarrow parses the wanted columns with explicit types and no null spellings (an empty
+line or cell is an error to it); a block it rejects, or one with
 a value that is not finite, or text cells that are not plain ASCII of one length, is handed to the
 line-by-line reader (CsvTable.block), which accepts what it always accepted and raises the TraceError
 it always raised. A lone CR (old Mac line ends, which text mode reads as line breaks) switches the
