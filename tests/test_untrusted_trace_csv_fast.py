@@ -93,6 +93,22 @@ def test_a_spoilt_row_reads_the_same(tmp_path, monkeypatch, fmt, spoil, at):
     _same(tmp_path, monkeypatch, fmt, lines)
 
 
+@pytest.mark.parametrize("spoil", [None, "nan", "bad cell", "too many", "blank padded", "empty lines"])
+@pytest.mark.parametrize("at", [0, 36, 37, 199])
+def test_a_tab_delimited_file_reads_the_same(tmp_path, monkeypatch, spoil, at):
+    lines = [line.replace(",", "\t") for line in _generic()]
+    if spoil == "empty lines":
+        lines.insert(1 + at, "")
+    elif spoil:
+        lines[1 + at] = "\t".join(SPOILS[spoil](lines[1 + at].split("\t")))
+    path = tmp_path / "t.tsv"
+    path.write_text("\n".join(lines) + "\n")
+    opts = dict(GENERIC, delimiter="tab")
+    fast = _read(path, "generic-csv", opts, fast=True, monkeypatch=monkeypatch)
+    assert fast == _read(path, "generic-csv", opts, fast=False, monkeypatch=monkeypatch)
+    assert (fast[0] == "ok") == (spoil in (None, "blank padded", "empty lines"))
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("layout", ["plain", "crlf", "lone cr", "no final newline", "empty lines", "blank line",
                                     "two spoilt"])

@@ -39,7 +39,7 @@ def open_table(path, header_line: int, columns: list[str], delimiter: str, block
                numeric: list[int], text: list[int] = ()):
     """A table of the data rows below line `header_line`, whose blocks offer floats(cols in numeric)
     and strings(col in text): the fast reader when pyarrow is there, else CsvTable."""
-    if pa is None or delimiter in " \t\r\n\"":
+    if pa is None or delimiter in " \r\n\"":
         with open_text(path) as fh:
             for _ in range(header_line):
                 fh.readline()
@@ -123,7 +123,7 @@ class FastCsvTable(CsvTable):
         # an empty line needs no scan: pyarrow rejects it (a missing number, or too few columns);
         # a byte-order mark at a block's start it would skip, where the line reader finds a bad cell
         if (data.count(self.delimiter.encode()) != want * n_lines or data.has(_QUOTE) or data.has(b" ")
-                or data.has(b"\t") or data.startswith(b"\xef\xbb\xbf")):
+                or (self.delimiter != "\t" and data.has(b"\t")) or data.startswith(b"\xef\xbb\xbf")):
             return None
         names = [f"c{i}" for i in range(len(self.columns))]
         types = {names[c]: pa.float64() for c in self.numeric}
