@@ -167,3 +167,15 @@ def test_the_hostile_corpus_reads_the_same(monkeypatch, case):
         except TraceError as exc:
             return str(exc)
     assert read(True) == read(False)
+
+
+@pytest.mark.parametrize("delimiter", [";", "|", "µ", " "])
+def test_other_delimiters_read_the_same(tmp_path, monkeypatch, delimiter):
+    lines = [line.replace(",", delimiter) for line in _generic()]
+    lines[40] = lines[40].replace(delimiter, delimiter + "abc", 1)
+    path = tmp_path / "t.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    opts = dict(GENERIC, delimiter=delimiter)
+    fast = _read(path, "generic-csv", opts, fast=True, monkeypatch=monkeypatch)
+    assert fast == _read(path, "generic-csv", opts, fast=False, monkeypatch=monkeypatch)
+    assert fast[0] == "error" and ":line 41:" in fast[1]

@@ -39,7 +39,7 @@ def open_table(path, header_line: int, columns: list[str], delimiter: str, block
                numeric: list[int], text: list[int] = ()):
     """A table of the data rows below line `header_line`, whose blocks offer floats(cols in numeric)
     and strings(col in text): the fast reader when pyarrow is there, else CsvTable."""
-    if pa is None or delimiter in " \r\n\"":
+    if pa is None or delimiter in " \r\n\"" or not delimiter.isascii():     # pyarrow splits on one byte
         with open_text(path) as fh:
             for _ in range(header_line):
                 fh.readline()
@@ -137,8 +137,8 @@ class FastCsvTable(CsvTable):
                 convert_options=pacsv.ConvertOptions(column_types=types, include_columns=list(types),
                                                      null_values=[], true_values=[], false_values=[],
                                                      strings_can_be_null=False, quoted_strings_can_be_null=False))
-        except (pa.ArrowException, ValueError):
-            return None
+        except (pa.ArrowException, ValueError, TypeError, OverflowError):
+            return None                     # whatever pyarrow refuses, the line reader judges
         if table.num_rows != n_lines or any(col.null_count for col in table.columns):
             return None
         return FastBlock(self, data, first, n_lines, {c: table.column(names[c]) for c in types_of(self)})
