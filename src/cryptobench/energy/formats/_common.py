@@ -209,6 +209,10 @@ class CsvBlock:
                              f"{self.line_of(len(self) - 1)}), found cells numpy cannot read: "
                              f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
 
+    def digital(self, col: int) -> np.ndarray:
+        """Column `col` as digital marker states (digital_cells)."""
+        return digital_cells(self.strings(col))
+
     def _locate_bad_number(self, cols):
         t = self.table
         for i, line in enumerate(self.lines):
@@ -240,30 +244,34 @@ class CsvTable:
 
     def blocks(self):
         next_line = self.header_line + 1
-        want = len(self.columns) - 1
         while True:
             lines = list(islice(self.fh, self.block_rows))
             if not lines:
                 return
-            first = next_line
+            block = self.block(lines, next_line)
             next_line += len(lines)
-            if not lines[-1].endswith("\n"):
-                self.ended_without_newline = True
-            if "".join(lines).count(self.delimiter) == want * len(lines):
-                yield CsvBlock(self, lines, first)
+            if block is not None:
+                yield block
+
+    def block(self, lines: list[str], first: int) -> "CsvBlock | None":
+        """The CsvBlock of `lines` (the first is line `first`), None when all are empty; a TraceError
+        at the first line with the wrong number of fields."""
+        want = len(self.columns) - 1
+        if not lines[-1].endswith("\n"):
+            self.ended_without_newline = True
+        if "".join(lines).count(self.delimiter) == want * len(lines):
+            return CsvBlock(self, lines, first)
+        # slow path: find the bad line, or drop empty lines keeping the line numbers
+        kept, numbers = [], []
+        for i, line in enumerate(lines):
+            if not line.strip():
                 continue
-            # slow path: find the bad line, or drop empty lines keeping the line numbers
-            kept, numbers = [], []
-            for i, line in enumerate(lines):
-                if not line.strip():
-                    continue
-                n = line.count(self.delimiter)
-                if n != want:
-                    self.bad_fields(first + i, line, n + 1, is_last=(i == len(lines) - 1))
-                kept.append(line)
-                numbers.append(first + i)
-            if kept:
-                yield CsvBlock(self, kept, first, np.asarray(numbers, dtype=np.int64))
+            n = line.count(self.delimiter)
+            if n != want:
+                self.bad_fields(first + i, line, n + 1, is_last=(i == len(lines) - 1))
+            kept.append(line)
+            numbers.append(first + i)
+        return CsvBlock(self, kept, first, np.asarray(numbers, dtype=np.int64)) if kept else None
 
     def bad_fields(self, line_no: int, line: str, found: int, is_last: bool):
         hint = ""

@@ -18,9 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..trace import MARKER_X, Chunk, TraceError, TraceInfo
-from ._common import (DEFAULT_CSV_CHUNK, CsvTable, TimeOrder, check_file, check_text, chunk_size, digital_cells,
+from ._common import (DEFAULT_CSV_CHUNK, TimeOrder, check_file, check_text, chunk_size,
                       estimate_period, find_column, open_text, opt_float, opt_str, opt_supplies, peek_times,
                       read_header, split_header, uniform_or_times)
+from ._fastcsv import open_table
 
 NAME = "generic-csv"
 DESCRIPTION = "any CSV with a header row; columns mapped by options (current_col=…, time_col=… or sample_period=…)"
@@ -107,9 +108,8 @@ def _chunks(path, info, columns, col, extras, delimiter, kind, i_scale, v_scale,
     numeric = sorted(set(numeric))
     pos = {c: j for j, c in enumerate(numeric)}
     n_done, x_count, order = 0, 0, TimeOrder(path)
-    with open_text(path) as fh:
-        fh.readline()
-        table = CsvTable(path, fh, 1, columns, delimiter, rows)
+    text = [col["marker"]] if "marker" in col and kind == "digital" else []
+    with open_table(path, 1, columns, delimiter, rows, numeric, text) as table:
         for block in table.blocks():
             values = block.floats(numeric)
             chunk = Chunk(current=values[:, pos[col["current"]]] * i_scale)
@@ -126,7 +126,7 @@ def _chunks(path, info, columns, col, extras, delimiter, kind, i_scale, v_scale,
                 if kind == "analog":
                     chunk.marker_analog = values[:, pos[col["marker"]]]
                 else:
-                    chunk.marker = digital_cells(block.strings(col["marker"]))
+                    chunk.marker = block.digital(col["marker"])
                     x_count += int(np.count_nonzero(chunk.marker == MARKER_X))
             for name, c in extras:
                 chunk.extra[name] = values[:, pos[c]] * (i_scale if name.startswith("current.") else v_scale)

@@ -33,8 +33,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..trace import Chunk, TraceError, TraceInfo
-from ._common import (DEFAULT_CSV_CHUNK, CsvTable, check_file, check_text, chunk_size, clean, open_text,
+from ._common import (DEFAULT_CSV_CHUNK, check_file, check_text, chunk_size, clean, open_text,
                       opt_supplies, read_header, show, show_names, split_header)
+from ._fastcsv import open_table
 
 CSV_NAME, DLOG_NAME = "n6705-csv", "n6705-dlog"
 CSV_DESCRIPTION = "Keysight N6705 / 14585A data-logger CSV export (Sample interval preamble, Sample,Curr avg 1,… rows)"
@@ -204,10 +205,7 @@ def _csv_chunks(path, header_line, columns, roles, dt, rows):
     used = sorted(set(roles.values()) | {0})          # column 0 is `Sample`, checked to increase
     pos = {c: j for j, c in enumerate(used)}
     n_done, last = 0, None
-    with open_text(path) as fh:
-        for _ in range(header_line):
-            fh.readline()
-        table = CsvTable(path, fh, header_line, columns, ",", rows)
+    with open_table(path, header_line, columns, ",", rows, used) as table:
         for block in table.blocks():
             values = block.floats(used)
             last = _check_sample_index(path, block, values[:, pos[0]], last)

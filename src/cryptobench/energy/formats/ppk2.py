@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..trace import MARKER_X, Chunk, TraceError, TraceInfo
-from ._common import (DEFAULT_CSV_CHUNK, CsvTable, TimeOrder, check_file, check_text, chunk_size, estimate_period,
+from ._common import (DEFAULT_CSV_CHUNK, TimeOrder, check_file, check_text, chunk_size, estimate_period,
                       open_text, opt_int, peek_times, read_header, show, split_header, uniform_or_times)
+from ._fastcsv import open_table
 
 NAME = "ppk2"
 DESCRIPTION = "Nordic Power Profiler Kit II CSV export (Timestamp(ms),Current(uA)[,D0-D7]); marker = a digital input"
@@ -72,9 +73,8 @@ def open_trace(path, **options):
 
 def _chunks(path, columns, t_col, i_col, marker, bit, period, rows):
     n_done, order = 0, TimeOrder(path)
-    with open_text(path) as fh:
-        fh.readline()
-        table = CsvTable(path, fh, 1, columns, ",", rows)
+    text = [marker[1]] if marker is not None else []
+    with open_table(path, 1, columns, ",", rows, [t_col, i_col], text) as table:
         for block in table.blocks():
             values = block.floats([t_col, i_col])
             chunk = Chunk(current=values[:, 1] * 1e-6)
