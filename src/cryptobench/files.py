@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
@@ -85,12 +86,20 @@ def _umask() -> int:
     return mask
 
 
-def read_utf8(path: Path, error: type[Exception] = UsageError) -> str:
+def read_utf8(path: Path, error: type[Exception] = UsageError, regular: str | None = None) -> str:
     """A text file a user wrote, as UTF-8 (opened read-only); another encoding is an `error` naming
-    the line of the first bad byte."""
+    the line of the first bad byte. With `regular` (what is expected, e.g. "a recipe .toml file"),
+    a FIFO, a device or a folder is refused before a byte is read (opened non-blocking, so a FIFO
+    without a writer never holds the command)."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        if regular is None:
+            data = path.read_bytes()
+        else:
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    raise error(f"{path}: not a regular file (a FIFO, a device or a folder); expected {regular}")
+                data = f.read()
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
@@ -100,12 +109,12 @@ def read_utf8(path: Path, error: type[Exception] = UsageError) -> str:
         raise error(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8") from None
 
 
-def read_toml(path: Path, error: type[Exception] = UsageError) -> tuple[str, dict]:
+def read_toml(path: Path, error: type[Exception] = UsageError, regular: str | None = None) -> tuple[str, dict]:
     """A TOML file a user wrote (a suite, a recipe, a reference, a power profile): its text (for
     line numbers) and its document; missing, not UTF-8 or not TOML is a one-line `error` naming the
-    file."""
+    file (`regular`: as read_utf8's)."""
     import tomllib
-    text = read_utf8(path, error)
+    text = read_utf8(path, error, regular)
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

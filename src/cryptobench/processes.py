@@ -40,7 +40,9 @@ def process_alive(pid: int, since: float | None = None) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except (PermissionError, OverflowError, ValueError):
+        # PermissionError: it exists, another user's; an id os.kill cannot take (one a file name
+        # claimed) cannot be checked, and what cannot be checked is not taken for gone
         pass
     if since is not None:
         started = process_started(pid)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,11 +77,9 @@ def _load_file(path: Path, user: bool) -> list[dict]:
         info = path.stat()
     except OSError as exc:
         raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise UsageError(f"{path}: not a regular file (a FIFO, a device or a folder); expected a .json vector file")
     if info.st_size > MAX_FILE_BYTES:
         raise UsageError(f"{path}: {info.st_size} bytes; a vector file holds at most {MAX_FILE_BYTES} bytes")
-    text = read_utf8(path)
+    text = read_utf8(path, regular="a .json vector file")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -17,7 +17,6 @@ import glob
 import json
 import os
 import re
-import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,9 +141,7 @@ def load_recipe(name_or_path: str) -> Recipe:
         if not path.exists():
             raise UsageError(f"unknown library recipe '{name_or_path}'; valid: {', '.join(builtin_recipes())} "
                              "(or a path to a recipe .toml file)")
-    if not stat.S_ISREG(path.stat().st_mode):
-        raise UsageError(f"{path}: not a regular file (a FIFO, a device or a folder); expected a recipe .toml file")
-    text, doc = read_toml(path)
+    text, doc = read_toml(path, regular="a recipe .toml file")
     lines = text.splitlines()
     for table in doc:
         if table not in ("library", "ops", "unavailable", "variant"):

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import UsageError
+from ..processes import process_alive
 
 REPORT_ENTRIES = ("report.html", "figures", "tables")      # what a report writes in its folder
 _STAGE = re.compile(r"\.report-(?:old-)?(?P<pid>\d+)@(?P<host>[A-Za-z0-9._-]*)-[A-Za-z0-9_]+\.tmp")
@@ -32,16 +33,6 @@ def _stage_prefix(old: bool = False) -> str:
     return f".report-{'old-' if old else ''}{os.getpid()}@{_host()}-"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return pid > 0                       # PermissionError: it exists, another user's
-    return True
-
-
 def stale_stages(out_dir: Path) -> list[tuple[Path, int]]:
     """The staging folders in out_dir that a report on this host left when it was killed: (folder,
     pid) for each whose process is gone. Ours and live ones are not stale."""
@@ -53,7 +44,7 @@ def stale_stages(out_dir: Path) -> list[tuple[Path, int]]:
         if not m or m["host"] != host or entry.is_symlink() or not entry.is_dir():
             continue
         pid = int(m["pid"])
-        if pid != os.getpid() and not _alive(pid):
+        if pid != os.getpid() and not process_alive(pid):
             out.append((entry, pid))
     return out
 
