@@ -21,6 +21,7 @@ from ..report.table import Csv, Markdown, Table, to_json
 from ..report.terminal import print_lines, print_table
 from ..suites import LAYOUT_NAMES
 from . import cifra, nxp, pisa, ti, zhaw
+from .common import is_qemu
 
 LAYOUTS: dict[str, Callable[[Run], list[Table]]] = {
     "ti": ti.tables, "nxp": nxp.tables, "cifra": cifra.tables, "zhaw": zhaw.tables, "pisa": pisa.tables}
@@ -45,7 +46,8 @@ def layout_tables(run: Run, name: str) -> list[Table]:
         from ..report.tables import build_tables
         return build_tables(run)
     tables = LAYOUTS[name](run)
-    if tables and name in PRINTED_TIME:
+    timed = any(c.ok and c.result and c.reported_time() for c in run.cells)
+    if tables and name in PRINTED_TIME and not is_qemu(run) and timed:      # QEMU runs print no time
         tables[0].notes.append(estimator_note(run))
     return tables
 

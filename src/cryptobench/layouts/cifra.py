@@ -71,8 +71,9 @@ def _results_table(run: Run, series: dict, at: int) -> Table:
     stack = any(c.result.stack_bytes is not None for c in oks)
     code = any(c.result.code_size.get("flash_bytes") is not None for c in oks)
     cyc = "Cycles" if clock else "Cycles (TSC)"
+    likely = f"Likely throughput (KB/s, KB = {KB} B)"
     labels = ["Algorithm", "Library"] + ([cyc, "Cycles/byte"] if timed else []) + (["Stack (B)"] if stack else []) \
-        + (["Code size (B)"] if code else []) + ([f"Likely throughput (KB/s, KB = {KB} B)"] if timed else [])
+        + (["Code size (B)"] if code else []) + ([likely] if timed else [])
     units = {cyc: "cycles", "Cycles/byte": "cycles/B", "Stack (B)": "B", "Code size (B)": "B"}
     cols = [Column(l, LEFT if i < 2 else "right", units.get(l, "KB/s" if l.startswith("Likely") else "")) for i, l in
             enumerate(labels)]
@@ -93,11 +94,12 @@ def _results_table(run: Run, series: dict, at: int) -> Table:
             row["Stack (B)"] = (str(r.stack_bytes), r.stack_bytes) if r.stack_bytes is not None else ("—", None)
             flash = r.code_size.get("flash_bytes")
             row["Code size (B)"] = (str(flash), flash) if flash is not None else ("—", None)
-        else:
-            row[cyc] = (w, None)
-        bps, how = likely_throughput(_cost_points(run, cells, clock), clock) if timed else (None, "")
-        (hows if bps else whys).add(how)
-        row[labels[-1]] = (f"{bps / KB:,.2f}", bps / KB) if bps else ("—", None)
+        else:           # a failed cell's word in its first number column (a QEMU run has no Cycles)
+            row[labels[2] if len(labels) > 2 else cyc] = (w, None)
+        if timed:       # (a QEMU run has no such column: its last column is the code size, kept as stored)
+            bps, how = likely_throughput(_cost_points(run, cells, clock), clock)
+            (hows if bps else whys).add(how)
+            row[likely] = (fmt_num(bps / KB), bps / KB) if bps else ("—", None)
         table.add([row.get(l, ("", None))[0] for l in labels], [row.get(l, ("", None))[1] for l in labels])
     table.notes = _results_notes(run, clock, timed, stack, code, hows, whys, unsupported, at)
     return table

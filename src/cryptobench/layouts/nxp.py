@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from ..quantity import fmt_num
 from ..records import Cell, Run
 from ..report.table import LEFT, Column, Table
 from .common import (cell_notes, core_clock_hz, cycles_word, find, is_qemu, mark, op_label,
@@ -33,6 +34,12 @@ def opt_level(run: Run, engine: str) -> str:
     info = run.conditions.engines.get(engine, {})
     m = re.search(r"(?<!\S)-O\w*", str(info.get("library_cflags") or ""))
     return m.group(0) if m else "-distro"
+
+
+def buffer_text(params: dict) -> str:
+    """The Buffer column's cell: the message length, or "n/a" for an operation that takes none."""
+    n = params.get("bytes")
+    return str(n) if n is not None else "n/a"
 
 
 def _throughput(cell: Cell) -> tuple[float | None, float | None]:
@@ -65,22 +72,26 @@ def _table(run: Run, label: str, cells: list[Cell]) -> Table:
     size = f"{sizes[0]} B buffer" if len(sizes) == 1 else "buffers of " + ", ".join(map(str, sizes)) + " B"
     table = Table(f"{label} (the blog's mbedtls_benchmark table): KB/s and cycles/byte, {size}", cols, key="nxp")
     for op, pk, p in rows:
-        text = [algorithm(op, p)] + ([str(p.get("bytes"))] if len(sizes) > 1 else [])
+        # an operation without a buffer (a signature, an RNG call of its own size) has no length: "n/a"
+        text = [algorithm(op, p)] + ([buffer_text(p)] if len(sizes) > 1 else [])
         values: list = [None] * len(text)
         for e in engines:
             cell = find(cells, op, pk, e)
             w = word(cell)
             bps, cpb = _throughput(cell) if w is None else (None, None)
             if timed:
-                text.append(w or (f"{bps / KB:,.2f}" + mark(cell) if bps else "—"))
+                text.append(w or (fmt_num(bps / KB) + mark(cell) if bps else "—"))
                 values.append(bps / KB if bps else None)
             if cycles:
-                text.append("" if w else (f"{cpb:.2f}" if cpb else "—"))
+                text.append("" if w else (fmt_num(cpb) if cpb else "—"))
                 values.append(cpb)
         table.add(text, values)
     table.notes = [f"KB/s = bytes per second / {KB}, as the blog's mbedtls_benchmark counts a KB; "
+                   "to about three significant figures (no decimals from 1,000 up); "
                    f"{provenance_word(run)}, from the printed time per operation"
                    + (f"; cycles/byte: {cycles_word(run)}" if cycles else "")]
+    if len(sizes) > 1 and any(p.get("bytes") is None for _, _, p in rows):
+        table.notes.append("Buffer n/a: the operation takes no message (a signature, a key exchange, a fixed-size call)")
     if not timed:
         table.notes.append("QEMU runs are functional: no time, so no KB/s or cycles/byte (use sim:CORE or a board)")
     elif not cycles:

@@ -1,0 +1,41 @@
+"""What the eye meets (issue 31 item 6): the small things a reader sees first in the layouts, `list
+runs`, `compare`, `diff`, a cross-check failure, the flags' notes, a scaling run and a failure note."""
+from storeutil import stored_run
+
+from cryptobench.layouts import layout_tables
+
+QEMU = {"kind": "qemu", "board": "mps2-an385", "cpu": "m3", "opt": "Os", "libraries": ["bearssl"]}
+
+
+# ------------------------------------------------------------------------------------------------ a. Cifra on QEMU
+def test_cifra_on_qemu_shows_the_stored_code_size_in_every_row(tmp_path):
+    cells = [("aes-gcm-encrypt", "bearssl", {"key_bits": k, "aad_bytes": 16, "bytes": 256}, 1e-3) for k in (128, 256)]
+    run = stored_run(tmp_path / "q.sqlite", cells, target=QEMU)
+    results = layout_tables(run, "cifra")[0]
+    assert results.headers == ["Algorithm", "Library", "Stack (B)", "Code size (B)"]
+    assert [r.cells[2:] for r in results.rows] == [["600", "2000"], ["600", "2000"]]   # storeutil's stack, flash
+    assert [r.values[3] for r in results.rows] == [2000, 2000]
+    assert any("QEMU runs are functional" in n for n in results.notes)
+    assert not any("estimate_s" in n for n in results.notes)        # no times on QEMU: no estimator note
+
+
+# ------------------------------------------------------------------------------------------------ b, h. NXP
+def test_nxp_buffer_column_says_n_a_for_an_operation_without_a_message(tmp_path):
+    cells = [("sha256", "mbedtls", {"bytes": 64}, 1e-6), ("sha256", "mbedtls", {"bytes": 1024}, 1e-5),
+             ("ecdsa-sign", "mbedtls", {"curve": "p256"}, 1e-3)]
+    run = stored_run(tmp_path / "n.sqlite", cells)
+    (table,) = layout_tables(run, "nxp")
+    assert table.headers[1] == "Buffer (bytes)"
+    assert [r.cells[1] for r in table.rows] == ["64", "1024", "n/a"]
+    assert "None" not in str([r.cells for r in table.rows])
+    assert any(n.startswith("Buffer n/a: the operation takes no message") for n in table.notes)
+
+
+def test_nxp_kb_per_s_to_about_three_significant_figures(tmp_path):
+    # 1024 B in 1.024 µs, 10.24 µs, 1.024 ms, 102.4 ms: 976,562.5, 97,656.25, 976.5625, 9.765625 KB/s
+    cells = [("sha1", f"e{i}", {"bytes": 1024}, t) for i, t in enumerate((1.024e-6, 1.024e-5, 1.024e-3, 1.024e-1))]
+    run = stored_run(tmp_path / "k.sqlite", cells)
+    (table,) = layout_tables(run, "nxp")
+    kbs = [c.rstrip("*") for c in table.rows[0].cells[1::2]]
+    assert kbs == ["976,562", "97,656", "976.6", "9.766"]
+    assert any("no decimals from 1,000 up" in n for n in table.notes)
