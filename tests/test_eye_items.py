@@ -39,3 +39,28 @@ def test_nxp_kb_per_s_to_about_three_significant_figures(tmp_path):
     kbs = [c.rstrip("*") for c in table.rows[0].cells[1::2]]
     assert kbs == ["976,562", "97,656", "976.6", "9.766"]
     assert any("no decimals from 1,000 up" in n for n in table.notes)
+
+
+# ------------------------------------------------------------------------------------------------ c. list runs
+def test_list_runs_names_core_device_and_clock_and_keeps_each_run_on_one_line(tmp_path):
+    import os
+    from conftest import cli
+    from cryptobench.store import run_target_text
+    sim = {"kind": "sim", "board": "nucleo-f030r8", "cpu": "m0", "core": "cortex-m0", "device": "stm32f030"}
+    assert run_target_text(sim, {"clock_hz": 8_000_000}) == "sim:cortex-m0 stm32f030 @8 MHz"
+    assert run_target_text({"kind": "qemu", "board": "mps2-an385"}, {}) == "qemu:mps2-an385"
+    db = tmp_path / "r.sqlite"
+    label = "a long label that goes on and on to see how the list of runs fits a hundred columns " * 2
+    stored_run(db, [("sha256", "mbedtls", {"bytes": 64}, 1e-3)], target={**sim, "clock_hz": 8_000_000},
+               suite="cifra-aead", extra=None)
+    import sqlite3
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE runs SET plan = json_set(plan, '$.label', ?)", (label,))
+    for width in (100, 80):
+        proc = cli("list", "runs", "--db", str(db), env={"COLUMNS": str(width)})
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert len(lines) == 3 and all(len(l) <= width for l in lines[1:]), lines
+        assert lines[2].split()[0] == "1" and lines[2].endswith("…")
+    assert "sim:cortex-m0 stm32f030 @8 MHz" in cli("list", "runs", "--db", str(db), env={"COLUMNS": "100"}).stdout
+    assert label.strip() in cli("list", "runs", "--db", str(db), env={"COLUMNS": "400"}).stdout

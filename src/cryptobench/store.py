@@ -132,6 +132,17 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
+def run_target_text(target: dict, measured: dict) -> str:
+    """A run's target on one line as asked: "sim:cortex-m0 stm32f030 @8 MHz" (the core, device and
+    clock the simulator ran; `measured` is the conditions' target, which has the clock), else
+    "board:nucleo-f030r8", "qemu:mps2-an385"."""
+    if target.get("kind") == "sim" and target.get("core"):
+        hz = measured.get("clock_hz")
+        return f"sim:{target['core']}" + (f" {target['device']}" if target.get("device") else "") \
+            + (f" @{hz / 1e6:g} MHz" if isinstance(hz, (int, float)) and hz > 0 else "")
+    return f"{target.get('kind')}:{target.get('board') or target.get('core')}"
+
+
 class RunLocked(UsageError):
     """Another live process is measuring the run."""
 
@@ -276,7 +287,7 @@ class Store:
         counts = {r[0]: (r[1], r[2]) for r in self.backend.execute(
             "SELECT run_id, COUNT(*), SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) FROM cells GROUP BY run_id")}
         out = []
-        for row in self.backend.execute("SELECT id, created, status, suite, plan FROM runs ORDER BY id"):
+        for row in self.backend.execute("SELECT id, created, status, suite, plan, conditions FROM runs ORDER BY id"):
             plan = json.loads(row["plan"])
             target = plan.get("target") or {}
             status = row["status"]
@@ -286,7 +297,8 @@ class Store:
             out.append({"id": row["id"], "created": row["created"], "status": status, "suite": row["suite"] or "",
                         "label": plan.get("label") or "", "cells": cells, "failed": failed or 0,
                         "target": "trace" if plan.get("kind") == "trace" else
-                        (f"{target.get('kind')}:{target.get('board') or target.get('core')}" if target else "host")})
+                        run_target_text(target, json.loads(row["conditions"]).get("target") or {})
+                        if target else "host"})
         return out
 
     def load_run(self, run_id: int, cells: bool = True) -> Run:

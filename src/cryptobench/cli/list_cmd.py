@@ -47,19 +47,29 @@ def run(args, out) -> int:
 
 
 def _runs(args, out) -> None:
-    """The stored runs, a line each (the ids every other command takes)."""
-    from ..report.table import LEFT, RIGHT, Column, Table
-    from ..report.terminal import print_table
+    """The stored runs, one line each at any terminal width (the ids every other command takes):
+    where the line is too long the label, then the target, then the suite are cut with "…"; the
+    failed column only where a run has a failed cell, the time to the minute (`show` has the rest)."""
+    from ..report.one_line import one_line_rows
     from ..store import Store
     store = Store(args.db, create=False)      # only reads: never creates a store
     rows = store.run_summaries()
-    table = Table(f"{len(rows)} run(s) in {store.label}",
-                  [Column(name, RIGHT if name in ("id", "cells", "failed") else LEFT)
-                   for name in ("id", "created", "status", "suite", "target", "cells", "failed", "label")])
-    for r in rows:
-        table.add([str(r["id"]), r["created"], r["status"], r["suite"], r["target"], str(r["cells"]),
-                   str(r["failed"]), r["label"]])
-    print_table(console_for(out), table)
+    failed = any(r["failed"] for r in rows)
+    header = ["id", "created", "status", "suite", "target", "cells"] + (["failed"] if failed else []) + ["label"]
+    table = [[str(r["id"]), _minute(r["created"]), r["status"], r["suite"], r["target"], str(r["cells"])]
+             + ([str(r["failed"])] if failed else []) + [r["label"]] for r in rows]
+    label = len(header) - 1
+    lines = one_line_rows(header, table, right={0, 5, 6} if failed else {0, 5},
+                          floors=[(label, 12), (4, 16), (3, 8), (label, 1)], total=console_for(out).width)
+    out.write(f"{len(rows)} run(s) in {store.label}\n" + "".join(line + "\n" for line in lines))
+
+
+def _minute(created: str) -> str:
+    """2026-11-28T02:50:18+0000 -> 2026-11-28 02:50 (the offset kept where it is not UTC's)."""
+    if len(created) < 16 or created[10] != "T":
+        return created
+    offset = created[19:]
+    return created[:10] + " " + created[11:16] + ("" if offset in ("", "+0000", "Z", "+00:00") else offset)
 
 
 def _targets(out) -> None:
