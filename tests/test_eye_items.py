@@ -1,5 +1,7 @@
 """What the eye meets (issue 31 item 6): the small things a reader sees first in the layouts, `list
 runs`, `compare`, `diff`, a cross-check failure, the flags' notes, a scaling run and a failure note."""
+import itertools
+
 from storeutil import stored_run
 
 from cryptobench.layouts import layout_tables
@@ -64,3 +66,29 @@ def test_list_runs_names_core_device_and_clock_and_keeps_each_run_on_one_line(tm
         assert lines[2].split()[0] == "1" and lines[2].endswith("…")
     assert "sim:cortex-m0 stm32f030 @8 MHz" in cli("list", "runs", "--db", str(db), env={"COLUMNS": "100"}).stdout
     assert label.strip() in cli("list", "runs", "--db", str(db), env={"COLUMNS": "400"}).stdout
+
+
+# ------------------------------------------------------------------------------------------------ d. compare
+def test_compare_lists_unmatched_published_rows_one_line_per_operation_and_reason(tmp_path):
+    import json
+    from conftest import cli
+    db = tmp_path / "c.sqlite"
+    stored_run(db, [("aes-gcm-encrypt", "bearssl", {"key_bits": 128, "aad_bytes": 16, "bytes": 256}, 1e-3)],
+               target=QEMU, suite="cifra-aead")
+    proc = cli("compare", "1", "--reference", "cifra-aead", "--db", str(db), env={"COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(cli("compare", "1", "--reference", "cifra-aead", "--db", str(db), "--format", "json").stdout)
+    rows = doc["unmatched_published"]
+    reasons = {(u["op"], u["why"]) for u in rows}
+    assert len(rows) > 100 and len(reasons) < 20
+    listed = [l for l in proc.stdout.splitlines() if l.startswith("  aes-ccm-encrypt (")]
+    ccm = sum(1 for u in rows if u["op"] == "aes-ccm-encrypt")
+    assert len(listed) == 1 and listed[0].startswith(f"  aes-ccm-encrypt ({ccm} rows: cycles")
+    assert f"published rows with no matching result in run 1 ({len(rows)}; by operation and reason" in proc.stdout
+    each = lambda out: sum(1 for l in out.splitlines() for u in rows[:1] if l.startswith(f"  {u['table']} · "))  # noqa: E731
+    out = proc.stdout.splitlines()
+    at = next(i for i, l in enumerate(out) if l.startswith("published rows with no matching result"))
+    block = list(itertools.takewhile(lambda l: l.startswith("  "), out[at + 1:]))
+    assert len(block) == len(reasons)                         # a line per operation and reason
+    verbose = cli("compare", "1", "--reference", "cifra-aead", "--db", str(db), "--verbose", env={"COLUMNS": "200"})
+    assert each(verbose.stdout) == sum(1 for u in rows if u["table"] == rows[0]["table"]) > 1

@@ -562,11 +562,33 @@ def text_lines(doc: dict) -> list[str]:
     return lines
 
 
-def unmatched_lines(doc: dict) -> list[str]:
+def _unmatched_grouped(rows: list[dict]) -> list[str]:
+    """One line per operation and reason, with its count of published rows and their metrics: a
+    study's hundreds of rows the run did not cover read as a handful of reasons."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for u in rows:
+        groups.setdefault((u["op"] or u["label"], u["why"]), []).append(u)
+    out = []
+    for (op, why), us in groups.items():
+        labels = list(dict.fromkeys(f"{u['table']} · {u['label']}" for u in us))
+        named = f": {'; '.join(labels)}" if len(labels) <= 3 else ""      # a few rows named, hundreds counted
+        out.append(_unmatched_row(us[0]) if len(us) == 1 else
+                   f"  {op}{named} ({len(us)} rows: {', '.join(dict.fromkeys(u['metric'] for u in us))}): {why}")
+    return out
+
+
+def _unmatched_row(u: dict) -> str:
+    return f"  {u['table']} · {u['label']} ({u['metric']}): {u['why']}"
+
+
+def unmatched_lines(doc: dict, verbose: bool = False) -> list[str]:
+    """What was not set side by side; the published rows one line per operation and reason, or
+    (verbose) a line each; --format json always has them all."""
     out = []
     if doc["unmatched_published"]:
-        out.append(f"published rows with no matching result in run {doc['run']} ({len(doc['unmatched_published'])}):")
-        out += [f"  {u['table']} · {u['label']} ({u['metric']}): {u['why']}" for u in doc["unmatched_published"]]
+        out.append(f"published rows with no matching result in run {doc['run']} ({len(doc['unmatched_published'])}"
+                   + ("" if verbose else "; by operation and reason, each row with --verbose or in --format json") + "):")
+        out += [_unmatched_row(u) for u in doc["unmatched_published"]] if verbose else _unmatched_grouped(doc["unmatched_published"])
     if doc["not_same_kind"]:
         out.append(f"published absolute values not compared, the study's target being of another kind: "
                    f"{len(doc['not_same_kind'])}")

@@ -20,6 +20,8 @@ def add_parser(sub) -> None:
                       "pisa-a53 (`cryptobench list references`), or a reference .toml")
     cmp_.add_argument("--against", metavar="SOURCE", help="the published source the ratios divide by "
                       "(default: the study's software library)")
+    cmp_.add_argument("-v", "--verbose", action="store_true", help="list every published row not compared, "
+                      "not one line per operation and reason (--format json always lists them)")
     add_format(cmp_)
     add_db(cmp_)
 
@@ -45,11 +47,11 @@ def run(args, out) -> int:
         lines = lambda ls: "\n".join(f"- {printable(l.strip(), keep_newlines=False)}" for l in ls)    # noqa: E731
         out.write(lines(cmp.text_lines(doc)) + "\n\n")
         out.write("".join(Markdown().render(t) + "\n" for t in ts))
-        out.write(lines(cmp.unmatched_lines(doc)) + "\n")
+        out.write(lines(cmp.unmatched_lines(doc, args.verbose)) + "\n")
         return 0
     console = console_for(out)
     print_lines(console, cmp.text_lines(doc))
     for t in ts:
         print_table(console, t)
-    print_lines(console, cmp.unmatched_lines(doc), style="dim")
+    print_lines(console, cmp.unmatched_lines(doc, args.verbose), style="dim")
     return 0
