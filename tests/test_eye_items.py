@@ -92,3 +92,19 @@ def test_compare_lists_unmatched_published_rows_one_line_per_operation_and_reaso
     assert len(block) == len(reasons)                         # a line per operation and reason
     verbose = cli("compare", "1", "--reference", "cifra-aead", "--db", str(db), "--verbose", env={"COLUMNS": "200"})
     assert each(verbose.stdout) == sum(1 for u in rows if u["table"] == rows[0]["table"]) > 1
+
+
+# ------------------------------------------------------------------------------------------------ f. cross-check
+def test_a_cross_check_failure_names_the_offset_and_the_bytes_there_in_both():
+    from cryptobench.bytes_diff import difference_text
+    from cryptobench.targets.mcu import McuTarget
+    expected = bytes(range(64))
+    got = bytearray(expected)
+    got[37] = 0xff
+    verdict, detail = McuTarget._check(None, "sha256", {}, bytes(got), {"expect": expected, "by": "hashlib"})
+    assert verdict == "fail"
+    assert detail == ("output differs from hashlib: first difference at byte 37 of 64: "
+                      "got …1d1e1f2021222324[ff]262728292a2b2c2d…, expected …1d1e1f2021222324[25]262728292a2b2c2d…")
+    assert difference_text(expected[:10], expected[:12]) == ("first difference at byte 10 of 12 (got 10 bytes): "
+                                                            "got …0203040506070809[end], expected …0203040506070809[0a]0b")
+    assert difference_text(b"\x01\x02", b"\x03\x02") == "first difference at byte 0 of 2: got [01]02, expected [03]02"

@@ -18,6 +18,7 @@ from ..firmware.recipes import load_recipe, resolve
 from ..harness import HarnessProcess
 from ..results import derive
 from .. import records
+from ..bytes_diff import difference_text
 from ..records import Plan, cell_key
 from .base import RunSession
 from .boards import BOARDS
@@ -429,7 +430,7 @@ class McuTarget:
             by = check.get("by", "the host's OpenSSL")
             if got == check["expect"]:
                 return "pass", f"output matches {by}"
-            return "fail", f"output differs from {by}: got {got.hex()[:48]}…, expected {check['expect'].hex()[:48]}…"
+            return "fail", f"output differs from {by}: {difference_text(got, check['expect'])}"
         if check.get("equal_halves"):
             half = len(got) // 2
             if half and got[:half] == got[half:]:
