@@ -108,3 +108,17 @@ def test_a_cross_check_failure_names_the_offset_and_the_bytes_there_in_both():
     assert difference_text(expected[:10], expected[:12]) == ("first difference at byte 10 of 12 (got 10 bytes): "
                                                             "got …0203040506070809[end], expected …0203040506070809[0a]0b")
     assert difference_text(b"\x01\x02", b"\x03\x02") == "first difference at byte 0 of 2: got [01]02, expected [03]02"
+
+
+# ------------------------------------------------------------------------------------------------ g. flags said
+def test_near_timer_resolution_is_said_under_the_table_that_flags_it(tmp_path):
+    from cryptobench.report.tables import build_tables
+    flagged = lambda op, engine, params: {"flags": ["near-timer-resolution"]}    # noqa: E731
+    run = stored_run(tmp_path / "r.sqlite", [("ctr-drbg-generate", "mbedtls", {"bytes": 32}, 3e-6)], extra=flagged)
+    (table,) = [t for t in build_tables(run) if t.key == "ctr-drbg-generate"]
+    assert any("* near-timer-resolution" in n for n in table.notes)
+    legend = [n for n in table.notes if n.startswith("near-timer-resolution: ")]
+    assert len(legend) == 1 and "less than 1000× the timer's resolution" in legend[0]
+    assert "batch more operations per sample" in legend[0]
+    ti = [n for t in layout_tables(run, "ti") for n in t.notes]
+    assert sum(1 for n in ti if n.startswith("near-timer-resolution: ")) == 1

@@ -16,6 +16,7 @@ from ..catalog import OPS
 from ..quantity import fmt_num, pick_unit
 from ..results import comparisons, document
 from ..records import FAILED, UNSUPPORTED, Cell, Conditions, Energy, Run, outcome_text, params_key
+from .flag_text import flag_legend
 from .mcu_tables import cost_table, energy_rsd, footprint_table, ok_results, summary_at
 from .table import LEFT, Column, Csv, Markdown, Table
 from .verdicts import improvement_text, summary_line, summary_rows
@@ -211,6 +212,7 @@ def _op_tables(run: Run, op_id: str, cells: list[Cell], comps: dict, said_once: 
         for pk, p in rows:
             table.add(_op_row(op, pk, p, cells, comps, lay))
     table.notes = [n for c in cells for n in _cell_notes(c, lay)]
+    table.notes += flag_legend(f for c in cells if c.ok and c.result is not None for f in noted_flags(c.result.flags))
     table.notes += [f"{e}: unsupported — {next(c.detail for c in cells if c.engine == e)}" for e in lay.hidden
                     if e not in said_once]
     table.notes += _summary_notes(op_id, rows, lay.varying, lay.comp_engines, comps, run.plan.baseline)
