@@ -122,3 +122,28 @@ def test_near_timer_resolution_is_said_under_the_table_that_flags_it(tmp_path):
     assert "batch more operations per sample" in legend[0]
     ti = [n for t in layout_tables(run, "ti") for n in t.notes]
     assert sum(1 for n in ti if n.startswith("near-timer-resolution: ")) == 1
+
+
+# ------------------------------------------------------------------------------------------------ j. failure notes
+PROTOCOL_TAIL = " | ".join(['{"t":"cell","i":%d,"status":"ok","out":"%s"}' % (i, "ab" * 100) for i in range(5)]
+                           + ['{"t":"error","msg":"hard fault at 0x08001234"}'])
+
+
+def test_a_failure_note_is_one_line_with_what_the_target_said(tmp_path):
+    from storeutil import save_cell_at
+    from cryptobench.report.failure_text import failure_note
+    from cryptobench.report.tables import build_tables
+    from cryptobench.store import Store
+    detail = "no result from the target: the image stopped; last lines: " + PROTOCOL_TAIL
+    assert len(detail) > 1000
+    note = failure_note(detail)
+    assert note == "no result from the target: the image stopped; the target said: hard fault at 0x08001234"
+    raw = failure_note("no result: last lines: " + "\x1b[31m" + "x" * 500)
+    assert len(raw) == 200 and raw.endswith("…") and "\x1b" not in raw and "\\x1b" in raw
+    db = tmp_path / "f.sqlite"
+    run = stored_run(db, [("sha256", "mbedtls", {"bytes": 64}, 1e-5)])
+    save_cell_at(Store(db), run.id, 5, {"op": "sha256", "params": {"bytes": 1024}, "engine": "mbedtls",
+                                        "target": "host", "provenance": "none", "status": "failed", "kat": "n/a",
+                                        "detail": detail, "samples": None, "result": None})
+    notes = [n for t in build_tables(Store(db).load_run(run.id)) for n in t.notes if "failed" in n]
+    assert notes == ["mbedtls bytes=1024: failed — " + note]

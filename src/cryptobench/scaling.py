@@ -386,7 +386,8 @@ def _count_row(c: Cell, n: int, mark: str, params: dict, payload: bool, energy: 
     if not c.ok or c.result is None:
         word = outcome_text(c)
         table.add([f"{n}{mark}", "", word] + [""] * (len(table.columns) - 3))
-        table.notes.append(f"N={n}: {word} — {c.detail}")
+        from .report.failure_text import failure_note
+        table.notes.append(f"N={n}: {word} — {failure_note(c.detail)}")
         return
     r = c.result
     p = r.parallel

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..catalog import OPS
 from ..records import FAILED, UNSUPPORTED, Cell, Run, outcome_text
 from ..references import table_order  # noqa: F401  (the layouts sort by it)
+from ..report.failure_text import failure_note
 from ..report.flag_text import flag_legend
 from ..report.tables import noted_flags
 
@@ -80,7 +81,7 @@ def cell_notes(cells: list[Cell], who) -> list[str]:
     out = []
     for c in cells:
         if c.status == FAILED:
-            out.append(f"{who(c)}: {outcome_text(c)} — {c.detail}")
+            out.append(f"{who(c)}: {outcome_text(c)} — {failure_note(c.detail)}")
         elif c.ok and c.result is not None and noted_flags(c.result.flags):
             out.append(f"{who(c)}: * {', '.join(noted_flags(c.result.flags))}")
     return out + flag_legend(f for c in cells if c.ok and c.result is not None for f in noted_flags(c.result.flags))

@@ -11,6 +11,7 @@ from ..quantity import fmt_sig
 from ..records import Cell, Run
 from ..report.table import LEFT, Column, Table
 from ..scaling import PARAM, op_params
+from ..report.failure_text import failure_note
 from .common import engine_order, grouped, provenance_word, word
 
 TABLE_OF = {"aes-ecb-encrypt": "Table I", "sha256": "Table II", "ecdsa-sign": "Table III"}
@@ -135,7 +136,7 @@ def tables(run: Run) -> list[Table]:  # long: five tables, each from the previou
             if not engines:
                 continue
             table = _sw_table(run, label or "Other operations", mine, engines, energy)
-            table.notes = [f"{c.engine} N={_cores(c)}: {word(c)} — {c.detail}" for c in mine
+            table.notes = [f"{c.engine} N={_cores(c)}: {word(c)} — {failure_note(c.detail)}" for c in mine
                            if word(c) not in (None, "—")]
             out.append(table)
             alg = algorithm(mine[0].op, op_params(mine[0].params))

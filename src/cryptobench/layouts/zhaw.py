@@ -11,6 +11,7 @@ from ..quantity import fmt_sci, fmt_sig
 from ..records import Cell, Run
 from ..report.table import LEFT, Column, Table
 from ..report.mcu_tables import energy_rsd
+from ..report.failure_text import failure_note
 from .common import engine_order, find, is_qemu, provenance_word, rows_of, word
 
 TOP = 3                      # the paper lists the three highest RSDs per device
@@ -95,7 +96,7 @@ def _absolute(run: Run, label: str, cells: list[Cell], engines: list[str], energ
                    "than 20 sampling periods': consider the value an approximation"]
     for c in cells:
         if c.engine in engines and word(c) not in (None, "—"):
-            table.notes.append(f"{c.engine} {test_name(c.op, c.params)}: {word(c)} — {c.detail}")
+            table.notes.append(f"{c.engine} {test_name(c.op, c.params)}: {word(c)} — {failure_note(c.detail)}")
     return table
 
 

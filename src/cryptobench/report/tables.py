@@ -16,6 +16,7 @@ from ..catalog import OPS
 from ..quantity import fmt_num, pick_unit
 from ..results import comparisons, document
 from ..records import FAILED, UNSUPPORTED, Cell, Conditions, Energy, Run, outcome_text, params_key
+from .failure_text import failure_note
 from .flag_text import flag_legend
 from .mcu_tables import cost_table, energy_rsd, footprint_table, ok_results, summary_at
 from .table import LEFT, Column, Csv, Markdown, Table
@@ -161,7 +162,7 @@ def _cell_notes(c: Cell, lay: _Layout) -> list[str]:
     if c.status == UNSUPPORTED and c.engine in lay.shown:
         out.append(f"{who}: unsupported — {c.detail}")
     elif c.status == FAILED:
-        out.append(f"{who}: {outcome_text(c)} — {c.detail}")
+        out.append(f"{who}: {outcome_text(c)} — {failure_note(c.detail)}")
     elif c.ok and noted_flags(c.result.flags):
         out.append(f"{who}: * {', '.join(noted_flags(c.result.flags))}")
     if not c.ok or c.result is None:
