@@ -147,3 +147,24 @@ def test_a_failure_note_is_one_line_with_what_the_target_said(tmp_path):
                                         "detail": detail, "samples": None, "result": None})
     notes = [n for t in build_tables(Store(db).load_run(run.id)) for n in t.notes if "failed" in n]
     assert notes == ["mbedtls bytes=1024: failed — " + note]
+
+
+# ------------------------------------------------------------------------------------------------ i. scaling load
+def _parallel_cell(n, aggregate, start, end):
+    from types import SimpleNamespace
+    parallel = {"aggregate": aggregate, "load_avg": {"start": start, "end": end}}
+    return SimpleNamespace(result=SimpleNamespace(parallel=parallel))
+
+
+def test_scaling_names_the_load_average_where_throughput_drops_or_the_machine_is_busy():
+    from cryptobench.scaling import load_average, load_notes
+    assert load_average() is None or load_average() >= 0
+    by_n = {1: _parallel_cell(1, 100.0, 0.1, 1.0), 2: _parallel_cell(2, 60.0, 3.5, 4.2)}
+    (note,) = load_notes(by_n, {1: 100.0, 2: 60.0}, ncpu=2)
+    assert note.startswith("N=2: throughput below N=1's; load average 3.5 at its start, 4.2 at its end, on 2 CPU(s)")
+    assert "other work took CPUs" in note
+    quiet = {1: _parallel_cell(1, 100.0, 0.0, 1.0), 2: _parallel_cell(2, 190.0, 1.0, 2.0)}
+    assert load_notes(quiet, {1: 100.0, 2: 190.0}, ncpu=16) == []
+    idle_drop = {1: _parallel_cell(1, 100.0, 0.0, 1.0), 2: _parallel_cell(2, 90.0, 1.0, 2.0)}
+    assert load_notes(idle_drop, {1: 100.0, 2: 90.0}, ncpu=16) == [
+        "N=2: throughput below N=1's; load average 1.0 at its start, 2.0 at its end, on 16 CPU(s)"]

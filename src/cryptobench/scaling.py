@@ -293,10 +293,20 @@ def add_efficiency(info: dict, reference: dict | None) -> dict:
     return info
 
 
+def load_average() -> float | None:
+    """The machine's 1-minute load average (None where the system has none): a scaling cell records it
+    at its start and end, so that a throughput that falls as N grows can be told from a busy machine."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (OSError, AttributeError):
+        return None
+
+
 def measure(engine, op_id: str, params: dict, n: int, cpus: list[int], slot: int, min_time: float,
             repeat: int, warmup: int, session=None, windows: int = 0) -> dict:
     """One (engine, op, params, N) cell: {"samples", "hello", "info", "energy_windows" | "energy_why"}.
     Raises HarnessError when a process cannot be started, set up or timed."""
+    load_start = load_average()
     cell = ParallelCell(engine, n, cpus)
     try:
         cell.setup(slot, op_id, params)
@@ -308,6 +318,7 @@ def measure(engine, op_id: str, params: dict, n: int, cpus: list[int], slot: int
                                 cpus)
         if cell.pin_error:
             info["pin_error"] = cell.pin_error
+        info["load_avg"] = {"start": load_start, "end": load_average()}      # other work on the machine
         out = {"samples": [s for r in kept for s in r["samples"]], "hello": cell.hello, "info": info}
         if session is not None and session.started:
             got = []
@@ -430,7 +441,30 @@ def _engine_table(run: Run, op_id: str, params: dict, engine: str, by_n: dict, n
                "unit": th_col[th_col.index("(") + 1:-1], "th": {}, "fom": {}, "energy": energy}
     for n in sorted(by_n):
         _count_row(by_n[n], n, " †" if n > ncpu > 0 else "", params, payload, energy, table, sum_row)
+    table.notes += load_notes(by_n, sum_row["th"], ncpu)
     return table, sum_row
+
+
+def load_notes(by_n: dict, th: dict, ncpu: int) -> list[str]:
+    """A note per process count N whose throughput fell below the previous N's, or that started while
+    other work held at least the CPUs left free (ncpu - N, at least 1): the 1-minute load average at
+    its start less the previous N's own processes (the average still holds them). It names the load,
+    since a busy machine, not the engine, is then the likely cause."""
+    out, prev = [], None
+    for n in sorted(th):
+        p = by_n[n].result.parallel if by_n[n].result is not None else {}
+        load = p.get("load_avg") or {}
+        start, end = load.get("start"), load.get("end")
+        dropped = prev is not None and th[n] < th[prev]
+        busy = isinstance(start, (int, float)) and start - (prev or 0) >= max(ncpu - n, 1)
+        if dropped or busy:
+            said = (f"load average {start} at its start, {end} at its end, on {ncpu} CPU(s)"
+                    if isinstance(start, (int, float)) else "no load average recorded")
+            what = f"throughput below N={prev}'s" if dropped else "started on a busy machine"
+            out.append(f"N={n}: {what}; {said}" + (": other work took CPUs from the N processes (rerun on an idle "
+                                                   "machine)" if busy else ""))
+        prev = n
+    return out
 
 
 def _summary_table(summary: list[dict], counts: list[int]) -> Table:
