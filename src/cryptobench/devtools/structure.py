@@ -56,7 +56,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "statistics": ("stats", "estimate", "significance", "sampling", "noise", "results", "convergence"),
     # Where numbers come from: engines and devices, and the energy traces instruments record.
     # lab: labgrid places and the leases that spread one run over them
-    "targets": ("harness", "engines", "verify", "vector_check", "secure", "firmware", "sim",
+    "targets": ("harness", "engines", "verify", "vector_check", "bytes_diff", "secure", "firmware", "sim",
                 "meters", "targets", "energy", "lab"),
     "runner": ("runner", "plan", "suites", "energy.importer"),
     "analysis": ("relative", "compare", "diff", "scaling", "models", "energy.models", "long_message"),
