@@ -30,7 +30,6 @@ from .significance import mann_whitney_u
 from .quantity import fmt_num, pick_unit
 from .records import Cell, Run, outcome, params_key, place_of
 from .report.table import LEFT, Column, Csv, Markdown, Table, data_table
-from .report.terminal import console_for, print_lines, print_table
 
 TEST = ("two-sided z test of the change against both runs' run-level variation (repeat intervals); "
         "Mann-Whitney U on per-operation samples where a run has no repeat interval")
@@ -362,15 +361,28 @@ def columns(doc: dict) -> list[Column]:
             Column("change", unit="%"), Column("p"), Column("verdict", LEFT, styled=True)]
 
 
+def params_text(params: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def table_title(doc: dict) -> str:
+    return f"run {doc['a']['id']} → run {doc['b']['id']}"
+
+
+def not_compared_notes(doc: dict) -> list[str]:
+    return [f"{r['op']} {r['engine']}: {r['verdict']} — {r['detail']}" for r in doc["rows"] if r.get("detail")]
+
+
 def diff_table(doc: dict) -> Table:
     """A row per cell pair (styled by its kind: regression, improvement, …); why a pair was not
-    compared in the notes."""
-    table = Table(f"run {doc['a']['id']} → run {doc['b']['id']}", columns(doc))
+    compared in the notes. Every column: the markdown form and a wide terminal (a narrow one:
+    report/diff_terminal.py)."""
+    table = Table(table_title(doc), columns(doc))
     for r in doc["rows"]:
-        table.add([r["op"], " ".join(f"{k}={v}" for k, v in r["params"].items()), r["engine"], r["target"],
+        table.add([r["op"], params_text(r["params"]), r["engine"], r["target"],
                    *fmt_times(r["estimate_a_s"], r["estimate_b_s"]), fmt_change(r["change"]), fmt_p(r["p"]),
                    r["verdict"]], style=r["kind"])
-    table.notes = [f"{r['op']} {r['engine']}: {r['verdict']} — {r['detail']}" for r in doc["rows"] if r.get("detail")]
+    table.notes = not_compared_notes(doc)
     return table
 
 
@@ -408,13 +420,3 @@ def place_table(doc: dict) -> Table:
         table.add([g["place_a"] or "—", g["place_b"] or "—", str(g["cells"]), str(g["timed"]),
                    ratio(g["median_ratio"]), ratio(g["min_ratio"]), ratio(g["max_ratio"]), str(g["regressions"])])
     return table
-
-
-def render_rich(doc: dict, out, places: bool = False) -> None:
-    console = console_for(out)
-    for line in header_lines(doc):
-        print_lines(console, [line], style="yellow" if line.startswith("warning") else None)
-    print_table(console, diff_table(doc))
-    if places:
-        print_table(console, place_table(doc))
-    print_lines(console, [summary_line(doc)])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from ..diff import check_alpha, diff, header_lines, parse_threshold, render_csv, render_md, render_rich
+from ..diff import check_alpha, diff, header_lines, parse_threshold, render_csv, render_md
+from ..report.diff_terminal import render_rich
 from ..errors import UsageError
 from ..printable import printable
 from ..store import Store
