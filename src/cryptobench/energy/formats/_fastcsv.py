@@ -3,14 +3,19 @@ exactly the rows the line-by-line reader (_common.CsvTable) would take, so that 
 blocks and every error names the same line.
 
 The file is read as bytes, cut at line ends into blocks of `block_rows` lines, and a block goes to
-pyarrow only when cheap byte checks say it is plain: every line has the expected number of
-delimiters, and there are no quotes, blanks (spaces, tabs), lone CR line ends or a byte-order mark
-at its start. pyarrow parses the wanted columns with explicit types and no null spellings (an empty
-line or cell is an error to it); a block it rejects, or one with
-a value that is not finite, or text cells that are not plain ASCII of one length, is handed to the
-line-by-line reader (CsvTable.block), which accepts what it always accepted and raises the TraceError
-it always raised. A lone CR (old Mac line ends, which text mode reads as line breaks) switches the
-rest of the file to the line-by-line reader, as the byte cut would count its lines wrong.
+pyarrow only when cheap byte checks say it is plain: no quotes, blanks (spaces, tabs), lone CR line
+ends or a byte-order mark at its start. pyarrow parses the wanted columns with explicit types and no
+null spellings (an empty line or cell, a row of other than len(columns) fields, is an error to it);
+a block it rejects, or one with a value that is not finite, or text cells that are not plain ASCII
+of one length, is handed to the line-by-line reader (CsvTable.block), which accepts what it always
+accepted and raises the TraceError it always raised. A lone CR (old Mac line ends, which text mode
+reads as line breaks) switches the rest of the file to the line-by-line reader, as the byte cut
+would count its lines wrong.
+
+Speed (issue 31: >= 10 M rows/s; bench/trace_speed --only csv): pyarrow's parse is most of the
+work, so it runs in a worker thread on the next block while the caller works on this one; reads
+go into fresh buffers (one copy of the file's bytes), line ends are counted by numpy, and text
+columns come as bytes (no UTF-8 check: what is not plain ASCII goes to the line reader anyway).
 
 Without pyarrow (an optional extra), `open_table` gives the line-by-line reader alone: same
 results, slower.
