@@ -106,6 +106,7 @@ class Point:
     n: int | None
     k: int | None = None
     flags: list = field(default_factory=list)
+    estimator: str = "median"    # what y is: the name Result.reported_time gives ('p1', 'median')
 
 
 @dataclass
@@ -131,6 +132,7 @@ class Group:
     tally: Tally = field(default_factory=Tally)     # what the caption says of every point
     summary: RunSummary = field(default_factory=RunSummary)
     summarised: bool = False                        # drawn from `summary`: more than MAX_LINES series
+    estimators: set = field(default_factory=set)    # the estimators its points' y are (the tables' numbers)
 
     @property
     def xs(self) -> list[float]:
@@ -169,11 +171,14 @@ def cell_point(cell: Cell, metric: str) -> tuple[Point | None, str | None]:
     if r is None:
         return None, None
     if metric == "time":
-        t = r.time_s
-        if not t or not t.get("median") or t["median"] <= 0:
+        # the number the tables print (the estimate, e.g. p1, with its repeat interval), not the median
+        shown = r.reported_time()
+        if shown is None or not shown[0] or shown[0] <= 0:
             return None, None
-        lo, hi = (t.get("ci95") or [None, None])
-        return Point(x, t["median"], lo, hi, r.n, r.k, r.flags), cell.provenance
+        value, (lo, hi), estimator = shown
+        if not r.estimate and not r.time_s.get("ci95"):
+            lo = hi = None                  # no interval stored (reported_time pads it with the value)
+        return Point(x, float(value), lo, hi, r.n, r.k, r.flags, estimator), cell.provenance
     if metric == "cycles":
         cyc = r.cycles.get("per_op_median")
         if not cyc or cyc <= 0:
@@ -259,6 +264,7 @@ class Sweeps:
             return
         mode = timing_mode(run, c)
         g.tally.add(point.n, point.k, point.flags)
+        g.estimators.add(point.estimator)
         g.summary.add(run.id, (c.engine, c.target, mode), point.x, point.y, prov or "measured")
         if not g.summarised and g.summary.n_series > MAX_LINES:
             g.summarised, g.series = True, []           # the runs' own points go: the summary draws them
@@ -307,8 +313,8 @@ def _note_omitted(g: Group, why: str | None) -> None:
 
 
 def summary_series(summary: RunSummary) -> list[Series]:
-    """A RunSummary's lines as series: at each length the mean of the runs' medians, the band from
-    the lowest to the highest run's median; n is the number of runs at that length."""
+    """A RunSummary's lines as series: at each length the mean of the runs' printed estimates (p1
+    or median), the band from the lowest to the highest run's; n is the number of runs at that length."""
     out = []
     for (engine, target, mode), provs, runs, rows in summary.rows():
         out.append(Series(None, engine, target, provenance=provs, mode=mode, n_runs=runs,
@@ -343,7 +349,8 @@ def merge_single_engine(groups: list[Group]) -> list[Group]:
             continue
         keys = list(dict.fromkeys(k for o in same for k in o.fixed))
         common = {k: g.fixed.get(k) for k in keys if len({json.dumps(o.fixed.get(k)) for o in same}) == 1}
-        merged = Group(g.op, common, runs=list(g.runs), summarised=g.summarised)
+        merged = Group(g.op, common, runs=list(g.runs), summarised=g.summarised,
+                       estimators=set().union(*(o.estimators for o in same)))
         for o in same:
             s = o.series[0]
             s.label = f"{s.label} · " + ", ".join(param_text(k, o.fixed.get(k)) for k in keys if k not in common)

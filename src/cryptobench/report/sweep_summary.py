@@ -99,9 +99,11 @@ class RunSummary:
                 (x, s.total / s.runs, s.lo, s.hi, s.runs) for x, s in sorted(line.at.items())]
 
 
-def summary_caption(n_series: int, n_runs: int, noun: str) -> str:
-    """The caption's sentence for a figure drawn from a RunSummary."""
+def summary_caption(n_series: int, n_runs: int, noun: str, estimate: str = "median") -> str:
+    """The caption's sentence for a figure drawn from a RunSummary; `estimate` names the runs'
+    values it averages ('median', 'p1': what their tables print)."""
+    plural = "medians" if estimate == "median" else f"{estimate} estimates"
     return (f"{n_series} {noun}–run lines over {n_runs} runs are more than the {MAX_LINES} a figure draws one "
             f"by one, so each line is one {noun} over all of its runs (the legend gives their number): at each "
-            "length the mean of the runs' medians, shaded from the lowest to the highest run's median (the "
+            f"length the mean of the runs' {plural}, shaded from the lowest to the highest run's {estimate} (the "
             "spread between runs, not a confidence interval; each run's own interval is in its tables).")

@@ -3,14 +3,19 @@ exactly the rows the line-by-line reader (_common.CsvTable) would take, so that 
 blocks and every error names the same line.
 
 The file is read as bytes, cut at line ends into blocks of `block_rows` lines, and a block goes to
-pyarrow only when cheap byte checks say it is plain: every line has the expected number of
-delimiters, and there are no quotes, blanks (spaces, tabs), lone CR line ends or a byte-order mark
-at its start. pyarrow parses the wanted columns with explicit types and no null spellings (an empty
-line or cell is an error to it); a block it rejects, or one with
-a value that is not finite, or text cells that are not plain ASCII of one length, is handed to the
-line-by-line reader (CsvTable.block), which accepts what it always accepted and raises the TraceError
-it always raised. A lone CR (old Mac line ends, which text mode reads as line breaks) switches the
-rest of the file to the line-by-line reader, as the byte cut would count its lines wrong.
+pyarrow only when cheap byte checks say it is plain: no quotes, blanks (spaces, tabs), lone CR line
+ends or a byte-order mark at its start. pyarrow parses the wanted columns with explicit types and no
+null spellings (an empty line or cell, a row of other than len(columns) fields, is an error to it);
+a block it rejects, or one with a value that is not finite, or text cells that are not plain ASCII
+of one length, is handed to the line-by-line reader (CsvTable.block), which accepts what it always
+accepted and raises the TraceError it always raised. A lone CR (old Mac line ends, which text mode
+reads as line breaks) switches the rest of the file to the line-by-line reader, as the byte cut
+would count its lines wrong.
+
+Speed (issue 31: >= 10 M rows/s; bench/trace_speed --only csv): pyarrow's parse is most of the
+work, so it runs in a worker thread on the next block while the caller works on this one; reads
+go into fresh buffers (one copy of the file's bytes), line ends are counted by numpy, and text
+columns come as bytes (no UTF-8 check: what is not plain ASCII goes to the line reader anyway).
 
 Without pyarrow (an optional extra), `open_table` gives the line-by-line reader alone: same
 results, slower.
@@ -18,6 +23,7 @@ results, slower.
 from __future__ import annotations
 
 import io
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numpy as np
@@ -31,6 +37,7 @@ except ImportError:                     # pragma: no cover - exercised where pya
     pa = pacsv = None
 
 READ_BYTES = 16 << 20                   # bytes read at a time: memory stays bounded by a few of these
+BLOCK_BYTES = 1 << 20                   # pyarrow's unit of work within a block (its threads split on these)
 _NL, _CR, _QUOTE = b"\n", b"\r", b'"'
 
 
@@ -57,20 +64,40 @@ class FastCsvTable(CsvTable):
         self.raw, self.numeric, self.text = raw, sorted(set(numeric)), sorted(set(text))
 
     def blocks(self):
+        """The blocks in order; pyarrow parses the next plain block in a worker thread while the
+        caller works on this one (pyarrow lets go of the GIL: on two cores the parse and the
+        caller's numpy work overlap). At most two blocks' bytes are held: memory stays bounded."""
         if not self._skip_header():
             yield from self._slow_from(0, self.header_line + 1)
             return
-        next_line = self.header_line + 1
-        for data, n_lines, offset in self._byte_blocks():
-            if data.has(_CR) and data.count(_CR) != data.count(b"\r\n"):
-                yield from self._slow_from(offset, next_line)
-                return
-            block = self._fast(data, n_lines, next_line)
-            if block is None:
-                block = self.block(_text_lines(data), next_line)
-            next_line += n_lines
-            if block is not None:
-                yield block
+        next_line, pending = self.header_line + 1, None
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cryptobench-csv") as pool:
+            for data, n_lines, offset, unterminated in self._byte_blocks():
+                if data.has(_CR) and data.count(_CR) != data.count(b"\r\n"):
+                    if pending is not None:
+                        yield from self._finish(*pending)
+                    yield from self._slow_from(offset, next_line)
+                    return
+                parsed = pool.submit(self._parse, data, n_lines) if self._plain(data) else None
+                if pending is not None:
+                    yield from self._finish(*pending)
+                pending = (data, n_lines, next_line, unterminated, parsed)
+                next_line += n_lines
+            if pending is not None:
+                yield from self._finish(*pending)
+
+    def _finish(self, data: "Span", n_lines: int, first: int, unterminated: bool, parsed):
+        """The block of lines `first`.. once its parse is done: a FastBlock of pyarrow's table, or
+        the line reader's block where pyarrow refused it (which raises the line reader's error)."""
+        table = parsed.result() if parsed is not None else None
+        if unterminated:                # known now, not when the bytes were read: the warning's chunk
+            self.ended_without_newline = True
+        if table is None:
+            block = self.block(_text_lines(data), first)
+        else:
+            block = FastBlock(self, data, first, n_lines, {c: table.column(f"c{c}") for c in types_of(self)})
+        if block is not None:
+            yield block
 
     def _skip_header(self) -> bool:
         """Past the header lines in bytes; False when they do not end in LF (CR-only line ends)."""
@@ -93,45 +120,63 @@ class FastCsvTable(CsvTable):
         yield from CsvTable.blocks(self)
 
     def _byte_blocks(self):
-        """(Span, lines, byte offset) of consecutive blocks of block_rows lines (the last may be
-        shorter, and may end without a line terminator). Reads grow with what is held, so a file
-        with very long lines is read in linear time."""
-        rows, offset, buf, avg = self.block_rows, self.raw.tell(), b"", 32.0
+        """(Span, lines, byte offset, ends without a line terminator) of consecutive blocks of
+        block_rows lines (the last may be shorter, and may end without a line terminator). Reads
+        grow with what is held, so a file with very long lines is read in linear time."""
+        rows, offset, left, avg = self.block_rows, self.raw.tell(), b"", 32.0
         while True:
-            data = self.raw.read(max(READ_BYTES, len(buf), int(rows * avg * 1.5)))
-            eof = not data
-            buf = buf + data if buf else data       # the unfinished block's bytes, then the new ones
+            buf = self._read_after(left, max(READ_BYTES, len(left), int(rows * avg * 1.5)))
+            eof = len(buf) == len(left)
             start = 0
             while True:
                 end = _after_lines(buf, start, rows, avg)
                 if end < 0:
                     break
                 avg = (end - start) / rows
-                yield Span(buf, start, end), rows, offset + start
+                yield Span(buf, start, end), rows, offset + start, False
                 start = end
             if eof:
                 if start < len(buf):
                     unterminated = not buf.endswith(_NL)
-                    self.ended_without_newline = unterminated
-                    yield Span(buf, start, len(buf)), buf.count(_NL, start) + unterminated, offset + start
+                    yield Span(buf, start, len(buf)), buf.count(_NL, start) + unterminated, offset + start, unterminated
                 return
-            buf, offset = buf[start:], offset + start
+            left, offset = memoryview(buf)[start:], offset + start
 
-    def _fast(self, data: "Span", n_lines: int, first: int):
-        """A FastBlock of the block's rows, or None when the block is not plain (see the module's doc)."""
-        want = len(self.columns) - 1
-        # an empty line needs no scan: pyarrow rejects it (a missing number, or too few columns);
-        # a byte-order mark at a block's start it would skip, where the line reader finds a bad cell
-        if (data.count(self.delimiter.encode()) != want * n_lines or data.has(_QUOTE) or data.has(b" ")
-                or (self.delimiter != "\t" and data.has(b"\t")) or data.startswith(b"\xef\xbb\xbf")):
-            return None
+    def _read_after(self, left, size: int) -> bytearray:
+        """A new buffer: the unfinished block's bytes `left`, then up to `size` bytes of the file,
+        read into place (no second copy of what was read; blocks yielded before keep their own
+        buffer, which is never written again)."""
+        buf = bytearray(len(left) + size)
+        buf[:len(left)] = left
+        filled = len(left)
+        with memoryview(buf) as view:
+            while filled < len(buf):
+                got = self.raw.readinto(view[filled:])
+                if not got:
+                    break
+                filled += got
+        del buf[filled:]
+        return buf
+
+    def _plain(self, data: "Span") -> bool:
+        """Whether the block may go to pyarrow: no quotes, no blanks (spaces; tabs unless the
+        delimiter), no byte-order mark at its start (pyarrow would skip it, where the line reader
+        finds a bad cell). The field count of every line pyarrow checks itself (a row of other than
+        len(columns) fields, an empty line among them, is an error to it)."""
+        return not (data.has(_QUOTE) or data.has(b" ") or (self.delimiter != "\t" and data.has(b"\t"))
+                    or data.startswith(b"\xef\xbb\xbf"))
+
+    def _parse(self, data: "Span", n_lines: int):
+        """pyarrow's table of the block's wanted columns (named c0, c1, ...), or None where it
+        refuses the block or reads other than n_lines rows or a null. Runs in the worker thread."""
         names = [f"c{i}" for i in range(len(self.columns))]
         types = {names[c]: pa.float64() for c in self.numeric}
-        types.update({names[c]: pa.string() for c in self.text})
+        # text as bytes: no UTF-8 check (cells that are not plain ASCII go to the line reader anyway)
+        types.update({names[c]: pa.binary() for c in self.text})
         try:
             table = pacsv.read_csv(
                 pa.py_buffer(data.view()),
-                read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 20),
+                read_options=pacsv.ReadOptions(column_names=names, block_size=BLOCK_BYTES),
                 parse_options=pacsv.ParseOptions(delimiter=self.delimiter, quote_char=False, escape_char=False,
                                                  newlines_in_values=False, ignore_empty_lines=False),
                 convert_options=pacsv.ConvertOptions(column_types=types, include_columns=list(types),
@@ -141,7 +186,7 @@ class FastCsvTable(CsvTable):
             return None                     # whatever pyarrow refuses, the line reader judges
         if table.num_rows != n_lines or any(col.null_count for col in table.columns):
             return None
-        return FastBlock(self, data, first, n_lines, {c: table.column(names[c]) for c in types_of(self)})
+        return table
 
 
 def types_of(table: FastCsvTable) -> list[int]:
@@ -171,7 +216,7 @@ def _after_lines(buf: bytes, start: int, n: int, avg: float) -> int:
     """The offset just after the n-th line end from `start`, or -1 when buf holds fewer: counted up
     to a guess (n lines of `avg` bytes), then corrected line by line, or by numpy when far off."""
     guess = min(len(buf), start + int(n * avg))
-    c = buf.count(_NL, start, guess)
+    c = _count_nl(buf, start, guess)
     if c >= n and c - n <= 64:
         p = guess
         for _ in range(c - n + 1):
@@ -189,6 +234,11 @@ def _after_lines(buf: bytes, start: int, n: int, avg: float) -> int:
     ends = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo) == 10)
     k = n - 1 if c >= n else n - c - 1
     return lo + int(ends[k]) + 1 if k < len(ends) else -1
+
+
+def _count_nl(buf, lo: int, hi: int) -> int:
+    """Line ends in buf[lo:hi]: numpy's byte compare runs twice as fast as bytes.count."""
+    return int(np.count_nonzero(np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo) == 10)) if hi > lo else 0
 
 
 def _text_lines(data: Span) -> list[str]:
@@ -220,13 +270,16 @@ class FastBlock:
         return self._slow
 
     def floats(self, cols: list[int]) -> np.ndarray:
-        values = np.empty((self.n, len(cols)), dtype=np.float64)
+        # column-major, returned as its (rows, cols) transpose: each column is copied in one
+        # contiguous run, and values[:, j] is a contiguous array for the caller
+        by_col = np.empty((len(cols), self.n), dtype=np.float64)
         for j, c in enumerate(cols):
             row = 0
             for part in self.columns[c].chunks:     # the value buffers themselves: to_numpy imports pandas
-                values[row:row + len(part), j] = np.frombuffer(part.buffers()[1], dtype=np.float64,
+                by_col[j, row:row + len(part)] = np.frombuffer(part.buffers()[1], dtype=np.float64,
                                                                count=len(part), offset=part.offset * 8)
                 row += len(part)
+        values = by_col.T
         with np.errstate(invalid="ignore", over="ignore"):
             finite = np.isfinite(np.add.reduce(values, axis=None))
         if not finite and not np.isfinite(values).all():
@@ -235,7 +288,7 @@ class FastBlock:
 
     def strings(self, col: int, width: int = 16) -> np.ndarray:
         """As CsvBlock.strings, built from the bytes when every cell is ASCII of one length <= width."""
-        body = self._ascii_cells(col, width)
+        body = self.ascii_cells(col, width)
         if body is None:
             return self.slow().strings(col, width)
         # widen the ASCII bytes to UCS-4 in place of a U array: no per-cell conversion
@@ -245,10 +298,10 @@ class FastBlock:
 
     def digital(self, col: int) -> np.ndarray:
         """As CsvBlock.digital; one-character cells (the usual 0 and 1) by table look-up."""
-        body = self._ascii_cells(col, 1)
+        body = self.ascii_cells(col, 1)
         return self.slow().digital(col) if body is None else _DIGITAL[body[:, 0]]
 
-    def _ascii_cells(self, col: int, width: int):
+    def ascii_cells(self, col: int, width: int):
         """The cells of text column `col` as uint8 (rows, size) when all are ASCII of one length
         1..width, else None."""
         column = self.columns[col]

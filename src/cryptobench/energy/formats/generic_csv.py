@@ -101,6 +101,12 @@ def open_trace(path, **options):
                          period, rows)
 
 
+def _scaled(column: np.ndarray, scale: float) -> np.ndarray:
+    """column * scale, contiguous; a scale of 1 (the default) leaves the values as they are
+    (x * 1.0 == x exactly), no copy where the column is already contiguous (the fast path's)."""
+    return np.ascontiguousarray(column) if scale == 1.0 else column * scale
+
+
 def _chunks(path, info, columns, col, extras, delimiter, kind, i_scale, v_scale, t_scale, period, rows):
     numeric = [col["current"]] + [col[k] for k in ("time", "voltage") if k in col] + [c for _, c in extras]
     if "marker" in col and kind == "analog":
@@ -112,7 +118,7 @@ def _chunks(path, info, columns, col, extras, delimiter, kind, i_scale, v_scale,
     with open_table(path, 1, columns, delimiter, rows, numeric, text) as table:
         for block in table.blocks():
             values = block.floats(numeric)
-            chunk = Chunk(current=values[:, pos[col["current"]]] * i_scale)
+            chunk = Chunk(current=_scaled(values[:, pos[col["current"]]], i_scale))
             chunk.line0, chunk.lines = block.chunk_lines()
             if "time" in col:
                 t = values[:, pos[col["time"]]] * t_scale
@@ -121,7 +127,7 @@ def _chunks(path, info, columns, col, extras, delimiter, kind, i_scale, v_scale,
             else:
                 chunk.t0, chunk.dt = n_done * period, period
             if "voltage" in col:
-                chunk.voltage = values[:, pos[col["voltage"]]] * v_scale
+                chunk.voltage = _scaled(values[:, pos[col["voltage"]]], v_scale)
             if "marker" in col:
                 if kind == "analog":
                     chunk.marker_analog = values[:, pos[col["marker"]]]

@@ -94,6 +94,9 @@ def _chunks(path, columns, t_col, i_col, marker, bit, period, rows):
 def _marker(path, block, marker, bit, columns) -> np.ndarray:
     kind, col = marker
     width = 8 if kind == "string" else 1
+    quick = _marker_bytes(block, col, width, bit)
+    if quick is not None:
+        return quick
     cells = block.strings(col, width + 1)             # one spare character: a longer cell is caught
     codes = np.ascontiguousarray(cells).view(np.uint32).reshape(len(cells), width + 1)
     states = _CODE[np.minimum(codes[:, :width], 255)]
@@ -111,3 +114,30 @@ def _marker(path, block, marker, bit, columns) -> np.ndarray:
                          f"marker bit D{bit} not logged: expected 0, 1 or X for D{bit} in column "
                          f"{columns[col]!r}, found {str(cells[i])!r} (choose marker_bit=N of a logged input)")
     return m.astype(np.uint8)
+
+
+def _marker_bytes(block, col: int, width: int, bit: int):
+    """The marker states straight from the cells' bytes where the block offers them (the fast CSV
+    path) and every cell is `width` ASCII characters, each 0, 1, X or -, with D{bit} logged; else
+    None, and _marker reads the cells as text (the same states, or its error naming the line)."""
+    body = block.ascii_cells(col, width) if hasattr(block, "ascii_cells") else None
+    if body is None or body.shape[1] != width:
+        return None
+    if _all_binary(body):                           # the usual: every character 0 or 1, no look-up needed
+        return body[:, bit if width == 8 else 0] - np.uint8(ord("0"))
+    states = _CODE[body]
+    m = states[:, bit if width == 8 else 0]
+    if np.any(states == 255) or np.any(m == _UNLOGGED):
+        return None
+    return np.ascontiguousarray(m)
+
+
+_ONES, _ZEROS = np.uint64(0x0101010101010101), np.uint64(0x3030303030303030)
+
+
+def _all_binary(body: np.ndarray) -> bool:
+    """Whether every byte of the (rows, 1 or 8) ASCII cells is '0' or '1': eight at a time as one
+    64-bit word, where a byte of '0' (0x30) or '1' (0x31) leaves 0x30 once its low bit is masked."""
+    if body.shape[1] == 8 and body.flags.c_contiguous:
+        return bool(np.all((body.view(np.uint64) & ~_ONES) == _ZEROS))
+    return bool(np.all((body | np.uint8(1)) == np.uint8(ord("1"))))

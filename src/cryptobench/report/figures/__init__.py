@@ -8,9 +8,11 @@ One module per kind: sweep.py (duration, energy, cycles), heatmap.py, energy_spl
 crossover.py; style.py holds the drawing helpers they share.
 
 Kinds (only where the data exists):
-  duration      host cells: median time per operation vs payload length (params['bytes'] with at
-                least two values), per operation and fixed other parameters, a line per engine,
-                95 % CI of the median shaded (the TI CC13x2/CC26x2 report, figures 2-9)
+  duration      host cells: time per operation vs payload length (params['bytes'] with at
+                least two values), per operation and fixed other parameters, a line per engine:
+                the estimate the tables print (p1, or the median where a cell has none) with its
+                95 % interval shaded, named on the axis and in the caption (the TI CC13x2/CC26x2
+                report, figures 2-9)
   energy        the same for result.energy.per_op_j (measured, or modeled on simulated targets)
   cycles        microcontroller cells (target not 'host'): cycles per operation vs length, a line per
                 library (the Cifra AEAD study's chart); simulated or measured as the cells say

@@ -6,7 +6,7 @@ import math
 
 from ...catalog import OPS
 from ...records import Run
-from ..captions import conditions_caption, n_text, provenance_text
+from ..captions import ESTIMATOR_WORDS, conditions_caption, n_text, provenance_text
 from ..published import published_series
 from ..series import Group, Sweeps, energy_unit, fmt_len, op_title, params_full, params_short, style_for
 from ..tables import pick_unit
@@ -44,7 +44,7 @@ def _sweep_figure(g: Group, sweeps: Sweeps, metric: str, fig_id: str, published:
     payload = bool(op and op.payload)
     xlabel = "payload length (bytes)" if payload or not op else "bytes per request"
     points = [p for s in g.series for p in s.points]
-    unit, scale, ylabel, what = _y_unit(points, metric)
+    unit, scale, ylabel, what = _y_unit(points, metric, g.estimators)
     fig = new_figure(4.6)
     ax = fig.add_subplot()
     style_axes(ax)
@@ -66,16 +66,18 @@ def _sweep_figure(g: Group, sweeps: Sweeps, metric: str, fig_id: str, published:
            f"{noun}{' and run' if multi else ''}; markers at the measured "
            f"lengths ({', '.join(fmt_len(x) for x in g.xs)} B)."]
     if g.summarised:
-        cap.append(summary_caption(sum(s.n_runs for s in g.series), len(g.runs), noun))
+        cap.append(summary_caption(sum(s.n_runs for s in g.series), len(g.runs), noun,
+                                   _estimate_noun(g.estimators if metric == "time" else set())))
     if len({s.mode for s in g.series}) > 1:
         cap.append("single-shot: each sample is one operation timed on its own (run --single: latency); "
                    "batched: each sample is the mean of a calibrated batch of k operations.")
     cap += _metric_notes(g, sweeps, metric, provs)
     if not g.summarised:
-        cap.append(_band_note(any_band, zero_band))
+        cap.append(_band_note(any_band, zero_band, g.estimators if metric == "time" else set()))
     nt = n_text(g.tally.ns, g.tally.ks if metric != "energy" else None, "windows" if metric == "energy" else "samples")
     if nt:
-        cap.append(("Each run's median: " if g.summarised else "") + nt + ".")
+        cap.append((f"Each run's {_estimate_noun(g.estimators if metric == 'time' else set())}: "
+                    if g.summarised else "") + nt + ".")
     cap.append(axes_text(xscale, yscale))
     for t in (tally_flag_text(g.tally), omitted_text(g.omitted, more=g.omitted_more)):
         if t:
@@ -87,13 +89,26 @@ def _sweep_figure(g: Group, sweeps: Sweeps, metric: str, fig_id: str, published:
     return Figure(fig_id, METRIC_KIND[metric], title, " ".join(cap), provs, fig)
 
 
-def _y_unit(points: list, metric: str) -> tuple[str, float, str, str]:
+def estimator_label(estimators) -> str:
+    """The estimators a duration figure's points are, in words (what the tables print: a host run's
+    estimate, e.g. p1; the median where a cell has no estimate)."""
+    return " / ".join(ESTIMATOR_WORDS.get(e, e) for e in sorted(estimators)) or "median"
+
+
+def _estimate_noun(estimators) -> str:
+    """'median' or 'p1' (or 'p1 / median'): the short name of the printed estimate, for captions."""
+    return " / ".join(sorted(estimators)) or "median"
+
+
+def _y_unit(points: list, metric: str, estimators=()) -> tuple[str, float, str, str]:
     """(unit, scale from the stored unit, y label, what the caption calls the values) for a metric;
-    time and energy in a unit that suits the points' geometric middle."""
+    time and energy in a unit that suits the points' geometric middle. Durations name the estimator
+    the tables print (Result.reported_time) on the axis and in the caption."""
     if metric == "time":
         ys = [p.y for p in points if p.y > 0]
         unit, scale = pick_unit([math.sqrt(min(ys) * max(ys))] if ys else [])
-        return unit, scale, f"duration per operation ({unit})", "Median time per operation"
+        return (unit, scale, f"duration per operation, {_estimate_noun(estimators)} ({unit})",
+                f"Time per operation, {estimator_label(estimators)} (the tables' printed estimate)")
     if metric == "energy":
         ys = [p.y for p in points if p.y > 0]
         unit, scale = energy_unit([math.sqrt(min(ys) * max(ys))] if ys else [])
@@ -142,9 +157,12 @@ def _metric_notes(g: Group, sweeps: Sweeps, metric: str, provs: list[str]) -> li
     return cap
 
 
-def _band_note(any_band: bool, zero_band: bool) -> str:
+def _band_note(any_band: bool, zero_band: bool, estimators=()) -> str:
+    """What the shaded bands are: the 95 % interval of the number drawn (a p1's repeat interval, as
+    the tables print it; else the median's confidence interval)."""
     if any_band:
-        return "Shaded bands: 95 % confidence interval of the median" + (
+        of = "the median" if set(estimators) <= {"median"} else f"the printed estimate ({estimator_label(estimators)})"
+        return f"Shaded bands: 95 % confidence interval of {of}" + (
             " (zero width where the samples are identical, e.g. a deterministic simulation)." if zero_band else ".")
     if zero_band:
         return ("The 95 % confidence intervals have zero width (identical samples, e.g. a deterministic "
