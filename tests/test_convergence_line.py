@@ -23,7 +23,7 @@ def _sampled(machine: Machine, precision: float, budget_s: float, layouts: dict[
     sampler = RoundSampler(cells, StopRule(precision=precision, deadline=machine.now + budget_s), seed=1,
                            clock=machine.clock)
     record = sampler.run()
-    tau = sampler.tau()                                  # what the host target derives every cell with
+    tau = sampler.machine().tau("p1")                    # what the host target derives every cell with
     rows = []
     for seq, c in enumerate(cells):
         sampling = {"rounds": c.rounds, "processes": c.processes, "block_rounds": sampler.block_rounds,

@@ -358,7 +358,7 @@ def test_a_layout_sensitive_cell_is_judged_on_its_widened_interval():
                                "result": {"estimate": est, "flags": flags, "time_s": {"median": value}}})
 
     narrow = _run_level(cell(1e-6, 0.99e-6, 1.01e-6, []))[1]
-    assert narrow == pytest.approx(3 * 0.002 ** 2)
+    assert narrow == pytest.approx(2 * 0.002 ** 2)                  # max(σ, σ_p)² + τ²
     wide = _run_level(cell(1e-6, 0.99e-6, 1.10e-6, ["layout"]))[1]
     assert wide == pytest.approx((math.log(1.10) / 1.96) ** 2 / 2)
     a, b = cell(1e-6, 0.99e-6, 1.10e-6, ["layout"]), cell(1.06e-6, 1.05e-6, 1.17e-6, ["layout"])

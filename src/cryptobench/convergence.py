@@ -70,11 +70,17 @@ def convergence_line(conv: Convergence) -> str:
             f"{conv.short} did not (not-converged)")
 
 
+def drift_tau(sampling: dict) -> float:
+    """τ of the printed estimate of most cells: the drift as it acts on p1 (runs stored before it
+    was recorded: the stretches' spread, which those runs used)."""
+    p1 = sampling.get("machine_tau_p1_log")
+    return float(p1 if p1 is not None else sampling.get("machine_tau_log") or 0.0)
+
+
 def drift_floor(sampling: dict) -> float:
-    """The half-width (a fraction) that the machine's drift τ alone gives a cell's interval: no
+    """The half-width (a fraction) that the machine's drift τ alone gives a p1 cell's interval: no
     budget narrows an interval below it, since more rounds do not make the machine steadier."""
-    tau = float(sampling.get("machine_tau_log") or 0.0)
-    return math.exp(Z95 * math.sqrt(2) * tau) - 1
+    return math.exp(Z95 * math.sqrt(2) * drift_tau(sampling)) - 1
 
 
 def convergence_advice(conv: Convergence, sampling: dict, more: str) -> str:
@@ -86,6 +92,6 @@ def convergence_advice(conv: Convergence, sampling: dict, more: str) -> str:
         return f"for tighter intervals give the run {more}"
     levels = [float(x) for x in sampling.get("machine_levels_log") or []]
     spread = f"stretches of the run up to {100 * (math.exp(max(levels) - min(levels)) - 1):.1f} % apart, " if levels else ""
-    return (f"the machine's speed drifted over the run ({spread}τ {100 * float(sampling['machine_tau_log']):.1f} %: "
+    return (f"the machine's speed drifted over the run ({spread}τ on p1 {100 * drift_tau(sampling):.1f} %: "
             f"clock or temperature, not noise), which alone keeps every interval at ±{100 * floor:.1f} %; "
             f"more time will not narrow that (no --precision below {math.ceil(1000 * floor) / 1000:g} can be met here)")

@@ -24,6 +24,7 @@ import math
 import statistics
 
 from .errors import UsageError
+from .estimate import run_level_variance
 from .printable import printable
 from .results import per_op_seconds
 from .significance import mann_whitney_u
@@ -200,7 +201,7 @@ def _run_level(cell: Cell) -> tuple[str, float] | None:
     est = cell.result.estimate
     if not est or est.get("sigma_log") is None:
         return None
-    var = sum(float(est.get(k) or 0.0) ** 2 for k in ("sigma_log", "sigma_process_log", "tau_log"))
+    var = run_level_variance(*(float(est.get(k) or 0.0) for k in ("sigma_log", "sigma_process_log", "tau_log")))
     value, (lo, hi) = float(est.get("value") or 0.0), est.get("ci95") or (0.0, 0.0)
     if "layout" in cell.result.flags and value > 0 and lo > 0 and hi > 0:
         # a layout-sensitive cell's interval was widened to reach its slowest and fastest process

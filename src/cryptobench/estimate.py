@@ -15,17 +15,27 @@ Estimators (named in every record and table):
           behind a bus, single-shot latency): the typical cost is the quantity, the fastest is luck.
 
 The interval is a *repeat interval*: where a rerun's estimate lands 95 % of the time. On the log
-scale its half-width is 1.96·√(2σ² + 2τ²):
-  σ  the estimate's own spread within the run, from a bootstrap that resamples whole blocks (so it
-     sees how much the share of slow spells moves the estimate);
-  τ  the machine's: the run is cut into SEGMENTS stretches of time, each stretch's speed is the
-     median over the run's cells of (cell estimate in that stretch / whole-run estimate), and τ is
-     the spread of those speeds. Every cell feels the machine alike, so ~100 cells measure it well
-     within one run, and it is what moves all cells together from one run to the next.
-Both terms count twice: this run's and the rerun's deviations are independent.
+scale its half-width is 1.96·√(2·max(σ, σ_p)² + 2τ²):
+  σ   the estimate's own spread within the run, from a bootstrap that resamples whole blocks (so it
+      sees how much the share of slow spells moves the estimate);
+  σ_p the same estimate bootstrapped over whole harness processes, which also sees their memory
+      layouts (a rerun draws fresh processes); it sees the sampling noise too, so the larger of σ
+      and σ_p counts, not their sum (process_terms, run_level_variance);
+  τ   the machine's drift as it acts on the estimator. The run is cut into SEGMENTS stretches of
+      time and each stretch's speed is the median over the run's cells of (cell estimate in that
+      stretch / whole-run estimate). For the median (which averages over the stretches) τ is the
+      spread of those speeds. The 1st percentile is not an average: it takes its value from the
+      fastest stretches, so a slow stretch barely moves it; its τ is how far the whole-run p1 moves
+      when the stretches themselves are resampled (all cells together, every resample of the
+      stretches enumerated: drift_on_p1). Every cell feels the machine alike, so ~100 cells measure
+      it well within one run.
+Both terms count twice: this run's and the rerun's deviations are independent. What one run
+cannot see is a change of the machine between runs that leaves no trace within either (a governor
+or thermal state that holds for a whole run): docs/statistics.md says so.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -150,6 +160,60 @@ def machine_term(cells: list[tuple[list[float], list[int]]], first_round: int, l
     return float(np.std(levels, ddof=1)), levels
 
 
+def _stretch_resamples(segments: int) -> list[tuple[np.ndarray, float]]:
+    """Every resample with replacement of `segments` stretches, as (how often each stretch is
+    drawn, the resample's probability): 35 for 4 stretches, so the bootstrap is exact."""
+    out = []
+    for combo in itertools.combinations_with_replacement(range(segments), segments):
+        counts = np.bincount(combo, minlength=segments)
+        ways = math.factorial(segments) / math.prod(math.factorial(int(c)) for c in counts)
+        out.append((counts, ways / segments ** segments))
+    return out
+
+
+def drift_on_p1(cells: list[tuple[list[float], list[int]]], first_round: int, last_round: int,
+                segments: int = SEGMENTS) -> float:
+    """τ for the 1st percentile: the log-scale spread of the machine's common shift of the whole-run
+    p1 when the run's stretches are resampled together for every cell (a run that had drawn its
+    fast and slow stretches in other proportions), with the n/(n-1) correction of a bootstrap over
+    `segments` units. 0 when there is too little to tell."""
+    resamples = _stretch_resamples(segments)
+    shifts = []
+    for values, rounds in cells:
+        v = np.asarray(values, dtype=float)
+        seg = segment_of(rounds, first_round, last_round, segments)
+        parts = [v[seg == s] for s in range(segments)]
+        whole = point(v, "p1")
+        if min(len(p) for p in parts) < 4 or whole <= 0:
+            continue
+        shifts.append([math.log(point(np.concatenate([np.tile(parts[s], int(c)) for s, c in enumerate(counts) if c]),
+                                      "p1") / whole) for counts, _ in resamples])
+    if len(shifts) < 1:
+        return 0.0
+    common = np.median(np.asarray(shifts), axis=0)          # the machine's shift in each resample
+    weights = np.array([p for _, p in resamples])
+    mean = float((weights * common).sum())
+    variance = float((weights * (common - mean) ** 2).sum()) * segments / (segments - 1)
+    return math.sqrt(max(0.0, variance))
+
+
+@dataclass(frozen=True)
+class Drift:
+    """The machine's drift over a run, as it acts on each estimator."""
+    tau_stretches: float        # spread of the stretches' speeds: τ of the median
+    tau_p1: float               # how far the stretches move the whole-run p1: τ of p1
+    levels: tuple = ()          # each stretch's speed (log, relative to the whole run)
+
+    def tau(self, estimator: str) -> float:
+        return self.tau_p1 if estimator == "p1" else self.tau_stretches
+
+
+def drift_of(cells: list[tuple[list[float], list[int]]], first_round: int, last_round: int) -> Drift:
+    """The run's Drift from its p1 cells given as (per-operation values, rounds)."""
+    tau, levels = machine_term(cells, first_round, last_round)
+    return Drift(tau, drift_on_p1(cells, first_round, last_round) if tau > 0 else 0.0, tuple(levels))
+
+
 # two-sided 97.5 % quantiles of Student's t, by degrees of freedom
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
 
@@ -163,21 +227,49 @@ def small_sample_factor(groups: int) -> float:
     return math.sqrt(groups / (groups - 1)) * t / Z95
 
 
-def process_terms(values, processes, estimator: str, resamples: int = BOOTSTRAP) -> tuple[float, tuple]:
-    """(log-scale spread of the estimate when the harness processes are resampled, the estimate in
-    each process alone). The same code can run measurably slower in one process than in another
-    (where the stack and heap happen to fall: measured 19 % for mbedtls AES-GCM here); a run draws
-    a few layouts, a rerun draws others, so the processes are a level of their own."""
+NULL_DRAWS = 4                 # label shuffles that show how far processes disagree by chance alone
+
+
+@dataclass(frozen=True)
+class ProcessTerms:
+    sigma: float                # log-scale spread of the estimate when whole processes are resampled
+    per_process: tuple          # the estimator in each harness process alone (seconds)
+    chance_spread: float        # the largest slowest/fastest ratio that shuffled labels gave
+
+
+def process_terms(values, processes, estimator: str, resamples: int = BOOTSTRAP) -> ProcessTerms:
+    """How much the harness processes disagree. The same code can run measurably slower in one
+    process than in another (where the stack and heap happen to fall: measured 19 % for mbedtls
+    AES-GCM here); a run draws a few layouts, a rerun draws four fresh processes, so the processes
+    are a level of their own. Resampling whole processes sees both their layouts and the sampling
+    noise of a quarter of the samples each: it is a second bootstrap of the same estimate, with
+    coarser units than the blocks (run_level_variance takes the larger of the two). The processes'
+    labels are also shuffled NULL_DRAWS times (the same samples, no layout behind the labels): a
+    cell is layout-sensitive only where its processes disagree by more than any shuffle made them."""
     if processes is None or len(processes) != len(values):
-        return 0.0, ()
+        return ProcessTerms(0.0, (), 1.0)
     v = np.asarray(values, dtype=float)
     p = np.asarray(processes)
     ids = np.unique(p)
     per = tuple(point(v[p == i], estimator) for i in ids)
     if len(ids) < 2:
-        return 0.0, per
+        return ProcessTerms(0.0, per, 1.0)
+    rng = np.random.default_rng(3)
+    spreads = []
+    for _ in range(NULL_DRAWS):
+        shuffled = rng.permutation(p)
+        alone = [point(v[shuffled == i], estimator) for i in ids]
+        spreads.append(max(alone) / min(alone) if min(alone) > 0 else math.inf)
     # four processes are four draws of a layout: their spread, resampled, understates the next four's
-    return bootstrap_sigma(v, p, 1, estimator, resamples, seed=2) * small_sample_factor(len(ids)), per
+    sigma = bootstrap_sigma(v, p, 1, estimator, resamples, seed=2) * small_sample_factor(len(ids))
+    return ProcessTerms(sigma, per, max(spreads))
+
+
+def run_level_variance(sigma: float, sigma_process: float, tau: float) -> float:
+    """The log-scale variance of one run's estimate around where reruns land: the larger of the two
+    bootstraps of the estimate (over blocks, over processes; both see the sampling noise, so adding
+    them would count it twice) and the machine's drift on the estimator."""
+    return max(sigma, sigma_process) ** 2 + tau ** 2
 
 
 def estimate(values, rounds, block_rounds: int, estimator: str = "p1", tau: float = 0.0,
@@ -188,11 +280,12 @@ def estimate(values, rounds, block_rounds: int, estimator: str = "p1", tau: floa
         raise ValueError("no samples to estimate from")
     value = point(values, estimator)
     sigma = bootstrap_sigma(values, rounds, block_rounds, estimator, resamples)
-    sigma_p, per = process_terms(values, processes, estimator, resamples)
-    half = Z95 * math.sqrt(2 * sigma ** 2 + 2 * sigma_p ** 2 + 2 * tau ** 2)
+    terms = process_terms(values, processes, estimator, resamples)
+    sigma_p, per = terms.sigma, terms.per_process
+    half = Z95 * math.sqrt(2 * run_level_variance(sigma, sigma_p, tau))
     lo, hi = value * math.exp(-half), value * math.exp(half)
     counts = np.unique(np.asarray(processes), return_counts=True)[1] if processes is not None and len(per) else []
-    layout = layout_sensitive(per) and min(counts) >= LAYOUT_MIN_SAMPLES
+    layout = layout_sensitive(per, terms.chance_spread) and min(counts) >= LAYOUT_MIN_SAMPLES
     if layout:
         # a rerun may draw only layouts like the slowest (or fastest) process seen: the interval
         # reaches them, with the other terms around them
@@ -202,8 +295,12 @@ def estimate(values, rounds, block_rounds: int, estimator: str = "p1", tau: floa
     return Estimate(estimator, value, (lo, hi), sigma, tau, blocks, int(block_rounds), sigma_p, per, layout)
 
 
-def layout_sensitive(per_process) -> bool:
-    return len(per_process) > 1 and min(per_process) > 0 and max(per_process) / min(per_process) > LAYOUT_SPREAD
+def layout_sensitive(per_process, chance_spread: float = 1.0) -> bool:
+    """The processes disagree by more than LAYOUT_SPREAD and more than shuffled labels made them."""
+    if len(per_process) < 2 or min(per_process) <= 0:
+        return False
+    spread = max(per_process) / min(per_process)
+    return spread > LAYOUT_SPREAD and spread > chance_spread
 
 
 def ratio_interval(base_values, base_rounds, engine_values, engine_rounds, block_rounds: int, estimator: str,

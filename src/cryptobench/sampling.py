@@ -24,7 +24,7 @@ from typing import Callable
 from .convergence import converged
 from .envnumbers import EnvNumber
 from .errors import HarnessError
-from .estimate import BLOCK_S, Estimate, estimate, machine_term
+from .estimate import BLOCK_S, Drift, Estimate, drift_of, estimate
 
 # rounds reach the store this often (read when a run starts: a bad value stops the run, not every command)
 CHECKPOINT = EnvNumber("CRYPTOBENCH_CHECKPOINT_S", 5.0, high=3600.0)
@@ -229,21 +229,18 @@ class RoundSampler:
             return True
         return False
 
-    def machine(self) -> tuple[float, list[float]]:
-        """The machine term τ of the rounds so far and its per-stretch levels (estimate.machine_term),
-        from every p1 cell (the reference loop among them)."""
+    def machine(self) -> Drift:
+        """The machine's drift over the rounds so far (estimate.drift_of), from every p1 cell (the
+        reference loop among them)."""
         pairs = [(c.per_op(), c.rounds) for c in self.cells if c.failure is None and c.estimator == "p1" and c.samples]
         first = min((r[0] for _, r in pairs if r), default=self.first_round)
-        return machine_term(pairs, first, max(self.round - 1, first))
-
-    def tau(self) -> float:
-        return self.machine()[0]
+        return drift_of(pairs, first, max(self.round - 1, first))
 
     def _update_converged(self, active: list[CellSamples]) -> None:
         self.converged = set()
-        tau = self.tau()
+        drift = self.machine()
         for c in active:
-            est = c.estimate(self.block_rounds, tau)
+            est = c.estimate(self.block_rounds, drift.tau(c.estimator))
             if converged(est, self.rule.precision):
                 self.converged.add(c.key)
 

@@ -246,11 +246,11 @@ class HostTarget:
                 raise
         if deferred:
             device_cells = self._sample_deferred(deferred, meta, partial, rule, end)
-        tau, levels = sampler.machine()
+        drift = sampler.machine()
         record = {**sampler.record(), "processes": {e: len(self.extra_procs.get(e, [])) + 1 for e in self.procs},
                   **self._process_groups(),
-                  "budget_s": float(opts.budget_s or DEFAULT_BUDGET_S), "machine_tau_log": tau,
-                  "machine_levels_log": levels}
+                  "budget_s": float(opts.budget_s or DEFAULT_BUDGET_S), "machine_tau_log": drift.tau_stretches,
+                  "machine_tau_p1_log": drift.tau_p1, "machine_levels_log": list(drift.levels)}
         if previous_sampling.get("seed") is not None:     # a resumed run: every session's seed
             record["sessions"] = (previous_sampling.get("sessions") or [previous_sampling["seed"]]) + [record["seed"]]
         extra = {"sampling": record}
@@ -263,7 +263,7 @@ class HostTarget:
         if noise_rsd is not None and "noise_floor" in extra:
             extra["noise_floor"]["judged_rsd_pct"] = noise_rsd       # what high-rsd compared against
         rows = [self._finished_row(c, meta[c.key], meta[c.key].get("sampler", sampler), noise_rsd,
-                                   energy.get(c.key), tau) for c in cells]
+                                   energy.get(c.key), drift.tau(c.estimator)) for c in cells]
         if deferred:
             rows += [self._finished_row(c, meta[c.key], meta[c.key]["sampler"], noise_rsd, None, 0.0)
                      for c in device_cells]
