@@ -33,11 +33,13 @@ def _samples(per_op_s: float, seed: int, sigma: float = 0.05) -> list[list[int]]
     return [[4, int(per_op_s * 4e9 * float(np.exp(abs(rng.normal(0, sigma))))), 0] for _ in range(N)]
 
 
-def _store(db, cells, baseline=None, rounds=True) -> int:
+def _store(db, cells, baseline=None, rounds=True, layout=None) -> int:
     """cells: (op, params, engine, seconds per operation); a host run sampled in rounds (p1)."""
     store = Store(db)
     engines = list(dict.fromkeys(e for _, _, e, _ in cells))
     plan = {"suite": None, "baseline": baseline, "options": {"engines": engines, "repeat": N}, "groups": []}
+    if layout:
+        plan["layout"] = layout
     cond = {"host": {"cpu": {"model": "Test CPU"}}, "engines": {e: {"version": "1"} for e in engines}}
     rid = store.create_run(Plan.from_json(plan), cond)
     for seq, (op, params, engine, t) in enumerate(cells):
@@ -157,6 +159,17 @@ def test_the_zhaw_ratio_reads_engine_over_baseline_in_show_and_compare(tmp_path)
     assert "engine / baseline" in table.title and any("tpm / openssl-hw" in c.label for c in table.columns)
     out = _ok(cli("compare", str(rid), "--reference", "zhaw-iot", "--db", str(db))).stdout
     assert re.search(r"\b7\d\.\d", out) and "0.01" not in out
+    folder = tmp_path / "report"
+    _ok(cli("report", str(rid), "--db", str(db), "--out", str(folder), "--baseline", "openssl-hw",
+            "--reference", "zhaw-iot"))
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    assert re.search(r"×7\d\.\d", html) and "0.014" not in html       # the report reads it as run and show do
+    zhaw_run = _store(db, ZHAW, baseline="openssl-hw", layout="zhaw")    # a run of the study: no reference needed
+    _ok(cli("report", str(zhaw_run), "--db", str(db), "--out", str(tmp_path / "r2"), "--baseline", "openssl-hw"))
+    html = (tmp_path / "r2" / "report.html").read_text(encoding="utf-8")
+    assert re.search(r"×7\d\.\d", html) and "0.014" not in html
+    text = _ok(cli("show", str(zhaw_run), "--layout", "default", "--db", str(db))).stdout
+    assert re.search(r"×7\d\.\d", text) and "0.014" not in text and "t_tpm" not in text
 
 
 def test_other_studies_keep_the_improvement_direction(tmp_path):

@@ -36,6 +36,10 @@ SUITE_KEYS = {"title", "source", "baseline", "repeat", "warmup", "min_time", "en
               "relative", "budget", "precision", "layout"}
 # the studies' own layouts (layouts/, docs/layouts.md); "default" is the plain per-operation tables
 LAYOUT_NAMES = ("default", "ti", "nxp", "cifra", "zhaw", "pisa")
+# which way a study's ratios read: "improvement" t_baseline / t_engine (TI, NXP), "over-baseline"
+# t_engine / t_baseline (ZHAW's figure 2: ×2.7 = 2.7 times as long); the same names as a
+# reference's `ratio` (references/data/*.toml), so a run of the study and its comparison agree
+LAYOUT_RATIO = {"zhaw": "over-baseline"}
 BENCH_KEYS = {"op", "table", "engines", "repeat", "warmup", "min_time", "single", "label"}
 
 

@@ -57,14 +57,14 @@ def _run_heading(run: Run) -> str:
     return f"Run {run.id}" + (f" “{label}”" if label else "") + f" — {what}, {run.created}"
 
 
-def _run_tables(run: Run, baseline: str | None) -> tuple[list[Table], list[str]]:
+def _run_tables(run: Run, baseline: str | None, references=()) -> tuple[list[Table], list[str]]:
     """The run's tables, and a line per operation left out. An operation no engine measured (every
     cell unsupported or failed) gets no table: it would be a table of lengths only. A relative table
     without a single ratio (e.g. the baseline lacks the operation) is left out the same way."""
     from ..relative import relative, relative_tables, run_engines
     from .tables import build_tables
     measured = {c.op for c in run.cells if c.ok}
-    tables = [t for t in build_tables(run) if t.key not in OPS or t.key in measured]
+    tables = [t for t in build_tables(run, references) if t.key not in OPS or t.key in measured]
     skipped = [_skipped_line(run, op) for op in dict.fromkeys(c.op for c in run.cells) if op not in measured]
     base = baseline if baseline in run_engines(run) else run.plan.baseline
     if base and base in run_engines(run) and len(run_engines(run)) > 1:
@@ -140,7 +140,8 @@ def build_report(runs: list[Run], out_dir: Path, baseline: str | None = None, ti
         with open(spool, "w", encoding="utf-8") as tables_html:
             for i, head in enumerate(runs):
                 step(f"run {head.id} ({i + 1}/{len(runs)}): tables and figures", len(runs))
-                section, rows = _one_run(replace(head, cells=list(cells_of(head))), baseline, files, figures, sweeps)
+                section, rows = _one_run(replace(head, cells=list(cells_of(head))), baseline, files, figures, sweeps,
+                                        references)
                 tables_html.write(run_tables_html(section))
                 sections.append({**section, "tables": [], "n_tables": len(section["tables"])})
                 crossings += rows
@@ -159,7 +160,7 @@ def build_report(runs: list[Run], out_dir: Path, baseline: str | None = None, ti
 
 
 def _one_run(run: Run, baseline: str | None, files: "_TableFiles", figures: "_FigureFiles",
-             sweeps: list) -> tuple[dict, list[dict]]:
+             sweeps: list, references=()) -> tuple[dict, list[dict]]:
     """One run, its cells loaded: its tables written, its own figures drawn and written, its points
     added to the sweeps. Returns its section of the page (its tables with it) and its crossover rows."""
     from .captions import conditions_caption
@@ -168,7 +169,7 @@ def _one_run(run: Run, baseline: str | None, files: "_TableFiles", figures: "_Fi
     from .figures.heatmap import baseline_runs
     from .tables import conditions_lines
     caption = conditions_caption(run)
-    run_tables, skipped = _run_tables(run, baseline)
+    run_tables, skipped = _run_tables(run, baseline, references)
     files.begin_run(_run_heading(run), caption, skipped)
     # a table's own files carry the run's conditions; the page and the collections say them once per
     # run, and each table there only names its run

@@ -5,11 +5,12 @@ document)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..convergence import NOISY_SHARE, convergence_advice, convergence_line, convergence_of, stop_kind
 from ..noise import noise_line
 from ..sampling import DEFAULT_BUDGET_S
+from ..suites import LAYOUT_RATIO
 from ..printable import printable
 from ..meters.session import energy_line
 from ..catalog import OPS
@@ -106,6 +107,7 @@ class _Layout:
     unit: str
     scale: float
     comp_engines: list[str]   # an Impr. column each
+    over_baseline: bool = False  # the Impr. columns read t_engine / t_baseline (suites.LAYOUT_RATIO)
 
 
 def _layout(run: Run, op, cells: list[Cell], plist: list[dict]) -> _Layout:
@@ -128,6 +130,8 @@ def _op_columns(lay: _Layout) -> list[Column]:
         cols += [Column(f"{e} ({lay.unit})", unit=lay.unit, group=e), Column("RSD %", unit="%", group=e)]
         cols += [Column("µJ", unit="µJ", group=e)] if lay.energy else []
         cols += [Column("µJ RSD %", unit="%", group=e)] if lay.e_rsd else []
+    if lay.over_baseline:
+        return cols + [Column(f"× {e}", group="×") for e in lay.comp_engines]
     return cols + [Column(f"Impr. {e}", group="Impr.") for e in lay.comp_engines]
 
 
@@ -150,7 +154,7 @@ def _op_row(op, pk: str, p: dict, cells: list[Cell], comps: dict, lay: _Layout) 
         if lay.energy:
             row += _energy_text(cell, lay)
     for e in lay.comp_engines:
-        row.append(improvement_text(comps.get((op.id, pk, e))))
+        row.append(improvement_text(comps.get((op.id, pk, e)), lay.over_baseline))
     return row
 
 
@@ -195,14 +199,15 @@ def _summary_notes(op_id: str, rows: list[tuple[str, dict]], varying: list[str],
     return out
 
 
-def _op_tables(run: Run, op_id: str, cells: list[Cell], comps: dict, said_once: dict[str, str]) -> list[Table]:
+def _op_tables(run: Run, op_id: str, cells: list[Cell], comps: dict, said_once: dict[str, str],
+               over_baseline: bool = False) -> list[Table]:
     """An operation's tables: its costs per engine (on a microcontroller target, then its
     footprint); none where no engine supports it (summary_lines says so once, as it says the engines
     of `said_once`, unsupported alike in many operations)."""
     op = OPS[op_id]
     pkeys = list(dict.fromkeys(c.params.key for c in cells))
     plist = [json.loads(p) for p in pkeys]
-    lay = _layout(run, op, cells, plist)
+    lay = replace(_layout(run, op, cells, plist), over_baseline=over_baseline)
     if not lay.shown:
         return []
     title, rows = _title(op, lay.varying, plist), list(zip(pkeys, plist))
@@ -224,10 +229,19 @@ def _op_tables(run: Run, op_id: str, cells: list[Cell], comps: dict, said_once: 
     return [table] + ([footprint] if footprint else [])
 
 
-def build_tables(run: Run) -> list[Table]:
+def over_baseline(run: Run, references=()) -> bool:
+    """Whether a run's ratios read t_engine / t_baseline: its study says so (suites.LAYOUT_RATIO),
+    or a reference it is compared with does (its `ratio`)."""
+    if any(getattr(ref, "ratio", None) == "over-baseline" for ref in references):
+        return True
+    return LAYOUT_RATIO.get(run.plan.layout or "") == "over-baseline"
+
+
+def build_tables(run: Run, references=()) -> list[Table]:
     """Per operation a table with a row per parameter set, columns per engine and per comparison
     (mcu_tables.py for a microcontroller run). A scaling run (--parallel) gets the Pisa paper's
-    tables instead (scaling.py)."""
+    tables instead (scaling.py). The comparison columns read the way the run's study (or a
+    reference given) reads its ratios (over_baseline)."""
     from ..scaling import is_parallel_run, scaling_tables
     if is_parallel_run(run):
         return scaling_tables(run)
@@ -235,7 +249,7 @@ def build_tables(run: Run) -> list[Table]:
              for c in comparisons(run.cells, run.plan.baseline)}
     said_once = everywhere_unsupported(run)
     tables = [t for op_id, cells in cells_by_op(run).items()
-              for t in _op_tables(run, op_id, cells, comps, said_once)]
+              for t in _op_tables(run, op_id, cells, comps, said_once, over_baseline(run, references))]
     summary = summary_at(run.cells, 256) if run.plan.target else None
     return tables + ([summary] if summary else [])
 
@@ -430,6 +444,9 @@ def baseline_line(run: Run, what: str) -> str:
         return (f"No Improvement column: the baseline {baseline or '(none)'} has no result in this run "
                 f"(`run --baseline ENGINE` names one of {', '.join(engines)})")
     why = BASELINE_FROM.get(run.plan.baseline_from or "", "the run's baseline")
+    if over_baseline(run):
+        return (f"× ENGINE = t_ENGINE / t_{baseline} {what}, as the study reads it: ×2.7 = 2.7 times as long "
+                f"({baseline}: {why})")
     return f"Impr. ENGINE = Duration Improvement t_{baseline} / t_ENGINE {what} ({baseline}: {why})"
 
 

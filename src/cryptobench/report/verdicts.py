@@ -2,6 +2,8 @@
 its table ("openssl-hw ran 3.64 ± 0.02 times faster than openssl-sw")."""
 from __future__ import annotations
 
+import math
+
 from ..quantity import fmt_num
 
 # rows of a table summed up in words: all of a short table, else its first and last (the
@@ -9,12 +11,15 @@ from ..quantity import fmt_num
 SUMMARY_ROWS = 3
 
 
-def improvement_text(comp: dict | None) -> str:
-    """A Duration Improvement cell: the ratio, and its 95 % interval where it has a width."""
+def improvement_text(comp: dict | None, over_baseline: bool = False) -> str:
+    """A Duration Improvement cell: the ratio, and its 95 % interval where it has a width; with
+    `over_baseline`, read the other way as the study does (×r: t_engine / t_baseline)."""
     if not comp:
         return "—"
-    lo, hi = comp["ci95"]
-    ratio = fmt_num(comp["duration_improvement"])
+    value, (lo, hi) = comp["duration_improvement"], comp["ci95"]
+    if over_baseline:
+        value, lo, hi = (1 / value if value else math.inf), (1 / hi if hi else math.inf), (1 / lo if lo else math.inf)
+    ratio = ("×" if over_baseline else "") + fmt_num(value)
     return ratio if lo == hi else f"{ratio} [{fmt_num(lo)}–{fmt_num(hi)}]"
 
 
