@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ...catalog import OPS
-from .transports import Reading
+from .reading import Reading
 
 
 class SimReading(Reading):

@@ -320,7 +320,7 @@ class McuTarget:
     def _python_expect(op: str, params: Mapping, inputs: Inputs) -> dict:
         """An op no host engine implements: a maintained Python package's output (verify.python_reference),
         or {"why": ...} saying why there is none."""
-        from ..extras import MissingExtra
+        from ...extras import MissingExtra
         try:
             ref = python_reference(op, params, inputs.values)
         except MissingExtra as exc:

@@ -7,26 +7,16 @@ runs the image itself and reads its cycles from its own log of counter reads (Si
 labgrid place runs it through the place's drivers (lab/places.py)."""
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 from ...firmware.protocol import FirmwareReport
 from ...records import McuTargetSpec
 from ..boards import Board
+from .reading import Reading
+from .sim_reading import SimReading
 
 QEMU_REPEAT = 1                # QEMU has no cycle model: one run gives output, stack and heap
 SIM_REPEAT = 2                 # the simulator is deterministic: a second repetition shows it
-
-
-class Reading:
-    """What one image's report says about its cells' cycles: the console's own counts."""
-
-    def cycles(self, n: int, line: Mapping) -> tuple[list, object]:
-        """Cell n's cycles per repetition and the counter's own overhead."""
-        return line["cyc"], line.get("overhead")
-
-    def annotate(self, n: int, op: str, params: Mapping, result: dict) -> None:
-        """Add what this transport knows beyond cycles to cell n's result."""
 
 
 class Transport:
@@ -129,7 +119,6 @@ class SimTransport(Transport):
         return "model"
 
     def reading(self, report, op: str, log) -> Reading:
-        from .sim_reading import SimReading
         if report.stats.get("unknown_mnemonics"):
             log(f"simulator: no cost in the model for {', '.join(report.stats['unknown_mnemonics'])} "
                 f"(charged 1 cycle each) in {op}")
