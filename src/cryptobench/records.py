@@ -438,7 +438,7 @@ class McuTargetSpec(_Stored):
     def __post_init__(self):
         if self.kind not in MCU_KINDS:
             raise TargetSpecError(f"target kind: expected one of {', '.join(MCU_KINDS)}, got {self.kind!r}")
-        if not isinstance(self.board, str) or not self.board:
+        if not isinstance(self.board, str):
             raise TargetSpecError(f"target board: expected a board name, got {self.board!r}")
         if not isinstance(self.libraries, list) or not all(isinstance(x, str) for x in self.libraries):
             raise TargetSpecError(f"target libraries: expected a list of recipe names, got {self.libraries!r}")
@@ -492,13 +492,15 @@ class Plan(_Stored):
     extra: dict = field(default_factory=dict)
     given: tuple | None = _GIVEN
 
+    def __post_init__(self):
+        if isinstance(self.target, Mapping):          # a target written as its JSON form
+            self.target = McuTargetSpec.from_json(self.target)
+
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Plan":
         known = cls._split(d)
         known["groups"] = [Group.from_json(g) for g in d.get("groups") or []]
         known["options"] = Options.from_json(d.get("options") or {})
-        if d.get("target") is not None:
-            known["target"] = McuTargetSpec.from_json(d["target"])
         return cls(**known)
 
 
