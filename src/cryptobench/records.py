@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any
+from typing import Any, Literal
 
 # a cell's status (store.py, docs/schema.md)
 OK, UNSUPPORTED, FAILED, PARTIAL = "ok", "unsupported", "failed", "partial"
@@ -395,6 +395,82 @@ class Options(_Stored):
         return cls(**cls._split(d))
 
 
+MCU_KINDS = ("qemu", "board", "sim", "labgrid")     # where a microcontroller run's firmware runs
+DEFAULT_TIMEOUT_S = 300.0        # a QEMU or board image's watchdog when the plan names none
+SIM_DEFAULT_TIMEOUT_S = 600.0    # the simulator's (it runs the image instruction by instruction)
+DEFAULT_SILENCE_S = 30.0         # silence that ends an image when the plan names none
+
+
+class TargetSpecError(ValueError):
+    """A target record that is not one: unknown kind, no board, libraries not a list of names."""
+
+
+@dataclass(frozen=True, eq=False)
+class McuTargetSpec(_Stored):
+    """A microcontroller run's target (Plan.target): where the firmware runs (qemu, a board, the
+    simulator or labgrid places), for what core and optimisation level, with which libraries, and
+    how long the watchdog waits. Its JSON form is the dict earlier versions stored, key for key and
+    in this field order; a stored one is written back as it was read."""
+    OPTIONAL = ("device_options", "library_cc", "places", "coordinator", "emulated", "lease_s", "place")
+    kind: Literal["qemu", "board", "sim", "labgrid"] = "qemu"
+    board: str = ""
+    cpu: str | None = None
+    opt: str | None = None
+    libraries: list[str] = field(default_factory=list)   # recipe names or recipe .toml paths
+    core: str | None = None                # sim: the simulated core (sim:CORE)
+    device: str | None = None              # sim: the device profile's name
+    device_options: dict | None = None     # sim: the profile's options (clock, ws, prefetch)
+    library_source: str | None = None      # --library-source, resolved
+    library_cc: str | None = None          # --library-cc
+    port: str | None = None                # board: its serial port
+    baud: int = 115200
+    no_flash: bool = False
+    timeout_s: float | None = None         # the watchdog per image; None: the kind's default
+    silence_s: float | None = None         # silence that ends an image; None: DEFAULT_SILENCE_S
+    places: list[str] | None = None        # labgrid: the places the run spreads over
+    coordinator: str | None = None         # labgrid: the coordinator's address
+    emulated: bool | None = None           # labgrid: the places' boards are QEMU machines
+    lease_s: float | None = None           # labgrid: a silent worker loses its unit after this long
+    place: str | None = None               # labgrid: the one place a worker measures on
+    extra: dict = field(default_factory=dict)
+    given: tuple | None = _GIVEN
+
+    def __post_init__(self):
+        if self.kind not in MCU_KINDS:
+            raise TargetSpecError(f"target kind: expected one of {', '.join(MCU_KINDS)}, got {self.kind!r}")
+        if not isinstance(self.board, str):
+            raise TargetSpecError(f"target board: expected a board name, got {self.board!r}")
+        if not isinstance(self.libraries, list) or not all(isinstance(x, str) for x in self.libraries):
+            raise TargetSpecError(f"target libraries: expected a list of recipe names, got {self.libraries!r}")
+        for name in ("timeout_s", "silence_s", "lease_s"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, (int, float)) and value > 0):
+                raise TargetSpecError(f"target {name}: expected seconds > 0, got {value!r}")
+        if self.kind == "labgrid" and not self.places:
+            raise TargetSpecError("target places: a labgrid target names at least one place")
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "McuTargetSpec":
+        return cls(**cls._split(d))
+
+    @property
+    def watchdog_s(self) -> float:
+        """Seconds an image may run in all: the plan's --timeout, else the kind's default."""
+        if self.timeout_s is not None:
+            return self.timeout_s
+        return SIM_DEFAULT_TIMEOUT_S if self.kind == "sim" else DEFAULT_TIMEOUT_S
+
+    @property
+    def silence_limit_s(self) -> float:
+        return self.silence_s if self.silence_s is not None else DEFAULT_SILENCE_S
+
+    @property
+    def functional_only(self) -> bool:
+        """QEMU, and labgrid places whose boards are QEMU machines, have no cycle model: their
+        cells carry output, stack, heap and code size, never cycles or seconds."""
+        return self.kind == "qemu" or bool(self.emulated)
+
+
 @dataclass(eq=False)
 class Plan(_Stored):
     """What a run measures: the groups, the options, and where (a microcontroller `target`, or
@@ -409,12 +485,16 @@ class Plan(_Stored):
     options: Options = field(default_factory=Options)
     groups: list[Group] = field(default_factory=list)
     skipped_groups: list[str] = field(default_factory=list)
-    target: dict | None = None          # a microcontroller target: kind, board, cpu, opt, libraries, …
+    target: McuTargetSpec | None = None  # a microcontroller target: kind, board, cpu, opt, libraries, …
     kind: str | None = None             # "trace": the cells of an imported energy trace
     label: str | None = None            # free text from --label
     layout: str | None = None           # the suite's own layout of its tables (suites.LAYOUT_NAMES)
     extra: dict = field(default_factory=dict)
     given: tuple | None = _GIVEN
+
+    def __post_init__(self):
+        if isinstance(self.target, Mapping):          # a target written as its JSON form
+            self.target = McuTargetSpec.from_json(self.target)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Plan":

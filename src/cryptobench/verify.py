@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,20 @@ class Verdict:
     kat: str          # "pass" | "fail"
     detail: str       # what was checked, or why it failed
     unsupported: bool = False
+
+
+def gate(checks: Iterable[Verdict | None], nothing: str) -> Verdict:
+    """No number without a pass, for every target: the first failed check fails the cell (the
+    checks after it are not run when `checks` is a generator); no check at all (None: a check that
+    does not apply) fails it with `nothing`; otherwise it passes with every check's detail."""
+    passed = []
+    for verdict in checks:
+        if verdict is None:
+            continue
+        if verdict.kat != "pass":
+            return verdict
+        passed.append(verdict.detail)
+    return Verdict("pass", "; ".join(passed)) if passed else Verdict("fail", nothing)
 
 
 def vectors_dir() -> Path:
@@ -214,28 +229,19 @@ class Verifier:
 
     # --- the gate --------------------------------------------------------------------------
     def _verify(self, engine: str, op: str, params: dict) -> Verdict:
-        checks = []
+        return gate(self._checks(engine, op, params), f"no known-answer vector and no cross-check for {op} with "
+                    + ", ".join(f"{k}={params[k]}" for k in SELECTING if k in params))
+
+    def _checks(self, engine: str, op: str, params: dict):
+        """The checks of one cell, each run only when the ones before it passed (gate stops at a fail)."""
         vectors = matching_vectors(self.vectors, op, params)
         if vectors:
-            verdict = self._run_vectors(engine, op, params, vectors)
-            if verdict.kat == "fail":
-                return verdict
-            checks.append(verdict.detail)
+            yield self._run_vectors(engine, op, params, vectors)
         cross = getattr(self, "_cross_" + op.replace("-", "_"), None)
         if cross is not None:
-            verdict = cross(engine, op, params)
-            if verdict.kat == "fail":
-                return verdict
-            checks.append(verdict.detail)
-        if not checks and OPS[op].family in ("aes", "aead", "sha"):
-            verdict = self._cross_same_output(engine, op, params)
-            if verdict.kat == "fail":
-                return verdict
-            checks.append(verdict.detail)
-        if not checks:
-            return Verdict("fail", f"no known-answer vector and no cross-check for {op} with "
-                                   + ", ".join(f"{k}={params[k]}" for k in SELECTING if k in params))
-        return Verdict("pass", "; ".join(checks))
+            yield cross(engine, op, params)
+        if not vectors and cross is None and OPS[op].family in ("aes", "aead", "sha"):
+            yield self._cross_same_output(engine, op, params)
 
     def _run_vectors(self, engine: str, op: str, params: dict, vectors: list[dict]) -> Verdict:
         passed, skipped = [], []

@@ -262,7 +262,7 @@ def _store_as_run(args, op, info, imported: dict, trace_info: dict) -> int:
     from ..catalog import resolve_params
     from ..energy.importer import as_cell
     from ..runner import Runner
-    from ..targets.trace import TraceTarget
+    from ..targets import target_for
     windows = imported["windows"]
     params = resolve_params(op, {k: v[0] if len(v) == 1 else v for k, v in split_params(args.param).items()}, "--param")
     cell = as_cell(imported, op.id, params, args.engine, f"trace:{info.format}")
@@ -271,7 +271,7 @@ def _store_as_run(args, op, info, imported: dict, trace_info: dict) -> int:
     plan = Plan.from_json({"suite": None, "baseline": None, "options": {"engines": [args.engine], "repeat": len(windows)},
                            "groups": [{"op": op.id, "params": params, "engines": [args.engine]}], "kind": "trace"})
     # the same lifecycle as a measured run: the trace is a target that yields its cells
-    run_id = Runner(store, plan, TraceTarget([cell], trace_info)).run()
+    run_id = Runner(store, plan, target_for(plan, imported=([cell], trace_info))).run()
     _write_json(args, store, run_id)
     sys.stderr.write(f"stored as run {run_id} in {printable(store.label)}\n")
     return 0

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 from ..catalog import get_op
-from ..engines import ENGINES, get_engine
+from ..engines import get_engine
 from ..errors import UsageError
 from ..harness import build_harness, harness_path
 from ..printable import printable
-from ..records import FAILED, Params, Plan
+from ..records import FAILED, Plan
 from ..store import Store
 from ..suites import MAX_BENCHES, load_suite
 from .common import add_db, add_format, add_output, add_param, checked_output, split_params, stderr_console, write_atomic
@@ -122,119 +122,16 @@ def add_parser(sub) -> None:  # long: the option list, one declaration per optio
                      help="watchdog per firmware image in seconds (default 300; silence for min(30, this) also ends it)")
 
 
-def _mcu_where(args) -> tuple[str, str, object, str, object]:
-    """(kind, name, board, cpu, device) of --target, --cpu and --device, checked."""
-    from ..targets.boards import check_cpu, get_board
-    kind, _, name = args.target.partition(":")
-    if kind not in ("qemu", "board", "sim", "labgrid") or not name:
-        raise UsageError(f"--target: expected host, qemu:BOARD, board:NAME, sim:CORE or labgrid:PLACE; "
-                         f"got '{args.target}'")
-    if kind == "labgrid":
-        if args.device:
-            raise UsageError("--device applies to sim:CORE targets only")
-        board = _lab_board(args, name)
-        return kind, name, board, check_cpu(board, args.cpu), None
-    if kind != "sim":
-        if args.device:
-            raise UsageError("--device applies to sim:CORE targets only")
-        board = get_board(name, kind)
-        return kind, name, board, check_cpu(board, args.cpu), None
-    from ..sim.devices import CORE_CPU, get_device
-    from ..sim.engine import load_library
-    from ..targets.boards import BOARDS
-    device = get_device(args.device, name)
-    board = BOARDS[device.board]
-    cpu = CORE_CPU[name]
-    if args.cpu and args.cpu != cpu:
-        # the simulated core runs its own code and its FPU variant's (m4f on sim:cortex-m4) where
-        # the device's board lists that build
-        if not (args.cpu.rstrip("f") == cpu and args.cpu in board.cpus):
-            raise UsageError(f"--cpu {args.cpu}: the target sim:{name} simulates a {cpu}; valid here: "
-                             + ", ".join(c for c in board.cpus if c.rstrip("f") == cpu))
-        cpu = args.cpu
-    load_library()
-    return kind, name, board, cpu, device
-
-
-def _lab_board(args, spec: str):
-    """The board of the labgrid places `spec` names (their `board` tag), checked to be one kind;
-    the places, the coordinator and whether the boards are emulated go into args for the plan."""
-    from ..lab.places import BOARD_TAG, Lab
-    from ..targets.boards import get_board
-    lab = Lab()
-    try:
-        names = lab.resolve(spec)
-        infos = [lab.info(n) for n in names]
-    finally:
-        lab.close()
-    untagged = [i.name for i in infos if not i.board]
-    if untagged:
-        raise UsageError(f"labgrid place {untagged[0]} has no '{BOARD_TAG}' tag naming its board; set it with "
-                         f"`labgrid-client -p {untagged[0]} set-tags {BOARD_TAG}=NAME` (NAME from `cryptobench list "
-                         "boards`)")
-    kinds = {(i.board, i.emulated) for i in infos}
-    if len(kinds) > 1:
-        shown = ", ".join(f"{i.name} ({i.board}{', QEMU' if i.emulated else ''})" for i in infos)
-        raise UsageError(f"--target labgrid:{spec}: one run measures boards of one kind; these places differ: {shown}")
-    board_name, emulated = kinds.pop()
-    args.lab = {"places": names, "coordinator": lab.address, "emulated": emulated}
-    return get_board(board_name, "qemu" if emulated else "board")
-
-
 def _mcu_plan(args) -> Plan:
-    """The plan of a microcontroller run: the suite's cells, one engine per library recipe."""
-    from ..firmware.build import toolchain
-    from ..firmware.recipes import builtin_recipes, load_recipe
-    from ..plan import build_plan, pick_baseline
-    from ..targets.boards import check_opt
-    labgrid = args.target.partition(":")[0] == "labgrid"   # its options are checked before the lab is asked
-    if labgrid and args.port:
-        raise UsageError("--port: a labgrid place's serial port comes from the place; leave --port out")
-    if args.lease_timeout is not None and (not labgrid or args.lease_timeout <= 0):
-        raise UsageError("--lease-timeout: applies to labgrid targets only, and must be > 0 seconds")
-    kind, name, board, cpu, device = _mcu_where(args)
-    opt = check_opt(args.opt)
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout: must be > 0 seconds, got {args.timeout}")
-    if kind == "board" and not args.port:
-        raise UsageError(f"--target {args.target} needs --port (the board's serial port)")
-    if args.library_source and not args.recipe:
-        raise UsageError("--library-source needs --recipe FILE (the recipe that says what to build from it)")
-    toolchain()
-    if args.library_cc:
-        toolchain(args.library_cc)
-    libs = list(args.recipe or [])
-    if args.engine:
-        valid = builtin_recipes()
-        for e in args.engine:
-            if e not in valid:
-                raise UsageError(f"--engine: no library recipe '{e}' for microcontroller targets; valid: {', '.join(valid)}")
-        libs += args.engine
-    if not libs:
-        libs = builtin_recipes()
-    names = [load_recipe(l).name for l in libs]
-    ops = [get_op(o).id for o in args.op] if args.op else None
-    suite = load_suite(args.suite or "default") if (args.suite or not ops) else None
-    plan = build_plan(suite, ops=ops, param_overrides=split_params(args.param), repeat=args.repeat)
-    for g in plan.groups:
-        g.engines = names
-        if get_op(g.op).param("rekey") is not None:
-            g.params = Params(g.params, rekey=1)      # firmware operations include the key schedule
-    plan.options.engines = names
-    if args.baseline and args.baseline not in names:
-        raise UsageError(f"--baseline: '{args.baseline}' is not one of this run's libraries: {', '.join(names)}")
-    plan.baseline, plan.baseline_from = pick_baseline(names, args.baseline, _library_of(suite))
-    plan.target = {"kind": kind, "board": board.name, "cpu": cpu, "opt": opt, "libraries": libs,
-                      "core": name if kind == "sim" else None, "device": device.name if device else None,
-                      **({"device_options": device.options} if device and device.options else {}),
-                      "library_source": str(Path(args.library_source).resolve()) if args.library_source else None,
-                      **({"library_cc": args.library_cc} if args.library_cc else {}),
-                      "port": args.port, "baud": args.baud, "no_flash": args.no_flash,
-                      "timeout_s": args.timeout, "silence_s": min(30.0, args.timeout)}
-    if kind == "labgrid":
-        from ..lab.leases import DEFAULT_LEASE_S
-        plan.target.update(args.lab, lease_s=args.lease_timeout or DEFAULT_LEASE_S)
-    return plan
+    """The plan of a microcontroller run: the options as plan.build_mcu_plan takes them (argparse's
+    namespace is only read)."""
+    from ..plan import McuOptions, build_mcu_plan
+    return build_mcu_plan(McuOptions(
+        target=args.target, device=args.device, cpu=args.cpu, opt=args.opt, recipes=tuple(args.recipe or ()),
+        engines=tuple(args.engine or ()), library_source=args.library_source, library_cc=args.library_cc,
+        port=args.port, baud=args.baud, no_flash=args.no_flash, lease_timeout=args.lease_timeout,
+        timeout=args.timeout, ops=tuple(args.op or ()), suite=args.suite, params=split_params(args.param),
+        repeat=args.repeat, baseline=args.baseline))
 
 
 def run(args, out) -> int:
@@ -315,12 +212,6 @@ def _sized(plan: Plan, args) -> Plan:
                          "--engine or --param, or give --yes to run it")
     return plan
 
-
-
-def _library_of(suite) -> str | None:
-    """The library of a suite's (host) baseline engine: the recipe an MCU run compares with."""
-    engine = ENGINES.get(suite.baseline) if suite and suite.baseline else None
-    return engine.harness_engine if engine else None
 
 
 def _with_vectors(plan: Plan, args) -> Plan:

@@ -174,8 +174,8 @@ class PlaceBusy(UsageError):
 
 
 class PlaceBoard:
-    """An acquired place's drivers: flash, serial console, power. `run_image` is the transport an
-    McuTarget calls per image, as it calls targets/qemu.py or targets/board_link.py."""
+    """An acquired place's drivers: flash, serial console, power. `run_image` is what the place's
+    transport (targets/mcu/transports.PlaceTransport) calls per image."""
 
     def __init__(self, lab: Lab, name: str, flash: bool = True, baud: int | None = None):
         from labgrid import Target

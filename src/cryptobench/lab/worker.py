@@ -85,10 +85,12 @@ def work(store: Store, run_id: int, plan: Plan, place: str, lease_s: float = DEF
     """Measure leased units of `run_id` on `place` until none is left; returns how many it
     finished. `mcu`: an opened McuTarget to measure with (the single-place run passes its own);
     otherwise one is made and opened here."""
+    from ..targets.boards import BOARDS
     from ..targets.mcu import McuTarget
+    from ..targets.mcu.transports import PlaceTransport
     t = plan.target
     # labgrid's own variable first: a worker on another machine reaches the coordinator by its own route
-    lab = Lab(os.environ.get("LG_COORDINATOR") or t.get("coordinator"))
+    lab = Lab(os.environ.get("LG_COORDINATOR") or t.coordinator)
     leases, owner, finished = Leases(store, run_id), owner_id(), 0
     board = None
     acquired = False
@@ -96,14 +98,14 @@ def work(store: Store, run_id: int, plan: Plan, place: str, lease_s: float = DEF
         acquire(lab, store, place, run_id, log)
         acquired = True
         info = lab.info(place)
-        board = PlaceBoard(lab, place, flash=not t.get("no_flash"))
-        wplan = replace(plan, target={**t, "place": place, "emulated": info.emulated})
-        run = lambda elf: board.run_image(elf, timeout_s=t.get("timeout_s", 300), silence_s=t.get("silence_s", 30))
+        board = PlaceBoard(lab, place, flash=not t.no_flash)
+        wplan = replace(plan, target=replace(t, place=place, emulated=info.emulated))
+        transport = PlaceTransport(wplan.target, BOARDS[t.board], board)
         if mcu is None:
-            mcu = McuTarget(wplan, log=log, run_image=run)
+            mcu = McuTarget(wplan, log=log, transport=transport)
             mcu.open()
         else:
-            mcu.on_place(wplan, run)
+            mcu.on_place(wplan, transport)
         store.merge_conditions(run_id, ("target", "place_details", place), place_conditions(info, board, lab))
         with Every(max(0.2, lease_s / 4), lambda: renew(store.path, run_id, owner, lease_s)):
             while True:
@@ -153,9 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         store = Store(args.db, create=False)      # the run's store: it exists, or this is the wrong one
         run_id = store.resolve_run_id(args.run)
         plan = store.load_run(run_id).plan
-        if not plan.target or plan.target.get("kind") != "labgrid":
+        if not plan.target or plan.target.kind != "labgrid":
             raise UsageError(f"run {run_id} is not a labgrid run")
-        lease_s = args.lease or plan.target.get("lease_s", DEFAULT_LEASE_S)
+        lease_s = args.lease or (plan.target.lease_s or DEFAULT_LEASE_S)
         n = work(store, run_id, plan, args.place, lease_s, log)
         log(f"{args.place}: {n} unit(s) measured")
         return 0

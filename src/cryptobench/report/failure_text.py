@@ -12,7 +12,7 @@ from ..printable import printable
 LIMIT = 200                       # characters of a failure note under a table
 FIELDS = ("msg", "why", "error")  # where a harness or an image says what went wrong
 _OBJECT = re.compile(r"\{[^{}]*\}")
-TAIL = "last lines:"              # targets/mcu.py quotes the image's last console lines after this
+TAIL = "last lines:"              # targets/mcu/target.py quotes the image's last console lines after this
 
 
 def said_in(text: str) -> str | None:

@@ -1,7 +1,7 @@
 """The Target protocol: where and how a run's cells are measured. The Runner (runner.py) owns a
 run's lifecycle (create or resume, signals, status); a Target owns measuring and the conditions it
 reports. Targets: host (targets/host.py: library engines, secure elements, TPMs), mcu
-(targets/mcu.py: firmware on QEMU, a board or the simulator), trace (targets/trace.py: the cells of
+(targets/mcu/: firmware on QEMU, a board or the simulator), trace (targets/trace.py: the cells of
 an imported energy trace). docs/adding-a-target.md shows how to add one."""
 from __future__ import annotations
 

@@ -8,35 +8,19 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 from ..errors import UsageError
-from ..firmware.protocol import FirmwareReport, LineSplitter
+from ..firmware.protocol import FirmwareReport
 from ..processes import child_environment
+from .mcu.watchdog import watch_console
 
 
 def read_lines(port, report: FirmwareReport, timeout_s: float, silence_s: float, on_line=lambda l: None) -> None:
-    """Feed `report` from `port` until the image's end line, a fault, or a watchdog."""
-    start = last = time.monotonic()
-    lines = LineSplitter()
-    while True:
-        now = time.monotonic()
-        if now - start > timeout_s:
-            report.problem = f"watchdog: no end after {timeout_s:.0f} s"
-            return
-        if now - last > silence_s:
-            report.problem = f"watchdog: no output for {silence_s:.0f} s (hang, lockup or wrong port/baud rate)"
-            return
-        chunk = port.read(4096)
-        if not chunk:
-            continue
-        last = time.monotonic()
-        for raw in lines.feed(chunk):
-            text = raw.replace(b"\r", b"").decode("utf-8", "replace")
-            on_line(text)
-            if report.feed(text):
-                return
+    """Feed `report` from `port` (pyserial-like: read(n) returns b"" at its timeout) until the
+    image's end line, a fault, or a watchdog (mcu/watchdog.py, shared with QEMU)."""
+    watch_console(lambda: port.read(4096), report, timeout_s, silence_s,
+                  silent_why="hang, lockup or wrong port/baud rate", on_line=on_line)
 
 
 def flash_image(elf: Path, pyocd_target: str) -> None:

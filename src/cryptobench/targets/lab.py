@@ -28,7 +28,7 @@ class LabTarget:
 
     def __init__(self, plan: Plan, progress: Callable | None = None, log: Callable[[str], None] = lambda s: None):
         self.plan, self.progress, self.log = plan, progress, log
-        self.places: list[str] = plan.target["places"]
+        self.places: list[str] = plan.target.places
         self.mcu = McuTarget(plan, progress=progress, log=log)
         self.workers: dict[str, subprocess.Popen] = {}
 
@@ -44,7 +44,7 @@ class LabTarget:
         self._report_holds(session)
         if not left:
             return
-        lease_s = self.plan.target.get("lease_s")
+        lease_s = self.plan.target.lease_s
         if len(self.places) == 1:
             from ..lab.worker import work
             work(session.store, session.run_id, self.plan, self.places[0], lease_s, self.log, mcu=self.mcu)
@@ -67,7 +67,7 @@ class LabTarget:
         # a worker is cryptobench's own process and opens the store: it alone gets its location and
         # PostgreSQL's password variables, and starts its own children without them (child_environment)
         env = child_environment({"CRYPTOBENCH_DB": str(session.store.path),
-                                 "LG_COORDINATOR": self.plan.target["coordinator"]}, keep=STORE_CREDENTIALS)
+                                 "LG_COORDINATOR": self.plan.target.coordinator}, keep=STORE_CREDENTIALS)
         for place in self.places:
             self.workers[place] = proc = subprocess.Popen(
                 [sys.executable, "-m", "cryptobench.lab.worker", "--run", str(session.run_id), "--place", place,
@@ -124,11 +124,11 @@ class LabTarget:
         how = f"killed by signal {-code}" if code < 0 else f"exit {code}"
         self.log(f"worker for place {place} stopped ({how}); the unit it held goes to another place once its "
                  f"lease expires (at most {lease_s:g} s)")
-        left = [h for h in holds(session.store, self.plan.target["coordinator"])
+        left = [h for h in holds(session.store, self.plan.target.coordinator)
                 if h["place"] == place and h["host"] == socket.gethostname() and not process_alive(h["pid"])]
         if left:
             from ..lab.places import Lab
-            lab = Lab(self.plan.target["coordinator"])
+            lab = Lab(self.plan.target.coordinator)
             try:
                 lab.release(place)
                 self.log(f"released labgrid place {place}, which its worker left acquired")
@@ -137,13 +137,13 @@ class LabTarget:
                 return
             finally:
                 lab.close()
-            drop_hold(session.store, self.plan.target["coordinator"], place)
+            drop_hold(session.store, self.plan.target.coordinator, place)
 
     def _report_holds(self, session: RunSession) -> None:
         """Places an earlier run acquired and never released (its process killed, its machine
         gone): said at the start of every labgrid run, until released."""
         from ..lab.leases import holds
-        for h in holds(session.store, self.plan.target["coordinator"]):
+        for h in holds(session.store, self.plan.target.coordinator):
             here = h["host"] == socket.gethostname()
             if here and process_alive(h["pid"]):
                 continue

@@ -1,17 +1,18 @@
 """Running a firmware image on a QEMU Cortex-M machine (functional only: QEMU has no cycle model,
 so nothing it runs is ever reported as cycles or seconds). A watchdog kills an image that hangs
-or goes silent; the report then says so with the last console lines."""
+or goes silent (mcu/watchdog.py, shared with boards); the report then says so with the last
+console lines."""
 from __future__ import annotations
 
 import selectors
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 from ..errors import UsageError
-from ..firmware.protocol import FirmwareReport, LineSplitter
+from ..firmware.protocol import FirmwareReport
 from ..processes import child_environment
+from .mcu.watchdog import watch_console
 
 QEMU = "qemu-system-arm"
 
@@ -35,34 +36,13 @@ def run_image(elf: Path, machine: str, timeout_s: float = 120.0, silence_s: floa
                             env=child_environment())
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
-    start = last = time.monotonic()
-    lines = LineSplitter()
+
+    def read() -> bytes | None:            # b"": nothing yet; None: QEMU ended
+        if not sel.select(timeout=0.5):
+            return None if proc.poll() is not None else b""
+        return proc.stdout.read1(65536) or None
     try:
-        while True:
-            now = time.monotonic()
-            if now - start > timeout_s:
-                report.problem = f"watchdog: no end after {timeout_s:.0f} s"
-                break
-            if now - last > silence_s:
-                report.problem = f"watchdog: no output for {silence_s:.0f} s (hang or lockup)"
-                break
-            if not sel.select(timeout=0.5):
-                if proc.poll() is not None:
-                    break
-                continue
-            chunk = proc.stdout.read1(65536)
-            if not chunk:
-                break
-            last = time.monotonic()
-            done = False
-            for raw in lines.feed(chunk):
-                text = raw.decode("utf-8", "replace")
-                on_line(text)
-                done = report.feed(text) or done
-            if done:
-                break
-        if rest := lines.rest():
-            report.feed(rest.decode("utf-8", "replace"))
+        watch_console(read, report, timeout_s, silence_s, on_line=on_line)
     finally:
         sel.close()
         if proc.poll() is None:

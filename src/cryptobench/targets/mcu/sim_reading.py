@@ -1,0 +1,100 @@
+"""What the simulator's report says about its cells beyond the console: exact cycles and
+instructions from its log of counter reads, the marker GPIO's windows, and the energy the device
+profile's active current models (all provenance "simulated" or "modeled")."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ...catalog import OPS
+from .reading import Reading
+
+
+class SimReading(Reading):
+    def __init__(self, report, device):
+        self.device = device
+        self.stats = report.stats
+        self.cycle_windows = sim_cycles(report)
+        self.insn_windows = sim_cycles(report, report.counter_insns)
+        self.markers = sim_marker(report)
+
+    def cycles(self, n: int, line: Mapping) -> tuple[list, object]:
+        return self.cycle_windows.get(n, (line["cyc"], line.get("overhead")))
+
+    def annotate(self, n: int, op: str, params: Mapping, result: dict) -> None:
+        result["flags"] = [f for f in result["flags"] if f != "few-samples"]   # deterministic: two are not "few"
+        if n in self.markers:
+            result["marker"] = self.markers[n]
+        if n in self.insn_windows:
+            result["sim"] = sim_counts(op, result, self.insn_windows[n], self.stats)
+        energy = self._modeled_energy(result, params, op)
+        if energy:
+            result["energy"] = energy
+
+    def _modeled_energy(self, result: dict, params: Mapping, op: str) -> dict | None:
+        """Energy from the simulated duration and the device profile's active current (modeled)."""
+        from ...energy.models import modeled_energy, per_unit, profile_from_device
+        from ...sim.devices import DEVICES
+        dev = self.device
+        if dev.active_current_a <= 0 or dev.clock_hz != DEVICES[dev.name].clock_hz:
+            return None              # the profile's current holds at its own clock only
+        t = result["time_s"]["median"]
+        e = modeled_energy(t, profile_from_device(dev))
+        nbytes = params.get("bytes") if OPS[op].payload else None
+        e.update(per_unit(e["per_op_j"], t, nbytes))
+        return e
+
+
+def sim_marker(report) -> dict:
+    """The marker GPIO as the simulator saw it: per ok cell, the count of raised-then-lowered
+    windows and their cycles, taken in order (one window per timed repetition). This is what
+    a power analyzer's digital input would see on the board."""
+    windows, state, rose = [], 0, 0
+    for cyc, level in report.marker_edges:       # writes that do not change the level are not edges
+        if level and not state:
+            rose = cyc
+        elif state and not level:
+            windows.append((rose, cyc))
+        state = level
+    if not windows:
+        return {}
+    out, at = {}, 0
+    for i in sorted(report.cells):
+        line = report.cells[i]
+        if line.get("status") != "ok" or "cyc" not in line:
+            continue
+        ws = windows[at:at + len(line["cyc"])]
+        at += len(line["cyc"])
+        out[i] = {"windows": len(ws), "cycles": [b - a for a, b in ws], "provenance": "simulated"}
+    return out
+
+
+def sim_cycles(report, reads: list | None = None) -> dict:
+    """Each ok cell's cycles from the simulator's log of counter reads (exact, never wrapped):
+    per repetition a (before, after) pair, then one pair for the counter's own overhead. With
+    `reads` = the report's counter_insns, the instructions executed in the same windows."""
+    reads, at, out = report.counter_reads if reads is None else reads, 0, {}
+    for i in sorted(report.cells):
+        line = report.cells[i]
+        if line.get("status") != "ok" or "cyc" not in line:
+            continue
+        n = len(line["cyc"])
+        pairs = [(reads[at + 2 * r], reads[at + 2 * r + 1]) for r in range(n + 1) if at + 2 * r + 1 < len(reads)]
+        if len(pairs) == n + 1:
+            out[i] = ([b - a for a, b in pairs[:n]], pairs[n][1] - pairs[n][0])
+        at += 2 * (n + 1)
+    return out
+
+
+def sim_counts(op: str, result: dict, insns: tuple[list, int], stats: dict) -> dict:
+    """A simulated cell's instructions per operation (the median over its repetitions, from the
+    same counter-read windows as its cycles, halved where the op's time is), its CPI (cycles per
+    operation / instructions per operation) and the simulator's speed over the image's whole run
+    (instructions executed / wall-clock seconds of the run, start-up excluded; measured on the host)."""
+    div = 2.0 if OPS[op].halve else 1.0
+    per_op = sorted(i / div for i in insns[0])
+    ipo = per_op[len(per_op) // 2] if per_op else None
+    cyc = (result.get("cycles") or {}).get("per_op_median")
+    return {"instructions_per_op": ipo, "instructions_overhead": insns[1],
+            "cpi": cyc / ipo if cyc is not None and ipo else None, "provenance": "simulated",
+            "run_instructions": stats.get("instructions"), "run_wall_s": stats.get("wall_s"),
+            "instructions_per_s": stats.get("instructions_per_s"), "speed_provenance": "measured"}

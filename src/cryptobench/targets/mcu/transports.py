@@ -1,0 +1,140 @@
+"""How a firmware image runs, one Transport per kind of target (pqm4's Platform.run(binary)
+shape): `run(image) -> FirmwareReport`, whether its cells are functional only (no cycle model),
+the clock their cycles are counted at, and what it adds to the run's conditions.
+
+QEMU and a board read the image's console under the shared watchdog (watchdog.py); the simulator
+runs the image itself and reads its cycles from its own log of counter reads (SimReading); a
+labgrid place runs it through the place's drivers (lab/places.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...firmware.protocol import FirmwareReport
+from ...records import McuTargetSpec
+from ..boards import Board
+from .reading import Reading
+from .sim_reading import SimReading
+
+QEMU_REPEAT = 1                # QEMU has no cycle model: one run gives output, stack and heap
+SIM_REPEAT = 2                 # the simulator is deterministic: a second repetition shows it
+
+
+class Transport:
+    """A console transport: cycles as the firmware reports them, at the board's clock."""
+    provenance = "measured"    # what an ok cell's numbers are
+    repeat: int | None = None  # repetitions per cell the transport fixes (None: the plan's)
+
+    def __init__(self, spec: McuTargetSpec, board: Board):
+        self.spec, self.board = spec, board
+
+    @property
+    def functional_only(self) -> bool:
+        return self.spec.functional_only
+
+    def run(self, image: Path) -> FirmwareReport:
+        raise NotImplementedError
+
+    def clock_hz(self) -> float:
+        return self.spec.extra.get("clock_hz") or self.board.clock_hz
+
+    def counter(self, report: FirmwareReport) -> str:
+        return report.hello.get("counter", "none")
+
+    def reading(self, report: FirmwareReport, op: str, log) -> Reading:
+        return Reading()
+
+    def conditions(self, t: dict) -> None:
+        """Add to the conditions' target what this transport is and how it times."""
+        if self.functional_only:
+            t["timing"] = ("none: the places' boards are QEMU machines (no cycle model), so no cycles or seconds "
+                           "are reported")
+
+
+class QemuTransport(Transport):
+    """A QEMU Cortex-M machine: functional only (output, stack, heap; no cycles)."""
+    repeat = QEMU_REPEAT
+
+    def run(self, image: Path) -> FirmwareReport:
+        from ..qemu import run_image
+        return run_image(image, self.board.qemu_machine, timeout_s=self.spec.watchdog_s,
+                         silence_s=self.spec.silence_limit_s, uart_console=self.board.console != "semihosting")
+
+    def conditions(self, t: dict) -> None:
+        from ..qemu import qemu_version
+        t["qemu"] = qemu_version()
+        t["timing"] = "none: QEMU has no cycle model, so no cycles or seconds are reported"
+
+
+class BoardTransport(Transport):
+    """A board on this machine's serial port, flashed with pyOCD (unless --no-flash)."""
+
+    def run(self, image: Path) -> FirmwareReport:
+        from ..board_link import run_on_board
+        return run_on_board(image, self.board, self.spec.port, flash=not self.spec.no_flash, baud=self.spec.baud,
+                            timeout_s=self.spec.watchdog_s, silence_s=self.spec.silence_limit_s)
+
+
+class PlaceTransport(Transport):
+    """A labgrid place (its PlaceBoard): flash, power or reset, and its serial console. Before a
+    worker has a place (`place` None), the run's conditions only."""
+
+    def __init__(self, spec: McuTargetSpec, board: Board, place=None):
+        super().__init__(spec, board)
+        self.place = place
+
+    @property
+    def repeat(self) -> int | None:
+        return QEMU_REPEAT if self.functional_only else None
+
+    def run(self, image: Path) -> FirmwareReport:
+        if self.place is None:
+            raise RuntimeError("a labgrid target runs images on a place's worker (lab/worker.py)")
+        return self.place.run_image(image, timeout_s=self.spec.watchdog_s, silence_s=self.spec.silence_limit_s)
+
+
+class SimTransport(Transport):
+    """The cycle-approximate simulator (sim/): cycles from its model, deterministic."""
+    provenance = "simulated"
+    repeat = SIM_REPEAT
+
+    def __init__(self, spec: McuTargetSpec, board: Board):
+        super().__init__(spec, board)
+        self._sim = None
+
+    def simulator(self):
+        if self._sim is None:
+            from ...sim.devices import device_spec, get_device
+            from ...sim.native import Simulator
+            self._sim = Simulator(get_device(device_spec(self.spec.device, self.spec.device_options), self.spec.core),
+                                  self.board)
+        return self._sim
+
+    def run(self, image: Path) -> FirmwareReport:
+        return self.simulator().run(image, timeout_s=self.spec.watchdog_s)
+
+    def clock_hz(self) -> float:
+        return self.simulator().device.clock_hz
+
+    def counter(self, report: FirmwareReport) -> str:
+        return "model"
+
+    def reading(self, report, op: str, log) -> Reading:
+        if report.stats.get("unknown_mnemonics"):
+            log(f"simulator: no cost in the model for {', '.join(report.stats['unknown_mnemonics'])} "
+                f"(charged 1 cycle each) in {op}")
+        return SimReading(report, self.simulator().device)
+
+    def conditions(self, t: dict) -> None:
+        from ...sim.devices import device_spec
+        s = t["simulator"] = self.simulator().describe()
+        t["clock_hz"] = s["clock_hz"]
+        t["timing"] = (f"simulated: {s['model']} v{s['model_version']} cycle model of the {s['core']}"
+                       + (" (rough)" if s["rough"] else "")
+                       + f" on {device_spec(t['device'], t.get('device_options'))}, {s['flash_ws']} flash wait "
+                       f"state(s) charged; time = cycles / {t['clock_hz'] / 1e6:g} MHz")
+
+
+def transport_for(spec: McuTargetSpec, board: Board) -> Transport:
+    """The transport of a target's kind; a labgrid target's gets its place from the worker."""
+    return {"qemu": QemuTransport, "board": BoardTransport, "sim": SimTransport,
+            "labgrid": PlaceTransport}[spec.kind](spec, board)
