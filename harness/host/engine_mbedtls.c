@@ -274,7 +274,7 @@ static int write_secret(const curve_info *c, const mbedtls_mpi *z, uint8_t *buf)
 
 static int check(const cb_params *p, char *why)
 {
-    int op = cb_op_find(p->op);
+    int op = p->op;
     const curve_info *c;
 
     switch (op) {
@@ -767,7 +767,7 @@ static int jpake_exchange(const uint8_t *pw_c, size_t pw_c_len, const uint8_t *p
 
 static int mb_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err)
 {
-    int op = cb_op_find(p->op);
+    int op = p->op;
     int rc = check(p, err);
     if (rc != CB_OK)
         return rc;
@@ -813,8 +813,6 @@ static int mb_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
     case CB_OP_RANDOM: {
         uint8_t *buf;
         int ret;
-        if (p->bytes < 0)
-            return cb_say(err, CB_ERR, "bytes is required");
         buf = malloc((size_t)p->bytes + 1);
         if (buf == NULL)
             return cb_say(err, CB_ERR, "out of memory");
@@ -1160,7 +1158,7 @@ static int run_ec(slot *s, uint64_t k, char *err)
             break;
         }
     }
-    return ret == 0 ? CB_OK : fail(err, s->p.op, ret);
+    return ret == 0 ? CB_OK : fail(err, cb_op_name(&s->p), ret);
 }
 
 static int setup_rsa(slot *s, char *err)
@@ -1213,12 +1211,12 @@ static int run_rsa(slot *s, uint64_t k, char *err)
             break;
         }
     }
-    return ret == 0 ? CB_OK : fail(err, s->p.op, ret);
+    return ret == 0 ? CB_OK : fail(err, cb_op_name(&s->p), ret);
 }
 
 static void *mb_setup(const cb_params *p, char *err)
 {
-    int op = cb_op_find(p->op);
+    int op = p->op;
     int rc = check(p, err);
     slot *s;
 
@@ -1226,18 +1224,6 @@ static void *mb_setup(const cb_params *p, char *err)
         return NULL;
     if (rng_init(err) != CB_OK)
         return NULL;
-    switch (op) {
-    case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT:
-    case CB_OP_AES_CCM_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT:
-    case CB_OP_CHACHA20_POLY1305_ENCRYPT:
-    case CB_OP_SHA1: case CB_OP_SHA224: case CB_OP_SHA256: case CB_OP_SHA384: case CB_OP_SHA512:
-    case CB_OP_CTR_DRBG_GENERATE: case CB_OP_RANDOM:
-        if (p->bytes < 0) {
-            cb_say(err, CB_ERR, "bytes is required");
-            return NULL;
-        }
-        break;
-    }
     s = slot_new(p, op);
     if (s == NULL) {
         cb_say(err, CB_ERR, "out of memory");

@@ -218,14 +218,14 @@ static void ref_mix(uint32_t v[8], uint64_t steps)
 
 static int is_reference(const cb_params *p)
 {
-    return strcmp(p->op, "reference-loop") == 0;
+    return p->op == CB_OP_REFERENCE_LOOP;
 }
 
 static int sys_supports(const cb_params *p, char *why)
 {
     if (is_reference(p))
         return CB_OK;
-    if (strcmp(p->op, "random") != 0)
+    if (p->op != CB_OP_RANDOM)
         return cb_say(why, CB_UNSUPPORTED, "the system engine only provides random bytes");
     switch (source_of(p->source)) {
     case SRC_GETRANDOM:
@@ -303,10 +303,6 @@ static void *sys_setup(const cb_params *p, char *err)
             s->fd = -1;
         }
         return s;
-    }
-    if (p->bytes < 0) {
-        cb_say(err, CB_ERR, "bytes is required");
-        return NULL;
     }
     s = calloc(1, sizeof *s);
     if (s == NULL) {
