@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fw.h"
+#include "cb_cursor.h"   /* the CTR_DRBG entropy callback's source, shared with the host engine */
 
 #include "mbedtls/version.h"
 #include "mbedtls/aes.h"
@@ -578,38 +579,14 @@ static int ecdsa_verify_run(const fw_params *p, fw_io *io)
 
 enum { DRBG_INSTANTIATE, DRBG_RESEED, DRBG_GENERATE };
 
-/* The entropy callback's source: `len` bytes from `buf`, served once (failing when asked for more)
- * or, with `wrap`, round and round. */
-typedef struct {
-    const uint8_t *buf;
-    size_t len, pos;
-    int wrap;
-} drbg_cursor;
-
 static mbedtls_ctr_drbg_context drbg_ctx;
-static drbg_cursor drbg_cur;
+static cb_cursor drbg_cur;
 static int drbg_ready;                   /* drbg_ctx is instantiated (timing cells only) */
 
+/* The entropy callback: drbg_cur's bytes (cb_cursor.h), shared with the host engine. */
 static int drbg_entropy(void *ctx, unsigned char *out, size_t len)
 {
-    drbg_cursor *c = ctx;
-    size_t i;
-
-    if (c->wrap) {
-        if (c->len == 0)
-            return MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
-        for (i = 0; i < len; i++) {
-            if (c->pos >= c->len)
-                c->pos = 0;
-            out[i] = c->buf[c->pos++];
-        }
-        return 0;
-    }
-    if (len > c->len - c->pos)
-        return MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
-    memcpy(out, c->buf + c->pos, len);
-    c->pos += len;
-    return 0;
+    return cb_cursor_read(ctx, out, len) == 0 ? 0 : MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
 }
 
 /* Free and re-seed drbg_ctx: seed material = key (entropy || nonce) || msg (perso), as in
