@@ -54,6 +54,9 @@ static inline const char *cb_op_name(const cb_params *p) { return cb_op(p->op)->
 /* Copy msg into err (CB_ERRLEN) and return code: `return cb_say(err, CB_UNSUPPORTED, "why");` */
 int cb_say(char *err, int code, const char *msg);
 
+/* A zeroed timing slot of `size` bytes for setup(), or NULL with err saying "out of memory". */
+void *cb_slot_new(size_t size, char *err);
+
 /* Status codes */
 #define CB_OK 0
 #define CB_ERR 1          /* operation failed: err filled */

@@ -198,11 +198,8 @@ static void *sd_setup(const cb_params *p, char *err)
 
     if (check(p, err) != CB_OK)
         return NULL;
-    s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        cb_say(err, CB_ERR, "out of memory");
+    if ((s = cb_slot_new(sizeof *s, err)) == NULL)
         return NULL;
-    }
     s->op = op;
     s->rekey = p->rekey != 0;
     s->len = p->bytes < 0 ? 0 : (size_t)p->bytes;

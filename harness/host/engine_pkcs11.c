@@ -1027,10 +1027,8 @@ static void *pk_setup(const cb_params *p, char *err)
 
     if (check(p, err) != CB_OK || alive(err) != CB_OK)
         return NULL;
-    if ((s = calloc(1, sizeof *s)) == NULL) {
-        cb_say(err, CB_ERR, "out of memory");
+    if ((s = cb_slot_new(sizeof *s, err)) == NULL)
         return NULL;
-    }
     s->op = op;
     s->key = s->pub = CK_INVALID_HANDLE;
     s->len = p->bytes < 0 ? 0 : (size_t)p->bytes;

@@ -304,11 +304,8 @@ static void *sys_setup(const cb_params *p, char *err)
         }
         return s;
     }
-    s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        cb_say(err, CB_ERR, "out of memory");
+    if ((s = cb_slot_new(sizeof *s, err)) == NULL)
         return NULL;
-    }
     s->src = source_of(p->source);
     s->fd = -1;
     s->len = (size_t)p->bytes;

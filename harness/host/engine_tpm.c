@@ -1064,11 +1064,8 @@ static void *tpm_setup(const cb_params *p, char *err)
 
     if (check(p, err) != CB_OK || tpm_connect(err) != CB_OK)
         return NULL;
-    s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        cb_say(err, CB_ERR, "out of memory");
+    if ((s = cb_slot_new(sizeof *s, err)) == NULL)
         return NULL;
-    }
     s->op = op;
     s->gen = tpm.gen;
     s->primary = s->key = ESYS_TR_NONE;
