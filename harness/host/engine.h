@@ -17,9 +17,11 @@
 #define CB_MAXKV 16
 
 /* Operation parameters: one field per catalog parameter (cb_ops.h). A parameter a request leaves
- * out reads as cb_param()->absent: -1 for most integers, "" for most strings. */
+ * out reads as cb_param()->absent: -1 for most integers, "" for most strings. main.c checks the
+ * payload once for every engine: setup is called only with bytes >= 0 for an op with a payload
+ * (cb_op()->payload), compute for `random` only with bytes >= 0. */
 typedef struct {
-    char op[40];        /* catalog id, e.g. "aes-gcm-encrypt" */
+    cb_op_id op;        /* the catalog op, resolved from the request's id once (main.c) */
     long key_bits;      /* 128/192/256 for AES */
     long bytes;         /* payload / output length */
     long aad_bytes;     /* AEAD associated data length */
@@ -46,8 +48,14 @@ const uint8_t *cb_kv_input(const cb_kv *kv, const char *name, size_t *len);
 int  cb_kv_put(cb_kv *kv, const char *name, const uint8_t *val, size_t len); /* copies; 0 ok */
 void cb_kv_free(cb_kv *kv);
 
+/* The op's catalog id, e.g. "aes-gcm-encrypt", for messages. */
+static inline const char *cb_op_name(const cb_params *p) { return cb_op(p->op)->id; }
+
 /* Copy msg into err (CB_ERRLEN) and return code: `return cb_say(err, CB_UNSUPPORTED, "why");` */
 int cb_say(char *err, int code, const char *msg);
+
+/* A zeroed timing slot of `size` bytes for setup(), or NULL with err saying "out of memory". */
+void *cb_slot_new(size_t size, char *err);
 
 /* Status codes */
 #define CB_OK 0

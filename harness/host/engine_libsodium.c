@@ -23,16 +23,6 @@
 
 #define POOL 16
 
-enum { OP_CHACHAPOLY, OP_AES_GCM, OP_SHA256, OP_SHA512, OP_ECDH_KEYGEN, OP_ECDH_SHARED,
-       OP_ECC_KEYGEN, OP_RANDOM };
-
-static const struct { const char *name; int op; } op_names[] = {
-    {"chacha20-poly1305-encrypt", OP_CHACHAPOLY}, {"aes-gcm-encrypt", OP_AES_GCM},
-    {"sha256", OP_SHA256}, {"sha512", OP_SHA512},
-    {"ecdh-keygen", OP_ECDH_KEYGEN}, {"ecdh-shared-secret", OP_ECDH_SHARED},
-    {"ecc-keygen", OP_ECC_KEYGEN}, {"random", OP_RANDOM},
-};
-
 /* Ops libsodium lacks, with the reason (matched by prefix). */
 static const struct { const char *prefix; const char *why; } missing[] = {
     {"aes-ecb", "libsodium has no raw AES block/ECB interface"},
@@ -48,14 +38,6 @@ static const struct { const char *prefix; const char *why; } missing[] = {
     {"rsa", "libsodium has no RSA"},
 };
 
-static int op_of(const char *name)
-{
-    for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
-        if (strcmp(op_names[i].name, name) == 0)
-            return op_names[i].op;
-    return -1;
-}
-
 /* sodium_init() once; it is idempotent and cheap after the first call, but we keep the answer. */
 static int init(char *err)
 {
@@ -67,32 +49,32 @@ static int init(char *err)
 
 static int check(const cb_params *p, char *why)
 {
-    int op = op_of(p->op);
+    int op = p->op;
 
     if (init(why) != CB_OK)
         return CB_UNSUPPORTED;
     switch (op) {
-    case OP_CHACHAPOLY: case OP_SHA256: case OP_SHA512:
+    case CB_OP_CHACHA20_POLY1305_ENCRYPT: case CB_OP_SHA256: case CB_OP_SHA512:
         return CB_OK;
-    case OP_AES_GCM:
+    case CB_OP_AES_GCM_ENCRYPT:
         if (p->key_bits != 256)
             return cb_say(why, CB_UNSUPPORTED, "libsodium has AES-GCM with 256-bit keys only");
         if (!crypto_aead_aes256gcm_is_available())
             return cb_say(why, CB_UNSUPPORTED,
                        "libsodium's AES-256-GCM needs AES-NI and PCLMUL, which this CPU lacks");
         return CB_OK;
-    case OP_ECDH_KEYGEN: case OP_ECDH_SHARED: case OP_ECC_KEYGEN:
+    case CB_OP_ECDH_KEYGEN: case CB_OP_ECDH_SHARED_SECRET: case CB_OP_ECC_KEYGEN:
         if (strcmp(p->curve, "x25519") != 0)
             return cb_say(why, CB_UNSUPPORTED, "libsodium has X25519 only, no NIST curves");
         return CB_OK;
-    case OP_RANDOM:
+    case CB_OP_RANDOM:
         if (strcmp(p->source, "library") != 0)
             return cb_say(why, CB_UNSUPPORTED,
                        "libsodium offers only source \"library\" (randombytes_buf)");
         return CB_OK;
     }
     for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++)
-        if (strncmp(p->op, missing[i].prefix, strlen(missing[i].prefix)) == 0)
+        if (strncmp(cb_op_name(p), missing[i].prefix, strlen(missing[i].prefix)) == 0)
             return cb_say(why, CB_UNSUPPORTED, missing[i].why);
     return cb_say(why, CB_UNSUPPORTED, "libsodium engine does not implement this op");
 }
@@ -111,7 +93,7 @@ static int put(cb_kv *out, const char *name, const uint8_t *val, size_t len, cha
 
 static int sd_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err)
 {
-    int op = op_of(p->op);
+    int op = p->op;
     int rc = check(p, err);
     size_t klen, nlen, alen, mlen, dlen, qlen;
     const uint8_t *key = cb_kv_input(in, "key", &klen);
@@ -127,15 +109,15 @@ static int sd_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
     if (rc != CB_OK)
         return rc;
     switch (op) {
-    case OP_CHACHAPOLY:
-    case OP_AES_GCM:
-        nonce = op == OP_CHACHAPOLY ? cb_kv_input(in, "nonce", &nlen) : cb_kv_input(in, "iv", &nlen);
+    case CB_OP_CHACHA20_POLY1305_ENCRYPT:
+    case CB_OP_AES_GCM_ENCRYPT:
+        nonce = op == CB_OP_CHACHA20_POLY1305_ENCRYPT ? cb_kv_input(in, "nonce", &nlen) : cb_kv_input(in, "iv", &nlen);
         if (klen != 32 || nlen != 12)
             return cb_say(err, CB_ERR, "needs a 32-byte key and a 12-byte nonce/iv");
         ct = malloc(mlen + 16 + 1);
         if (ct == NULL)
             return cb_say(err, CB_ERR, "out of memory");
-        if (op == OP_CHACHAPOLY)
+        if (op == CB_OP_CHACHA20_POLY1305_ENCRYPT)
             rc = crypto_aead_chacha20poly1305_ietf_encrypt(ct, &clen, msg, mlen, aad, alen, NULL,
                                                            nonce, key);
         else
@@ -143,36 +125,33 @@ static int sd_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
         rc = rc != 0 ? cb_say(err, CB_ERR, "encryption failed") : put(out, "ct", ct, clen, err);
         free(ct);
         return rc;
-    case OP_SHA256:
+    case CB_OP_SHA256:
         crypto_hash_sha256(buf, msg, mlen);
         return put(out, "digest", buf, 32, err);
-    case OP_SHA512:
+    case CB_OP_SHA512:
         crypto_hash_sha512(buf, msg, mlen);
         return put(out, "digest", buf, 64, err);
-    case OP_ECDH_KEYGEN:
+    case CB_OP_ECDH_KEYGEN:
         /* crypto_scalarmult_base clamps the RFC 7748 scalar itself. */
         if (dlen != 32)
             return cb_say(err, CB_ERR, "x25519 private key must be 32 bytes");
         if (crypto_scalarmult_base(pk, d) != 0)
             return cb_say(err, CB_ERR, "crypto_scalarmult_base failed");
         return put(out, "q", pk, 32, err);
-    case OP_ECDH_SHARED:
+    case CB_OP_ECDH_SHARED_SECRET:
         if (dlen != 32 || qlen != 32)
             return cb_say(err, CB_ERR, "x25519 keys must be 32 bytes");
         /* Fails for a low-order peer key (all-zero shared secret). */
         if (crypto_scalarmult(buf, d, peer) != 0)
             return cb_say(err, CB_ERR, "crypto_scalarmult failed (low-order peer key)");
         return put(out, "z", buf, 32, err);
-    case OP_ECC_KEYGEN:
+    case CB_OP_ECC_KEYGEN:
         crypto_box_keypair(pk, buf);
         rc = put(out, "d", buf, 32, err);
         sodium_memzero(buf, sizeof buf);
         return rc == CB_OK ? put(out, "q", pk, 32, err) : rc;
-    case OP_RANDOM: {
-        uint8_t *r;
-        if (p->bytes < 0)
-            return cb_say(err, CB_ERR, "bytes is required");
-        r = malloc((size_t)p->bytes + 1);
+    case CB_OP_RANDOM: {
+        uint8_t *r = malloc((size_t)p->bytes + 1);
         if (r == NULL)
             return cb_say(err, CB_ERR, "out of memory");
         randombytes_buf(r, (size_t)p->bytes);
@@ -214,21 +193,13 @@ static void sd_teardown(void *handle)
 
 static void *sd_setup(const cb_params *p, char *err)
 {
-    int op = op_of(p->op);
+    int op = p->op;
     slot *s;
 
     if (check(p, err) != CB_OK)
         return NULL;
-    if ((op == OP_CHACHAPOLY || op == OP_AES_GCM || op == OP_SHA256 || op == OP_SHA512 ||
-         op == OP_RANDOM) && p->bytes < 0) {
-        cb_say(err, CB_ERR, "bytes is required");
+    if ((s = cb_slot_new(sizeof *s, err)) == NULL)
         return NULL;
-    }
-    s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        cb_say(err, CB_ERR, "out of memory");
-        return NULL;
-    }
     s->op = op;
     s->rekey = p->rekey != 0;
     s->len = p->bytes < 0 ? 0 : (size_t)p->bytes;
@@ -247,7 +218,7 @@ static void *sd_setup(const cb_params *p, char *err)
     cb_fill(s->nonce, sizeof s->nonce, 4);
 
     switch (op) {
-    case OP_AES_GCM:
+    case CB_OP_AES_GCM_ENCRYPT:
         /* The state must be 16-byte aligned; sodium_malloc guarantees that (malloc may not). */
         s->gcm = sodium_malloc(sizeof *s->gcm);
         if (s->gcm == NULL) {
@@ -257,11 +228,11 @@ static void *sd_setup(const cb_params *p, char *err)
         }
         crypto_aead_aes256gcm_beforenm(s->gcm, s->key);
         break;
-    case OP_ECDH_KEYGEN:
+    case CB_OP_ECDH_KEYGEN:
         for (int i = 0; i < POOL; i++)
             randombytes_buf(s->sk[i], 32);
         break;
-    case OP_ECDH_SHARED:
+    case CB_OP_ECDH_SHARED_SECRET:
         for (int i = 0; i < POOL; i++) {
             crypto_box_keypair(s->pk[i], s->sk[i]);
             crypto_box_keypair(s->peer[i], s->res);   /* the peer's secret is not needed */
@@ -280,12 +251,12 @@ static int sd_run(void *handle, uint64_t k, char *err)
         int j = (int)(s->counter % POOL);
         s->counter++;
         switch (s->op) {
-        case OP_CHACHAPOLY:
-        case OP_AES_GCM:
+        case CB_OP_CHACHA20_POLY1305_ENCRYPT:
+        case CB_OP_AES_GCM_ENCRYPT:
             /* Fresh nonce: the counter in the last 8 bytes. */
             for (int b = 0; b < 8; b++)
                 s->nonce[11 - b] = (uint8_t)(s->counter >> (8 * b));
-            if (s->op == OP_CHACHAPOLY)
+            if (s->op == CB_OP_CHACHA20_POLY1305_ENCRYPT)
                 crypto_aead_chacha20poly1305_ietf_encrypt(s->out, &clen, s->msg, s->len, s->aad,
                                                           s->aad_len, NULL, s->nonce, s->key);
             else if (s->rekey)      /* expands the key and H on every call */
@@ -295,24 +266,24 @@ static int sd_run(void *handle, uint64_t k, char *err)
                 crypto_aead_aes256gcm_encrypt_afternm(s->out, &clen, s->msg, s->len, s->aad,
                                                       s->aad_len, NULL, s->nonce, s->gcm);
             break;
-        case OP_SHA256:
+        case CB_OP_SHA256:
             crypto_hash_sha256(s->out, s->msg, s->len);
             break;
-        case OP_SHA512:
+        case CB_OP_SHA512:
             crypto_hash_sha512(s->out, s->msg, s->len);
             break;
-        case OP_ECDH_KEYGEN:
+        case CB_OP_ECDH_KEYGEN:
             if (crypto_scalarmult_base(s->res, s->sk[j]) != 0)
                 return cb_say(err, CB_ERR, "crypto_scalarmult_base failed");
             break;
-        case OP_ECDH_SHARED:
+        case CB_OP_ECDH_SHARED_SECRET:
             if (crypto_scalarmult(s->res, s->sk[j], s->peer[j]) != 0)
                 return cb_say(err, CB_ERR, "crypto_scalarmult failed");
             break;
-        case OP_ECC_KEYGEN:
+        case CB_OP_ECC_KEYGEN:
             crypto_box_keypair(s->res, s->res2);
             break;
-        case OP_RANDOM:
+        case CB_OP_RANDOM:
             randombytes_buf(s->out, s->len);
             break;
         }

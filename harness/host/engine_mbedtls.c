@@ -46,6 +46,7 @@
 #include <mbedtls/ecjpake.h>
 #endif
 
+#include "cb_cursor.h"   /* the entropy callback's source, shared with the firmware glue */
 #include "engine.h"
 
 #if defined(MBEDTLS_CTR_DRBG_USE_128_BIT_KEY)
@@ -156,39 +157,17 @@ static int rng_bytes(uint8_t *buf, size_t len)
     return 0;
 }
 
-/* ---- CTR_DRBG entropy from a cursor ---------------------------------------------------------
- * The CAVP flow hands CTR_DRBG fixed entropy: instantiate reads entropy then nonce (two calls of
- * the callback), reseed reads entropy_reseed. The cursor serves them in that order and fails when
- * asked for more than it holds. Timing slots set `wrap` so that it serves its buffer round and
- * round and never fails. */
-typedef struct {
-    const uint8_t *buf;
-    size_t len, pos;
-    int wrap;
-} cursor;
+/* ---- CTR_DRBG entropy from a cursor (cb_cursor.h: how the CAVP flow's entropy is served) ----- */
 
 static int cursor_entropy(void *ctx, unsigned char *out, size_t len)
 {
-    cursor *c = ctx;
-    if (c->wrap) {
-        for (size_t i = 0; i < len; i++) {
-            if (c->pos == c->len)
-                c->pos = 0;
-            out[i] = c->buf[c->pos++];
-        }
-        return 0;
-    }
-    if (len > c->len - c->pos)
-        return MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
-    memcpy(out, c->buf + c->pos, len);
-    c->pos += len;
-    return 0;
+    return cb_cursor_read(ctx, out, len) == 0 ? 0 : MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
 }
 
 /* Instantiate ctx with entropy_len bytes of entropy and nonce_len bytes of nonce from cur, then
  * perso: seed material = entropy || nonce || perso, exactly as SP 800-90A / CAVP. ctx must be
  * freshly initialised (the nonce length can only be set before seeding). */
-static int drbg_instantiate(mbedtls_ctr_drbg_context *ctx, cursor *cur, size_t entropy_len,
+static int drbg_instantiate(mbedtls_ctr_drbg_context *ctx, cb_cursor *cur, size_t entropy_len,
                             size_t nonce_len, const uint8_t *perso, size_t perso_len)
 {
     int ret;
@@ -274,7 +253,7 @@ static int write_secret(const curve_info *c, const mbedtls_mpi *z, uint8_t *buf)
 
 static int check(const cb_params *p, char *why)
 {
-    int op = cb_op_find(p->op);
+    int op = p->op;
     const curve_info *c;
 
     switch (op) {
@@ -465,7 +444,7 @@ static int compute_drbg(const cb_params *p, const cb_kv *in, cb_kv *out, char *e
     size_t nbytes = p->bytes < 0 ? 64 : (size_t)p->bytes;
     uint8_t *buf, *seed;
     mbedtls_ctr_drbg_context ctx;
-    cursor cur = {0};
+    cb_cursor cur = {0};
     int ret, rc;
 
     if (elen == 0)
@@ -767,7 +746,7 @@ static int jpake_exchange(const uint8_t *pw_c, size_t pw_c_len, const uint8_t *p
 
 static int mb_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err)
 {
-    int op = cb_op_find(p->op);
+    int op = p->op;
     int rc = check(p, err);
     if (rc != CB_OK)
         return rc;
@@ -813,8 +792,6 @@ static int mb_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
     case CB_OP_RANDOM: {
         uint8_t *buf;
         int ret;
-        if (p->bytes < 0)
-            return cb_say(err, CB_ERR, "bytes is required");
         buf = malloc((size_t)p->bytes + 1);
         if (buf == NULL)
             return cb_say(err, CB_ERR, "out of memory");
@@ -849,7 +826,7 @@ typedef struct {
 
     /* CTR_DRBG */
     mbedtls_ctr_drbg_context drbg;
-    cursor cur;
+    cb_cursor cur;
     uint8_t seed[64];             /* entropy (32) || nonce (16), and reseed entropy */
 
     /* EC */
@@ -1160,7 +1137,7 @@ static int run_ec(slot *s, uint64_t k, char *err)
             break;
         }
     }
-    return ret == 0 ? CB_OK : fail(err, s->p.op, ret);
+    return ret == 0 ? CB_OK : fail(err, cb_op_name(&s->p), ret);
 }
 
 static int setup_rsa(slot *s, char *err)
@@ -1213,12 +1190,12 @@ static int run_rsa(slot *s, uint64_t k, char *err)
             break;
         }
     }
-    return ret == 0 ? CB_OK : fail(err, s->p.op, ret);
+    return ret == 0 ? CB_OK : fail(err, cb_op_name(&s->p), ret);
 }
 
 static void *mb_setup(const cb_params *p, char *err)
 {
-    int op = cb_op_find(p->op);
+    int op = p->op;
     int rc = check(p, err);
     slot *s;
 
@@ -1226,18 +1203,6 @@ static void *mb_setup(const cb_params *p, char *err)
         return NULL;
     if (rng_init(err) != CB_OK)
         return NULL;
-    switch (op) {
-    case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT:
-    case CB_OP_AES_CCM_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT:
-    case CB_OP_CHACHA20_POLY1305_ENCRYPT:
-    case CB_OP_SHA1: case CB_OP_SHA224: case CB_OP_SHA256: case CB_OP_SHA384: case CB_OP_SHA512:
-    case CB_OP_CTR_DRBG_GENERATE: case CB_OP_RANDOM:
-        if (p->bytes < 0) {
-            cb_say(err, CB_ERR, "bytes is required");
-            return NULL;
-        }
-        break;
-    }
     s = slot_new(p, op);
     if (s == NULL) {
         cb_say(err, CB_ERR, "out of memory");

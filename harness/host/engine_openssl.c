@@ -81,18 +81,18 @@ enum { M_ECB, M_CBC, M_CTR, M_CCM, M_GCM, M_CHACHA };
 /* The op's catalog family (cb_ops.h), or -1 where this engine has no code for the op at all: an
  * id outside the catalog, or an AEAD other than ChaCha20-Poly1305 (supports() answers "unknown
  * op" for these, as for the reference loop, which is the system engine's). */
-static int family(const char *op)
+static int family(cb_op_id op)
 {
-    int f = cb_op_family(op);
-    if (f == CB_FAMILY_AEAD && cb_op_find(op) != CB_OP_CHACHA20_POLY1305_ENCRYPT)
+    int f = (int)cb_op(op)->family;
+    if (f == CB_FAMILY_AEAD && op != CB_OP_CHACHA20_POLY1305_ENCRYPT)
         return -1;
     return f;
 }
 
 /* The EVP mode of an AES op, or -1 for a mode OpenSSL 3 lacks. */
-static int aes_mode(const char *op)
+static int aes_mode(cb_op_id op)
 {
-    switch (cb_op_find(op)) {
+    switch (op) {
     case CB_OP_AES_ECB_ENCRYPT: return M_ECB;
     case CB_OP_AES_CBC_ENCRYPT: return M_CBC;
     case CB_OP_AES_CTR_ENCRYPT: return M_CTR;
@@ -102,14 +102,16 @@ static int aes_mode(const char *op)
     }
 }
 
-static const char *digest_name(const char *op)
+static const char *digest_name(cb_op_id op)
 {
-    if (strcmp(op, "sha1") == 0) return "SHA1";
-    if (strcmp(op, "sha224") == 0) return "SHA224";
-    if (strcmp(op, "sha256") == 0) return "SHA256";
-    if (strcmp(op, "sha384") == 0) return "SHA384";
-    if (strcmp(op, "sha512") == 0) return "SHA512";
-    return NULL;
+    switch (op) {
+    case CB_OP_SHA1: return "SHA1";
+    case CB_OP_SHA224: return "SHA224";
+    case CB_OP_SHA256: return "SHA256";
+    case CB_OP_SHA384: return "SHA384";
+    case CB_OP_SHA512: return "SHA512";
+    default: return NULL;
+    }
 }
 
 /* Curves: OpenSSL group name (NULL for X25519), NID and the byte length of a scalar. */
@@ -300,13 +302,13 @@ static int compute_cipher(const cb_params *p, const cb_kv *in, cb_kv *out, char 
     size_t taglen = 16;
 
     if (key == NULL || msg == NULL)
-        return bad_input(err, "%s needs inputs key and msg", p->op);
+        return bad_input(err, "%s needs inputs key and msg", cb_op_name(p));
     if (mode == M_CHACHA ? keylen != 32 : (keylen != 16 && keylen != 24 && keylen != 32))
-        return bad_input(err, "%s: bad key length", p->op);
+        return bad_input(err, "%s: bad key length", cb_op_name(p));
     if (mode != M_CHACHA && p->key_bits >= 0 && (size_t)p->key_bits != keylen * 8)
-        return bad_input(err, "%s: key length does not match key_bits", p->op);
+        return bad_input(err, "%s: key length does not match key_bits", cb_op_name(p));
     if ((mode == M_ECB || mode == M_CBC) && msglen % 16)
-        return bad_input(err, "%s: msg must be a multiple of 16 bytes (no padding)", p->op);
+        return bad_input(err, "%s: msg must be a multiple of 16 bytes (no padding)", cb_op_name(p));
     if (mode != M_ECB) {
         const char *ivname = (mode == M_CCM || mode == M_CHACHA) ? "nonce" : "iv";
         iv = cb_kv_get(in, ivname, &ivlen);
@@ -314,14 +316,14 @@ static int compute_cipher(const cb_params *p, const cb_kv *in, cb_kv *out, char 
             return bad_input(err, "missing input %s", ivname);
         size_t want = mode == M_CBC || mode == M_CTR ? 16 : mode == M_CCM ? 0 : 12;
         if (want && ivlen != want && !(mode == M_GCM && ivlen >= 1 && ivlen <= 16))
-            return bad_input(err, "%s: bad iv/nonce length", p->op);
+            return bad_input(err, "%s: bad iv/nonce length", cb_op_name(p));
         if (mode == M_CCM && (ivlen < 7 || ivlen > 13))
-            return bad_input(err, "%s: CCM nonce must be 7..13 bytes", p->op);
+            return bad_input(err, "%s: CCM nonce must be 7..13 bytes", cb_op_name(p));
     }
     if (mode == M_CCM) {
         taglen = (size_t)p->tag_bytes;
         if (taglen < 4 || taglen > 16 || taglen % 2)
-            return bad_input(err, "%s: bad tag_bytes", p->op);
+            return bad_input(err, "%s: bad tag_bytes", cb_op_name(p));
     }
     if (mode == M_CCM || mode == M_GCM || mode == M_CHACHA)
         aad = cb_kv_get(in, "aad", &aadlen);
@@ -434,7 +436,7 @@ static int compute_drbg(const cb_params *p, const cb_kv *in, cb_kv *out, char *e
             v[i] = NULL;
     }
     if (v[0] == NULL || v[1] == NULL)
-        return bad_input(err, "%s needs inputs entropy and nonce", p->op);
+        return bad_input(err, "%s needs inputs entropy and nonce", cb_op_name(p));
     size_t outlen = p->bytes >= 0 ? (size_t)p->bytes : 64;  /* CAVP: 512 returned bits */
 
     drbg_pair d;
@@ -673,25 +675,25 @@ static int compute_ec(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
     size_t qlen, hlen, siglen;
     const uint8_t *q, *hash, *sig;
 
-    if (strcmp(p->op, "ecc-keygen") == 0) {
+    if (p->op == CB_OP_ECC_KEYGEN) {
         if ((own = ec_generate(c)) == NULL)
             rc = fail(err, "keygen");
         else if ((rc = put_private(out, c, own, err)) == CB_OK)
             rc = put_public(out, c, own, err);
-    } else if (strcmp(p->op, "ecdh-keygen") == 0) {
+    } else if (p->op == CB_OP_ECDH_KEYGEN) {
         if ((own = key_from_d(c, in, err)) != NULL)
             rc = put_public(out, c, own, err);
-    } else if (strcmp(p->op, "ecdh-shared-secret") == 0) {
+    } else if (p->op == CB_OP_ECDH_SHARED_SECRET) {
         if ((q = cb_kv_get(in, "peer", &qlen)) == NULL)
-            rc = bad_input(err, "%s needs inputs d and peer", p->op);
+            rc = bad_input(err, "%s needs inputs d and peer", cb_op_name(p));
         else if ((own = key_from_d(c, in, err)) != NULL
                  && (peer = key_from_q(c, q, qlen, err)) != NULL)
             rc = derive(own, peer, out, err);
-    } else if (strcmp(p->op, "ecdsa-sign") == 0) {
+    } else if (p->op == CB_OP_ECDSA_SIGN) {
         uint8_t der[160], rs[2 * 66];
         siglen = sizeof der;
         if ((hash = cb_kv_get(in, "hash", &hlen)) == NULL || hlen == 0)
-            rc = bad_input(err, "%s needs inputs d and hash", p->op);
+            rc = bad_input(err, "%s needs inputs d and hash", cb_op_name(p));
         else if ((own = key_from_d(c, in, err)) == NULL)
             rc = CB_ERR;
         else if ((ctx = EVP_PKEY_CTX_new_from_pkey(NULL, own, NULL)) == NULL
@@ -701,12 +703,12 @@ static int compute_ec(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
             rc = fail(err, "ECDSA sign");
         else
             rc = cb_kv_put(out, "sig", rs, 2 * c->bytes) ? fail(err, "out of memory") : CB_OK;
-    } else if (strcmp(p->op, "ecdsa-verify") == 0) {
+    } else if (p->op == CB_OP_ECDSA_VERIFY) {
         q = cb_kv_get(in, "q", &qlen);
         hash = cb_kv_get(in, "hash", &hlen);
         sig = cb_kv_get(in, "sig", &siglen);
         if (q == NULL || hash == NULL || sig == NULL || hlen == 0)
-            rc = bad_input(err, "%s needs inputs q, hash and sig", p->op);
+            rc = bad_input(err, "%s needs inputs q, hash and sig", cb_op_name(p));
         else if ((peer = key_from_q(c, q, qlen, err)) != NULL) {
             /* a signature of the wrong size is simply invalid */
             unsigned char *der = NULL;
@@ -744,7 +746,7 @@ static EVP_PKEY *rsa_key(const cb_params *p, const cb_kv *in, int private, char 
     EVP_PKEY *pkey = NULL;
 
     if (n == NULL || e == NULL || nlen == 0 || elen == 0 || (private && (d == NULL || !dlen))) {
-        snprintf(err, CB_ERRLEN, "%s needs inputs n, e%s", p->op, private ? ", d" : "");
+        snprintf(err, CB_ERRLEN, "%s needs inputs n, e%s", cb_op_name(p), private ? ", d" : "");
         return NULL;
     }
     OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
@@ -803,7 +805,7 @@ static int compute_rsa(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
 
     if (sha256 == NULL) {
         rc = fail(err, "EVP_MD_fetch SHA256");
-    } else if (strcmp(p->op, "rsa-keygen") == 0) {
+    } else if (p->op == CB_OP_RSA_KEYGEN) {
         cb_params kp = *p;
         if (kp.rsa_bits < 0)
             kp.rsa_bits = 2048;         /* the catalog's default */
@@ -817,8 +819,8 @@ static int compute_rsa(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
                  ? fail(err, "get RSA key") : CB_OK;
         }
     } else if (hash == NULL || hlen != 32) {
-        rc = bad_input(err, "%s needs input hash, a 32-byte SHA-256 digest", p->op);
-    } else if (strcmp(p->op, "rsa-sign") == 0) {
+        rc = bad_input(err, "%s needs input hash, a 32-byte SHA-256 digest", cb_op_name(p));
+    } else if (p->op == CB_OP_RSA_SIGN) {
         if ((pkey = rsa_key(p, in, 1, err)) != NULL) {
             uint8_t *buf = malloc((size_t)EVP_PKEY_get_size(pkey));
             siglen = (size_t)EVP_PKEY_get_size(pkey);
@@ -830,9 +832,9 @@ static int compute_rsa(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
                 rc = cb_kv_put(out, "sig", buf, siglen) ? fail(err, "out of memory") : CB_OK;
             free(buf);
         }
-    } else if (strcmp(p->op, "rsa-verify") == 0) {
+    } else if (p->op == CB_OP_RSA_VERIFY) {
         if (sig == NULL) {
-            rc = bad_input(err, "%s needs inputs n, e, hash and sig", p->op);
+            rc = bad_input(err, "%s needs inputs n, e, hash and sig", cb_op_name(p));
         } else if ((pkey = rsa_key(p, in, 0, err)) != NULL) {
             uint8_t ok = 0;
             if ((ctx = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL)) != NULL
@@ -881,7 +883,7 @@ static int ossl_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *e
         EVP_MD *alg = EVP_MD_fetch(NULL, digest_name(p->op), NULL);
         int rc = CB_OK;
         if (msg == NULL)
-            rc = bad_input(err, "%s needs input msg", p->op);
+            rc = bad_input(err, "%s needs input msg", cb_op_name(p));
         else if (alg == NULL || !EVP_Digest(msg, len, md, &mdlen, alg, NULL))
             rc = fail(err, "EVP_Digest");
         else if (cb_kv_put(out, "digest", md, mdlen))
@@ -898,8 +900,6 @@ static int ossl_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *e
     case CB_FAMILY_RSA:
         return compute_rsa(p, in, out, err);
     case CB_FAMILY_RANDOM: {
-        if (p->bytes < 0)
-            return bad_input(err, "%s needs param bytes", p->op);
         uint8_t *buf = malloc((size_t)p->bytes + 1);
         int rc = CB_OK;
         if (buf == NULL || RAND_bytes(buf, (int)p->bytes) != 1)
@@ -1085,9 +1085,9 @@ static int setup_drbg(slot *s, const cb_params *p, char *err)
     if (!drbg_feed(&s->drbg, entropy, sizeof entropy, nonce, sizeof nonce)
         || !EVP_RAND_instantiate(s->drbg.drbg, DRBG_STRENGTH, 0, NO_PERSO, 0, NULL))
         return fail(err, "instantiate");
-    if (strcmp(p->op, "ctr-drbg-instantiate") == 0) {
+    if (p->op == CB_OP_CTR_DRBG_INSTANTIATE) {
         s->run = run_drbg_instantiate;
-    } else if (strcmp(p->op, "ctr-drbg-reseed") == 0) {
+    } else if (p->op == CB_OP_CTR_DRBG_RESEED) {
         s->run = run_drbg_reseed;
     } else {
         s->len = p->bytes >= 0 ? (size_t)p->bytes : 32;
@@ -1123,7 +1123,7 @@ static int setup_derive(slot *s, const curve_info *c, char *err)
 static int setup_sign(slot *s, const cb_params *p, char *err)
 {
     int rsa = family(p->op) == CB_FAMILY_RSA;
-    int verify = strstr(p->op, "verify") != NULL;
+    int verify = (p->op == CB_OP_ECDSA_VERIFY || p->op == CB_OP_RSA_VERIFY);
     const curve_info *c = find_curve(p->curve);
     EVP_PKEY *pkey = NULL;
     EVP_PKEY_CTX *gen = NULL;
@@ -1176,9 +1176,9 @@ static int setup_sign(slot *s, const cb_params *p, char *err)
 
 static int setup_pk(slot *s, const cb_params *p, char *err)
 {
-    if (strcmp(p->op, "ecdh-shared-secret") == 0)
+    if (p->op == CB_OP_ECDH_SHARED_SECRET)
         return setup_derive(s, find_curve(p->curve), err);
-    if (strstr(p->op, "keygen") != NULL) {  /* ecdh-keygen, ecc-keygen, rsa-keygen */
+    if ((p->op == CB_OP_ECDH_KEYGEN || p->op == CB_OP_ECC_KEYGEN || p->op == CB_OP_RSA_KEYGEN)) {  /* ecdh-keygen, ecc-keygen, rsa-keygen */
         s->ctx[0] = keygen_ctx(p);
         s->run = run_keygen;
         return s->ctx[0] ? CB_OK : fail(err, "prepare keygen");
@@ -1201,12 +1201,6 @@ static void *ossl_setup(const cb_params *p, char *err)
         return NULL;
     }
     ERR_clear_error();
-    if ((f == CB_FAMILY_AES || f == CB_FAMILY_AEAD || f == CB_FAMILY_SHA || f == CB_FAMILY_RANDOM)
-        && p->bytes < 0) {
-        snprintf(err, CB_ERRLEN, "%s needs param bytes", p->op);
-        free(s);
-        return NULL;
-    }
     s->len = p->bytes > 0 ? (size_t)p->bytes : 0;
 
     switch (f) {

@@ -132,22 +132,22 @@ static const struct { CK_MECHANISM_TYPE type; const char *name; } mech_names[M_C
 
 /* ---- ops ---------------------------------------------------------------------------------- */
 
-enum { OP_RANDOM, OP_SHA, OP_AES_ECB, OP_AES_CBC, OP_AES_CTR, OP_AES_GCM, OP_AES_CCM,
-       OP_ECC_KEYGEN, OP_ECDSA_SIGN, OP_ECDSA_VERIFY, OP_RSA_KEYGEN, OP_RSA_SIGN, OP_RSA_VERIFY };
-
-static const struct { const char *name; int op; int mech; size_t out; } op_names[] = {
-    {"random", OP_RANDOM, -1, 0},
-    {"sha1", OP_SHA, M_SHA1, 20}, {"sha224", OP_SHA, M_SHA224, 28},
-    {"sha256", OP_SHA, M_SHA256, 32}, {"sha384", OP_SHA, M_SHA384, 48},
-    {"sha512", OP_SHA, M_SHA512, 64},
-    {"aes-ecb-encrypt", OP_AES_ECB, M_AES_ECB, 0}, {"aes-cbc-encrypt", OP_AES_CBC, M_AES_CBC, 0},
-    {"aes-ctr-encrypt", OP_AES_CTR, M_AES_CTR, 0}, {"aes-gcm-encrypt", OP_AES_GCM, M_AES_GCM, 0},
-    {"aes-ccm-encrypt", OP_AES_CCM, M_AES_CCM, 0},
-    {"ecc-keygen", OP_ECC_KEYGEN, M_EC_GEN, 0}, {"ecdsa-sign", OP_ECDSA_SIGN, M_ECDSA, 0},
-    {"ecdsa-verify", OP_ECDSA_VERIFY, M_ECDSA, 0},
-    {"rsa-keygen", OP_RSA_KEYGEN, M_RSA_GEN, 0}, {"rsa-sign", OP_RSA_SIGN, M_RSA_PKCS, 0},
-    {"rsa-verify", OP_RSA_VERIFY, M_RSA_PKCS, 0},
+/* The ops this engine has (by catalog id) and the mechanism each needs (random: none). */
+static const struct { int has; int mech; } op_mech[CB_N_OPS] = {
+    [CB_OP_RANDOM] = {1, -1},
+    [CB_OP_SHA1] = {1, M_SHA1}, [CB_OP_SHA224] = {1, M_SHA224}, [CB_OP_SHA256] = {1, M_SHA256},
+    [CB_OP_SHA384] = {1, M_SHA384}, [CB_OP_SHA512] = {1, M_SHA512},
+    [CB_OP_AES_ECB_ENCRYPT] = {1, M_AES_ECB}, [CB_OP_AES_CBC_ENCRYPT] = {1, M_AES_CBC},
+    [CB_OP_AES_CTR_ENCRYPT] = {1, M_AES_CTR}, [CB_OP_AES_GCM_ENCRYPT] = {1, M_AES_GCM},
+    [CB_OP_AES_CCM_ENCRYPT] = {1, M_AES_CCM},
+    [CB_OP_ECC_KEYGEN] = {1, M_EC_GEN}, [CB_OP_ECDSA_SIGN] = {1, M_ECDSA},
+    [CB_OP_ECDSA_VERIFY] = {1, M_ECDSA},
+    [CB_OP_RSA_KEYGEN] = {1, M_RSA_GEN}, [CB_OP_RSA_SIGN] = {1, M_RSA_PKCS},
+    [CB_OP_RSA_VERIFY] = {1, M_RSA_PKCS},
 };
+/* The SHA ops share their code: one digest mechanism each. */
+#define CASE_SHA case CB_OP_SHA1: case CB_OP_SHA224: case CB_OP_SHA256: case CB_OP_SHA384: \
+    case CB_OP_SHA512
 
 /* Curves by their DER-encoded OID (CKA_EC_PARAMS). */
 typedef struct { const char *name; const uint8_t *oid; size_t oid_len; size_t bytes; CK_ULONG bits; } curve_t;
@@ -467,14 +467,6 @@ static int init(char *err)
 
 /* ---- supports ----------------------------------------------------------------------------- */
 
-static int op_index(const char *name)
-{
-    for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
-        if (strcmp(op_names[i].name, name) == 0)
-            return (int)i;
-    return -1;
-}
-
 static const curve_t *curve_of(const char *name)
 {
     for (size_t i = 0; i < sizeof curves / sizeof curves[0]; i++)
@@ -505,30 +497,30 @@ static int key_size(int m, CK_ULONG size, const char *unit, char *why)
 
 static int check(const cb_params *p, char *why)
 {
-    int i = op_index(p->op), rc;
+    int rc;
     if (init(why) != CB_OK)
         return CB_UNSUPPORTED;
-    if (i < 0)
+    if (!op_mech[p->op].has)
         return cb_say(why, CB_UNSUPPORTED, "not among the pkcs11 engine's ops (random, SHA-1/2, "
                    "AES-ECB/CBC/CTR/GCM, ECDSA and EC key generation on P-256/P-521, RSA PKCS#1 "
                    "v1.5 with SHA-256)");
-    int op = op_names[i].op, m = op_names[i].mech;
+    int op = p->op, m = op_mech[op].mech;
     switch (op) {
-    case OP_RANDOM:
+    case CB_OP_RANDOM:
         if (strcmp(p->source, "library") != 0)
             return cb_say(why, CB_UNSUPPORTED, "a PKCS#11 token offers its own generator only: "
                        "source \"library\" (C_GenerateRandom)");
         if (!(P.token.flags & CKF_RNG))
             return cb_say(why, CB_UNSUPPORTED, "the token has no random number generator (CKF_RNG)");
         return CB_OK;
-    case OP_SHA:
+    CASE_SHA:
         return need(m, why);
-    case OP_AES_CCM:
+    case CB_OP_AES_CCM_ENCRYPT:
         if (need(m, why) != CB_OK)
             return CB_UNSUPPORTED;
         return cb_say(why, CB_UNSUPPORTED, "the pkcs11 engine does not drive CKM_AES_CCM (its "
                    "parameters are PKCS#11 3.0; not tested here)");
-    case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR: case OP_AES_GCM:
+    case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT:
         if (need(m, why) != CB_OK)
             return CB_UNSUPPORTED;
         if (p->key_bits != 128 && p->key_bits != 192 && p->key_bits != 256)
@@ -536,13 +528,13 @@ static int check(const cb_params *p, char *why)
         if (p->rekey > 0)
             return cb_say(why, CB_UNSUPPORTED, "rekey=1 is not offered: a PKCS#11 key is an object in "
                        "the token, set up once per slot (C_CreateObject is not a key schedule)");
-        if ((op == OP_AES_ECB || op == OP_AES_CBC) && p->bytes > 0 && p->bytes % 16 != 0)
+        if ((op == CB_OP_AES_ECB_ENCRYPT || op == CB_OP_AES_CBC_ENCRYPT) && p->bytes > 0 && p->bytes % 16 != 0)
             return cb_say(why, CB_UNSUPPORTED, "AES-ECB/CBC without padding needs a multiple of 16 bytes");
         /* AES key sizes are in bytes (PKCS#11 2.40, 2.8); some modules state bits */
         if (P.minfo[m].ulMaxKeySize != 0 && P.minfo[m].ulMaxKeySize <= 32)
             return key_size(m, (CK_ULONG)(p->key_bits / 8), "byte", why);
         return key_size(m, (CK_ULONG)p->key_bits, "bit", why);
-    case OP_ECC_KEYGEN: case OP_ECDSA_SIGN: case OP_ECDSA_VERIFY: {
+    case CB_OP_ECC_KEYGEN: case CB_OP_ECDSA_SIGN: case CB_OP_ECDSA_VERIFY: {
         const curve_t *c = curve_of(p->curve);
         if (c == NULL)
             return cb_say(why, CB_UNSUPPORTED, "the pkcs11 engine drives the NIST curves p256 and "
@@ -551,13 +543,13 @@ static int check(const cb_params *p, char *why)
             return rc;
         return key_size(m, c->bits, "bit", why);
     }
-    case OP_RSA_KEYGEN: case OP_RSA_SIGN: case OP_RSA_VERIFY:
-        if (op != OP_RSA_KEYGEN && !P.has[M_RSA_PKCS] && P.has[M_SHA256_RSA])
+    case CB_OP_RSA_KEYGEN: case CB_OP_RSA_SIGN: case CB_OP_RSA_VERIFY:
+        if (op != CB_OP_RSA_KEYGEN && !P.has[M_RSA_PKCS] && P.has[M_SHA256_RSA])
             return cb_say(why, CB_UNSUPPORTED, "the token offers CKM_SHA256_RSA_PKCS but no "
                        "CKM_RSA_PKCS: it hashes the message itself and cannot sign a given digest");
         if ((rc = need(m, why)) != CB_OK)
             return rc;
-        if (op == OP_RSA_SIGN && (rc = need(M_RSA_GEN, why)) != CB_OK)
+        if (op == CB_OP_RSA_SIGN && (rc = need(M_RSA_GEN, why)) != CB_OK)
             return rc;      /* a timing slot generates its key in the token */
         return p->rsa_bits > 0 ? key_size(m, (CK_ULONG)p->rsa_bits, "bit", why) : CB_OK;
     }
@@ -795,22 +787,22 @@ static void aes_mech_init(aes_mech *a, int op, const uint8_t *iv, size_t ivlen,
     memset(a, 0, sizeof *a);
     memcpy(a->iv, iv, ivlen > 16 ? 16 : ivlen);
     switch (op) {
-    case OP_AES_ECB:
+    case CB_OP_AES_ECB_ENCRYPT:
         a->mech.mechanism = CKM_AES_ECB;
         break;
-    case OP_AES_CBC:
+    case CB_OP_AES_CBC_ENCRYPT:
         a->mech.mechanism = CKM_AES_CBC;
         a->mech.pParameter = a->iv;
         a->mech.ulParameterLen = 16;
         break;
-    case OP_AES_CTR:
+    case CB_OP_AES_CTR_ENCRYPT:
         a->mech.mechanism = CKM_AES_CTR;
         a->ctr.ulCounterBits = 128;        /* the whole block is the counter (protocol.md) */
         memcpy(a->ctr.cb, a->iv, 16);
         a->mech.pParameter = &a->ctr;
         a->mech.ulParameterLen = sizeof a->ctr;
         break;
-    case OP_AES_GCM:
+    case CB_OP_AES_GCM_ENCRYPT:
         a->mech.mechanism = CKM_AES_GCM;
         a->gcm.pIv = a->iv;
         a->gcm.ulIvLen = 12;
@@ -852,7 +844,7 @@ static int compute_keygen(const cb_params *p, int op, const cb_kv *in, cb_kv *ou
     CK_ULONG siglen = sizeof sig;
     int rc;
 
-    if (op == OP_ECC_KEYGEN) {
+    if (op == CB_OP_ECC_KEYGEN) {
         const curve_t *c = curve_of(p->curve);
         rc = ec_generate(c, &pub, &priv, err);
         if (rc == CB_OK)
@@ -896,7 +888,7 @@ static int pk_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
     int rc = check(p, err);
     if (rc != CB_OK || (rc = alive(err)) != CB_OK)
         return rc;
-    int i = op_index(p->op), op = op_names[i].op;
+    int op = p->op;
     size_t mlen, klen, ivlen, alen, hlen, slen, dlen, qlen;
     const uint8_t *msg = cb_kv_input(in, "msg", &mlen);
     const uint8_t *hash = cb_kv_input(in, "hash", &hlen);
@@ -907,11 +899,9 @@ static int pk_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
     int ok;
 
     switch (op) {
-    case OP_RANDOM: {
+    case CB_OP_RANDOM: {
         uint8_t *r;
         CK_RV rv;
-        if (p->bytes < 0)
-            return cb_say(err, CB_ERR, "bytes is required");
         if ((r = malloc((size_t)p->bytes + 1)) == NULL)
             return cb_say(err, CB_ERR, "out of memory");
         rv = P.f->C_GenerateRandom(P.session, r, (CK_ULONG)p->bytes);
@@ -920,18 +910,18 @@ static int pk_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
         free(r);
         return rc;
     }
-    case OP_SHA:
-        rc = digest(mech_names[op_names[i].mech].type, msg, mlen, buf, &len, err);
+    CASE_SHA:
+        rc = digest(mech_names[op_mech[op].mech].type, msg, mlen, buf, &len, err);
         return rc == CB_OK ? put(out, "digest", buf, len, err) : rc;
-    case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR: case OP_AES_GCM: {
+    case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT: {
         const uint8_t *k = cb_kv_input(in, "key", &klen);
         const uint8_t *iv = cb_kv_input(in, "iv", &ivlen);
         const uint8_t *aad = cb_kv_input(in, "aad", &alen);
         aes_mech a;
         uint8_t *ct;
-        if ((op == OP_AES_CBC || op == OP_AES_CTR) && ivlen != 16)
+        if ((op == CB_OP_AES_CBC_ENCRYPT || op == CB_OP_AES_CTR_ENCRYPT) && ivlen != 16)
             return cb_say(err, CB_ERR, "iv must be 16 bytes");
-        if (op == OP_AES_GCM && ivlen != 12)
+        if (op == CB_OP_AES_GCM_ENCRYPT && ivlen != 12)
             return cb_say(err, CB_ERR, "iv must be 12 bytes");
         if ((rc = aes_import(k, klen, &key, err)) != CB_OK)
             return rc;
@@ -945,17 +935,17 @@ static int pk_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
         destroy(&key);
         return rc;
     }
-    case OP_ECC_KEYGEN: case OP_RSA_KEYGEN:
+    case CB_OP_ECC_KEYGEN: case CB_OP_RSA_KEYGEN:
         return compute_keygen(p, op, in, out, err);
-    case OP_ECDSA_SIGN: case OP_ECDSA_VERIFY: {
+    case CB_OP_ECDSA_SIGN: case CB_OP_ECDSA_VERIFY: {
         const curve_t *c = curve_of(p->curve);
         const uint8_t *d = cb_kv_input(in, "d", &dlen);
         const uint8_t *q = cb_kv_input(in, "q", &qlen);
-        if (op == OP_ECDSA_SIGN)
+        if (op == CB_OP_ECDSA_SIGN)
             rc = ec_import(c, d, dlen, NULL, 0, &key, err);
         else
             rc = ec_import(c, NULL, 0, q, qlen, &key, err);
-        if (rc == CB_OK && op == OP_ECDSA_SIGN) {
+        if (rc == CB_OK && op == CB_OP_ECDSA_SIGN) {
             rc = sign(CKM_ECDSA, key, hash, hlen, buf, &len, err);
             if (rc == CB_OK)
                 rc = put(out, "sig", buf, len, err);
@@ -967,13 +957,13 @@ static int pk_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
         destroy(&key);
         return rc;
     }
-    case OP_RSA_SIGN: case OP_RSA_VERIFY: {
+    case CB_OP_RSA_SIGN: case CB_OP_RSA_VERIFY: {
         uint8_t di[51];
         if ((rc = digest_info(di, hash, hlen, err)) != CB_OK)
             return rc;
-        if ((rc = rsa_import(p, in, op == OP_RSA_SIGN, &key, err)) != CB_OK)
+        if ((rc = rsa_import(p, in, op == CB_OP_RSA_SIGN, &key, err)) != CB_OK)
             return rc;
-        if (op == OP_RSA_SIGN) {
+        if (op == CB_OP_RSA_SIGN) {
             rc = sign(CKM_RSA_PKCS, key, di, sizeof di, buf, &len, err);
             if (rc == CB_OK)
                 rc = put(out, "sig", buf, len, err);
@@ -1033,20 +1023,12 @@ static void *setup_fail(slot *s, char *err, const char *msg)
 static void *pk_setup(const cb_params *p, char *err)
 {
     slot *s;
-    int i = op_index(p->op), op;
+    int op = p->op;
 
     if (check(p, err) != CB_OK || alive(err) != CB_OK)
         return NULL;
-    op = op_names[i].op;
-    if ((op == OP_RANDOM || op == OP_SHA || op == OP_AES_ECB || op == OP_AES_CBC ||
-         op == OP_AES_CTR || op == OP_AES_GCM) && p->bytes < 0) {
-        cb_say(err, CB_ERR, "bytes is required");
+    if ((s = cb_slot_new(sizeof *s, err)) == NULL)
         return NULL;
-    }
-    if ((s = calloc(1, sizeof *s)) == NULL) {
-        cb_say(err, CB_ERR, "out of memory");
-        return NULL;
-    }
     s->op = op;
     s->key = s->pub = CK_INVALID_HANDLE;
     s->len = p->bytes < 0 ? 0 : (size_t)p->bytes;
@@ -1061,10 +1043,10 @@ static void *pk_setup(const cb_params *p, char *err)
     cb_fill(s->aad, s->aad_len, 2);
 
     switch (op) {
-    case OP_SHA:
-        s->mech = mech_names[op_names[i].mech].type;
+    CASE_SHA:
+        s->mech = mech_names[op_mech[op].mech].type;
         break;
-    case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR: case OP_AES_GCM: {
+    case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT: {
         uint8_t key[32], iv[16];
         cb_fill(key, sizeof key, 3);
         cb_fill(iv, sizeof iv, 4);
@@ -1073,14 +1055,14 @@ static void *pk_setup(const cb_params *p, char *err)
         aes_mech_init(&s->aes, op, iv, sizeof iv, s->aad, s->aad_len);
         break;
     }
-    case OP_ECC_KEYGEN:
+    case CB_OP_ECC_KEYGEN:
         s->curve = curve_of(p->curve);
         break;
-    case OP_RSA_KEYGEN:
+    case CB_OP_RSA_KEYGEN:
         s->rsa_bits = (CK_ULONG)(p->rsa_bits > 0 ? p->rsa_bits : 2048);
         break;
-    case OP_ECDSA_SIGN: case OP_ECDSA_VERIFY: case OP_RSA_SIGN: case OP_RSA_VERIFY: {
-        int ecdsa = op == OP_ECDSA_SIGN || op == OP_ECDSA_VERIFY;
+    case CB_OP_ECDSA_SIGN: case CB_OP_ECDSA_VERIFY: case CB_OP_RSA_SIGN: case CB_OP_RSA_VERIFY: {
+        int ecdsa = op == CB_OP_ECDSA_SIGN || op == CB_OP_ECDSA_VERIFY;
         uint8_t di[51];
         s->curve = ecdsa ? curve_of(p->curve) : NULL;
         s->mech = ecdsa ? CKM_ECDSA : CKM_RSA_PKCS;
@@ -1097,7 +1079,7 @@ static void *pk_setup(const cb_params *p, char *err)
             cb_fill(s->data, s->data_len, 5);
         else
             memcpy(s->data, di, sizeof di);
-        if (op == OP_ECDSA_VERIFY || op == OP_RSA_VERIFY) {
+        if (op == CB_OP_ECDSA_VERIFY || op == CB_OP_RSA_VERIFY) {
             for (int j = 0; j < POOL; j++) {
                 memcpy(s->hash[j], s->data, s->data_len);
                 s->hash[j][s->data_len - 1] ^= (uint8_t)j;
@@ -1127,16 +1109,16 @@ static int pk_run(void *handle, uint64_t k, char *err)
         int j = (int)(s->counter % POOL);
         s->counter++;
         switch (s->op) {
-        case OP_RANDOM:
+        case CB_OP_RANDOM:
             if ((rv = P.f->C_GenerateRandom(P.session, s->out, (CK_ULONG)s->len)) != CKR_OK)
                 return ck_fail(err, "C_GenerateRandom", rv);
             break;
-        case OP_SHA:
+        CASE_SHA:
             len = (CK_ULONG)s->out_cap;
             if (digest(s->mech, s->msg, s->len, s->out, &len, err) != CB_OK)
                 return CB_ERR;
             break;
-        case OP_AES_ECB: case OP_AES_CBC: case OP_AES_CTR: case OP_AES_GCM:
+        case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT:
             /* fresh IV / initial counter block / nonce: the counter in bytes 4..11 */
             for (int b = 0; b < 8; b++)
                 s->aes.iv[11 - b] = (uint8_t)(s->counter >> (8 * b));
@@ -1145,18 +1127,18 @@ static int pk_run(void *handle, uint64_t k, char *err)
             if (aes_encrypt(&s->aes, s->key, s->msg, s->len, s->out, &len, err) != CB_OK)
                 return CB_ERR;
             break;
-        case OP_ECC_KEYGEN:
-        case OP_RSA_KEYGEN:
+        case CB_OP_ECC_KEYGEN:
+        case CB_OP_RSA_KEYGEN:
             pub = priv = CK_INVALID_HANDLE;
-            if ((s->op == OP_ECC_KEYGEN ? ec_generate(s->curve, &pub, &priv, err)
+            if ((s->op == CB_OP_ECC_KEYGEN ? ec_generate(s->curve, &pub, &priv, err)
                                         : rsa_generate(s->rsa_bits, &pub, &priv, err)) != CB_OK)
                 return CB_ERR;
             if ((rv = P.f->C_DestroyObject(P.session, priv)) != CKR_OK ||
                 (rv = P.f->C_DestroyObject(P.session, pub)) != CKR_OK)
                 return ck_fail(err, "C_DestroyObject", rv);
             break;
-        case OP_ECDSA_SIGN:
-        case OP_RSA_SIGN:
+        case CB_OP_ECDSA_SIGN:
+        case CB_OP_RSA_SIGN:
             /* a digest that changes every operation */
             for (int b = 0; b < 8; b++)
                 s->data[s->data_len - 1 - b] = (uint8_t)(s->counter >> (8 * b));
@@ -1164,8 +1146,8 @@ static int pk_run(void *handle, uint64_t k, char *err)
             if (sign(s->mech, s->key, s->data, s->data_len, s->sig[0], &len, err) != CB_OK)
                 return CB_ERR;
             break;
-        case OP_ECDSA_VERIFY:
-        case OP_RSA_VERIFY:
+        case CB_OP_ECDSA_VERIFY:
+        case CB_OP_RSA_VERIFY:
             if (verify(s->mech, s->pub, s->hash[j], s->data_len, s->sig[j], s->sig_len[j], &ok,
                        err) != CB_OK)
                 return CB_ERR;

@@ -73,25 +73,42 @@ static struct {
     unsigned long long calls, driver_calls;
 } dispatch[sizeof fw_lib_ops / sizeof fw_lib_ops[0]];
 
+/* The catalog family of op, and whether it is one of the EC ops the glue runs (ecdh-*, ecdsa-*). */
+static cb_family family(cb_op_id op)
+{
+    return cb_op(op)->family;
+}
+
+static int is_ec(cb_op_id op)
+{
+    return family(op) == CB_FAMILY_ECDH || family(op) == CB_FAMILY_ECDSA;
+}
+
+/* The catalog op of the glue's entry i (the glue's table names its ops by catalog id). */
+static cb_op_id glue_op(int i)
+{
+    return (cb_op_id)cb_op_find(fw_lib_ops[i].op);
+}
+
 /* The test driver's hit counter for the entry points of op i (0 without a driver). */
 static unsigned long driver_hits(int i)
 {
 #if defined(CBH_PSA_TEST_DRIVER)
-    const char *op = fw_lib_ops[i].op;
-    if (strncmp(op, "sha", 3) == 0)
+    cb_op_id op = glue_op(i);
+    if (family(op) == CB_FAMILY_SHA)
         return mbedtls_test_driver_hash_hooks.hits;
-    if (strcmp(op, "aes-ecb-encrypt") == 0 || strcmp(op, "aes-cbc-encrypt") == 0 ||
-        strcmp(op, "aes-ctr-encrypt") == 0)
+    if (op == CB_OP_AES_ECB_ENCRYPT || op == CB_OP_AES_CBC_ENCRYPT ||
+        op == CB_OP_AES_CTR_ENCRYPT)
         return mbedtls_test_driver_cipher_hooks.hits;
-    if (strstr(op, "-encrypt") != NULL)
+    if (family(op) == CB_FAMILY_AES || family(op) == CB_FAMILY_AEAD)
         return mbedtls_test_driver_aead_hooks.hits_encrypt;
-    if (strcmp(op, "ecdsa-sign") == 0)
+    if (op == CB_OP_ECDSA_SIGN)
         return mbedtls_test_driver_signature_sign_hooks.hits;
-    if (strcmp(op, "ecdsa-verify") == 0)
+    if (op == CB_OP_ECDSA_VERIFY)
         return mbedtls_test_driver_signature_verify_hooks.hits;
-    if (strcmp(op, "ecdh-shared-secret") == 0)
+    if (op == CB_OP_ECDH_SHARED_SECRET)
         return mbedtls_test_driver_key_agreement_hooks.hits;
-    if (strcmp(op, "ecdh-keygen") == 0)
+    if (op == CB_OP_ECDH_KEYGEN)
         return mbedtls_test_driver_key_management_hooks.hits;
 #else
     (void)i;
@@ -101,27 +118,26 @@ static unsigned long driver_hits(int i)
 
 /* ---- parameters and inputs ----------------------------------------------------------------- */
 
-static int find_op(const cb_params *p)
+/* The glue's entry for op: its index in fw_lib_ops, or -1. */
+static int find_op(cb_op_id op)
 {
     for (int i = 0; fw_lib_ops[i].op != NULL; i++)
-        if (strcmp(fw_lib_ops[i].op, p->op) == 0)
+        if (glue_op(i) == op)
             return i;
     return -1;
 }
 
-static const fw_op *find_fw(const char *op)
+static const fw_op *find_fw(cb_op_id op)
 {
-    for (int i = 0; fw_lib_ops[i].op != NULL; i++)
-        if (strcmp(fw_lib_ops[i].op, op) == 0)
-            return &fw_lib_ops[i];
-    return NULL;
+    int i = find_op(op);
+    return i < 0 ? NULL : &fw_lib_ops[i];
 }
 
 /* ecc-keygen (host only: the verifier's key pairs, and timed): psa_generate_key, then the private
  * and the public key exported; out = d || q. */
 static int is_keygen(const cb_params *p)
 {
-    return strcmp(p->op, "ecc-keygen") == 0;
+    return p->op == CB_OP_ECC_KEYGEN;
 }
 
 static int keygen(const char *curve, uint8_t *d, size_t *dlen, uint8_t *q, size_t *qlen)
@@ -158,7 +174,7 @@ static void to_fw(const cb_params *p, fw_params *f)
 
 static int psa_supports_(const cb_params *p, char *why)
 {
-    int i = find_op(p);
+    int i = find_op(p->op);
     const char *w = "not supported";
     fw_params f;
 
@@ -177,24 +193,24 @@ static int psa_supports_(const cb_params *p, char *why)
 }
 
 /* The protocol's input names for the glue's fw_io fields, and the output's name. */
-static const char *out_name(const char *op)
+static const char *out_name(cb_op_id op)
 {
-    if (strncmp(op, "sha", 3) == 0)
+    if (family(op) == CB_FAMILY_SHA)
         return "digest";
-    if (strcmp(op, "ecdh-keygen") == 0)
+    if (op == CB_OP_ECDH_KEYGEN)
         return "q";
-    if (strcmp(op, "ecdh-shared-secret") == 0)
+    if (op == CB_OP_ECDH_SHARED_SECRET)
         return "z";
-    if (strcmp(op, "ecdsa-sign") == 0)
+    if (op == CB_OP_ECDSA_SIGN)
         return "sig";
-    if (strcmp(op, "ecdsa-verify") == 0)
+    if (op == CB_OP_ECDSA_VERIFY)
         return "ok";
     return "ct";
 }
 
 static void io_from(const cb_params *p, const cb_kv *in, fw_io *io)
 {
-    int ec = strncmp(p->op, "ecd", 3) == 0;
+    int ec = is_ec(p->op);
     memset(io, 0, sizeof *io);
     io->key = cb_kv_input(in, ec ? "d" : "key", &io->key_len);
     io->iv = cb_kv_input(in, "iv", &io->iv_len);
@@ -202,7 +218,7 @@ static void io_from(const cb_params *p, const cb_kv *in, fw_io *io)
         io->iv = cb_kv_input(in, "nonce", &io->iv_len);
     io->aad = cb_kv_input(in, "aad", &io->aad_len);
     io->msg = cb_kv_input(in, ec ? "hash" : "msg", &io->msg_len);
-    io->peer = cb_kv_input(in, strcmp(p->op, "ecdh-shared-secret") == 0 ? "peer" : "q",
+    io->peer = cb_kv_input(in, p->op == CB_OP_ECDH_SHARED_SECRET ? "peer" : "q",
                            &io->peer_len);
     io->sig = cb_kv_input(in, "sig", &io->sig_len);
 }
@@ -220,7 +236,7 @@ static int call(int i, const fw_params *f, fw_io *io)
 
 static int psa_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err)
 {
-    int i = find_op(p);
+    int i = find_op(p->op);
     fw_params f;
     fw_io io;
     int rc;
@@ -284,7 +300,7 @@ static void *psa_setup(const cb_params *p, char *err)
     slot *s = calloc(1, sizeof *s);
     size_t bytes = p->bytes > 0 ? (size_t)p->bytes : 0, aad = p->aad_bytes > 0 ? (size_t)p->aad_bytes : 0;
     size_t per = 2 * bytes + aad + 1024;
-    int sets = strncmp(p->op, "ecd", 3) == 0 ? N_EC : 1;
+    int sets = is_ec(p->op) ? N_EC : 1;
 
     if (s == NULL || (s->buf = calloc((size_t)sets, per)) == NULL) {
         psa_teardown(s);
@@ -296,11 +312,11 @@ static void *psa_setup(const cb_params *p, char *err)
         snprintf(s->curve, sizeof s->curve, "%s", p->curve);
         return s;
     }
-    s->op = find_op(p);
+    s->op = find_op(p->op);
     to_fw(p, &s->f);
     /* ciphers: rekey=1 sets the key in every operation, else once; EC ops: a fixed key (ECDH
      * shared secrets cycle through 16, so each is imported again) */
-    s->keep_key = strncmp(p->op, "ecd", 3) == 0 || strncmp(p->op, "sha", 3) == 0 || p->rekey != 1;
+    s->keep_key = is_ec(p->op) || family(p->op) == CB_FAMILY_SHA || p->rekey != 1;
     for (int j = 0; j < sets; j++) {
         uint8_t *b = s->buf + (size_t)j * per;
         uint8_t *key = b, *iv = b + 64, *msg = b + 128, *peer = b + 192, *sig = b + 320,
@@ -309,15 +325,15 @@ static void *psa_setup(const cb_params *p, char *err)
         memset(io, 0, sizeof *io);
         io->out = out;
         io->out_cap = bytes + 256;
-        if (strncmp(p->op, "ecd", 3) != 0) {
-            size_t klen = strcmp(p->op, "chacha20-poly1305-encrypt") == 0 ? 32
+        if (!is_ec(p->op)) {
+            size_t klen = p->op == CB_OP_CHACHA20_POLY1305_ENCRYPT ? 32
                                                                            : (size_t)p->key_bits / 8;
-            size_t ivlen = strstr(p->op, "ccm") ? (size_t)(p->nonce_bytes < 0 ? CB_DEFAULT_NONCE_BYTES
-                                                                               : p->nonce_bytes)
-                         : strstr(p->op, "gcm") || strstr(p->op, "chacha") ? 12
-                         : strstr(p->op, "ecb") ? 0 : 16;
+            size_t ivlen = p->op == CB_OP_AES_CCM_ENCRYPT
+                               ? (size_t)(p->nonce_bytes < 0 ? CB_DEFAULT_NONCE_BYTES : p->nonce_bytes)
+                         : p->op == CB_OP_AES_GCM_ENCRYPT || p->op == CB_OP_CHACHA20_POLY1305_ENCRYPT ? 12
+                         : p->op == CB_OP_AES_ECB_ENCRYPT ? 0 : 16;
             uint8_t *m = out + bytes + 256;      /* the message after the output room */
-            if (strncmp(p->op, "sha", 3) == 0)
+            if (family(p->op) == CB_FAMILY_SHA)
                 klen = ivlen = 0;
             cb_fill(key, klen, 1);
             cb_fill(iv, ivlen, 2);
@@ -334,24 +350,24 @@ static void *psa_setup(const cb_params *p, char *err)
         cb_fill(msg, 32, 200 + (uint64_t)j);
         io->key = key; io->key_len = 32;
         io->msg = msg; io->msg_len = 32;
-        if (strcmp(p->op, "ecdh-shared-secret") == 0 || strcmp(p->op, "ecdsa-verify") == 0) {
+        if (p->op == CB_OP_ECDH_SHARED_SECRET || p->op == CB_OP_ECDSA_VERIFY) {
             uint8_t d2[32];
             fw_io kg = {0};
             fw_params fk = s->f;
             scalar(d2, 300 + (uint64_t)j);
-            kg.key = strcmp(p->op, "ecdsa-verify") == 0 ? key : d2;
+            kg.key = p->op == CB_OP_ECDSA_VERIFY ? key : d2;
             kg.key_len = 32;
             kg.out = peer;
             kg.out_cap = 128;
-            if (find_fw("ecdh-keygen")->run(&fk, &kg) != FW_OK)
+            if (find_fw(CB_OP_ECDH_KEYGEN)->run(&fk, &kg) != FW_OK)
                 goto fail;
             io->peer = peer; io->peer_len = kg.out_len;
         }
-        if (strcmp(p->op, "ecdsa-verify") == 0) {
+        if (p->op == CB_OP_ECDSA_VERIFY) {
             fw_io sg = *io;
             sg.out = sig;
             sg.out_cap = 128;
-            if (find_fw("ecdsa-sign")->run(&s->f, &sg) != FW_OK)
+            if (find_fw(CB_OP_ECDSA_SIGN)->run(&s->f, &sg) != FW_OK)
                 goto fail;
             io->sig = sig; io->sig_len = sg.out_len;
         }
@@ -375,8 +391,8 @@ static int psa_run(void *h, uint64_t k, char *err)
                 return cb_say(err, CB_ERR, "psa_generate_key failed");
         return CB_OK;
     }
-    int sets = strncmp(fw_lib_ops[s->op].op, "ecd", 3) == 0 ? N_EC : 1;
-    int ecdsa_sign = strcmp(fw_lib_ops[s->op].op, "ecdsa-sign") == 0;
+    int sets = is_ec(glue_op(s->op)) ? N_EC : 1;
+    int ecdsa_sign = glue_op(s->op) == CB_OP_ECDSA_SIGN;
     unsigned long h0 = driver_hits(s->op);
 
     glue_keep_key = s->keep_key;

@@ -218,14 +218,14 @@ static void ref_mix(uint32_t v[8], uint64_t steps)
 
 static int is_reference(const cb_params *p)
 {
-    return strcmp(p->op, "reference-loop") == 0;
+    return p->op == CB_OP_REFERENCE_LOOP;
 }
 
 static int sys_supports(const cb_params *p, char *why)
 {
     if (is_reference(p))
         return CB_OK;
-    if (strcmp(p->op, "random") != 0)
+    if (p->op != CB_OP_RANDOM)
         return cb_say(why, CB_UNSUPPORTED, "the system engine only provides random bytes");
     switch (source_of(p->source)) {
     case SRC_GETRANDOM:
@@ -304,15 +304,8 @@ static void *sys_setup(const cb_params *p, char *err)
         }
         return s;
     }
-    if (p->bytes < 0) {
-        cb_say(err, CB_ERR, "bytes is required");
+    if ((s = cb_slot_new(sizeof *s, err)) == NULL)
         return NULL;
-    }
-    s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        cb_say(err, CB_ERR, "out of memory");
-        return NULL;
-    }
     s->src = source_of(p->source);
     s->fd = -1;
     s->len = (size_t)p->bytes;

@@ -67,15 +67,6 @@
 #define POOL 16               /* pre-made signatures for the verify slots */
 #define ROUND_TRIPS 200       /* commands timed for describe()'s round trip */
 
-enum { OP_RANDOM, OP_SHA256, OP_ECC_KEYGEN, OP_ECDSA_SIGN, OP_ECDSA_VERIFY, OP_RSA_KEYGEN,
-       OP_RSA_SIGN, OP_RSA_VERIFY };
-
-static const struct { const char *name; int op; } op_names[] = {
-    {"random", OP_RANDOM}, {"sha256", OP_SHA256}, {"ecc-keygen", OP_ECC_KEYGEN},
-    {"ecdsa-sign", OP_ECDSA_SIGN}, {"ecdsa-verify", OP_ECDSA_VERIFY}, {"rsa-keygen", OP_RSA_KEYGEN},
-    {"rsa-sign", OP_RSA_SIGN}, {"rsa-verify", OP_RSA_VERIFY},
-};
-
 static const int rsa_sizes[] = {1024, 2048, 3072, 4096};
 #define N_RSA_SIZES 4
 
@@ -94,14 +85,6 @@ static struct {
     int p256_ok;
     unsigned stale_flushed;
 } tpm = { .rsa_ok = {-1, -1, -1, -1}, .p256_ok = -1 };
-
-static int op_of(const char *name)
-{
-    for (size_t i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
-        if (strcmp(op_names[i].name, name) == 0)
-            return op_names[i].op;
-    return -1;
-}
 
 static const char *tcti_conf(void)
 {
@@ -339,7 +322,7 @@ static int rsa_size_index(long bits)
 
 static int check(const cb_params *p, char *why)
 {
-    int op = op_of(p->op);
+    int op = p->op;
     char ignored[CB_ERRLEN];
 
     /* Connect once to learn which key sizes the TPM takes; a TPM that cannot be reached
@@ -347,14 +330,14 @@ static int check(const cb_params *p, char *why)
     if (!tpm.facts_known && !tpm.lost)
         (void)tpm_connect(ignored);
     switch (op) {
-    case OP_RANDOM:
+    case CB_OP_RANDOM:
         if (strcmp(p->source, "library") != 0)
             return cb_say(why, CB_UNSUPPORTED, "the tpm engine offers only source \"library\" "
                        "(TPM2_GetRandom, the TPM's own generator)");
         return CB_OK;
-    case OP_SHA256:
+    case CB_OP_SHA256:
         return CB_OK;
-    case OP_ECC_KEYGEN: case OP_ECDSA_SIGN: case OP_ECDSA_VERIFY:
+    case CB_OP_ECC_KEYGEN: case CB_OP_ECDSA_SIGN: case CB_OP_ECDSA_VERIFY:
         if (strcmp(p->curve, "p256") != 0)
             return cb_say(why, CB_UNSUPPORTED, strcmp(p->curve, "x25519") == 0
                        ? "TPM 2.0 has no Curve25519"
@@ -362,7 +345,7 @@ static int check(const cb_params *p, char *why)
         if (tpm.p256_ok == 0)
             return cb_say(why, CB_UNSUPPORTED, "this TPM refuses NIST P-256 keys (TPM2_TestParms)");
         return CB_OK;
-    case OP_RSA_KEYGEN: case OP_RSA_SIGN: case OP_RSA_VERIFY: {
+    case CB_OP_RSA_KEYGEN: case CB_OP_RSA_SIGN: case CB_OP_RSA_VERIFY: {
         int i = rsa_size_index(p->rsa_bits);
         if (i < 0) {
             snprintf(why, CB_ERRLEN, "TPM 2.0 RSA keys are 1024, 2048, 3072 or 4096 bits, not %ld",
@@ -377,7 +360,7 @@ static int check(const cb_params *p, char *why)
         return CB_OK;
     }
     }
-    if (strncmp(p->op, "sha", 3) == 0)
+    if (cb_op(p->op)->family == CB_FAMILY_SHA)
         return cb_say(why, CB_UNSUPPORTED, "the tpm engine implements SHA-256 only");
     return cb_say(why, CB_UNSUPPORTED, "the tpm engine implements random, sha256 and P-256 / RSA "
                "key generation, signing and verification only");
@@ -904,7 +887,7 @@ static int compute_keygen(const cb_params *p, int rsa, const cb_kv *in, cb_kv *o
 
 static int tpm_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err)
 {
-    int op = op_of(p->op);
+    int op = p->op;
     int rc = check(p, err);
     size_t mlen, dlen, qlen, hlen, slen, nlen, elen;
     const uint8_t *msg = cb_kv_input(in, "msg", &mlen);
@@ -925,11 +908,8 @@ static int tpm_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
         return CB_ERR;
     unsigned gen = tpm.gen;
     switch (op) {
-    case OP_RANDOM: {
-        uint8_t *r;
-        if (p->bytes < 0)
-            return cb_say(err, CB_ERR, "bytes is required");
-        r = malloc((size_t)p->bytes + 1);
+    case CB_OP_RANDOM: {
+        uint8_t *r = malloc((size_t)p->bytes + 1);
         if (r == NULL)
             return cb_say(err, CB_ERR, "out of memory");
         rc = tpm_random(r, (size_t)p->bytes, err);
@@ -938,14 +918,14 @@ static int tpm_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
         free(r);
         return rc;
     }
-    case OP_SHA256:
+    case CB_OP_SHA256:
         rc = tpm_sha256(msg, mlen, buf, err);
         return rc == CB_OK ? put(out, "digest", buf, 32, err) : rc;
-    case OP_ECC_KEYGEN:
+    case CB_OP_ECC_KEYGEN:
         return compute_keygen(p, 0, in, out, err);
-    case OP_RSA_KEYGEN:
+    case CB_OP_RSA_KEYGEN:
         return compute_keygen(p, 1, in, out, err);
-    case OP_ECDSA_SIGN:
+    case CB_OP_ECDSA_SIGN:
         if (dlen != 32)
             return cb_say(err, CB_ERR, "a P-256 private key d is 32 bytes");
         if (p256_public(d, dlen, qbuf, err) != CB_OK || load_p256(d, qbuf, &key, err) != CB_OK)
@@ -955,7 +935,7 @@ static int tpm_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
             rc = put(out, "sig", buf, len, err);
         flush(&key, gen);
         return rc;
-    case OP_ECDSA_VERIFY:
+    case CB_OP_ECDSA_VERIFY:
         if (qlen != 65 || q[0] != 0x04)
             return cb_say(err, CB_ERR, "q must be an uncompressed P-256 point (04||X||Y, 65 bytes)");
         if (load_p256(NULL, q, &key, err) != CB_OK)
@@ -965,7 +945,7 @@ static int tpm_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
         if (rc == CB_OK)
             rc = put(out, "ok", (const uint8_t *)(valid ? "\x01" : "\x00"), 1, err);
         return rc;
-    case OP_RSA_SIGN:
+    case CB_OP_RSA_SIGN:
         if (load_rsa_private(n, nlen, e, elen, d, dlen, &key, err) != CB_OK)
             return CB_ERR;
         rc = tpm_sign(key, 1, hash, hlen, buf, &len, err);
@@ -973,7 +953,7 @@ static int tpm_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *er
             rc = put(out, "sig", buf, len, err);
         flush(&key, gen);
         return rc;
-    case OP_RSA_VERIFY: {
+    case CB_OP_RSA_VERIFY: {
         UINT32 exponent;
         if (rsa_exponent(e, elen, &exponent, err) != CB_OK ||
             load_rsa(n, nlen, exponent, NULL, 0, &key, err) != CB_OK)
@@ -1050,8 +1030,8 @@ static int fresh_rsa(int bits, uint8_t *n, size_t *nlen, uint8_t *p, size_t *ple
 /* Sign slots: load a private key; verify slots: load it, sign POOL digests, reload public only. */
 static int setup_keys(slot *s, const cb_params *p, char *err)
 {
-    int rsa = s->op == OP_RSA_SIGN || s->op == OP_RSA_VERIFY;
-    int verify = s->op == OP_ECDSA_VERIFY || s->op == OP_RSA_VERIFY;
+    int rsa = s->op == CB_OP_RSA_SIGN || s->op == CB_OP_RSA_VERIFY;
+    int verify = s->op == CB_OP_ECDSA_VERIFY || s->op == CB_OP_RSA_VERIFY;
     uint8_t d[32], q[65], n[512], prime[256];
     size_t nlen = 0, plen = 0;
     int rc;
@@ -1078,21 +1058,14 @@ static int setup_keys(slot *s, const cb_params *p, char *err)
 
 static void *tpm_setup(const cb_params *p, char *err)
 {
-    int op = op_of(p->op);
+    int op = p->op;
     slot *s;
     int rc = CB_OK;
 
     if (check(p, err) != CB_OK || tpm_connect(err) != CB_OK)
         return NULL;
-    if ((op == OP_RANDOM || op == OP_SHA256) && p->bytes < 0) {
-        cb_say(err, CB_ERR, "bytes is required");
+    if ((s = cb_slot_new(sizeof *s, err)) == NULL)
         return NULL;
-    }
-    s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        cb_say(err, CB_ERR, "out of memory");
-        return NULL;
-    }
     s->op = op;
     s->gen = tpm.gen;
     s->primary = s->key = ESYS_TR_NONE;
@@ -1106,12 +1079,12 @@ static void *tpm_setup(const cb_params *p, char *err)
     }
     cb_fill(s->msg, s->len, 1);
     switch (op) {
-    case OP_ECC_KEYGEN:
-    case OP_RSA_KEYGEN:
-        s->tmpl = signing_template(op == OP_RSA_KEYGEN ? (int)p->rsa_bits : 0, 0);
+    case CB_OP_ECC_KEYGEN:
+    case CB_OP_RSA_KEYGEN:
+        s->tmpl = signing_template(op == CB_OP_RSA_KEYGEN ? (int)p->rsa_bits : 0, 0);
         rc = create_storage_primary(&s->primary, err);
         break;
-    case OP_ECDSA_SIGN: case OP_ECDSA_VERIFY: case OP_RSA_SIGN: case OP_RSA_VERIFY:
+    case CB_OP_ECDSA_SIGN: case CB_OP_ECDSA_VERIFY: case CB_OP_RSA_SIGN: case CB_OP_RSA_VERIFY:
         rc = setup_keys(s, p, err);
         break;
     }
@@ -1125,7 +1098,7 @@ static void *tpm_setup(const cb_params *p, char *err)
 static int tpm_run(void *handle, uint64_t k, char *err)
 {
     slot *s = handle;
-    int rsa = s->op == OP_RSA_SIGN || s->op == OP_RSA_VERIFY;
+    int rsa = s->op == CB_OP_RSA_SIGN || s->op == CB_OP_RSA_VERIFY;
     uint8_t digest[32], sig[512];
     size_t siglen;
     int valid;
@@ -1137,14 +1110,14 @@ static int tpm_run(void *handle, uint64_t k, char *err)
         int rc = CB_OK;
         s->counter++;
         switch (s->op) {
-        case OP_RANDOM:
+        case CB_OP_RANDOM:
             rc = tpm_random(s->out, s->len, err);
             break;
-        case OP_SHA256:
+        case CB_OP_SHA256:
             rc = tpm_sha256(s->msg, s->len, s->out, err);
             break;
-        case OP_ECC_KEYGEN:
-        case OP_RSA_KEYGEN: {
+        case CB_OP_ECC_KEYGEN:
+        case CB_OP_RSA_KEYGEN: {
             TPM2B_PRIVATE *priv = NULL;
             TPM2B_PUBLIC *pub = NULL;
             rc = create_key(s->primary, &s->tmpl, &priv, &pub, err);
@@ -1152,16 +1125,16 @@ static int tpm_run(void *handle, uint64_t k, char *err)
             Esys_Free(pub);
             break;
         }
-        case OP_ECDSA_SIGN:
-        case OP_RSA_SIGN:
+        case CB_OP_ECDSA_SIGN:
+        case CB_OP_RSA_SIGN:
             /* A digest that changes every operation: the counter in its first 8 bytes. */
             memset(digest, 0x5a, sizeof digest);
             for (int b = 0; b < 8; b++)
                 digest[b] = (uint8_t)(s->counter >> (8 * b));
             rc = tpm_sign(s->key, rsa, digest, 32, sig, &siglen, err);
             break;
-        case OP_ECDSA_VERIFY:
-        case OP_RSA_VERIFY:
+        case CB_OP_ECDSA_VERIFY:
+        case CB_OP_RSA_VERIFY:
             rc = tpm_verify(s->key, rsa, s->digest[j], 32, s->sig[j], s->siglen, &valid, err);
             if (rc == CB_OK && !valid)
                 rc = cb_say(err, CB_ERR, "the TPM rejected a signature it made itself");

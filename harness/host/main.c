@@ -67,9 +67,10 @@ static const cb_engine *const engines[] = {
 };
 #define N_ENGINES (sizeof engines / sizeof engines[0])
 
-/* The operation ids are the catalog's (cb_ops.h, generated from catalog.py). An id outside it is a
- * request error; an id in it that an engine lacks is "unsupported", which is the engine's to say. */
-_Static_assert(CB_OP_ID_MAX < sizeof ((cb_params *)0)->op, "an op id does not fit cb_params.op");
+/* The operation ids are the catalog's (cb_ops.h, generated from catalog.py). req_params resolves a
+ * request's id once into cb_params.op, a cb_op_id the engines switch on. An id outside the catalog
+ * is a request error; an id in it that an engine lacks is "unsupported", which is the engine's to
+ * say. A missing payload length is checked here too (payload_missing), for every engine. */
 
 /* Where each catalog parameter is kept in cb_params; `size` is 0 for an integer (a long). */
 #define INT_FIELD(f) { offsetof(cb_params, f), 0 }
@@ -330,11 +331,12 @@ static int req_params(const cb_json *doc, cb_params *p, char *err)
     const char *op = req_str(doc, "op", err);
     if (op == NULL)
         return -1;
-    if (cb_op_find(op) < 0) {
+    int id = cb_op_find(op);
+    if (id < 0) {
         snprintf(err, CB_ERRLEN, "unknown op '%.40s'", op);
         return -1;
     }
-    strcpy(p->op, op);
+    p->op = (cb_op_id)id;
 
     const cb_jmember *pm = cb_json_get(doc, -1, "params");
     if (pm == NULL)
@@ -348,6 +350,15 @@ static int req_params(const cb_json *doc, cb_params *p, char *err)
         if (doc->m[j].parent == parent && param_set(p, &doc->m[j], err) != 0)
             return -1;
     return 0;
+}
+
+/* Whether the request lacks the `bytes` its op needs: every op with a payload to set up a slot,
+ * `random` to compute as well (it has no input that gives the length). */
+static int payload_missing(const cb_params *p, int computing)
+{
+    if (p->bytes >= 0)
+        return 0;
+    return computing ? cb_op(p->op)->family == CB_FAMILY_RANDOM : cb_op(p->op)->payload;
 }
 
 /* "in": every member a hex string, decoded into kv. */
@@ -477,7 +488,8 @@ static void cmd_compute(const cb_json *doc)
         cb_kv_free(&in);
         return;
     }
-    int rc = e->compute(&p, &in, &res, err);
+    int rc = !payload_missing(&p, 1) ? e->compute(&p, &in, &res, err)
+             : e->supports(&p, err) != CB_OK ? CB_UNSUPPORTED : cb_say(err, CB_ERR, "bytes is required");
     if (rc != CB_OK) {
         send_error(NULL, rc == CB_UNSUPPORTED, "%s", err[0] ? err : "compute failed");
     } else {
@@ -527,6 +539,10 @@ static void cmd_setup(const cb_json *doc)
     }
     if (e->supports(&p, err) != CB_OK) {
         send_error(&id, 1, "%s", err[0] ? err : "not supported");
+        return;
+    }
+    if (payload_missing(&p, 0)) {
+        send_error(&id, 0, "bytes is required");
         return;
     }
     err[0] = '\0';

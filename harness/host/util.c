@@ -591,3 +591,11 @@ int cb_say(char *err, int code, const char *msg)
     snprintf(err, CB_ERRLEN, "%s", msg);
     return code;
 }
+
+void *cb_slot_new(size_t size, char *err)
+{
+    void *s = calloc(1, size);
+    if (s == NULL)
+        cb_say(err, CB_ERR, "out of memory");
+    return s;
+}

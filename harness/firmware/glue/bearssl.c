@@ -124,6 +124,7 @@ aes_cbc_run(const fw_params *p, fw_io *io)
 	io->out_len = io->msg_len;
 	return FW_OK;
 }
+#define FW_GLUE_AES_CBC_ENCRYPT aes_cbc_supports, aes_cbc_run
 #endif
 
 #ifdef FW_OP_AES_CTR_ENCRYPT
@@ -173,6 +174,7 @@ aes_ctr_run(const fw_params *p, fw_io *io)
 	io->out_len = io->msg_len;
 	return FW_OK;
 }
+#define FW_GLUE_AES_CTR_ENCRYPT aes_supports, aes_ctr_run
 #endif
 
 #ifdef FW_OP_AES_GCM_ENCRYPT
@@ -200,6 +202,7 @@ aes_gcm_run(const fw_params *p, fw_io *io)
 	io->out_len = io->msg_len + 16;
 	return FW_OK;
 }
+#define FW_GLUE_AES_GCM_ENCRYPT aes_supports, aes_gcm_run
 #endif
 
 #ifdef FW_OP_CHACHA20_POLY1305_ENCRYPT
@@ -220,6 +223,7 @@ chapol_run(const fw_params *p, fw_io *io)
 	io->out_len = io->msg_len + 16;
 	return FW_OK;
 }
+#define FW_GLUE_CHACHA20_POLY1305_ENCRYPT supports_any, chapol_run
 #endif
 
 /* One-shot digest: init, update, out. */
@@ -242,18 +246,23 @@ name ## _run(const fw_params *p, fw_io *io)                            \
 
 #ifdef FW_OP_SHA1
 HASH_RUN(sha1, sha1)
+#define FW_GLUE_SHA1 supports_any, sha1_run
 #endif
 #ifdef FW_OP_SHA224
 HASH_RUN(sha224, sha224)
+#define FW_GLUE_SHA224 supports_any, sha224_run
 #endif
 #ifdef FW_OP_SHA256
 HASH_RUN(sha256, sha256)
+#define FW_GLUE_SHA256 supports_any, sha256_run
 #endif
 #ifdef FW_OP_SHA384
 HASH_RUN(sha384, sha384)
+#define FW_GLUE_SHA384 supports_any, sha384_run
 #endif
 #ifdef FW_OP_SHA512
 HASH_RUN(sha512, sha512)
+#define FW_GLUE_SHA512 supports_any, sha512_run
 #endif
 
 #if GLUE_ECDH
@@ -306,6 +315,7 @@ ecdh_keygen_run(const fw_params *p, fw_io *io)
 	io->out_len = impl->mulgen(io->out, io->key, io->key_len, curve);
 	return io->out_len == plen ? FW_OK : FW_ERR;
 }
+#define FW_GLUE_ECDH_KEYGEN ecdh_supports, ecdh_keygen_run
 #endif
 
 #ifdef FW_OP_ECDH_SHARED_SECRET
@@ -334,6 +344,7 @@ ecdh_shared_run(const fw_params *p, fw_io *io)
 	io->out_len = xlen;
 	return FW_OK;
 }
+#define FW_GLUE_ECDH_SHARED_SECRET ecdh_supports, ecdh_shared_run
 #endif
 
 #if GLUE_ECDSA
@@ -367,6 +378,7 @@ ecdsa_sign_run(const fw_params *p, fw_io *io)
 		io->msg, &sk, io->out);
 	return io->out_len == 64 ? FW_OK : FW_ERR;
 }
+#define FW_GLUE_ECDSA_SIGN ecdsa_supports, ecdsa_sign_run
 #endif
 
 #ifdef FW_OP_ECDSA_VERIFY
@@ -388,49 +400,8 @@ ecdsa_verify_run(const fw_params *p, fw_io *io)
 	io->out_len = 1;
 	return FW_OK;
 }
+#define FW_GLUE_ECDSA_VERIFY ecdsa_supports, ecdsa_verify_run
 #endif
 
-const fw_op fw_lib_ops[] = {
-#ifdef FW_OP_AES_CBC_ENCRYPT
-	{ "aes-cbc-encrypt", &aes_cbc_supports, &aes_cbc_run },
-#endif
-#ifdef FW_OP_AES_CTR_ENCRYPT
-	{ "aes-ctr-encrypt", &aes_supports, &aes_ctr_run },
-#endif
-#ifdef FW_OP_AES_GCM_ENCRYPT
-	{ "aes-gcm-encrypt", &aes_supports, &aes_gcm_run },
-#endif
-#ifdef FW_OP_CHACHA20_POLY1305_ENCRYPT
-	{ "chacha20-poly1305-encrypt", &supports_any, &chapol_run },
-#endif
-#ifdef FW_OP_SHA1
-	{ "sha1", &supports_any, &sha1_run },
-#endif
-#ifdef FW_OP_SHA224
-	{ "sha224", &supports_any, &sha224_run },
-#endif
-#ifdef FW_OP_SHA256
-	{ "sha256", &supports_any, &sha256_run },
-#endif
-#ifdef FW_OP_SHA384
-	{ "sha384", &supports_any, &sha384_run },
-#endif
-#ifdef FW_OP_SHA512
-	{ "sha512", &supports_any, &sha512_run },
-#endif
-#ifdef FW_OP_ECDH_KEYGEN
-	{ "ecdh-keygen", &ecdh_supports, &ecdh_keygen_run },
-#endif
-#ifdef FW_OP_ECDH_SHARED_SECRET
-	{ "ecdh-shared-secret", &ecdh_supports, &ecdh_shared_run },
-#endif
-#ifdef FW_OP_ECDSA_SIGN
-	{ "ecdsa-sign", &ecdsa_supports, &ecdsa_sign_run },
-#endif
-#ifdef FW_OP_ECDSA_VERIFY
-	{ "ecdsa-verify", &ecdsa_supports, &ecdsa_verify_run },
-#endif
-	{ NULL, NULL, NULL }
-};
-
-const int fw_lib_n_ops = (int)(sizeof fw_lib_ops / sizeof fw_lib_ops[0]) - 1;
+/* The op table: the rows of fw_ops_table.h (generated from the catalog) for the FW_GLUE_* above. */
+#include "fw_ops_table.h"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fw.h"
+#include "cb_cursor.h"   /* the CTR_DRBG entropy callback's source, shared with the host engine */
 
 #include "mbedtls/version.h"
 #include "mbedtls/aes.h"
@@ -157,6 +158,7 @@ static int aes_ecb_run(const fw_params *p, fw_io *io)
     io->out_len = io->msg_len;
     return FW_OK;
 }
+#define FW_GLUE_AES_ECB_ENCRYPT aes_blocks_supports, aes_ecb_run
 #endif
 
 #if defined(FW_OP_AES_CBC_ENCRYPT)
@@ -180,6 +182,7 @@ static int aes_cbc_run(const fw_params *p, fw_io *io)
     io->out_len = io->msg_len;
     return FW_OK;
 }
+#define FW_GLUE_AES_CBC_ENCRYPT aes_blocks_supports, aes_cbc_run
 #endif
 
 #if defined(FW_OP_AES_CTR_ENCRYPT)
@@ -204,6 +207,7 @@ static int aes_ctr_run(const fw_params *p, fw_io *io)
     io->out_len = io->msg_len;
     return FW_OK;
 }
+#define FW_GLUE_AES_CTR_ENCRYPT aes_supports, aes_ctr_run
 #endif
 
 #if defined(FW_OP_AES_CCM_ENCRYPT)
@@ -258,6 +262,7 @@ static int aes_ccm_run(const fw_params *p, fw_io *io)
     io->out_len = io->msg_len + tag_len;
     return FW_OK;
 }
+#define FW_GLUE_AES_CCM_ENCRYPT aes_ccm_supports, aes_ccm_run
 #endif
 
 #if defined(FW_OP_AES_GCM_ENCRYPT)
@@ -281,6 +286,7 @@ static int aes_gcm_run(const fw_params *p, fw_io *io)
     io->out_len = io->msg_len + 16;
     return FW_OK;
 }
+#define FW_GLUE_AES_GCM_ENCRYPT aes_supports, aes_gcm_run
 #endif
 
 /* ---- ChaCha20-Poly1305 ---------------------------------------------------------------- */
@@ -307,6 +313,7 @@ static int chachapoly_run(const fw_params *p, fw_io *io)
     io->out_len = io->msg_len + 16;
     return FW_OK;
 }
+#define FW_GLUE_CHACHA20_POLY1305_ENCRYPT any_supports, chachapoly_run
 #endif
 
 /* ---- SHA (the one-shot calls do init, starts, update, finish and free) ------------------ */
@@ -320,6 +327,7 @@ static int sha1_run(const fw_params *p, fw_io *io)
     io->out_len = 20;
     return FW_OK;
 }
+#define FW_GLUE_SHA1 any_supports, sha1_run
 #endif
 
 #if defined(FW_OP_SHA224) || defined(FW_OP_SHA256)
@@ -340,6 +348,7 @@ static int sha224_run(const fw_params *p, fw_io *io)
     (void)p;
     return sha256_common(io, 1);
 }
+#define FW_GLUE_SHA224 any_supports, sha224_run
 #endif
 
 #if defined(FW_OP_SHA256)
@@ -348,6 +357,7 @@ static int sha256_run(const fw_params *p, fw_io *io)
     (void)p;
     return sha256_common(io, 0);
 }
+#define FW_GLUE_SHA256 any_supports, sha256_run
 #endif
 
 #if defined(FW_OP_SHA384) || defined(FW_OP_SHA512)
@@ -368,6 +378,7 @@ static int sha384_run(const fw_params *p, fw_io *io)
     (void)p;
     return sha512_common(io, 1);
 }
+#define FW_GLUE_SHA384 any_supports, sha384_run
 #endif
 
 #if defined(FW_OP_SHA512)
@@ -376,6 +387,7 @@ static int sha512_run(const fw_params *p, fw_io *io)
     (void)p;
     return sha512_common(io, 0);
 }
+#define FW_GLUE_SHA512 any_supports, sha512_run
 #endif
 
 /* ---- ECDH (P-256: big-endian d, 04||X||Y, z = X; X25519: RFC 7748 little-endian bytes) --- */
@@ -405,6 +417,7 @@ static int ecdh_keygen_run(const fw_params *p, fw_io *io)
     io->out_len = olen;
     return FW_OK;
 }
+#define FW_GLUE_ECDH_KEYGEN ecdh_supports, ecdh_keygen_run
 #endif
 
 #if defined(FW_OP_ECDH_SHARED_SECRET)
@@ -439,6 +452,7 @@ static int ecdh_shared_run(const fw_params *p, fw_io *io)
     io->out_len = EC_BYTES;
     return FW_OK;
 }
+#define FW_GLUE_ECDH_SHARED_SECRET ecdh_supports, ecdh_shared_run
 #endif
 
 /* ---- ECDSA P-256 (hash given; sig = r||s, 32 bytes each, big-endian) ----------------------- */
@@ -472,6 +486,7 @@ static int ecdsa_sign_run(const fw_params *p, fw_io *io)
     io->out_len = 2 * EC_BYTES;
     return FW_OK;
 }
+#define FW_GLUE_ECDSA_SIGN ecdsa_supports, ecdsa_sign_run
 #endif
 
 #if defined(FW_OP_ECDSA_VERIFY)
@@ -513,6 +528,7 @@ static int ecdsa_verify_run(const fw_params *p, fw_io *io)
     io->out_len = 1;
     return FW_OK;
 }
+#define FW_GLUE_ECDSA_VERIFY ecdsa_supports, ecdsa_verify_run
 #endif
 
 /* ---- CTR_DRBG (AES-256, derivation function, no prediction resistance) ------------------------
@@ -563,38 +579,14 @@ static int ecdsa_verify_run(const fw_params *p, fw_io *io)
 
 enum { DRBG_INSTANTIATE, DRBG_RESEED, DRBG_GENERATE };
 
-/* The entropy callback's source: `len` bytes from `buf`, served once (failing when asked for more)
- * or, with `wrap`, round and round. */
-typedef struct {
-    const uint8_t *buf;
-    size_t len, pos;
-    int wrap;
-} drbg_cursor;
-
 static mbedtls_ctr_drbg_context drbg_ctx;
-static drbg_cursor drbg_cur;
+static cb_cursor drbg_cur;
 static int drbg_ready;                   /* drbg_ctx is instantiated (timing cells only) */
 
+/* The entropy callback: drbg_cur's bytes (cb_cursor.h), shared with the host engine. */
 static int drbg_entropy(void *ctx, unsigned char *out, size_t len)
 {
-    drbg_cursor *c = ctx;
-    size_t i;
-
-    if (c->wrap) {
-        if (c->len == 0)
-            return MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
-        for (i = 0; i < len; i++) {
-            if (c->pos >= c->len)
-                c->pos = 0;
-            out[i] = c->buf[c->pos++];
-        }
-        return 0;
-    }
-    if (len > c->len - c->pos)
-        return MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
-    memcpy(out, c->buf + c->pos, len);
-    c->pos += len;
-    return 0;
+    return cb_cursor_read(ctx, out, len) == 0 ? 0 : MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED;
 }
 
 /* Free and re-seed drbg_ctx: seed material = key (entropy || nonce) || msg (perso), as in
@@ -697,6 +689,7 @@ static int drbg_instantiate_run(const fw_params *p, fw_io *io)
 {
     return drbg_run(DRBG_INSTANTIATE, p, io);
 }
+#define FW_GLUE_CTR_DRBG_INSTANTIATE any_supports, drbg_instantiate_run
 #endif
 
 #if defined(FW_OP_CTR_DRBG_RESEED)
@@ -704,6 +697,7 @@ static int drbg_reseed_run(const fw_params *p, fw_io *io)
 {
     return drbg_run(DRBG_RESEED, p, io);
 }
+#define FW_GLUE_CTR_DRBG_RESEED any_supports, drbg_reseed_run
 #endif
 
 #if defined(FW_OP_CTR_DRBG_GENERATE)
@@ -711,6 +705,7 @@ static int drbg_generate_run(const fw_params *p, fw_io *io)
 {
     return drbg_run(DRBG_GENERATE, p, io);
 }
+#define FW_GLUE_CTR_DRBG_GENERATE any_supports, drbg_generate_run
 #endif
 
 /* ---- EC-JPAKE (P-256, SHA-256) ---------------------------------------------------------------- */
@@ -787,69 +782,8 @@ static int ecjpake_run(const fw_params *p, fw_io *io)
     io->out_len = 2 * EC_BYTES;
     return FW_OK;
 }
+#define FW_GLUE_ECJPAKE_EXCHANGE ecjpake_supports, ecjpake_run
 #endif
 
-/* ---- the table ------------------------------------------------------------------------------ */
-
-const fw_op fw_lib_ops[] = {
-#if defined(FW_OP_AES_ECB_ENCRYPT)
-    {"aes-ecb-encrypt", aes_blocks_supports, aes_ecb_run},
-#endif
-#if defined(FW_OP_AES_CBC_ENCRYPT)
-    {"aes-cbc-encrypt", aes_blocks_supports, aes_cbc_run},
-#endif
-#if defined(FW_OP_AES_CTR_ENCRYPT)
-    {"aes-ctr-encrypt", aes_supports, aes_ctr_run},
-#endif
-#if defined(FW_OP_AES_CCM_ENCRYPT)
-    {"aes-ccm-encrypt", aes_ccm_supports, aes_ccm_run},
-#endif
-#if defined(FW_OP_AES_GCM_ENCRYPT)
-    {"aes-gcm-encrypt", aes_supports, aes_gcm_run},
-#endif
-#if defined(FW_OP_CHACHA20_POLY1305_ENCRYPT)
-    {"chacha20-poly1305-encrypt", any_supports, chachapoly_run},
-#endif
-#if defined(FW_OP_SHA1)
-    {"sha1", any_supports, sha1_run},
-#endif
-#if defined(FW_OP_SHA224)
-    {"sha224", any_supports, sha224_run},
-#endif
-#if defined(FW_OP_SHA256)
-    {"sha256", any_supports, sha256_run},
-#endif
-#if defined(FW_OP_SHA384)
-    {"sha384", any_supports, sha384_run},
-#endif
-#if defined(FW_OP_SHA512)
-    {"sha512", any_supports, sha512_run},
-#endif
-#if defined(FW_OP_ECDH_KEYGEN)
-    {"ecdh-keygen", ecdh_supports, ecdh_keygen_run},
-#endif
-#if defined(FW_OP_ECDH_SHARED_SECRET)
-    {"ecdh-shared-secret", ecdh_supports, ecdh_shared_run},
-#endif
-#if defined(FW_OP_ECDSA_SIGN)
-    {"ecdsa-sign", ecdsa_supports, ecdsa_sign_run},
-#endif
-#if defined(FW_OP_ECDSA_VERIFY)
-    {"ecdsa-verify", ecdsa_supports, ecdsa_verify_run},
-#endif
-#if defined(FW_OP_CTR_DRBG_INSTANTIATE)
-    {"ctr-drbg-instantiate", any_supports, drbg_instantiate_run},
-#endif
-#if defined(FW_OP_CTR_DRBG_RESEED)
-    {"ctr-drbg-reseed", any_supports, drbg_reseed_run},
-#endif
-#if defined(FW_OP_CTR_DRBG_GENERATE)
-    {"ctr-drbg-generate", any_supports, drbg_generate_run},
-#endif
-#if defined(FW_OP_ECJPAKE_EXCHANGE)
-    {"ecjpake-exchange", ecjpake_supports, ecjpake_run},
-#endif
-    {NULL, NULL, NULL},
-};
-
-const int fw_lib_n_ops = (int)(sizeof fw_lib_ops / sizeof fw_lib_ops[0]) - 1;
+/* The op table: the rows of fw_ops_table.h (generated from the catalog) for the FW_GLUE_* above. */
+#include "fw_ops_table.h"

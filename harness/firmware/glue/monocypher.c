@@ -78,6 +78,7 @@ chapol_run(const fw_params *p, fw_io *io)
 	io->out_len = io->msg_len + 16;
 	return FW_OK;
 }
+#define FW_GLUE_CHACHA20_POLY1305_ENCRYPT supports_any, chapol_run
 #endif
 
 #ifdef FW_OP_SHA512
@@ -92,6 +93,7 @@ sha512_run(const fw_params *p, fw_io *io)
 	io->out_len = 64;
 	return FW_OK;
 }
+#define FW_GLUE_SHA512 supports_any, sha512_run
 #endif
 
 #ifdef FW_OP_ECDH_KEYGEN
@@ -107,6 +109,7 @@ ecdh_keygen_run(const fw_params *p, fw_io *io)
 	io->out_len = 32;
 	return FW_OK;
 }
+#define FW_GLUE_ECDH_KEYGEN ecdh_supports, ecdh_keygen_run
 #endif
 
 #ifdef FW_OP_ECDH_SHARED_SECRET
@@ -122,22 +125,8 @@ ecdh_shared_run(const fw_params *p, fw_io *io)
 	io->out_len = 32;
 	return FW_OK;
 }
+#define FW_GLUE_ECDH_SHARED_SECRET ecdh_supports, ecdh_shared_run
 #endif
 
-const fw_op fw_lib_ops[] = {
-#ifdef FW_OP_CHACHA20_POLY1305_ENCRYPT
-	{ "chacha20-poly1305-encrypt", &supports_any, &chapol_run },
-#endif
-#ifdef FW_OP_SHA512
-	{ "sha512", &supports_any, &sha512_run },
-#endif
-#ifdef FW_OP_ECDH_KEYGEN
-	{ "ecdh-keygen", &ecdh_supports, &ecdh_keygen_run },
-#endif
-#ifdef FW_OP_ECDH_SHARED_SECRET
-	{ "ecdh-shared-secret", &ecdh_supports, &ecdh_shared_run },
-#endif
-	{ NULL, NULL, NULL }
-};
-
-const int fw_lib_n_ops = (int)(sizeof fw_lib_ops / sizeof fw_lib_ops[0]) - 1;
+/* The op table: the rows of fw_ops_table.h (generated from the catalog) for the FW_GLUE_* above. */
+#include "fw_ops_table.h"

@@ -209,6 +209,7 @@ static int aes_ecb_run(const fw_params *p, fw_io *io)
 {
     return cipher_run(p, io, PSA_ALG_ECB_NO_PADDING, 0);
 }
+#define FW_GLUE_AES_ECB_ENCRYPT aes_blocks_supports, aes_ecb_run
 #endif
 
 #if defined(FW_OP_AES_CBC_ENCRYPT)
@@ -216,6 +217,7 @@ static int aes_cbc_run(const fw_params *p, fw_io *io)
 {
     return cipher_run(p, io, PSA_ALG_CBC_NO_PADDING, 16);
 }
+#define FW_GLUE_AES_CBC_ENCRYPT aes_blocks_supports, aes_cbc_run
 #endif
 
 #if defined(FW_OP_AES_CTR_ENCRYPT)
@@ -224,6 +226,7 @@ static int aes_ctr_run(const fw_params *p, fw_io *io)
 {
     return cipher_run(p, io, PSA_ALG_CTR, 16);
 }
+#define FW_GLUE_AES_CTR_ENCRYPT aes_supports, aes_ctr_run
 #endif
 
 /* ---- AEAD: psa_aead_encrypt (out = ciphertext || tag) ------------------------------------- */
@@ -287,6 +290,7 @@ static int aes_ccm_run(const fw_params *p, fw_io *io)
         return FW_ERR;
     return aead_run(io, PSA_KEY_TYPE_AES, PSA_ALG_AEAD_WITH_SHORTENED_TAG(PSA_ALG_CCM, tag), tag);
 }
+#define FW_GLUE_AES_CCM_ENCRYPT aes_ccm_supports, aes_ccm_run
 #endif
 
 #if defined(FW_OP_AES_GCM_ENCRYPT)
@@ -296,6 +300,7 @@ static int aes_gcm_run(const fw_params *p, fw_io *io)
         return FW_ERR;
     return aead_run(io, PSA_KEY_TYPE_AES, PSA_ALG_GCM, 16);
 }
+#define FW_GLUE_AES_GCM_ENCRYPT aes_supports, aes_gcm_run
 #endif
 
 #if defined(FW_OP_CHACHA20_POLY1305_ENCRYPT)
@@ -306,6 +311,7 @@ static int chachapoly_run(const fw_params *p, fw_io *io)
         return FW_ERR;
     return aead_run(io, PSA_KEY_TYPE_CHACHA20, PSA_ALG_CHACHA20_POLY1305, 16);
 }
+#define FW_GLUE_CHACHA20_POLY1305_ENCRYPT any_supports, chachapoly_run
 #endif
 
 /* ---- hashes: psa_hash_compute ------------------------------------------------------------ */
@@ -327,18 +333,23 @@ static int hash_run(fw_io *io, psa_algorithm_t alg)
 
 #if defined(FW_OP_SHA1)
 static int sha1_run(const fw_params *p, fw_io *io) { (void)p; return hash_run(io, PSA_ALG_SHA_1); }
+#define FW_GLUE_SHA1 any_supports, sha1_run
 #endif
 #if defined(FW_OP_SHA224)
 static int sha224_run(const fw_params *p, fw_io *io) { (void)p; return hash_run(io, PSA_ALG_SHA_224); }
+#define FW_GLUE_SHA224 any_supports, sha224_run
 #endif
 #if defined(FW_OP_SHA256)
 static int sha256_run(const fw_params *p, fw_io *io) { (void)p; return hash_run(io, PSA_ALG_SHA_256); }
+#define FW_GLUE_SHA256 any_supports, sha256_run
 #endif
 #if defined(FW_OP_SHA384)
 static int sha384_run(const fw_params *p, fw_io *io) { (void)p; return hash_run(io, PSA_ALG_SHA_384); }
+#define FW_GLUE_SHA384 any_supports, sha384_run
 #endif
 #if defined(FW_OP_SHA512)
 static int sha512_run(const fw_params *p, fw_io *io) { (void)p; return hash_run(io, PSA_ALG_SHA_512); }
+#define FW_GLUE_SHA512 any_supports, sha512_run
 #endif
 
 /* ---- ECDH: P-256 (big-endian d, 04||X||Y, z = X) and X25519 (RFC 7748 bytes) ------------- */
@@ -385,6 +396,7 @@ static int ecdh_keygen_run(const fw_params *p, fw_io *io)
     io->out_len = olen;
     return FW_OK;
 }
+#define FW_GLUE_ECDH_KEYGEN ecdh_supports, ecdh_keygen_run
 #endif
 
 #if defined(FW_OP_ECDH_SHARED_SECRET)
@@ -411,6 +423,7 @@ static int ecdh_shared_run(const fw_params *p, fw_io *io)
     io->out_len = olen;
     return FW_OK;
 }
+#define FW_GLUE_ECDH_SHARED_SECRET ecdh_supports, ecdh_shared_run
 #endif
 
 /* ---- ECDSA P-256 (hash given; sig = r||s) ------------------------------------------------- */
@@ -452,6 +465,7 @@ static int ecdsa_sign_run(const fw_params *p, fw_io *io)
     io->out_len = olen;
     return FW_OK;
 }
+#define FW_GLUE_ECDSA_SIGN ecdsa_supports, ecdsa_sign_run
 #endif
 
 #if defined(FW_OP_ECDSA_VERIFY)
@@ -478,57 +492,8 @@ static int ecdsa_verify_run(const fw_params *p, fw_io *io)
     io->out_len = 1;
     return FW_OK;
 }
+#define FW_GLUE_ECDSA_VERIFY ecdsa_supports, ecdsa_verify_run
 #endif
 
-/* ---- the table ------------------------------------------------------------------------------ */
-
-const fw_op fw_lib_ops[] = {
-#if defined(FW_OP_AES_ECB_ENCRYPT)
-    {"aes-ecb-encrypt", aes_blocks_supports, aes_ecb_run},
-#endif
-#if defined(FW_OP_AES_CBC_ENCRYPT)
-    {"aes-cbc-encrypt", aes_blocks_supports, aes_cbc_run},
-#endif
-#if defined(FW_OP_AES_CTR_ENCRYPT)
-    {"aes-ctr-encrypt", aes_supports, aes_ctr_run},
-#endif
-#if defined(FW_OP_AES_CCM_ENCRYPT)
-    {"aes-ccm-encrypt", aes_ccm_supports, aes_ccm_run},
-#endif
-#if defined(FW_OP_AES_GCM_ENCRYPT)
-    {"aes-gcm-encrypt", aes_supports, aes_gcm_run},
-#endif
-#if defined(FW_OP_CHACHA20_POLY1305_ENCRYPT)
-    {"chacha20-poly1305-encrypt", any_supports, chachapoly_run},
-#endif
-#if defined(FW_OP_SHA1)
-    {"sha1", any_supports, sha1_run},
-#endif
-#if defined(FW_OP_SHA224)
-    {"sha224", any_supports, sha224_run},
-#endif
-#if defined(FW_OP_SHA256)
-    {"sha256", any_supports, sha256_run},
-#endif
-#if defined(FW_OP_SHA384)
-    {"sha384", any_supports, sha384_run},
-#endif
-#if defined(FW_OP_SHA512)
-    {"sha512", any_supports, sha512_run},
-#endif
-#if defined(FW_OP_ECDH_KEYGEN)
-    {"ecdh-keygen", ecdh_supports, ecdh_keygen_run},
-#endif
-#if defined(FW_OP_ECDH_SHARED_SECRET)
-    {"ecdh-shared-secret", ecdh_supports, ecdh_shared_run},
-#endif
-#if defined(FW_OP_ECDSA_SIGN)
-    {"ecdsa-sign", ecdsa_supports, ecdsa_sign_run},
-#endif
-#if defined(FW_OP_ECDSA_VERIFY)
-    {"ecdsa-verify", ecdsa_supports, ecdsa_verify_run},
-#endif
-    {NULL, NULL, NULL},
-};
-
-const int fw_lib_n_ops = (int)(sizeof fw_lib_ops / sizeof fw_lib_ops[0]) - 1;
+/* The op table: the rows of fw_ops_table.h (generated from the catalog) for the FW_GLUE_* above. */
+#include "fw_ops_table.h"
