@@ -20,6 +20,7 @@ from ..firmware.protocol import FirmwareReport, LineSplitter
 from ..harness import REPO_ROOT
 from ..targets.boards import Board
 from . import timing
+from .cstructs import MISS_FN, CbBlock, check_sizes  # noqa: F401 (CbBlock: the tests' import)
 from .devices import Device, FlashCache
 
 LIB_DEFAULT = REPO_ROOT / "build" / "sim" / "libcbsim.so"
@@ -52,15 +53,6 @@ UNICORN_TESTED = ("2.1.",)       # unicorn releases whose private engine handle 
 UNICORN_INSTALL = ".venv/bin/pip install 'unicorn>=2.1,<2.2'"
 
 
-class CbBlock(ctypes.Structure):
-    _fields_ = [("addr", ctypes.c_uint32), ("size", ctypes.c_uint32), ("cycles", ctypes.c_uint32),
-                ("insns", ctypes.c_uint32), ("end", ctypes.c_uint32), ("taken_extra", ctypes.c_uint32),
-                ("entry_extra", ctypes.c_uint32)]
-
-
-MISS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(CbBlock))
-
-
 def library_path() -> Path:
     return Path(os.environ.get("CRYPTOBENCH_SIM_LIB", LIB_DEFAULT))
 
@@ -78,6 +70,7 @@ def load_library() -> ctypes.CDLL:
         raise UsageError(f"the simulator's native part {path} is missing: run ./setup.sh "
                          "(it builds harness/sim against the unicorn package)")
     lib = ctypes.CDLL(str(path))
+    check_sizes(lib, path)
     lib.cbsim_new.restype = ctypes.c_void_p
     lib.cbsim_new.argtypes = [ctypes.c_void_p, MISS_FN, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64,
                               ctypes.c_size_t]

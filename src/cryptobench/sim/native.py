@@ -19,6 +19,7 @@ from ..errors import UsageError
 from ..firmware.protocol import LineSplitter
 from . import timing
 from . import engine
+from .cstructs import BKPT_FN, READ_FN, WRITE_FN
 from .engine import DWT_CYCCNT, MISS_FN, PPB, PPB_SIZE, SimReport, _Emulation, _load_elf  # noqa: F401
 
 EXECUTORS = ("native", "unicorn")
@@ -26,9 +27,7 @@ ENV = "CRYPTOBENCH_SIM_EXECUTOR"
 ARCH = {"cortex-m0": 0, "cortex-m0plus": 0, "cortex-m3": 1, "cortex-m4": 2, "cortex-m7": 2, "cortex-m33": 3}
 STOPPED, LIMIT, PROBLEM, TIMEOUT = 0, 1, 2, 3
 REG_PC, REG_XPSR, REG_VTOR = 15, 16, 22
-READ_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32))
-WRITE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32)
-BKPT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32)
+
 
 
 def executor_choice(explicit: str | None = None) -> str:
