@@ -214,14 +214,14 @@ class Simulator:
         name = REG_ALIASES.get(name, name)
         return getattr(A, f"UC_ARM_REG_{name.upper()}")
 
-    def _dynamic_sites(self, cs, uc, funcs) -> list:
+    def _dynamic_sites(self, cs, read, funcs) -> list:
         """Data-dependent instructions, found by disassembling every function of the image once."""
         sites = {}
         # its own TimingReport, never the run's: this scan also decodes literal pools, and only
         # what really executes may be reported
         scan = timing.TimingReport()
         for start, size in funcs:
-            code = bytes(uc.mem_read(start, size))
+            code = read(start, size)
             offset = 0
             while offset < size:
                 got = False

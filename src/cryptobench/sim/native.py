@@ -20,6 +20,7 @@ from ..firmware.protocol import LineSplitter
 from . import timing
 from . import engine
 from .cstructs import BKPT_FN, READ_FN, WRITE_FN
+from .executor import EXCP_BKPT
 from .engine import DWT_CYCCNT, MISS_FN, PPB, PPB_SIZE, SimReport, _Emulation, _load_elf  # noqa: F401
 
 EXECUTORS = ("native", "unicorn")
@@ -124,6 +125,107 @@ class Cpu:
         if self.h:
             self.lib.cbcpu_free(self.h)
             self.h = None
+
+
+# the executor's register numbers (harness/sim/cbcpu.h) for the names the runs use
+REGS = {**{f"r{i}": i for i in range(13)}, "sp": 13, "r13": 13, "lr": 14, "r14": 14, "pc": 15, "r15": 15,
+        "xpsr": 16, "msp": 17, "psp": 18, "primask": 19, "control": 20, "fpscr": 21, "vtor": REG_VTOR,
+        "basepri": 23, "faultmask": 24}
+
+
+class NativeExecutor:
+    """A Cpu as an Executor (sim/executor.py): addresses outside flash and RAM reach the regions
+    mapped here (the whole access inside one, else unmapped: the executor faults), BKPT is the
+    trap EXCP_BKPT, and a callback that raises is the run's problem (on_error) and stops it."""
+
+    name, wakes = "native", True
+
+    def __init__(self, lib, core: str, flash: tuple[int, int], ram: tuple[int, int], trap, on_error):
+        self.regions: list = []
+        self.write_hooks: list = []       # (begin, end, fn) of hook_writes
+        self.trap, self.on_error = trap, on_error
+        self.cpu = Cpu(lib, core, flash, ram, self._mmio_read, self._mmio_write, self._bkpt)
+        self.lib, self.h = self.cpu.lib, self.cpu.h
+
+    def read(self, addr: int, n: int) -> bytes:
+        return self.cpu.read(addr, n)
+
+    def write(self, addr: int, data: bytes) -> None:
+        self.cpu.write(addr, data)
+
+    def holds(self, addr: int, n: int) -> bool:
+        return self.cpu.holds(addr, n)
+
+    def reg(self, name: str) -> int:
+        return self.cpu.reg(REGS[name])
+
+    def set_reg(self, name: str, value: int) -> None:
+        self.cpu.set_reg(REGS[name], value)
+
+    def run(self, pc: int, timeout_s: float, max_blocks: int | None = None) -> int:
+        self.cpu.set_reg(REG_PC, pc & ~1)
+        return self.cpu.run(2**64 - 1 if max_blocks is None else max_blocks, timeout_s)
+
+    def fault(self, subject: str) -> str:
+        return f"{subject} faulted: {self.cpu.problem() or 'the executor stopped'}"
+
+    def pend(self, exception: int) -> None:
+        self.cpu.pend(exception)
+
+    def stop(self) -> None:
+        self.cpu.stop()
+
+    def map_mmio(self, base: int, size: int, read, write) -> None:
+        self.regions.append((base, base + size, read, write))
+
+    def hook_writes(self, begin: int, end: int, fn) -> None:
+        """fn(addr, size, value) for every store into [begin, end] that reaches a mapped region
+        (flash and RAM are the executor's own: a store there is not seen)."""
+        self.write_hooks.append((begin, end, fn))
+
+    def close(self) -> None:
+        self.cpu.close()
+
+    def _region(self, addr: int, size: int):
+        for lo, hi, read, write in self.regions:
+            if lo <= addr and addr + size <= hi:
+                return lo, read, write
+        return None
+
+    def _mmio_read(self, addr, size, out) -> int:
+        try:
+            hit = self._region(addr, size)
+            if hit is None:
+                return -1                       # unmapped: the executor stops with its problem line
+            out[0] = (hit[1](addr - hit[0], size) or 0) & 0xFFFFFFFF
+            return 0
+        except Exception as exc:        # a callback must not raise into C: the run stops with it
+            self.on_error(f"reading 0x{addr:08x}: {exc}")
+            self.cpu.stop()
+            return 0
+
+    def _mmio_write(self, addr, size, value) -> int:
+        try:
+            hit = self._region(addr, size)
+            if hit is None:
+                return -1
+            for begin, end, fn in self.write_hooks:
+                if begin <= addr <= end:
+                    fn(addr, size, value)
+            hit[2](addr - hit[0], size, value)
+            return 0
+        except Exception as exc:
+            self.on_error(f"writing 0x{addr:08x}: {exc}")
+            self.cpu.stop()
+            return 0
+
+    def _bkpt(self, imm) -> int:
+        try:
+            self.trap(EXCP_BKPT)
+        except Exception as exc:
+            self.on_error(f"semihosting at BKPT #{imm}: {exc}")
+            return 1
+        return 0
 
 
 def _unicorn_reg_ids() -> dict:
