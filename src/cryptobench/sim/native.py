@@ -3,9 +3,9 @@
 The executor decodes each basic block once, keeps flash and RAM as flat host arrays, and drives
 the same native accounting as the Unicorn path (cbsim.c's cbsim_account_* functions), so the
 cost model is not repeated here. What the image sees of the board (the cycle counters, the UART
-console, the marker GPIO, semihosting) is engine._Emulation's own code: NativeEmulation hands it
-a stand-in for the Unicorn engine (_Engine) whose mmio_map, mem_read, reg_read and emu_stop reach
-the executor. Unicorn stays selectable (Simulator(..., executor="unicorn") or
+console, the marker GPIO, semihosting) is engine._Emulation's own code, written against
+sim/executor.py's Executor, which NativeExecutor here and UnicornExecutor both implement;
+NativeEmulation only picks the executor and drives its accounting. Unicorn stays selectable (Simulator(..., executor="unicorn") or
 CRYPTOBENCH_SIM_EXECUTOR=unicorn): it is the oracle the executor is tested against
 (tests/test_sim_native.py)."""
 from __future__ import annotations
@@ -16,12 +16,11 @@ import time
 from pathlib import Path
 
 from ..errors import UsageError
-from ..firmware.protocol import LineSplitter
 from . import timing
 from . import engine
 from .cstructs import BKPT_FN, READ_FN, WRITE_FN
 from .executor import EXCP_BKPT
-from .engine import DWT_CYCCNT, MISS_FN, PPB, PPB_SIZE, SimReport, _Emulation, _load_elf  # noqa: F401
+from .engine import MISS_FN, SimReport, _Emulation  # noqa: F401 (SimReport: for importers of this module)
 
 EXECUTORS = ("native", "unicorn")
 ENV = "CRYPTOBENCH_SIM_EXECUTOR"
@@ -228,107 +227,18 @@ class NativeExecutor:
         return 0
 
 
-def _unicorn_reg_ids() -> dict:
-    """Unicorn's register ids (what engine._Emulation's code passes to reg_read) -> the executor's."""
-    from unicorn import arm_const as A
-    ids = {getattr(A, f"UC_ARM_REG_R{i}"): i for i in range(13)}
-    ids.update({A.UC_ARM_REG_SP: 13, A.UC_ARM_REG_LR: 14, A.UC_ARM_REG_PC: 15})
-    return ids
-
-
-class _Engine:
-    """What engine._Emulation's board code calls on a Unicorn engine, on the executor."""
-
-    def __init__(self, em: "NativeEmulation"):
-        self.em = em
-        self.ids = _unicorn_reg_ids()
-
-    def mmio_map(self, base, size, read, _read_arg, write, _write_arg):
-        self.em.regions.append((base, size, read, write))
-
-    def mem_read(self, addr, n):
-        return bytearray(self.em.cpu.read(addr, n))
-
-    def mem_write(self, addr, data):
-        self.em.cpu.write(addr, data)
-
-    def reg_read(self, rid):
-        return self.em.cpu.reg(self.ids[rid])
-
-    def reg_write(self, rid, value):
-        self.em.cpu.set_reg(self.ids[rid], value)
-
-    def emu_stop(self):
-        self.em.lib.cbcpu_stop(self.em.cpu.h)
-
-
 class NativeEmulation(_Emulation):
     """One run of an image on the native executor; the report, console, counters, marker edges
-    and semihosting are engine._Emulation's."""
+    and semihosting are engine._Emulation's, written against the Executor."""
 
-    def __init__(self, simulator, elf: Path, on_line):   # noqa: super().__init__ would make a Unicorn engine
-        import capstone
-        from unicorn import arm_const as A
-        self.t_start = time.perf_counter()
-        self.s, self.lib, self.A, self.on_line = simulator, simulator.lib, A, on_line
-        self.report = SimReport()
-        self.sim = None
-        self.miss = None
-        self.lines = LineSplitter()       # the console, split into lines
-        self.regions: list = []
-        self.flash_lo, self.flash_len = simulator.board.flash
-        self.cpu = Cpu(self.lib, simulator.device.core, simulator.board.flash, simulator.board.ram,
-                       self._mmio_read, self._mmio_write, self._bkpt)
-        self.uc = _Engine(self)
-        sp, self.pc, self.funcs = _load_elf(self.uc, elf)
-        self.cpu.set_reg(13, sp)
-        self.cpu.set_reg(REG_VTOR, self.flash_lo)
-        self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
-        self.cs.detail = True
-        self.uc.mmio_map(PPB, PPB_SIZE, self._ppb_read, None, self._ignore_write, None)
-        self._map_console()
-        self.startup_s = None
+    def _executor(self) -> NativeExecutor:
+        board = self.s.board
+        return NativeExecutor(self.lib, self.s.device.core, board.flash, board.ram, self._on_intr, self._on_error)
 
-    # --- the executor's callbacks: addresses outside flash and RAM, and BKPT ----------------------
-    def _region(self, addr):
-        for base, size, read, write in self.regions:
-            if base <= addr < base + size:
-                return base, read, write
-        return None
-
-    def _mmio_read(self, addr, size, out) -> int:
-        try:
-            hit = self._region(addr)
-            if hit is None:
-                return -1
-            base, read, _ = hit
-            out[0] = (read(self.uc, addr - base, size, None) or 0) & 0xFFFFFFFF
-            return 0
-        except Exception as exc:        # a callback must not raise into C: the run stops with it
-            self.report.problem = self.report.problem or f"reading 0x{addr:08x}: {exc}"
-            self.uc.emu_stop()
-            return 0
-
-    def _mmio_write(self, addr, size, value) -> int:
-        try:
-            hit = self._region(addr)
-            if hit is None:
-                return -1
-            base, _, write = hit
-            write(self.uc, addr - base, size, value, None)
-            return 0
-        except Exception as exc:
-            self.report.problem = self.report.problem or f"writing 0x{addr:08x}: {exc}"
-            self.uc.emu_stop()
-            return 0
-
-    def _bkpt(self, imm) -> int:
-        try:
-            self._on_intr(self.uc, 7, None)     # 7: QEMU's EXCP_BKPT, what Unicorn passes
-        except Exception as exc:
-            self.report.problem = self.report.problem or f"semihosting at BKPT #{imm}: {exc}"
-            return 1
-        return 0
+    @property
+    def cpu(self) -> Cpu:
+        """The executor itself, by register number (the lock-step comparison and the tests)."""
+        return self.ex.cpu
 
     # --- accounting and the run ---------------------------------------------------------------------
     def install_accounting(self) -> None:
