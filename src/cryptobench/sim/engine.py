@@ -20,7 +20,7 @@ from ..firmware.protocol import FirmwareReport, LineSplitter
 from ..harness import REPO_ROOT
 from ..targets.boards import Board
 from . import timing
-from .executor import PROBLEM
+from .executor import PROBLEM, UnicornExecutor
 from .cstructs import MISS_FN, CbBlock, check_sizes  # noqa: F401 (CbBlock: the tests' import)
 from .devices import Device, FlashCache
 
@@ -267,7 +267,6 @@ class _Emulation:
 
     def _executor(self):
         """Unicorn with the board's flash and RAM."""
-        from .executor import UnicornExecutor
         ex = UnicornExecutor(CPU_MODEL[self.s.device.core], self._on_intr, self._on_error)
         ex.map_ram(self.flash_lo, self.flash_len)
         ex.map_ram(*self.s.board.ram)

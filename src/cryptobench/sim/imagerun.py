@@ -1,6 +1,7 @@
-"""`cryptobench sim run`: an image cryptobench did not build, on Unicorn with the cycle accounting
-(sim/imagerun_native.py runs it on the native executor instead, reusing this class's counters,
-semihosting, markers and result).
+"""`cryptobench sim run`: an image cryptobench did not build, with the cycle accounting, on either
+executor (sim/executor.py's Executor: Unicorn, or the native one that sim/imagerun_native.py picks
+where the image fits); the counters, semihosting, markers, the run loop and the result are written
+once here. What follows describes Unicorn; sim/imagerun_native.py says what differs natively.
 
 The image (sim/image.py) is written at its load addresses into the device's memory map; it boots
 from its vector table. SysTick (sim/systick.py) counts the model's cycles; with TICKINT the native
@@ -27,6 +28,7 @@ from .boundedlog import ConsoleLog, HeadTail, SegmentLog
 from .devices import Device
 from .engine import CPU_MODEL, MISS_FN, PPB, PPB_SIZE, Simulator, set_flash_model, unicorn_handle
 from .executor import EXCP_BKPT, EXCP_EXCEPTION_EXIT, PROBLEM, TIMEOUT, UnicornExecutor
+from .native import NativeExecutor
 from .image import PAGE, Image, Region
 from .plainmemory import PlainMemory, PlainMemoryFull
 from .systick import EXCEPTION as SYSTICK, CycleCounter, SysTick
@@ -158,7 +160,6 @@ class ImageRun:
         """The native executor: the board's flash and RAM hold the segments; the peripheral region
         and a marker page are mapped plain memory; it stops by itself where a pending SysTick may
         be taken (cbcpu_set_wake)."""
-        from .native import NativeExecutor
         ex = NativeExecutor(self.lib, self.device.core, board.flash, board.ram, self._on_intr, self._stop)
         for r in self.regions:
             if r.what in PLAIN:

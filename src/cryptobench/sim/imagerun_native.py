@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from .image import Image
 from .imagerun import ImageRun
+from .native import executor_choice
 
 
 def fits(image: Image, board) -> str | None:
@@ -47,7 +48,6 @@ def image_run(image: Image, device, board, marker, executor: str | None = None) 
     """The run of `image`: on the native executor unless `executor` (or $CRYPTOBENCH_SIM_EXECUTOR)
     says unicorn or the image needs memory beyond the board's flash and RAM (then on Unicorn, with
     a note that says why)."""
-    from .native import executor_choice
     choice = executor_choice(executor)
     if choice == "native":
         why = fits(image, board)
