@@ -466,6 +466,9 @@ int cbsim_add_dynamic(cbsim *s, uint32_t addr, int kind, int reg_a, int reg_b)
     return uc_hook_add(s->uc, &h, UC_HOOK_CODE, (void *)on_dyn, d, addr, addr) == UC_ERR_OK ? 0 : -1;
 }
 
+/* sizeof(cbsim_block), for the ctypes mirror's self-check (sim/cstructs.py) */
+size_t cbsim_block_size(void) { return sizeof(cbsim_block); }
+
 uint64_t cbsim_cycles(const cbsim *s) { return s->cycles; }
 uint64_t cbsim_insns(const cbsim *s) { return s->insns; }
 uint64_t cbsim_blocks(const cbsim *s) { return s->blocks; }

@@ -20,6 +20,8 @@ from ..firmware.protocol import FirmwareReport, LineSplitter
 from ..harness import REPO_ROOT
 from ..targets.boards import Board
 from . import timing
+from .executor import PROBLEM, UnicornExecutor
+from .cstructs import MISS_FN, CbBlock, check_sizes  # noqa: F401 (CbBlock: the tests' import)
 from .devices import Device, FlashCache
 
 LIB_DEFAULT = REPO_ROOT / "build" / "sim" / "libcbsim.so"
@@ -47,18 +49,8 @@ def _uart_status(kind: str, offset: int) -> int | None:
     return None
 
 
-REG_ALIASES = {"sb": "r9", "sl": "r10", "fp": "r11", "ip": "r12"}
 UNICORN_TESTED = ("2.1.",)       # unicorn releases whose private engine handle unicorn_handle() was tested with
 UNICORN_INSTALL = ".venv/bin/pip install 'unicorn>=2.1,<2.2'"
-
-
-class CbBlock(ctypes.Structure):
-    _fields_ = [("addr", ctypes.c_uint32), ("size", ctypes.c_uint32), ("cycles", ctypes.c_uint32),
-                ("insns", ctypes.c_uint32), ("end", ctypes.c_uint32), ("taken_extra", ctypes.c_uint32),
-                ("entry_extra", ctypes.c_uint32)]
-
-
-MISS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(CbBlock))
 
 
 def library_path() -> Path:
@@ -78,6 +70,7 @@ def load_library() -> ctypes.CDLL:
         raise UsageError(f"the simulator's native part {path} is missing: run ./setup.sh "
                          "(it builds harness/sim against the unicorn package)")
     lib = ctypes.CDLL(str(path))
+    check_sizes(lib, path)
     lib.cbsim_new.restype = ctypes.c_void_p
     lib.cbsim_new.argtypes = [ctypes.c_void_p, MISS_FN, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64,
                               ctypes.c_size_t]
@@ -124,7 +117,7 @@ class SimReport(FirmwareReport):
     timing_report: timing.TimingReport = field(default_factory=timing.TimingReport)   # this run's default-cost instructions
 
 
-def _load_elf(uc, elf: Path) -> tuple[int, int, list]:
+def _load_elf(ex, elf: Path) -> tuple[int, int, list]:
     """Write the ELF's loadable segments; return (initial SP, reset PC, function symbols)."""
     from elftools.elf.elffile import ELFFile
     from elftools.elf.sections import SymbolTableSection
@@ -133,7 +126,7 @@ def _load_elf(uc, elf: Path) -> tuple[int, int, list]:
         e = ELFFile(f)
         for seg in e.iter_segments():
             if seg["p_type"] == "PT_LOAD" and seg["p_filesz"]:
-                uc.mem_write(seg["p_paddr"], seg.data())
+                ex.write(seg["p_paddr"], seg.data())
         for sec in e.iter_sections():
             if isinstance(sec, SymbolTableSection):
                 for sym in sec.iter_symbols():
@@ -141,7 +134,7 @@ def _load_elf(uc, elf: Path) -> tuple[int, int, list]:
                         funcs.append((sym["st_value"] & ~1, sym["st_size"]))
         vectors = e.get_section_by_name(".isr_vector")
         base = vectors["sh_addr"]
-    words = uc.mem_read(base, 8)
+    words = ex.read(base, 8)
     return int.from_bytes(words[:4], "little"), int.from_bytes(words[4:], "little"), funcs
 
 
@@ -181,7 +174,7 @@ class Simulator:
         em.finish(wall)
         return em.report
 
-    def _map_marker(self, uc, report: SimReport, cycles, console_write=None) -> None:
+    def _map_marker(self, ex, report: SimReport, cycles, console_write=None) -> None:
         """The board's peripheral registers that the firmware touches: the marker GPIO and the UART
         console with its set-up steps (boards.toml). Registers read back what was written, except
         that a "wait" step's register reads as the value it waits for and the UART is always ready;
@@ -199,12 +192,12 @@ class Simulator:
             pages.append(uart_page)
         set_addr, clr_addr = (m["set"][0], m["clear"][0]) if m else (None, None)
         for page in pages:
-            def read(uc_, offset, size, user, page=page):
+            def read(offset, size, page=page):
                 addr = page + offset
                 status = _uart_status(uart["kind"], addr - uart["base"]) if page == uart_page else None
                 return status if status is not None else ready.get(addr, regs.get(addr, 0))
 
-            def write(uc_, offset, size, value, user, page=page):
+            def write(offset, size, value, page=page):
                 addr = page + offset
                 regs[addr] = value
                 if page == uart_page and console_write is not None:
@@ -214,21 +207,16 @@ class Simulator:
                 elif addr == clr_addr and value & m["clear"][1]:
                     report.marker_edges.append((cycles(), 0))
 
-            uc.mmio_map(page, 0x1000, read, None, write, None)
+            ex.map_mmio(page, 0x1000, read, write)
 
-    @staticmethod
-    def _reg(A, name: str) -> int:
-        name = REG_ALIASES.get(name, name)
-        return getattr(A, f"UC_ARM_REG_{name.upper()}")
-
-    def _dynamic_sites(self, cs, uc, funcs) -> list:
+    def _dynamic_sites(self, cs, read, funcs) -> list:
         """Data-dependent instructions, found by disassembling every function of the image once."""
         sites = {}
         # its own TimingReport, never the run's: this scan also decodes literal pools, and only
         # what really executes may be reported
         scan = timing.TimingReport()
         for start, size in funcs:
-            code = bytes(uc.mem_read(start, size))
+            code = read(start, size)
             offset = 0
             while offset < size:
                 got = False
@@ -255,31 +243,38 @@ def set_flash_model(lib, sim, simulator: "Simulator", flash_lo: int, flash_len: 
 
 
 class _Emulation:
-    """One run of an image: the Unicorn instance with the board's memory and peripherals, the
-    hooks that feed the report (console lines, counter reads, marker edges, semihosting), and the
-    native cycle accounting."""
+    """One run of an image: an executor (sim/executor.py; Unicorn here, the native one in
+    sim/native.py) with the board's memory and peripherals, the callbacks that feed the report
+    (console lines, counter reads, marker edges, semihosting), and the native cycle accounting."""
 
     def __init__(self, simulator: Simulator, elf: Path, on_line):
         import capstone
-        import unicorn
-        from unicorn import arm_const as A
-        self.s, self.lib, self.A, self.on_line = simulator, simulator.lib, A, on_line
+        self.t_start = time.perf_counter()
+        self.s, self.lib, self.on_line = simulator, simulator.lib, on_line
         self.report = SimReport()
         self.sim = None            # the native accounting (cbsim.c), once installed
         self.miss = None           # its callback for blocks it has no cost for (kept alive while it runs)
         self.lines = LineSplitter()       # the console, split into lines
-        uc = self.uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
-        uc.ctl_set_cpu_model(getattr(A, CPU_MODEL[simulator.device.core]))
         self.flash_lo, self.flash_len = simulator.board.flash
-        uc.mem_map(self.flash_lo, self.flash_len)
-        uc.mem_map(simulator.board.ram[0], simulator.board.ram[1])
-        sp, self.pc, self.funcs = _load_elf(uc, elf)
-        uc.reg_write(A.UC_ARM_REG_SP, sp)
+        self.ex = self._executor()
+        sp, self.pc, self.funcs = _load_elf(self.ex, elf)
+        self.ex.set_reg("sp", sp)
+        self.ex.set_reg("vtor", self.flash_lo)
         self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
         self.cs.detail = True
-        uc.mmio_map(PPB, PPB_SIZE, self._ppb_read, None, self._ignore_write, None)
+        self.ex.map_mmio(PPB, PPB_SIZE, self._ppb_read, self._ignore_write)
         self._map_console()
-        uc.hook_add(unicorn.UC_HOOK_INTR, self._on_intr)
+
+    def _executor(self):
+        """Unicorn with the board's flash and RAM."""
+        ex = UnicornExecutor(CPU_MODEL[self.s.device.core], self._on_intr, self._on_error)
+        ex.map_ram(self.flash_lo, self.flash_len)
+        ex.map_ram(*self.s.board.ram)
+        return ex
+
+    def _on_error(self, problem: str) -> None:
+        """A callback failed (the executor stops the run): the first problem is the report's."""
+        self.report.problem = self.report.problem or problem
 
     # --- the target's view -----------------------------------------------------------------------
     def emit(self, text: str) -> None:
@@ -289,7 +284,7 @@ class _Emulation:
             line = raw.decode("utf-8", "replace")
             self.on_line(line)
             if self.report.feed(line):
-                self.uc.emu_stop()
+                self.ex.stop()
 
     def cycles(self) -> int:
         return self.lib.cbsim_cycles(self.sim) if self.sim else 0
@@ -302,7 +297,7 @@ class _Emulation:
         self.report.counter_insns.append(self.lib.cbsim_insns(self.sim) if self.sim else 0)
         return c
 
-    def _ppb_read(self, uc_, offset, size, user):
+    def _ppb_read(self, offset, size):
         """The cycle counters (DWT CYCCNT, SysTick's current value) give the model's count, logged."""
         addr = PPB + offset
         if addr == DWT_CYCCNT:
@@ -312,7 +307,7 @@ class _Emulation:
         return 0
 
     @staticmethod
-    def _ignore_write(uc_, offset, size, value, user):
+    def _ignore_write(offset, size, value):
         pass
 
     def _map_console(self) -> None:
@@ -320,21 +315,21 @@ class _Emulation:
         The UARTs the HAL sets up with board steps (console tables) are mapped by _map_marker."""
         kind, _, where = self.s.board.console.partition(":")
         if self.s.board.console_uart:
-            self.s._map_marker(self.uc, self.report, self.cycles, self._uart_write)
+            self.s._map_marker(self.ex, self.report, self.cycles, self._uart_write)
             return
-        self.s._map_marker(self.uc, self.report, self.cycles)
+        self.s._map_marker(self.ex, self.report, self.cycles)
         if kind not in ("nrf-uart", "cmsdk-uart"):
             return
         base = int(where, 16)
 
-        def uart_read(uc_, offset, size, user):
+        def uart_read(offset, size):
             return 1 if (kind == "nrf-uart" and offset == 0x11C) else 0
 
-        def uart_write(uc_, offset, size, value, user):
+        def uart_write(offset, size, value):
             if (kind == "nrf-uart" and offset == 0x51C) or (kind == "cmsdk-uart" and offset == 0):
                 self.emit(chr(value & 0xFF))
 
-        self.uc.mmio_map(base & ~0xFFF, 0x1000, uart_read, None, uart_write, None)
+        self.ex.map_mmio(base & ~0xFFF, 0x1000, uart_read, uart_write)
 
     def _uart_write(self, offset: int, value: int, regs: dict) -> None:
         """A write to a console-table UART: its data register's byte, or the nRF UARTE's DMA buffer."""
@@ -344,36 +339,36 @@ class _Emulation:
         elif kind == "nrf-uarte" and offset == 0x008 and value:          # TASKS_STARTTX
             base = self.s.board.console_uart["base"]
             ptr, n = regs.get(base + 0x544, 0), regs.get(base + 0x548, 0)       # TXD.PTR, TXD.MAXCNT
-            self.emit(bytes(self.uc.mem_read(ptr, n)).decode("utf-8", "replace"))
+            self.emit(self.ex.read(ptr, n).decode("utf-8", "replace"))
 
-    def _on_intr(self, uc_, intno, user):
+    def _on_intr(self, intno):
         """Semihosting: SYS_WRITE0 prints a string, SYS_EXIT ends the run; anything else is a problem."""
-        A = self.A
-        here = uc_.reg_read(A.UC_ARM_REG_PC)
-        op, arg = uc_.reg_read(A.UC_ARM_REG_R0), uc_.reg_read(A.UC_ARM_REG_R1)
+        ex = self.ex
+        here = ex.reg("pc")
+        op, arg = ex.reg("r0"), ex.reg("r1")
         if op == 0x04:                                   # SYS_WRITE0
             data, a = b"", arg
             while True:
-                chunk = bytes(uc_.mem_read(a, 64))
+                chunk = ex.read(a, 64)
                 i = chunk.find(b"\0")
                 data += chunk if i < 0 else chunk[:i]
                 if i >= 0:
                     break
                 a += 64
             self.emit(data.decode("utf-8", "replace"))
-            uc_.reg_write(A.UC_ARM_REG_PC, (here + 2) | 1)
+            ex.set_reg("pc", (here + 2) | 1)
         elif op == 0x18:                                 # SYS_EXIT
-            uc_.emu_stop()
+            ex.stop()
         else:
             self.report.problem = f"unexpected exception {intno} (r0=0x{op:x}) at pc=0x{here:08x}"
-            uc_.emu_stop()
+            ex.stop()
 
     # --- cycle accounting ------------------------------------------------------------------------
     def _on_miss(self, bp) -> int:
         """cbsim.c asks the cost of a block it has not seen: the timing model's, or -1 to stop."""
         b = bp.contents
         try:
-            insns = list(self.cs.disasm(bytes(self.uc.mem_read(b.addr, b.size)), b.addr))
+            insns = list(self.cs.disasm(self.ex.read(b.addr, b.size), b.addr))
             cost = timing.block_cost(self.s.device.core, self.s.dev, insns, self.report.timing_report)
         except Exception as exc:        # a model bug must stop the run, loudly
             self.report.problem = f"timing model failed on the block at 0x{b.addr:08x}: {exc}"
@@ -386,15 +381,15 @@ class _Emulation:
         """cbsim.c's hooks on the engine, told the image's data-dependent instructions."""
         device = self.s.device
         self.miss = MISS_FN(self._on_miss)
-        dyns = self.s._dynamic_sites(self.cs, self.uc, self.funcs)
+        dyns = self.s._dynamic_sites(self.cs, self.ex.read, self.funcs)
         ws_data = device.flash_ws if device.code_in_flash else 0
-        self.sim = self.lib.cbsim_new(unicorn_handle(self.uc), self.miss, ws_data, self.flash_lo,
+        self.sim = self.lib.cbsim_new(unicorn_handle(self.ex.uc), self.miss, ws_data, self.flash_lo,
                                       self.flash_lo + self.flash_len - 1, len(dyns) + 1)
         if not self.sim:
             raise UsageError("could not install the simulator's hooks")
         self._set_flash_model()
         for addr, kind, ra, rb in dyns:
-            self.lib.cbsim_add_dynamic(self.sim, addr, kind, self.s._reg(self.A, ra), self.s._reg(self.A, rb))
+            self.lib.cbsim_add_dynamic(self.sim, addr, kind, self.ex.reg_id(ra), self.ex.reg_id(rb))
 
     def _set_flash_model(self) -> None:
         """The device's flash lines and caches (cbsim_set_flash), when it has them; any executor."""
@@ -404,13 +399,9 @@ class _Emulation:
     def execute(self, timeout_s: float) -> float:
         """Runs the image from its reset vector until it ends, faults or times out; returns the
         wall-clock seconds it took."""
-        import unicorn
         t0 = time.perf_counter()
-        try:
-            self.uc.emu_start(self.pc | 1, 0xFFFFFFFF, timeout=int(timeout_s * 1e6))
-        except unicorn.UcError as exc:
-            here = self.uc.reg_read(self.A.UC_ARM_REG_PC)
-            self.report.problem = self.report.problem or f"the target faulted ({exc}) at pc=0x{here:08x}"
+        if self.ex.run(self.pc | 1, timeout_s) == PROBLEM:
+            self.report.problem = self.report.problem or self.ex.fault("the target")
         wall = time.perf_counter() - t0
         if not self.report.complete and not self.report.problem:
             self.report.problem = f"watchdog: no end after {timeout_s:.0f} s" if wall >= timeout_s * 0.99 else \

@@ -1,6 +1,7 @@
-"""`cryptobench sim run`: an image cryptobench did not build, on Unicorn with the cycle accounting
-(sim/imagerun_native.py runs it on the native executor instead, reusing this class's counters,
-semihosting, markers and result).
+"""`cryptobench sim run`: an image cryptobench did not build, with the cycle accounting, on either
+executor (sim/executor.py's Executor: Unicorn, or the native one that sim/imagerun_native.py picks
+where the image fits); the counters, semihosting, markers, the run loop and the result are written
+once here. What follows describes Unicorn; sim/imagerun_native.py says what differs natively.
 
 The image (sim/image.py) is written at its load addresses into the device's memory map; it boots
 from its vector table. SysTick (sim/systick.py) counts the model's cycles; with TICKINT the native
@@ -25,19 +26,21 @@ from ..errors import UsageError
 from . import exceptions, limits, markers, semihosting, timing
 from .boundedlog import ConsoleLog, HeadTail, SegmentLog
 from .devices import Device
-from .engine import CPU_MODEL, MISS_FN, PPB, PPB_SIZE, REG_ALIASES, Simulator, set_flash_model, unicorn_handle
+from .engine import CPU_MODEL, MISS_FN, PPB, PPB_SIZE, Simulator, set_flash_model, unicorn_handle
+from .executor import EXCP_BKPT, EXCP_EXCEPTION_EXIT, PROBLEM, TIMEOUT, UnicornExecutor
+from .native import NativeExecutor
 from .image import PAGE, Image, Region
 from .plainmemory import PlainMemory, PlainMemoryFull
 from .systick import EXCEPTION as SYSTICK, CycleCounter, SysTick
 
 DWT_CYCCNT, SCB_VTOR, SYST_CVR = 0xE0001004, 0xE000ED08, 0xE000E018
 MAX_READS = 100_000           # counter reads kept for the JSON document
-EXCP_BKPT, EXCP_EXCEPTION_EXIT = 7, 8        # QEMU's exception numbers, as Unicorn's interrupt hook gets them
 NO_ALARM = 0xFFFFFFFFFFFFFFFF
 POLL_MASKED = 1 << 16        # a pending SysTick under a mask no unmasking site lifts is looked at this often
 UNMASKING = ("cpsie", "msr")  # instructions that may lift PRIMASK/BASEPRI/FAULTMASK
 MARKER_PAGE = "the marker register"
 PLAIN = ("peripherals", MARKER_PAGE)   # regions that are sim/plainmemory.py's, on both executors
+ACCOUNTING_FAILED = "the simulator's accounting failed (a watched call nested deeper than 256, or out of memory)"
 
 
 def _segments() -> SegmentLog:
@@ -77,21 +80,17 @@ def _label(call: semihosting.Call) -> str:
 class _Cpu:
     """The register and memory view sim/exceptions.py and sim/semihosting.py work on."""
 
-    def __init__(self, uc, A, run: "ImageRun"):
-        self.uc, self.A, self.run = uc, A, run
-
-    def _id(self, name):
-        return getattr(self.A, "UC_ARM_REG_" + REG_ALIASES.get(name, name).upper())
+    def __init__(self, run: "ImageRun"):
+        self.run = run
 
     def reg(self, name):
-        return self.uc.reg_read(self._id(name))
+        return self.run.ex.reg(name)
 
     def set_reg(self, name, value):
-        self.uc.reg_write(self._id(name), value & 0xFFFFFFFF)
+        self.run.ex.set_reg(name, value)
 
     def read(self, addr, n):
-        self.run.check_read(addr, n)              # before Unicorn's binding allocates n bytes
-        return bytes(self.uc.mem_read(addr, n))
+        return self.run.read_memory(addr, n)
 
     def read32(self, addr):
         return int.from_bytes(self.read(addr, 4), "little")
@@ -120,43 +119,61 @@ def _bind(lib) -> None:
 
 
 class ImageRun:
-    """One run of `image` on `device` (with `board`'s flash and RAM), cut at `marker`."""
+    """One run of `image` on `device` (with `board`'s flash and RAM), cut at `marker`, on
+    `executor` ("unicorn", or "native": call imagerun_native.fits first)."""
 
-    def __init__(self, image: Image, device: Device, board, marker: markers.Marker):
+    def __init__(self, image: Image, device: Device, board, marker: markers.Marker, executor: str = "unicorn"):
         import capstone
-        import unicorn
-        from unicorn import arm_const as A
         self._check_marker(image, marker)
         self.image, self.device, self.marker = image, device, marker
         self._common_state(device, board, image)
-        self.A, self.unicorn = A, unicorn
-        uc = self.uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
-        uc.ctl_set_cpu_model(getattr(A, CPU_MODEL[device.core]))
-        self.cpu = _Cpu(uc, A, self)
-        self._map(uc, unicorn)
         self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
-        self.cs.detail = True
-        uc.mmio_map(PPB, PPB_SIZE, self._ppb_read, None, self._ppb_write, None)
-        uc.hook_add(unicorn.UC_HOOK_INTR, self._on_intr)
-        uc.hook_add(unicorn.UC_HOOK_MEM_UNMAPPED, self._on_unmapped)
+        self.cs.detail = True            # the timing model costs each block from its disassembly
+        self.cpu = _Cpu(self)
+        self.plain_regions = [(r.start, r.start + r.size) for r in self.regions if r.what in PLAIN]
+        self.ex = self._native(board) if executor == "native" else self._unicorn()
+        self.ex.map_mmio(PPB, PPB_SIZE, self._ppb_read, self._ppb_write)
         self._hook_marker()
 
-    def _map(self, uc, unicorn) -> None:
-        """The image's regions: RAM, except the peripheral region (and a marker register's page),
-        which are the bounded plain memory; then the segments' bytes. Unicorn refusing a mapping
-        is one line, not UC_ERR_MAP's traceback."""
+    def _unicorn(self) -> UnicornExecutor:
+        """Unicorn with the image's regions: RAM, except the peripheral region (and a marker
+        register's page), which are the bounded plain memory; then the segments' bytes. Unicorn
+        refusing a mapping is one line, not UC_ERR_MAP's traceback."""
+        import unicorn
+        ex = UnicornExecutor(CPU_MODEL[self.device.core], self._on_intr, self._stop)
         try:
             for r in self.regions:
                 if r.what in PLAIN:
-                    uc.mmio_map(r.start, r.size, self._plain_read, r.start, self._plain_write, r.start)
+                    self._map_plain(ex, r.start, r.size)
                 else:
-                    uc.mem_map(r.start, r.size)
+                    ex.map_ram(r.start, r.size)
             for seg in self.image.segments:
-                uc.mem_write(seg.load, seg.data)
+                ex.write(seg.load, seg.data)
         except unicorn.UcError as exc:
             raise UsageError(f"{self.image.path}: the simulator cannot map the image's memory ({exc}): "
                              + ", ".join(f"0x{r.start:08x}-0x{r.start + r.size - 1:08x} {r.what}"
                                          for r in self.regions)) from None
+        ex.hook_unmapped()
+        return ex
+
+    def _native(self, board):
+        """The native executor: the board's flash and RAM hold the segments; the peripheral region
+        and a marker page are mapped plain memory; it stops by itself where a pending SysTick may
+        be taken (cbcpu_set_wake)."""
+        ex = NativeExecutor(self.lib, self.device.core, board.flash, board.ram, self._on_intr, self._stop)
+        for r in self.regions:
+            if r.what in PLAIN:
+                self._map_plain(ex, r.start, r.size)
+        for seg in self.image.segments:
+            if seg.data:
+                ex.write(seg.load, seg.data)
+        ex.set_reg("vtor", self.vtor)
+        self.lib.cbcpu_set_wake(ex.h, 1)
+        return ex
+
+    def _map_plain(self, ex, base: int, size: int) -> None:
+        ex.map_mmio(base, size, lambda offset, n: self._plain_read(base + offset, n),
+                    lambda offset, n, value: self._plain_write(base + offset, n, value))
 
     @staticmethod
     def _check_marker(image: Image, marker: markers.Marker) -> None:
@@ -206,8 +223,7 @@ class ImageRun:
         if m.kind not in ("register", "pair"):
             return
         for addr in {m.set_at[0], m.clear_at[0]}:
-            self.uc.hook_add(self.unicorn.UC_HOOK_MEM_WRITE, self._on_marker_write, begin=max(addr - 7, 0),
-                             end=addr + 3)
+            self.ex.hook_writes(max(addr - 7, 0), addr + 3, self._on_marker_write)
 
     def check_read(self, addr: int, n: int) -> None:
         """A read of n bytes at addr by the host (semihosting, an exception frame) lies in one
@@ -219,26 +235,33 @@ class ImageRun:
             raise ValueError(f"read of {n} bytes at unmapped 0x{addr:08x}" if n <= 4 else
                              f"read of {n} bytes at 0x{addr:08x}: not all in one mapped region")
 
+    def _plain(self, addr: int, size: int) -> bool:
+        """Whether [addr, addr + size) is plain memory (the peripheral region, a marker page)."""
+        return any(lo <= addr and addr + size <= hi for lo, hi in self.plain_regions)
+
+    def read_memory(self, addr: int, n: int) -> bytes:
+        """n bytes of the target for the host (semihosting, exception frames), checked before
+        anything is allocated for them (check_read)."""
+        self.check_read(addr, n)
+        if self._plain(addr, n):
+            return self.plain.read_bytes(addr, n)
+        return self.ex.read(addr, n)
+
     def write_word(self, addr: int, value: int) -> None:
         """A word the host writes (an exception frame, a semihosting result): in plain memory
-        there, in mapped memory through Unicorn, anywhere else a fault (ValueError)."""
-        if any(r.start <= addr and addr + 4 <= r.start + r.size and r.what in PLAIN for r in self.regions):
+        there, in the executor's memory in a region it holds, anywhere else a fault (ValueError)."""
+        if self._plain(addr, 4):
             self.plain.write(addr, 4, value)
             return
+        unmapped = ValueError(f"write of 4 bytes at unmapped 0x{addr & 0xFFFFFFFF:08x}")
         if not any(r.start <= addr and addr + 4 <= r.start + r.size for r in self.regions):
-            raise ValueError(f"write of 4 bytes at unmapped 0x{addr & 0xFFFFFFFF:08x}")
-        self.uc.mem_write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))
+            raise unmapped
+        try:
+            self.ex.write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))
+        except UsageError:                   # a region the native executor has no memory for
+            raise unmapped from None
 
-    def _on_unmapped(self, uc_, access, addr, size, value, user) -> bool:
-        """An access outside every region: the run stops with the native executor's words."""
-        kind = "write" if access in (self.unicorn.UC_MEM_WRITE_UNMAPPED, self.unicorn.UC_MEM_WRITE) else \
-            "fetch" if access == self.unicorn.UC_MEM_FETCH_UNMAPPED else "read"
-        pc = self.cpu.reg("pc")
-        self.result.problem = self.result.problem or \
-            f"the image faulted: {kind} of {size} bytes at unmapped 0x{addr & 0xFFFFFFFF:08x} (pc=0x{pc:08x})"
-        return False
-
-    def _on_marker_write(self, uc_, access, addr, size, value, user):
+    def _on_marker_write(self, addr, size, value):
         self.recorder.write(addr, value, size, self.cycles(), self.insns())
 
     def _window(self, start: tuple, end: tuple, number: int) -> None:
@@ -246,20 +269,20 @@ class ImageRun:
         self.result.segments.append({"label": f"window {number}", "cycles": end[0] - start[0],
                                      "instructions": end[1] - start[1]})
 
-    def _plain_read(self, uc_, offset, size, base):
+    def _plain_read(self, addr, size):
         try:
-            return self.plain.read(base + offset, size)
-        except Exception as exc:             # a callback must not raise into Unicorn: the run stops with it
-            self._stop(f"reading 0x{base + offset:08x}: {exc}")
+            return self.plain.read(addr, size)
+        except Exception as exc:             # a callback must not raise into the executor: the run stops with it
+            self._stop(f"reading 0x{addr:08x}: {exc}")
             return 0
 
-    def _plain_write(self, uc_, offset, size, value, base):
+    def _plain_write(self, addr, size, value):
         try:
-            self.plain.write(base + offset, size, value)
+            self.plain.write(addr, size, value)
         except PlainMemoryFull as exc:
             self._stop(f"the image faulted: {exc}")
         except Exception as exc:
-            self._stop(f"writing 0x{base + offset:08x}: {exc}")
+            self._stop(f"writing 0x{addr:08x}: {exc}")
 
     def _past_deadline(self) -> bool:
         """The run's time is up (looked at on each semihosting call: an image calling the host in
@@ -267,7 +290,7 @@ class ImageRun:
         if self.deadline is not None and time.perf_counter() >= self.deadline:
             self.result.timed_out = True
             self.ended = True
-            self.uc.emu_stop()
+            self.ex.stop()
             return True
         return False
 
@@ -278,7 +301,7 @@ class ImageRun:
     def insns(self) -> int:
         return self.lib.cbsim_insns(self.sim)
 
-    def _ppb_read(self, uc_, offset, size, user):
+    def _ppb_read(self, offset, size):
         addr, now = PPB + offset, self.cycles()
         value = self.systick.read(addr, now)
         value = self.dwt.read(addr, now) if value is None else value
@@ -291,7 +314,7 @@ class ImageRun:
             return self.vtor if self.device.core != "cortex-m0" else 0
         return self.ppb.get(addr, 0) if value is None else value
 
-    def _ppb_write(self, uc_, offset, size, value, user):
+    def _ppb_write(self, offset, size, value):
         addr = PPB + offset
         if self.systick.write(addr, value, self.cycles()):
             if not self.pending:                                       # the next wrap may have moved
@@ -306,10 +329,12 @@ class ImageRun:
                     self.result.notes.append(note)
                 return
             self.vtor = value & ~0x7F
+            self.ex.set_reg("vtor", self.vtor)      # the native executor enters exceptions through its own copy
         self.ppb[addr] = value
 
     # --- semihosting and exception return ---------------------------------------------------------
-    def _on_intr(self, uc_, intno, user):
+    def _on_intr(self, intno):
+        """A trap of the executor: an exception return (Unicorn's), BKPT, or what is not served."""
         pc = self.cpu.reg("pc")
         if intno == EXCP_EXCEPTION_EXIT:
             try:
@@ -322,7 +347,10 @@ class ImageRun:
                 self.lib.cbsim_set_alarm(self.sim, self.cycles(), 0)
             return
         if intno == EXCP_BKPT and self.cpu.read(pc, 2) == b"\xab\xbe":
-            self._semihost(pc)
+            try:
+                self._semihost(pc)
+            except Exception as exc:         # a callback must not raise into the executor
+                self._stop(f"semihosting at pc=0x{pc:08x}: {exc}")
             return
         what = {1: "an undefined instruction (UsageFault)", 2: "SVC", 7: "a BKPT other than 0xAB (semihosting)"}
         self._stop(f"the image raised {what.get(intno, f'exception {intno}')} at pc=0x{pc:08x}: not served "
@@ -343,7 +371,7 @@ class ImageRun:
         if call.exit_code is not None:
             self.result.exit_code = call.exit_code
             self.ended = True
-            self.uc.emu_stop()
+            self.ex.stop()
             return
         if call.r0 is not None:
             self.cpu.set_reg("r0", call.r0)
@@ -360,13 +388,13 @@ class ImageRun:
     def _stop(self, problem: str) -> None:
         self.result.problem = self.result.problem or problem
         self.ended = True
-        self.uc.emu_stop()
+        self.ex.stop()
 
     # --- the accounting ---------------------------------------------------------------------------
     def _on_miss(self, bp) -> int:
         b = bp.contents
         try:
-            insns = list(self.cs.disasm(bytes(self.uc.mem_read(b.addr, b.size)), b.addr))
+            insns = list(self.cs.disasm(self.ex.read(b.addr, b.size), b.addr))
             cost = timing.block_cost(self.device.core, self.simulator.dev, insns, self.timing_report)
         except Exception as exc:        # a model bug must stop the run, loudly
             self.result.problem = f"timing model failed on the block at 0x{b.addr:08x}: {exc}"
@@ -392,51 +420,67 @@ class ImageRun:
         return True
 
     def _install(self) -> None:
+        """The accounting (cbsim.c) on the run's executor, and the watched function."""
         self.timing_report = timing.TimingReport()
         self.miss = MISS_FN(self._on_miss)
-        funcs = [f for f in self.image.funcs
-                 if any(r.start <= f[0] and f[0] + f[1] <= r.start + r.size for r in self.regions)]
-        # code that start-up copies to RAM is scanned there, in a copy put back afterwards
-        moved = [(seg.run, bytes(self.uc.mem_read(seg.run, len(seg.data)))) for seg in self.image.segments
-                 if seg.run != seg.load and seg.data]
-        for seg in self.image.segments:
-            if seg.run != seg.load and seg.data:
-                self.uc.mem_write(seg.run, seg.data)
-        dyns = self.simulator._dynamic_sites(self.cs, self.uc, funcs)
-        unmasking = self._unmasking_sites(funcs)
-        for addr, before in moved:
-            self.uc.mem_write(addr, before)
         d = self.device
         flash = self.simulator.board.flash
-        self.sim = self.lib.cbsim_new(unicorn_handle(self.uc), self.miss, d.flash_ws if d.code_in_flash else 0,
+        if isinstance(self.ex, UnicornExecutor):
+            dyns, unmasking = self._scan()
+            handle = unicorn_handle(self.ex.uc)
+        else:                            # the native executor finds its data-dependent instructions itself
+            dyns, unmasking, handle = [], [], None
+        self.sim = self.lib.cbsim_new(handle, self.miss, d.flash_ws if d.code_in_flash else 0,
                                       flash[0], flash[0] + flash[1] - 1, len(dyns) + 1)
         if not self.sim:
             raise UsageError("could not install the simulator's hooks")
         set_flash_model(self.lib, self.sim, self.simulator, flash[0], flash[1])
-        if d.flash_ws and d.code_in_flash and d.core not in timing.ARMV6M:
+        if handle is None:
+            table = timing.TABLES[d.core]
+            dyn = [int(table.get(cls) == timing.DYN) for cls in ("div", "lmul", "lmla")]
+            self.lib.cbcpu_set_accounting(self.ex.h, self.sim, *dyn)
+        elif d.flash_ws and d.code_in_flash and d.core not in timing.ARMV6M:
             self.result.notes.append("flash data wait states on an ARMv7-M core under Unicorn: its read hook can leave "
                                      "the IT state set after a load from flash (docs/sim-model.md, 'The executor'); "
                                      "check the image's own results")
         for addr, kind, ra, rb in dyns:
-            self.lib.cbsim_add_dynamic(self.sim, addr, kind, Simulator._reg(self.A, ra), Simulator._reg(self.A, rb))
+            self.lib.cbsim_add_dynamic(self.sim, addr, kind, self.ex.reg_id(ra), self.ex.reg_id(rb))
         for addr in unmasking:
-            self.uc.hook_add(self.unicorn.UC_HOOK_CODE, self._unmasking, begin=addr, end=addr)
+            self.ex.hook_code(addr, self._unmasking)
         if self.marker.kind == "function":
             self.lib.cbsim_watch(self.sim, self.image.symbols[self.marker.name][0])
+
+    def _scan(self) -> tuple[list, list]:
+        """Unicorn's hooks need them: the data-dependent instructions and the unmasking sites of
+        the image's functions; code that start-up copies to RAM is scanned there, in a copy put
+        back afterwards."""
+        ex = self.ex
+        funcs = [f for f in self.image.funcs
+                 if any(r.start <= f[0] and f[0] + f[1] <= r.start + r.size for r in self.regions)]
+        moved = [(seg.run, ex.read(seg.run, len(seg.data))) for seg in self.image.segments
+                 if seg.run != seg.load and seg.data]
+        for seg in self.image.segments:
+            if seg.run != seg.load and seg.data:
+                ex.write(seg.run, seg.data)
+        dyns = self.simulator._dynamic_sites(self.cs, ex.read, funcs)
+        unmasking = self._unmasking_sites(funcs)
+        for addr, before in moved:
+            ex.write(addr, before)
+        return dyns, unmasking
 
     def _unmasking_sites(self, funcs) -> list[int]:
         """CPSIE and MSR to PRIMASK/BASEPRI/FAULTMASK in the image's functions."""
         sites = []
         for start, size in funcs:
-            for insn in self.cs.disasm(bytes(self.uc.mem_read(start, size)), start):
+            for insn in self.cs.disasm(self.ex.read(start, size), start):
                 m = insn.mnemonic.split(".")[0]
                 if m == "cpsie" or (m == "msr" and any(k in insn.op_str for k in ("primask", "basepri", "faultmask"))):
                     sites.append(insn.address)
         return sites
 
-    def _unmasking(self, uc_, addr, size, user):
-        """An instruction that may unmask interrupts is about to run: a pending SysTick is looked at
-        before the next block."""
+    def _unmasking(self):
+        """An instruction that may unmask interrupts is about to run (Unicorn's hook): a pending
+        SysTick is looked at before the next block."""
         if self.pending:
             self.lib.cbsim_set_alarm(self.sim, self.cycles(), 0)
 
@@ -466,9 +510,14 @@ class ImageRun:
         return True
 
     def _enter(self, number: int) -> None:
-        """Exception `number`'s entry, here by the host: the frame pushed, the handler's address
-        set. Its vector is a data read: from flash it waits as any other (the TRMs' latency is at
-        0 wait states); the native executor reads it through the same accounting."""
+        """Exception `number`'s entry. The native executor takes it pended (frame, vector read
+        through the accounting) before the next block; on Unicorn the host enters it here: the
+        frame pushed, the handler's address set. Its vector is a data read: from flash it waits as
+        any other (the TRMs' latency is at 0 wait states)."""
+        if not isinstance(self.ex, UnicornExecutor):
+            exceptions.refuse_fp_context(self.cpu)
+            self.ex.pend(number)
+            return
         exceptions.enter(self.cpu, number, self.vtor)
         vector = self.vtor + 4 * number
         flash = self.simulator.board.flash
@@ -480,42 +529,52 @@ class ImageRun:
             self.prepare()
         sp, reset = self.image.read_word(self.image.vector_table), self.image.read_word(self.image.vector_table + 4)
         self.cpu.set_reg("msp", sp)
-        pc = reset | 1
+        self.ex.set_reg("pc", reset | 1)
         t0 = time.perf_counter()
-        deadline = self.deadline = t0 + timeout_s
+        self.deadline = t0 + timeout_s
         try:
-            while not self.ended:
-                left = deadline - time.perf_counter()
-                if left <= 0:
-                    self.result.timed_out = True
-                    break
-                if self.pending:    # masked: the unmasking sites wake it (_unmasking), else a late poll
-                    self.lib.cbsim_set_alarm(self.sim, self.cycles() + POLL_MASKED, 1)
-                else:
-                    self.lib.cbsim_set_alarm(self.sim, self._alarm(), 0)
-                try:
-                    self.uc.emu_start(pc, 0xFFFFFFFF, timeout=max(1, int(left * 1e6)))
-                except self.unicorn.UcError as exc:
-                    here = self.cpu.reg("pc")
-                    self._stop(f"the image faulted ({exc}) at pc=0x{here:08x}")
-                    break
-                pc = self.cpu.reg("pc") | 1
-                if self.ended or self._limit_reached():
-                    break
-                if self.lib.cbsim_alarm_fired(self.sim):
-                    self.pending = not self._take_systick()
-                    pc = self.cpu.reg("pc") | 1
-                elif self.lib.cbsim_failed(self.sim):
-                    self._stop(self.result.problem or "the simulator's accounting failed (a watched call nested "
-                               "deeper than 256, or out of memory)")
-                elif not self.ended:
-                    self.result.timed_out = time.perf_counter() >= deadline - 0.01
-                    if not self.result.timed_out:
-                        self._stop(f"the image stopped at pc=0x{self.cpu.reg('pc'):08x} without SYS_EXIT")
-                    break
+            self._loop()
         finally:
             self._finish(time.perf_counter() - t0)
         return self.result
+
+    def _loop(self) -> None:
+        """Runs the executor from stop to stop until the image ends: at each stop the alarm
+        (SysTick's wrap) or a wake (native: an unmasking or an exception return) may take SysTick."""
+        ex, lib, deadline = self.ex, self.lib, self.deadline
+        while not self.ended:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                self.result.timed_out = True
+                break
+            if self.pending:    # masked: an unmasking or a return wakes it (_unmasking, the executor), else a late poll
+                lib.cbsim_set_alarm(self.sim, self.cycles() + POLL_MASKED, 1)
+            else:
+                lib.cbsim_set_alarm(self.sim, self._alarm(), 0)
+            status = ex.run(ex.reg("pc") | 1, left)
+            if self.ended or self._limit_reached():
+                break
+            if status == PROBLEM:
+                self._stop(self._problem())
+                break
+            if status == TIMEOUT:
+                self.result.timed_out = True
+                break
+            if lib.cbsim_alarm_fired(self.sim) or (self.pending and ex.wakes):
+                self.pending = not self._take_systick()
+            elif lib.cbsim_failed(self.sim):
+                self._stop(self.result.problem or ACCOUNTING_FAILED)
+            elif not ex.wakes:           # Unicorn returns alike at a stop and at its timeout
+                self.result.timed_out = time.perf_counter() >= deadline - 0.01
+                if not self.result.timed_out:
+                    self._stop(f"the image stopped at pc=0x{ex.reg('pc'):08x} without SYS_EXIT")
+                break
+
+    def _problem(self) -> str:
+        """A run that stopped with a problem: the accounting's failure, else the executor's fault."""
+        if self.lib.cbsim_failed(self.sim):
+            return self.result.problem or ACCOUNTING_FAILED
+        return self.ex.fault("the image")
 
     def _function_segments(self) -> None:
         """The watched function's calls (cbsim's event log, itself bounded) as segments."""
@@ -537,13 +596,14 @@ class ImageRun:
         if self.marker.kind == "function":
             self._function_segments()
         insns = lib.cbsim_insns(sim)
-        r.stats = {"executor": "unicorn", "cycles": lib.cbsim_cycles(sim), "instructions": insns, "wall_s": wall,
+        r.stats = {"executor": self.ex.name, "cycles": lib.cbsim_cycles(sim), "instructions": insns, "wall_s": wall,
                    "instructions_per_s": insns / wall if wall > 0 else None,
                    "unknown_mnemonics": sorted(self.timing_report.unknown_mnemonics)}
         if lib.cbsim_failed(sim) and not r.problem:
-            r.problem = "the simulator's accounting failed (a watched call nested deeper than 256, or out of memory)"
+            r.problem = ACCOUNTING_FAILED
         r.notes += sorted(self.systick.notes)
         if self.reads_dropped:
             r.notes.append(f"counter reads: the first {MAX_READS} are listed, {self.reads_dropped} more were not")
         lib.cbsim_free(sim)
         self.sim = self.miss = None
+        self.ex.close()

@@ -62,7 +62,7 @@ def lockstep(sim: Simulator, elf: Path, max_blocks: int = 10**9) -> tuple[Diverg
     fpu = sim.device.core in FPU_CORES
     nat = NativeEmulation(sim, elf, lambda line: None)
     uni = _Emulation(sim, elf, lambda line: None)
-    cpu, uc, A = nat.cpu, uni.uc, uni.A
+    cpu, uc, A = nat.cpu, uni.ex.uc, uni.ex.A
     cpu.set_reg(REG_PC, nat.pc)
     entered = []
 

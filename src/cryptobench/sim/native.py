@@ -3,9 +3,9 @@
 The executor decodes each basic block once, keeps flash and RAM as flat host arrays, and drives
 the same native accounting as the Unicorn path (cbsim.c's cbsim_account_* functions), so the
 cost model is not repeated here. What the image sees of the board (the cycle counters, the UART
-console, the marker GPIO, semihosting) is engine._Emulation's own code: NativeEmulation hands it
-a stand-in for the Unicorn engine (_Engine) whose mmio_map, mem_read, reg_read and emu_stop reach
-the executor. Unicorn stays selectable (Simulator(..., executor="unicorn") or
+console, the marker GPIO, semihosting) is engine._Emulation's own code, written against
+sim/executor.py's Executor, which NativeExecutor here and UnicornExecutor both implement;
+NativeEmulation only picks the executor and drives its accounting. Unicorn stays selectable (Simulator(..., executor="unicorn") or
 CRYPTOBENCH_SIM_EXECUTOR=unicorn): it is the oracle the executor is tested against
 (tests/test_sim_native.py)."""
 from __future__ import annotations
@@ -16,19 +16,18 @@ import time
 from pathlib import Path
 
 from ..errors import UsageError
-from ..firmware.protocol import LineSplitter
 from . import timing
 from . import engine
-from .engine import DWT_CYCCNT, MISS_FN, PPB, PPB_SIZE, SimReport, _Emulation, _load_elf  # noqa: F401
+from .cstructs import BKPT_FN, READ_FN, WRITE_FN
+from .executor import EXCP_BKPT
+from .engine import MISS_FN, SimReport, _Emulation  # noqa: F401 (SimReport: for importers of this module)
 
 EXECUTORS = ("native", "unicorn")
 ENV = "CRYPTOBENCH_SIM_EXECUTOR"
 ARCH = {"cortex-m0": 0, "cortex-m0plus": 0, "cortex-m3": 1, "cortex-m4": 2, "cortex-m7": 2, "cortex-m33": 3}
 STOPPED, LIMIT, PROBLEM, TIMEOUT = 0, 1, 2, 3
 REG_PC, REG_XPSR, REG_VTOR = 15, 16, 22
-READ_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32))
-WRITE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32)
-BKPT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32)
+
 
 
 def executor_choice(explicit: str | None = None) -> str:
@@ -127,107 +126,119 @@ class Cpu:
             self.h = None
 
 
-def _unicorn_reg_ids() -> dict:
-    """Unicorn's register ids (what engine._Emulation's code passes to reg_read) -> the executor's."""
-    from unicorn import arm_const as A
-    ids = {getattr(A, f"UC_ARM_REG_R{i}"): i for i in range(13)}
-    ids.update({A.UC_ARM_REG_SP: 13, A.UC_ARM_REG_LR: 14, A.UC_ARM_REG_PC: 15})
-    return ids
+# the executor's register numbers (harness/sim/cbcpu.h) for the names the runs use
+REGS = {**{f"r{i}": i for i in range(13)}, "sp": 13, "r13": 13, "lr": 14, "r14": 14, "pc": 15, "r15": 15,
+        "xpsr": 16, "msp": 17, "psp": 18, "primask": 19, "control": 20, "fpscr": 21, "vtor": REG_VTOR,
+        "basepri": 23, "faultmask": 24}
 
 
-class _Engine:
-    """What engine._Emulation's board code calls on a Unicorn engine, on the executor."""
+class NativeExecutor:
+    """A Cpu as an Executor (sim/executor.py): addresses outside flash and RAM reach the regions
+    mapped here (the whole access inside one, else unmapped: the executor faults), BKPT is the
+    trap EXCP_BKPT, and a callback that raises is the run's problem (on_error) and stops it."""
 
-    def __init__(self, em: "NativeEmulation"):
-        self.em = em
-        self.ids = _unicorn_reg_ids()
+    name, wakes = "native", True
 
-    def mmio_map(self, base, size, read, _read_arg, write, _write_arg):
-        self.em.regions.append((base, size, read, write))
-
-    def mem_read(self, addr, n):
-        return bytearray(self.em.cpu.read(addr, n))
-
-    def mem_write(self, addr, data):
-        self.em.cpu.write(addr, data)
-
-    def reg_read(self, rid):
-        return self.em.cpu.reg(self.ids[rid])
-
-    def reg_write(self, rid, value):
-        self.em.cpu.set_reg(self.ids[rid], value)
-
-    def emu_stop(self):
-        self.em.lib.cbcpu_stop(self.em.cpu.h)
-
-
-class NativeEmulation(_Emulation):
-    """One run of an image on the native executor; the report, console, counters, marker edges
-    and semihosting are engine._Emulation's."""
-
-    def __init__(self, simulator, elf: Path, on_line):   # noqa: super().__init__ would make a Unicorn engine
-        import capstone
-        from unicorn import arm_const as A
-        self.t_start = time.perf_counter()
-        self.s, self.lib, self.A, self.on_line = simulator, simulator.lib, A, on_line
-        self.report = SimReport()
-        self.sim = None
-        self.miss = None
-        self.lines = LineSplitter()       # the console, split into lines
+    def __init__(self, lib, core: str, flash: tuple[int, int], ram: tuple[int, int], trap, on_error):
         self.regions: list = []
-        self.flash_lo, self.flash_len = simulator.board.flash
-        self.cpu = Cpu(self.lib, simulator.device.core, simulator.board.flash, simulator.board.ram,
-                       self._mmio_read, self._mmio_write, self._bkpt)
-        self.uc = _Engine(self)
-        sp, self.pc, self.funcs = _load_elf(self.uc, elf)
-        self.cpu.set_reg(13, sp)
-        self.cpu.set_reg(REG_VTOR, self.flash_lo)
-        self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
-        self.cs.detail = True
-        self.uc.mmio_map(PPB, PPB_SIZE, self._ppb_read, None, self._ignore_write, None)
-        self._map_console()
-        self.startup_s = None
+        self.write_hooks: list = []       # (begin, end, fn) of hook_writes
+        self.trap, self.on_error = trap, on_error
+        self.cpu = Cpu(lib, core, flash, ram, self._mmio_read, self._mmio_write, self._bkpt)
+        self.lib, self.h = self.cpu.lib, self.cpu.h
 
-    # --- the executor's callbacks: addresses outside flash and RAM, and BKPT ----------------------
-    def _region(self, addr):
-        for base, size, read, write in self.regions:
-            if base <= addr < base + size:
-                return base, read, write
+    def read(self, addr: int, n: int) -> bytes:
+        return self.cpu.read(addr, n)
+
+    def write(self, addr: int, data: bytes) -> None:
+        self.cpu.write(addr, data)
+
+    def holds(self, addr: int, n: int) -> bool:
+        return self.cpu.holds(addr, n)
+
+    def reg(self, name: str) -> int:
+        return self.cpu.reg(REGS[name])
+
+    def set_reg(self, name: str, value: int) -> None:
+        self.cpu.set_reg(REGS[name], value)
+
+    def run(self, pc: int, timeout_s: float, max_blocks: int | None = None) -> int:
+        self.cpu.set_reg(REG_PC, pc & ~1)
+        return self.cpu.run(2**64 - 1 if max_blocks is None else max_blocks, timeout_s)
+
+    def fault(self, subject: str) -> str:
+        return f"{subject} faulted: {self.cpu.problem() or 'the executor stopped'}"
+
+    def pend(self, exception: int) -> None:
+        self.cpu.pend(exception)
+
+    def stop(self) -> None:
+        self.cpu.stop()
+
+    def map_mmio(self, base: int, size: int, read, write) -> None:
+        self.regions.append((base, base + size, read, write))
+
+    def hook_writes(self, begin: int, end: int, fn) -> None:
+        """fn(addr, size, value) for every store into [begin, end] that reaches a mapped region
+        (flash and RAM are the executor's own: a store there is not seen)."""
+        self.write_hooks.append((begin, end, fn))
+
+    def close(self) -> None:
+        self.cpu.close()
+
+    def _region(self, addr: int, size: int):
+        for lo, hi, read, write in self.regions:
+            if lo <= addr and addr + size <= hi:
+                return lo, read, write
         return None
 
     def _mmio_read(self, addr, size, out) -> int:
         try:
-            hit = self._region(addr)
+            hit = self._region(addr, size)
             if hit is None:
-                return -1
-            base, read, _ = hit
-            out[0] = (read(self.uc, addr - base, size, None) or 0) & 0xFFFFFFFF
+                return -1                       # unmapped: the executor stops with its problem line
+            out[0] = (hit[1](addr - hit[0], size) or 0) & 0xFFFFFFFF
             return 0
         except Exception as exc:        # a callback must not raise into C: the run stops with it
-            self.report.problem = self.report.problem or f"reading 0x{addr:08x}: {exc}"
-            self.uc.emu_stop()
+            self.on_error(f"reading 0x{addr:08x}: {exc}")
+            self.cpu.stop()
             return 0
 
     def _mmio_write(self, addr, size, value) -> int:
         try:
-            hit = self._region(addr)
+            hit = self._region(addr, size)
             if hit is None:
                 return -1
-            base, _, write = hit
-            write(self.uc, addr - base, size, value, None)
+            for begin, end, fn in self.write_hooks:
+                if begin <= addr <= end:
+                    fn(addr, size, value)
+            hit[2](addr - hit[0], size, value)
             return 0
         except Exception as exc:
-            self.report.problem = self.report.problem or f"writing 0x{addr:08x}: {exc}"
-            self.uc.emu_stop()
+            self.on_error(f"writing 0x{addr:08x}: {exc}")
+            self.cpu.stop()
             return 0
 
     def _bkpt(self, imm) -> int:
         try:
-            self._on_intr(self.uc, 7, None)     # 7: QEMU's EXCP_BKPT, what Unicorn passes
+            self.trap(EXCP_BKPT)
         except Exception as exc:
-            self.report.problem = self.report.problem or f"semihosting at BKPT #{imm}: {exc}"
+            self.on_error(f"semihosting at BKPT #{imm}: {exc}")
             return 1
         return 0
+
+
+class NativeEmulation(_Emulation):
+    """One run of an image on the native executor; the report, console, counters, marker edges
+    and semihosting are engine._Emulation's, written against the Executor."""
+
+    def _executor(self) -> NativeExecutor:
+        board = self.s.board
+        return NativeExecutor(self.lib, self.s.device.core, board.flash, board.ram, self._on_intr, self._on_error)
+
+    @property
+    def cpu(self) -> Cpu:
+        """The executor itself, by register number (the lock-step comparison and the tests)."""
+        return self.ex.cpu
 
     # --- accounting and the run ---------------------------------------------------------------------
     def install_accounting(self) -> None:
