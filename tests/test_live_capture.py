@@ -522,6 +522,7 @@ def _import_line(stdout: str) -> list[str]:
     return shlex.split(line[len("import: cryptobench "):])
 
 
+@pytest.mark.e2e
 def test_cli_capture_n6705_elog_then_import(tmp_path):
     out = tmp_path / "live.csv"
     r = cli("energy", "capture", "--instrument", "n6705", "--resource", SIM_RESOURCE, "--backend", SIM,
@@ -536,6 +537,7 @@ def test_cli_capture_n6705_elog_then_import(tmp_path):
     assert "5 windows" in r.stdout and f"median {ELOG_WINDOW_J:.6e} J" in r.stdout
 
 
+@pytest.mark.e2e
 def test_cli_capture_n6705_instrument_error(tmp_path):
     r = cli("energy", "capture", "--instrument", "n6705", "--resource", SIM_RESOURCE, "--backend", SIM,
             "--period", "1e-6", "--duration", "0.5", "--channel", "1:iv", "--channel", "2:v:marker",
@@ -574,6 +576,7 @@ def test_cli_capture_n6705_dlog(tmp_path, monkeypatch, capsys):
     assert f"median {expected(plan)['energy_j'][0]:.6e} J" in capsys.readouterr().out
 
 
+@pytest.mark.e2e
 def test_cli_capture_otii(otii_server, tmp_path):
     srv = otii_server()
     host, port = srv.server_address
