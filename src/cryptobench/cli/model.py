@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..printable import PrintableLines
+from ..references import load_reference
 from ..report.table import LEFT, Column, Table, columns
 from ..report.terminal import print_table
 from .common import (OneLineParser, add_db, add_output, checked_output, console_for, key_values, resolve_one_run,
@@ -256,7 +257,6 @@ def _pisa_figure(row) -> tuple[str, float] | None:
 def pisa_rows() -> tuple[dict, dict]:
     """Table IV (TH, P, E), Table V (HW FoM) and the stated AL of the Pisa Cortex-A53 paper's accelerators, and
     the clock and DMA bandwidths they run at, all from PISA_FILE: (rows by algorithm, {clock, mm2s, s2mm})."""
-    from ..references import load_reference
     ref = load_reference("pisa-a53")
     rows = {name: dict(shape) for name, shape in PISA_SHAPES.items()}
     bus: dict[str, float] = {}

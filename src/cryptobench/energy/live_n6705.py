@@ -28,6 +28,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from .formats.generic_csv import write_rows
 from .trace import Chunk
 
 TRIGGERS = {"imm": "IMM", "immediate": "IMM", "bus": "BUS", "ext": "EXT", "external": "EXT"}
@@ -593,7 +594,6 @@ def write_capture_csv(chunks, path) -> dict:
     """Stream Chunks (from either live instrument) into a `generic-csv` trace: `time_s,current_a`
     [`,voltage_v`][`,marker` (0/1/X) or `,marker_v` (analog)][`,current_NAME_a,voltage_NAME_v`…].
     Returns {"samples": n, "format": "generic-csv", "options": {…}} — the import options."""
-    from .formats.generic_csv import write_rows
     from .trace import MARKER_X
     cols = None
     n = 0
