@@ -18,6 +18,16 @@ def tree_status() -> str | None:
                           capture_output=True, text=True, check=True).stdout
 
 
+# tiers (pyproject.toml's markers): a test in one of these is slow too, so `-m "not slow"` leaves them all out
+SLOW_TIERS = ("e2e", "qemu", "lab")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(item.get_closest_marker(tier) for tier in SLOW_TIERS) and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
+
+
 # the tree as the session found it: a developer's uncommitted edits are theirs, not the suite's
 TREE_AT_START = tree_status()
 

@@ -61,6 +61,7 @@ def _check_alt_cells(doc, recipe):
     assert build["recipe"] == str(recipe)
 
 
+@pytest.mark.qemu
 def test_the_alt_sha256_is_measured_on_qemu(tmp_path):
     recipe = user_folder(tmp_path)
     doc = _run(tmp_path, "--target", "qemu:mps2-an385", "--recipe", str(recipe), "--op", "sha256", "--op", "sha224",
@@ -74,6 +75,7 @@ def test_the_alt_sha256_is_measured_on_qemu(tmp_path):
     assert "alt" not in plain["conditions"]["builds"]["mbedtls"]
 
 
+@pytest.mark.e2e
 def test_the_alt_sha256_is_measured_on_the_simulator(tmp_path):
     recipe = user_folder(tmp_path)
     doc = _run(tmp_path, "--target", "sim:cortex-m4", "--recipe", str(recipe), "--op", "sha256", "--op", "sha224",

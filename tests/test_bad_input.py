@@ -3,6 +3,9 @@ import pytest
 
 from conftest import cli
 
+# end to end: the real command line on stored or measured runs (the slow tier)
+pytestmark = pytest.mark.e2e
+
 
 @pytest.mark.parametrize("args, expect", [
     (["run", "--suite", "nosuch"], ["unknown suite 'nosuch'", "default", "ti-cc26x2", "cifra-aead"]),

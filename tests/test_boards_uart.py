@@ -28,6 +28,7 @@ def _run(tmp_path, *args, name="run"):
     return proc, json.loads(out.read_text())
 
 
+@pytest.mark.qemu
 @pytest.mark.parametrize("board,ops", [("stm32vldiscovery", ("sha256",)),
                                        ("netduinoplus2", ("sha256", "aes-gcm-encrypt"))])
 def test_kats_pass_over_the_stm32_usart_console_on_qemu(tmp_path, board, ops):
@@ -55,6 +56,7 @@ def _kat_image(board: str):
     return builder.image("sha256.uart-test", ["sha256"], plan_c(kats, [], board, b.core, "uart test"))
 
 
+@pytest.mark.qemu
 def test_the_lines_come_over_the_usart_and_not_semihosting():
     """The same image with QEMU's serial port connected prints its protocol; with the port
     disconnected (semihosting still on) it prints nothing: the USART is the console."""
@@ -70,6 +72,7 @@ def test_the_lines_come_over_the_usart_and_not_semihosting():
     assert not silent.complete and not silent.hello and not [l for l in lines if l.startswith("{")]
 
 
+@pytest.mark.slow
 def test_every_uart_driver_compiles_links_and_fits_its_board():
     """The drivers of the boards without silicon here: built with the board's set-up steps and
     divisor, linked into the board's memory map."""
@@ -103,6 +106,7 @@ def test_the_real_boards_have_clock_console_marker_and_flash_method():
     assert B.BOARDS["ek-ra6m4"].core == "m33"
 
 
+@pytest.mark.qemu
 def test_list_targets_says_untested_on_hardware():
     proc = cli("list", "targets")
     assert proc.returncode == 0, proc.stderr
@@ -135,6 +139,7 @@ def test_a_bad_console_in_boards_toml_names_file_line_and_what_was_expected(tmp_
     assert "[board.nrf52840dk]: a real board needs hardware" in str(exc.value)
 
 
+@pytest.mark.e2e
 def test_the_simulator_reads_the_cc26x2_uart_through_its_power_up_waits(tmp_path):
     """lp-cc2652r7's console waits for PRCM power domains: the simulator reads them as done and
     takes the lines from UART0's data register."""

@@ -37,6 +37,7 @@ def page_file(tmp_path, body, name="page.html"):
     return path
 
 
+@pytest.mark.slow
 def test_image_table_and_screenshots(browser, tmp_path):
     image = "data:image/png;base64," + base64.b64encode(png_bytes(4, 3)).decode()
     rows = "".join(f"<tr><td>{i}</td><td>row {i}</td></tr>" for i in range(60))  # taller than the viewport
@@ -55,6 +56,7 @@ def test_image_table_and_screenshots(browser, tmp_path):
     assert png_size(page.screenshot(tmp_path / "view.png", full_page=False)) == (640, 480)
 
 
+@pytest.mark.slow
 def test_console_error_and_uncaught_exception(browser, tmp_path):
     page = browser.open(page_file(tmp_path, "<script>console.error('boom')</script>", "a.html"))
     assert any("boom" in e for e in page.console_errors), page.console_errors
@@ -109,6 +111,7 @@ def test_browser_exiting_early_is_a_clear_error(tmp_path):
             pass
 
 
+@pytest.mark.slow
 def test_missing_executable_is_a_clear_error(tmp_path):
     with pytest.raises(BrowserError, match="cannot start"):
         with Chromium(str(tmp_path / "no-such-chromium")):

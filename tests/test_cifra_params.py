@@ -110,6 +110,7 @@ def _run(tmp_path, *args, name="run"):
     return json.loads(out.read_text())
 
 
+@pytest.mark.e2e
 def test_ccm_with_the_studys_11_byte_nonce_on_the_host_engines(tmp_path, harness):
     doc = _run(tmp_path, "--op", "aes-ccm-encrypt", "--param", "nonce_bytes=11", "--param", "aad_bytes=16",
                "--param", "bytes=0,256", "--param", "key_bits=128,256", "--engine", "openssl-sw",
@@ -121,6 +122,7 @@ def test_ccm_with_the_studys_11_byte_nonce_on_the_host_engines(tmp_path, harness
         assert r["detail"] == "4 known-answer vectors"          # the 11-byte-nonce vectors of its key size
 
 
+@pytest.mark.qemu
 def test_ccm_with_the_studys_11_byte_nonce_on_the_firmware(tmp_path):
     doc = _run(tmp_path, "--target", "qemu:mps2-an385", "--op", "aes-ccm-encrypt", "--param", "nonce_bytes=11",
                "--param", "aad_bytes=16", "--param", "bytes=0,256", "--param", "key_bits=128,256",

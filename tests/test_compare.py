@@ -140,6 +140,7 @@ def test_per_cycle_figures_when_both_sides_have_a_clock(tmp_path):
     assert any("cycles" in c for c in tables(doc)[0].headers)
 
 
+@pytest.mark.e2e
 def test_compare_cli_and_errors(tmp_path):
     ref_path = tmp_path / "mini.toml"
     ref_path.write_text(REF)

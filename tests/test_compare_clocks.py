@@ -40,6 +40,7 @@ def test_the_cifra_reference_says_which_clock_each_value_belongs_to():
     assert all(r.at_hz == 8e6 for r in ref.rows if r.metric == "cycles")
 
 
+@pytest.mark.e2e
 def test_a_reset_clock_run_reads_the_same_way_in_cycles_and_in_rate(tmp_path):
     run = stored_run(tmp_path / "r.sqlite", _sweep(8e6), target=RESET)
     doc = compare(run, load_reference("cifra-aead"))
@@ -61,12 +62,14 @@ def test_a_reset_clock_run_reads_the_same_way_in_cycles_and_in_rate(tmp_path):
     assert any("shown at the study's clock (48 MHz)" in line for line in text_lines(doc))
 
 
+@pytest.mark.e2e
 def test_a_run_at_the_rates_own_clock_is_not_scaled(tmp_path):
     run = stored_run(tmp_path / "r.sqlite", _sweep(48e6), target={**RESET, "clock_hz": 48000000})
     rate = _group(compare(run, load_reference("cifra-aead")), "likely_throughput")
     assert rate["clock"] is None and rate["yours"]["mbedtls"] == pytest.approx(48e6 / PER_BYTE, rel=1e-3)
 
 
+@pytest.mark.e2e
 def test_the_cli_prints_and_records_the_scaling(tmp_path):
     db = tmp_path / "r.sqlite"
     stored_run(db, _sweep(8e6), target=RESET)
@@ -137,6 +140,7 @@ def test_a_malformed_row_clock_is_rejected_with_the_file_and_line(tmp_path):
     assert f"{path}:" in str(exc.value) and "field 'clock_hz'" in str(exc.value)
 
 
+@pytest.mark.e2e
 def test_the_cifra_layout_says_the_factor_to_the_posts_clock(tmp_path):
     results = layout_tables(stored_run(tmp_path / "r.sqlite", _sweep(8e6), target=RESET), "cifra")[0]
     assert any("at the core clock (8 MHz)" in n for n in results.notes)

@@ -243,6 +243,7 @@ unit = "KB/s"
 """
 
 
+@pytest.mark.e2e
 def test_cifra_likely_throughput_only_against_a_long_message(tmp_path):
     path = tmp_path / "cifra.toml"
     path.write_text(CIFRA)
@@ -261,6 +262,7 @@ def test_cifra_likely_throughput_only_against_a_long_message(tmp_path):
     assert "a short message's cost / length" in single["unmatched_published"][0]["why"]
 
 
+@pytest.mark.e2e
 def test_compare_cli_prints_the_kind_line_and_json_has_the_ratios(tmp_path, ref):
     _host_run(tmp_path)
     db = str(tmp_path / "host.sqlite")

@@ -3,6 +3,8 @@ sampler's stop and results.derive's flag use one rule (convergence.converged), a
 line counts the flags (issue 31 item 3: "converged: every cell…" above "1 did not reach ±1 %")."""
 import random
 
+import pytest
+
 from test_estimate import COSTS, FakeProcess, Machine
 
 from cryptobench.convergence import convergence_of
@@ -41,6 +43,7 @@ def _statements(run: Run) -> list[str]:
     return [line for line in summary_lines(run) if "reached" in line or "did not" in line]
 
 
+@pytest.mark.slow
 def test_the_flags_are_the_samplers_verdict_and_the_line_counts_them():
     machine = Machine(7)
     rng = random.Random(3)
@@ -60,6 +63,7 @@ def test_the_flags_are_the_samplers_verdict_and_the_line_counts_them():
     assert "stopped: the time budget ran out" in stop and " cells" not in stop
 
 
+@pytest.mark.slow
 def test_a_run_stopped_by_convergence_has_no_cell_flagged():
     machine = Machine(3, spell_share=0.0, drift_sd=0.0)
     sampler, run = _sampled(machine, precision=0.02, budget_s=300.0, layouts={})
@@ -72,6 +76,7 @@ def test_a_run_stopped_by_convergence_has_no_cell_flagged():
     assert not any("noisy machine" in line for line in summary_lines(run))
 
 
+@pytest.mark.slow
 def test_a_stored_converged_stop_that_the_flags_contradict_is_not_repeated():
     """Runs stored before one rule decided both: the stop is said as the check it was."""
     machine = Machine(7)

@@ -84,6 +84,7 @@ def _row(doc, engine, op="sha256"):
 
 
 # ------------------------------------------------------------------------------------ verdicts
+@pytest.mark.e2e
 def test_same_distribution_different_seeds_is_all_same_and_exit_0(db):
     a, b = _stored_run(db, seed=1), _stored_run(db, seed=2)
     rc, doc = _json(db, a, b)
@@ -93,6 +94,7 @@ def test_same_distribution_different_seeds_is_all_same_and_exit_0(db):
     assert all(r["n_a"] == N and r["n_b"] == N and r["method"] == "exact" for r in doc["rows"])
 
 
+@pytest.mark.e2e
 def test_one_engine_slowed_20_percent_is_a_regression_and_exit_1(db):
     a, b = _stored_run(db, seed=1), _stored_run(db, seed=2, slow={"mbedtls": 1.2})
     rc, doc = _json(db, a, b)
@@ -108,6 +110,7 @@ def test_one_engine_slowed_20_percent_is_a_regression_and_exit_1(db):
     assert "1 regression, 0 improvements, 2 unchanged" in table.stdout
 
 
+@pytest.mark.e2e
 def test_one_engine_20_percent_faster_is_an_improvement_and_exit_0(db):
     a, b = _stored_run(db, seed=1), _stored_run(db, seed=2, slow={"openssl": 0.8})
     rc, doc = _json(db, a, b)
@@ -119,6 +122,7 @@ def test_one_engine_20_percent_faster_is_an_improvement_and_exit_0(db):
     assert _row(doc, "mbedtls")["verdict"].startswith("same")
 
 
+@pytest.mark.e2e
 def test_a_significant_change_within_the_threshold_is_not_a_regression(db):
     # 0.5 % noise: a 2 % slowdown is clearly significant, but below the 5 % threshold
     a = _stored_run(db, seed=1, sigma=0.005)
@@ -132,6 +136,7 @@ def test_a_significant_change_within_the_threshold_is_not_a_regression(db):
     assert rc == 1 and _row(doc, "mbedtls")["verdict"] == "slower"
 
 
+@pytest.mark.e2e
 def test_a_large_but_noisy_change_is_not_significant(db):
     # 50 % noise, 5 samples a side: a 10 % shift is far from significant at alpha 0.01
     a = _stored_run(db, seed=1, sigma=0.5, n=5)
@@ -141,6 +146,7 @@ def test_a_large_but_noisy_change_is_not_significant(db):
     assert _row(doc, "mbedtls")["verdict"] == "same (not significant)"
 
 
+@pytest.mark.e2e
 def test_same_run_twice_is_all_same(db):
     a = _stored_run(db, seed=1)
     rc, doc = _json(db, a, a)
@@ -152,6 +158,7 @@ def test_same_run_twice_is_all_same(db):
     assert rc == 0 and doc["a"]["id"] == doc["b"]["id"] == a
 
 
+@pytest.mark.e2e
 def test_single_sample_cells_are_never_significant(db):
     a = _stored_run(db, seed=1, n=1)
     b = _stored_run(db, seed=2, n=1, slow={"mbedtls": 2.0})
@@ -164,6 +171,7 @@ def test_single_sample_cells_are_never_significant(db):
 
 
 # ------------------------------------------------------------------------------------ one-sided / failed cells
+@pytest.mark.e2e
 def test_cell_missing_in_b_or_only_in_b_is_listed_not_a_regression(db):
     a, b = _stored_run(db, seed=1), _stored_run(db, seed=2, drop=("mbedtls",))
     rc, doc = _json(db, a, b)
@@ -176,6 +184,7 @@ def test_cell_missing_in_b_or_only_in_b_is_listed_not_a_regression(db):
     assert doc["rows"][-1]["engine"] == "mbedtls"                 # B-only cells come after A's
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("status,word,rc", [(("failed", "n/a"), "failed in B", 1),
                                             (("failed", "fail"), "KAT FAIL in B", 1),
                                             (("unsupported", "n/a"), "unsupported in B", 0)])
@@ -188,6 +197,7 @@ def test_cell_not_ok_in_b(db, status, word, rc):
     assert doc["regressions"] == rc
 
 
+@pytest.mark.e2e
 def test_cell_fixed_in_b_is_listed_not_counted(db):
     a, b = _stored_run(db, seed=1, status={"mbedtls": ("failed", "n/a")}), _stored_run(db, seed=2)
     rc, doc = _json(db, a, b)
@@ -196,6 +206,7 @@ def test_cell_fixed_in_b_is_listed_not_counted(db):
 
 
 # ------------------------------------------------------------------------------------ header and warnings
+@pytest.mark.e2e
 def test_header_names_both_runs_and_warns_on_different_device_or_engine_version(db):
     a = _stored_run(db, seed=1, label="before patch")
     b = _stored_run(db, seed=2, label="after patch", cpu="Other CPU 9", versions={"openssl": "3.1"})
@@ -212,6 +223,7 @@ def test_header_names_both_runs_and_warns_on_different_device_or_engine_version(
 
 
 # ------------------------------------------------------------------------------------ usage errors
+@pytest.mark.e2e
 @pytest.mark.parametrize("args,flag", [(["--threshold", "-5%"], "--threshold"),
                                        (["--threshold", "abc"], "--threshold"),
                                        (["--threshold", "nan"], "--threshold"),
@@ -225,6 +237,7 @@ def test_bad_flags_exit_2_with_one_line(db, args, flag):
     assert proc.stderr.count("\n") == 1 and flag in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("ref", ["99", "last", "-1"])
 def test_unknown_run_exits_2_with_one_line(db, ref):
     a = _stored_run(db, seed=1)
@@ -246,6 +259,7 @@ def test_threshold_rejects_nonsense(text):
 
 
 # ------------------------------------------------------------------------------------ formats
+@pytest.mark.e2e
 def test_every_format_parses(db):
     a, b = _stored_run(db, seed=1), _stored_run(db, seed=2, slow={"mbedtls": 1.2}, drop=("openssl",))
     rc, doc = _json(db, a, b)
@@ -279,6 +293,7 @@ def test_every_format_parses(db):
     assert re.search(r"2\.\d+ µs +│ +2\.\d+ µs +│ +\+\d+\.\d % ", proc.stdout)
 
 
+@pytest.mark.e2e
 def test_why_a_pair_was_not_compared_is_a_note_in_every_table_format(db):
     a, b = _stored_run(db, seed=1), _stored_run(db, seed=2, status={"mbedtls": ("failed", "fail")})
     note = "sha256 mbedtls: KAT FAIL in B — synthetic failed"
@@ -290,6 +305,7 @@ def test_why_a_pair_was_not_compared_is_a_note_in_every_table_format(db):
     assert divider == "|---|---|---|---|---:|---:|---:|---:|---|"          # numbers right-aligned
 
 
+@pytest.mark.e2e
 def test_a_machine_that_slowed_down_as_a_whole_is_named_in_a_warning(db):
     """Every engine 2x slower and the run's own no-crypto reference loop 2x slower too: the
     regressions stand (the test cannot know better), but the header says the machine slowed."""
@@ -304,6 +320,7 @@ def test_a_machine_that_slowed_down_as_a_whole_is_named_in_a_warning(db):
 
 
 # ------------------------------------------------------------------------- honest intervals and methods
+@pytest.mark.e2e
 def test_runs_with_repeat_intervals_are_judged_against_the_run_level_variation(db):
     """The same 6 % slowdown: a regression when each run's machine term is small, not one when the
     runs say their machine drifts by 5 % (the change is within what a rerun gives)."""
@@ -321,6 +338,7 @@ def test_runs_with_repeat_intervals_are_judged_against_the_run_level_variation(d
     assert not doc["method_warnings"]
 
 
+@pytest.mark.e2e
 def test_different_methods_are_warned_about_and_refused_with_strict(db):
     a = _stored_run(db, 1, rounds=True)
     b = _stored_run(db, 2)                                     # cell by cell, the median
@@ -337,6 +355,7 @@ def test_different_methods_are_warned_about_and_refused_with_strict(db):
     assert same.returncode == 0, same.stderr
 
 
+@pytest.mark.e2e
 def test_nothing_compared_is_said_and_refused_with_strict(db):
     a = _stored_run(db, 1, drop=("openssl",))
     b = _stored_run(db, 2, drop=("mbedtls",))

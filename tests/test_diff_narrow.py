@@ -11,6 +11,9 @@ from test_diff import _stored_run
 
 from cryptobench.diff import fmt_change
 
+# end to end: the real command line on stored or measured runs (the slow tier)
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture
 def runs(db):

@@ -16,6 +16,9 @@ from test_trace_formats import write
 
 from cryptobench.energy import synth
 
+# end to end: the real command line on stored or measured runs (the slow tier)
+pytestmark = pytest.mark.e2e
+
 SCHEMA = json.loads((ROOT / "docs" / "result.schema.json").read_text())
 
 

@@ -70,6 +70,7 @@ def test_a_profile_with_currents_at_another_voltage_is_refused(tmp_path):
     assert load_profile(str(path)).current_at_v == 3.0
 
 
+@pytest.mark.e2e
 def test_energy_model_states_current_voltage_and_their_source(tmp_path):
     p = cli("energy", "model", "--profile", "cc2652", "--time", "1e-3", "--json", str(tmp_path / "e.json"))
     assert p.returncode == 0, p.stderr

@@ -226,6 +226,7 @@ def _simulated_run(seed: int, budget_s: float = 40.0, precision: float = 0.0001,
     return sampler, cells, ests
 
 
+@pytest.mark.e2e
 def test_repeat_intervals_cover_the_next_run_over_many_seeded_runs():
     """The figure of merit of the design: a rerun's estimate lies inside this run's 95 % repeat
     interval at least 90 % of the time, although spells take 40 % of the machine's time; the old
@@ -246,6 +247,7 @@ def test_repeat_intervals_cover_the_next_run_over_many_seeded_runs():
     assert naive_covered / total < covered / total
 
 
+@pytest.mark.e2e
 def test_layout_sensitive_cells_are_flagged_and_then_covered():
     """A cell 15 % slower in half of all memory layouts: four processes see both kinds in 7 runs of
     8 (the other runs cannot know); where they do, the interval reaches the slow layout."""
@@ -258,6 +260,7 @@ def test_layout_sensitive_cells_are_flagged_and_then_covered():
     assert sum(hits) / len(hits) >= 0.9
 
 
+@pytest.mark.e2e
 def test_improvement_interval_covers_the_next_runs_ratio():
     """With each cell's process term, as results.comparisons passes it: a rerun draws fresh
     processes for both cells, which moves the ratio although the pair shares the machine."""
@@ -311,6 +314,7 @@ def test_fixed_mode_takes_exactly_n_even_when_it_is_odd():
     assert len(cells[0].samples) == 5
 
 
+@pytest.mark.e2e
 def test_adaptive_stopping_stops_early_on_a_quiet_machine_and_at_the_budget_on_a_noisy_one():
     quiet = Machine(3, spell_share=0.0, drift_sd=0.0)
     cells = [CellSamples(f"c{i}", "e", "sha256", {}, max(1, int(1e-3 / c)), "p1", [Source(FakeProcess(quiet, c), i)])

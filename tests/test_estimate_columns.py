@@ -101,6 +101,7 @@ def _check(rows: list[dict], printed: dict, stored: dict) -> None:
         assert float(row["throughput_bytes_per_s"]) == pytest.approx(key[0] / est, rel=1e-12)
 
 
+@pytest.mark.e2e
 def test_export_columns_equal_the_printed_numbers(run_db, tmp_path):
     db, rid = run_db
     printed = _printed(db, rid)
@@ -124,6 +125,7 @@ def test_export_columns_equal_the_printed_numbers(run_db, tmp_path):
     assert all(text in table for text, _ in printed.values())
 
 
+@pytest.mark.e2e
 def test_diff_names_the_estimator_it_shows(tmp_path):
     db = tmp_path / "d.sqlite"
     a, b = _store(db, CELLS), _store(db, CELLS)
@@ -140,6 +142,7 @@ def test_diff_names_the_estimator_it_shows(tmp_path):
 ZHAW = [("ecc-keygen", {"curve": "p256"}, "openssl-hw", 1.0e-3), ("ecc-keygen", {"curve": "p256"}, "tpm", 71.5e-3)]
 
 
+@pytest.mark.e2e
 def test_the_zhaw_ratio_reads_engine_over_baseline_in_show_and_compare(tmp_path):
     db = tmp_path / "z.sqlite"
     rid = _store(db, ZHAW, baseline="openssl-hw")

@@ -115,6 +115,7 @@ def _stored_medians(db):
     return out
 
 
+@pytest.mark.e2e
 def test_every_format_gives_the_same_table(two_runs, tmp_path):
     db = two_runs
     files = {}
@@ -159,6 +160,7 @@ def test_every_format_gives_the_same_table(two_runs, tmp_path):
     assert json.loads(x.engine_conditions_json) == {"version": "1.0.18"}
 
 
+@pytest.mark.slow
 def test_parquet_types_metadata_and_duckdb(two_runs, tmp_path):
     db = two_runs
     out = tmp_path / "all.parquet"
@@ -202,6 +204,7 @@ def test_parquet_types_metadata_and_duckdb(two_runs, tmp_path):
     assert duckdb.sql(f"select count(*) from read_parquet(['{one}', '{two}'], union_by_name = true)").fetchall() == [(7,)]
 
 
+@pytest.mark.slow
 def test_json_loads_in_pandas_and_duckdb(two_runs, tmp_path):
     out = tmp_path / "all.json"
     _ok(_export(two_runs, "1", "2", "--format", "json", "--out", str(out)))
@@ -215,6 +218,7 @@ def test_json_loads_in_pandas_and_duckdb(two_runs, tmp_path):
     assert all(v is None or not isinstance(v, float) or math.isfinite(v) for r in doc for v in r.values())
 
 
+@pytest.mark.slow
 def test_csv_and_json_default_to_stdout(two_runs):
     proc = _ok(_export(two_runs, "1", "--format", "csv"))
     df = pd.read_csv(io.StringIO(proc.stdout))
@@ -224,6 +228,7 @@ def test_csv_and_json_default_to_stdout(two_runs):
     assert [r["op"] for r in json.loads(proc.stdout)] == ["ecdh-shared-secret", "aes-gcm-encrypt", "aes-gcm-encrypt"]
 
 
+@pytest.mark.e2e
 def test_samples_one_row_per_sample(two_runs, tmp_path):
     db = two_runs
     out = tmp_path / "samples.parquet"
@@ -260,6 +265,7 @@ def test_samples_one_row_per_sample(two_runs, tmp_path):
         assert other["ns"].tolist() == df["ns"].tolist()
 
 
+@pytest.mark.e2e
 def test_run_selection_ranges_latest_and_duplicates(tmp_path):
     db = tmp_path / "runs.sqlite"
     for i in range(4):
@@ -286,6 +292,7 @@ def test_run_selection_ranges_latest_and_duplicates(tmp_path):
     _one_line_error(_export(tmp_path / "empty.sqlite", "latest", "--format", "csv"), "no runs")
 
 
+@pytest.mark.e2e
 def test_errors_and_atomic_writes(two_runs, tmp_path):
     db = two_runs
     _one_line_error(_export(db, "1", "--format", "parquet"), "--out")
@@ -327,6 +334,7 @@ def test_a_failed_write_leaves_no_file(two_runs, tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.sqlite"]
 
 
+@pytest.mark.slow
 def test_label_with_markup_and_unicode_survives_every_format(two_runs, tmp_path):
     for fmt, read in (("parquet", pd.read_parquet), ("csv", pd.read_csv), ("json", pd.read_json)):
         f = tmp_path / f"l.{fmt}"
@@ -348,6 +356,7 @@ def _energy_cell(seq_t, energy):
             "status": "ok", "kat": "pass", "detail": "", "samples": samples, "result": result}
 
 
+@pytest.mark.e2e
 def test_energy_parallel_and_microcontroller_columns(tmp_path):
     db = tmp_path / "runs.sqlite"
     energy = {"per_op_j": 3.1e-7, "provenance": "measured", "meter": {"name": "rapl", "domain": "package"},
@@ -421,6 +430,7 @@ def _parallel_cell():
             "status": "ok", "kat": "pass", "detail": "", "samples": samples, "result": result}
 
 
+@pytest.mark.e2e
 def test_show_csv_and_export_csv_share_column_names_and_values(two_runs):
     """One CSV column set: every column `show --format csv` prints is an export column, and for
     the same run the two commands write the same text in it, row by row."""
@@ -470,6 +480,7 @@ def test_docs_describe_every_column():
         assert f"`{name}`" in doc, name
 
 
+@pytest.mark.e2e
 def test_a_real_run_exports_its_conditions(tmp_path, harness):
     db = tmp_path / "runs.sqlite"
     _ok(cli("run", "--db", str(db), "--quiet", "--op", "sha256", "--param", "bytes=64,1024", "--engine", "openssl-hw",

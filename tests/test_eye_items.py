@@ -2,6 +2,8 @@
 runs`, `compare`, `diff`, a cross-check failure, the flags' notes, a scaling run and a failure note."""
 import itertools
 
+import pytest
+
 from storeutil import stored_run
 
 from cryptobench.layouts import layout_tables
@@ -44,6 +46,7 @@ def test_nxp_kb_per_s_to_about_three_significant_figures(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------ c. list runs
+@pytest.mark.qemu
 def test_list_runs_names_core_device_and_clock_and_keeps_each_run_on_one_line(tmp_path):
     import os
     from conftest import cli
@@ -69,6 +72,7 @@ def test_list_runs_names_core_device_and_clock_and_keeps_each_run_on_one_line(tm
 
 
 # ------------------------------------------------------------------------------------------------ d. compare
+@pytest.mark.qemu
 def test_compare_lists_unmatched_published_rows_one_line_per_operation_and_reason(tmp_path):
     import json
     from conftest import cli

@@ -48,6 +48,7 @@ def test_recipe_with_missing_source_names_key_and_pattern(tmp_path):
     assert f"{bad}:5:" in msg and "key 'sources'" in msg and "library/nonexistent.c" in msg
 
 
+@pytest.mark.qemu
 def test_bad_target_options_are_one_line_errors():
     for args, want in ((["--target", "qemu:nosuch"], "valid: qemu:mps2-an385"),
                        (["--target", "qemu:microbit", "--cpu", "m7"], "cannot run m7 code"),
@@ -108,6 +109,7 @@ def test_serial_reader_over_a_pty_pair():
     assert any("garbled" in t for t in report.tail)
 
 
+@pytest.mark.slow
 def test_serial_reader_watchdog_on_silence():
     serial = pytest.importorskip("serial")
     from cryptobench.targets.board_link import read_lines
@@ -186,6 +188,7 @@ def test_make_dependency_listings_are_read_with_their_escapes():
                                        Path("/inc/$d.h"), Path("/inc/last.h")]
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="gcc-arm-none-eabi is installed by ./setup.sh")
 def test_editing_a_firmware_header_rebuilds_the_objects_that_include_it(tmp_path, monkeypatch):
     # what used to go wrong: edit harness/firmware/core/fw.h and the cached objects linked stale
@@ -223,6 +226,7 @@ def _mcu_run(tmp_path, *args, name="run", exit_code=0):
     return proc, json.loads(out.read_text())
 
 
+@pytest.mark.qemu
 @needs_arm
 def test_qemu_subset_passes_kats_on_target_with_stack_and_code_size(tmp_path):
     args = ("--target", "qemu:mps2-an385", "--op", "sha256", "--op", "aes-gcm-encrypt", "--op", "aes-eax-encrypt",
@@ -255,6 +259,7 @@ def test_qemu_subset_passes_kats_on_target_with_stack_and_code_size(tmp_path):
             assert r["code_size"] == first["code_size"] and r["stack_bytes"] == first["stack_bytes"]
 
 
+@pytest.mark.qemu
 @needs_arm
 def test_cortex_m0_build_on_the_microbit(tmp_path):
     _, doc = _mcu_run(tmp_path, "--target", "qemu:microbit", "--cpu", "m0", "--op", "chacha20-poly1305-encrypt",
@@ -264,6 +269,7 @@ def test_cortex_m0_build_on_the_microbit(tmp_path):
         assert "-mcpu=cortex-m0" in doc["conditions"]["builds"][r["engine"]]["cflags"]
 
 
+@pytest.mark.qemu
 @needs_arm
 def test_fault_hang_and_wrong_output_are_failed_cells_and_the_run_goes_on(tmp_path):
     proc, doc = _mcu_run(tmp_path, "--target", "qemu:mps2-an385", "--recipe", str(FIXTURES / "misbehave.toml"),

@@ -76,6 +76,7 @@ def silent(tmp_path):
     return _script(tmp_path / "cbh-silent", SILENT)
 
 
+@pytest.mark.e2e
 def test_a_harness_that_never_answers_is_stopped_with_the_reason(silent):
     proc = HarnessProcess(path=silent, reply_timeout_s=1)
     assert proc.hello["harness"] == "fake"
@@ -93,6 +94,7 @@ def test_a_harness_that_never_answers_is_stopped_with_the_reason(silent):
     proc.close()
 
 
+@pytest.mark.e2e
 def test_a_harness_silent_from_the_start_fails_to_start(tmp_path):
     mute = _script(tmp_path / "cbh-mute", "import threading\nthreading.Event().wait()\n")
     with pytest.raises(HarnessError, match=r"^harness cbh-mute: no reply to 'hello' within 1 s; "
@@ -100,6 +102,7 @@ def test_a_harness_silent_from_the_start_fails_to_start(tmp_path):
         HarnessProcess(path=mute, reply_timeout_s=1)
 
 
+@pytest.mark.slow
 def test_a_request_that_asks_for_time_gets_it_on_top_of_the_timeout(silent):
     assert asked_s({"cmd": "idle", "ns": 1_500_000_000}) == 1.5
     assert asked_s({"cmd": "window", "slot": 1, "k": 4, "min_ns": 2_000_000_000}) == 2.0
@@ -122,6 +125,7 @@ def test_the_reply_timeout_comes_from_the_environment(silent, monkeypatch):
         assert str(exc.value) == f"{REPLY_TIMEOUT_ENV}={bad!r} is not a number of seconds above 0 and at most 86400 (unset: 600)"
 
 
+@pytest.mark.e2e
 def test_a_bad_reply_timeout_stops_the_run_before_it_starts(tmp_path):
     proc = cli("run", "--op", "sha256", "--db", str(tmp_path / "db.sqlite"), env={REPLY_TIMEOUT_ENV: "soon"})
     assert proc.returncode == 2
@@ -129,6 +133,7 @@ def test_a_bad_reply_timeout_stops_the_run_before_it_starts(tmp_path):
                                    "and at most 86400 (unset: 600)")
 
 
+@pytest.mark.slow
 def test_the_gate_replaces_a_checker_process_that_was_stopped(silent, monkeypatch):
     from cryptobench.verify import Verifier
     monkeypatch.setenv("CRYPTOBENCH_HARNESS", str(silent))
@@ -160,6 +165,7 @@ def _run_with_hang(tmp_path, monkeypatch, harness, hang: str, processes: int) ->
     return {(c.op, c.engine): c for c in run.cells}
 
 
+@pytest.mark.e2e
 def test_an_engine_hanging_while_sampled_fails_its_cells_and_the_run_completes(tmp_path, monkeypatch, harness):
     # every mbedtls sample hangs: the first one visited is stopped after the timeout, the other
     # mbedtls cells share that killed process and fail at once with the same reason
@@ -174,6 +180,7 @@ def test_an_engine_hanging_while_sampled_fails_its_cells_and_the_run_completes(t
                                            "the process was stopped"), failed.detail
 
 
+@pytest.mark.e2e
 def test_an_engine_hanging_once_while_set_up_costs_that_cell_only(tmp_path, monkeypatch, harness):
     # mbedtls hangs on setting up sha256 (its first cell): the later mbedtls cells get a fresh
     # process and are timed
@@ -220,6 +227,7 @@ def test_replies_with_wrong_types_are_harness_errors_naming_the_field(tmp_path):
         proc.close()
 
 
+@pytest.mark.e2e
 def test_a_harness_that_cannot_be_started_is_a_harness_error(tmp_path):
     not_executable = tmp_path / "cbh-host"
     not_executable.write_text("not a program\n")

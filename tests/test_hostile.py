@@ -61,6 +61,7 @@ def test_hostile_references(path):
     _check(path, load_reference)
 
 
+@pytest.mark.e2e
 def test_run_text_never_reaches_the_terminal_as_control_characters(tmp_path):
     """A label (or a file name, a firmware's output) with escape sequences is printed with the
     control characters shown, in every format; JSON keeps the exact text, escaped by JSON."""
@@ -398,6 +399,7 @@ def test_property_rows_shuffled_and_repeated(fmt, data):
     _import_spoilt(fmt, target, join(head + rows))
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(fmt=st.sampled_from(ALL_TRACE_FORMATS), cut=st.integers(0, 4000), data=st.data())
 def test_property_the_command_line_never_shows_a_traceback(fmt, cut, data):

@@ -70,6 +70,7 @@ def test_vectors_are_well_formed_and_name_their_source():
     assert covered & {"ctr-drbg-instantiate", "ctr-drbg-reseed", "ctr-drbg-generate"}
 
 
+@pytest.mark.e2e
 def test_corrupted_vector_blocks_timing(tmp_path, db, harness):
     corrupt = tmp_path / "vectors"
     shutil.copytree(VECTORS_DIR, corrupt)

@@ -51,6 +51,7 @@ def reference(qemu_lab, tmp_path_factory):
     return db, cells_of(db)
 
 
+@pytest.mark.lab
 def test_one_place_measures_with_its_own_drivers_and_is_released(qemu_lab, reference):
     db, cells = reference
     assert len(cells) == 9 and {v[0] for v in cells.values()} == {"labgrid:qemu-a"}
@@ -68,6 +69,7 @@ def test_one_place_measures_with_its_own_drivers_and_is_released(qemu_lab, refer
     assert holds(Store(db), qemu_lab.address) == []
 
 
+@pytest.mark.lab
 @pytest.mark.parametrize("store_kind", ["sqlite", "postgres"])
 def test_a_suite_spread_over_two_places_measures_each_cell_once(qemu_lab, reference, store_kind, tmp_path, request):
     db = request.getfixturevalue("pg_db") if store_kind == "postgres" else tmp_path / "two.sqlite"
@@ -83,6 +85,7 @@ def test_a_suite_spread_over_two_places_measures_each_cell_once(qemu_lab, refere
     assert qemu_lab.acquired_by("qemu-a") is None and qemu_lab.acquired_by("qemu-b") is None
 
 
+@pytest.mark.lab
 def test_a_killed_worker_s_unit_is_measured_again_on_the_other_place(qemu_lab, reference, tmp_path):
     db = tmp_path / "kill.sqlite"
     run = subprocess.Popen([sys.executable, "-m", "cryptobench.cli", "run", "--target", "labgrid:qemu-a,qemu-b",
@@ -115,6 +118,7 @@ def test_a_killed_worker_s_unit_is_measured_again_on_the_other_place(qemu_lab, r
     assert qemu_lab.acquired_by("qemu-b") is None and holds(store, qemu_lab.address) == []
 
 
+@pytest.mark.lab
 def test_a_worker_from_elsewhere_joins_a_running_run(qemu_lab, reference, tmp_path):
     """`python -m cryptobench.lab.worker --run N --place P`, as another machine sharing the store
     and the coordinator would start it, takes units of a run another process is measuring."""
@@ -142,6 +146,7 @@ def test_a_worker_from_elsewhere_joins_a_running_run(qemu_lab, reference, tmp_pa
     assert qemu_lab.acquired_by("qemu-b") is None
 
 
+@pytest.mark.lab
 def test_sigterm_releases_every_place_and_resume_completes_the_run(qemu_lab, reference, tmp_path):
     db = tmp_path / "term.sqlite"
     run = subprocess.Popen([sys.executable, "-m", "cryptobench.cli", "run", "--target", "labgrid:qemu-*",
@@ -168,6 +173,7 @@ def test_sigterm_releases_every_place_and_resume_completes_the_run(qemu_lab, ref
     assert same_cells(cells_of(db), reference[1])
 
 
+@pytest.mark.lab
 def test_a_place_a_killed_run_left_acquired_is_reported_and_taken_back(qemu_lab, tmp_path):
     db = tmp_path / "left.sqlite"
     store = Store(db)
@@ -188,6 +194,7 @@ def test_a_place_a_killed_run_left_acquired_is_reported_and_taken_back(qemu_lab,
     assert qemu_lab.acquired_by("qemu-b") is None and holds(store, qemu_lab.address) == []
 
 
+@pytest.mark.lab
 def test_a_place_someone_else_holds_is_a_one_line_error(qemu_lab, tmp_path):
     qemu_lab.client("-p", "qemu-b", "acquire")
     try:
@@ -199,6 +206,7 @@ def test_a_place_someone_else_holds_is_a_one_line_error(qemu_lab, tmp_path):
     assert "labgrid place qemu-b is acquired by " in " ".join(proc.stderr.split()) and "Traceback" not in proc.stderr
 
 
+@pytest.mark.lab
 @pytest.mark.parametrize("target,env,expect", [
     ("labgrid:nowhere", {}, "labgrid: no place 'nowhere' on 127.0.0.1:"),
     ("labgrid:zz-*", {}, "labgrid: no place matches 'zz-*'"),
@@ -213,6 +221,7 @@ def test_bad_labgrid_targets_are_one_line_errors(qemu_lab, tmp_path, target, env
     assert len(proc.stderr.strip().splitlines()) == 1 and not db.exists()
 
 
+@pytest.mark.lab
 def test_an_untagged_place_and_port_with_a_place_are_refused(qemu_lab, tmp_path):
     qemu_lab.client("-p", "untagged", "create")
     try:
@@ -273,6 +282,7 @@ def test_prepare_marks_finished_units_done_and_give_back_frees_a_unit(tmp_path):
     assert holds(store, "c:1") == []
 
 
+@pytest.mark.lab
 def test_diff_pairs_the_same_cell_from_two_places_and_sums_up_by_place(tmp_path):
     store = Store(tmp_path / "d.sqlite")
     for place, ns in (("qemu-a", 1000), ("qemu-b", 1100)):

@@ -207,6 +207,7 @@ def test_a_suite_with_an_unknown_layout_is_refused_with_its_line(tmp_path):
     assert f"{path}:3" in str(exc.value) and "'layout'" in str(exc.value) and "'ti'" in str(exc.value)
 
 
+@pytest.mark.e2e
 def test_show_prints_the_suites_layout_and_layout_default_the_plain_tables(ti_run, tmp_path):
     db = str(tmp_path / "ti.sqlite")
     assert layout_for(ti_run) == "ti" and layout_for(ti_run, "default") == "default"
@@ -228,6 +229,7 @@ def test_show_prints_the_suites_layout_and_layout_default_the_plain_tables(ti_ru
     assert bad.returncode == 2 and "--layout" in bad.stderr
 
 
+@pytest.mark.e2e
 def test_run_and_show_help_name_the_layouts_and_their_default():
     for cmd in ("run", "show"):
         text = " ".join(cli(cmd, "--help").stdout.split())

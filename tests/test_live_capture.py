@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from cryptobench.energy.live_n6705 import (BlockError, ChannelSpec, InstrumentError, N6705, parse_block,
-                                           read_block, write_generic_csv)
+                                           read_block, write_capture_csv)
 from cryptobench.energy.live_otii import (OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError,
                                           parse_resource)
 from cryptobench.energy.segment import segment
@@ -195,7 +195,7 @@ def test_elog_capture_to_generic_csv_reads_back(tmp_path):
     from cryptobench.energy.formats import open_trace
     with N6705(SIM_RESOURCE, SIM) as a:
         a.configure_elog(MAIN_AND_MARKER, ELOG_PERIOD)
-        out = write_generic_csv(a.stream_elog(0.3, records_per_fetch=100), tmp_path / "elog.csv")
+        out = write_capture_csv(a.stream_elog(0.3, records_per_fetch=100), tmp_path / "elog.csv")
     assert out["samples"] == 300 and out["options"]["marker_kind"] == "analog"
     info, chunks = open_trace(tmp_path / "elog.csv", out["format"], **out["options"])
     result = segment(chunks, threshold=1.65)
@@ -464,7 +464,7 @@ def test_otii_capture_pages_into_chunks(otii_server, tmp_path):
 
     # the same recording as a generic CSV that `energy import` reads
     c2 = OtiiClient(host, port)
-    out = write_generic_csv(OtiiCapture(c2, page=1000, sleep=no_sleep).capture(1.0), tmp_path / "otii.csv")
+    out = write_capture_csv(OtiiCapture(c2, page=1000, sleep=no_sleep).capture(1.0), tmp_path / "otii.csv")
     c2.close()
     info, chunks = open_trace(tmp_path / "otii.csv", out["format"], **out["options"])
     assert [w.energy_j for w in segment(chunks).windows] == pytest.approx([OTII_WINDOW_J] * WINDOWS, rel=1e-9)
@@ -509,7 +509,7 @@ def test_otii_refused_and_resource_parsing(otii_server):
 
 def test_generic_csv_writer_marks_unknown_states(tmp_path):
     m = np.array([0, 1, MARKER_X, 0], dtype=np.uint8)
-    out = write_generic_csv([Chunk(current=np.ones(4), t0=0.0, dt=1e-3, marker=m)], tmp_path / "m.csv")
+    out = write_capture_csv([Chunk(current=np.ones(4), t0=0.0, dt=1e-3, marker=m)], tmp_path / "m.csv")
     assert (tmp_path / "m.csv").read_text().splitlines()[1:] == ["0,1,0", "0.001,1,1", "0.002,1,X", "0.003,1,0"]
     assert out["options"] == {"time_col": "time_s", "current_col": "current_a", "marker_col": "marker"}
 
@@ -522,6 +522,7 @@ def _import_line(stdout: str) -> list[str]:
     return shlex.split(line[len("import: cryptobench "):])
 
 
+@pytest.mark.e2e
 def test_cli_capture_n6705_elog_then_import(tmp_path):
     out = tmp_path / "live.csv"
     r = cli("energy", "capture", "--instrument", "n6705", "--resource", SIM_RESOURCE, "--backend", SIM,
@@ -536,6 +537,7 @@ def test_cli_capture_n6705_elog_then_import(tmp_path):
     assert "5 windows" in r.stdout and f"median {ELOG_WINDOW_J:.6e} J" in r.stdout
 
 
+@pytest.mark.e2e
 def test_cli_capture_n6705_instrument_error(tmp_path):
     r = cli("energy", "capture", "--instrument", "n6705", "--resource", SIM_RESOURCE, "--backend", SIM,
             "--period", "1e-6", "--duration", "0.5", "--channel", "1:iv", "--channel", "2:v:marker",
@@ -574,6 +576,7 @@ def test_cli_capture_n6705_dlog(tmp_path, monkeypatch, capsys):
     assert f"median {expected(plan)['energy_j'][0]:.6e} J" in capsys.readouterr().out
 
 
+@pytest.mark.e2e
 def test_cli_capture_otii(otii_server, tmp_path):
     srv = otii_server()
     host, port = srv.server_address

@@ -2,6 +2,8 @@
 simulator's rough M33 model. These start the real cross compiler, QEMU and Unicorn: no skips."""
 import json
 
+import pytest
+
 from conftest import cli
 
 from cryptobench.sim import timing as T
@@ -16,6 +18,7 @@ def _run(tmp_path, *args, name="run"):
     return proc, json.loads(out.read_text())
 
 
+@pytest.mark.qemu
 def test_mbedtls_kats_pass_on_mps2_an505_built_for_m33(tmp_path):
     _, doc = _run(tmp_path, "--target", "qemu:mps2-an505", "--cpu", "m33", "--op", "sha256",
                   "--op", "aes-gcm-encrypt", "--param", "bytes=64", "--engine", "mbedtls")
@@ -29,6 +32,7 @@ def test_mbedtls_kats_pass_on_mps2_an505_built_for_m33(tmp_path):
     assert build["cpu"] == "m33" and build["board"] == "mps2-an505"
 
 
+@pytest.mark.qemu
 def test_the_an505_default_is_m33_with_the_fpu(tmp_path):
     _, doc = _run(tmp_path, "--target", "qemu:mps2-an505", "--op", "sha256", "--param", "bytes=16",
                   "--engine", "bearssl")
@@ -49,6 +53,7 @@ def test_the_m33_builds_and_boards():
     assert {"m33", "m33f"} <= set(BOARDS["ek-ra6m4"].cpus)
 
 
+@pytest.mark.e2e
 def test_sim_cortex_m33_runs_kats_with_a_rough_model(tmp_path):
     assert "cortex-m33" in T.CORES and "cortex-m33" in T.ROUGH
     assert DEVICES["ideal-m33"].core == "cortex-m33"

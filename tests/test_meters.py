@@ -537,6 +537,7 @@ class FakeRapl:
         self.thread.join()
 
 
+@pytest.mark.e2e
 def test_run_with_rapl_energy_end_to_end(harness, tmp_path):
     with FakeRapl(tmp_path / "powercap", watts=10.0) as fake:
         out = tmp_path / "run.json"
@@ -569,6 +570,7 @@ def test_run_with_rapl_energy_end_to_end(harness, tmp_path):
     assert "energy_per_op_j" in csv.stdout.splitlines()[0]
 
 
+@pytest.mark.e2e
 def test_run_without_energy_has_no_energy_columns(harness, tmp_path):
     out = tmp_path / "run.json"
     proc = cli("run", "--op", "sha256", "--param", "bytes=64", "--engine", "openssl-hw", "--repeat", "3",
@@ -582,6 +584,7 @@ def test_run_without_energy_has_no_energy_columns(harness, tmp_path):
     assert "energy" not in csv.stdout.splitlines()[0]
 
 
+@pytest.mark.qemu
 def test_unavailable_meter_is_a_usage_error_with_the_remedy(tmp_path):
     env = {"CRYPTOBENCH_POWERCAP_ROOT": str(tmp_path / "nothing"),
            "CRYPTOBENCH_PERF_EVENT_ROOT": str(tmp_path / "nothing")}
@@ -595,6 +598,7 @@ def test_unavailable_meter_is_a_usage_error_with_the_remedy(tmp_path):
     assert proc.returncode == 2 and "host" in proc.stderr
 
 
+@pytest.mark.e2e
 def test_no_energy_for_a_cell_that_failed_its_kat(harness, tmp_path):
     from cryptobench.verify import VECTORS_DIR
     corrupt = tmp_path / "vectors"

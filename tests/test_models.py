@@ -70,6 +70,7 @@ def test_al_from_dma_bandwidths_matches_the_stated_values():
     assert additional_latency(256, 1042, 9.6e9, 3.6e9) == pytest.approx(316.11e-9, abs=0.01e-9)
 
 
+@pytest.mark.e2e
 def test_cli_accelerator_and_pisa_table():
     p = cli("model", "accelerator", "--latency-cycles", "14", "--clock", "300MHz", "--block-bits", "128",
             "--dma-mm2s", "9.6G", "--dma-s2mm", "3.6G", "--power", "18mW")
@@ -101,6 +102,7 @@ def test_offload_never_when_idle_is_not_cheaper():
     assert OffloadModel(1e-6, 1e-6, 16, 1e-6, 1e-3, 1e-3).crossover()["bytes"] is None
 
 
+@pytest.mark.e2e
 def test_cli_offload_with_profile():
     p = cli("model", "offload", "--setup-us", "60", "--per-block-us", "0.5", "--overhead-us", "35",
             "--profile", "cc2652")
@@ -140,6 +142,7 @@ def _store_run(db, engines, provenance="measured", target="host"):
     return rid
 
 
+@pytest.mark.e2e
 def test_crossover_on_a_stored_run_with_its_interval(tmp_path):
     db = tmp_path / "r.sqlite"
     # A: 10 µs + 1 ns/B; B: 30 µs + 0.5 ns/B, each ±0.5 µs: time crossover 20 µs / 0.5 ns = 40000 B,
@@ -165,6 +168,7 @@ def test_crossover_on_a_stored_run_with_its_interval(tmp_path):
     assert doc["provenance"] == "modeled" and doc["time"]["crossover"]["x"] == pytest.approx(40000)
 
 
+@pytest.mark.e2e
 def test_crossover_with_a_profile_states_the_current_voltage_and_source(tmp_path):
     db = tmp_path / "r.sqlite"
     _store_run(db, {"sw": (10e-6, 1e-9, 0.0, None), "hw": (30e-6, 0.5e-9, 0.0, None)})
@@ -191,6 +195,7 @@ def test_fit_of_exact_setup_and_per_block():
     assert all(abs(p["residual_s"]) < 1e-15 for p in f["points"]) and f["r2"] == pytest.approx(1.0)
 
 
+@pytest.mark.e2e
 def test_cli_fit_on_a_stored_run(tmp_path):
     db = tmp_path / "r.sqlite"
     _store_run(db, {"hw": (30e-6, 0.5e-9, 0.0, None)})
@@ -201,6 +206,7 @@ def test_cli_fit_on_a_stored_run(tmp_path):
     assert "provenance measured (target host)" in p.stdout and " measured µs " in p.stdout
 
 
+@pytest.mark.e2e
 def test_cli_fit_labels_simulated_inputs_simulated_and_its_output_modeled(tmp_path):
     db = tmp_path / "r.sqlite"
     _store_run(db, {"hw": (30e-6, 0.5e-9, 0.0, None)}, provenance="simulated", target="sim:cortex-m4:cc2652")
@@ -233,6 +239,7 @@ def test_battery_arithmetic():
     assert r["battery_days"] == pytest.approx(2484.0 / (0.0864 + base))
 
 
+@pytest.mark.e2e
 def test_cli_battery(tmp_path):
     db = tmp_path / "r.sqlite"
     _store_run(db, {"sw": (10e-6, 1e-9, 0.0, 10e-3), "hw": (30e-6, 0.5e-9, 0.0, None)})
@@ -250,6 +257,7 @@ def test_cli_battery(tmp_path):
     assert "provenance: modeled" in p.stdout
 
 
+@pytest.mark.e2e
 def test_cli_battery_states_its_baseline_and_labels_a_crypto_only_share(tmp_path):
     db = tmp_path / "r.sqlite"
     _store_run(db, {"sw": (10e-6, 1e-9, 0.0, 10e-3)})
@@ -280,6 +288,7 @@ def test_cli_battery_states_its_baseline_and_labels_a_crypto_only_share(tmp_path
 
 
 # ------------------------------------------------------------------------------------ CLI errors
+@pytest.mark.e2e
 @pytest.mark.parametrize("args", [
     ["model"],
     ["model", "accelerator", "--clock", "300MHz"],
@@ -295,6 +304,7 @@ def test_cli_errors_are_one_line_exit_2(args, tmp_path):
     assert len(p.stderr.strip().splitlines()) == 1 and p.stderr.startswith("cryptobench: error:")
 
 
+@pytest.mark.e2e
 def test_crossover_unknown_engine_is_one_line(tmp_path):
     db = tmp_path / "r.sqlite"
     _store_run(db, {"sw": (10e-6, 1e-9, 0.0, None)})

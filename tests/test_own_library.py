@@ -55,6 +55,7 @@ def _chacha_vector(tmp_path) -> Path:
 
 # --- end to end: a library from a folder outside the repository ------------------------------------
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("target", [["--target", "qemu:mps2-an385"],
                                     ["--target", "sim:cortex-m0", "--device", "stm32f030"]],
                          ids=["qemu", "sim"])
@@ -81,6 +82,7 @@ def test_a_library_from_a_folder_outside_the_repository(tmp_path, user_dir, targ
         assert all("time_s" not in r for r in cells.values())
 
 
+@pytest.mark.qemu
 def test_a_library_that_calls_abort_links_and_its_abort_is_reported(tmp_path, user_dir):
     proc, doc = _run(tmp_path, "--target", "qemu:mps2-an385", "--recipe", str(user_dir / "abort-library" / "recipe.toml"),
                      "--op", "sha256", "--param", "bytes=64", exit_code=3)
@@ -88,6 +90,7 @@ def test_a_library_that_calls_abort_links_and_its_abort_is_reported(tmp_path, us
     assert r["status"] == "failed" and "the target faulted (abort at pc=" in r["detail"], r["detail"]
 
 
+@pytest.mark.e2e
 def test_sim_cortex_m4_takes_the_m4f_build_its_board_lists(tmp_path):
     proc, doc = _run(tmp_path, "--target", "sim:cortex-m4", "--cpu", "m4f", "--device", "cc2652",
                      "--engine", "monocypher", "--op", "sha512", "--param", "bytes=64")
@@ -98,6 +101,7 @@ def test_sim_cortex_m4_takes_the_m4f_build_its_board_lists(tmp_path):
     assert bad.returncode == 2 and "valid here: m4, m4f" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.e2e
 def test_library_cc_compiles_the_librarys_sources_only_and_is_recorded(tmp_path, user_dir):
     """--library-cc: another compiler (here a wrapper around the system one that logs what it
     compiles and names itself) for the library's own sources; the harness and glue keep
@@ -281,6 +285,7 @@ def test_user_vectors_add_to_the_base_set_and_the_env_var_still_replaces_it(tmp_
     assert [v["id"] for v in load_vectors(extra=[mine])] == ["user-chapoly-64", "user-chapoly-64"]
 
 
+@pytest.mark.qemu
 @pytest.mark.parametrize("edit,want", [
     (lambda v: v.update(op="chacha99"), "unknown op 'chacha99'"),
     (lambda v: v["in"].update(key="zz"), "in.key is not hex"),

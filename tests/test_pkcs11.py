@@ -196,6 +196,7 @@ def test_throwaway_token_is_removed_and_pin_is_private():
 
 # --- runs ---------------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_zhaw_iot_run_with_openssl_and_pkcs11(tmp_path, harness):
     db, out = tmp_path / "r.sqlite", tmp_path / "r.json"
     ops = ["random", "sha256", "ecc-keygen", "ecdsa-sign", "ecdsa-verify", "rsa-sign", "rsa-verify"]
@@ -219,6 +220,7 @@ def test_zhaw_iot_run_with_openssl_and_pkcs11(tmp_path, harness):
     assert "pkcs11" in r.stdout
 
 
+@pytest.mark.e2e
 def test_user_configured_token_and_no_pin_anywhere(tmp_path, user_token, harness):
     pin, env = user_token
     db, out = tmp_path / "u.sqlite", tmp_path / "u.json"
@@ -265,6 +267,7 @@ def test_user_configured_token_and_no_pin_anywhere(tmp_path, user_token, harness
         assert pin.encode() not in blob
 
 
+@pytest.mark.e2e
 def test_missing_pin_is_a_usage_error(tmp_path, harness):
     env = _clean_env({"CRYPTOBENCH_PKCS11_MODULE": MODULE})
     r = _cli("run", "--engine", "pkcs11", "--op", "sha256", "--db", str(tmp_path / "x.sqlite"), env=env)
@@ -277,6 +280,7 @@ def test_missing_pin_is_a_usage_error(tmp_path, harness):
     assert r.returncode == 2 and "CRYPTOBENCH_PKCS11_MODULE" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.e2e
 def test_wrong_pin_makes_the_engine_unusable_with_the_reason(tmp_path, user_token, harness):
     pin, env = user_token
     wrong = tmp_path / "wrong-pin"
@@ -291,6 +295,7 @@ def test_wrong_pin_makes_the_engine_unusable_with_the_reason(tmp_path, user_toke
     assert "not-the-pin-4711" not in r.stdout + r.stderr + db.read_bytes().decode("latin-1")
 
 
+@pytest.mark.e2e
 def test_token_removed_mid_run_fails_later_cells_and_the_run_completes(tmp_path, harness):
     suite = load_suite("zhaw-iot")
     plan = build_plan(suite, engines=["openssl-hw", "pkcs11"], ops=["random", "sha256", "ecdsa-sign"], repeat=3,

@@ -10,6 +10,7 @@ from conftest import cli
 SHA = ["--op", "sha256", "--engine", "openssl-sw", "--repeat", "2"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("value", ["nan", "inf", "-1"])
 def test_min_time_must_be_finite(tmp_path, value):
     proc = cli("run", *SHA, "--min-time", value, "--db", str(tmp_path / "r.sqlite"))
@@ -17,6 +18,7 @@ def test_min_time_must_be_finite(tmp_path, value):
     assert not (tmp_path / "r.sqlite").exists()
 
 
+@pytest.mark.e2e
 def test_json_never_replaces_the_database_and_an_existing_file_needs_force(tmp_path):
     db = tmp_path / "r.sqlite"
     assert cli("run", *SHA, "--db", str(db)).returncode == 0
@@ -40,6 +42,7 @@ def test_json_into_a_missing_directory_is_refused_before_the_run(tmp_path):
     assert not (tmp_path / "r.sqlite").exists()
 
 
+@pytest.mark.e2e
 def test_a_run_where_nothing_could_be_measured_exits_3(tmp_path):
     proc = cli("run", *SHA, "--db", str(tmp_path / "r.sqlite"),
                env={"CRYPTOBENCH_HARNESS": str(tmp_path / "no-such-harness")})
@@ -47,6 +50,7 @@ def test_a_run_where_nothing_could_be_measured_exits_3(tmp_path):
     assert "nothing measured" in proc.stderr and "--resume" in proc.stderr
 
 
+@pytest.mark.e2e
 def test_resume_keeps_the_plan_and_refuses_options_that_would_change_it(tmp_path):
     db = tmp_path / "r.sqlite"
     assert cli("run", *SHA, "--db", str(db)).returncode == 0
@@ -65,6 +69,7 @@ def test_a_very_large_plan_needs_yes(tmp_path):
     assert not (tmp_path / "r.sqlite").exists()
 
 
+@pytest.mark.e2e
 def test_export_never_replaces_the_database_and_needs_force_over_a_file(tmp_path):
     db = tmp_path / "r.sqlite"
     assert cli("run", *SHA, "--db", str(db)).returncode == 0
@@ -78,6 +83,7 @@ def test_export_never_replaces_the_database_and_needs_force_over_a_file(tmp_path
     assert cli("export", "latest", "--format", "csv", "--out", str(out), "--db", str(db), "--force").returncode == 0
 
 
+@pytest.mark.e2e
 def test_energy_import_never_writes_its_trace_and_json_needs_a_run(tmp_path):
     from cryptobench.energy import synth
     trace = tmp_path / "t.csv"
@@ -91,6 +97,7 @@ def test_energy_import_never_writes_its_trace_and_json_needs_a_run(tmp_path):
     assert trace.read_bytes() == before and not (tmp_path / "w.json").exists()
 
 
+@pytest.mark.e2e
 def test_list_runs_shows_every_stored_run_and_a_killed_one_as_interrupted(tmp_path):
     import sqlite3
     db = tmp_path / "r.sqlite"

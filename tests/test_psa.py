@@ -5,6 +5,8 @@ toolchain, QEMU, simulator and host harness binaries; a missing one is a failure
 import json
 import subprocess
 
+import pytest
+
 from conftest import ROOT, cli
 
 from cryptobench.engines import ENGINES
@@ -56,6 +58,7 @@ def test_served_by_is_read_from_the_glue_version_string():
 
 # --- firmware ---------------------------------------------------------------------------------------
 
+@pytest.mark.qemu
 def test_psa_on_qemu_passes_kats_and_records_the_test_driver(tmp_path):
     cells, doc = _run(tmp_path, "--target", "qemu:mps2-an385", "--engine", "psa", "--engine", "psa-testdriver",
                       "--op", "sha256", "--op", "aes-ccm-encrypt", "--op", "chacha20-poly1305-encrypt",
@@ -72,6 +75,7 @@ def test_psa_on_qemu_passes_kats_and_records_the_test_driver(tmp_path):
     assert "served by builtin" in builds["psa"]["library_version"]
 
 
+@pytest.mark.e2e
 def test_psa_on_the_simulator_reports_cycles_stack_and_code_size(tmp_path):
     cells, _ = _run(tmp_path, "--target", "sim:cortex-m4", "--device", "cc2652", "--engine", "psa",
                     "--op", "sha256", "--op", "ecdsa-sign", "--param", "bytes=1024")
@@ -107,6 +111,7 @@ def test_host_test_driver_engine_dispatches_every_call_to_the_driver():
             assert d["calls"] == 20 and d["served_by"] == want
 
 
+@pytest.mark.e2e
 def test_host_psa_engines_pass_their_kats_and_cells_record_served_by(tmp_path):
     _built_psa_harness()
     cells, doc = _run(tmp_path, "--engine", "psa", "--engine", "psa-testdriver", "--op", "aes-gcm-encrypt",

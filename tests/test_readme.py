@@ -31,6 +31,7 @@ def test_the_readme_has_examples():
     assert len(readme_commands()) >= 15
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("command", readme_commands())
 def test_every_readme_command_parses(command):
     proc = cli(*_variant(command), "--help")

@@ -74,6 +74,7 @@ def _synthetic_run(db: Path) -> int:
     return rid
 
 
+@pytest.mark.e2e
 def test_relative_view_of_known_medians(tmp_path):
     db = tmp_path / "db.sqlite"
     rid = _synthetic_run(db)
@@ -151,6 +152,7 @@ def test_energy_within_idle_noise_gives_no_energy_ratio_anywhere():
         assert row["time_ratio"] == pytest.approx(2.0) and comp["duration_improvement"] == pytest.approx(0.5)
 
 
+@pytest.mark.e2e
 def test_unknown_relative_engine_is_one_line_listing_the_runs_engines(tmp_path):
     db = tmp_path / "db.sqlite"
     rid = _synthetic_run(db)
@@ -161,6 +163,7 @@ def test_unknown_relative_engine_is_one_line_listing_the_runs_engines(tmp_path):
     assert "openssl-hw" in err and "base, fast, slow, none" in err
 
 
+@pytest.mark.e2e
 def test_relative_view_of_a_real_run(harness, tmp_path):
     db = tmp_path / "db.sqlite"
     run = cli("run", "--op", "sha256", "--param", "bytes=64,1024", "--engine", "openssl-hw", "--engine",
@@ -180,6 +183,7 @@ def test_relative_view_of_a_real_run(harness, tmp_path):
         assert r["time_ratio"] == pytest.approx(1 / comps[r["params"]["bytes"]]["duration_improvement"])
 
 
+@pytest.mark.e2e
 def test_zhaw_suite_prints_its_tables_then_the_relative_view(harness, tmp_path):
     """zhaw-iot names openssl-hw, openssl-sw, mbedtls, pkcs11 and tpm, baseline openssl-hw; a
     secure-element engine that is unusable here is reported, and the run goes on with the others."""
@@ -215,6 +219,7 @@ def pisa_parallel(tmp_path_factory, harness):
     return proc, json.loads(out.read_text()), db
 
 
+@pytest.mark.slow
 def test_parallel_cells_for_each_process_count(pisa_parallel):
     proc, doc, _ = pisa_parallel
     jsonschema.validate(doc, SCHEMA)
@@ -247,6 +252,7 @@ def test_parallel_cells_for_each_process_count(pisa_parallel):
             assert wall >= max(ns for _, ns, _ in rnd)
 
 
+@pytest.mark.e2e
 def test_parallel_prints_seed_004_layout(pisa_parallel):
     proc, _, db = pisa_parallel
     out = proc.stdout                               # the suite's layout: the paper's Tables I-V
@@ -269,6 +275,7 @@ def test_parallel_prints_seed_004_layout(pisa_parallel):
     assert "parallel_n" in head and "parallel_efficiency" in head      # export's names
 
 
+@pytest.mark.e2e
 def test_oversubscribed_when_more_processes_than_cpus(harness, tmp_path):
     allowed = set(CPUS[:2])
     db, out = tmp_path / "db.sqlite", tmp_path / "over.json"
@@ -295,6 +302,7 @@ def test_bad_parallel_is_a_one_line_usage_error(tmp_path, value):
     assert not (tmp_path / "db.sqlite").exists() or not _cells(tmp_path / "db.sqlite")
 
 
+@pytest.mark.qemu
 def test_parallel_refuses_single_shot_and_other_targets(tmp_path):
     db = str(tmp_path / "db.sqlite")
     single = cli("run", "--suite", "zhaw-iot", "--parallel", "1,2", "--db", db)
@@ -314,6 +322,7 @@ def _cells(db, run_id=None):
         con.close()
 
 
+@pytest.mark.e2e
 def test_interrupted_parallel_run_keeps_its_cells_and_resumes(harness, tmp_path):
     db = tmp_path / "db.sqlite"
     sizes = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
@@ -398,6 +407,7 @@ def test_scaling_tables_with_energy_mirror_seed_004():
     assert summary.key == "summary" and "FoM 4 cores" in summary.headers
 
 
+@pytest.mark.e2e
 def test_parallel_with_an_energy_meter_measures_concurrent_windows(harness, tmp_path):
     from test_meters import FakeRapl      # the same constant-power fake powercap tree
     with FakeRapl(tmp_path / "powercap", watts=10.0) as fake:

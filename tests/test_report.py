@@ -53,6 +53,7 @@ def report(tmp_path_factory, harness):
     return {"db": db, "out": out, "stdout": proc.stdout, "html": (out / "report.html").read_text(encoding="utf-8")}
 
 
+@pytest.mark.slow
 def test_report_writes_html_figures_and_table_files(report):
     out = report["out"]
     assert "report.html" in report["stdout"]
@@ -85,6 +86,7 @@ def test_report_is_self_contained_and_escapes_run_text(report):
     assert "Content-Security-Policy" in html
 
 
+@pytest.mark.slow
 def test_report_renders_in_headless_chromium(report):
     from browser import Chromium, chromium_path
     if chromium_path() is None:
@@ -112,6 +114,7 @@ def test_report_renders_in_headless_chromium(report):
     shutil.copy(shot, ARTIFACTS / "report-screenshot.png")   # kept for a person to look at
 
 
+@pytest.mark.e2e
 def test_report_errors_are_one_line(report, tmp_path):
     r = cli("report", "99", "--db", report["db"], "--out", str(tmp_path / "x"))
     assert r.returncode == 2 and "no run 99" in r.stderr and len(r.stderr.strip().splitlines()) == 1
@@ -123,6 +126,7 @@ def test_report_errors_are_one_line(report, tmp_path):
     assert r.returncode == 2 and "not a directory" in r.stderr
 
 
+@pytest.mark.e2e
 def test_label_is_stored_and_shown(report):
     r = _ok(cli("show", "1", "--db", report["db"], "--format", "json"))
     assert LABEL in r.stdout or json.dumps(LABEL)[1:-1] in r.stdout

@@ -2,6 +2,8 @@
 figure tests' helpers: table titles, which tables are written, where each run's conditions appear."""
 import re
 
+import pytest
+
 from cryptobench.report.build import build_report
 from test_report_figures import LENGTHS, _store, _sweep_run, _timed, _unsupported
 
@@ -15,6 +17,7 @@ def _table_titles(html: str) -> list[str]:
     return [re.sub(r"<[^>]+>", "", t) for t in re.findall(r'<h3 id="tab-[^"]*">(.*?)</h3>', html, re.S)]
 
 
+@pytest.mark.e2e
 def test_relative_table_titles_are_not_prefixed_twice(tmp_path):
     run = _sweep_run(tmp_path / "r.sqlite")
     _, html = _build([run], tmp_path / "out")
@@ -40,6 +43,7 @@ def _with_unmeasured_ops(db):
     return _store(db, cells, baseline="openssl-sw", engines=["openssl-hw", "openssl-sw", "mbedtls", "libsodium"])
 
 
+@pytest.mark.slow
 def test_no_table_for_an_operation_without_an_ok_cell(tmp_path):
     run = _with_unmeasured_ops(tmp_path / "r.sqlite")
     summary, html = _build([run], tmp_path / "out")
@@ -58,6 +62,7 @@ def test_no_table_for_an_operation_without_an_ok_cell(tmp_path):
         assert re.search(r"openssl|mbedtls|libsodium|baseline", head), head
 
 
+@pytest.mark.e2e
 def test_each_runs_conditions_are_printed_once(tmp_path):
     from cryptobench.report.captions import conditions_caption
     from cryptobench.report.tables import conditions_lines

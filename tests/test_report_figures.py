@@ -123,6 +123,7 @@ def _ids_ok(figs):
     assert all(f.kind in KINDS for f in figs)
 
 
+@pytest.mark.e2e
 def test_sweep_run_gives_duration_heatmap_and_crossover(tmp_path):
     run = _sweep_run(tmp_path / "r.sqlite", label="bench A")
     figs = build_figures([run])
@@ -224,6 +225,7 @@ def test_unresolved_crossover_is_neither_drawn_nor_tabulated(tmp_path):
     assert "may not become cheaper in the measured range" in sod["text"]
 
 
+@pytest.mark.e2e
 def test_energy_sweep_gives_energy_figure_and_energy_heatmap(tmp_path):
     run = _sweep_run(tmp_path / "r.sqlite", energy=True)
     figs = build_figures([run])
@@ -388,6 +390,7 @@ def test_several_runs_share_a_figure_with_disambiguated_labels(tmp_path):
     assert [f.id for f in figs if f.kind == "heatmap"] == ["heatmap-time-r1", "heatmap-time-r2"]
 
 
+@pytest.mark.e2e
 def test_single_shot_and_batched_runs_are_labelled_so(tmp_path):
     """A --single run (k = 1, latency) and a batched run of the same engines in one figure: every
     line says single-shot or batched, not only "(run 1)" / "(run 2)"; run ids only where two runs of

@@ -7,7 +7,12 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from conftest import ROOT, cli
+
+# end to end: the real command line on stored or measured runs (the slow tier)
+pytestmark = pytest.mark.e2e
 
 
 def _cells(db, run_id=None):

@@ -47,6 +47,7 @@ engines = ["system"]
     return proc, json.loads(out.read_text()), db
 
 
+@pytest.mark.slow
 def test_document_matches_schema(small_run):
     _, doc, _ = small_run
     jsonschema.validate(doc, SCHEMA)
@@ -106,6 +107,7 @@ def test_conditions_are_recorded(small_run):
     assert "2.28" in cond["engines"]["mbedtls"]["version"]
 
 
+@pytest.mark.e2e
 def test_tables_and_show_formats(small_run):
     proc, doc, db = small_run
     assert "AES-GCM" in proc.stdout and "Impr. openssl-hw" in proc.stdout
@@ -129,6 +131,7 @@ def test_noise_floor_is_measured_and_reported(small_run):
     assert "machine noise floor" in proc.stdout
 
 
+@pytest.mark.e2e
 def test_rekey_is_a_timing_parameter_of_every_cipher_engine(harness, tmp_path):
     """rekey=1 (set the key before every operation, as `openssl speed -aead`) runs on every engine
     that has the cipher; it does not select vectors, so the same KATs gate it."""

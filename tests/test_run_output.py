@@ -56,6 +56,7 @@ def test_improvement_cells_and_summary_rows():
     assert summary_rows(3) == [0, 1, 2] and summary_rows(65) == [0, 64]
 
 
+@pytest.mark.e2e
 def test_an_ad_hoc_run_prints_its_ratio_in_words_and_fits_80_columns(harness, db):
     from conftest import cli
     proc = cli("run", "--op", "sha256", "--param", "bytes=64,1024", "--engine", "openssl-hw", "--engine", "openssl-sw",

@@ -39,6 +39,7 @@ def test_unicorns_private_handle_is_read_from_tested_releases_only(monkeypatch):
     assert "Uc._uch" in msg and "\n" not in msg
 
 
+@pytest.mark.e2e
 @needs_sim
 def test_cifra_subset_on_a_simulated_m0_reports_cycles_stack_and_size(tmp_path):
     args = ("--target", "sim:cortex-m0", "--device", "stm32f030", "--op", "aes-gcm-encrypt", "--op",
@@ -70,6 +71,7 @@ def test_cifra_subset_on_a_simulated_m0_reports_cycles_stack_and_size(tmp_path):
             for r in again["results"] if r["status"] == "ok"} == by
 
 
+@pytest.mark.e2e
 @needs_sim
 def test_a_board_with_a_uart_console_reaches_its_end_line(tmp_path):
     """The nRF52840 profile's board prints over the nRF UART, not semihosting: its lines reach the host
@@ -83,6 +85,7 @@ def test_a_board_with_a_uart_console_reaches_its_end_line(tmp_path):
     assert doc["conditions"]["target"]["simulator"]["device"] == "nrf52840"
 
 
+@pytest.mark.e2e
 @needs_sim
 def test_wait_states_cost_cycles(tmp_path):
     """The same M0 code on the 1-wait-state STM32F030 profile takes more cycles than on the ideal M0."""
@@ -93,6 +96,7 @@ def test_wait_states_cost_cycles(tmp_path):
     assert c(slow) > c(ideal)
 
 
+@pytest.mark.qemu
 def test_sim_target_errors_are_one_line():
     for args, want in ((["--target", "sim:cortex-m9"], "valid: sim:cortex-m0"),
                        (["--target", "sim:cortex-m0", "--device", "cc2652"], "has a cortex-m4, not a cortex-m0"),
@@ -103,6 +107,7 @@ def test_sim_target_errors_are_one_line():
         assert want in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.e2e
 @needs_sim
 def test_every_library_kat_passes_under_the_simulator(tmp_path):
     """Each recipe's ops (short inputs; EC-JPAKE left to the ti-cc26x2 run, it is 600 M cycles)
@@ -124,6 +129,7 @@ def test_every_library_kat_passes_under_the_simulator(tmp_path):
             assert any(r["op"] == op and r["engine"] == recipe.name and r["status"] == "ok" for r in ran), (name, op)
 
 
+@pytest.mark.e2e
 @needs_sim
 def test_marker_gpio_frames_every_timed_repetition(tmp_path):
     """The firmware raises the board's marker GPIO (STM32 PA5 through RCC, MODER, BSRR) around

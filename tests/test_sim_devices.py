@@ -116,6 +116,7 @@ def test_cache_option_errors(spec, message):
         get_device(spec, DEVICES[spec.split(":")[0]].core)
 
 
+@pytest.mark.e2e
 @needs_sim
 def test_a_slower_clock_with_fewer_wait_states_takes_fewer_cycles(tmp_path):
     """The same image on stm32f030 at 8 MHz (0 WS by RM0360's table) takes fewer cycles than at the
@@ -157,6 +158,7 @@ def test_the_m7_profiles_state_caches_and_tcm():
     assert rt.code_in_flash is False and not rt.flash_cache
 
 
+@pytest.mark.e2e
 @needs_sim
 def test_m7_caches_on_off_and_tcm_order_the_same_code(tmp_path):
     """The same AES image on the M7: from TCM (imxrt1060) fewest cycles, from flash behind the L1

@@ -92,6 +92,7 @@ def _image(lib, cpu, device):
                                                            plan_c([], cells, board.name, cpu, "bench")).elf
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lib,cpu,spec,core", IMAGES, ids=[f"{i[0]}-{i[1]}-{i[2]}" for i in IMAGES])
 def test_firmware_images_give_unicorns_counts(lib, cpu, spec, core):
     sims = {ex: _simulator(core, spec, ex) for ex in native.EXECUTORS}
@@ -274,6 +275,7 @@ def test_code_written_to_ram_runs_and_a_write_over_decoded_code_is_seen(tmp_path
     assert divergence is None, str(divergence)
 
 
+@pytest.mark.e2e
 def test_bearssl_ecdsa_on_a_wait_state_profile_verifies_in_openssl(tmp_path):
     """BearSSL's P-256 signature made on sim:cortex-m3 at stm32f207's 3 wait states verifies in the
     host's OpenSSL: the executor's arithmetic on a wait-state profile, checked by a third party."""

@@ -9,6 +9,9 @@ import pytest
 from conftest import cli
 from test_sim import needs_sim
 
+# end to end: the real command line on stored or measured runs (the slow tier)
+pytestmark = pytest.mark.e2e
+
 COMMON = ("--op", "sha256", "--param", "bytes=64,256", "--engine", "mbedtls")
 
 

@@ -66,6 +66,7 @@ def window(doc, first: str) -> tuple[dict, list]:
     return doc["segments"][i], [r["cycles"] for r in doc["counter_reads"] if lo < r["cycles"] < hi]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("core", sorted(CORES))
 def test_a_foreign_image_boots_copies_its_ram_code_and_times_itself_with_systick(tmp_path, core):
     """Vector table in a section at flash + 1 KiB (not the boot address), a second table VTOR is
@@ -97,6 +98,7 @@ def test_a_foreign_image_boots_copies_its_ram_code_and_times_itself_with_systick
         assert said["dwt from zero"] < 10
 
 
+@pytest.mark.e2e
 def test_the_self_measured_and_the_simulated_window_differ_by_the_same_cycles_short_or_long(tmp_path):
     """Over two SysTick wraps or none, the semihosting cut exceeds the image's own count by the
     same cycles: no wrap is lost or counted twice."""
@@ -108,6 +110,7 @@ def test_the_self_measured_and_the_simulated_window_differ_by_the_same_cycles_sh
     assert diffs[0] == diffs[1]
 
 
+@pytest.mark.e2e
 def test_a_masked_systick_waits_for_primask_and_pends_once(tmp_path):
     """Two wraps under CPSID I: the exception is taken once, after CPSIE I (one pending bit), so
     the image's own count misses one wrap, as it would on the part."""
@@ -118,6 +121,7 @@ def test_a_masked_systick_waits_for_primask_and_pends_once(tmp_path):
     assert said["self"] == reads[-1] - reads[0] - (1 << 24)
 
 
+@pytest.mark.e2e
 def test_markers_cut_function_calls_and_register_edges(tmp_path):
     image = build(tmp_path, "cortex-m4")
     _, fn = sim_run(image, "stm32f411", "--marker", "function:work")
@@ -144,6 +148,7 @@ def test_exit_code_and_console(tmp_path):
     assert doc["segments"][-1]["label"].endswith("-> SYS_EXIT_EXTENDED (3)")
 
 
+@pytest.mark.e2e
 def test_vector_table_at_the_boot_address_or_given(tmp_path):
     # a section of no known name, first in flash: the lowest load address is the boot address
     proc, doc = sim_run(build(tmp_path, "cortex-m4", name="first", section=".myvec", place="first"), "stm32f411")
@@ -169,6 +174,7 @@ def test_a_range_outside_the_device_memory_is_mapped_with_a_note(tmp_path):
     assert any(n.startswith("run on Unicorn, not on the native executor: its ") for n in doc["notes"])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("core, device, masked", [
     ("cortex-m0", "stm32f030", False), ("cortex-m3", "ideal-m3", False), ("cortex-m4", "stm32f411", False),
     ("cortex-m4", "stm32f411:cache=off", True), ("cortex-m4", "stm32f407", False),
@@ -189,6 +195,7 @@ def test_the_native_executor_and_unicorn_give_the_same_run(tmp_path, core, devic
     assert not any("IT state" in n for n in native["notes"])
 
 
+@pytest.mark.e2e
 def test_a_run_that_does_not_end_stops_at_the_timeout_with_its_cycles(tmp_path):
     proc, doc = sim_run(build(tmp_path, "cortex-m3", iters=0xFFFFFFFF), "ideal-m3", "--timeout", "1")
     assert proc.returncode == 1 and doc["timed_out"] and doc["total"]["cycles"] > 0

@@ -37,6 +37,7 @@ def test_the_fixture_is_an_unversioned_8b58c6d_database():
     assert [p["options"]["repeat_from_cli"] for p in plans] == [True, False]
 
 
+@pytest.mark.e2e
 def test_an_8b58c6d_database_is_migrated_and_every_command_reads_it(old_db, tmp_path):
     before = FIXTURE.read_bytes()
     store = Store(old_db)

@@ -32,6 +32,7 @@ def test_a_password_never_reaches_a_message():
     assert redact("postgresql://lab@db/bench") == "postgresql://lab@db/bench"
 
 
+@pytest.mark.e2e
 def test_an_unreachable_server_is_one_line(tmp_path):
     proc = cli("list", "runs", "--db", "postgresql://nobody:pw@127.0.0.1:1/none")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
@@ -41,6 +42,7 @@ def test_an_unreachable_server_is_one_line(tmp_path):
     assert proc.returncode == 2 and "cannot connect" in proc.stderr and "s3cret" not in proc.stderr
 
 
+@pytest.mark.e2e
 def test_run_show_export_and_diff_read_and_write_postgresql(pg_db):
     common = ("--engine", "openssl-sw", "--op", "sha256", "--param", "bytes=64", "--repeat", "5", "--db", pg_db)
     for _ in range(2):
@@ -71,6 +73,7 @@ def _writer(url: str, run_id: int, who: int, n: int) -> None:
     store.close()
 
 
+@pytest.mark.e2e
 def test_concurrent_writers_lose_nothing(pg_db):
     store = Store(pg_db)
     run_id = store.create_run(Plan(), {})
@@ -85,6 +88,7 @@ def test_concurrent_writers_lose_nothing(pg_db):
     assert len(cells) == 100 and len({(c.engine, c.params.key) for c in cells}) == 100
 
 
+@pytest.mark.e2e
 def test_an_older_shared_store_waits_for_db_migrate(pg_db):
     store = Store(pg_db)                  # as version 2 left it: no lease or hold tables yet
     store.backend.execute("DROP TABLE leases")

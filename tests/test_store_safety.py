@@ -17,6 +17,7 @@ def _digest(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.e2e
 def test_another_programs_database_is_refused_and_not_written(tmp_path):
     other = tmp_path / "other_app.sqlite"
     con = sqlite3.connect(str(other))

@@ -145,6 +145,7 @@ def test_engine_facts(tpm, proc):
         assert info[key] != ""
 
 
+@pytest.mark.e2e
 def test_zhaw_suite_run_with_openssl_and_tpm(tmp_path, harness):
     out = tmp_path / "run.json"
     args = ["run", "--suite", "zhaw-iot", "--engine", "openssl-hw", "--engine", "tpm", "--repeat", "5",
@@ -173,6 +174,7 @@ def test_zhaw_suite_run_with_openssl_and_tpm(tmp_path, harness):
             socket.create_connection(("127.0.0.1", port), timeout=2).close()
 
 
+@pytest.mark.e2e
 def test_tpm_killed_mid_run_fails_later_cells_with_the_reason(tmp_path, harness, monkeypatch):
     own = tpm_mod.start_swtpm()                          # "the user's" swtpm, named by the variable
     try:

@@ -70,6 +70,7 @@ def test_spreadsheet_safe_quotes_formulas_and_keeps_numbers():
         assert spreadsheet_safe(text) == text
 
 
+@pytest.mark.e2e
 def test_export_csv_neutralises_every_text_cell_and_keeps_numbers(tmp_path):
     db = _hostile_store(tmp_path / "r.sqlite")
     out = tmp_path / "cells.csv"
@@ -104,6 +105,7 @@ def test_show_csv_and_the_reports_csv_tables_are_neutralised(tmp_path):
         _assert_no_formula(_cells(path.read_text(encoding="utf-8")))
 
 
+@pytest.mark.e2e
 def test_a_real_runs_label_reaches_the_csv_export_neutralised(tmp_path, harness):
     db = tmp_path / "r.sqlite"
     proc = cli("run", "--op", "sha256", "--param", "bytes=16", "--engine", "openssl-sw", "--repeat", "3",

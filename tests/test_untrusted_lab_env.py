@@ -65,6 +65,7 @@ def test_a_malformed_environment_file_is_one_line(tmp_path, monkeypatch, name):
         assert fragment in line, line
 
 
+@pytest.mark.lab
 @pytest.mark.parametrize("name", ["alias-bomb", "targets-5", "unknown-driver"])
 def test_run_on_a_labgrid_target_says_so_before_asking_the_lab(tmp_path, name):
     text, fragments = CASES[name]

@@ -144,6 +144,7 @@ def test_a_failed_tool_leaves_no_private_file(tmp_path):
     assert sorted(os.listdir(tmp_path)) == []
 
 
+@pytest.mark.qemu
 def test_a_library_that_includes_a_file_from_outside_its_tree_fails_without_quoting_it(tmp_path):
     """The cell says the build failed; the secret's text is in no cell, and the cache holds no
     .tmp file afterwards."""

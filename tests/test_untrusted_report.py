@@ -91,6 +91,7 @@ def _captions(report_dir) -> list[str]:
     return [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<figcaption>(.*?)</figcaption>", page, re.S)]
 
 
+@pytest.mark.slow
 def test_a_report_over_many_runs_draws_a_line_per_engine_and_says_so(tmp_path):
     runs = MAX_LINES // 2 + 1
     db = _sweep_store(tmp_path / "r.sqlite", runs)
@@ -157,6 +158,7 @@ def test_the_next_report_removes_staging_folders_whose_process_is_gone(tmp_path,
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.e2e
 def test_a_report_killed_with_kill_9_leaves_a_folder_the_next_report_removes(tmp_path):
     db = _sweep_store(tmp_path / "r.sqlite", 6, engines=("openssl-sw", "mbedtls", "libsodium"))
     out = tmp_path / "rep"
@@ -200,6 +202,7 @@ def test_energy_model_shows_a_hostile_profiles_name_and_peripherals_escaped(tmp_
     assert (tmp_path / "evil.toml").read_bytes() == before
 
 
+@pytest.mark.e2e
 def test_energy_model_and_model_crossover_of_a_run_with_hostile_engine_labels(tmp_path):
     engines = ("openssl-sw", "evil" + ESC)
     db = _sweep_store(tmp_path / "r.sqlite", 1, engines=engines)

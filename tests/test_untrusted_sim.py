@@ -28,6 +28,7 @@ def sim_json(image, *args, executor="native"):
     return proc, json.loads(proc.stdout)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_a_malformed_or_hostile_image_is_refused_with_one_line(tmp_path, name):
     writer, args, code, fragment = REFUSED[name]
@@ -42,6 +43,7 @@ def test_a_malformed_or_hostile_image_is_refused_with_one_line(tmp_path, name):
         assert hashlib.sha256(image.read_bytes()).hexdigest() == before
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("executor", ["native", "unicorn"])
 @pytest.mark.parametrize("name", sorted(FAULTS))
 def test_a_hostile_run_ends_with_the_same_problem_on_both_executors(tmp_path, name, executor):
@@ -53,6 +55,7 @@ def test_a_hostile_run_ends_with_the_same_problem_on_both_executors(tmp_path, na
     assert text.returncode == 1 and fragment in text.stdout and "end: " in text.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["wild_read", "runaway_stack", "page_write_sweep", "peripheral_sweep",
                                   "systick_bad_stack", "semihosting_bad_pointer", "sys_write_4gb"])
 def test_unmapped_accesses_agree_between_executors(tmp_path, name):
@@ -68,6 +71,7 @@ def test_unmapped_accesses_agree_between_executors(tmp_path, name):
         assert native["problem"] == unicorn["problem"]
 
 
+@pytest.mark.e2e
 def test_a_semihosting_flood_keeps_the_first_and_last_of_everything(tmp_path):
     """150,000 SYS_WRITEC calls (the instruction limit makes the run the same on any machine):
     the console keeps 64 KiB from each end and says how much it dropped, the call log and the
@@ -88,6 +92,7 @@ def test_a_semihosting_flood_keeps_the_first_and_last_of_everything(tmp_path):
     assert f"... {gap['count']} segments not listed (in all)" in table.stdout
 
 
+@pytest.mark.slow
 def test_the_flood_times_out_cleanly(tmp_path):
     proc, doc = sim_json(hi.semihosting_flood(tmp_path / "flood.elf"), "--timeout", "1")
     assert proc.returncode == 1 and doc["timed_out"] and not doc["problem"]
@@ -115,6 +120,7 @@ def test_the_timeout_covers_loading_the_image(tmp_path):
     assert "--timeout 1e-06 s ran out while loading the image" in proc.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("args, message", [
     (["--timeout", "nan"], "--timeout nan: expected a number of seconds greater than 0 and at most 86400"),
     (["--timeout", "inf"], "--timeout inf: expected a number of seconds"),

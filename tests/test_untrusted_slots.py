@@ -3,6 +3,8 @@ how many cells one process holds set up at once (max_slots, cbh's MAX_SLOTS), an
 cells per engine spreads them over groups of processes instead of failing "too many slots"."""
 from collections import defaultdict
 
+import pytest
+
 from cryptobench.cli import main
 from cryptobench.engines import ENGINES
 from cryptobench.errors import HarnessError
@@ -28,6 +30,7 @@ def test_the_harness_says_its_slot_limit_and_keeps_it(harness):
         proc.close()
 
 
+@pytest.mark.e2e
 def test_a_plan_beyond_the_slot_limit_is_spread_over_processes(tmp_path, harness, monkeypatch, capsys):
     monkeypatch.setattr(host, "SLOT_LIMIT", 3)            # 2 cells per process (one slot kept for the reference)
     live: dict = defaultdict(set)                          # process -> its slots set up now

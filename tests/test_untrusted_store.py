@@ -87,6 +87,7 @@ def test_the_one_redaction_hides_every_form():
     assert redact("postgresql://lab@db/bench and /var/lib/x.sqlite") == "postgresql://lab@db/bench and /var/lib/x.sqlite"
 
 
+@pytest.mark.e2e
 def test_a_password_in_the_query_never_reaches_an_error_of_a_server_that_is_not_there(tmp_path):
     url = f"postgresql://lab@127.0.0.1:{_free_port()}/bench?password={SECRET}"
     for args in (["list", "runs", "--db", url], ["show", "1", "--db", url], ["run", "--op", "sha256", "--engine",
@@ -99,6 +100,7 @@ def test_a_password_in_the_query_never_reaches_an_error_of_a_server_that_is_not_
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.e2e
 def test_a_run_on_a_server_prints_the_url_without_its_password(pg_db, harness):
     url = f"{pg_db}?password={SECRET}"            # trust authentication: the server never asks for it
     proc = cli("run", "--op", "sha256", "--engine", "openssl-sw", "--param", "bytes=64", "--repeat", "3",
@@ -120,6 +122,7 @@ SNOOP = """
 """
 
 
+@pytest.mark.e2e
 def test_no_harness_inherits_a_secret_variable(tmp_path, harness):
     snoop = _script(tmp_path / "cbh-snoop", SNOOP)
     db = tmp_path / "r.sqlite"
@@ -152,6 +155,7 @@ def test_every_child_gets_its_environment_from_one_function(monkeypatch):
 
 
 # --- 6. one store location parser; readers never create a store ---------------------------------
+@pytest.mark.e2e
 @pytest.mark.parametrize("location", ["mysql://u@h/db", f"mysql://u:{SECRET}@h/db", "postgresql:/x", "postgres:x",
                                       "sqlite:///x.sqlite", "sqlite:x.sqlite", "POSTGRESQL://u@h/db",
                                       f"host=h dbname=d password={SECRET}"])
@@ -183,6 +187,7 @@ def test_report_of_a_missing_store_writes_no_report(tmp_path):
     assert "no such store" in _one_line_error(proc) and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.e2e
 def test_a_reader_of_an_empty_file_or_database_writes_nothing(tmp_path, pg_db):
     empty = tmp_path / "empty.sqlite"
     empty.write_bytes(b"")
@@ -195,6 +200,7 @@ def test_a_reader_of_an_empty_file_or_database_writes_nothing(tmp_path, pg_db):
         assert conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()[0] == 0
 
 
+@pytest.mark.e2e
 def test_a_writer_still_makes_a_new_store(tmp_path, harness):
     db = tmp_path / "new" / "r.sqlite"
     proc = cli("run", "--op", "sha256", "--engine", "openssl-sw", "--param", "bytes=64", "--repeat", "3",
@@ -277,6 +283,7 @@ def _samples(url) -> dict:
         return {k: (s, json.loads(n)) for k, s, n in conn.execute("SELECT cell_key, status, samples FROM cells")}
 
 
+@pytest.mark.e2e
 def test_a_server_restarted_mid_run_is_reconnected_and_no_sample_is_lost(tmp_path, harness, own_server):
     url = own_server.create_database("restarted")
     proc, err = _gated_run(tmp_path, harness, url)
@@ -298,6 +305,7 @@ def test_a_server_restarted_mid_run_is_reconnected_and_no_sample_is_lost(tmp_pat
     assert len(cells) == 2 and all(s == "ok" and len(n) == REPEAT for s, n in cells.values())   # none lost or doubled
 
 
+@pytest.mark.e2e
 def test_a_server_that_stays_away_stops_the_run_interrupted_with_exit_1(tmp_path, harness, own_server):
     url = own_server.create_database("gone")
     proc, err = _gated_run(tmp_path, harness, url, CRYPTOBENCH_STORE_RETRY_S="1")
@@ -333,6 +341,7 @@ def _lock_of(db):
         con.close()
 
 
+@pytest.mark.e2e
 def test_a_killed_run_is_listed_interrupted_at_once(tmp_path, harness):
     db = tmp_path / "r.sqlite"
     args = [sys.executable, "-m", "cryptobench.cli", "run", "--op", "sha256", "--param", "bytes=64,128",
@@ -366,6 +375,7 @@ def test_a_process_id_given_to_a_newer_process_does_not_hold_the_run(tmp_path):
         other.wait()
 
 
+@pytest.mark.e2e
 def test_a_harness_that_never_answers_its_handshake_has_its_own_deadline(tmp_path, monkeypatch):
     from cryptobench.harness import HarnessProcess
     mute = _script(tmp_path / "cbh-mute", "import time\ntime.sleep(600)\n")
@@ -378,6 +388,7 @@ def test_a_harness_that_never_answers_its_handshake_has_its_own_deadline(tmp_pat
     assert proc.returncode == 3 and "no reply to 'hello' within 1 s" in proc.stdout + proc.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", ["CRYPTOBENCH_CHECKPOINT_S", "CRYPTOBENCH_HANDSHAKE_TIMEOUT_S",
                                   "CRYPTOBENCH_REPLY_TIMEOUT_S", "CRYPTOBENCH_STORE_RETRY_S"])
 @pytest.mark.parametrize("value", ["abc", "nan", "inf", "-1", "0", "1e9"])

@@ -42,7 +42,7 @@ CELL_COLUMNS: list[tuple[str, str, str, str]] = [
                                      "library_version for microcontroller targets)"),
     ("target", "string", "", "where it ran: host, qemu:…, board:…, sim:…, trace:…"),
     ("provenance", "string", "", "how the time was obtained: measured | simulated | modeled | published | none"),
-    ("status", "string", "", "ok | unsupported | failed"),
+    ("status", "string", "", "ok | unsupported | failed | partial (an interrupted run's rounds so far)"),
     ("kat", "string", "", "known-answer check: pass | fail | n/a"),
     ("detail", "string", "", "what was verified, or why unsupported / failed"),
     # time

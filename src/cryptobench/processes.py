@@ -7,10 +7,14 @@ a process id the system gave to a newer process since is told apart by its start
 The environment of a child (a harness, a compiler, QEMU, swtpm, git, …) comes from
 `child_environment` alone: it never holds a variable that may carry a secret (the store's URL and
 PostgreSQL's password variables, a token PIN). The one child that needs one gets it by name: a lab
-worker (cryptobench's own process) the store's, the pkcs11 harness its PIN (secure/pkcs11.py)."""
+worker (cryptobench's own process) the store's, the pkcs11 harness its PIN (secure/pkcs11.py).
+
+SIGTERM (a CI timeout, `kill`) stops a run, a lab worker or the QEMU board stand-in like Ctrl-C:
+`interrupt_on_sigterm` is the one handler they install."""
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 # variables that may hold a secret, or point to one: a store URL may carry its password
@@ -71,3 +75,13 @@ def process_identity(pid: int) -> str:
         return f"{pid} {stat.rsplit(')', 1)[1].split()[19]}"
     except (OSError, IndexError):
         return f"{pid} ?"
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def interrupt_on_sigterm():
+    """SIGTERM raises KeyboardInterrupt from now on, so it stops like Ctrl-C (every finished cell kept,
+    a held unit given back); returns the handler it replaces, to put back with signal.signal."""
+    return signal.signal(signal.SIGTERM, _raise_interrupt)

@@ -9,6 +9,7 @@ import signal
 from typing import Callable
 
 from .periodic import Every
+from .processes import interrupt_on_sigterm
 from .records import Conditions, Plan
 from .store import LOCK_STALE_S, Store, StoreUnavailable, heartbeat
 from .targets.base import RunSession, Target
@@ -59,7 +60,7 @@ class Runner:
         return RunSession(self.store, run_id, self.plan, conditions, previous, self.log)
 
     def _measure(self, session: RunSession) -> None:
-        previous_handler = signal.signal(signal.SIGTERM, _raise_interrupt)
+        previous_handler = interrupt_on_sigterm()
         try:
             self.target.measure(session)
             self.store.set_status(session.run_id, "complete")
@@ -85,8 +86,3 @@ def _unless_store_gone(write: Callable[[], None]) -> None:
         write()
     except StoreUnavailable:
         pass
-
-
-def _raise_interrupt(signum, frame):
-    """SIGTERM (a CI timeout, `kill`): stop like Ctrl-C, keeping every finished cell."""
-    raise KeyboardInterrupt

@@ -285,7 +285,7 @@ def _write_json(args, store: Store, run_id: int) -> None:
 
 
 def cmd_energy_capture(args, out) -> int:
-    from ..energy.live_n6705 import ChannelSpec, InstrumentError, N6705, write_generic_csv
+    from ..energy.live_n6705 import ChannelSpec, InstrumentError, N6705, write_capture_csv
     from ..energy.live_otii import OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError, parse_resource
     dest = checked_output(args, "--out")
     check_output(dest.with_name(dest.name + ".json"), "--out", force=args.force)     # its sidecar, too
@@ -297,7 +297,7 @@ def cmd_energy_capture(args, out) -> int:
             with OtiiClient(host, port) as client:
                 cap = OtiiCapture(client, main_voltage=args.main_voltage, power_on=args.power_on,
                                   marker=None if args.marker.lower() == "none" else args.marker)
-                result = write_generic_csv(cap.capture(args.duration), dest)
+                result = write_capture_csv(cap.capture(args.duration), dest)
                 cond = cap.conditions()
         else:
             if args.period is None:
@@ -305,7 +305,7 @@ def cmd_energy_capture(args, out) -> int:
             chans = [ChannelSpec.parse(c) for c in (args.channel or ["1:iv"])]
             with N6705(args.resource, args.backend) as inst:
                 if args.mode == "elog":
-                    result = write_generic_csv(inst.capture_elog(chans, args.period, args.duration, args.trigger,
+                    result = write_capture_csv(inst.capture_elog(chans, args.period, args.duration, args.trigger,
                                                                  args.records), dest)
                 else:
                     as_csv = dest.suffix.lower() == ".csv"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..printable import PrintableLines
+from ..references import load_reference
 from ..report.table import LEFT, Column, Table, columns
 from ..report.terminal import print_table
 from .common import (OneLineParser, add_db, add_output, checked_output, console_for, key_values, resolve_one_run,
@@ -217,64 +218,83 @@ def _accelerator(args, out) -> int:
     return 0
 
 
-# The Pisa Cortex-A53 paper's figures, transcribed for when references/data/pisa-a53.toml lacks them.
-PISA = {   # name: Q, per_op, in bits, out bits, stated AL (s), Table IV TH, P (W), E (as printed), Table V HW FoM
-    "AES-ECB-256": dict(q=128, per_op=False, in_bits=128, out_bits=128, al=48.89e-9, th=1339.53, p=18e-3,
-                        e=0.00656, fom=204119.60),
-    "SHA256": dict(q=512, per_op=False, in_bits=512, out_bits=256, al=124.44e-9, th=1515.79, p=8.91e-3,
-                   e=0.00371, fom=408293.46),
-    "ECDSA-P521": dict(q=1, per_op=True, in_bits=256, out_bits=1042, al=316.11e-9, th=910.60, p=61.8e-3,
-                       e=0.06785, fom=20131.61),
+PISA_FILE = "references/data/pisa-a53.toml"
+# What each accelerator moves per operation: Q (the work eq. 1 divides: bits, or 1 operation) and the bits in
+# and out through the AXI4-DMA. The paper prints none of these widths; PISA_FILE's AL rows name the ones that
+# reproduce its AL. Every printed figure (TH, P, E, FoM, AL, clock, DMA bandwidths) is read from PISA_FILE.
+PISA_SHAPES = {
+    "AES-ECB-256": dict(q=128, per_op=False, in_bits=128, out_bits=128),
+    "SHA256": dict(q=512, per_op=False, in_bits=512, out_bits=256),
+    "ECDSA-P521": dict(q=1, per_op=True, in_bits=256, out_bits=1042),
 }
-PISA_CLOCK, PISA_MM2S, PISA_S2MM = 300e6, 9.6e9, 3.6e9
+# each accelerator's rows in PISA_FILE: the catalog op and the parameters the paper states (labels vary)
+PISA_OPS = {"AES-ECB-256": ("aes-ecb-encrypt", {"key_bits": 256}), "SHA256": ("sha256", {}),
+            "ECDSA-P521": ("ecdsa-sign", {"curve": "p521"})}
+_POWER_W = {"W": 1, "mW": 1e-3, "uW": 1e-6}
 
 
-def pisa_rows() -> tuple[dict, str]:
-    """Table IV (TH, P, E) and Table V (HW FoM) of the Pisa Cortex-A53 paper: from references/data/pisa-a53.toml when it
-    has them, else the transcription above. Returns (rows, where from)."""
-    rows = {k: dict(v) for k, v in PISA.items()}
-    try:
-        from ..references import load_reference
-        ref = load_reference("pisa-a53")
-    except Exception:
-        return rows, "transcribed in models_cli.PISA (the Pisa paper's Tables IV, V)"
-    got = 0
-    keys = {"AES-ECB-256": ("aes",), "SHA256": ("sha",), "ECDSA-P521": ("ecdsa",)}
+def _exact_ns(value: float) -> float:
+    """A printed nanosecond figure in seconds as the decimal reads (316.11 ns is 316.11e-9 s, not 316.11 × 1e-9)."""
+    return float(f"{value!r}e-9")
+
+
+def _pisa_figure(row) -> tuple[str, float] | None:
+    """(the figure's key in a pisa row, its value) for one accelerator row of PISA_FILE; None for other rows."""
+    table = row.table.replace(" ", "").upper()
+    if table == "TABLEIV" and row.metric in ("throughput", "ops_per_s"):
+        return "th", row.value                                  # Mbps, or op/s for a per-operation accelerator
+    if table == "TABLEIV" and row.metric in ("power", "dynamic_power"):
+        return "p", row.value * _POWER_W.get(row.unit, 1e-3)
+    if table == "TABLEIV" and row.metric in ("energy_per_bit", "energy"):
+        return "e", row.value                                   # mJ/Mb, or mJ/op
+    if table == "TABLEV" and row.metric == "fom":
+        return "fom", row.value
+    if "additional latency AL" in row.label and row.unit == "ns":
+        return "al", _exact_ns(row.value)
+    return None
+
+
+def pisa_rows() -> tuple[dict, dict]:
+    """Table IV (TH, P, E), Table V (HW FoM) and the stated AL of the Pisa Cortex-A53 paper's accelerators, and
+    the clock and DMA bandwidths they run at, all from PISA_FILE: (rows by algorithm, {clock, mm2s, s2mm})."""
+    ref = load_reference("pisa-a53")
+    rows = {name: dict(shape) for name, shape in PISA_SHAPES.items()}
+    bus: dict[str, float] = {}
     for r in ref.rows:
-        if getattr(r.source, "engine_kind", "") in ("sw library", "cpu extensions"):
+        if r.source.id != "hw":
             continue
-        label = r.label.lower()
-        name = next((n for n, ks in keys.items() if any(k in label for k in ks)), None)
-        if name is None:
+        if r.label.startswith("AXI4-DMA maximum bandwidth") and r.unit == "Gbps":
+            bus["mm2s" if "MM2S" in r.label else "s2mm"] = r.value * 1e9
             continue
-        table = r.table.replace(" ", "").upper()
-        if table == "TABLEIV" and r.metric == "throughput":
-            rows[name]["th"] = r.value; got += 1
-        elif table == "TABLEIV" and r.metric in ("power", "dynamic_power"):
-            rows[name]["p"] = r.value * {"W": 1, "mW": 1e-3, "uW": 1e-6}.get(r.unit, 1e-3); got += 1
-        elif table == "TABLEIV" and r.metric in ("energy_per_bit", "energy"):
-            rows[name]["e"] = r.value; got += 1
-        elif table == "TABLEV" and r.metric == "fom" and ("hw" in label or "hw" in r.source.id.lower()):
-            rows[name]["fom"] = r.value; got += 1
-    return rows, ("references/data/pisa-a53.toml" if got
-                  else "transcribed in models_cli.PISA (the Pisa paper's Tables IV, V)")
+        name = next((n for n, (op, given) in PISA_OPS.items() if r.op == op and r.given == given), None)
+        figure = _pisa_figure(r) if name else None
+        if figure:
+            rows[name][figure[0]] = figure[1]
+    bus["clock"] = float(ref.sources["hw"].clock_hz or 0)
+    missing = [f"{name} {key}" for name, row in rows.items() for key in ("th", "p", "e", "fom", "al") if key not in row]
+    missing += [key for key in ("clock", "mm2s", "s2mm") if not bus.get(key)]
+    if missing:
+        raise UsageError(f"{PISA_FILE}: no figure for {', '.join(missing)}; "
+                         "model accelerator --pisa needs Table IV, Table V, AL and the DMA bandwidths")
+    return rows, bus
 
 
 def _pisa(args, out) -> int:
     from ..models.accelerator import additional_latency, solve_latency
-    rows, origin = pisa_rows()
-    doc = {"provenance": "modeled", "source": f"the Pisa Cortex-A53 paper's Tables IV-V ({origin})", "rows": []}
-    out.write(f"the Pisa Cortex-A53 paper's hardware accelerators at 300 MHz: eq. 1 and Table V from Table IV "
-              f"({origin})\n")
+    rows, bus = pisa_rows()
+    clock = bus["clock"]
+    doc = {"provenance": "modeled", "source": f"the Pisa Cortex-A53 paper's Tables IV-V ({PISA_FILE})", "rows": []}
+    out.write(f"the Pisa Cortex-A53 paper's hardware accelerators at {clock / 1e6:g} MHz: eq. 1 and Table V from "
+              f"Table IV ({PISA_FILE})\n")
     table = Table("", columns(["algorithm", "AL stated", "AL DMA", "L (cycles)", "E=P·L·Tclk/Q", "E Table IV",
                                "FoM=TH/E", "Table V", "dev"]))
     for name, r in rows.items():
-        al_dma = additional_latency(r["in_bits"], r["out_bits"], PISA_MM2S, PISA_S2MM)
+        al_dma = additional_latency(r["in_bits"], r["out_bits"], bus["mm2s"], bus["s2mm"])
         work = 1.0 if r["per_op"] else r["q"]
         th = r["th"] if r["per_op"] else r["th"] * 1e6
-        L = solve_latency(work, th, PISA_CLOCK, r["al"])
+        L = solve_latency(work, th, clock, r["al"])
         k = 1e3 if r["per_op"] else 1e9
-        e_model = r["p"] * (L / PISA_CLOCK) / work * k
+        e_model = r["p"] * (L / clock) / work * k
         fom = r["th"] / r["e"]
         dev = (fom - r["fom"]) / r["fom"] * 100
         row = {"algorithm": name, "al_stated_s": r["al"], "al_dma_s": al_dma, "latency_cycles": L,

@@ -23,13 +23,14 @@ import errno
 import http.server
 import json
 import os
-import signal
 import subprocess
 import sys
 import termios
 import threading
 import tty
 from pathlib import Path
+
+from ..processes import interrupt_on_sigterm
 
 QEMU = "qemu-system-arm"
 
@@ -179,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     import tempfile
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="qemuboard-"))
     board = QemuBoard(args.machine, workdir, args.port)
-    signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
+    interrupt_on_sigterm()
     print(json.dumps({"tty": board.tty, "control": board.control, "machine": board.machine}), flush=True)
     try:
         board.serve()

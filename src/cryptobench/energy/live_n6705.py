@@ -28,6 +28,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from .formats.generic_csv import write_rows
 from .trace import Chunk
 
 TRIGGERS = {"imm": "IMM", "immediate": "IMM", "bus": "BUS", "ext": "EXT", "external": "EXT"}
@@ -589,7 +590,7 @@ class N6705:
 
 # -- writing a live capture so that `cryptobench energy import` reads it -------------------------
 
-def write_generic_csv(chunks, path) -> dict:
+def write_capture_csv(chunks, path) -> dict:
     """Stream Chunks (from either live instrument) into a `generic-csv` trace: `time_s,current_a`
     [`,voltage_v`][`,marker` (0/1/X) or `,marker_v` (analog)][`,current_NAME_a,voltage_NAME_v`…].
     Returns {"samples": n, "format": "generic-csv", "options": {…}} — the import options."""
@@ -622,10 +623,7 @@ def write_generic_csv(chunks, path) -> dict:
             elif c.marker_analog is not None:
                 fields.append(np.char.mod("%.9g", c.marker_analog))
             fields += [np.char.mod("%.9g", c.extra[k]) for k in extra]
-            rows = fields[0]
-            for col in fields[1:]:
-                rows = np.char.add(np.char.add(rows, ","), col)
-            f.write("\n".join(rows.tolist()) + "\n")
+            write_rows(f, fields)
             n += len(c)
     if cols is None:
         raise ValueError("capture: no samples")

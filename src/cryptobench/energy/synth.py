@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .formats.generic_csv import write_rows
+
 CHUNK = 1 << 20
 
 
@@ -104,12 +106,8 @@ def expected(plan: PulsePlan) -> dict:
 
 
 def _write_rows(fh, columns: list[np.ndarray], fmts: list[str], delimiter=","):
-    """Rows of formatted columns (vectorised through numpy's string ops; no per-row Python)."""
-    cells = [np.char.mod(f, c) for f, c in zip(fmts, columns)]
-    rows = cells[0]
-    for c in cells[1:]:
-        rows = np.char.add(np.char.add(rows, delimiter), c)
-    fh.write("\n".join(rows.tolist()) + "\n")
+    """Rows of columns, each formatted with its printf format (generic_csv.write_rows joins them)."""
+    write_rows(fh, [np.char.mod(f, c) for f, c in zip(fmts, columns)], delimiter)
 
 
 # ------------------------------------------------------------------------------------ formats

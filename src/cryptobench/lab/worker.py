@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import socket
 import sys
 import time
@@ -23,7 +22,7 @@ from typing import Callable
 from ..errors import UsageError
 from ..periodic import Every
 from ..printable import printable
-from ..processes import process_alive
+from ..processes import interrupt_on_sigterm, process_alive
 from ..records import Cell, Plan
 from ..store import Store
 from ..targets.base import RunSession
@@ -150,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", default=None, help="the store (default: $CRYPTOBENCH_DB)")
     args = ap.parse_args(argv)
     log = stderr_log
-    signal.signal(signal.SIGTERM, _interrupt)
+    interrupt_on_sigterm()
     try:
         store = Store(args.db, create=False)      # the run's store: it exists, or this is the wrong one
         run_id = store.resolve_run_id(args.run)
@@ -177,10 +176,6 @@ def stderr_log(line: str) -> None:
     coordinator's and labgrid's words and firmware text are outside text, printed inert (printable)."""
     sys.stderr.write(printable(line) + "\n")
     sys.stderr.flush()
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":
