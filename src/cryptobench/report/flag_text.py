@@ -10,7 +10,7 @@ FLAG_MEANING = {
                              "the timer's granularity is a visible share of each figure; batch more operations per "
                              "sample (run without --single) or time a longer message",
     "few-samples": "fewer than 6 blocks of samples: the interval rests on few blocks; give the run more time (--budget)",
-    "layout": "the harness processes disagree by more than 5 % (memory or cache placement): the interval includes it",
+    "layout": "the harness processes disagree by more than 5 % and more than chance would make them (memory or cache placement): the interval includes it",
 }
 
 
