@@ -16,7 +16,8 @@ from pathlib import Path
 
 from .errors import UsageError
 from .processes import process_alive
-from .records import Cell, Conditions, Plan, Run
+from .printable import printable
+from .records import Cell, Conditions, Plan, Run, TargetSpecError
 from .store_backends import StoreUnavailable, open_backend  # noqa: F401 - StoreUnavailable: the Runner's
 from .store_location import StoreLocation, parse_location
 
@@ -307,8 +308,13 @@ class Store:
         row = self.backend.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise UsageError(f"{self.label}: no run {run_id}")
+        try:
+            plan = Plan.from_json(json.loads(row["plan"]))
+        except TargetSpecError as exc:             # a stored target this version cannot read: one line
+            raise UsageError(f"{self.label}: run {run_id}: its stored target is not one this cryptobench "
+                             f"reads ({printable(str(exc))})") from None
         return Run(id=row["id"], created=row["created"], finished=row["finished"], status=row["status"],
-                   suite=row["suite"], plan=Plan.from_json(json.loads(row["plan"])),
+                   suite=row["suite"], plan=plan,
                    conditions=Conditions(json.loads(row["conditions"])),
                    cells=list(self.iter_cells(run_id)) if cells else [])
 
