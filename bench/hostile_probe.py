@@ -88,7 +88,7 @@ def data_loss_cases(work: Path):
     con.commit()
     con.close()
     sys.path.insert(0, str(ROOT / "src"))
-    from cryptobench.energy import synth
+    from cryptobench.targets.trace import synth
     synth.write_generic_csv(trace, synth.PulsePlan(n=3, width_s=4e-5, gap_s=4e-5, dt=1e-5))
     return [
         ("export --out the database", db, ["export", "1", "--format", "csv", "--out", str(db), "--db", str(db)]),

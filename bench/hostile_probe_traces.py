@@ -46,9 +46,9 @@ def fingerprint(files) -> list:
 
 def library_message(case: dict) -> str | None:
     """The TraceError message of the readers + segmenter, or None when they accept the trace."""
-    from cryptobench.energy.formats import open_trace
-    from cryptobench.energy.importer import import_trace
-    from cryptobench.energy.trace import TraceError
+    from cryptobench.targets.trace.formats import open_trace
+    from cryptobench.targets.trace.importer import import_trace
+    from cryptobench.targets.trace.trace import TraceError
     argv = case["argv"]
     options = dict(argv[i + 1].split("=", 1) for i, a in enumerate(argv) if a == "--option")
     kw = {"nominal_voltage": 3.3} if "--voltage" in argv else {"threshold": 1.65} if "--threshold" in argv else {}
@@ -149,8 +149,8 @@ def sound(trace: Path, fmt: str, options: dict, kw: dict) -> bool:
     command: read again with the library)."""
     import numpy as np
 
-    from cryptobench.energy.formats import open_trace
-    from cryptobench.energy.importer import import_trace
+    from cryptobench.targets.trace.formats import open_trace
+    from cryptobench.targets.trace.importer import import_trace
     info, chunks = open_trace(trace, fmt, **options)
     energy = import_trace(info, chunks, **kw)["windows"].column("energy_j")
     return bool(len(energy)) and bool(np.isfinite(energy).all() and (energy > 0).all())

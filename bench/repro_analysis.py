@@ -6,7 +6,7 @@ For the cells (the printed estimate) and for the Duration Improvements:
   - coverage: the share of B's values inside A's 95 % repeat interval;
   - the median half-width of A's intervals against the p90 change (the issue-31 target: at most 2x);
   - how many of A's cells the run flagged not-converged.
-With recompute, the cells' intervals as this tree's statistics (estimate.py, the drift terms of
+With recompute, the cells' intervals as this tree's statistics (stats/estimate.py, the drift terms of
 estimate.drift_of) give them from the same samples, so a change of the statistics can be judged on
 runs made before it or elsewhere.
 """
@@ -18,8 +18,8 @@ import statistics
 import sys
 from dataclasses import dataclass, field
 
-from cryptobench.convergence import converged
-from cryptobench.estimate import drift_of, estimate
+from cryptobench.stats.convergence import converged
+from cryptobench.stats.estimate import drift_of, estimate
 
 
 def load(path: str) -> dict:

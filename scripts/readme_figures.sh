@@ -25,7 +25,7 @@ $CB run --db $DB --quiet --label "README: Cortex-M0 sweep" --target sim:cortex-m
 echo "5/5 a two-supply trace (MCU 3.3 V + secure element 1.8 V), synthetic: no instrument on this machine"
 .venv/bin/python - "$WORK/trace.csv" > $WORK/trace-options.txt <<'EOF'
 import sys
-from cryptobench.energy import synth
+from cryptobench.targets.trace import synth
 plan = synth.PulsePlan(n=50, width_s=4e-3, gap_s=2e-3, high_a=0.011, low_a=0.0025, dt=1e-5,
                        second=synth.Supply(name="se", high_a=0.018, low_a=0.0003, v=1.8))
 for k, v in synth.write_generic_csv(sys.argv[1], plan).items():

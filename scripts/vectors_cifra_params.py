@@ -1,4 +1,4 @@
-"""Recompute the known-answer vectors for the Cifra study's AEAD parameters (src/cryptobench/vectors/
+"""Recompute the known-answer vectors for the Cifra study's AEAD parameters (src/cryptobench/catalog/vectors/
 aead_cifra.json): AES-CCM with an 11-byte nonce (L = 4) and AES-EAX with a 12-byte nonce, 16-byte tags,
 16 bytes of AAD, as the study's test code ran them; plus the EAX paper's own vectors (16-byte nonces),
 checked here.

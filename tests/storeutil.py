@@ -1,5 +1,5 @@
 """Test helper: store a cell written as the JSON dict of docs/schema.md."""
-from cryptobench.records import Cell
+from cryptobench.core.records import Cell
 
 
 def save_cell_at(store, run_id: int, seq: int, cell: dict) -> None:
@@ -13,9 +13,9 @@ def stored_run(db, cells, *, baseline=None, tables=None, target=None, suite=None
     the host does (or, with `target`, a microcontroller's: cycles at its clock, stack and code size).
     `tables` maps an op to the study table its [[bench]] names; `extra(op, engine, params)` returns
     fields added to a cell's result (energy, stack, …). Returns the loaded Run."""
-    from cryptobench.records import Plan
-    from cryptobench.results import derive
-    from cryptobench.store import Store
+    from cryptobench.core.records import Plan
+    from cryptobench.stats.results import derive
+    from cryptobench.store.database import Store
     store = Store(db)
     engines = list(dict.fromkeys(c[1] for c in cells))
     groups = []

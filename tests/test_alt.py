@@ -10,8 +10,8 @@ import pytest
 
 from conftest import ROOT, cli
 
-from cryptobench.errors import UsageError
-from cryptobench.firmware.recipes import RECIPES_DIR, load_recipe
+from cryptobench.core.errors import UsageError
+from cryptobench.targets.mcu.firmware.recipes import RECIPES_DIR, load_recipe
 
 ALT = ROOT / "tests" / "fixtures" / "alt"
 ALT_KEYS = ('alt_sources = ["alt/sha256_alt.c"]\n'

@@ -9,14 +9,14 @@ import pytest
 
 from conftest import cli
 
-from cryptobench.errors import UsageError
-from cryptobench.firmware.build import FirmwareBuilder
-from cryptobench.firmware.plan import kat_from_vector, plan_c
-from cryptobench.firmware.recipes import load_recipe, resolve
-from cryptobench.targets import boards as B
+from cryptobench.core.errors import UsageError
+from cryptobench.targets.mcu.firmware.build import FirmwareBuilder
+from cryptobench.targets.mcu.firmware.plan import kat_from_vector, plan_c
+from cryptobench.targets.mcu.firmware.recipes import load_recipe, resolve
+from cryptobench.targets.mcu import boards as B
 from cryptobench.targets.mcu import matching_vectors_for_op
-from cryptobench.targets.qemu import run_image
-from cryptobench.verify import load_vectors
+from cryptobench.targets.mcu.qemu import run_image
+from cryptobench.targets.verify import load_vectors
 
 REAL = ("nucleo-f030r8", "nucleo-f401re", "nrf52840dk", "lp-cc2652r7", "mimxrt1060-evk", "ek-ra6m4")
 

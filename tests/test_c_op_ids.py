@@ -3,8 +3,8 @@ engine (docs/protocol.md), and the bundled glues' op table is the one generated 
 import json
 import subprocess
 
-from cryptobench import catalog_c
-from cryptobench.catalog import OPS
+from cryptobench.catalog import c_header as catalog_c
+from cryptobench.catalog.ops import OPS
 
 PAYLOAD_OPS = [op.id for op in OPS.values() if op.payload]
 ENGINES = ("openssl", "mbedtls", "libsodium", "system")
@@ -18,7 +18,7 @@ def _ask(harness, requests):
 
 def test_the_glue_table_is_up_to_date_and_names_every_catalog_op():
     text = catalog_c.GLUE_TABLE.read_text()
-    assert text == catalog_c.render_glue_table(), "run `python -m cryptobench.catalog_c`"
+    assert text == catalog_c.render_glue_table(), "run `python -m cryptobench.catalog.c_header`"
     for op in OPS.values():
         assert f'{{"{op.id}", FW_GLUE_{catalog_c.c_name(op.id)}}}' in text
 

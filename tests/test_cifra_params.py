@@ -8,12 +8,12 @@ import pytest
 
 from conftest import cli
 
-from cryptobench.catalog import OPS, resolve_params
-from cryptobench.errors import UsageError
-from cryptobench.harness import HarnessProcess
+from cryptobench.catalog.ops import OPS, resolve_params
+from cryptobench.core.errors import UsageError
+from cryptobench.targets.host.harness import HarnessProcess
 from cryptobench.references import load_reference
-from cryptobench.suites import load_suite
-from cryptobench.verify import load_vectors
+from cryptobench.runner.suites import load_suite
+from cryptobench.targets.verify import load_vectors
 
 def test_the_catalog_says_what_the_study_measured():
     ccm, eax = OPS["aes-ccm-encrypt"], OPS["aes-eax-encrypt"]

@@ -6,11 +6,11 @@ import pytest
 
 from conftest import cli
 
-from cryptobench.compare import compare, tables
+from cryptobench.analysis.compare import compare, tables
 from cryptobench.references import load_reference
-from cryptobench.results import derive
-from cryptobench.store import Store
-from cryptobench.records import Plan
+from cryptobench.stats.results import derive
+from cryptobench.store.database import Store
+from cryptobench.core.records import Plan
 from storeutil import save_cell_at
 
 REF = """

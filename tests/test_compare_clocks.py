@@ -10,9 +10,9 @@ import pytest
 from conftest import cli
 from storeutil import stored_run
 
-from cryptobench.compare import compare, tables, text_lines, unmatched_lines
-from cryptobench.errors import UsageError
-from cryptobench.layouts import layout_tables
+from cryptobench.analysis.compare import compare, tables, text_lines, unmatched_lines
+from cryptobench.core.errors import UsageError
+from cryptobench.report.layouts import layout_tables
 from cryptobench.references import load_reference
 
 RESET = {"kind": "sim", "board": "nucleo-f030r8", "cpu": "m0", "opt": "Os", "core": "cortex-m0",

@@ -9,7 +9,7 @@ import pytest
 from conftest import cli
 from storeutil import stored_run
 
-from cryptobench.compare import compare, tables, text_lines
+from cryptobench.analysis.compare import compare, tables, text_lines
 from cryptobench.references import load_reference
 
 SIM = {"kind": "sim", "board": "lp-cc2652r7", "cpu": "m4", "opt": "Os", "core": "cortex-m4", "device": "cc2652",

@@ -7,11 +7,11 @@ import pytest
 
 from test_estimate import COSTS, FakeProcess, Machine
 
-from cryptobench.convergence import convergence_of
-from cryptobench.records import OK, Cell, Conditions, Options, Params, Plan, Run, Result
+from cryptobench.stats.convergence import convergence_of
+from cryptobench.core.records import OK, Cell, Conditions, Options, Params, Plan, Run, Result
 from cryptobench.report.tables import sampling_line, summary_lines
-from cryptobench.results import derive
-from cryptobench.sampling import CellSamples, RoundSampler, Source, StopRule
+from cryptobench.stats.results import derive
+from cryptobench.stats.sampling import CellSamples, RoundSampler, Source, StopRule
 
 HELLO = {"counter": "none", "clock_res_ns": 1}
 

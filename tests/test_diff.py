@@ -13,11 +13,11 @@ import pytest
 
 from conftest import cli
 
-from cryptobench.diff import parse_threshold
-from cryptobench.errors import UsageError
-from cryptobench.results import derive
-from cryptobench.store import Store
-from cryptobench.records import Cell, Plan
+from cryptobench.analysis.diff import parse_threshold
+from cryptobench.core.errors import UsageError
+from cryptobench.stats.results import derive
+from cryptobench.store.database import Store
+from cryptobench.core.records import Cell, Plan
 from storeutil import save_cell_at
 
 K = 1000                                   # operations per sample
@@ -367,7 +367,7 @@ def test_nothing_compared_is_said_and_refused_with_strict(db):
 def test_a_layout_sensitive_cell_is_judged_on_its_widened_interval():
     """A cell whose harness processes disagree (flag `layout`) has an interval reaching its slowest
     process; diff tests a change against that width, not against the narrower bootstrap terms."""
-    from cryptobench.diff import _run_level, compare_pair
+    from cryptobench.analysis.diff import _run_level, compare_pair
 
     def cell(value, lo, hi, flags):
         est = {"estimator": "p1", "value": value, "ci95": [lo, hi], "sigma_log": 0.002,

@@ -9,7 +9,7 @@ from rich.cells import cell_len
 from conftest import cli
 from test_diff import _stored_run
 
-from cryptobench.diff import fmt_change
+from cryptobench.analysis.diff import fmt_change
 
 # end to end: the real command line on stored or measured runs (the slow tier)
 pytestmark = pytest.mark.e2e

@@ -14,7 +14,7 @@ from conftest import ROOT, cli
 from test_live_capture import ELOG_WINDOW_J, IDN, SIM, SIM_RESOURCE, _import_line
 from test_trace_formats import write
 
-from cryptobench.energy import synth
+from cryptobench.targets.trace import synth
 
 # end to end: the real command line on stored or measured runs (the slow tier)
 pytestmark = pytest.mark.e2e
@@ -170,8 +170,8 @@ def _run_of_one_cell(db: Path, reps: int, per_rep_s: float) -> None:
     """A stored run whose one ok cell was timed `reps` times at `per_rep_s` each (the windows a
     board's marker would have framed)."""
     from storeutil import save_cell_at
-    from cryptobench.records import Plan
-    from cryptobench.store import Store
+    from cryptobench.core.records import Plan
+    from cryptobench.store.database import Store
     store = Store(db)
     plan = {"suite": None, "baseline": None, "options": {"engines": ["dev"], "repeat": reps, "warmup": 0,
                                                           "min_time": 0.0, "single": False}, "groups": []}

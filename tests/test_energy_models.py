@@ -4,9 +4,9 @@ import json
 import pytest
 
 from conftest import cli
-from cryptobench.energy.models import (PowerProfile, energy_efficiency_improvement, load_profile, modeled_energy,
-                                       per_unit)
-from cryptobench.sim.devices import DEVICES
+from cryptobench.analysis.power import energy_efficiency_improvement
+from cryptobench.targets.power import PowerProfile, load_profile, modeled_energy, per_unit
+from cryptobench.targets.mcu.sim.devices import DEVICES
 
 
 def test_modeled_energy_is_t_v_i():

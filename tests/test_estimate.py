@@ -6,10 +6,11 @@ import random
 import numpy as np
 import pytest
 
-from cryptobench.estimate import (Z95, _quantiles_of_rows, _stretch_resamples, bootstrap_sigma, drift_of, drift_on_p1,
+from cryptobench.stats.estimate import (Z95, _quantiles_of_rows, _stretch_resamples, bootstrap_sigma, drift_of, drift_on_p1,
                                   estimate, machine_term, point, process_terms, ratio_interval, run_level_variance)
-from cryptobench.sampling import CellSamples, RoundSampler, Source, StopRule, estimator_for
-from cryptobench.stats import median_ci_ranks
+from cryptobench.stats.sampling import CellSamples, RoundSampler, Source, StopRule
+from cryptobench.targets.host.target import estimator_for
+from cryptobench.stats.summary import median_ci_ranks
 
 
 # ------------------------------------------------------------------------- hand-computed values

@@ -14,13 +14,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import cli
-from cryptobench.compare import compare, tables as compare_tables
-from cryptobench.quantity import fmt_num
+from cryptobench.analysis.compare import compare, tables as compare_tables
+from cryptobench.core.quantity import fmt_num
 from cryptobench.references import load_reference
-from cryptobench.relative import relative
-from cryptobench.results import derive
-from cryptobench.store import Store
-from cryptobench.records import Plan
+from cryptobench.analysis.relative import relative
+from cryptobench.stats.results import derive
+from cryptobench.store.database import Store
+from cryptobench.core.records import Plan
 from storeutil import save_cell_at
 
 N = 60
@@ -185,8 +185,8 @@ def test_other_studies_keep_the_improvement_direction(tmp_path):
 
 
 def test_layouts_and_captions_name_the_estimator(run_db):
-    from cryptobench.layouts import layout_tables
-    from cryptobench.relative import direction_text
+    from cryptobench.report.layouts import layout_tables
+    from cryptobench.analysis.relative import direction_text
     from cryptobench.report.captions import estimator_words
     db, rid = run_db
     run = Store(db).load_run(rid)

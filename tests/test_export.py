@@ -19,12 +19,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import ROOT, cli
-from cryptobench.errors import UsageError
+from cryptobench.core.errors import UsageError
 from cryptobench.cli.export import run as cmd_export
-from cryptobench.export import CELL_COLUMNS, SAMPLE_COLUMNS, build_table
-from cryptobench.results import derive, per_op_seconds
-from cryptobench.store import Store
-from cryptobench.records import FAILED, Cell, Conditions, Params, Plan, Run
+from cryptobench.report.export import CELL_COLUMNS, SAMPLE_COLUMNS, build_table
+from cryptobench.stats.results import derive, per_op_seconds
+from cryptobench.store.database import Store
+from cryptobench.core.records import FAILED, Cell, Conditions, Params, Plan, Run
 from storeutil import save_cell_at
 
 LABEL = "<script>alert('x')</script> & “µ-label” 日本 ✓"
@@ -180,7 +180,7 @@ def test_parquet_types_metadata_and_duckdb(two_runs, tmp_path):
     assert re.match(r"\d{4}-\d\d-\d\dT", meta["cryptobench.exported"])
     assert [r["id"] for r in json.loads(meta["cryptobench.runs"])] == [1, 2]
     assert json.loads(meta["cryptobench.runs"])[1]["label"] == LABEL
-    assert json.loads(meta["cryptobench.conditions"])["1"]["host"]["cpu"]["model"] == "Test CPU 9000"
+    assert json.loads(meta["cryptobench.core.conditions"])["1"]["host"]["cpu"]["model"] == "Test CPU 9000"
     assert json.loads(meta["cryptobench.units"])["median_s"] == "s"
 
     # DuckDB reads the file directly; the medians are the stored ones
@@ -399,7 +399,7 @@ def test_energy_parallel_and_microcontroller_columns(tmp_path):
     assert m.target_clock_hz == 48e6 and m.clock == "simulated" and m.host_cpu_model == "Host CPU"
     assert pd.isna(m.harness)
     # a trace import (real command, no harness needed): energy with supplies and a per-window interval
-    from cryptobench.energy import synth
+    from cryptobench.targets.trace import synth
     plan = synth.PulsePlan(n=8, width_s=2e-3, gap_s=1e-3, high_a=0.012, low_a=0.002, dt=1e-5,
                            second=synth.Supply(name="se", high_a=0.030, low_a=0.0002, v=1.8))
     trace = tmp_path / "trace.csv"

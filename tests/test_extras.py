@@ -1,4 +1,4 @@
-"""Optional dependencies (pyproject.toml extras, src/cryptobench/extras.py): a feature whose module
+"""Optional dependencies (pyproject.toml extras, src/cryptobench/core/extras.py): a feature whose module
 is missing stops with one line naming the extra to install; the rest of the tool does not need it.
 A module is made missing the way Python itself honours: sys.modules[name] = None."""
 import sys
@@ -7,7 +7,7 @@ import tomllib
 import pytest
 
 from conftest import ROOT
-from cryptobench.extras import MissingExtra, require
+from cryptobench.core.extras import MissingExtra, require
 
 EXTRAS = ("sim", "lab", "serial", "parquet", "figures", "nvml", "reference", "store", "labgrid")
 
@@ -20,7 +20,7 @@ def _one_line(text: str, extra: str, module: str) -> None:
 
 @pytest.mark.parametrize("module", ["unicorn", "capstone", "elftools"])
 def test_the_simulator_without_its_modules_names_the_sim_extra(monkeypatch, module):
-    from cryptobench.sim.engine import load_library
+    from cryptobench.targets.mcu.sim.engine import load_library
     monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(MissingExtra) as exc:
         load_library()
@@ -39,7 +39,7 @@ def test_the_report_without_matplotlib_names_the_figures_extra(monkeypatch, tmp_
 
 @pytest.mark.parametrize("module", ["pyarrow", "pyarrow.parquet"])
 def test_parquet_export_without_pyarrow_names_the_parquet_extra(monkeypatch, module):
-    from cryptobench.export_write import render_parquet
+    from cryptobench.report.export_write import render_parquet
     monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(MissingExtra) as exc:
         render_parquet([("x", "int64")], [{"x": 1}], {})
@@ -58,7 +58,7 @@ def test_the_export_command_says_so_before_reading_any_run(monkeypatch, tmp_path
 
 
 def test_the_n6705_without_pyvisa_names_the_lab_extra(monkeypatch):
-    from cryptobench.energy.live_n6705 import N6705, InstrumentError
+    from cryptobench.targets.trace.live_n6705 import N6705, InstrumentError
     monkeypatch.setitem(sys.modules, "pyvisa", None)
     with pytest.raises(InstrumentError) as exc:
         N6705("TCPIP0::192.0.2.1::inst0::INSTR").open()
@@ -66,9 +66,9 @@ def test_the_n6705_without_pyvisa_names_the_lab_extra(monkeypatch):
 
 
 def test_jls_traces_without_pyjls_name_the_lab_extra(monkeypatch, tmp_path):
-    from cryptobench.energy.formats import open_trace
-    from cryptobench.energy.synth import PulsePlan, write_jls
-    from cryptobench.energy.trace import TraceError
+    from cryptobench.targets.trace.formats import open_trace
+    from cryptobench.targets.trace.synth import PulsePlan, write_jls
+    from cryptobench.targets.trace.trace import TraceError
     trace = tmp_path / "t.jls"
     trace.write_bytes(b"\0" * 64)
     monkeypatch.setitem(sys.modules, "pyjls", None)
@@ -83,7 +83,7 @@ def test_jls_traces_without_pyjls_name_the_lab_extra(monkeypatch, tmp_path):
 
 
 def test_a_board_without_pyserial_names_the_serial_extra(monkeypatch, tmp_path):
-    from cryptobench.targets.board_link import run_on_board
+    from cryptobench.targets.mcu.board_link import run_on_board
     monkeypatch.setitem(sys.modules, "serial", None)
     with pytest.raises(MissingExtra) as exc:
         run_on_board(tmp_path / "image.elf", None, "/dev/null", flash=False)

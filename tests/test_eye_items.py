@@ -6,7 +6,7 @@ import pytest
 
 from storeutil import stored_run
 
-from cryptobench.layouts import layout_tables
+from cryptobench.report.layouts import layout_tables
 
 QEMU = {"kind": "qemu", "board": "mps2-an385", "cpu": "m3", "opt": "Os", "libraries": ["bearssl"]}
 
@@ -50,7 +50,7 @@ def test_nxp_kb_per_s_to_about_three_significant_figures(tmp_path):
 def test_list_runs_names_core_device_and_clock_and_keeps_each_run_on_one_line(tmp_path):
     import os
     from conftest import cli
-    from cryptobench.store import run_target_text
+    from cryptobench.store.database import run_target_text
     sim = {"kind": "sim", "board": "nucleo-f030r8", "cpu": "m0", "core": "cortex-m0", "device": "stm32f030"}
     assert run_target_text(sim, {"clock_hz": 8_000_000}) == "sim:cortex-m0 stm32f030 @8 MHz"
     assert run_target_text({"kind": "qemu", "board": "mps2-an385"}, {}) == "qemu:mps2-an385"
@@ -100,7 +100,7 @@ def test_compare_lists_unmatched_published_rows_one_line_per_operation_and_reaso
 
 # ------------------------------------------------------------------------------------------------ f. cross-check
 def test_a_cross_check_failure_names_the_offset_and_the_bytes_there_in_both():
-    from cryptobench.bytes_diff import difference_text
+    from cryptobench.catalog.bytes_diff import difference_text
     from cryptobench.targets.mcu import McuTarget
     expected = bytes(range(64))
     got = bytearray(expected)
@@ -137,7 +137,7 @@ def test_a_failure_note_is_one_line_with_what_the_target_said(tmp_path):
     from storeutil import save_cell_at
     from cryptobench.report.failure_text import failure_note
     from cryptobench.report.tables import build_tables
-    from cryptobench.store import Store
+    from cryptobench.store.database import Store
     detail = "no result from the target: the image stopped; last lines: " + PROTOCOL_TAIL
     assert len(detail) > 1000
     note = failure_note(detail)
@@ -161,7 +161,8 @@ def _parallel_cell(n, aggregate, start, end):
 
 
 def test_scaling_names_the_load_average_where_throughput_drops_or_the_machine_is_busy():
-    from cryptobench.scaling import load_average, load_notes
+    from cryptobench.report.scaling_tables import load_notes
+    from cryptobench.targets.host.parallel import load_average
     assert load_average() is None or load_average() >= 0
     by_n = {1: _parallel_cell(1, 100.0, 0.1, 1.0), 2: _parallel_cell(2, 60.0, 3.5, 4.2)}
     (note,) = load_notes(by_n, {1: 100.0, 2: 60.0}, ncpu=2)

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from cryptobench.errors import UsageError
-from cryptobench.files import check_output, read_utf8, write_atomic
+from cryptobench.core.errors import UsageError
+from cryptobench.core.files import check_output, read_utf8, write_atomic
 
 
 def test_an_output_never_replaces_an_input_or_the_database(tmp_path):

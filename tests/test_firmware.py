@@ -10,10 +10,10 @@ import pytest
 
 from conftest import ROOT, cli
 
-from cryptobench.errors import UsageError
-from cryptobench.firmware.plan import fill
-from cryptobench.firmware.protocol import FirmwareReport
-from cryptobench.firmware.recipes import load_recipe, resolve
+from cryptobench.core.errors import UsageError
+from cryptobench.targets.mcu.firmware.plan import fill
+from cryptobench.targets.mcu.firmware.protocol import FirmwareReport
+from cryptobench.targets.mcu.firmware.recipes import load_recipe, resolve
 
 FIXTURES = ROOT / "tests" / "fixtures" / "firmware"
 needs_arm = pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None or shutil.which("qemu-system-arm") is None,
@@ -61,7 +61,7 @@ def test_bad_target_options_are_one_line_errors():
 
 
 def test_fill_matches_the_host_harness(harness):
-    from cryptobench.harness import HarnessProcess
+    from cryptobench.targets.host.harness import HarnessProcess
     # sha256 of the filler's bytes, computed by the host harness, equals hashlib's of fill()
     import hashlib
     p = HarnessProcess()
@@ -87,7 +87,7 @@ RECORDED = [
 
 def test_serial_reader_over_a_pty_pair():
     serial = pytest.importorskip("serial")
-    from cryptobench.targets.board_link import read_lines
+    from cryptobench.targets.mcu.board_link import read_lines
     master, slave = os.openpty()
     port = serial.Serial(os.ttyname(slave), 115200, timeout=0.2)
 
@@ -112,7 +112,7 @@ def test_serial_reader_over_a_pty_pair():
 @pytest.mark.slow
 def test_serial_reader_watchdog_on_silence():
     serial = pytest.importorskip("serial")
-    from cryptobench.targets.board_link import read_lines
+    from cryptobench.targets.mcu.board_link import read_lines
     master, slave = os.openpty()
     port = serial.Serial(os.ttyname(slave), 115200, timeout=0.1)
     os.write(master, (RECORDED[0] + "\n").encode())
@@ -146,7 +146,7 @@ def _tree(tmp_path):
 
 
 def test_the_object_key_covers_every_header_the_compilation_includes(tmp_path):
-    from cryptobench.firmware.build import object_key
+    from cryptobench.targets.mcu.firmware.build import object_key
     cc = _any_cc()
     src, flags = _tree(tmp_path)
     key = object_key(cc, flags, src)
@@ -169,20 +169,20 @@ def test_the_object_key_covers_every_header_the_compilation_includes(tmp_path):
 
 
 def test_a_missing_header_is_a_build_error_naming_the_source(tmp_path):
-    from cryptobench.firmware.build import BuildError, object_key
+    from cryptobench.targets.mcu.firmware.build import BuildError, object_key
     src, flags = _tree(tmp_path)
     (tmp_path / "inc" / "deep.h").unlink()
     with pytest.raises(BuildError) as exc:
         object_key(_any_cc(), flags, src, roots=[tmp_path])
     assert exc.value.what == "listing the headers of a.c" and "deep.h" in exc.value.tail
-    # outside the places the build was given, the diagnostic is not quoted (firmware/diagnostics.py)
+    # outside the places the build was given, the diagnostic is not quoted (targets/mcu/firmware/diagnostics.py)
     with pytest.raises(BuildError) as exc:
         object_key(_any_cc(), flags, src)
     assert "deep.h" not in exc.value.tail and "not shown" in exc.value.tail
 
 
 def test_make_dependency_listings_are_read_with_their_escapes():
-    from cryptobench.firmware.build import make_dependencies
+    from cryptobench.targets.mcu.firmware.build import make_dependencies
     text = "x: /s/a.c /lib/my\\ dir/h.h \\\n /inc/c\\#1.h /inc/$$d.h\\\n  /inc/last.h\n"
     assert make_dependencies(text) == [Path("/s/a.c"), Path("/lib/my dir/h.h"), Path("/inc/c#1.h"),
                                        Path("/inc/$d.h"), Path("/inc/last.h")]
@@ -193,8 +193,8 @@ def test_make_dependency_listings_are_read_with_their_escapes():
 def test_editing_a_firmware_header_rebuilds_the_objects_that_include_it(tmp_path, monkeypatch):
     # what used to go wrong: edit harness/firmware/core/fw.h and the cached objects linked stale
     from types import SimpleNamespace
-    from cryptobench.firmware import build
-    from cryptobench.targets.boards import BOARDS
+    from cryptobench.targets.mcu.firmware import build
+    from cryptobench.targets.mcu.boards import BOARDS
     core = tmp_path / "core"
     shutil.copytree(build.CORE, core)
     monkeypatch.setattr(build, "CORE", core)

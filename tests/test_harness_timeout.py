@@ -10,11 +10,11 @@ import textwrap
 
 import pytest
 
-from cryptobench.errors import HarnessError, UsageError
-from cryptobench.harness import HarnessProcess, REPLY_TIMEOUT_ENV, asked_s, configured_reply_timeout_s
-from cryptobench.plan import build_plan
-from cryptobench.runner import Runner
-from cryptobench.store import Store
+from cryptobench.core.errors import HarnessError, UsageError
+from cryptobench.targets.host.harness import HarnessProcess, REPLY_TIMEOUT_ENV, asked_s, configured_reply_timeout_s
+from cryptobench.runner.plan import build_plan
+from cryptobench.runner.runner import Runner
+from cryptobench.store.database import Store
 
 from conftest import cli
 
@@ -135,7 +135,7 @@ def test_a_bad_reply_timeout_stops_the_run_before_it_starts(tmp_path):
 
 @pytest.mark.slow
 def test_the_gate_replaces_a_checker_process_that_was_stopped(silent, monkeypatch):
-    from cryptobench.verify import Verifier
+    from cryptobench.targets.verify import Verifier
     monkeypatch.setenv("CRYPTOBENCH_HARNESS", str(silent))
     monkeypatch.setenv(REPLY_TIMEOUT_ENV, "1")
     verifier = Verifier({}, vectors=[])

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from cryptobench.errors import UsageError
-from cryptobench.suites import load_suite
+from cryptobench.core.errors import UsageError
+from cryptobench.runner.suites import load_suite
 
 CORPUS = Path(__file__).parent / "hostile"
 
@@ -51,7 +51,7 @@ def test_hostile_suites(path):
 
 @pytest.mark.parametrize("path", _cases("recipes"), ids=lambda p: p.name)
 def test_hostile_recipes(path):
-    from cryptobench.firmware.recipes import load_recipe
+    from cryptobench.targets.mcu.firmware.recipes import load_recipe
     _check(path, lambda p: load_recipe(str(p)))
 
 
@@ -273,7 +273,7 @@ _WORK = tempfile.TemporaryDirectory(prefix="cryptobench-hostile-")
 @functools.lru_cache(maxsize=None)
 def _valid(fmt: str) -> tuple[dict, dict, list]:
     """A small valid trace of `fmt`: ({file name: bytes}, reader options, import keywords)."""
-    from cryptobench.energy import synth
+    from cryptobench.targets.trace import synth
     plan = synth.PulsePlan(n=3, width_s=4e-5, gap_s=4e-5, dt=1e-5)
     folder = Path(_WORK.name) / f"valid-{fmt}"
     folder.mkdir()
@@ -292,9 +292,9 @@ def _valid(fmt: str) -> tuple[dict, dict, list]:
 
 def _import_spoilt(fmt: str, target: str, data: bytes) -> None:
     """Write the valid trace of `fmt` with file `target` replaced by `data`, import it, check."""
-    from cryptobench.energy.formats import open_trace
-    from cryptobench.energy.importer import import_trace
-    from cryptobench.energy.trace import TraceError
+    from cryptobench.targets.trace.formats import open_trace
+    from cryptobench.targets.trace.importer import import_trace
+    from cryptobench.targets.trace.trace import TraceError
     files, options, kw = _valid(fmt)
     folder = Path(tempfile.mkdtemp(dir=_WORK.name))
     paths = {name: folder / name for name in files}
@@ -427,7 +427,7 @@ def test_property_the_command_line_never_shows_a_traceback(fmt, cut, data):
 
 @pytest.mark.parametrize("path", _cases("profiles"), ids=lambda p: p.name)
 def test_hostile_power_profiles(path):
-    from cryptobench.energy.models import load_profile
+    from cryptobench.targets.power import load_profile
 
     def load(p):
         try:
@@ -449,10 +449,10 @@ TOML_VALUES = ["nan", "inf", "-inf", "-0", "1e308", "-5", "0", "true", '"three"'
 
 
 def _toml_loaders() -> dict:
-    from cryptobench.energy.models import load_profile
-    from cryptobench.firmware.recipes import RECIPES_DIR, load_recipe
+    from cryptobench.targets.power import load_profile
+    from cryptobench.targets.mcu.firmware.recipes import RECIPES_DIR, load_recipe
     from cryptobench.references import DATA_DIR, load_reference
-    from cryptobench.suites import SUITES_DIR, load_suite
+    from cryptobench.runner.suites import SUITES_DIR, load_suite
     profile = b'supply_v = 3.0\nactive_current_a = 0.003\nidle_current_a = 1e-6\n[peripherals]\naes = 0.001\n'
     return {"suite": ((SUITES_DIR / "nxp-imxrt.toml").read_bytes(), lambda p: load_suite(str(p))),
             "recipe": ((RECIPES_DIR / "monocypher.toml").read_bytes(), lambda p: load_recipe(str(p))),

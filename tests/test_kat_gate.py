@@ -5,9 +5,9 @@ import shutil
 import pytest
 
 from conftest import cli
-from cryptobench.catalog import OPS
-from cryptobench.engines import ENGINES
-from cryptobench.verify import VECTORS_DIR, Verifier, load_vectors
+from cryptobench.catalog.ops import OPS
+from cryptobench.targets.host.engines import ENGINES
+from cryptobench.targets.verify import VECTORS_DIR, Verifier, load_vectors
 
 ENGINE_OPS = [
     ("openssl-hw", "sha256", {"bytes": 64}),

@@ -13,9 +13,9 @@ import time
 import pytest
 
 from conftest import ROOT, cli
-from cryptobench.lab.leases import Leases, drop_hold, holds, record_hold
-from cryptobench.records import Cell, Group, Params, Plan
-from cryptobench.store import Store
+from cryptobench.targets.mcu.lab.leases import Leases, drop_hold, holds, record_hold
+from cryptobench.core.records import Cell, Group, Params, Plan
+from cryptobench.store.database import Store
 
 LIBS = ["--engine", "mbedtls", "--engine", "bearssl", "--engine", "monocypher"]
 OPS = ["--op", "sha256", "--op", "sha512", "--op", "aes-gcm-encrypt"]
@@ -120,7 +120,7 @@ def test_a_killed_worker_s_unit_is_measured_again_on_the_other_place(qemu_lab, r
 
 @pytest.mark.lab
 def test_a_worker_from_elsewhere_joins_a_running_run(qemu_lab, reference, tmp_path):
-    """`python -m cryptobench.lab.worker --run N --place P`, as another machine sharing the store
+    """`python -m cryptobench.targets.mcu.lab.worker --run N --place P`, as another machine sharing the store
     and the coordinator would start it, takes units of a run another process is measuring."""
     db = tmp_path / "join.sqlite"
     env = {**os.environ, **qemu_lab.env}
@@ -135,7 +135,7 @@ def test_a_worker_from_elsewhere_joins_a_running_run(qemu_lab, reference, tmp_pa
         except sqlite3.OperationalError:
             pass
         time.sleep(0.05)
-    joiner = subprocess.run([sys.executable, "-m", "cryptobench.lab.worker", "--run", "1", "--place", "qemu-b"],
+    joiner = subprocess.run([sys.executable, "-m", "cryptobench.targets.mcu.lab.worker", "--run", "1", "--place", "qemu-b"],
                             cwd=ROOT, env={**env, "CRYPTOBENCH_DB": str(db)}, capture_output=True, text=True)
     _, err = run.communicate()
     assert run.returncode == 0, err

@@ -7,9 +7,9 @@ import pytest
 from conftest import cli
 from storeutil import stored_run
 
-from cryptobench.errors import UsageError
-from cryptobench.layouts import LAYOUTS, NAMES, layout_for, layout_tables
-from cryptobench.suites import load_suite
+from cryptobench.core.errors import UsageError
+from cryptobench.report.layouts import LAYOUTS, NAMES, layout_for, layout_tables
+from cryptobench.runner.suites import load_suite
 
 SIM = {"kind": "sim", "board": "nucleo-f030r8", "cpu": "m0", "opt": "Os", "core": "cortex-m0",
        "device": "stm32f030", "clock_hz": 48000000, "libraries": ["bearssl", "mbedtls"]}

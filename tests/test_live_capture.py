@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cryptobench.energy.live_n6705 import (BlockError, ChannelSpec, InstrumentError, N6705, parse_block,
+from cryptobench.targets.trace.live_n6705 import (BlockError, ChannelSpec, InstrumentError, N6705, parse_block,
                                            read_block, write_capture_csv)
-from cryptobench.energy.live_otii import (OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError,
+from cryptobench.targets.trace.live_otii import (OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError,
                                           parse_resource)
-from cryptobench.energy.segment import segment
-from cryptobench.energy.trace import MARKER_X, Chunk
+from cryptobench.targets.trace.segment import segment
+from cryptobench.targets.trace.trace import MARKER_X, Chunk
 
 from conftest import cli
 
@@ -192,7 +192,7 @@ def test_elog_capture_on_simulated_n6705(tmp_path):
 
 
 def test_elog_capture_to_generic_csv_reads_back(tmp_path):
-    from cryptobench.energy.formats import open_trace
+    from cryptobench.targets.trace.formats import open_trace
     with N6705(SIM_RESOURCE, SIM) as a:
         a.configure_elog(MAIN_AND_MARKER, ELOG_PERIOD)
         out = write_capture_csv(a.stream_elog(0.3, records_per_fetch=100), tmp_path / "elog.csv")
@@ -275,14 +275,14 @@ def test_elog_extra_supply_and_protocol_errors():
 
 
 def _dlog_bytes(tmp_path, plan):
-    from cryptobench.energy.synth import write_n6705_dlog
+    from cryptobench.targets.trace.synth import write_n6705_dlog
     opts = write_n6705_dlog(tmp_path / "src.dlog", plan)
     return (tmp_path / "src.dlog").read_bytes(), opts
 
 
 def test_dlog_file_fetched_by_mmem_data_reads_back(tmp_path):
-    from cryptobench.energy.formats import open_trace
-    from cryptobench.energy.synth import PulsePlan, expected
+    from cryptobench.targets.trace.formats import open_trace
+    from cryptobench.targets.trace.synth import PulsePlan, expected
     plan = PulsePlan(n=8, width_s=2e-3, gap_s=3e-3, high_a=0.02, low_a=0.001, dt=1e-4, v=3.3)
     data, opts = _dlog_bytes(tmp_path, plan)
     fake = LoopbackN6705(files={"internal:\\cbench.dlog": data}, chunk_limit=4096)
@@ -441,7 +441,7 @@ def otii_server():
 
 
 def test_otii_capture_pages_into_chunks(otii_server, tmp_path):
-    from cryptobench.energy.formats import open_trace
+    from cryptobench.targets.trace.formats import open_trace
     srv = otii_server()
     host, port = srv.server_address
     with OtiiClient(host, port, timeout_s=5) as c:
@@ -548,7 +548,7 @@ def test_cli_capture_n6705_instrument_error(tmp_path):
 def test_cli_capture_n6705_dlog(tmp_path, monkeypatch, capsys):
     import pyvisa
     from cryptobench.cli import main
-    from cryptobench.energy.synth import PulsePlan, expected
+    from cryptobench.targets.trace.synth import PulsePlan, expected
     plan = PulsePlan(n=5, width_s=2e-3, gap_s=3e-3, dt=1e-4)
     data, _ = _dlog_bytes(tmp_path, plan)
     fake = LoopbackN6705(files={"internal:\\cbench.dlog": data})

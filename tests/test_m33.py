@@ -6,9 +6,9 @@ import pytest
 
 from conftest import cli
 
-from cryptobench.sim import timing as T
-from cryptobench.sim.devices import DEVICES
-from cryptobench.targets.boards import BOARDS, CPUS
+from cryptobench.targets.mcu.sim import timing as T
+from cryptobench.targets.mcu.sim.devices import DEVICES
+from cryptobench.targets.mcu.boards import BOARDS, CPUS
 
 
 def _run(tmp_path, *args, name="run"):

@@ -15,12 +15,12 @@ import jsonschema
 import pytest
 
 from conftest import ROOT, cli
-from cryptobench.errors import HarnessError
-from cryptobench.meters import CounterReset, MeterUnavailable, get_meter
-from cryptobench.meters.base import ABSENT, NOT_READABLE, NOT_SUPPORTED, Meter, estimate_update_period
-from cryptobench.meters.nvml import NvmlMeter
-from cryptobench.meters.perf_energy import PerfEnergyMeter
-from cryptobench.meters.rapl import RaplMeter
+from cryptobench.core.errors import HarnessError
+from cryptobench.targets.host.meters import CounterReset, MeterUnavailable, get_meter
+from cryptobench.targets.host.meters.base import ABSENT, NOT_READABLE, NOT_SUPPORTED, Meter, estimate_update_period
+from cryptobench.targets.host.meters.nvml import NvmlMeter
+from cryptobench.targets.host.meters.perf_energy import PerfEnergyMeter
+from cryptobench.targets.host.meters.rapl import RaplMeter
 
 SCHEMA = json.loads((ROOT / "docs" / "result.schema.json").read_text())
 
@@ -422,8 +422,8 @@ class ModelProc:
 
 @pytest.fixture
 def model(monkeypatch):
-    import cryptobench.meters.base as base
-    import cryptobench.meters.session as session
+    import cryptobench.targets.host.meters.base as base
+    import cryptobench.targets.host.meters.session as session
     clock = Clock()
     monkeypatch.setattr(base, "time", clock)
     monkeypatch.setattr(session, "time", clock)
@@ -432,7 +432,7 @@ def model(monkeypatch):
 
 
 def test_idle_subtraction_gives_the_operations_own_energy(model):
-    from cryptobench.meters.session import EnergySession
+    from cryptobench.targets.host.meters.session import EnergySession
     meter = CounterMeter()
     proc = ModelProc(meter, model, idle_w=7.0, op_j=2e-6, ops_per_window=50_000)
     s = EnergySession(meter, windows=5)
@@ -458,7 +458,7 @@ def test_idle_subtraction_gives_the_operations_own_energy(model):
 
 
 def test_a_window_across_a_reset_is_dropped_and_counted(model):
-    from cryptobench.meters.session import EnergySession
+    from cryptobench.targets.host.meters.session import EnergySession
     meter = CounterMeter()
     proc = ModelProc(meter, model, idle_w=5.0, op_j=1e-6, ops_per_window=10_000, reset_on={2})
     s = EnergySession(meter, windows=5)
@@ -474,7 +474,7 @@ def test_a_window_across_a_reset_is_dropped_and_counted(model):
 
 
 def test_energy_within_idle_noise_is_flagged(model):
-    from cryptobench.meters.session import EnergySession
+    from cryptobench.targets.host.meters.session import EnergySession
     meter = CounterMeter()
     proc = ModelProc(meter, model, idle_w=10.0, op_j=0.0, ops_per_window=1000)
     s = EnergySession(meter, windows=3)
@@ -486,7 +486,7 @@ def test_energy_within_idle_noise_is_flagged(model):
 
 # -------------------------------------------------------------------- harness energy windows
 def test_harness_window_and_idle(harness):
-    from cryptobench.harness import HarnessProcess
+    from cryptobench.targets.host.harness import HarnessProcess
     with HarnessProcess() as h:
         h.setup(7, "openssl", "sha256", {"bytes": 64})
         w = h.window(7, 10, 2_000_000)
@@ -600,7 +600,7 @@ def test_unavailable_meter_is_a_usage_error_with_the_remedy(tmp_path):
 
 @pytest.mark.e2e
 def test_no_energy_for_a_cell_that_failed_its_kat(harness, tmp_path):
-    from cryptobench.verify import VECTORS_DIR
+    from cryptobench.targets.verify import VECTORS_DIR
     corrupt = tmp_path / "vectors"
     shutil.copytree(VECTORS_DIR, corrupt)
     path = corrupt / "sha.json"

@@ -7,10 +7,10 @@ import math
 import pytest
 
 from conftest import cli
-from cryptobench.models import OffloadModel, crossover, fit_setup_per_block, solve_latency, throughput
-from cryptobench.models.accelerator import accelerator_model, additional_latency
-from cryptobench.models.battery import battery_view, capacity_j, parse_rate
-from cryptobench.records import Plan
+from cryptobench.analysis.models import OffloadModel, crossover, fit_setup_per_block, solve_latency, throughput
+from cryptobench.analysis.models.accelerator import accelerator_model, additional_latency
+from cryptobench.analysis.models.battery import battery_view, capacity_j, parse_rate
+from cryptobench.core.records import Plan
 from storeutil import save_cell_at
 
 # The Pisa Cortex-A53 paper's Table IV (HW rows: TH, P, E) and Table V (HW column), transcribed as a fallback
@@ -117,7 +117,7 @@ LENGTHS = (1024, 4096, 16384, 32768, 65536)
 def _store_run(db, engines, provenance="measured", target="host"):
     """engines: name -> (setup s, per byte s, ci half-width s, watts or None); every cell's time has
     `provenance` (measured on the host, simulated on a sim target)."""
-    from cryptobench.store import Store
+    from cryptobench.store.database import Store
     store = Store(db)
     plan = {"suite": None, "baseline": None, "options": {"engines": list(engines), "repeat": 5, "warmup": 0,
                                                           "min_time": 0.0, "single": False}, "groups": []}
@@ -149,8 +149,8 @@ def test_crossover_on_a_stored_run_with_its_interval(tmp_path):
     # earliest (B low, A high) 19 µs / 0.5 ns = 38000 B, latest 21 µs / 0.5 ns = 42000 B.
     # Energy: A at 10 mW, B at 5 mW: 0.1 µJ + 10 pJ/B vs 0.15 µJ + 2.5 pJ/B -> 0.05 µJ / 7.5 pJ = 6666.7 B
     _store_run(db, {"sw": (10e-6, 1e-9, 0.5e-6, 10e-3), "hw": (30e-6, 0.5e-9, 0.5e-6, 5e-3)})
-    from cryptobench.models.crossover import sweep_from_run
-    from cryptobench.store import Store
+    from cryptobench.analysis.models.crossover import sweep_from_run
+    from cryptobench.store.database import Store
     run = Store(db).load_run(1)
     a, b = sweep_from_run(run, "aes-ecb-encrypt", "sw"), sweep_from_run(run, "aes-ecb-encrypt", "hw")
     t = crossover(a["time"], b["time"])
@@ -180,7 +180,7 @@ def test_crossover_with_a_profile_states_the_current_voltage_and_source(tmp_path
 
 
 def test_crossover_of_model_functions_and_never():
-    from cryptobench.models import linear_curve
+    from cryptobench.analysis.models import linear_curve
     xs = [16, 64, 256, 1024]
     r = crossover(linear_curve(lambda n: 1 + n, xs), linear_curve(lambda n: 2 + 2 * n, xs))
     assert r["crossover"]["status"] == "never"

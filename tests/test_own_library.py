@@ -11,10 +11,10 @@ import pytest
 
 from conftest import ROOT, cli
 
-from cryptobench.errors import UsageError
-from cryptobench.firmware.build import COMMON_CFLAGS, library_cflags
-from cryptobench.firmware.recipes import FIRMWARE_DIR, load_recipe, resolve
-from cryptobench.verify import NO_REFERENCE, load_vectors, python_reference
+from cryptobench.core.errors import UsageError
+from cryptobench.targets.mcu.firmware.build import COMMON_CFLAGS, library_cflags
+from cryptobench.targets.mcu.firmware.recipes import FIRMWARE_DIR, load_recipe, resolve
+from cryptobench.targets.verify import NO_REFERENCE, load_vectors, python_reference
 
 FIXTURE = ROOT / "tests" / "fixtures" / "own-library"
 MONOCYPHER = Path(os.environ.get("CRYPTOBENCH_CACHE", ROOT / ".cache")) / "crates" / "monocypher-sys-4.0.2" / "Monocypher"
@@ -320,7 +320,7 @@ def test_aes_eax_has_a_host_reference_and_norx_says_why_not():
 
 
 def test_an_eax_cell_on_a_target_is_cross_checked_against_the_reference():
-    from cryptobench.firmware.plan import Inputs
+    from cryptobench.targets.mcu.firmware.plan import Inputs
     from cryptobench.targets.mcu import McuTarget
     vals = {"key": bytes(16), "iv": bytes(16), "aad": b"", "msg": bytes(16)}
     check = McuTarget._python_expect("aes-eax-encrypt", {"key_bits": 128}, Inputs("aes-eax-encrypt", {}, vals))

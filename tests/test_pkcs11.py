@@ -12,17 +12,17 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from cryptobench.catalog import OPS
-from cryptobench.engines import ENGINES
-from cryptobench.harness import HarnessProcess
-from cryptobench.plan import build_plan
-from cryptobench.runner import Runner
-from cryptobench.targets.host import HostTarget
-from cryptobench.secure import close_provision, open_provision
-from cryptobench.secure.pkcs11 import init_softhsm_token, softhsm_module, softhsm_token
-from cryptobench.store import Store
-from cryptobench.suites import load_suite
-from cryptobench.verify import Verifier
+from cryptobench.catalog.ops import OPS
+from cryptobench.targets.host.engines import ENGINES
+from cryptobench.targets.host.harness import HarnessProcess
+from cryptobench.runner.plan import build_plan
+from cryptobench.runner.runner import Runner
+from cryptobench.targets.host.target import HostTarget
+from cryptobench.targets.host.secure import close_provision, open_provision
+from cryptobench.targets.host.secure.pkcs11 import init_softhsm_token, softhsm_module, softhsm_token
+from cryptobench.store.database import Store
+from cryptobench.runner.suites import load_suite
+from cryptobench.targets.verify import Verifier
 
 MODULE = softhsm_module()
 pytestmark = pytest.mark.skipif(MODULE is None, reason="SoftHSM2 is not installed (./setup.sh installs it)")
@@ -341,8 +341,8 @@ def test_token_removed_mid_run_fails_later_cells_and_the_run_completes(tmp_path,
 
 def test_the_pin_reaches_the_pkcs11_harness_only(monkeypatch):
     """A PIN in this process's environment is not copied into any other harness process."""
-    from cryptobench.harness import HarnessProcess
-    from cryptobench.secure.pkcs11 import user_token
+    from cryptobench.targets.host.harness import HarnessProcess
+    from cryptobench.targets.host.secure.pkcs11 import user_token
     monkeypatch.setenv("CRYPTOBENCH_PKCS11_PIN", "4711-secret")
     monkeypatch.setenv("CRYPTOBENCH_PKCS11_MODULE", "/bin/true")     # a file: the configuration check passes
     proc = HarnessProcess()
@@ -357,8 +357,8 @@ def test_the_pin_reaches_the_pkcs11_harness_only(monkeypatch):
 def test_token_directories_left_by_a_killed_run_are_removed_at_the_next_start(tmp_path):
     import subprocess
     import sys
-    from cryptobench.processes import process_identity
-    from cryptobench.secure.pkcs11 import OWNER_FILE, TOKEN_PREFIX, remove_stale_tokens
+    from cryptobench.core.processes import process_identity
+    from cryptobench.targets.host.secure.pkcs11 import OWNER_FILE, TOKEN_PREFIX, remove_stale_tokens
     gone = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     identity = process_identity(gone.pid)                  # what the killed run wrote while it ran
     gone.kill()
@@ -375,8 +375,8 @@ def test_token_directories_left_by_a_killed_run_are_removed_at_the_next_start(tm
 
 
 def test_a_pin_file_that_is_a_directory_is_named_as_such(monkeypatch, tmp_path):
-    from cryptobench.errors import UsageError
-    from cryptobench.secure.pkcs11 import check_config
+    from cryptobench.core.errors import UsageError
+    from cryptobench.targets.host.secure.pkcs11 import check_config
     monkeypatch.setenv("CRYPTOBENCH_PKCS11_MODULE", "/bin/true")
     monkeypatch.setenv("CRYPTOBENCH_PKCS11_PIN_FILE", str(tmp_path))
     monkeypatch.delenv("CRYPTOBENCH_PKCS11_PIN", raising=False)

@@ -85,7 +85,7 @@ def test_export_never_replaces_the_database_and_needs_force_over_a_file(tmp_path
 
 @pytest.mark.e2e
 def test_energy_import_never_writes_its_trace_and_json_needs_a_run(tmp_path):
-    from cryptobench.energy import synth
+    from cryptobench.targets.trace import synth
     trace = tmp_path / "t.csv"
     synth.write_generic_csv(trace, synth.PulsePlan(n=3, width_s=4e-5, gap_s=4e-5, dt=1e-5))
     before = trace.read_bytes()

@@ -9,9 +9,9 @@ import pytest
 
 from conftest import ROOT, cli
 
-from cryptobench.engines import ENGINES
-from cryptobench.firmware.recipes import load_recipe, resolve
-from cryptobench.harness import HarnessProcess
+from cryptobench.targets.host.engines import ENGINES
+from cryptobench.targets.mcu.firmware.recipes import load_recipe, resolve
+from cryptobench.targets.host.harness import HarnessProcess
 from cryptobench.targets.mcu import served_by_firmware
 
 BUILD = ROOT / "build" / "host"

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from cryptobench.records import STATUSES, Params, cell_key, params_key
+from cryptobench.core.records import STATUSES, Params, cell_key, params_key
 
 
 def test_params_key_ignores_key_order_and_matches_the_stored_spelling():
@@ -29,7 +29,7 @@ def test_the_status_words():
 
 
 def test_a_cell_round_trips_through_its_json_form():
-    from cryptobench.records import Cell, Result
+    from cryptobench.core.records import Cell, Result
     d = {"op": "sha256", "params": {"bytes": 64}, "engine": "openssl-hw", "target": "host", "provenance": "measured",
          "status": "ok", "kat": "pass", "detail": "3 vectors", "samples": [[8, 800, 2400]],
          "result": {"time_s": {"median": 1e-7, "ci95": [0.9e-7, 1.1e-7]}, "flags": ["outliers"], "new_field": 1},
@@ -42,7 +42,7 @@ def test_a_cell_round_trips_through_its_json_form():
 
 
 def test_the_one_usable_energy_rule():
-    from cryptobench.records import Energy
+    from cryptobench.core.records import Energy
     assert Energy({"per_op_j": 1e-6}).usable
     assert not Energy({"per_op_j": 1e-6, "flags": ["not-above-idle"]}).usable
     assert not Energy({"per_op_j": 0.0}).usable and not Energy({"per_op_j": -1e-9}).usable
@@ -50,7 +50,7 @@ def test_the_one_usable_energy_rule():
 
 
 def test_a_plan_round_trips_and_keeps_what_it_does_not_name():
-    from cryptobench.records import Plan
+    from cryptobench.core.records import Plan
     d = {"suite": "default", "title": "t", "source": "s", "baseline": "openssl-sw", "relative": False,
          "options": {"repeat": 5, "warmup": 1, "min_time": 0.01, "budget_s": 60, "precision": 0.01, "processes": 4,
                      "per_visit": 2, "seed": 7, "engines": ["openssl-sw"], "single": False, "overrides": [],
@@ -66,7 +66,7 @@ def test_a_plan_round_trips_and_keeps_what_it_does_not_name():
 
 def test_key_value_options_are_parsed_in_one_place():
     from cryptobench.cli.common import key_values, split_params
-    from cryptobench.errors import UsageError
+    from cryptobench.core.errors import UsageError
     # a repeated --param adds its values instead of keeping only the last
     assert split_params(["bytes=64", "bytes=128,64", "key_bits=128"]) == {"bytes": ["64", "128"], "key_bits": ["128"]}
     assert key_values(["a=1", "b=x"], "--option", convert=lambda t: int(t) if t.isdigit() else t) == {"a": 1, "b": "x"}

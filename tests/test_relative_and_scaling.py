@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from cryptobench.records import Plan
+from cryptobench.core.records import Plan
 from storeutil import save_cell_at
 
 from conftest import ROOT, cli
@@ -30,7 +30,7 @@ def _doc(db, run="latest", *extra):
 def _synthetic_run(db: Path) -> int:
     """A stored run with known medians: base 1 µs, fast 0.5 µs, slow 3 µs (every sample alike, so
     the bootstrap interval is the point itself); energies 1 µJ and 2 µJ per op."""
-    from cryptobench.store import Store
+    from cryptobench.store.database import Store
     store = Store(db)
     plan = {"suite": None, "baseline": "base", "options": {"engines": ["base", "fast", "slow", "none"],
                                                             "repeat": 5, "warmup": 0, "min_time": 0.0,
@@ -114,8 +114,8 @@ def test_relative_view_of_known_medians(tmp_path):
 
 def test_relative_view_reads_the_stored_records(tmp_path):
     """relative() and its CSV straight from Store.load_run's records, without the report layer."""
-    from cryptobench.relative import relative, render_csv
-    from cryptobench.store import Store
+    from cryptobench.analysis.relative import relative, render_csv
+    from cryptobench.store.database import Store
     db = tmp_path / "db.sqlite"
     rid = _synthetic_run(db)
     run = Store(db).load_run(rid)
@@ -133,9 +133,9 @@ def test_relative_view_reads_the_stored_records(tmp_path):
 def test_energy_within_idle_noise_gives_no_energy_ratio_anywhere():
     """Energy.usable is the one rule: a figure flagged not-above-idle enters neither the relative
     view's energy ratio nor the comparisons' Energy Efficiency Improvement."""
-    from cryptobench.records import Cell, Plan, Run
-    from cryptobench.relative import relative
-    from cryptobench.results import comparisons
+    from cryptobench.core.records import Cell, Plan, Run
+    from cryptobench.analysis.relative import relative
+    from cryptobench.stats.results import comparisons
 
     def cell(engine, ns, energy):
         t = ns / 1e9
@@ -187,7 +187,7 @@ def test_relative_view_of_a_real_run(harness, tmp_path):
 def test_zhaw_suite_prints_its_tables_then_the_relative_view(harness, tmp_path):
     """zhaw-iot names openssl-hw, openssl-sw, mbedtls, pkcs11 and tpm, baseline openssl-hw; a
     secure-element engine that is unusable here is reported, and the run goes on with the others."""
-    from cryptobench.suites import load_suite
+    from cryptobench.runner.suites import load_suite
     suite = load_suite("zhaw-iot")
     assert suite.engines == ["openssl-hw", "openssl-sw", "mbedtls", "pkcs11", "tpm"]
     assert suite.baseline == "openssl-hw" and suite.relative
@@ -361,8 +361,8 @@ def test_interrupted_parallel_run_keeps_its_cells_and_resumes(harness, tmp_path)
 
 def test_scaling_tables_with_energy_mirror_seed_004():
     """P (mW), E (mJ/Mb or mJ/Op) and FoM = TH / E, from stored figures (no meter needed)."""
-    from cryptobench.records import Cell, Conditions, Run
-    from cryptobench.scaling import scaling_tables
+    from cryptobench.core.records import Cell, Conditions, Run
+    from cryptobench.report.scaling_tables import scaling_tables
 
     def cell(op, params, n, aggregate, per_op_j, power_w):
         unit = "bytes" if "bytes" in params else "ops"

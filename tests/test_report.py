@@ -11,8 +11,8 @@ import shutil
 import pytest
 
 from conftest import ROOT, cli
-from cryptobench.energy import synth
-from cryptobench.report.table import Table, columns
+from cryptobench.targets.trace import synth
+from cryptobench.core.table import Table, columns
 from cryptobench.report.table_files import latex_escape, markdown_escape, to_latex, to_markdown
 
 LABEL = "<script>alert('pwned')</script> & <b>bold</b> “µ-label”"

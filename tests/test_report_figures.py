@@ -6,12 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from cryptobench.relative import fmt_ratio, relative
+from cryptobench.analysis.relative import fmt_ratio, relative
 from cryptobench.report.captions import conditions_caption
 from cryptobench.report.figures import KINDS, build_figures, crossover_rows
-from cryptobench.results import derive
-from cryptobench.store import Store
-from cryptobench.records import Plan
+from cryptobench.stats.results import derive
+from cryptobench.store.database import Store
+from cryptobench.core.records import Plan
 from storeutil import save_cell_at
 
 HOST_COND = {

@@ -152,7 +152,7 @@ def test_rekey_is_a_timing_parameter_of_every_cipher_engine(harness, tmp_path):
 def test_portable_openssl_masks_vector_units_and_says_so(harness):
     """openssl-portable: the studies' "software" (no crypto extensions, no SIMD, no BMI/ADX where
     OpenSSL lets them be masked); the mask is read back from OpenSSL itself."""
-    from cryptobench.engines import ENGINES, probe_engines
+    from cryptobench.targets.host.engines import ENGINES, probe_engines
     info, why = probe_engines(["openssl-portable"])["openssl-portable"]
     assert why is None, why
     assert {"AES-NI", "SHA-NI", "SSSE3", "AVX", "AVX2", "BMI2", "ADX"} <= set(info["extensions_masked"])
@@ -163,7 +163,7 @@ def test_portable_openssl_masks_vector_units_and_says_so(harness):
 def test_portable_mbedtls_is_built_without_cpu_specific_code_and_says_so(harness):
     """mbedtls-portable: Mbed TLS built here as portable C; the harness reports its own
     configuration and the conditions say what was compiled out."""
-    from cryptobench.engines import ENGINES, probe_engines
+    from cryptobench.targets.host.engines import ENGINES, probe_engines
     info, why = probe_engines(["mbedtls-portable"])["mbedtls-portable"]
     assert why is None, why
     assert info["config"] == {"MBEDTLS_AESNI_C": 0, "MBEDTLS_HAVE_ASM": 0, "MBEDTLS_PADLOCK_C": 0}
@@ -176,7 +176,7 @@ def test_portable_mbedtls_is_built_without_cpu_specific_code_and_says_so(harness
 
 
 def test_a_portable_engine_whose_build_has_cpu_code_on_is_refused():
-    from cryptobench.engines import ENGINES, check_engine
+    from cryptobench.targets.host.engines import ENGINES, check_engine
 
     class Harness:
         def engine_info(self, engine):
@@ -189,7 +189,7 @@ def test_a_portable_engine_whose_build_has_cpu_code_on_is_refused():
 
 
 def test_a_portable_engine_without_its_binary_says_how_to_build_it(monkeypatch, tmp_path):
-    from cryptobench.engines import probe_engines
+    from cryptobench.targets.host.engines import probe_engines
     fake = tmp_path / "cbh"
     fake.write_text("")
     monkeypatch.setenv("CRYPTOBENCH_HARNESS", str(fake))

@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from cryptobench.plan import build_plan, pick_baseline
+from cryptobench.runner.plan import build_plan, pick_baseline
 from cryptobench.report.verdicts import improvement_text, summary_line, summary_rows
-from cryptobench.suites import load_suite
+from cryptobench.runner.suites import load_suite
 
 
 def test_an_ad_hoc_run_compares_with_the_software_engine_by_default():

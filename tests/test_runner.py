@@ -6,9 +6,9 @@ import signal
 
 import pytest
 
-from cryptobench.records import Cell, Plan
-from cryptobench.runner import Runner
-from cryptobench.store import Store
+from cryptobench.core.records import Cell, Plan
+from cryptobench.runner.runner import Runner
+from cryptobench.store.database import Store
 
 PLAN = Plan.from_json({"suite": None, "options": {"engines": ["mock"]},
                        "groups": [{"op": "sha256", "params": {"bytes": n}, "engines": ["mock"]} for n in (16, 32, 64)]})
@@ -97,9 +97,9 @@ def test_a_target_that_cannot_open_is_closed_and_no_run_is_stored(tmp_path):
 
 
 def test_the_plan_chooses_its_target_in_one_place():
-    from cryptobench.errors import UsageError
+    from cryptobench.core.errors import UsageError
     from cryptobench.targets import target_for
-    from cryptobench.targets.host import HostTarget
+    from cryptobench.targets.host.target import HostTarget
     from cryptobench.targets.mcu import McuTarget
     assert isinstance(target_for(Plan.from_json({"options": {}, "groups": []})), HostTarget)
     mcu = {"options": {}, "groups": [], "target": {"kind": "qemu", "board": "mps2-an386", "libraries": []}}
@@ -109,7 +109,7 @@ def test_the_plan_chooses_its_target_in_one_place():
 
 
 def test_an_imported_trace_is_a_target_that_yields_its_cells(tmp_path):
-    from cryptobench.targets.trace import TraceTarget
+    from cryptobench.targets.trace.target import TraceTarget
     store = Store(tmp_path / "r.sqlite")
     group = PLAN.groups[0]
     trace = {"path": "t.csv", "format": "generic-csv", "sample_period_s": 1e-5, "channels": ["I"]}
@@ -141,7 +141,7 @@ def test_a_target_that_fails_midway_leaves_the_run_interrupted_not_running(tmp_p
 def test_one_process_at_a_time_resumes_a_run(tmp_path):
     import subprocess
     import sys
-    from cryptobench.store import RunLocked
+    from cryptobench.store.database import RunLocked
     store = Store(tmp_path / "r.sqlite")
     with pytest.raises(KeyboardInterrupt):
         Runner(store, PLAN, MockTarget(stop_after=1, stop=_interrupt)).run()
@@ -183,7 +183,7 @@ def test_resume_measures_failed_cells_again(tmp_path):
 
 def test_exit_status_says_what_was_measured():
     from cryptobench.cli.run import EXIT_NOTHING_MEASURED, EXIT_SOME_FAILED, exit_status
-    from cryptobench.records import Run
+    from cryptobench.core.records import Run
     run = lambda *statuses: Run(id=1, plan=PLAN, conditions={}, cells=[
         _cell(i, PLAN.groups[i], status=s) for i, s in enumerate(statuses)])
     assert exit_status(run("ok", "unsupported", "ok")) == 0

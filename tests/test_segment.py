@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from cryptobench.energy.segment import PlanMismatch, match_plan, segment, summarize_energy
-from cryptobench.energy.trace import MARKER_X, Chunk, TraceError
+from cryptobench.targets.trace.segment import PlanMismatch, match_plan, segment, summarize_energy
+from cryptobench.targets.trace.trace import MARKER_X, Chunk, TraceError
 
 DT = 1e-5        # 100 kS/s
 V = 3.3

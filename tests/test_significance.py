@@ -1,11 +1,11 @@
-"""The Mann-Whitney U test (significance.py) against hand-checkable values and against a brute-force
+"""The Mann-Whitney U test (stats/significance.py) against hand-checkable values and against a brute-force
 enumeration of every permutation of the pooled sample."""
 import itertools
 import math
 
 import pytest
 
-from cryptobench.significance import mann_whitney_u, median_ratio, ranks, u_counts
+from cryptobench.stats.significance import mann_whitney_u, median_ratio, ranks, u_counts
 
 
 def _u(a, b):

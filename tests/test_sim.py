@@ -21,8 +21,8 @@ def _run(tmp_path, *args, name="run"):
 def test_unicorns_private_handle_is_read_from_tested_releases_only(monkeypatch):
     import ctypes
     import unicorn
-    from cryptobench.errors import UsageError
-    from cryptobench.sim.engine import unicorn_handle
+    from cryptobench.core.errors import UsageError
+    from cryptobench.targets.mcu.sim.engine import unicorn_handle
     uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
     handle = unicorn_handle(uc)                 # the installed release is a tested one (pyproject pins it)
     assert isinstance(handle, ctypes.c_void_p) and handle.value
@@ -112,7 +112,7 @@ def test_sim_target_errors_are_one_line():
 def test_every_library_kat_passes_under_the_simulator(tmp_path):
     """Each recipe's ops (short inputs; EC-JPAKE left to the ti-cc26x2 run, it is 600 M cycles)
     run under sim:cortex-m3 and pass their known-answer tests there."""
-    from cryptobench.firmware.recipes import builtin_recipes, load_recipe
+    from cryptobench.targets.mcu.firmware.recipes import builtin_recipes, load_recipe
     ops = sorted({op for name in builtin_recipes() for op in load_recipe(name).ops} - {"ecjpake-exchange"})
     args = ["--target", "sim:cortex-m3", "--param", "bytes=16", "--param", "curve=p256"]
     for op in ops:

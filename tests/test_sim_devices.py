@@ -6,9 +6,9 @@ import pytest
 
 from conftest import cli
 from test_sim import needs_sim
-from cryptobench.errors import UsageError
-from cryptobench.sim.condition import describe, parse_hz, split_spec, ws_for
-from cryptobench.sim.devices import DEVICES, get_device
+from cryptobench.core.errors import UsageError
+from cryptobench.targets.mcu.sim.condition import describe, parse_hz, split_spec, ws_for
+from cryptobench.targets.mcu.sim.devices import DEVICES, get_device
 
 
 def test_specs_parse():
@@ -24,7 +24,8 @@ def test_specs_parse():
     ("stm32f030:clck=8MHz", "cortex-m0", "unknown key 'clck'; valid: clock, ws, prefetch"),
     ("stm32f030:clock", "cortex-m0", "'clock' is not key=value"),
     ("stm32f030:clock=fast", "cortex-m0", "clock 'fast' is not a frequency"),
-    ("stm32f030:clock=8GHz", "cortex-m0", "clock '8GHz' is not a frequency"),
+    ("stm32f030:clock=8GHz", "cortex-m0", "clock '8GHz' is out of range; expected 1 Hz to 1000 MHz"),
+    ("stm32f030:clock=8W", "cortex-m0", "clock '8W' is not a frequency"),
     ("stm32f030:clock=49MHz", "cortex-m0", "49 MHz is above the stm32f030's maximum of 48 MHz"),
     ("stm32f411:clock=101MHz", "cortex-m4", "101 MHz is above the stm32f411's maximum of 100 MHz"),
     ("stm32f030:ws=two", "cortex-m0", "ws 'two' is not a whole number"),

@@ -15,7 +15,7 @@ import ctypes
 import pytest
 
 from test_sim import needs_sim
-from cryptobench.sim import timing as T
+from cryptobench.targets.mcu.sim import timing as T
 
 FLASH = 0x08000000
 WS = 3
@@ -25,7 +25,7 @@ class Model:
     """A detached accounting whose blocks each cost 1 cycle, 1 instruction and end as told."""
 
     def __init__(self, prefetch=True, icache=(64, 64), dcache=(8, 8), ends=None, entry_extra=None, line_shift=4):
-        from cryptobench.sim.engine import MISS_FN, load_library
+        from cryptobench.targets.mcu.sim.engine import MISS_FN, load_library
         self.lib = load_library()
         ends, entry_extra = ends or {}, entry_extra or {}
 

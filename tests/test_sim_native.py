@@ -1,8 +1,8 @@
-"""The native Thumb executor (harness/sim/cbcpu.c, sim/native.py) against Unicorn, its oracle.
+"""The native Thumb executor (harness/sim/cbcpu.c, targets/mcu/sim/native.py) against Unicorn, its oracle.
 
 - tests/data/sim_isa.S (flags, shifts, carries, IT blocks, multiplies, divides, bit fields,
   saturation, DSP, memory forms, table branches, floating point), built with arm-none-eabi-gcc
-  for every core, runs in lock-step (sim/lockstep.py): after every block, both executors' blocks
+  for every core, runs in lock-step (targets/mcu/sim/lockstep.py): after every block, both executors' blocks
   have the same bytes and r0-r15, APSR and the FPU registers agree.
 - real cryptobench firmware images (mbedTLS, BearSSL, Monocypher on M0, M3, M4, M4F, M7, M33,
   with and without flash wait states) give the same console output, instruction counts, counter
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from cryptobench.errors import UsageError
-from cryptobench.sim import native
-from cryptobench.sim.devices import get_device
-from cryptobench.sim.lockstep import lockstep
-from cryptobench.targets.boards import BOARDS
+from cryptobench.core.errors import UsageError
+from cryptobench.targets.mcu.sim import native
+from cryptobench.targets.mcu.sim.devices import get_device
+from cryptobench.targets.mcu.sim.lockstep import lockstep
+from cryptobench.targets.mcu.boards import BOARDS
 
 ISA = Path(__file__).parent / "data" / "sim_isa.S"
 LINK = ["-mthumb", "-nostdlib", "-nostartfiles", "-Wl,--section-start=.isr_vector=0", "-Wl,-Ttext=0x100",
@@ -69,10 +69,10 @@ IMAGES = [  # (library, cpu, device spec, core)
 
 
 def _image(lib, cpu, device):
-    from cryptobench.firmware.build import FirmwareBuilder
-    from cryptobench.firmware.plan import Cell, plan_c
-    from cryptobench.firmware.recipes import load_recipe, resolve
-    from cryptobench.harness import HarnessProcess
+    from cryptobench.targets.mcu.firmware.build import FirmwareBuilder
+    from cryptobench.targets.mcu.firmware.plan import Cell, plan_c
+    from cryptobench.targets.mcu.firmware.recipes import load_recipe, resolve
+    from cryptobench.targets.host.harness import HarnessProcess
     from cryptobench.targets.mcu import make_inputs
     board = BOARDS[device.board]
     recipe = resolve(load_recipe(lib))

@@ -223,7 +223,7 @@ def test_bad_input_is_one_line_with_exit_code_2(tmp_path, args, message):
 
 
 def test_unserved_semihosting_is_named():
-    from cryptobench.sim.semihosting import SemihostingError, serve
+    from cryptobench.targets.mcu.sim.semihosting import SemihostingError, serve
     with pytest.raises(SemihostingError, match=r"semihosting operation 0x07 \(SYS_READC\) is not served"):
         serve(0x07, 0, _Mem(), 0, 48_000_000)
     with pytest.raises(SemihostingError, match=r"semihosting operation 0x06 \(SYS_READ\) is not served"):
@@ -233,7 +233,7 @@ def test_unserved_semihosting_is_named():
 def test_systick_reload_countflag_and_wraps():
     """ARMv7-M ARM B3.3: from CVR = 0 the counter reloads RVR on the next cycle and reaches 0 every
     RVR + 1 cycles; COUNTFLAG reads 1 once per transition to 0; writing CVR restarts it."""
-    from cryptobench.sim.systick import COUNTFLAG, SYST_CSR, SYST_CVR, SYST_RVR, SysTick
+    from cryptobench.targets.mcu.sim.systick import COUNTFLAG, SYST_CSR, SYST_CVR, SYST_RVR, SysTick
     st = SysTick()
     st.write(SYST_RVR, 99, 0)
     st.write(SYST_CVR, 123, 0)
@@ -275,14 +275,14 @@ class _EndOfMemory(_Mem):
 
 def test_a_string_at_the_top_of_ram_is_read_without_running_past_it():
     # SYS_WRITE0 of a string on the stack, 10 bytes below the end of RAM (found on a PQClean image)
-    from cryptobench.sim.semihosting import serve
+    from cryptobench.targets.mcu.sim.semihosting import serve
     mem = _EndOfMemory(256)
     mem.b[246:256] = b"top of ra\0"
     assert serve(0x04, 246, mem, 0, 48_000_000).text == "top of ra"
 
 
 def test_semihosting_calls_from_the_models_cycles():
-    from cryptobench.sim.semihosting import APPLICATION_EXIT, serve
+    from cryptobench.targets.mcu.sim.semihosting import APPLICATION_EXIT, serve
     mem = _Mem()
     mem.b[100:106] = b"hello\0"
     mem.b[120:123] = b":tt"
@@ -321,7 +321,7 @@ def test_a_newlib_image_with_the_toolchains_own_startup_and_rdimon(tmp_path):
 
 
 def test_marker_edges_from_word_and_byte_stores():
-    from cryptobench.sim.markers import Recorder, cut, parse
+    from cryptobench.targets.mcu.sim.markers import Recorder, cut, parse
     rec = Recorder(parse("0x48000014:0x20"), [], [])
     rec.write(0x48000014, 0x20, 4, 100, 10)           # up
     rec.write(0x48000015, 0x00, 1, 110, 11)           # another byte: no edge

@@ -1,4 +1,4 @@
-"""The simulator's timing model (src/cryptobench/sim/timing.py) on hand-written Thumb code.
+"""The simulator's timing model (src/cryptobench/targets/mcu/sim/timing.py) on hand-written Thumb code.
 
 Each snippet is assembled with arm-none-eabi-as, disassembled with capstone, cut into blocks after
 every change of flow (as Unicorn translates them) and fed to timing.block_cost. Every expected
@@ -16,8 +16,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from cryptobench.sim import timing as T
-from cryptobench.sim.timing import DeviceParams, END_ALWAYS, END_COND, END_NONE
+from cryptobench.targets.mcu.sim import timing as T
+from cryptobench.targets.mcu.sim.timing import DeviceParams, END_ALWAYS, END_COND, END_NONE
 
 AS = shutil.which("arm-none-eabi-as")
 capstone = pytest.importorskip("capstone")

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from cryptobench.stats import (flags_for, median_ci_ranks, quantile, ratio_ci, summarize,
+from cryptobench.stats.summary import (flags_for, median_ci_ranks, quantile, ratio_ci, summarize,
                                tukey_outliers)
 
 
@@ -73,7 +73,7 @@ def test_ratio_of_medians_and_interval():
 def test_large_n_ranks_from_the_float_tail_equal_the_exact_ones(monkeypatch):
     """Above EXACT_RANKS_MAX_N the binomial tail is summed in floating point (energy traces give
     hundreds of thousands of windows); just above the switch it must pick the exact path's ranks."""
-    import cryptobench.stats as st
+    import cryptobench.stats.summary as st
     l, u, cov = st.median_ci_ranks(333_332)           # a 100-million-sample trace's window count
     assert l + u == 333_333 and 0.95 <= cov < 0.951
     ns = range(st.EXACT_RANKS_MAX_N + 1, st.EXACT_RANKS_MAX_N + 25)

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from cryptobench.errors import UsageError
-from cryptobench.records import Plan
-from cryptobench.store import Store
+from cryptobench.core.errors import UsageError
+from cryptobench.core.records import Plan
+from cryptobench.store.database import Store
 from conftest import cli
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
-from cryptobench.errors import UsageError
-from cryptobench.store import STORE_VERSION, Store
+from cryptobench.core.errors import UsageError
+from cryptobench.store.database import STORE_VERSION, Store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "store-8b58c6d.sqlite"
 

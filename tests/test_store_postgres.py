@@ -7,9 +7,9 @@ import multiprocessing
 import pytest
 
 from conftest import cli
-from cryptobench.errors import UsageError
-from cryptobench.records import Plan
-from cryptobench.store import STORE_VERSION, Store
+from cryptobench.core.errors import UsageError
+from cryptobench.core.records import Plan
+from cryptobench.store.database import STORE_VERSION, Store
 
 
 def test_a_new_store_has_the_sqlite_schema_and_version(pg_db, tmp_path):
@@ -27,7 +27,7 @@ def test_a_new_store_has_the_sqlite_schema_and_version(pg_db, tmp_path):
 
 
 def test_a_password_never_reaches_a_message():
-    from cryptobench.store_location import redact        # tests/test_untrusted_store.py: the other forms
+    from cryptobench.store.location import redact        # tests/test_untrusted_store.py: the other forms
     assert redact("postgresql://lab:s3cret@db.example:5432/bench") == "postgresql://lab:***@db.example:5432/bench"
     assert redact("postgresql://lab@db/bench") == "postgresql://lab@db/bench"
 
@@ -64,8 +64,8 @@ def test_run_show_export_and_diff_read_and_write_postgresql(pg_db):
 
 
 def _writer(url: str, run_id: int, who: int, n: int) -> None:
-    from cryptobench.records import Cell, Params
-    from cryptobench.store import Store
+    from cryptobench.core.records import Cell, Params
+    from cryptobench.store.database import Store
     store = Store(url)
     for i in range(n):
         store.save_cell(run_id, Cell(op="sha256", params=Params({"bytes": who * 1000 + i}), engine=f"w{who}",

@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from conftest import cli
-from cryptobench.errors import UsageError
-from cryptobench.records import Plan
-from cryptobench.store import RunLocked, Store
+from cryptobench.core.errors import UsageError
+from cryptobench.core.records import Plan
+from cryptobench.store.database import RunLocked, Store
 
 
 def _digest(path) -> str:
@@ -88,7 +88,7 @@ def test_one_process_at_a_time_measures_a_run_and_a_stale_lock_is_taken_over(tmp
 
 
 def test_the_heartbeat_refreshes_this_process_lock_only(tmp_path):
-    from cryptobench.store import heartbeat
+    from cryptobench.store.database import heartbeat
     store = Store(tmp_path / "r.sqlite")
     mine, theirs = store.create_run(Plan(), {}), store.create_run(Plan(), {})
     store.lock_run(mine)

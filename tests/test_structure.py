@@ -28,7 +28,7 @@ def _write(root, files):
 
 @pytest.fixture
 def pkg(tmp_path, monkeypatch):
-    """pkg: a <-> b (module level), c <-> d (d's half deferred), errors -> cli (upward),
+    """pkg: a <-> b (module level), c <-> d (d's half deferred), core.errors -> cli.main (upward),
     an import under TYPE_CHECKING that would close a cycle if it counted, and long functions."""
     monkeypatch.chdir(tmp_path)  # paths print relative to the current directory
     _write(tmp_path / "pkg", {
@@ -37,11 +37,13 @@ def pkg(tmp_path, monkeypatch):
         "b.py": "import os\nimport pkg.a\n",
         "c.py": "from pkg import d\n",
         "d.py": "def late():\n    from .c import x\n    return x\n",
-        "errors.py": "from .cli import main\n",
-        "cli.py": "def main():\n    pass\n",
+        "core/__init__.py": "",
+        "core/errors.py": "from ..cli.main import main\n",
+        "cli/__init__.py": "",
+        "cli/main.py": "def main():\n    pass\n",
         "typed.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import a\n",
         "sub/__init__.py": "",
-        "sub/e.py": "from .. import errors\nfrom ..c import something\n",
+        "sub/e.py": "from ..core import errors\nfrom ..c import something\n",
         "longs.py": "\n".join([
             _function("no_reason", 61),
             _function("with_reason", 61, above="# long: one table of test vectors"),
@@ -78,21 +80,23 @@ def test_text_report(pkg, capsys):
     assert "empty_reason (61 lines): NO REASON\n" in out
     assert " K.method (61 lines): a state machine\n" in out
     assert "fits" not in out
-    assert "upward imports (warnings): 1\n  foundation -> cli: pkg.errors -> pkg.cli  (pkg/errors.py:1)\n" in out
-    assert "result: FAIL: 2 import cycle(s), 2 long function(s) without a reason\n" in out
+    assert "upward imports: 1\n  core -> cli: pkg.core.errors -> pkg.cli.main  (pkg/core/errors.py:1)\n" in out
+    assert ("result: FAIL: 2 import cycle(s), 2 long function(s) without a reason, 1 upward import(s), "
+            "8 module(s) outside every layer folder\n") in out
 
 
 def test_layers_leave_nothing_out(pkg, capsys):
     _, out = _run(capsys, pkg, "--no-fail")
-    assert "  foundation    2  __init__, errors\n" in out
-    assert "  cli           1  cli\n" in out
-    assert "  unassigned    8  a, b, c, d, longs, sub, sub.e, typed\n" in out
+    assert "  core          3  __init__, core, core.errors\n" in out
+    assert "  cli           2  cli, cli.main\n" in out
+    assert "  unassigned    8  a, b, c, d, longs, sub, sub.e, typed\n" in out   # files at the top, a folder no layer names
 
 
 def test_exit_status(pkg, capsys):
     assert _run(capsys, pkg)[0] == 1
     clean = pkg.parent / "clean"
-    _write(clean, {"__init__.py": "", "m.py": _function("f", 61, on_def="  # long: a parser table")})
+    _write(clean, {"__init__.py": "", "core/__init__.py": "",
+                   "core/m.py": _function("f", 61, on_def="  # long: a parser table")})
     status, out = _run(capsys, clean)
     assert status == 0
     assert "import cycles: none\n" in out
@@ -112,13 +116,13 @@ def test_json(pkg, capsys):
                        "empty_reason": None, "K.method": "a state machine"}
     assert report["layers"]["modules"]["pkg.sub.e"] == "unassigned"
     assert [(u["src"], u["dst"], u["src_layer"], u["dst_layer"]) for u in report["upward_imports"]] == \
-        [("pkg.errors", "pkg.cli", "foundation", "cli")]
-    assert len(report["failures"]) == 2
+        [("pkg.core.errors", "pkg.cli.main", "core", "cli")]
+    assert len(report["failures"]) == 4
 
 
 def test_relative_imports_resolve(pkg):
     edges = {(e.src, e.dst) for e in structure.import_edges(structure.load(pkg))}
-    assert ("pkg.sub.e", "pkg.errors") in edges      # from .. import errors: a submodule
+    assert ("pkg.sub.e", "pkg.core.errors") in edges  # from ..core import errors: a submodule
     assert ("pkg.sub.e", "pkg.c") in edges           # from ..c import something: a name in c
     assert ("pkg.a", "pkg.typed") in edges
     assert ("pkg.typed", "pkg.a") not in edges       # under TYPE_CHECKING: never runs

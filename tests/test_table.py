@@ -1,4 +1,4 @@
-"""The table model and its renderers (report/table.py): what each format writes for one table,
+"""The table model and its renderers (core/table.py): what each format writes for one table,
 escaping of hostile text, styles in the terminal, and raw values in CSV and JSON."""
 import csv
 import io
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cryptobench.report.table import (LEFT, RIGHT, Column, Csv, Latex, Markdown, Table, as_dict, columns,
+from cryptobench.core.table import (LEFT, RIGHT, Column, Csv, Latex, Markdown, Table, as_dict, columns,
                                       csv_text, data_table, markdown_escape, to_json)
 from cryptobench.report.terminal import console_for, print_table
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from rich.console import Console
 
-from cryptobench.report.table import LEFT, Column, Table
+from cryptobench.core.table import LEFT, Column, Table
 from cryptobench.report.terminal import column_widths, console_for, print_table, split_to_fit
 
 WIDTHS = [80, 100, 120, 200]
@@ -117,7 +117,7 @@ def test_the_tables_of_stored_runs_fit(width, tmp_path):
     import shutil
     from pathlib import Path
     from cryptobench.report.tables import build_tables
-    from cryptobench.store import Store
+    from cryptobench.store.database import Store
     db = tmp_path / "r.sqlite"
     shutil.copy(Path(__file__).parent / "fixtures" / "store-8b58c6d.sqlite", db)
     store = Store(db)

@@ -9,18 +9,18 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
-from cryptobench.catalog import OPS
-from cryptobench.engines import ENGINES, probe_engines
-from cryptobench.errors import HarnessError, UsageError
-from cryptobench.harness import HarnessProcess
-from cryptobench.plan import build_plan
-from cryptobench.runner import Runner
-from cryptobench.targets.host import HostTarget
-from cryptobench.secure import close_provision, open_provision
-from cryptobench.secure import tpm as tpm_mod
-from cryptobench.store import Store
-from cryptobench.suites import load_suite
-from cryptobench.verify import Verifier
+from cryptobench.catalog.ops import OPS
+from cryptobench.targets.host.engines import ENGINES, probe_engines
+from cryptobench.core.errors import HarnessError, UsageError
+from cryptobench.targets.host.harness import HarnessProcess
+from cryptobench.runner.plan import build_plan
+from cryptobench.runner.runner import Runner
+from cryptobench.targets.host.target import HostTarget
+from cryptobench.targets.host.secure import close_provision, open_provision
+from cryptobench.targets.host.secure import tpm as tpm_mod
+from cryptobench.store.database import Store
+from cryptobench.runner.suites import load_suite
+from cryptobench.targets.verify import Verifier
 
 pytestmark = pytest.mark.skipif(
     not tpm_mod.shutil.which("swtpm") and not os.environ.get(tpm_mod.TCTI_ENV)

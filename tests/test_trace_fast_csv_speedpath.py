@@ -1,4 +1,4 @@
-"""The speed path of the CSV fast reader (energy/formats/_fastcsv.py): pyarrow parses the next block
+"""The speed path of the CSV fast reader (targets/trace/formats/_fastcsv.py): pyarrow parses the next block
 in a worker thread while the caller works on this one, reads go straight into fresh buffers, the
 field count is left to pyarrow, text columns come as bytes and ppk2's marker is read from them.
 None of it may change what a reader yields or which file:line error it raises."""
@@ -9,8 +9,8 @@ import threading
 import numpy as np
 import pytest
 
-from cryptobench.energy.formats import _fastcsv, open_trace
-from cryptobench.energy.trace import TraceError
+from cryptobench.targets.trace.formats import _fastcsv, open_trace
+from cryptobench.targets.trace.trace import TraceError
 from test_untrusted_trace_csv_fast import FORMATS, GENERIC, _generic, _ppk2, _read
 
 pytest.importorskip("pyarrow")

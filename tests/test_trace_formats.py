@@ -1,4 +1,4 @@
-"""Trace readers (cryptobench.energy.formats) against synthetic traces of known energy (energy.synth):
+"""Trace readers (cryptobench.targets.trace.formats) against synthetic traces of known energy (energy.synth):
 sample count, period, currents, voltages and marker states; per-window energy against the analytic
 plan; chunking; and malformed files naming the file, the line or byte, and what was expected."""
 import re
@@ -6,9 +6,9 @@ import re
 import numpy as np
 import pytest
 
-from cryptobench.energy import synth
-from cryptobench.energy.formats import FORMATS, OPTIONS, open_trace
-from cryptobench.energy.trace import MARKER_X, TraceError
+from cryptobench.targets.trace import synth
+from cryptobench.targets.trace.formats import FORMATS, OPTIONS, open_trace
+from cryptobench.targets.trace.trace import MARKER_X, TraceError
 
 PLAN = synth.PulsePlan(n=7, width_s=3e-4, gap_s=5e-4, high_a=0.02, low_a=0.001, dt=1e-5, v=3.3,
                        v_droop=0.05, second=synth.Supply(name="se", high_a=0.005, low_a=0.0002, v=1.8))
@@ -685,7 +685,7 @@ def test_jls_truncated_by_one_byte_reads_from_a_repaired_copy(tmp_path, monkeypa
 
 
 def test_jls_closed_properly_is_opened_in_place(tmp_path, monkeypatch):
-    from cryptobench.energy.formats import jls
+    from cryptobench.targets.trace.formats import jls
     path, _ = write("jls", tmp_path, SIMPLE)
     assert jls._closed_properly(path)
     monkeypatch.setattr(jls.shutil, "copyfile", lambda *a: pytest.fail("copied a proper file"))
@@ -819,7 +819,7 @@ def test_text_encodings_and_binary(tmp_path):
 
 
 def test_unreadable_file_is_a_trace_error(tmp_path, monkeypatch):
-    from cryptobench.energy import formats
+    from cryptobench.targets.trace import formats
 
     def reader(path, **options):
         def chunks():

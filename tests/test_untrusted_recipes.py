@@ -1,6 +1,6 @@
 """A recipe is data (docs/promises.md, "Recipes and vectors are data"): its cflags and defines are
-on an allow-list (firmware/cflags.py), an include folder stays inside the library tree, a failed
-build's diagnostics stored in a cell never quote a file from elsewhere (firmware/diagnostics.py),
+on an allow-list (targets/mcu/firmware/cflags.py), an include folder stays inside the library tree, a failed
+build's diagnostics stored in a cell never quote a file from elsewhere (targets/mcu/firmware/diagnostics.py),
 and a failed build leaves no private temporary in the cache. The refused flag classes, one file
 each, are in tests/hostile/recipes/ (test_hostile.py)."""
 import json
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
-from cryptobench.errors import UsageError
-from cryptobench.firmware.cflags import define_problem, flag_problem
-from cryptobench.firmware.diagnostics import HIDDEN, MAX_LINE, MAX_LINES, confine
-from cryptobench.firmware.recipes import builtin_recipes, load_recipe, resolve
+from cryptobench.core.errors import UsageError
+from cryptobench.targets.mcu.firmware.cflags import define_problem, flag_problem
+from cryptobench.targets.mcu.firmware.diagnostics import HIDDEN, MAX_LINE, MAX_LINES, confine
+from cryptobench.targets.mcu.firmware.recipes import builtin_recipes, load_recipe, resolve
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "tests" / "hostile" / "recipes"
@@ -87,7 +87,7 @@ def _tree(tmp_path: Path, cflags: list[str]) -> tuple[Path, Path]:
 
 
 def test_an_include_folder_of_the_cflags_is_joined_to_the_library_tree(tmp_path):
-    from cryptobench.firmware.build import in_tree
+    from cryptobench.targets.mcu.firmware.build import in_tree
     path, tree = _tree(tmp_path, ["-Iinclude", "-Wall"])
     recipe = resolve(load_recipe(str(path)), tree)
     assert in_tree(recipe.cflags, tree) == [f"-I{tree / 'include'}", "-Wall"]
@@ -136,7 +136,7 @@ def test_the_stored_tail_is_bounded():
 
 
 def test_a_failed_tool_leaves_no_private_file(tmp_path):
-    from cryptobench.firmware.build import BuildError, _private, _produce
+    from cryptobench.targets.mcu.firmware.build import BuildError, _private, _produce
     target = tmp_path / "x.o"
     tmp = _private(target)
     with pytest.raises(BuildError):

@@ -20,12 +20,12 @@ import pytest
 
 from conftest import cli
 from cryptobench.cli import main
-from cryptobench.records import Plan
+from cryptobench.core.records import Plan
 from cryptobench.report.figures import build_figures
 from cryptobench.report.series import Sweeps
 from cryptobench.report.sweep_summary import MAX_LINES, OMITTED_KEPT
-from cryptobench.results import derive
-from cryptobench.store import Store
+from cryptobench.stats.results import derive
+from cryptobench.store.database import Store
 from storeutil import save_cell_at
 
 COND = {"host": {"hostname": "test", "cpu": {"model": "Test CPU", "arch": "x86_64"}},
@@ -220,7 +220,7 @@ def test_energy_model_and_model_crossover_of_a_run_with_hostile_engine_labels(tm
 
 
 def test_energy_import_shows_a_hostile_trace_file_name_and_supply_escaped(tmp_path):
-    from cryptobench.energy import synth
+    from cryptobench.targets.trace import synth
     trace = tmp_path / f"trace{ESC}.csv"
     plan = synth.PulsePlan(n=5, width_s=1e-3, gap_s=1e-3, dt=1e-4, second=synth.Supply(name="se\x1b[31m"))
     options = synth.write_generic_csv(trace, plan)

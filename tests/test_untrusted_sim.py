@@ -163,7 +163,7 @@ def test_a_device_file_as_the_image_is_refused():
 
 # --- the pieces, one at a time ------------------------------------------------------------------
 def test_the_console_log_keeps_head_and_tail_in_order():
-    from cryptobench.sim.boundedlog import ConsoleLog
+    from cryptobench.targets.mcu.sim.boundedlog import ConsoleLog
     log = ConsoleLog(head=10, tail=6)
     for i in range(1000):
         log.append("stdout" if i % 3 else "stderr", str(i % 10))
@@ -175,14 +175,14 @@ def test_the_console_log_keeps_head_and_tail_in_order():
 
 
 def test_a_console_write_larger_than_the_log_is_cut_not_kept():
-    from cryptobench.sim.boundedlog import ConsoleLog
+    from cryptobench.targets.mcu.sim.boundedlog import ConsoleLog
     log = ConsoleLog(head=4, tail=4)
     log.append("stdout", "abcdefghijklmnop")
     assert [t for _, t in log.chunks()] == ["abcd", "8 characters", "mnop"]
 
 
 def test_the_segment_log_summarises_what_it_drops():
-    from cryptobench.sim.boundedlog import SegmentLog
+    from cryptobench.targets.mcu.sim.boundedlog import SegmentLog
     log = SegmentLog(2, 3)
     for i in range(100):
         log.append({"label": str(i), "cycles": i, "instructions": 2 * i})
@@ -193,7 +193,7 @@ def test_the_segment_log_summarises_what_it_drops():
 
 
 def test_plain_memory_is_bounded_and_handles_a_store_across_pages():
-    from cryptobench.sim.plainmemory import PlainMemory, PlainMemoryFull
+    from cryptobench.targets.mcu.sim.plainmemory import PlainMemory, PlainMemoryFull
     mem = PlainMemory(max_pages=2)
     mem.write(0x40000FFE, 4, 0x11223344)                  # straddles two pages
     assert mem.read(0x40000FFE, 4) == 0x11223344 and len(mem.pages) == 2
@@ -205,7 +205,7 @@ def test_plain_memory_is_bounded_and_handles_a_store_across_pages():
 
 
 def test_semihosting_refuses_a_length_before_reading_it():
-    from cryptobench.sim.semihosting import SemihostingError, serve
+    from cryptobench.targets.mcu.sim.semihosting import SemihostingError, serve
 
     class Memory:
         words = {0: 1, 4: 0x100, 8: 0xFFFFFFF0}
@@ -221,8 +221,8 @@ def test_semihosting_refuses_a_length_before_reading_it():
 
 
 def test_the_native_executors_read_checks_the_range_before_allocating():
-    from cryptobench.sim.engine import load_library
-    from cryptobench.sim.native import Cpu
+    from cryptobench.targets.mcu.sim.engine import load_library
+    from cryptobench.targets.mcu.sim.native import Cpu
     cpu = Cpu(load_library(), "cortex-m3", (0, 0x1000), (0x20000000, 0x1000))
     try:
         with pytest.raises(ValueError, match="are not in flash or RAM"):
@@ -233,7 +233,7 @@ def test_the_native_executors_read_checks_the_range_before_allocating():
 
 
 def test_the_deadline_interrupts_a_step_but_not_a_run():
-    from cryptobench.sim.deadline import CommandTimeout, Deadline
+    from cryptobench.targets.mcu.sim.deadline import CommandTimeout, Deadline
     d = Deadline(0.2)
     with pytest.raises(CommandTimeout) as exc:
         with d.guard("loading the image"):
@@ -248,9 +248,9 @@ def test_the_deadline_interrupts_a_step_but_not_a_run():
 
 def test_the_loader_reads_no_more_than_the_limits_allow(tmp_path, monkeypatch):
     """Limits lowered for the test: a symbol table and a section count above them are refused."""
-    from cryptobench.errors import UsageError
-    from cryptobench.sim import limits
-    from cryptobench.sim.image import load_image
+    from cryptobench.core.errors import UsageError
+    from cryptobench.targets.mcu.sim import limits
+    from cryptobench.targets.mcu.sim.image import load_image
     image = hi.symtab_entsize_zero(tmp_path / "s.elf")
     monkeypatch.setattr(limits, "MAX_SECTIONS", 3)
     with pytest.raises(UsageError, match="the ELF has 4 sections; at most 3 are read"):
@@ -261,8 +261,8 @@ def test_the_watched_call_log_keeps_its_first_events_and_counts_the_rest():
     """cbsim's log of a watched function's entries and returns stops growing at 2^17 events: an
     image calling the function in a tight loop costs the host bounded memory."""
     import ctypes
-    from cryptobench.sim.engine import MISS_FN, load_library
-    from cryptobench.sim.imagerun import _bind
+    from cryptobench.targets.mcu.sim.engine import MISS_FN, load_library
+    from cryptobench.targets.mcu.sim.imagerun import _bind
     lib = load_library()
     _bind(lib)
     lib.cbsim_enter.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_void_p]
@@ -288,7 +288,7 @@ def test_the_watched_call_log_keeps_its_first_events_and_counts_the_rest():
 
 # --- a console an image (or a recipe's library inside cryptobench's own firmware) floods ----------------
 def test_a_line_longer_than_the_limit_is_cut_and_the_rest_dropped_up_to_its_newline():
-    from cryptobench.firmware.protocol import LineSplitter
+    from cryptobench.targets.mcu.firmware.protocol import LineSplitter
     lines = LineSplitter(max_line=10)
     got = lines.feed(b"short\nx" + b"y" * 30) + lines.feed(b"z" * 1000) + lines.feed(b"w\nnext\npart")
     assert got[0] == b"short"
@@ -299,7 +299,7 @@ def test_a_line_longer_than_the_limit_is_cut_and_the_rest_dropped_up_to_its_newl
 
 def test_a_report_that_claims_more_than_any_plan_is_stopped():
     import json as _json
-    from cryptobench.firmware.protocol import MAX_KATS, FirmwareReport
+    from cryptobench.targets.mcu.firmware.protocol import MAX_KATS, FirmwareReport
     report = FirmwareReport()
     stopped = [report.feed(_json.dumps({"t": "kat", "op": "sha256", "ok": True})) for _ in range(MAX_KATS + 1)]
     assert stopped[-1] and not any(stopped[:-1])

@@ -1,15 +1,15 @@
-"""The simulator's executor interface (sim/executor.py) and the ctypes mirror of the C record
-(sim/cstructs.py): a library whose cbsim_block differs from the mirror is one line, not memory
+"""The simulator's executor interface (targets/mcu/sim/executor.py) and the ctypes mirror of the C record
+(targets/mcu/sim/cstructs.py): a library whose cbsim_block differs from the mirror is one line, not memory
 written past a record."""
 import ctypes
 
 import pytest
 
-from cryptobench.errors import UsageError
-from cryptobench.sim import cstructs
-from cryptobench.sim.engine import library_path, load_library
-from cryptobench.sim.executor import Executor, UnicornExecutor
-from cryptobench.sim.native import NativeExecutor
+from cryptobench.core.errors import UsageError
+from cryptobench.targets.mcu.sim import cstructs
+from cryptobench.targets.mcu.sim.engine import library_path, load_library
+from cryptobench.targets.mcu.sim.executor import Executor, UnicornExecutor
+from cryptobench.targets.mcu.sim.native import NativeExecutor
 
 
 class _Lib:

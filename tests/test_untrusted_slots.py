@@ -6,11 +6,11 @@ from collections import defaultdict
 import pytest
 
 from cryptobench.cli import main
-from cryptobench.engines import ENGINES
-from cryptobench.errors import HarnessError
-from cryptobench.harness import HarnessProcess
-from cryptobench.store import Store
-from cryptobench.targets import host
+from cryptobench.targets.host.engines import ENGINES
+from cryptobench.core.errors import HarnessError
+from cryptobench.targets.host.harness import HarnessProcess
+from cryptobench.store.database import Store
+from cryptobench.targets.host import target as host
 
 
 def test_the_harness_says_its_slot_limit_and_keeps_it(harness):
@@ -55,7 +55,7 @@ def test_a_plan_beyond_the_slot_limit_is_spread_over_processes(tmp_path, harness
     assert [c.status for c in run.cells] == ["ok"] * 5, [c.detail for c in run.cells]
     assert max(most) <= 3                                  # no process held more than its limit
     assert run.conditions["sampling"]["process_groups"] == {"openssl-sw": 3}
-    from cryptobench.noise import SLOT as REFERENCE_SLOT      # the reference loop's, kept until the end
+    from cryptobench.stats.noise import SLOT as REFERENCE_SLOT      # the reference loop's, kept until the end
     assert set().union(*live.values()) <= {REFERENCE_SLOT}   # every cell's slot torn down
 
 

@@ -18,10 +18,10 @@ import time
 import pytest
 
 from conftest import cli, started_postgres
-from cryptobench.errors import HarnessError, UsageError
-from cryptobench.records import Plan
-from cryptobench.store import Store
-from cryptobench.store_location import parse_location, redact
+from cryptobench.core.errors import HarnessError, UsageError
+from cryptobench.core.records import Plan
+from cryptobench.store.database import Store
+from cryptobench.store.location import parse_location, redact
 
 SECRET = "Zq9xK7wP"          # a password no message may hold, in any test below
 
@@ -141,8 +141,8 @@ def test_no_harness_inherits_a_secret_variable(tmp_path, harness):
 
 
 def test_every_child_gets_its_environment_from_one_function(monkeypatch):
-    from cryptobench.harness import environment_with
-    from cryptobench.processes import STORE_CREDENTIALS, child_environment
+    from cryptobench.targets.host.harness import environment_with
+    from cryptobench.core.processes import STORE_CREDENTIALS, child_environment
     for name in ("CRYPTOBENCH_DB", "PGPASSWORD", "PGPASSFILE", "CRYPTOBENCH_PKCS11_PIN"):
         monkeypatch.setenv(name, SECRET)
     monkeypatch.setenv("CRYPTOBENCH_HARMLESS", "1")
@@ -377,7 +377,7 @@ def test_a_process_id_given_to_a_newer_process_does_not_hold_the_run(tmp_path):
 
 @pytest.mark.e2e
 def test_a_harness_that_never_answers_its_handshake_has_its_own_deadline(tmp_path, monkeypatch):
-    from cryptobench.harness import HarnessProcess
+    from cryptobench.targets.host.harness import HarnessProcess
     mute = _script(tmp_path / "cbh-mute", "import time\ntime.sleep(600)\n")
     monkeypatch.setenv("CRYPTOBENCH_HANDSHAKE_TIMEOUT_S", "1")
     monkeypatch.delenv("CRYPTOBENCH_REPLY_TIMEOUT_S", raising=False)          # 600 s: not the one that applies
@@ -403,7 +403,7 @@ def test_a_bad_number_in_the_environment_stops_a_run_with_one_line_and_no_other_
 
 
 def test_the_env_number_parser_takes_a_good_value(monkeypatch):
-    from cryptobench.sampling import CHECKPOINT
+    from cryptobench.stats.sampling import CHECKPOINT
     monkeypatch.setenv("CRYPTOBENCH_CHECKPOINT_S", " 0.25 ")
     assert CHECKPOINT.value() == 0.25
     monkeypatch.delenv("CRYPTOBENCH_CHECKPOINT_S")

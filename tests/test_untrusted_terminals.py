@@ -1,6 +1,6 @@
 """Text from outside reaches a terminal inert (issue 30, item 4): labgrid place names and the
 coordinator's words in a lab worker's lines and in the run's log, labels in diff/compare Markdown
-headers, and C1 controls in JSON output all pass the one printable path (printable.py)."""
+headers, and C1 controls in JSON output all pass the one printable path (core/printable.py)."""
 import contextlib
 import io
 import json
@@ -10,10 +10,10 @@ from rich.console import Console
 
 from cryptobench.cli import main
 from cryptobench.cli.run import run_log
-from cryptobench.lab import worker
-from cryptobench.records import Group, Params, Plan
-from cryptobench.results import derive
-from cryptobench.store import Store
+from cryptobench.targets.mcu.lab import worker
+from cryptobench.core.records import Group, Params, Plan
+from cryptobench.stats.results import derive
+from cryptobench.store.database import Store
 from storeutil import save_cell_at
 
 PLACE = "bench\x1b]0;pwned\x07-\x1b[2J\x9b31m"
@@ -62,7 +62,7 @@ class _Proc:
 
 
 def test_the_runs_log_relays_a_workers_lines_inert():
-    from cryptobench.targets.lab import LabTarget
+    from cryptobench.targets.mcu.lab.target import LabTarget
     buf = io.StringIO()
     log = run_log(Console(file=buf, force_terminal=True, width=200))
     target = LabTarget.__new__(LabTarget)

@@ -1,4 +1,4 @@
-"""The CSV readers' fast path (pyarrow's parser, energy/formats/_fastcsv.py) gives exactly what the
+"""The CSV readers' fast path (pyarrow's parser, targets/trace/formats/_fastcsv.py) gives exactly what the
 line-by-line reader gives: the same samples, line numbers, notes and warnings for good files, and the
 same file:line error for every spoilt one, wherever in a block the spoilt line falls."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cryptobench.energy.formats import _fastcsv, open_trace
-from cryptobench.energy.trace import TraceError
+from cryptobench.targets.trace.formats import _fastcsv, open_trace
+from cryptobench.targets.trace.trace import TraceError
 
 pytest.importorskip("pyarrow")
 

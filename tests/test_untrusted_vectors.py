@@ -1,8 +1,8 @@
 """Vectors are data (docs/promises.md, "Recipes and vectors are data"): every vector file, the
 bundled ones and a user's `--vectors PATH`, is checked against the catalog before any value is used
-(vector_check.py); a refused file is one line naming the file, the line, the vector and the field;
+(catalog/vector_check.py); a refused file is one line naming the file, the line, the vector and the field;
 a vector that checks nothing can never count as a pass; every string reaches generated C through
-one escaper (firmware/plan.py, c_string).
+one escaper (targets/mcu/firmware/plan.py, c_string).
 
 tests/hostile/vectors/: one small vector file spoilt one way per case. JSON has no comment line, so
 each case's expectation is in VECTOR_TABLE: FILE: (LINE, FRAGMENT), LINE the line the error names."""
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, cli
-from cryptobench.errors import HarnessError, UsageError
-from cryptobench.firmware.plan import Cell, Inputs, Kat, c_string, kat_from_vector, plan_c
-from cryptobench.verify import Verifier, load_vectors
+from cryptobench.core.errors import HarnessError, UsageError
+from cryptobench.targets.mcu.firmware.plan import Cell, Inputs, Kat, c_string, kat_from_vector, plan_c
+from cryptobench.targets.verify import Verifier, load_vectors
 
 CORPUS = ROOT / "tests" / "hostile" / "vectors"
 

@@ -3,7 +3,7 @@
  *
  * xorshift64*: plenty for non-secret payloads, keys and nonces, and 8 bytes per step keeps set-up
  * fast. Each step's 64-bit output is written little-endian, whatever the machine's byte order.
- * Its Python twin is cryptobench.firmware.plan.fill; tests/test_catalog_c.py checks that the two
+ * Its Python twin is cryptobench.targets.mcu.firmware.plan.fill; tests/test_catalog_c.py checks that the two
  * give the same bytes. Not a secure random generator: benchmark inputs only.
  */
 #ifndef CB_FILL_H

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "cb_fill.h"    /* cb_fill: the benchmark filler, shared with the firmware (harness/common) */
-#include "cb_ops.h"     /* the operation catalog, generated from catalog.py (harness/common) */
+#include "cb_ops.h"     /* the operation catalog, generated from catalog/ops.py (harness/common) */
 
 #define CB_ERRLEN 256
 #define CB_MAXKV 16

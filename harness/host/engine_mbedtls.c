@@ -1296,7 +1296,7 @@ static void mb_teardown(void *handle)
 /* ---- describe ------------------------------------------------------------------------------- */
 
 /* The build's CPU-specific code, reported so that cryptobench can check that `mbedtls-portable`
- * really is portable (engines.py) and say so in the conditions. */
+ * really is portable (targets/host/engines.py) and say so in the conditions. */
 #if defined(MBEDTLS_AESNI_C)
 #define CBH_MB_AESNI_C 1
 #else

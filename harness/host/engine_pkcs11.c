@@ -1,7 +1,7 @@
 /* engine_pkcs11.c - the "pkcs11" engine: any PKCS#11 module (secure element, HSM, smart card, or
  * SoftHSM2 standing in for one), loaded with dlopen.
  *
- * Configuration, all from the environment (the orchestrator's secure/pkcs11.py sets it up):
+ * Configuration, all from the environment (the orchestrator's targets/host/secure/pkcs11.py sets it up):
  *   CRYPTOBENCH_PKCS11_MODULE    path of the vendor's PKCS#11 module (.so)
  *   CRYPTOBENCH_PKCS11_TOKEN     token label, or
  *   CRYPTOBENCH_PKCS11_SLOT      slot id (decimal or 0x…); neither: the only token present

@@ -67,7 +67,7 @@ static const cb_engine *const engines[] = {
 };
 #define N_ENGINES (sizeof engines / sizeof engines[0])
 
-/* The operation ids are the catalog's (cb_ops.h, generated from catalog.py). req_params resolves a
+/* The operation ids are the catalog's (cb_ops.h, generated from catalog/ops.py). req_params resolves a
  * request's id once into cb_params.op, a cb_op_id the engines switch on. An id outside the catalog
  * is a request error; an id in it that an engine lacks is "unsupported", which is the engine's to
  * say. A missing payload length is checked here too (payload_missing), for every engine. */
@@ -86,7 +86,7 @@ static const struct { size_t off, size; } param_field[CB_N_PARAMS] = {
     [CB_PARAM_CURVE] = TEXT_FIELD(curve),
     [CB_PARAM_SOURCE] = TEXT_FIELD(source),
 };
-_Static_assert(CB_N_PARAMS == 9, "catalog.py's parameters changed: give each one a field in "
+_Static_assert(CB_N_PARAMS == 9, "catalog/ops.py's parameters changed: give each one a field in "
                "cb_params (engine.h) and a line in param_field");
 
 typedef struct {

@@ -11,7 +11,7 @@
  *     engines differ in the masked code only: threading (an uncontended mutex in RSA private-key
  *     operations) and EC-JPAKE, which cryptobench benchmarks.
  * The harness reports each of these settings (engine_mbedtls.c, mb_describe) and cryptobench
- * refuses the engine when any CPU-specific one is found on (engines.py).
+ * refuses the engine when any CPU-specific one is found on (targets/host/engines.py).
  */
 #ifndef CBH_MBEDTLS_PORTABLE_CONFIG_H
 #define CBH_MBEDTLS_PORTABLE_CONFIG_H

@@ -1,6 +1,6 @@
 /* cbsim.c - native cycle accounting for the Unicorn-based Cortex-M simulator.
  *
- * Python (src/cryptobench/sim/) decides what every instruction costs (sim/timing.py, from the
+ * Python (src/cryptobench/targets/mcu/sim/) decides what every instruction costs (targets/mcu/sim/timing.py, from the
  * ARM Technical Reference Manuals); this file only adds the costs up at emulation speed:
  *
  *  - a block hook: the static cost of each translated block, computed once per block by a
@@ -466,7 +466,7 @@ int cbsim_add_dynamic(cbsim *s, uint32_t addr, int kind, int reg_a, int reg_b)
     return uc_hook_add(s->uc, &h, UC_HOOK_CODE, (void *)on_dyn, d, addr, addr) == UC_ERR_OK ? 0 : -1;
 }
 
-/* sizeof(cbsim_block), for the ctypes mirror's self-check (sim/cstructs.py) */
+/* sizeof(cbsim_block), for the ctypes mirror's self-check (targets/mcu/sim/cstructs.py) */
 size_t cbsim_block_size(void) { return sizeof(cbsim_block); }
 
 uint64_t cbsim_cycles(const cbsim *s) { return s->cycles; }

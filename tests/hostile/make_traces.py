@@ -23,7 +23,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "src"))
 
-from cryptobench.energy import synth  # noqa: E402
+from cryptobench.targets.trace import synth  # noqa: E402
 
 OUT = HERE / "traces"
 PLAN = synth.PulsePlan(n=3, width_s=4e-5, gap_s=4e-5, high_a=0.02, low_a=0.001, dt=1e-5, v=3.3)

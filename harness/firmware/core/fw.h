@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "cb_fill.h"    /* cb_fill: the benchmark filler, shared with the host (harness/common) */
-#include "cb_ops.h"     /* the operation catalog, generated from catalog.py (harness/common) */
+#include "cb_ops.h"     /* the operation catalog, generated from catalog/ops.py (harness/common) */
 
 #define FW_OK 0
 #define FW_ERR (-1)

@@ -9,7 +9,7 @@
  *                            RM0360 23.7)
  *   FW_CONSOLE_NRF_UARTE=a   nRF52 UARTE (EasyDMA) at address a (nRF52840 PS v1.7 6.34: UARTE0 0x40002000)
  *   FW_CONSOLE_CC26X2_UART=a CC13x2/CC26x2 UART0 (a PL011-style UART; TI SWCU185 chapter 19: 0x40001000)
- *   FW_CONSOLE_DIV           the baud divisor for the UART's clock (computed by firmware/build.py:
+ *   FW_CONSOLE_DIV           the baud divisor for the UART's clock (computed by targets/mcu/firmware/build.py:
  *                            STM32 BRR; PL011 64 * IBRD + FBRD; nRF BAUDRATE register value)
  *   FW_CONSOLE_INIT, _N      {address, clear, set, wait} steps run once before the console is used
  *                            (boards.toml console.init): clock gates, pin multiplexing, pin select.

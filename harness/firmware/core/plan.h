@@ -1,5 +1,5 @@
 /* plan.h - what one firmware image runs: generated per build as plan.c by cryptobench
- * (src/cryptobench/firmware/plan.py) from the run's cells and the known-answer vectors. */
+ * (src/cryptobench/targets/mcu/firmware/plan.py) from the run's cells and the known-answer vectors. */
 #ifndef CB_PLAN_H
 #define CB_PLAN_H
 
@@ -17,7 +17,7 @@ typedef struct {
 } fw_inputs;
 
 typedef struct {
-    const char *id;          /* the vector's id in src/cryptobench/vectors */
+    const char *id;          /* the vector's id in src/cryptobench/catalog/vectors */
     fw_inputs in;
     fw_bytes expect;
 } fw_kat;

@@ -551,7 +551,7 @@ static int ecdsa_verify_run(const fw_params *p, fw_io *io)
  *    The whole CAVP flow on a fresh context: instantiate(key, msg); reseed(iv, aad) when iv is
  *    present; generate(peer), discarded; generate(sig) -> out. One firmware call cannot test one
  *    step of the flow alone, so the three ops return the same bytes and the same vectors check
- *    them (verify.py also matches the CTR_DRBG vectors to all three ops). The context is freed
+ *    them (targets/verify.py also matches the CTR_DRBG vectors to all three ops). The context is freed
  *    afterwards, so no cell continues from a vector's state.
  *  - Timing cell: iv, peer and sig all empty (the cells carry key = entropy || nonce only). One
  *    call is one step on a static context kept between calls:

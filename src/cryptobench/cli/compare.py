@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import json
 
-from ..errors import UsageError
-from ..printable import printable
-from ..report.table import Csv, Markdown
+from ..core.errors import UsageError
+from ..core.printable import printable
+from ..core.table import Csv, Markdown
 from ..report.terminal import print_lines, print_table
-from ..store import Store
+from ..store.database import Store
 from .common import add_db, add_format, add_runs, console_for, resolve_one_run
 
 NAME = "compare"
@@ -27,7 +27,7 @@ def add_parser(sub) -> None:
 
 
 def run(args, out) -> int:
-    from .. import compare as cmp
+    from ..analysis import compare as cmp
     from ..references import load_reference
     store = Store(args.db, create=False)      # only reads: never creates a store
     run = store.load_run(resolve_one_run(store, args.run_id, "compare"))

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import UsageError
-from ..printable import printable
-from ..store import STORE_VERSION, Store, store_location
+from ..core.errors import UsageError
+from ..core.printable import printable
+from ..store.database import STORE_VERSION, Store, store_location
 from .common import OneLineParser, add_db
 
 NAME = "db"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sys
 
-from ..diff import check_alpha, diff, header_lines, parse_threshold, render_csv, render_md
+from ..analysis.diff import check_alpha, diff, header_lines, parse_threshold, render_csv, render_md
 from ..report.diff_terminal import render_rich
-from ..errors import UsageError
-from ..printable import printable
-from ..store import Store
+from ..core.errors import UsageError
+from ..core.printable import printable
+from ..store.database import Store
 from .common import add_db, add_format, resolve_one_run
 
 NAME = "diff"

@@ -6,13 +6,13 @@ import json
 import sys
 from pathlib import Path
 
-from ..catalog import get_op
-from ..errors import UsageError
-from ..printable import PrintableLines, printable
-from ..records import Plan
-from ..store import Store
-from ..quantity import fmt_num
-from ..report.table import Table, columns
+from ..catalog.ops import get_op
+from ..core.errors import UsageError
+from ..core.printable import PrintableLines, printable
+from ..core.records import Plan
+from ..store.database import Store
+from ..core.quantity import fmt_num
+from ..core.table import Table, columns
 from ..report.terminal import print_table
 from .common import (OneLineParser, add_db, add_output, add_param, check_output, checked_output, console_for,
                      key_values, resolve_one_run, split_params, write_atomic)
@@ -135,7 +135,7 @@ def run(args, out) -> int:
         return cmd_energy_model(args, out)
     if args.energy_command == "capture":
         return cmd_energy_capture(args, out)
-    from ..energy.formats import FORMATS
+    from ..targets.trace.formats import FORMATS
     if args.energy_command == "formats":
         for name, what in FORMATS.items():
             out.write(f"{name:<12} {what}\n")
@@ -151,7 +151,7 @@ def cmd_energy_import(args, out) -> int:
     and said on the first line; the window table follows only that verdict, and a trace that will
     not be stored (it does not match the run, or cannot be read) gives its one-line error and no
     table."""
-    from ..energy.formats import FORMATS
+    from ..targets.trace.formats import FORMATS
     if args.format not in FORMATS:
         raise UsageError(f"--format: unknown trace format '{args.format}'; valid: {', '.join(FORMATS)}")
     if args.op and not args.engine:
@@ -186,10 +186,10 @@ def cmd_energy_import(args, out) -> int:
 
 def _import(args):
     """(trace info, import_trace's result) of the trace file; a bad trace is a UsageError."""
-    from ..energy.formats import open_trace
-    from ..energy.importer import import_trace
-    from ..energy.segment import PlanMismatch
-    from ..energy.trace import TraceError
+    from ..targets.trace.formats import open_trace
+    from ..targets.trace.importer import import_trace
+    from ..targets.trace.segment import PlanMismatch
+    from ..targets.trace.trace import TraceError
     try:
         info, chunks = open_trace(args.file, args.format, **_options(args.option))
         imported = import_trace(info, _with_progress(chunks, args.file), nominal_voltage=args.voltage, min_width_s=args.min_width,
@@ -240,8 +240,8 @@ def _trace_info(args, info, imported: dict) -> dict:
 def _store_in_run(args, out, info, imported: dict, trace_info: dict) -> int:
     """The windows matched, in order, to the timed repetitions of stored run --run; energy stored in
     its cells. The match comes first: a mismatch is the one-line error, with no window table."""
-    from ..energy.importer import attach_to_run
-    from ..energy.segment import PlanMismatch
+    from ..targets.trace.importer import attach_to_run
+    from ..targets.trace.segment import PlanMismatch
     store = Store(args.db, create=False)      # a stored run is written: the store must exist
     run = store.load_run(resolve_one_run(store, args.run, "--run"))
     try:
@@ -259,9 +259,9 @@ def _store_in_run(args, out, info, imported: dict, trace_info: dict) -> int:
 
 def _store_as_run(args, op, info, imported: dict, trace_info: dict) -> int:
     """The windows stored as a new run with one cell: --op with --param, on engine --engine."""
-    from ..catalog import resolve_params
-    from ..energy.importer import as_cell
-    from ..runner import Runner
+    from ..catalog.ops import resolve_params
+    from ..targets.trace.importer import as_cell
+    from ..runner.runner import Runner
     from ..targets import target_for
     windows = imported["windows"]
     params = resolve_params(op, {k: v[0] if len(v) == 1 else v for k, v in split_params(args.param).items()}, "--param")
@@ -285,8 +285,8 @@ def _write_json(args, store: Store, run_id: int) -> None:
 
 
 def cmd_energy_capture(args, out) -> int:
-    from ..energy.live_n6705 import ChannelSpec, InstrumentError, N6705, write_capture_csv
-    from ..energy.live_otii import OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError, parse_resource
+    from ..targets.trace.live_n6705 import ChannelSpec, InstrumentError, N6705, write_capture_csv
+    from ..targets.trace.live_otii import OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError, parse_resource
     dest = checked_output(args, "--out")
     check_output(dest.with_name(dest.name + ".json"), "--out", force=args.force)     # its sidecar, too
     if not args.duration > 0:
@@ -338,7 +338,8 @@ def cmd_energy_capture(args, out) -> int:
 
 
 def cmd_energy_model(args, out) -> int:
-    from ..energy.models import load_profile, model_run, modeled_energy, per_unit
+    from ..analysis.power import model_run
+    from ..targets.power import load_profile, modeled_energy, per_unit
     checked_output(args, "--json", inputs=((args.profile, "the power profile"),))
     try:
         profile = load_profile(args.profile)

@@ -1,7 +1,7 @@
 """`cryptobench export RUN… --format parquet|csv|json`: stored runs as one flat table (export.py).
 
 The cells are streamed: read from the store a batch at a time (Store.iter_cells), each turned into
-its row and written (export_write.py), so memory stays the same for 10 k cells or 100 k. A first
+its row and written (report/export_write.py), so memory stays the same for 10 k cells or 100 k. A first
 pass over the cells' parameters alone fixes the param_<name> columns and their types."""
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import contextlib
 import sys
 from pathlib import Path
 
-from ..errors import UsageError
-from ..export import ParamColumns, export_rows, metadata, require_parquet
-from ..export_write import write_csv, write_json, write_parquet
-from ..files import atomic_file
-from ..store import Store
+from ..core.errors import UsageError
+from ..report.export import ParamColumns, export_rows, metadata, require_parquet
+from ..report.export_write import write_csv, write_json, write_parquet
+from ..core.files import atomic_file
+from ..store.database import Store
 from .common import add_db, add_format, add_output, add_runs, checked_output, is_tty, resolve_runs
 
 NAME = "export"

@@ -1,9 +1,9 @@
 """`cryptobench list runs|suites|engines|ops|references|targets`."""
 from __future__ import annotations
 
-from ..catalog import OPS
-from ..engines import ENGINES, probe_engines
-from ..suites import available_suites, load_suite
+from ..catalog.ops import OPS
+from ..targets.host.engines import ENGINES, probe_engines
+from ..runner.suites import available_suites, load_suite
 from .common import add_db, console_for
 
 NAME = "list"
@@ -51,7 +51,7 @@ def _runs(args, out) -> None:
     where the line is too long the label, then the target, then the suite are cut with "…"; the
     failed column only where a run has a failed cell, the time to the minute (`show` has the rest)."""
     from ..report.one_line import one_line_rows
-    from ..store import Store
+    from ..store.database import Store
     store = Store(args.db, create=False)      # only reads: never creates a store
     rows = store.run_summaries()
     failed = any(r["failed"] for r in rows)
@@ -75,9 +75,9 @@ def _minute(created: str) -> str:
 def _targets(out) -> None:
     """The microcontroller targets: QEMU machines, real boards (with whether they were run on silicon),
     the simulator's cores and devices (data: targets/boards.toml, sim/devices.toml), labgrid places."""
-    from ..sim.devices import CORE_CPU, DEVICES
-    from ..sim.timing import ROUGH
-    from ..targets.boards import BOARDS, hardware_note
+    from ..targets.mcu.sim.devices import CORE_CPU, DEVICES
+    from ..targets.mcu.sim.timing import ROUGH
+    from ..targets.mcu.boards import BOARDS, hardware_note
     for kind, boards in (("qemu:", [b for b in BOARDS.values() if b.qemu_machine]),
                          ("board:", [b for b in BOARDS.values() if b.pyocd_target]),
                          ("", [b for b in BOARDS.values() if b.hardware and not b.pyocd_target])):

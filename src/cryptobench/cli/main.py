@@ -6,8 +6,8 @@ import os
 import sys
 
 from .. import __version__
-from ..errors import HarnessError, UsageError
-from ..printable import printable
+from ..core.errors import HarnessError, UsageError
+from ..core.printable import printable
 from . import compare, db, diff, energy, export, list_cmd, model, report, run, show, sim
 from .common import OneLineParser
 

@@ -4,44 +4,34 @@ battery (a duty cycle's share of a battery).
 Every output is provenance `modeled`. Formulas: docs/models.md."""
 from __future__ import annotations
 
+import argparse
 import json
-import re
 from pathlib import Path
 
-from ..errors import UsageError
-from ..printable import PrintableLines
+from ..core.errors import UsageError
+from ..core.units import parse_hz, parse_quantity
+from ..core.printable import PrintableLines
 from ..references import load_reference
-from ..report.table import LEFT, Column, Table, columns
+from ..core.table import LEFT, Column, Table, columns
 from ..report.terminal import print_table
 from .common import (OneLineParser, add_db, add_output, checked_output, console_for, key_values, resolve_one_run,
                      write_atomic)
 
 NAME = "model"
 
-PREFIX = {"p": 1e-12, "n": 1e-9, "u": 1e-6, "µ": 1e-6, "m": 1e-3, "": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
-UNITS = ("Hz", "bps", "b/s", "W", "s", "A", "V", "B")
-
-
-def si(text: str) -> float:
-    """'300e6', '300MHz', '9.6G', '9.6Gbps', '18mW', '48.89ns' -> a float in the base unit."""
-    s = str(text).strip()
-    for u in UNITS:
-        if s.endswith(u) and s != u:
-            s = s[: -len(u)]
-            break
-    m = re.fullmatch(r"([0-9.eE+-]+?)\s*([pnuµmkKMG]?)", s)
-    if not m:
-        raise ValueError(f"'{text}' is not a number (an SI prefix and unit are allowed, e.g. 300MHz, 18mW)")
-    try:
-        return float(m.group(1)) * PREFIX[m.group(2)]
-    except ValueError:
-        raise ValueError(f"'{text}' is not a number")
-
 
 def _si_arg(text):
-    import argparse
+    """A number with an SI prefix and unit (core/units.py)."""
     try:
-        return si(text)
+        return parse_quantity(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+
+
+def _hz_arg(text):
+    """A frequency: '300MHz', '300mhz', '300e6' (core/units.py: m before Hz is mega)."""
+    try:
+        return parse_hz(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc))
 
@@ -61,7 +51,7 @@ def _add_accelerator_parser(msub) -> None:
                                               "back-solve L; its Table V; fit setup + per-block cost to a "
                                               "stored sweep")
     acc.add_argument("--latency-cycles", type=float, metavar="L", help="module latency in clock cycles")
-    acc.add_argument("--clock", type=_si_arg, metavar="F", help="clock frequency (Hz; 300e6 or 300MHz)")
+    acc.add_argument("--clock", type=_hz_arg, metavar="F", help="clock frequency (Hz; 300e6 or 300MHz)")
     acc.add_argument("--block-bits", type=float, metavar="Q", help="bits one pass handles (AES 128, SHA-256 512)")
     acc.add_argument("--in-bits", type=float, help="bits the DMA writes to the module per pass (default Q)")
     acc.add_argument("--out-bits", type=float, help="bits the DMA reads back per pass (default Q)")
@@ -157,7 +147,7 @@ def _g(x, unit=""):
 
 
 def _accelerator(args, out) -> int:
-    from ..models.accelerator import accelerator_model, additional_latency, solve_latency
+    from ..analysis.models.accelerator import accelerator_model, additional_latency, solve_latency
     modes = sum(bool(x) for x in (args.pisa, args.fit, args.solve_latency))
     if modes > 1:
         raise UsageError("model accelerator: --pisa, --fit and --solve-latency exclude each other")
@@ -280,7 +270,7 @@ def pisa_rows() -> tuple[dict, dict]:
 
 
 def _pisa(args, out) -> int:
-    from ..models.accelerator import additional_latency, solve_latency
+    from ..analysis.models.accelerator import additional_latency, solve_latency
     rows, bus = pisa_rows()
     clock = bus["clock"]
     doc = {"provenance": "modeled", "source": f"the Pisa Cortex-A53 paper's Tables IV-V ({PISA_FILE})", "rows": []}
@@ -317,11 +307,11 @@ def _pisa(args, out) -> int:
 
 
 def _fit(args, out) -> int:
-    from ..models.accelerator import fit_setup_per_block
-    from ..models.crossover import sweep_from_run
+    from ..analysis.models.accelerator import fit_setup_per_block
+    from ..analysis.models.crossover import sweep_from_run
     if not args.op or not args.engine:
         raise UsageError("model accelerator --fit needs --op and --engine")
-    from ..store import Store
+    from ..store.database import Store
     store = Store(args.db, create=False)      # only reads: never creates a store
     run = store.load_run(resolve_one_run(store, args.fit, "--fit"))
     got = sweep_from_run(run, args.op, args.engine, _params(args.param))
@@ -352,10 +342,10 @@ def _fit(args, out) -> int:
 
 # --------------------------------------------------------------------------------------- offload
 def _offload(args, out) -> int:
-    from ..models.offload import OffloadModel
+    from ..analysis.models.offload import OffloadModel
     active, idle, peri, volts, src = args.active_ma, args.idle_ma, args.peripheral_ma, args.voltage, "flags"
     if args.profile:
-        from ..energy.models import load_profile
+        from ..targets.power import load_profile
         prof = load_profile(args.profile)
         active = active if active is not None else prof.active_current_a * 1e3
         idle = idle if idle is not None else (prof.idle_current_a * 1e3 if prof.idle_current_a > 0 else None)
@@ -406,13 +396,13 @@ def engine_peripherals(items) -> dict:
 
 
 def _crossover(args, out) -> int:
-    from ..models.crossover import crossover, sweep_from_run
-    from ..store import Store
+    from ..analysis.models.crossover import crossover, sweep_from_run
+    from ..store.database import Store
     store = Store(args.db, create=False)      # only reads: never creates a store
     run = store.load_run(resolve_one_run(store, args.run, "--run"))
     prof = None
     if args.profile:
-        from ..energy.models import load_profile
+        from ..targets.power import load_profile
         prof = load_profile(args.profile)
     peri = engine_peripherals(args.engine_peripheral)
     params = _params(args.param)
@@ -464,13 +454,13 @@ def _crossover(args, out) -> int:
 
 # --------------------------------------------------------------------------------------- battery
 def _battery(args, out) -> int:
-    from ..models.battery import battery_view, capacity_j, parse_rate
-    from ..store import Store
+    from ..analysis.models.battery import battery_view, capacity_j, parse_rate
+    from ..store.database import Store
     cap = capacity_j(args.battery_mah, args.battery_v, args.battery_wh)
     rates = [parse_rate(r) for r in args.rate]
     prof = None
     if args.profile:
-        from ..energy.models import load_profile
+        from ..targets.power import load_profile
         prof = load_profile(args.profile)
     baseline = _baseline(args, prof)
     store = Store(args.db, create=False)      # only reads: never creates a store
@@ -523,7 +513,7 @@ def _battery_energies(run, engines, rates, prof):
                 per_op[e][key] = en.per_op_j
                 prov[(e, key)] = en.provenance
             elif prof is not None and cell.result is not None and cell.result.time_s:
-                from ..energy.models import modeled_energy
+                from ..targets.power import modeled_energy
                 per_op[e][key] = modeled_energy(cell.result.time_s["median"], prof)["per_op_j"]
                 prov[(e, key)] = "modeled"
                 from_profile = True

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 from ..report.build import build_report, check_baseline
-from ..printable import printable
+from ..core.printable import printable
 from ..report.folder import check_folder, remove_stale, staged
-from ..store import Store
+from ..store.database import Store
 from .common import add_db, add_runs, resolve_runs
 
 NAME = "report"

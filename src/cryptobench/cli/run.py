@@ -8,14 +8,14 @@ import textwrap
 import sys
 from pathlib import Path
 
-from ..catalog import get_op
-from ..engines import get_engine
-from ..errors import UsageError
-from ..harness import build_harness, harness_path
-from ..printable import printable
-from ..records import FAILED, Plan
-from ..store import Store
-from ..suites import MAX_BENCHES, load_suite
+from ..catalog.ops import get_op
+from ..targets.host.engines import get_engine
+from ..core.errors import UsageError
+from ..targets.host.harness import build_harness, harness_path
+from ..core.printable import printable
+from ..core.records import FAILED, Plan
+from ..store.database import Store
+from ..runner.suites import MAX_BENCHES, load_suite
 from .common import add_db, add_format, add_output, add_param, checked_output, split_params, stderr_console, write_atomic
 from .show import add_layout, render_run
 
@@ -32,7 +32,7 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 def _suite_values() -> str:
     """What each bundled suite sets, for --help: the values the defaults above refer to."""
-    from ..suites import available_suites, load_suite
+    from ..runner.suites import available_suites, load_suite
     lines = ["the suites' values (--suite NAME; options above override them):"]
     for name in available_suites():
         s = load_suite(name)
@@ -40,8 +40,8 @@ def _suite_values() -> str:
                     else f"exactly {s.repeat} samples" if s.repeat_set else f"at least {s.repeat} samples")
         lines.append(f"  {name}: baseline {s.baseline or 'none'}; {sampling}; warm-up {s.warmup}; "
                      f"min-time {s.min_time:g} s" + ("; single-shot" if s.single else ""))
-    from ..sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION
-    from ..suites import Suite
+    from ..stats.sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION
+    from ..runner.suites import Suite
     none = Suite("", Path())
     lines += textwrap.wrap("a run without --suite and --op runs 'default'; with --op and no --suite: the ops' default "
                            f"parameters, at least {none.repeat} samples, warm-up {none.warmup}, min-time "
@@ -60,7 +60,7 @@ def add_parser(sub) -> None:  # long: the option list, one declaration per optio
     run.add_argument("--suite", help="suite name or path to a suite .toml (default: 'default')")
     run.add_argument("--vectors", action="append", metavar="PATH",
                      help="a folder of your own known-answer vectors (*.json, the format of "
-                          "src/cryptobench/vectors/README.md), or one such file, checked against the catalog "
+                          "src/cryptobench/catalog/vectors/README.md), or one such file, checked against the catalog "
                           "and then run with the bundled ones (repeatable; docs/own-library.md)")
     run.add_argument("--engine", action="append", help="engine to run (repeatable; default: every usable host engine)")
     run.add_argument("--op", action="append", help="operation id (repeatable)")
@@ -125,7 +125,7 @@ def add_parser(sub) -> None:  # long: the option list, one declaration per optio
 def _mcu_plan(args) -> Plan:
     """The plan of a microcontroller run: the options as plan.build_mcu_plan takes them (argparse's
     namespace is only read)."""
-    from ..plan import McuOptions, build_mcu_plan
+    from ..runner.plan import McuOptions, build_mcu_plan
     return build_mcu_plan(McuOptions(
         target=args.target, device=args.device, cpu=args.cpu, opt=args.opt, recipes=tuple(args.recipe or ()),
         engines=tuple(args.engine or ()), library_source=args.library_source, library_cc=args.library_cc,
@@ -135,10 +135,10 @@ def _mcu_plan(args) -> Plan:
 
 
 def run(args, out) -> int:
-    from ..envnumbers import check_all
-    from ..harness import HANDSHAKE_TIMEOUT, REPLY_TIMEOUT
-    from ..sampling import CHECKPOINT
-    from ..store_backends import STORE_RETRY
+    from ..core.envnumbers import check_all
+    from ..targets.host.harness import HANDSHAKE_TIMEOUT, REPLY_TIMEOUT
+    from ..stats.sampling import CHECKPOINT
+    from ..store.backends import STORE_RETRY
     # a bad CRYPTOBENCH_*_S stops the run before any harness starts or anything is stored
     check_all(REPLY_TIMEOUT, HANDSHAKE_TIMEOUT, CHECKPOINT, STORE_RETRY)
     _check_combinations(args)
@@ -219,7 +219,7 @@ def _with_vectors(plan: Plan, args) -> Plan:
     the line, the vector and the field) and named in the plan, so that a resumed run checks the
     same ones."""
     if args.vectors:
-        from ..verify import load_vectors
+        from ..targets.verify import load_vectors
         dirs = [str(Path(d).resolve()) for d in args.vectors]
         load_vectors(extra=dirs)
         plan.options.extra["vectors"] = dirs
@@ -228,7 +228,7 @@ def _with_vectors(plan: Plan, args) -> Plan:
 
 def _host_plan(args) -> Plan:
     """A new host run's plan from the suite and the options, checked."""
-    from ..plan import build_plan
+    from ..runner.plan import build_plan
     engines = [get_engine(e).name for e in args.engine] if args.engine else None
     ops = [get_op(o).id for o in args.op] if args.op else None
     suite = load_suite(args.suite or "default", None if args.yes else MAX_BENCHES) if (args.suite or not ops) else None
@@ -241,13 +241,13 @@ def _host_plan(args) -> Plan:
         raise UsageError(f"--min-time: must be a finite number of seconds >= 0, got {args.min_time}")
     counts = None
     if args.parallel is not None:
-        from ..scaling import parse_parallel
+        from ..targets.host.parallel import parse_parallel
         counts = parse_parallel(args.parallel)
     plan = build_plan(suite, engines=engines, ops=ops, param_overrides=split_params(args.param),
                       repeat=args.repeat, min_time=args.min_time, warmup=args.warmup, baseline=args.baseline,
                       single=args.single, sampling=_sampling_options(args))
     if counts:
-        from ..scaling import expand_plan
+        from ..targets.host.parallel import expand_plan
         plan = expand_plan(plan, counts)
     if args.energy:
         plan.options.energy = args.energy
@@ -286,7 +286,7 @@ def _sampling_options(args) -> dict:
 def _finish(store: Store, run_id: int, args, out) -> int:
     run = store.load_run(run_id)
     # the relative view after the tables: asked for, or the suite's own (relative = true: its baseline)
-    from ..relative import run_engines
+    from ..analysis.relative import run_engines
     relative_to = getattr(args, "relative_to", None) or (run.plan.baseline if run.plan.relative and run.plan.baseline
                                                          else None)
     if relative_to and relative_to not in run_engines(run):
@@ -316,7 +316,7 @@ def exit_status(run) -> int:
 
 
 def _execute(store: Store, plan: Plan, run_id: int | None, quiet: bool) -> int:
-    from ..runner import Runner
+    from ..runner.runner import Runner
     from ..targets import target_for
     console = stderr_console()
     progress, on_event = (_mcu_progress if plan.target else _host_progress_bar)(

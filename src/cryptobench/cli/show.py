@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import json
 
-from ..errors import UsageError
-from ..printable import printable_json
-from ..records import Run
-from ..store import Store
+from ..core.errors import UsageError
+from ..core.printable import printable_json
+from ..core.records import Run
+from ..store.database import Store
 from .common import add_db, add_format, add_runs, console_for, resolve_runs
-from ..suites import LAYOUT_NAMES
+from ..runner.suites import LAYOUT_NAMES
 
 NAME = "show"
 
@@ -42,7 +42,7 @@ def run(args, out) -> int:
     if len(ids) > 1 and args.format == "json":
         from .. import report
         if args.layout and args.layout != "default":
-            from ..layouts import render_json
+            from ..report.layouts import render_json
             docs = [{"run": i, "layout": args.layout, "tables": json.loads(render_json(store.load_run(i), args.layout))}
                     for i in ids]
             out.write(printable_json(json.dumps(docs, indent=1, ensure_ascii=False)) + "\n")
@@ -65,7 +65,7 @@ def chosen_layout(run: Run, fmt: str, layout: str | None, only_relative: bool) -
         return None if layout == "default" else layout
     if only_relative or fmt not in ("table", "md"):
         return None
-    from ..layouts import layout_for
+    from ..report.layouts import layout_for
     name = layout_for(run)
     return None if name == "default" else name
 
@@ -77,7 +77,7 @@ def render_run(run: Run, fmt: str, out, relative_to: str | None = None, only_rel
     `show --relative-to`)."""
     from .. import report
     if relative_to:
-        from ..relative import check_baseline
+        from ..analysis.relative import check_baseline
         check_baseline(run, relative_to)
     name = chosen_layout(run, fmt, layout, only_relative)
     if name:
@@ -90,7 +90,7 @@ def render_run(run: Run, fmt: str, out, relative_to: str | None = None, only_rel
         out.write(report.render_markdown(run, relative_to=relative_to, only_relative=only_relative) + "\n")
     elif fmt == "csv":
         if relative_to and only_relative:
-            from ..relative import render_csv
+            from ..analysis.relative import render_csv
             out.write(render_csv(run, relative_to))
         else:
             out.write(report.render_csv(run))
@@ -100,7 +100,7 @@ def render_run(run: Run, fmt: str, out, relative_to: str | None = None, only_rel
 
 def _render_layout(run: Run, fmt: str, out, name: str, relative_to: str | None) -> None:
     """A study's layout of the run in `fmt` (json: the tables as data; csv: every table, a column naming it)."""
-    from .. import layouts
+    from ..report import layouts
     if fmt == "table":
         layouts.render_rich(run, console_for(out), name, relative_to=relative_to)
     elif fmt == "md":

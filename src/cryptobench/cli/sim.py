@@ -3,7 +3,7 @@ its cycles cut at a marker (docs/sim-model.md "Running your own image").
 
 The image is data from anyone: `--timeout` covers the whole command (loading, the run, writing
 the result), `--max-instructions` stops the run, and the console, the call log and the segments
-are bounded (sim/limits.py; docs/promises.md, "What `sim run` guarantees for an untrusted image")."""
+are bounded (targets/mcu/sim/limits.py; docs/promises.md, "What `sim run` guarantees for an untrusted image")."""
 from __future__ import annotations
 
 import json
@@ -11,8 +11,8 @@ import math
 import sys
 from pathlib import Path
 
-from ..errors import UsageError
-from ..printable import printable
+from ..core.errors import UsageError
+from ..core.printable import printable
 from .common import OneLineParser, add_output, checked_output, console_for, write_atomic
 
 NAME = "sim"
@@ -28,7 +28,7 @@ class TimedOut(UsageError):
 
 
 def add_parser(sub) -> None:
-    from ..sim.limits import DEFAULT_MAX_INSTRUCTIONS, MAX_TIMEOUT_S
+    from ..targets.mcu.sim.limits import DEFAULT_MAX_INSTRUCTIONS, MAX_TIMEOUT_S
     sim = sub.add_parser("sim", help="the cycle-approximate simulator on an image of your own")
     ssub = sim.add_subparsers(dest="sim_command", parser_class=OneLineParser)
     r = ssub.add_parser("run", help="run an ELF cryptobench did not build and print its cycles between markers")
@@ -53,7 +53,7 @@ def add_parser(sub) -> None:
 
 
 def _timeout(text: str) -> float:
-    from ..sim.limits import MAX_TIMEOUT_S
+    from ..targets.mcu.sim.limits import MAX_TIMEOUT_S
     try:
         value = float(text)
     except ValueError:
@@ -76,8 +76,8 @@ def _max_instructions(text: str) -> int:
 
 
 def _device(spec: str):
-    from ..sim.condition import split_spec
-    from ..sim.devices import DEVICES, get_device
+    from ..targets.mcu.sim.condition import split_spec
+    from ..targets.mcu.sim.devices import DEVICES, get_device
     name, _ = split_spec(spec)
     if name not in DEVICES:
         raise UsageError(f"--device: unknown device '{name}'; valid: {', '.join(DEVICES)}")
@@ -87,7 +87,7 @@ def _device(spec: str):
 def run(args, out) -> int:
     if args.sim_command != "run":
         raise UsageError("sim: expected a subcommand: run")
-    from ..sim.deadline import CommandTimeout, Deadline
+    from ..targets.mcu.sim.deadline import CommandTimeout, Deadline
     timeout = _timeout(args.timeout)
     max_instructions = _max_instructions(args.max_instructions)
     json_path = checked_output(args, "--json", inputs=((args.image, "the image"),))
@@ -100,11 +100,11 @@ def run(args, out) -> int:
 
 def _prepare(args, max_instructions: int):
     """The device, marker, image and its run, set up to its first instruction."""
-    from ..sim import markers
-    from ..sim.engine import require_sim
-    from ..sim.image import load_image, parse_addr
-    from ..sim.imagerun_native import image_run
-    from ..targets.boards import BOARDS
+    from ..targets.mcu.sim import markers
+    from ..targets.mcu.sim.engine import require_sim
+    from ..targets.mcu.sim.image import load_image, parse_addr
+    from ..targets.mcu.sim.imagerun_native import image_run
+    from ..targets.mcu.boards import BOARDS
     device = _device(args.device)
     marker = markers.parse(args.marker)
     vt = parse_addr(args.vector_table, "--vector-table") if args.vector_table else None
@@ -120,7 +120,7 @@ def _run(args, out, json_path, deadline, max_instructions: int) -> int:
     with deadline.guard("loading the image"):
         image, device, marker, runner = _prepare(args, max_instructions)
     result = runner.run(deadline.run_budget())
-    # the result is bounded (sim/limits.py): writing it takes well under RESULT_GRACE_S, which
+    # the result is bounded (targets/mcu/sim/limits.py): writing it takes well under RESULT_GRACE_S, which
     # the command may take past --timeout rather than lose the run's figures
     with deadline.guard("writing the result", grace=RESULT_GRACE_S):
         doc = _document(image, device, marker, result, deadline.seconds)
@@ -138,7 +138,7 @@ def _write_console(console) -> None:
     """The image's console on stderr, through printable (a CR before a newline dropped, every
     other control character shown as an escape); where the bounded log dropped characters, one
     line says how many."""
-    from ..sim.limits import CONSOLE_HEAD, CONSOLE_TAIL, size_text
+    from ..targets.mcu.sim.limits import CONSOLE_HEAD, CONSOLE_TAIL, size_text
     for stream, text in console.chunks():
         if stream == "gap":
             sys.stderr.write(f"\n[cryptobench: {text} of console output not shown; the first {size_text(CONSOLE_HEAD)} "
@@ -150,9 +150,9 @@ def _write_console(console) -> None:
 
 
 def _document(image, device, marker, result, timeout_s: float) -> dict:
-    from ..sim import timing
-    from ..sim.condition import describe
-    from ..sim.devices import device_spec
+    from ..targets.mcu.sim import timing
+    from ..targets.mcu.sim.condition import describe
+    from ..targets.mcu.sim.devices import device_spec
     hz = device.clock_hz
     segments = [dict(s, time_s=s["cycles"] / hz) for s in result.segments]
     summary = result.segments.summary
@@ -199,8 +199,8 @@ def _bounded_notes(result) -> list[str]:
 
 
 def _print(doc: dict, out) -> None:
-    from ..quantity import fmt_num
-    from ..report.table import LEFT, RIGHT, Column, Table
+    from ..core.quantity import fmt_num
+    from ..core.table import LEFT, RIGHT, Column, Table
     from ..report.terminal import print_table
     title = (f"{doc['image']} on {doc['device']} ({doc['core']}{', rough model' if doc['simulator']['rough'] else ''})"
              f": {doc['marker']['meaning']} - simulated")

@@ -7,7 +7,7 @@ lab exports for a real board, a serial line and a flash/power control.
   written while nobody holds the line are dropped, as a UART's are.
 - The control port is HTTP on 127.0.0.1: `PUT /power` with "1" or "0" and `GET /power` (the
   protocol of labgrid's NetworkPowerPort model "rest"), `PUT /flash` with an ELF image (what
-  cryptobench's QEMUFlashDriver sends; lab/qemu_place.py). Powering on starts QEMU on the
+  cryptobench's QEMUFlashDriver sends; targets/mcu/lab/qemu_place.py). Powering on starts QEMU on the
   flashed image; flashing a powered board restarts it, as a probe's load-and-reset does.
 
 Used by the tests and bench/lab_scale, and by anyone who wants to try a lab on one machine:
@@ -30,7 +30,7 @@ import threading
 import tty
 from pathlib import Path
 
-from ..processes import interrupt_on_sigterm
+from ..core.processes import interrupt_on_sigterm
 
 QEMU = "qemu-system-arm"
 

@@ -20,11 +20,14 @@ the last line of the body (decorators out, docstring in). A function says why it
 a comment `# long: <reason>` on its def line or alone on the line just above it (or above its
 first decorator).
 
-Layers. LAYERS maps each layer, from low to high, to module-name prefixes; the longest prefix
-that matches wins and a module no prefix matches is "unassigned", so none is silently left
-out. An import from a lower layer into a higher one is an upward import: a warning only.
+Layers. The package's folders are its layers: LAYERS names them from low to high, and a module's
+layer is the folder it sits in at the top of the package (the package's own `__init__` is the
+lowest layer's). A module may import its own layer and the ones below it. An import from a lower
+layer into a higher one is an upward import, and a module outside every layer folder is
+"unassigned"; either fails the check, so the folders keep saying what the code does.
 
-Exit status 1 when there is an import cycle or a long function without a reason (0 with
+Exit status 1 when there is an import cycle, a long function without a reason, an upward import
+or an unassigned module (0 with
 --no-fail), so it can run as a CI check.
 """
 
@@ -44,25 +47,20 @@ from pathlib import Path
 MAX_LINES = 60
 UNASSIGNED = "unassigned"
 
-# Layers from low to high: a module may import its own layer and the ones below it. Prefixes
-# are module names relative to the package, matched on whole name parts (models matches
-# models.battery, not a module models_x); "__init__" is the package's own __init__.
-LAYERS: dict[str, tuple[str, ...]] = {
-    # report.table: the table model and its renderers, which the analyses build their tables on
-    # records: the typed Plan/Cell/Result/Run every layer passes; printable, quantity: text and units
-    "foundation": ("__init__", "errors", "extras", "catalog", "conditions", "references", "store", "store_backends",
-                   "store_location", "envnumbers",
-                   "files", "processes", "periodic", "records", "printable", "quantity", "report.table"),
-    "statistics": ("stats", "estimate", "significance", "sampling", "noise", "results", "convergence"),
-    # Where numbers come from: engines and devices, and the energy traces instruments record.
-    # lab: labgrid places and the leases that spread one run over them
-    "targets": ("harness", "engines", "verify", "vector_check", "bytes_diff", "secure", "firmware", "sim",
-                "meters", "targets", "energy", "lab"),
-    "runner": ("runner", "plan", "suites", "energy.importer"),
-    "analysis": ("relative", "compare", "diff", "scaling", "models", "energy.models", "long_message"),
-    "report": ("report", "export", "export_write", "layouts"),
-    "cli": ("cli", "devtools", "catalog_c"),          # catalog_c: generates harness/common/cb_ops.h
-}
+# Layers from low to high, each a folder of the package (docs/architecture.md says what each holds).
+LAYERS: tuple[str, ...] = (
+    "core",        # errors, files, processes, the typed records every layer passes, units, the table model
+    "catalog",     # the operations, their C header, vector checks
+    "store",       # the result database (SQLite, PostgreSQL)
+    "references",  # the studies' published tables
+    "stats",       # estimators, intervals, significance, sampling and convergence
+    "targets",     # where numbers come from: host engines, MCU firmware/simulator/lab, energy traces
+    "runner",      # plans, suites, the Runner
+    "analysis",    # same-run ratios, published comparison, run-to-run diff, models
+    "report",      # tables, layouts, figures, HTML, export
+    "cli",         # the command line
+    "devtools",    # the project's own checks and test servers
+)
 
 _REASON = re.compile(r"#\s*long:\s*(.*\S)?")
 
@@ -346,12 +344,15 @@ def relative_name(module: str, package: str) -> str:
     return "__init__" if module == package else module[len(package) + 1:]
 
 
-def layer_of(module: str, package: str, layers: dict[str, tuple[str, ...]] = LAYERS) -> str:
-    """The layer whose longest prefix matches the module, or UNASSIGNED."""
+def layer_of(module: str, package: str, is_package: bool, layers: tuple[str, ...] = LAYERS) -> str:
+    """The layer folder the module sits in, or UNASSIGNED: a module file at the top of the package,
+    or in a folder no layer names. The package's own __init__ belongs to the lowest layer."""
     name = relative_name(module, package)
-    matches = [(len(p), layer) for layer, prefixes in layers.items() for p in prefixes
-               if name == p or name.startswith(p + ".")]
-    return max(matches)[1] if matches else UNASSIGNED
+    if name == "__init__":
+        return layers[0]
+    top, _, rest = name.partition(".")
+    in_folder = bool(rest) or is_package
+    return top if in_folder and top in layers else UNASSIGNED
 
 
 def upward_imports(edges: list[Import], layer: dict[str, str], order: list[str]) -> list[dict]:
@@ -368,12 +369,12 @@ def upward_imports(edges: list[Import], layer: dict[str, str], order: list[str])
 # --- the report ---------------------------------------------------------------------------
 
 def analyse(root: Path, max_lines: int = MAX_LINES,
-            layers: dict[str, tuple[str, ...]] = LAYERS) -> dict:
+            layers: tuple[str, ...] = LAYERS) -> dict:
     """Everything the check prints, as one JSON-ready dict (the text is rendered from it)."""
     sources = load(root)
     package = root.resolve().name
     edges = import_edges(sources)
-    layer = {name: layer_of(name, package, layers) for name in sources}
+    layer = {name: layer_of(name, package, src.is_package, layers) for name, src in sources.items()}
     report = {
         "package": package, "root": show(root), "modules": len(sources), "max_lines": max_lines,
         "cycles": find_cycles(sources, edges),
@@ -383,8 +384,11 @@ def analyse(root: Path, max_lines: int = MAX_LINES,
         "upward_imports": upward_imports(edges, layer, list(layers)),
     }
     unreasoned = sum(f["reason"] is None for f in report["long_functions"])
+    unassigned = sum(v == UNASSIGNED for v in layer.values())
     report["failures"] = ([f"{len(report['cycles'])} import cycle(s)"] if report["cycles"] else []) + \
-        ([f"{unreasoned} long function(s) without a reason"] if unreasoned else [])
+        ([f"{unreasoned} long function(s) without a reason"] if unreasoned else []) + \
+        ([f"{len(report['upward_imports'])} upward import(s)"] if report["upward_imports"] else []) + \
+        ([f"{unassigned} module(s) outside every layer folder"] if unassigned else [])
     return report
 
 
@@ -445,7 +449,7 @@ def _render_layers(report: dict) -> list[str]:
 
 def _render_upward(report: dict) -> list[str]:
     found = report["upward_imports"]
-    return [f"upward imports (warnings): {len(found) or 'none'}"] + \
+    return [f"upward imports: {len(found) or 'none'}"] + \
         [f"  {e['src_layer']} -> {e['dst_layer']}: {_edge_text(e)}" for e in found]
 
 

@@ -9,10 +9,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..catalog import OPS, resolve_params
-from ..errors import UsageError
-from ..files import read_toml
-from ..quantity import fmt_hz, is_amount
+from ..catalog.ops import OPS, resolve_params
+from ..core.errors import UsageError
+from ..core.files import read_toml
+from ..core.quantity import fmt_hz, is_amount
 
 DATA_DIR = Path(__file__).with_name("data")
 

@@ -12,15 +12,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import __version__
-from ..errors import UsageError
-from ..extras import require
-from ..files import atomic_file, write_atomic
-from ..store import now
-from ..quantity import fmt_num
-from ..catalog import OPS
-from ..records import Run, outcome
+from ..core.errors import UsageError
+from ..core.extras import require
+from ..core.files import atomic_file, write_atomic
+from ..store.database import now
+from ..core.quantity import fmt_num
+from ..catalog.ops import OPS
+from ..core.records import Run, outcome
 from .html import render_pieces, run_tables_html
-from .table import Table, columns
+from ..core.table import Table, columns
 from .table_files import latex_escape, markdown_escape, slug, to_csv, to_latex, to_markdown
 
 
@@ -29,7 +29,7 @@ def check_baseline(runs: list[Run], baseline: str | None, engines_of=None) -> No
     for runs loaded without their cells (default: the run's own cells)."""
     if not baseline:
         return
-    from ..relative import run_engines
+    from ..analysis.relative import run_engines
     engines = sorted({e for r in runs for e in run_engines(r)}
                      | ({e for r in runs for e in engines_of(r.id)} if engines_of else set()))
     if baseline not in engines:
@@ -61,7 +61,7 @@ def _run_tables(run: Run, baseline: str | None, references=()) -> tuple[list[Tab
     """The run's tables, and a line per operation left out. An operation no engine measured (every
     cell unsupported or failed) gets no table: it would be a table of lengths only. A relative table
     without a single ratio (e.g. the baseline lacks the operation) is left out the same way."""
-    from ..relative import relative, relative_tables, run_engines
+    from ..analysis.relative import relative, relative_tables, run_engines
     from .tables import build_tables
     measured = {c.op for c in run.cells if c.ok}
     tables = [t for t in build_tables(run, references) if t.key not in OPS or t.key in measured]
@@ -105,7 +105,7 @@ def _crossover_table(rows: list[dict]) -> Table | None:
     labels += ["energy: crossover B", "energy"] if energy else []
     table = Table("Crossover lengths (bytes) between each engine B and the baseline A", columns(labels),
                   notes=["provenance: modeled — where the lines through the measured medians cross; the interval "
-                         "in brackets uses the 95 % CI bounds of both curves (models/crossover.py, docs/models.md)",
+                         "in brackets uses the 95 % CI bounds of both curves (analysis/models/crossover.py, docs/models.md)",
                          "not resolved: the 95 % CIs allow the crossover anywhere in the measured range or none "
                          "at all, so no length is given (nor drawn in the figure)"],
                   key="crossover")

@@ -2,7 +2,7 @@
 tables.conditions_lines shows, compacted), and the pieces every figure caption shares."""
 from __future__ import annotations
 
-from ..records import Conditions, Run, place_of
+from ..core.records import Conditions, Run, place_of
 
 
 def _join(items) -> str:
@@ -86,7 +86,7 @@ def _target_parts(run: Run) -> list[str]:
                      f"({sim.get('model', 'simulator')} v{sim.get('model_version', '?')}, "
                      f"{sim.get('flash_ws', '?')} flash wait state(s); {sim.get('source', '')})".replace("; )", ")"))
         if sim.get("condition"):
-            from ..sim.condition import describe
+            from ..targets.mcu.sim.condition import describe
             parts.append("condition: " + describe(sim["condition"]))
         parts.append(f"image for {t.get('board', '?')}, cpu {t.get('cpu', '?')}, -{t.get('opt', '?')}")
     else:

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..diff import (columns, diff_table, fmt_change, fmt_p, fmt_times, header_lines, not_compared_notes,
-                    params_text, place_table, summary_line, table_title)
-from .table import LEFT, STYLES, Column, Table
+from ..analysis.diff import columns, diff_table, fmt_change, fmt_p, fmt_times, header_lines, not_compared_notes, params_text, place_table, summary_line, table_title
+from ..core.table import LEFT, STYLES, Column, Table
 from .terminal import column_widths, console_for, print_lines, print_table
 
 UNLIMITED = 10 ** 6        # a width every table fits in whole: its columns' full widths

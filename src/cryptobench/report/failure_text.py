@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..printable import printable
+from ..core.printable import printable
 
 LIMIT = 200                       # characters of a failure note under a table
 FIELDS = ("msg", "why", "error")  # where a harness or an image says what went wrong

@@ -3,7 +3,7 @@ a reader who meets `near-timer-resolution` beside a 2 µs random-number call mus
 implies and what to do, docs/schema.md)."""
 from __future__ import annotations
 
-from ..stats import RESOLUTION_FACTOR
+from ..stats.summary import RESOLUTION_FACTOR
 
 FLAG_MEANING = {
     "near-timer-resolution": f"a sample lasts less than {RESOLUTION_FACTOR}× the timer's resolution or read cost, so "

@@ -17,8 +17,8 @@ import socket
 import tempfile
 from pathlib import Path
 
-from ..errors import UsageError
-from ..processes import process_alive
+from ..core.errors import UsageError
+from ..core.processes import process_alive
 
 REPORT_ENTRIES = ("report.html", "figures", "tables")      # what a report writes in its folder
 _STAGE = re.compile(r"\.report-(?:old-)?(?P<pid>\d+)@(?P<host>[A-Za-z0-9._-]*)-[A-Za-z0-9_]+\.tmp")

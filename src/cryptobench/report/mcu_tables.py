@@ -5,10 +5,10 @@ length sweep and so gets a row per library rather than a column per length. A ru
 the length also gets the Cifra post's table at 256 B."""
 from __future__ import annotations
 
-from ..catalog import OPS
-from ..quantity import fmt_num, pick_unit
-from ..records import Cell, Energy, Result, outcome_text
-from .table import LEFT, Column, Table, columns
+from ..catalog.ops import OPS
+from ..core.quantity import fmt_num, pick_unit
+from ..core.records import Cell, Energy, Result, outcome_text
+from ..core.table import LEFT, Column, Table, columns
 from .verdicts import improvement_text
 
 

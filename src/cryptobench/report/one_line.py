@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rich.cells import cell_len, set_cell_size
 
-from ..printable import printable
+from ..core.printable import printable
 
 GAP = 2                   # spaces between columns
 

@@ -9,8 +9,8 @@ import re
 import zlib
 from dataclasses import dataclass, field
 
-from ..catalog import OPS
-from ..records import UNSUPPORTED, Cell, Energy, Run
+from ..catalog.ops import OPS
+from ..core.records import UNSUPPORTED, Cell, Energy, Run
 from .sweep_summary import MAX_LINES, OMITTED_KEPT, RunSummary, Tally
 
 # --- colours: one per engine, the same in every figure ----------------------------------------------
@@ -235,7 +235,7 @@ class Sweeps:
         self.methods: dict[tuple[int, str], set] = {}
 
     def add(self, run: Run, caption: str = "") -> None:
-        from ..scaling import is_parallel_run
+        from ..targets.host.parallel import is_parallel_run
         self.captions[run.id] = caption
         if is_parallel_run(run):
             return

@@ -1,4 +1,4 @@
-"""The report's table files: each `Table` (report/table.py) as Markdown, CSV and LaTeX text. Every
+"""The report's table files: each `Table` (core/table.py) as Markdown, CSV and LaTeX text. Every
 text is escaped for its format: run text (labels, device names, library versions) is data, never
 markup."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 # the escapes are this module's API too
-from .table import Csv, Latex, Markdown, Table, latex_escape, markdown_escape  # noqa: F401
+from ..core.table import Csv, Latex, Markdown, Table, latex_escape, markdown_escape  # noqa: F401
 
 _MARKDOWN = Markdown(heading="###", escape=markdown_escape, prose=markdown_escape)
 

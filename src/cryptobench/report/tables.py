@@ -7,20 +7,20 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 
-from ..convergence import NOISY_SHARE, convergence_advice, convergence_line, convergence_of, stop_kind
-from ..noise import noise_line
-from ..sampling import DEFAULT_BUDGET_S
-from ..suites import LAYOUT_RATIO
-from ..printable import printable
-from ..meters.session import energy_line
-from ..catalog import OPS
-from ..quantity import fmt_num, pick_unit
-from ..results import comparisons, document
-from ..records import FAILED, UNSUPPORTED, Cell, Conditions, Energy, Run, outcome_text, params_key
+from ..stats.convergence import NOISY_SHARE, convergence_advice, convergence_line, convergence_of, stop_kind
+from ..stats.noise import noise_line
+from ..stats.sampling import DEFAULT_BUDGET_S
+from ..runner.suites import LAYOUT_RATIO
+from ..core.printable import printable
+from ..targets.host.meters.session import energy_line
+from ..catalog.ops import OPS
+from ..core.quantity import fmt_num, pick_unit
+from ..stats.results import comparisons, document
+from ..core.records import FAILED, UNSUPPORTED, Cell, Conditions, Energy, Run, outcome_text, params_key
 from .failure_text import failure_note
 from .flag_text import flag_legend
 from .mcu_tables import cost_table, energy_rsd, footprint_table, ok_results, summary_at
-from .table import LEFT, Column, Csv, Markdown, Table
+from ..core.table import LEFT, Column, Csv, Markdown, Table
 from .verdicts import improvement_text, summary_line, summary_rows
 from .terminal import print_lines, print_table
 
@@ -47,7 +47,7 @@ def noted_flags(flags: list[str]) -> list[str]:
 
 def summary_lines(run: Run) -> list[str]:
     """Under the tables: what no table shows (unsupported_lines), the run's one statement about
-    convergence (convergence.py, counted from the cells' flags), and one line of advice when cells
+    convergence (stats/convergence.py, counted from the cells' flags), and one line of advice when cells
     carry the flags of a noisy machine, naming how many carry each."""
     ok = [c.result for c in run.cells if c.ok and c.result]
     conv = convergence_of(run)
@@ -240,9 +240,10 @@ def over_baseline(run: Run, references=()) -> bool:
 def build_tables(run: Run, references=()) -> list[Table]:
     """Per operation a table with a row per parameter set, columns per engine and per comparison
     (mcu_tables.py for a microcontroller run). A scaling run (--parallel) gets the Pisa paper's
-    tables instead (scaling.py). The comparison columns read the way the run's study (or a
+    tables instead (scaling_tables.py). The comparison columns read the way the run's study (or a
     reference given) reads its ratios (over_baseline)."""
-    from ..scaling import is_parallel_run, scaling_tables
+    from ..targets.host.parallel import is_parallel_run
+    from .scaling_tables import scaling_tables
     if is_parallel_run(run):
         return scaling_tables(run)
     comps = {(c["op"], params_key(c["params"]), c["engine"]): c
@@ -300,8 +301,8 @@ def _target_lines(cond: Conditions, cells=()) -> list[str]:
         lines = [f"target sim:{t['core']} · device {t['device']}{src} · image linked for "
                  f"{t['board']} · cpu {t['cpu']} · -{t['opt']} · provenance: simulated"]
         if sim.get("condition"):
-            from ..sim.condition import describe, sources
-            from ..sim.devices import device_spec
+            from ..targets.mcu.sim.condition import describe, sources
+            from ..targets.mcu.sim.devices import device_spec
             opts = device_spec(t["device"], t.get("device_options")).partition(":")[2]
             lines.append("condition" + (f" ({opts})" if opts else "")
                          + f": {describe(sim['condition'])}; sources: {sources(sim['condition'])}")
@@ -413,7 +414,8 @@ def _engine_line(name: str, info: dict) -> str:
 def _sampling_lines(run: Run, impr_legend: bool) -> list[str]:
     """How a host run sampled (a scaling run: how it ran its processes) and, with `impr_legend`,
     what the printed durations and Impr. columns are."""
-    from ..scaling import conditions_line, is_parallel_run
+    from ..targets.host.parallel import is_parallel_run
+    from .scaling_tables import conditions_line
     if is_parallel_run(run):
         return [conditions_line(run)]
     lines = []
@@ -486,7 +488,7 @@ def sampling_line(sampling: dict, conv=None) -> str:
 def _relative_section(run: Run, relative_to: str | None) -> tuple[list[str], list[Table]]:
     if not relative_to:
         return [], []
-    from ..relative import direction_text, relative_tables
+    from ..analysis.relative import direction_text, relative_tables
     return [f"Relative view: {direction_text(relative_to)}"], relative_tables(run, relative_to)
 
 
@@ -545,7 +547,7 @@ def csv_columns(run: Run) -> list[str]:
 
 
 def render_csv(run: Run) -> str:
-    from ..export import build_table, export_table
+    from .export import build_table, export_table
     columns_, rows = build_table([run])
     return Csv().render(export_table(columns_, rows, csv_columns(run)))
 
@@ -553,6 +555,6 @@ def render_csv(run: Run) -> str:
 def render_json(run: Run, relative_to: str | None = None) -> str:
     doc = document(run)
     if relative_to:
-        from ..relative import relative
+        from ..analysis.relative import relative
         doc["relative"] = relative(run, relative_to)
     return json.dumps(doc, indent=2)

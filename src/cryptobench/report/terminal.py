@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len
 
-from ..printable import PrintableLines, printable
-from .table import LEFT, STYLES, Column, Table
+from ..core.printable import PrintableLines, printable
+from ..core.table import LEFT, STYLES, Column, Table
 
 
 def _words(text: str) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..quantity import fmt_num
+from ..core.quantity import fmt_num
 
 # rows of a table summed up in words: all of a short table, else its first and last (the
 # smallest and the largest message of a length sweep)

@@ -1,15 +1,15 @@
-"""The Target protocol: where and how a run's cells are measured. The Runner (runner.py) owns a
+"""The Target protocol: where and how a run's cells are measured. The Runner (runner/runner.py) owns a
 run's lifecycle (create or resume, signals, status); a Target owns measuring and the conditions it
-reports. Targets: host (targets/host.py: library engines, secure elements, TPMs), mcu
-(targets/mcu/: firmware on QEMU, a board or the simulator), trace (targets/trace.py: the cells of
+reports. Targets: host (targets/host/target.py: library engines, secure elements, TPMs), mcu
+(targets/mcu/: firmware on QEMU, a board or the simulator), trace (targets/trace/target.py: the cells of
 an imported energy trace). docs/adding-a-target.md shows how to add one."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from ..records import Cell, Conditions, Plan
-from ..store import Store
+from ..core.records import Cell, Conditions, Plan
+from ..store.database import Store
 
 
 @dataclass

@@ -31,7 +31,7 @@ arbitrary engine would read as a claim nobody made). Captions say which was used
 """
 from __future__ import annotations
 
-from ...records import Run
+from ...core.records import Run
 
 from .crossover import crossover_figure, crossover_groups, crossover_rows
 from .energy_split import energy_split_figure
@@ -65,7 +65,7 @@ def build_figures(runs: list[Run], baseline: str | None = None, references: list
 def run_figures(run: Run, baseline: str | None, used: set, cache: dict | None = None):
     """The figures of one run alone, one at a time: its relative heat-maps (time, energy), its
     energy split, its scaling figures and its crossover figures."""
-    from ...scaling import is_parallel_run
+    from ...targets.host.parallel import is_parallel_run
     cache = {} if cache is None else cache
     for _, b, why in baseline_runs([run], baseline):
         for metric in ("time", "energy"):

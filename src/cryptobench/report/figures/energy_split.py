@@ -6,8 +6,8 @@ import json
 
 from ..captions import n_text, provenance_text, runs_caption
 from ..series import energy_unit, op_title, param_text
-from ...quantity import fmt_num
-from ...records import Cell, Energy, Run
+from ...core.quantity import fmt_num
+from ...core.records import Cell, Energy, Run
 from .style import (LABEL_PT, SMALL_PT, SUPPLY_COLORS, TICK_PT, TITLE_PT, Figure, hex_rgb, luminance, new_figure,
                     run_suffix, style_axes, tag, unique_id)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import math
 
-from ...relative import WORDS, fmt_ratio, relative, run_engines
+from ...analysis.relative import WORDS, fmt_ratio, relative, run_engines
 from ..captions import estimator_words, n_text, provenance_text, runs_caption
 from ..series import op_title, param_text
 from .style import (LABEL_PT, TICK_PT, TITLE_PT, WIDTH, Figure, luminance, new_figure, run_suffix, tag,
                     unique_id)
-from ...records import Run, params_key
+from ...core.records import Run, params_key
 
 
 # --- baseline -----------------------------------------------------------------------------------
@@ -30,7 +30,7 @@ def resolve_baseline(run: Run, baseline: str | None) -> tuple[str | None, str]:
 
 def baseline_runs(runs: list[Run], baseline: str | None):
     """(run, engine, why) per run that is not parallel and has a baseline (see resolve_baseline)."""
-    from ...scaling import is_parallel_run
+    from ...targets.host.parallel import is_parallel_run
     for run in runs:
         if is_parallel_run(run):
             continue

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from matplotlib import ticker
 from matplotlib.lines import Line2D
 
-from ...records import Cell, Run
-from ...relative import WORDS, run_engines
+from ...core.records import Cell, Run
+from ...analysis.relative import WORDS, run_engines
 from ..captions import provenance_text, runs_caption
 from ..series import decades, engine_color, op_title, params_full, params_short
 from .style import (LABEL_PT, SMALL_PT, TITLE_PT, Figure, log_y, new_figure, omitted_text, param_slugs,
@@ -28,7 +28,7 @@ class _Drawn:
 
 
 def scaling_figures(run: Run, used: set) -> list[Figure]:
-    from ...scaling import cells_by_count
+    from ..scaling_tables import cells_by_count
     order, cells = cells_by_count(run)
     cpus = run.plan.options.parallel_cpus or []
     engines = run_engines(run)
@@ -46,7 +46,7 @@ def _scaling_figure(run: Run, op_id: str, params: dict, ps: str, by_engine: dict
                     used: set) -> Figure | None:
     """Throughput (left) and efficiency (right) against N for one operation and parameters, a curve
     per engine (by_engine: engine -> N -> cell); None when no cell has a result."""
-    from ...scaling import units_per_op
+    from ...targets.host.parallel import units_per_op
     unit, _ = units_per_op(op_id, params)
     payload = unit == "bytes"
     th_unit = "Mb/s" if payload else "op/s"

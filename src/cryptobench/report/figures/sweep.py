@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ...catalog import OPS
-from ...records import Run
+from ...catalog.ops import OPS
+from ...core.records import Run
 from ..captions import ESTIMATOR_WORDS, conditions_caption, n_text, provenance_text
 from ..published import published_series
 from ..series import Group, Sweeps, energy_unit, fmt_len, op_title, params_full, params_short, style_for

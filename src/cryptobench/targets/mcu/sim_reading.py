@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ...catalog import OPS
+from ...catalog.ops import OPS
 from .reading import Reading
 
 
@@ -32,8 +32,8 @@ class SimReading(Reading):
 
     def _modeled_energy(self, result: dict, params: Mapping, op: str) -> dict | None:
         """Energy from the simulated duration and the device profile's active current (modeled)."""
-        from ...energy.models import modeled_energy, per_unit, profile_from_device
-        from ...sim.devices import DEVICES
+        from ..power import modeled_energy, per_unit, profile_from_device
+        from .sim.devices import DEVICES
         dev = self.device
         if dev.active_current_a <= 0 or dev.clock_hz != DEVICES[dev.name].clock_hz:
             return None              # the profile's current holds at its own clock only

@@ -10,20 +10,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Callable
 
-from ...catalog import OPS
-from ...conditions import host_conditions
-from ...errors import HarnessError
-from ...firmware.build import BuildError, FirmwareBuilder, code_size
-from ...firmware.plan import Cell, Inputs, fill, kat_from_vector, out_name, plan_c
-from ...firmware.recipes import load_recipe, resolve
-from ...harness import HarnessProcess
-from ...results import derive
-from ... import records
-from ...bytes_diff import difference_text
-from ...records import McuTargetSpec, Plan, cell_key
+from ...catalog.ops import OPS
+from ...core.conditions import host_conditions
+from ...core.errors import HarnessError
+from .firmware.build import BuildError, FirmwareBuilder, code_size
+from .firmware.plan import Cell, Inputs, fill, kat_from_vector, out_name, plan_c
+from .firmware.recipes import load_recipe, resolve
+from ..host.harness import HarnessProcess
+from ...stats.results import derive
+from ...core import records
+from ...catalog.bytes_diff import difference_text
+from ...core.records import McuTargetSpec, Plan, cell_key
 from ..base import RunSession
-from ..boards import BOARDS
-from ...verify import NO_REFERENCE, Verdict, gate, load_vectors, python_reference
+from .boards import BOARDS
+from ..verify import NO_REFERENCE, Verdict, gate, load_vectors, python_reference
 from .transports import Transport, transport_for
 
 HOST_CHECKER = "openssl"       # the host harness engine that makes inputs and checks outputs
@@ -32,9 +32,9 @@ NO_CHECK = "no known-answer test and no host cross-check for this op: not report
 
 def target_label(t: McuTargetSpec) -> str:
     """The target a cell names: sim:CORE:DEVICE, labgrid:PLACE (the place that measured it;
-    lab/worker.py sets it per worker), qemu:BOARD, board:NAME."""
+    targets/mcu/lab/worker.py sets it per worker), qemu:BOARD, board:NAME."""
     if t.kind == "sim":
-        from ...sim.devices import device_spec
+        from .sim.devices import device_spec
         return f"sim:{t.core}:{device_spec(t.device, t.device_options)}"
     if t.kind == "labgrid":
         return f"labgrid:{t.place or ','.join(t.places)}"
@@ -140,7 +140,7 @@ class McuTarget:
             self._run_library(r, self.builders[r.name], done)
 
     def measure_unit(self, session: RunSession, library: str, op: str) -> None:
-        """One library's cells of one operation (a unit a lab worker leased; lab/leases.py):
+        """One library's cells of one operation (a unit a lab worker leased; targets/mcu/lab/leases.py):
         all of them, whatever the session already holds (a unit is redone whole)."""
         self.session = session
         if self.host is None:
@@ -320,7 +320,7 @@ class McuTarget:
     def _python_expect(op: str, params: Mapping, inputs: Inputs) -> dict:
         """An op no host engine implements: a maintained Python package's output (verify.python_reference),
         or {"why": ...} saying why there is none."""
-        from ...extras import MissingExtra
+        from ...core.extras import MissingExtra
         try:
             ref = python_reference(op, params, inputs.values)
         except MissingExtra as exc:

@@ -4,14 +4,14 @@ the clock their cycles are counted at, and what it adds to the run's conditions.
 
 QEMU and a board read the image's console under the shared watchdog (watchdog.py); the simulator
 runs the image itself and reads its cycles from its own log of counter reads (SimReading); a
-labgrid place runs it through the place's drivers (lab/places.py)."""
+labgrid place runs it through the place's drivers (targets/mcu/lab/places.py)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from ...firmware.protocol import FirmwareReport
-from ...records import McuTargetSpec
-from ..boards import Board
+from .firmware.protocol import FirmwareReport
+from ...core.records import McuTargetSpec
+from .boards import Board
 from .reading import Reading
 from .sim_reading import SimReading
 
@@ -55,12 +55,12 @@ class QemuTransport(Transport):
     repeat = QEMU_REPEAT
 
     def run(self, image: Path) -> FirmwareReport:
-        from ..qemu import run_image
+        from .qemu import run_image
         return run_image(image, self.board.qemu_machine, timeout_s=self.spec.watchdog_s,
                          silence_s=self.spec.silence_limit_s, uart_console=self.board.console != "semihosting")
 
     def conditions(self, t: dict) -> None:
-        from ..qemu import qemu_version
+        from .qemu import qemu_version
         t["qemu"] = qemu_version()
         t["timing"] = "none: QEMU has no cycle model, so no cycles or seconds are reported"
 
@@ -69,7 +69,7 @@ class BoardTransport(Transport):
     """A board on this machine's serial port, flashed with pyOCD (unless --no-flash)."""
 
     def run(self, image: Path) -> FirmwareReport:
-        from ..board_link import run_on_board
+        from .board_link import run_on_board
         return run_on_board(image, self.board, self.spec.port, flash=not self.spec.no_flash, baud=self.spec.baud,
                             timeout_s=self.spec.watchdog_s, silence_s=self.spec.silence_limit_s)
 
@@ -88,7 +88,7 @@ class PlaceTransport(Transport):
 
     def run(self, image: Path) -> FirmwareReport:
         if self.place is None:
-            raise RuntimeError("a labgrid target runs images on a place's worker (lab/worker.py)")
+            raise RuntimeError("a labgrid target runs images on a place's worker (targets/mcu/lab/worker.py)")
         return self.place.run_image(image, timeout_s=self.spec.watchdog_s, silence_s=self.spec.silence_limit_s)
 
 
@@ -103,8 +103,8 @@ class SimTransport(Transport):
 
     def simulator(self):
         if self._sim is None:
-            from ...sim.devices import device_spec, get_device
-            from ...sim.native import Simulator
+            from .sim.devices import device_spec, get_device
+            from .sim.native import Simulator
             self._sim = Simulator(get_device(device_spec(self.spec.device, self.spec.device_options), self.spec.core),
                                   self.board)
         return self._sim
@@ -125,7 +125,7 @@ class SimTransport(Transport):
         return SimReading(report, self.simulator().device)
 
     def conditions(self, t: dict) -> None:
-        from ...sim.devices import device_spec
+        from .sim.devices import device_spec
         s = t["simulator"] = self.simulator().describe()
         t["clock_hz"] = s["clock_hz"]
         t["timing"] = (f"simulated: {s['model']} v{s['model_version']} cycle model of the {s['core']}"

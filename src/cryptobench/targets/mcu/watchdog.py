@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from ...firmware.protocol import FirmwareReport, LineSplitter
+from .firmware.protocol import FirmwareReport, LineSplitter
 
 
 def watch_console(read: Callable[[], bytes | None], report: FirmwareReport, timeout_s: float, silence_s: float,

@@ -1,0 +1,566 @@
+"""The records every layer shares (Params, Group, Options, Plan, Cell, Result, Energy,
+Conditions, Run), the one place their identities are spelled, and their JSON form (the store,
+store/database.py, keeps that form in SQLite; results.document() is the exported one).
+
+A cell is identified by its operation, its parameters and its engine; two parameter dicts are the
+same cell when they hold the same values, whatever their key order, so every comparison, lookup
+and stored key goes through `params_key` (canonical JSON: keys sorted).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Literal
+
+# a cell's status (store/database.py, docs/schema.md)
+OK, UNSUPPORTED, FAILED, PARTIAL = "ok", "unsupported", "failed", "partial"
+STATUSES = (OK, UNSUPPORTED, FAILED, PARTIAL)
+
+
+def params_key(params: Mapping[str, Any]) -> str:
+    """The canonical text of a cell's parameters: equal for equal values in any key order."""
+    return json.dumps(dict(params), sort_keys=True)
+
+
+def cell_key(op: str, params: Mapping[str, Any], engine: str) -> str:
+    """The stored identity of a cell within its run (the cells table's key)."""
+    return f"{op}|{params_key(params)}|{engine}"
+
+
+class Params(dict):
+    """A cell's parameters, frozen: hashable, equal by value, with its canonical `key`. A dict
+    (json.dumps and every dict reader take it as it is) whose every mutator refuses."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, values: Mapping[str, Any] | None = None, **more: Any):
+        super().__init__({**(values or {}), **more})
+        object.__setattr__(self, "key", params_key(self))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Params are frozen")
+
+    def _frozen(self, *args, **kwargs):
+        raise TypeError("Params are frozen: make a new Params (Params(old, name=value))")
+
+    __setitem__ = __delitem__ = __ior__ = _frozen
+    clear = pop = popitem = setdefault = update = _frozen
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Params):
+            return self.key == other.key
+        if isinstance(other, Mapping):
+            return self.key == params_key(other)
+        return NotImplemented
+
+    def __ne__(self, other) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __repr__(self) -> str:
+        return f"Params({dict(self)!r})"
+
+    def __reduce__(self):
+        return (Params, (dict(self),))
+
+    def to_dict(self) -> dict:
+        return dict(self)
+
+
+class JsonView(Mapping):
+    """A read-only view of an open-ended JSON object (a result, an energy figure, a run's
+    conditions): the fields every layer reads are typed properties; the rest, which each target
+    adds as docs/schema.md describes ("fields are only ever added"), stay reachable by name."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any] | None = None):
+        self._data = dict(data or {})
+
+    def __getitem__(self, name: str) -> Any:
+        return self._data[name]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Mapping) and dict(self._data) == dict(other)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._data!r})"
+
+    def to_json(self) -> dict:
+        return dict(self._data)
+
+
+class Energy(JsonView):
+    """A cell's energy figure (a host meter, a power-analyzer trace, or the simulator's model)."""
+
+    @property
+    def per_op_j(self) -> float | None:
+        return self._data.get("per_op_j")
+
+    @property
+    def provenance(self) -> str:
+        return self._data.get("provenance", "measured")
+
+    @property
+    def flags(self) -> list[str]:
+        return list(self._data.get("flags") or [])
+
+    @property
+    def stats(self) -> dict:
+        return self._data.get("stats") or {}
+
+    @property
+    def usable(self) -> bool:
+        """A positive figure that is not within the idle baseline's noise: the one rule for which
+        energies enter tables' ratios, figures and Energy Efficiency Improvements."""
+        return (self.per_op_j or 0) > 0 and "not-above-idle" not in self.flags
+
+
+class Result(JsonView):
+    """A cell's derived statistics (docs/schema.md): the estimate tables print, the time
+    summary, cycles, energy, memory and the flags."""
+
+    @property
+    def n(self) -> int | None:
+        return self._data.get("n")
+
+    @property
+    def k(self) -> int | None:
+        return self._data.get("k")
+
+    @property
+    def time_s(self) -> dict:
+        return self._data.get("time_s") or {}
+
+    @property
+    def estimate(self) -> dict:
+        return self._data.get("estimate") or {}
+
+    @property
+    def sampling(self) -> dict:
+        return self._data.get("sampling") or {}
+
+    @property
+    def cycles(self) -> dict:
+        return self._data.get("cycles") or {}
+
+    @property
+    def flags(self) -> list[str]:
+        return list(self._data.get("flags") or [])
+
+    @property
+    def energy(self) -> Energy | None:
+        en = self._data.get("energy")
+        return Energy(en) if en else None
+
+    @property
+    def stack_bytes(self) -> int | None:
+        return self._data.get("stack_bytes")
+
+    @property
+    def heap_bytes(self) -> int | None:
+        return self._data.get("heap_bytes")
+
+    @property
+    def code_size(self) -> dict:
+        return self._data.get("code_size") or {}
+
+    @property
+    def parallel(self) -> dict:
+        return self._data.get("parallel") or {}
+
+    @property
+    def sim(self) -> dict:
+        """A simulated cell's instructions per operation, CPI and the simulator's speed (sim:CORE)."""
+        return self._data.get("sim") or {}
+
+    def reported_time(self) -> tuple[float, tuple[float, float], str] | None:
+        """(seconds per operation, its 95 % interval, the estimator's name) as tables print it: the
+        estimate of a host run sampled in rounds, else the median and its interval (MCU targets,
+        imported traces, scaling runs, runs stored before estimates existed)."""
+        est = self.estimate
+        if est:
+            return est["value"], tuple(est["ci95"]), est["estimator"]
+        t = self.time_s
+        if t.get("median") is None:
+            return None
+        return t["median"], tuple(t.get("ci95") or (t["median"], t["median"])), "median"
+
+    def with_fields(self, **fields: Any) -> "Result":
+        """A copy with `fields` set (energy import adds an energy figure to a stored cell)."""
+        return Result({**self._data, **fields})
+
+
+@dataclass(eq=False)
+class Cell:
+    """One (op, params, engine) of a run: its status, what was verified, its raw samples and
+    its result. `seq` orders the cells as the plan listed them."""
+    op: str
+    params: Params
+    engine: str
+    target: str = "host"
+    provenance: str = "measured"
+    status: str = OK
+    kat: str = "n/a"
+    detail: str | None = None
+    samples: list | None = None
+    result: Result | None = None
+    seq: int = 0
+
+    def __post_init__(self):
+        if not isinstance(self.params, Params):
+            self.params = Params(self.params)
+        if self.result is not None and not isinstance(self.result, Result):
+            self.result = Result(self.result)
+
+    @property
+    def key(self) -> str:
+        return cell_key(self.op, self.params, self.engine)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    @property
+    def energy(self) -> Energy | None:
+        return self.result.energy if self.result is not None else None
+
+    def reported_time(self) -> tuple[float, tuple[float, float], str] | None:
+        return self.result.reported_time() if self.result is not None else None
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "params": self.params.to_dict(), "engine": self.engine, "target": self.target,
+                "provenance": self.provenance, "status": self.status, "kat": self.kat, "detail": self.detail,
+                "samples": self.samples, "result": self.result.to_json() if self.result is not None else None,
+                "seq": self.seq}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Cell":
+        return cls(op=d["op"], params=Params(d.get("params") or {}), engine=d["engine"],
+                   target=d.get("target", "host"), provenance=d.get("provenance", "measured"),
+                   status=d.get("status", OK), kat=d.get("kat", "n/a"), detail=d.get("detail"),
+                   samples=d.get("samples"), result=Result(d["result"]) if d.get("result") is not None else None,
+                   seq=d.get("seq", 0))
+
+
+class _Stored:
+    """The JSON form of a plan's records. One read from the store is written back as it was read
+    (the keys it had, plus any field changed since), so a run stored by an older cryptobench keeps
+    its form; one built in code writes every field but the OPTIONAL ones left at None. Keys this
+    version does not name are kept in `extra`, so a newer cryptobench's additions survive."""
+    OPTIONAL: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        out = {}
+        for f in fields(self):
+            if f.name in ("extra", "given"):
+                continue
+            value = getattr(self, f.name)
+            if self.given is not None:
+                if f.name not in self.given and value == _default(f):
+                    continue
+            elif f.name in self.OPTIONAL and value is None:
+                continue
+            out[f.name] = _json_value(value)
+        out.update(self.extra)
+        if self.given is not None:            # in the order it was stored in
+            order = {k: i for i, k in enumerate(self.given)}
+            out = dict(sorted(out.items(), key=lambda item: order.get(item[0], len(order))))
+        return out
+
+    @classmethod
+    def _split(cls, d: Mapping[str, Any]) -> dict:
+        names = {f.name for f in fields(cls)} - {"extra", "given"}
+        return {**{k: v for k, v in d.items() if k in names},
+                "extra": {k: v for k, v in d.items() if k not in names}, "given": tuple(d)}
+
+
+def place_of(target: str) -> tuple[str, str | None]:
+    """("labgrid", PLACE) for a cell a labgrid place measured (its target "labgrid:PLACE");
+    (target, None) otherwise."""
+    kind, _, place = (target or "").partition(":")
+    return (kind, place) if kind == "labgrid" else (target, None)
+
+
+def outcome(cell: Cell | None) -> str:
+    """What became of a planned cell, in one word: missing (no row), unsupported, kat-fail, failed
+    or ok (diff and the relative view print it)."""
+    if cell is None:
+        return "missing"
+    if cell.status == UNSUPPORTED:
+        return "unsupported"
+    if cell.kat == "fail":
+        return "kat-fail"
+    return "failed" if cell.status != OK else "ok"
+
+
+# how a table prints a cell that has no number, by its outcome
+OUTCOME_TEXT = {"missing": "—", "unsupported": "unsupported", "kat-fail": "KAT FAIL", "failed": "failed"}
+
+
+def outcome_text(cell: Cell | None) -> str | None:
+    """What a table prints for a cell that has no number: — (no row), unsupported, KAT FAIL,
+    failed (an ok cell without a result too); None for a cell that has its result."""
+    word = outcome(cell)
+    if word == "ok":
+        return None if cell.result is not None else "failed"
+    return OUTCOME_TEXT[word]
+
+
+def _default(f) -> Any:
+    if f.default is not MISSING:
+        return f.default
+    return f.default_factory() if f.default_factory is not MISSING else MISSING
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, Params):
+        return value.to_dict()
+    if isinstance(value, _Stored):
+        return value.to_json()
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    return value
+
+
+_GIVEN = field(default=None, repr=False, compare=False)   # the keys a record read from JSON had, in order
+
+
+@dataclass(eq=False)
+class Group(_Stored):
+    """One comparison group of a plan: an (op, params) and the engines that take part, with the
+    suite bench's own repeat / warm-up / min-time when it set them."""
+    OPTIONAL = ("parallel",)
+    op: str                              # (the fields in the order plans have always been stored in)
+    params: Params
+    table: str = ""
+    bench_engines: list[str] | None = None
+    repeat: int | None = None
+    warmup: int | None = None
+    min_time: float | None = None
+    single: bool = False
+    engines: list[str] = field(default_factory=list)
+    parallel: int | None = None          # a scaling group's process count (also in its params)
+    extra: dict = field(default_factory=dict)
+    given: tuple | None = _GIVEN
+
+    def __post_init__(self):
+        if not isinstance(self.params, Params):
+            self.params = Params(self.params)
+
+    @property
+    def key(self) -> str:
+        return cell_key(self.op, self.params, "")
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Group":
+        return cls(**{**cls._split(d), "params": Params(d.get("params") or {})})
+
+
+@dataclass(eq=False)
+class Options(_Stored):
+    """How a run samples: what the command line or the suite chose (docs/schema.md run.options).
+    None: not set (a plan built by plan.build_plan sets repeat, warm-up and min-time)."""
+    OPTIONAL = ("parallel", "parallel_cpus", "energy")
+    repeat: int | None = None
+    warmup: int | None = None
+    min_time: float | None = None
+    budget_s: float | None = None
+    precision: float | None = None
+    processes: int | None = None
+    per_visit: int | None = None
+    seed: int | None = None
+    engines: list[str] = field(default_factory=list)
+    single: bool = False
+    overrides: list[str] = field(default_factory=list)   # options the command line set over each bench's own
+    fixed_samples: bool = False                           # exactly `repeat` samples per cell
+    parallel: list[int] | None = None                     # a scaling run's process counts
+    parallel_cpus: list[int] | None = None
+    energy: str | None = None                             # the host energy meter asked for (--energy)
+    extra: dict = field(default_factory=dict)
+    given: tuple | None = _GIVEN
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Options":
+        return cls(**cls._split(d))
+
+
+MCU_KINDS = ("qemu", "board", "sim", "labgrid")     # where a microcontroller run's firmware runs
+DEFAULT_TIMEOUT_S = 300.0        # a QEMU or board image's watchdog when the plan names none
+SIM_DEFAULT_TIMEOUT_S = 600.0    # the simulator's (it runs the image instruction by instruction)
+DEFAULT_SILENCE_S = 30.0         # silence that ends an image when the plan names none
+
+
+class TargetSpecError(ValueError):
+    """A target record that is not one: unknown kind, no board, libraries not a list of names."""
+
+
+@dataclass(frozen=True, eq=False)
+class McuTargetSpec(_Stored):
+    """A microcontroller run's target (Plan.target): where the firmware runs (qemu, a board, the
+    simulator or labgrid places), for what core and optimisation level, with which libraries, and
+    how long the watchdog waits. Its JSON form is the dict earlier versions stored, key for key and
+    in this field order; a stored one is written back as it was read."""
+    OPTIONAL = ("device_options", "library_cc", "places", "coordinator", "emulated", "lease_s", "place")
+    kind: Literal["qemu", "board", "sim", "labgrid"] = "qemu"
+    board: str = ""
+    cpu: str | None = None
+    opt: str | None = None
+    libraries: list[str] = field(default_factory=list)   # recipe names or recipe .toml paths
+    core: str | None = None                # sim: the simulated core (sim:CORE)
+    device: str | None = None              # sim: the device profile's name
+    device_options: dict | None = None     # sim: the profile's options (clock, ws, prefetch)
+    library_source: str | None = None      # --library-source, resolved
+    library_cc: str | None = None          # --library-cc
+    port: str | None = None                # board: its serial port
+    baud: int = 115200
+    no_flash: bool = False
+    timeout_s: float | None = None         # the watchdog per image; None: the kind's default
+    silence_s: float | None = None         # silence that ends an image; None: DEFAULT_SILENCE_S
+    places: list[str] | None = None        # labgrid: the places the run spreads over
+    coordinator: str | None = None         # labgrid: the coordinator's address
+    emulated: bool | None = None           # labgrid: the places' boards are QEMU machines
+    lease_s: float | None = None           # labgrid: a silent worker loses its unit after this long
+    place: str | None = None               # labgrid: the one place a worker measures on
+    extra: dict = field(default_factory=dict)
+    given: tuple | None = _GIVEN
+
+    def __post_init__(self):
+        if self.kind not in MCU_KINDS:
+            raise TargetSpecError(f"target kind: expected one of {', '.join(MCU_KINDS)}, got {self.kind!r}")
+        if not isinstance(self.board, str):
+            raise TargetSpecError(f"target board: expected a board name, got {self.board!r}")
+        if not isinstance(self.libraries, list) or not all(isinstance(x, str) for x in self.libraries):
+            raise TargetSpecError(f"target libraries: expected a list of recipe names, got {self.libraries!r}")
+        for name in ("timeout_s", "silence_s", "lease_s"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, (int, float)) and value > 0):
+                raise TargetSpecError(f"target {name}: expected seconds > 0, got {value!r}")
+        if self.kind == "labgrid" and not self.places:
+            raise TargetSpecError("target places: a labgrid target names at least one place")
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "McuTargetSpec":
+        return cls(**cls._split(d))
+
+    @property
+    def watchdog_s(self) -> float:
+        """Seconds an image may run in all: the plan's --timeout, else the kind's default."""
+        if self.timeout_s is not None:
+            return self.timeout_s
+        return SIM_DEFAULT_TIMEOUT_S if self.kind == "sim" else DEFAULT_TIMEOUT_S
+
+    @property
+    def silence_limit_s(self) -> float:
+        return self.silence_s if self.silence_s is not None else DEFAULT_SILENCE_S
+
+    @property
+    def functional_only(self) -> bool:
+        """QEMU, and labgrid places whose boards are QEMU machines, have no cycle model: their
+        cells carry output, stack, heap and code size, never cycles or seconds."""
+        return self.kind == "qemu" or bool(self.emulated)
+
+
+@dataclass(eq=False)
+class Plan(_Stored):
+    """What a run measures: the groups, the options, and where (a microcontroller `target`, or
+    `kind` "trace" for an imported trace; neither: the host)."""
+    OPTIONAL = ("target", "kind", "label", "baseline_from", "layout")
+    suite: str | None = None
+    title: str = ""
+    source: str = ""
+    baseline: str | None = None
+    baseline_from: str | None = None    # who chose it: "option" (--baseline), "suite", "default"
+    relative: bool = False
+    options: Options = field(default_factory=Options)
+    groups: list[Group] = field(default_factory=list)
+    skipped_groups: list[str] = field(default_factory=list)
+    target: McuTargetSpec | None = None  # a microcontroller target: kind, board, cpu, opt, libraries, …
+    kind: str | None = None             # "trace": the cells of an imported energy trace
+    label: str | None = None            # free text from --label
+    layout: str | None = None           # the suite's own layout of its tables (suites.LAYOUT_NAMES)
+    extra: dict = field(default_factory=dict)
+    given: tuple | None = _GIVEN
+
+    def __post_init__(self):
+        if isinstance(self.target, Mapping):          # a target written as its JSON form
+            self.target = McuTargetSpec.from_json(self.target)
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Plan":
+        known = cls._split(d)
+        known["groups"] = [Group.from_json(g) for g in d.get("groups") or []]
+        known["options"] = Options.from_json(d.get("options") or {})
+        return cls(**known)
+
+
+class Conditions(JsonView):
+    """Under what a run measured: host, harness, engines, the noise floor; an MCU run's target and
+    builds; an imported trace's file and settings (docs/schema.md "conditions")."""
+
+    @property
+    def host(self) -> dict:
+        return self._data.get("host") or {}
+
+    @property
+    def harness(self) -> dict:
+        return self._data.get("harness") or {}
+
+    @property
+    def engines(self) -> dict:
+        return self._data.get("engines") or {}
+
+    @property
+    def target(self) -> dict:
+        return self._data.get("target") or {}
+
+    @property
+    def sampling(self) -> dict:
+        return self._data.get("sampling") or {}
+
+    @property
+    def noise_floor(self) -> dict:
+        return self._data.get("noise_floor") or {}
+
+
+@dataclass(eq=False)
+class Run:
+    """A stored run: its plan, its conditions and every cell it finished."""
+    id: int
+    plan: Plan
+    conditions: Conditions
+    cells: list[Cell] = field(default_factory=list)
+    status: str = "complete"
+    created: str | None = None
+    finished: str | None = None
+    suite: str | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.plan, Plan):
+            self.plan = Plan.from_json(self.plan)
+        if not isinstance(self.conditions, Conditions):
+            self.conditions = Conditions(self.conditions)
+        self.cells = [c if isinstance(c, Cell) else Cell.from_json(c) for c in self.cells]
+
+    @property
+    def label(self) -> str | None:
+        return self.plan.label
+
+    def engines(self) -> list[str]:
+        """The engines of the run's cells, in the order they first appear."""
+        return list(dict.fromkeys(c.engine for c in self.cells))
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "created": self.created, "finished": self.finished, "status": self.status,
+                "suite": self.suite, "plan": self.plan.to_json(), "conditions": self.conditions.to_json(),
+                "cells": [c.to_json() for c in self.cells]}

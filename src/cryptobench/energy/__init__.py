@@ -1,2 +1,0 @@
-"""Energy: power-analyzer traces (import, segmentation at marker edges, integration), host
-energy counters (RAPL, NVML), live instruments over SCPI, and power models."""

@@ -1,0 +1,105 @@
+"""Device profiles for the simulator (data in devices.toml)."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ....core.errors import UsageError
+
+DEVICES_FILE = Path(__file__).with_name("devices.toml")
+CORE_CPU = {"cortex-m0": "m0", "cortex-m0plus": "m0plus", "cortex-m3": "m3", "cortex-m4": "m4",
+            "cortex-m7": "m7", "cortex-m33": "m33"}
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    title: str
+    core: str
+    board: str
+    clock_hz: int
+    flash_ws: int
+    prefetch: bool
+    flash_width: int
+    code_in_flash: bool
+    fast_multiplier: bool
+    supply_v: float
+    active_current_a: float
+    source: str
+    energy_source: str
+    notes: str = ""
+    idle_current_a: float = 0.0          # CPU power domain off, a peripheral may run (0: unknown)
+    standby_current_a: float = 0.0       # everything off but retention (0: unknown)
+    peripherals: dict = field(default_factory=dict)   # name -> extra current (A) while it runs
+    current_at_v: float = 0.0            # the voltage the currents were measured at (0: not stated)
+    # the condition the profile states (condition.py resolves --device NAME:key=value against it)
+    clock_source: str = ""               # what gives clock_hz (oscillator, PLL), with its source
+    max_clock_hz: int = 0                # the part's maximum core clock (0: not stated)
+    max_clock_source: str = ""
+    wait_states: list = field(default_factory=list)   # [[max HCLK in Hz, wait states], …] from the RM
+    wait_states_source: str = ""         # RM document, section, table and supply range
+    prefetch_source: str = ""
+    prefetch_at_reset: bool | None = None  # the prefetch bit's reset value (None: not stated)
+    prefetch_reset_source: str = ""
+    reset_clock_hz: int = 0              # the clock out of reset, before firmware configures one
+    reset_clock_source: str = ""
+    accelerator: str = ""                # flash accelerator or cache and what the model assumes of it
+    accelerator_source: str = ""
+    flash_cache: dict = field(default_factory=dict)   # the flash line and caches modelled in cbsim.c (see
+                                         # FlashCache; {}: none, fetches charged by timing.block_cost)
+    condition: dict = field(default_factory=dict)   # resolved: each figure with its source
+    options: dict = field(default_factory=dict)     # the --device key=value options it was resolved with
+
+
+@dataclass(frozen=True)
+class FlashCache:
+    """A flash memory system cbsim.c models line by line: the line (fetch unit) size, and the
+    instruction and data caches in front of flash (lines and ways; 0 lines: none). A line read
+    from flash costs the wait states plus `miss_extra` (bus latency beyond the flash, e.g. the
+    Cortex-M7's AXI), a hit nothing."""
+    line_bytes: int
+    icache_lines: int = 0
+    icache_ways: int = 0
+    dcache_lines: int = 0
+    dcache_ways: int = 0
+    miss_extra: int = 0
+    replacement: str = "lru"
+    source: str = ""
+
+    @classmethod
+    def of(cls, device: "Device") -> "FlashCache | None":
+        return cls(**device.flash_cache) if device.flash_cache else None
+
+    def sets(self, lines: int, ways: int) -> int:
+        return lines // ways if lines and ways else 0
+
+
+def _load() -> dict[str, Device]:
+    doc = tomllib.loads(DEVICES_FILE.read_text())
+    return {name: Device(name=name, **{k: v for k, v in d.items()}) for name, d in doc["device"].items()}
+
+
+DEVICES = _load()
+
+
+def get_device(spec: str | None, core: str) -> Device:
+    """The --device NAME[:key=value,…] for a sim:CORE target (default: the ideal zero-wait-state
+    device of that core), resolved at the condition its options ask for (condition.py)."""
+    from .condition import resolve, split_spec
+    if core not in CORE_CPU:
+        raise UsageError(f"--target sim:{core}: unknown core; valid: " + ", ".join(f"sim:{c}" for c in CORE_CPU))
+    spec = spec or "ideal-" + CORE_CPU[core]
+    name, opts = split_spec(spec)
+    if name not in DEVICES:
+        raise UsageError(f"--device: unknown device '{name}'; valid: {', '.join(DEVICES)}")
+    dev = DEVICES[name]
+    if dev.core != core:
+        raise UsageError(f"--device {name} has a {dev.core}, not a {core}; devices with a {core}: "
+                         + ", ".join(d.name for d in DEVICES.values() if d.core == core))
+    return resolve(dev, opts, spec)
+
+
+def device_spec(name: str, options: dict | None) -> str:
+    """'stm32f030:clock=8MHz' from a stored target's device and device_options."""
+    return name + (":" + ",".join(f"{k}={v}" for k, v in options.items()) if options else "")

@@ -1,0 +1,132 @@
+"""What the simulator's runs need of a Thumb executor, and Unicorn behind that shape.
+
+Two executors run images: cryptobench's own (harness/sim/cbcpu.c, native.py's NativeExecutor)
+and Unicorn (UnicornExecutor here), the oracle the first is tested against. The runs (engine.py
+for cryptobench's firmware, imagerun.py for any image) are written once against `Executor`:
+memory, registers by name, a run from a pc until a stop, a fault, a timeout or a block limit,
+a pended exception, a stop from a callback, and memory-mapped registers served by the host.
+Callbacks get (offset, size) and (offset, size, value) from a region's base; an exception they
+raise is the run's problem (on_error) and stops it, on either executor."""
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+# what run() returns (cbcpu.h's CBCPU_* numbers)
+STOPPED, LIMIT, PROBLEM, TIMEOUT = 0, 1, 2, 3
+EXCP_BKPT, EXCP_EXCEPTION_EXIT = 7, 8      # QEMU's exception numbers, as a trap callback gets them
+REG_ALIASES = {"sb": "r9", "sl": "r10", "fp": "r11", "ip": "r12"}
+
+MmioRead = Callable[[int, int], int]               # (offset, size) -> value
+MmioWrite = Callable[[int, int, int], None]        # (offset, size, value)
+Trap = Callable[[int], None]                       # (QEMU's exception number): BKPT, exception return, ...
+OnError = Callable[[str], None]                    # a callback raised: the run's problem line
+
+
+class Executor(Protocol):
+    name: str       # "native" or "unicorn", as a run's statistics name it
+    wakes: bool     # stops by itself after an instruction that may unmask interrupts and an exception return
+
+    def read(self, addr: int, n: int) -> bytes: ...
+    def write(self, addr: int, data: bytes) -> None: ...
+    def reg(self, name: str) -> int: ...
+    def set_reg(self, name: str, value: int) -> None: ...
+
+    def run(self, pc: int, timeout_s: float, max_blocks: int | None = None) -> int:
+        """From pc until a stop, a fault, timeout_s or max_blocks blocks: STOPPED, PROBLEM, TIMEOUT or LIMIT."""
+
+    def fault(self, subject: str) -> str:
+        """The last run's PROBLEM as one line, `subject` (e.g. "the image") faulted ..."""
+
+    def pend(self, exception: int) -> None: ...
+    def stop(self) -> None: ...
+    def map_mmio(self, base: int, size: int, read: MmioRead, write: MmioWrite) -> None: ...
+    def close(self) -> None: ...
+
+
+class UnicornExecutor:
+    """A unicorn.Uc as an Executor. Unicorn takes no pended exception (the runs enter SysTick
+    themselves, exceptions.py) and does not stop at an unmasking (the runs hook those sites);
+    VTOR is kept here for the host's exception entry."""
+
+    name, wakes = "unicorn", False
+
+    def __init__(self, core_model: str, trap: Trap, on_error: OnError):
+        import unicorn
+        from unicorn import arm_const as A
+        self.unicorn, self.A, self.on_error = unicorn, A, on_error
+        self.uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
+        self.uc.ctl_set_cpu_model(getattr(A, core_model))
+        self.uc.hook_add(unicorn.UC_HOOK_INTR, lambda uc_, intno, user: trap(intno))
+        self.vtor = 0
+        self.error: str | None = None         # the last run's UcError
+        self.unmapped: str | None = None      # its access outside every region (hook_unmapped)
+
+    def reg_id(self, name: str) -> int:
+        return getattr(self.A, "UC_ARM_REG_" + REG_ALIASES.get(name, name).upper())
+
+    def reg(self, name: str) -> int:
+        return self.vtor if name == "vtor" else self.uc.reg_read(self.reg_id(name))
+
+    def set_reg(self, name: str, value: int) -> None:
+        if name == "vtor":
+            self.vtor = value & 0xFFFFFFFF
+        else:
+            self.uc.reg_write(self.reg_id(name), value & 0xFFFFFFFF)
+
+    def read(self, addr: int, n: int) -> bytes:
+        return bytes(self.uc.mem_read(addr, n))
+
+    def write(self, addr: int, data: bytes) -> None:
+        self.uc.mem_write(addr, bytes(data))
+
+    def map_ram(self, base: int, size: int) -> None:
+        self.uc.mem_map(base, size)
+
+    def map_mmio(self, base: int, size: int, read: MmioRead, write: MmioWrite) -> None:
+        self.uc.mmio_map(base, size, lambda uc_, offset, n, user: read(offset, n), None,
+                         lambda uc_, offset, n, value, user: write(offset, n, value), None)
+
+    def hook_unmapped(self) -> None:
+        """An access outside every mapped region stops the run with the native executor's words."""
+        u = self.unicorn
+
+        def on_unmapped(uc_, access, addr, size, value, user) -> bool:
+            kind = "write" if access in (u.UC_MEM_WRITE_UNMAPPED, u.UC_MEM_WRITE) else \
+                "fetch" if access == u.UC_MEM_FETCH_UNMAPPED else "read"
+            self.unmapped = self.unmapped or \
+                f"{kind} of {size} bytes at unmapped 0x{addr & 0xFFFFFFFF:08x} (pc=0x{self.reg('pc'):08x})"
+            return False
+        self.uc.hook_add(u.UC_HOOK_MEM_UNMAPPED, on_unmapped)
+
+    def hook_code(self, addr: int, fn: Callable[[], None]) -> None:
+        self.uc.hook_add(self.unicorn.UC_HOOK_CODE, lambda uc_, a, size, user: fn(), begin=addr, end=addr)
+
+    def hook_writes(self, begin: int, end: int, fn: Callable[[int, int, int], None]) -> None:
+        """fn(addr, size, value) for every store into [begin, end]."""
+        self.uc.hook_add(self.unicorn.UC_HOOK_MEM_WRITE, lambda uc_, access, addr, size, value, user:
+                         fn(addr, size, value), begin=begin, end=end)
+
+    def run(self, pc: int, timeout_s: float, max_blocks: int | None = None) -> int:
+        """Unicorn returns alike at a stop and at its timeout: STOPPED for both (the caller looks
+        at the clock); PROBLEM with its UcError. No run here has a block limit (max_blocks)."""
+        self.error = None
+        try:
+            self.uc.emu_start(pc | 1, 0xFFFFFFFF, timeout=max(1, int(timeout_s * 1e6)))
+        except self.unicorn.UcError as exc:
+            self.error = str(exc)
+            return PROBLEM
+        return STOPPED
+
+    def fault(self, subject: str) -> str:
+        if self.unmapped:
+            return f"{subject} faulted: {self.unmapped}"
+        return f"{subject} faulted ({self.error}) at pc=0x{self.reg('pc'):08x}"
+
+    def pend(self, exception: int) -> None:
+        raise NotImplementedError("Unicorn takes no pended exception: the run enters it (exceptions.py)")
+
+    def stop(self) -> None:
+        self.uc.emu_stop()
+
+    def close(self) -> None:
+        pass
