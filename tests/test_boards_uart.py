@@ -14,7 +14,7 @@ from cryptobench.targets.mcu.firmware.build import FirmwareBuilder
 from cryptobench.targets.mcu.firmware.plan import kat_from_vector, plan_c
 from cryptobench.targets.mcu.firmware.recipes import load_recipe, resolve
 from cryptobench.targets.mcu import boards as B
-from cryptobench.targets.mcu import matching_vectors_for_op
+from cryptobench.targets.mcu.target import matching_vectors_for_op
 from cryptobench.targets.mcu.qemu import run_image
 from cryptobench.targets.verify import load_vectors
 

@@ -101,7 +101,7 @@ def test_compare_lists_unmatched_published_rows_one_line_per_operation_and_reaso
 # ------------------------------------------------------------------------------------------------ f. cross-check
 def test_a_cross_check_failure_names_the_offset_and_the_bytes_there_in_both():
     from cryptobench.catalog.bytes_diff import difference_text
-    from cryptobench.targets.mcu import McuTarget
+    from cryptobench.targets.mcu.target import McuTarget
     expected = bytes(range(64))
     got = bytearray(expected)
     got[37] = 0xff

@@ -321,7 +321,7 @@ def test_aes_eax_has_a_host_reference_and_norx_says_why_not():
 
 def test_an_eax_cell_on_a_target_is_cross_checked_against_the_reference():
     from cryptobench.targets.mcu.firmware.plan import Inputs
-    from cryptobench.targets.mcu import McuTarget
+    from cryptobench.targets.mcu.target import McuTarget
     vals = {"key": bytes(16), "iv": bytes(16), "aad": b"", "msg": bytes(16)}
     check = McuTarget._python_expect("aes-eax-encrypt", {"key_bits": 128}, Inputs("aes-eax-encrypt", {}, vals))
     assert check["expect"] == python_reference("aes-eax-encrypt", {}, vals)[0] and "pycryptodome" in check["by"]

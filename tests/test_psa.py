@@ -12,7 +12,7 @@ from conftest import ROOT, cli
 from cryptobench.targets.host.engines import ENGINES
 from cryptobench.targets.mcu.firmware.recipes import load_recipe, resolve
 from cryptobench.targets.host.harness import HarnessProcess
-from cryptobench.targets.mcu import served_by_firmware
+from cryptobench.targets.mcu.target import served_by_firmware
 
 BUILD = ROOT / "build" / "host"
 DRIVER = "driver: mbedtls_test_transparent"

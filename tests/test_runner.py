@@ -98,9 +98,9 @@ def test_a_target_that_cannot_open_is_closed_and_no_run_is_stored(tmp_path):
 
 def test_the_plan_chooses_its_target_in_one_place():
     from cryptobench.core.errors import UsageError
-    from cryptobench.targets import target_for
+    from cryptobench.targets.select import target_for
     from cryptobench.targets.host.target import HostTarget
-    from cryptobench.targets.mcu import McuTarget
+    from cryptobench.targets.mcu.target import McuTarget
     assert isinstance(target_for(Plan.from_json({"options": {}, "groups": []})), HostTarget)
     mcu = {"options": {}, "groups": [], "target": {"kind": "qemu", "board": "mps2-an386", "libraries": []}}
     assert isinstance(target_for(Plan.from_json(mcu)), McuTarget)

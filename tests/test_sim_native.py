@@ -73,7 +73,7 @@ def _image(lib, cpu, device):
     from cryptobench.targets.mcu.firmware.plan import Cell, plan_c
     from cryptobench.targets.mcu.firmware.recipes import load_recipe, resolve
     from cryptobench.targets.host.harness import HarnessProcess
-    from cryptobench.targets.mcu import make_inputs
+    from cryptobench.targets.mcu.target import make_inputs
     board = BOARDS[device.board]
     recipe = resolve(load_recipe(lib))
     curve = "x25519" if lib == "monocypher" else "p256"

@@ -9,6 +9,7 @@ import re
 from ..core.errors import UsageError
 from ..core.files import check_output, write_atomic
 from ..report.terminal import console_for  # the one console every table is printed on
+from ..store.database import store_location
 
 __all__ = ["OneLineParser", "add_db", "add_format", "add_runs", "add_param", "split_params", "resolve_runs",
            "resolve_one_run", "console_for", "stderr_console", "is_tty", "write_atomic", "check_output",
@@ -42,7 +43,6 @@ def checked_output(args, flag: str = "--json", inputs: tuple = ()):
     """The path of output `flag`, checked before any work (files.check_output): never the results
     database or one of `inputs` ((path, what it is)), an existing file only with --force. None
     when the option is not given or is '-' (stdout)."""
-    from ..store.database import store_location
     path = getattr(args, flag.lstrip("-").replace("-", "_"))
     if path in (None, "-"):
         return None

@@ -8,13 +8,17 @@ from ..core.printable import printable
 from ..core.table import Csv, Markdown
 from ..report.terminal import print_lines, print_table
 from ..store.database import Store
+from .commands import COMMANDS
 from .common import add_db, add_format, add_runs, console_for, resolve_one_run
+from ..analysis import compare as cmp
+from ..references import load_reference
 
 NAME = "compare"
+HELP = COMMANDS[NAME].help
 
 
 def add_parser(sub) -> None:
-    cmp_ = sub.add_parser("compare", help="a stored run beside a study's published results (references/)")
+    cmp_ = sub.add_parser("compare", help=HELP)
     add_runs(cmp_, "run_id", one=True, metavar="RUN_ID")
     cmp_.add_argument("--reference", required=True, help="a study: ti-cc26x2, nxp-imxrt, cifra-aead, zhaw-iot, "
                       "pisa-a53 (`cryptobench list references`), or a reference .toml")
@@ -27,8 +31,6 @@ def add_parser(sub) -> None:
 
 
 def run(args, out) -> int:
-    from ..analysis import compare as cmp
-    from ..references import load_reference
     store = Store(args.db, create=False)      # only reads: never creates a store
     run = store.load_run(resolve_one_run(store, args.run_id, "compare"))
     ref = load_reference(args.reference)

@@ -10,13 +10,15 @@ import sys
 from ..core.errors import UsageError
 from ..core.printable import printable
 from ..store.database import STORE_VERSION, Store, store_location
+from .commands import COMMANDS
 from .common import OneLineParser, add_db
 
 NAME = "db"
+HELP = COMMANDS[NAME].help
 
 
 def add_parser(sub) -> None:
-    db = sub.add_parser("db", help="the result store itself")
+    db = sub.add_parser("db", help=HELP)
     dsub = db.add_subparsers(dest="db_command", parser_class=OneLineParser)
     m = dsub.add_parser("migrate", help="bring the store up to this cryptobench's version (a shared PostgreSQL "
                                         "store needs it once after an upgrade; a SQLite file is migrated as it opens)")

@@ -10,14 +10,15 @@ from ..report.diff_terminal import render_rich
 from ..core.errors import UsageError
 from ..core.printable import printable
 from ..store.database import Store
+from .commands import COMMANDS
 from .common import add_db, add_format, resolve_one_run
 
 NAME = "diff"
+HELP = COMMANDS[NAME].help
 
 
 def add_parser(sub) -> None:
-    d = sub.add_parser("diff", help="per cell, the change from RUN_A to RUN_B of the printed time, with a significance "
-                                    "test; exit 1 on a significant regression beyond --threshold")
+    d = sub.add_parser("diff", help=HELP)
     d.add_argument("run_a", metavar="RUN_A", help="the reference run (an id or 'latest')")
     d.add_argument("run_b", metavar="RUN_B", help="the run under test (an id or 'latest')")
     d.add_argument("--threshold", default="5%", metavar="PCT",

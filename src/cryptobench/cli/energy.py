@@ -14,14 +14,29 @@ from ..store.database import Store
 from ..core.quantity import fmt_num
 from ..core.table import Table, columns
 from ..report.terminal import print_table
+from .commands import COMMANDS
 from .common import (OneLineParser, add_db, add_output, add_param, check_output, checked_output, console_for,
                      key_values, resolve_one_run, split_params, write_atomic)
+from ..analysis.power import model_run
+from ..catalog.ops import resolve_params
+from ..report import render_json
+from ..runner.runner import Runner
+from ..targets.select import target_for
+from ..targets.power import load_profile, modeled_energy, per_unit
+from ..targets.trace.importer import as_cell
+from ..targets.trace.importer import attach_to_run
+from ..targets.trace.importer import import_trace
+from ..targets.trace.live_otii import OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError, parse_resource
+from ..targets.trace.segment import PlanMismatch
+from ..targets.trace.trace import TraceError
+from .model import engine_peripherals
 
 NAME = "energy"
+HELP = COMMANDS[NAME].help
 
 
 def add_parser(sub) -> None:
-    energy = sub.add_parser("energy", help="energy: trace formats, import a trace, capture live, power models")
+    energy = sub.add_parser("energy", help=HELP)
     esub = energy.add_subparsers(dest="energy_command", parser_class=OneLineParser)
     esub.add_parser("formats", help="the trace formats cryptobench reads")
     _add_import_parser(esub)
@@ -187,9 +202,6 @@ def cmd_energy_import(args, out) -> int:
 def _import(args):
     """(trace info, import_trace's result) of the trace file; a bad trace is a UsageError."""
     from ..targets.trace.formats import open_trace
-    from ..targets.trace.importer import import_trace
-    from ..targets.trace.segment import PlanMismatch
-    from ..targets.trace.trace import TraceError
     try:
         info, chunks = open_trace(args.file, args.format, **_options(args.option))
         imported = import_trace(info, _with_progress(chunks, args.file), nominal_voltage=args.voltage, min_width_s=args.min_width,
@@ -240,8 +252,6 @@ def _trace_info(args, info, imported: dict) -> dict:
 def _store_in_run(args, out, info, imported: dict, trace_info: dict) -> int:
     """The windows matched, in order, to the timed repetitions of stored run --run; energy stored in
     its cells. The match comes first: a mismatch is the one-line error, with no window table."""
-    from ..targets.trace.importer import attach_to_run
-    from ..targets.trace.segment import PlanMismatch
     store = Store(args.db, create=False)      # a stored run is written: the store must exist
     run = store.load_run(resolve_one_run(store, args.run, "--run"))
     try:
@@ -259,10 +269,6 @@ def _store_in_run(args, out, info, imported: dict, trace_info: dict) -> int:
 
 def _store_as_run(args, op, info, imported: dict, trace_info: dict) -> int:
     """The windows stored as a new run with one cell: --op with --param, on engine --engine."""
-    from ..catalog.ops import resolve_params
-    from ..targets.trace.importer import as_cell
-    from ..runner.runner import Runner
-    from ..targets import target_for
     windows = imported["windows"]
     params = resolve_params(op, {k: v[0] if len(v) == 1 else v for k, v in split_params(args.param).items()}, "--param")
     cell = as_cell(imported, op.id, params, args.engine, f"trace:{info.format}")
@@ -280,13 +286,11 @@ def _store_as_run(args, op, info, imported: dict, trace_info: dict) -> int:
 def _write_json(args, store: Store, run_id: int) -> None:
     """--json: the stored run as JSON."""
     if args.json:
-        from ..report import render_json
         write_atomic(Path(args.json), render_json(store.load_run(run_id)) + "\n", "--json")
 
 
 def cmd_energy_capture(args, out) -> int:
     from ..targets.trace.live_n6705 import ChannelSpec, InstrumentError, N6705, write_capture_csv
-    from ..targets.trace.live_otii import OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError, parse_resource
     dest = checked_output(args, "--out")
     check_output(dest.with_name(dest.name + ".json"), "--out", force=args.force)     # its sidecar, too
     if not args.duration > 0:
@@ -338,8 +342,6 @@ def cmd_energy_capture(args, out) -> int:
 
 
 def cmd_energy_model(args, out) -> int:
-    from ..analysis.power import model_run
-    from ..targets.power import load_profile, modeled_energy, per_unit
     checked_output(args, "--json", inputs=((args.profile, "the power profile"),))
     try:
         profile = load_profile(args.profile)
@@ -358,7 +360,6 @@ def cmd_energy_model(args, out) -> int:
             doc = {"provenance": "modeled", "profile": profile.name, "supply_v": profile.supply_v,
                    "current_at_v": profile.current_at_v or None, **e}
         else:
-            from .model import engine_peripherals
             peri = engine_peripherals(args.engine_peripheral)
             if not 0 <= args.current_uncertainty < 1:
                 raise UsageError(f"--current-uncertainty: a fraction in [0, 1), got {args.current_uncertainty}")

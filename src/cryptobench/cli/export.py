@@ -14,13 +14,16 @@ from ..report.export import ParamColumns, export_rows, metadata, require_parquet
 from ..report.export_write import write_csv, write_json, write_parquet
 from ..core.files import atomic_file
 from ..store.database import Store
+from .commands import COMMANDS
 from .common import add_db, add_format, add_output, add_runs, checked_output, is_tty, resolve_runs
+from .common import stderr_console
 
 NAME = "export"
+HELP = COMMANDS[NAME].help
 
 
 def add_parser(sub) -> None:
-    e = sub.add_parser("export", help="stored runs as a flat table for pandas or DuckDB: parquet, csv or json")
+    e = sub.add_parser("export", help=HELP)
     add_runs(e)
     add_format(e, ("parquet", "csv", "json"), required=True)
     add_output(e, "--out", "output file (default: stdout for csv and json; required for parquet)")
@@ -115,7 +118,6 @@ def _progress(total: int):
         yield lambda: None
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from .common import stderr_console
     with Progress(TextColumn("export"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr_console(), transient=True) as bar:
         task = bar.add_task("export", total=total)

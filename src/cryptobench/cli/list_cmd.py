@@ -4,14 +4,20 @@ from __future__ import annotations
 from ..catalog.ops import OPS
 from ..targets.host.engines import ENGINES, probe_engines
 from ..runner.suites import available_suites, load_suite
+from .commands import COMMANDS
 from .common import add_db, console_for
+from ..references import available_references, load_reference
+from ..report.one_line import one_line_rows
+from ..store.database import Store
+from ..targets.mcu.boards import BOARDS, hardware_note
+from ..targets.mcu.sim.devices import CORE_CPU, DEVICES
 
 NAME = "list"
+HELP = COMMANDS[NAME].help
 
 
 def add_parser(sub) -> None:
-    ls = sub.add_parser("list", help="list stored runs, suites, engines, operations, published references or "
-                                     "microcontroller targets")
+    ls = sub.add_parser("list", help=HELP)
     ls.add_argument("what", choices=["runs", "suites", "engines", "ops", "references", "targets"])
     add_db(ls)
 
@@ -26,7 +32,6 @@ def run(args, out) -> int:
             s = load_suite(name)
             out.write(f"{name:<12} {len(s.benches):>4} cells/engine  {s.title}\n")
     elif args.what == "references":
-        from ..references import available_references, load_reference
         for name in available_references():
             ref = load_reference(name)
             out.write(f"{name:<12} {len(ref.rows):>4} values  {ref.title}\n")
@@ -50,8 +55,6 @@ def _runs(args, out) -> None:
     """The stored runs, one line each at any terminal width (the ids every other command takes):
     where the line is too long the label, then the target, then the suite are cut with "…"; the
     failed column only where a run has a failed cell, the time to the minute (`show` has the rest)."""
-    from ..report.one_line import one_line_rows
-    from ..store.database import Store
     store = Store(args.db, create=False)      # only reads: never creates a store
     rows = store.run_summaries()
     failed = any(r["failed"] for r in rows)
@@ -75,9 +78,7 @@ def _minute(created: str) -> str:
 def _targets(out) -> None:
     """The microcontroller targets: QEMU machines, real boards (with whether they were run on silicon),
     the simulator's cores and devices (data: targets/boards.toml, sim/devices.toml), labgrid places."""
-    from ..targets.mcu.sim.devices import CORE_CPU, DEVICES
     from ..targets.mcu.sim.timing import ROUGH
-    from ..targets.mcu.boards import BOARDS, hardware_note
     for kind, boards in (("qemu:", [b for b in BOARDS.values() if b.qemu_machine]),
                          ("board:", [b for b in BOARDS.values() if b.pyocd_target]),
                          ("", [b for b in BOARDS.values() if b.hardware and not b.pyocd_target])):

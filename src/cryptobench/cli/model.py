@@ -14,10 +14,20 @@ from ..core.printable import PrintableLines
 from ..references import load_reference
 from ..core.table import LEFT, Column, Table, columns
 from ..report.terminal import print_table
+from .commands import COMMANDS
 from .common import (OneLineParser, add_db, add_output, checked_output, console_for, key_values, resolve_one_run,
                      write_atomic)
+from ..analysis.models.accelerator import accelerator_model, additional_latency, solve_latency
+from ..analysis.models.accelerator import fit_setup_per_block
+from ..analysis.models.battery import battery_view, capacity_j, parse_rate
+from ..analysis.models.crossover import crossover, sweep_from_run
+from ..analysis.models.offload import OffloadModel
+from ..store.database import Store
+from ..targets.power import load_profile
+from ..targets.power import modeled_energy
 
 NAME = "model"
+HELP = COMMANDS[NAME].help
 
 
 def _si_arg(text):
@@ -37,8 +47,7 @@ def _hz_arg(text):
 
 
 def add_parser(sub) -> None:
-    model = sub.add_parser("model", help="analytic models (provenance modeled): accelerator throughput, "
-                                         "polling vs blocking offload, crossover lengths, battery share")
+    model = sub.add_parser("model", help=HELP)
     msub = model.add_subparsers(dest="model_command", parser_class=OneLineParser)
     _add_accelerator_parser(msub)
     _add_offload_parser(msub)
@@ -147,7 +156,6 @@ def _g(x, unit=""):
 
 
 def _accelerator(args, out) -> int:
-    from ..analysis.models.accelerator import accelerator_model, additional_latency, solve_latency
     modes = sum(bool(x) for x in (args.pisa, args.fit, args.solve_latency))
     if modes > 1:
         raise UsageError("model accelerator: --pisa, --fit and --solve-latency exclude each other")
@@ -270,7 +278,6 @@ def pisa_rows() -> tuple[dict, dict]:
 
 
 def _pisa(args, out) -> int:
-    from ..analysis.models.accelerator import additional_latency, solve_latency
     rows, bus = pisa_rows()
     clock = bus["clock"]
     doc = {"provenance": "modeled", "source": f"the Pisa Cortex-A53 paper's Tables IV-V ({PISA_FILE})", "rows": []}
@@ -307,11 +314,8 @@ def _pisa(args, out) -> int:
 
 
 def _fit(args, out) -> int:
-    from ..analysis.models.accelerator import fit_setup_per_block
-    from ..analysis.models.crossover import sweep_from_run
     if not args.op or not args.engine:
         raise UsageError("model accelerator --fit needs --op and --engine")
-    from ..store.database import Store
     store = Store(args.db, create=False)      # only reads: never creates a store
     run = store.load_run(resolve_one_run(store, args.fit, "--fit"))
     got = sweep_from_run(run, args.op, args.engine, _params(args.param))
@@ -342,10 +346,8 @@ def _fit(args, out) -> int:
 
 # --------------------------------------------------------------------------------------- offload
 def _offload(args, out) -> int:
-    from ..analysis.models.offload import OffloadModel
     active, idle, peri, volts, src = args.active_ma, args.idle_ma, args.peripheral_ma, args.voltage, "flags"
     if args.profile:
-        from ..targets.power import load_profile
         prof = load_profile(args.profile)
         active = active if active is not None else prof.active_current_a * 1e3
         idle = idle if idle is not None else (prof.idle_current_a * 1e3 if prof.idle_current_a > 0 else None)
@@ -396,13 +398,10 @@ def engine_peripherals(items) -> dict:
 
 
 def _crossover(args, out) -> int:
-    from ..analysis.models.crossover import crossover, sweep_from_run
-    from ..store.database import Store
     store = Store(args.db, create=False)      # only reads: never creates a store
     run = store.load_run(resolve_one_run(store, args.run, "--run"))
     prof = None
     if args.profile:
-        from ..targets.power import load_profile
         prof = load_profile(args.profile)
     peri = engine_peripherals(args.engine_peripheral)
     params = _params(args.param)
@@ -454,13 +453,10 @@ def _crossover(args, out) -> int:
 
 # --------------------------------------------------------------------------------------- battery
 def _battery(args, out) -> int:
-    from ..analysis.models.battery import battery_view, capacity_j, parse_rate
-    from ..store.database import Store
     cap = capacity_j(args.battery_mah, args.battery_v, args.battery_wh)
     rates = [parse_rate(r) for r in args.rate]
     prof = None
     if args.profile:
-        from ..targets.power import load_profile
         prof = load_profile(args.profile)
     baseline = _baseline(args, prof)
     store = Store(args.db, create=False)      # only reads: never creates a store
@@ -513,7 +509,6 @@ def _battery_energies(run, engines, rates, prof):
                 per_op[e][key] = en.per_op_j
                 prov[(e, key)] = en.provenance
             elif prof is not None and cell.result is not None and cell.result.time_s:
-                from ..targets.power import modeled_energy
                 per_op[e][key] = modeled_energy(cell.result.time_s["median"], prof)["per_op_j"]
                 prov[(e, key)] = "modeled"
                 from_profile = True

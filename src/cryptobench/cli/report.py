@@ -14,14 +14,16 @@ from ..report.build import build_report, check_baseline
 from ..core.printable import printable
 from ..report.folder import check_folder, remove_stale, staged
 from ..store.database import Store
+from .commands import COMMANDS
 from .common import add_db, add_runs, resolve_runs
+from ..references import load_reference
 
 NAME = "report"
+HELP = COMMANDS[NAME].help
 
 
 def add_parser(sub) -> None:
-    r = sub.add_parser("report", help="a self-contained HTML report with figures (PNG, SVG) and tables "
-                                      "(Markdown, CSV, LaTeX) from stored runs")
+    r = sub.add_parser("report", help=HELP)
     add_runs(r)
     r.add_argument("--out", required=True, metavar="DIR", help="directory to write report.html, figures/ and tables/ to")
     r.add_argument("--force", action="store_true",
@@ -43,7 +45,6 @@ def run(args, out) -> int:
     try:
         runs = [store.load_run(i, cells=False) for i in resolve_runs(store, args.run_ids)]
         check_baseline(runs, args.baseline, store.cell_engines)
-        from ..references import load_reference
         references = [load_reference(name) for name in dict.fromkeys(args.reference)]
         stale = remove_stale(out_dir)        # staging folders of a report killed earlier (report/folder.py)
         if stale:

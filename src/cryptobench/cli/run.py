@@ -15,11 +15,28 @@ from ..targets.host.harness import build_harness, harness_path
 from ..core.printable import printable
 from ..core.records import FAILED, Plan
 from ..store.database import Store
-from ..runner.suites import MAX_BENCHES, load_suite
+from ..runner.suites import MAX_BENCHES, available_suites, load_suite
+from .commands import COMMANDS
 from .common import add_db, add_format, add_output, add_param, checked_output, split_params, stderr_console, write_atomic
 from .show import add_layout, render_run
+from ..analysis.relative import run_engines
+from ..core.envnumbers import check_all
+from ..report import render_json
+from ..runner.plan import McuOptions, build_mcu_plan
+from ..runner.plan import build_plan
+from ..runner.runner import Runner
+from ..runner.suites import Suite
+from ..stats.sampling import CHECKPOINT
+from ..stats.sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION
+from ..store.backends import STORE_RETRY
+from ..targets.select import target_for
+from ..targets.host.harness import HANDSHAKE_TIMEOUT, REPLY_TIMEOUT
+from ..targets.host.parallel import expand_plan
+from ..targets.host.parallel import parse_parallel
+from ..targets.verify import load_vectors
 
 NAME = "run"
+HELP = COMMANDS[NAME].help
 MAX_CELLS = 5_000         # cells a run may plan without --yes (the default suite plans about 200)
 EXIT_SOME_FAILED = 1      # some cells failed (the others are stored and printed)
 EXIT_NOTHING_MEASURED = 3  # not one cell could be measured (as when a harness cannot start at all)
@@ -32,7 +49,6 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 def _suite_values() -> str:
     """What each bundled suite sets, for --help: the values the defaults above refer to."""
-    from ..runner.suites import available_suites, load_suite
     lines = ["the suites' values (--suite NAME; options above override them):"]
     for name in available_suites():
         s = load_suite(name)
@@ -40,8 +56,6 @@ def _suite_values() -> str:
                     else f"exactly {s.repeat} samples" if s.repeat_set else f"at least {s.repeat} samples")
         lines.append(f"  {name}: baseline {s.baseline or 'none'}; {sampling}; warm-up {s.warmup}; "
                      f"min-time {s.min_time:g} s" + ("; single-shot" if s.single else ""))
-    from ..stats.sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION
-    from ..runner.suites import Suite
     none = Suite("", Path())
     lines += textwrap.wrap("a run without --suite and --op runs 'default'; with --op and no --suite: the ops' default "
                            f"parameters, at least {none.repeat} samples, warm-up {none.warmup}, min-time "
@@ -55,7 +69,7 @@ DEVICE_HELP = ("device profile for sim:CORE targets (e.g. stm32f030, stm32f030:c
 
 
 def add_parser(sub) -> None:  # long: the option list, one declaration per option, in --help order
-    run = sub.add_parser("run", help="verify, time, store and print a suite or a set of operations",
+    run = sub.add_parser("run", help=HELP,
                          epilog=_suite_values(), formatter_class=_HelpFormatter)
     run.add_argument("--suite", help="suite name or path to a suite .toml (default: 'default')")
     run.add_argument("--vectors", action="append", metavar="PATH",
@@ -125,7 +139,6 @@ def add_parser(sub) -> None:  # long: the option list, one declaration per optio
 def _mcu_plan(args) -> Plan:
     """The plan of a microcontroller run: the options as plan.build_mcu_plan takes them (argparse's
     namespace is only read)."""
-    from ..runner.plan import McuOptions, build_mcu_plan
     return build_mcu_plan(McuOptions(
         target=args.target, device=args.device, cpu=args.cpu, opt=args.opt, recipes=tuple(args.recipe or ()),
         engines=tuple(args.engine or ()), library_source=args.library_source, library_cc=args.library_cc,
@@ -135,10 +148,6 @@ def _mcu_plan(args) -> Plan:
 
 
 def run(args, out) -> int:
-    from ..core.envnumbers import check_all
-    from ..targets.host.harness import HANDSHAKE_TIMEOUT, REPLY_TIMEOUT
-    from ..stats.sampling import CHECKPOINT
-    from ..store.backends import STORE_RETRY
     # a bad CRYPTOBENCH_*_S stops the run before any harness starts or anything is stored
     check_all(REPLY_TIMEOUT, HANDSHAKE_TIMEOUT, CHECKPOINT, STORE_RETRY)
     _check_combinations(args)
@@ -219,7 +228,6 @@ def _with_vectors(plan: Plan, args) -> Plan:
     the line, the vector and the field) and named in the plan, so that a resumed run checks the
     same ones."""
     if args.vectors:
-        from ..targets.verify import load_vectors
         dirs = [str(Path(d).resolve()) for d in args.vectors]
         load_vectors(extra=dirs)
         plan.options.extra["vectors"] = dirs
@@ -228,7 +236,6 @@ def _with_vectors(plan: Plan, args) -> Plan:
 
 def _host_plan(args) -> Plan:
     """A new host run's plan from the suite and the options, checked."""
-    from ..runner.plan import build_plan
     engines = [get_engine(e).name for e in args.engine] if args.engine else None
     ops = [get_op(o).id for o in args.op] if args.op else None
     suite = load_suite(args.suite or "default", None if args.yes else MAX_BENCHES) if (args.suite or not ops) else None
@@ -241,13 +248,11 @@ def _host_plan(args) -> Plan:
         raise UsageError(f"--min-time: must be a finite number of seconds >= 0, got {args.min_time}")
     counts = None
     if args.parallel is not None:
-        from ..targets.host.parallel import parse_parallel
         counts = parse_parallel(args.parallel)
     plan = build_plan(suite, engines=engines, ops=ops, param_overrides=split_params(args.param),
                       repeat=args.repeat, min_time=args.min_time, warmup=args.warmup, baseline=args.baseline,
                       single=args.single, sampling=_sampling_options(args))
     if counts:
-        from ..targets.host.parallel import expand_plan
         plan = expand_plan(plan, counts)
     if args.energy:
         plan.options.energy = args.energy
@@ -286,7 +291,6 @@ def _sampling_options(args) -> dict:
 def _finish(store: Store, run_id: int, args, out) -> int:
     run = store.load_run(run_id)
     # the relative view after the tables: asked for, or the suite's own (relative = true: its baseline)
-    from ..analysis.relative import run_engines
     relative_to = getattr(args, "relative_to", None) or (run.plan.baseline if run.plan.relative and run.plan.baseline
                                                          else None)
     if relative_to and relative_to not in run_engines(run):
@@ -294,7 +298,6 @@ def _finish(store: Store, run_id: int, args, out) -> int:
         relative_to = None
     render_run(run, args.format, out, relative_to=relative_to, layout=args.layout)
     if args.json:
-        from ..report import render_json
         write_atomic(Path(args.json), render_json(run, relative_to=relative_to) + "\n", "--json")
     sys.stderr.write(f"stored as run {run_id} in {printable(store.label)}\n")
     return exit_status(run)
@@ -316,8 +319,6 @@ def exit_status(run) -> int:
 
 
 def _execute(store: Store, plan: Plan, run_id: int | None, quiet: bool) -> int:
-    from ..runner.runner import Runner
-    from ..targets import target_for
     console = stderr_console()
     progress, on_event = (_mcu_progress if plan.target else _host_progress_bar)(
         plan, console, not quiet and console.is_terminal)

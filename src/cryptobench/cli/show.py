@@ -7,10 +7,18 @@ from ..core.errors import UsageError
 from ..core.printable import printable_json
 from ..core.records import Run
 from ..store.database import Store
+from .commands import COMMANDS
 from .common import add_db, add_format, add_runs, console_for, resolve_runs
 from ..runner.suites import LAYOUT_NAMES
+from .. import report
+from ..analysis.relative import check_baseline
+from ..analysis.relative import render_csv
+from ..report import layouts
+from ..report.layouts import layout_for
+from ..report.layouts import render_json
 
 NAME = "show"
+HELP = COMMANDS[NAME].help
 
 
 def add_layout(parser) -> None:
@@ -23,7 +31,7 @@ def add_layout(parser) -> None:
 
 
 def add_parser(sub) -> None:
-    show = sub.add_parser("show", help="print stored runs")
+    show = sub.add_parser("show", help=HELP)
     add_runs(show)
     add_format(show)
     show.add_argument("--relative-to", metavar="ENGINE",
@@ -40,9 +48,7 @@ def run(args, out) -> int:
         raise UsageError(f"show --format csv prints one run; for runs {', '.join(map(str, ids))} use "
                          "`cryptobench export RUN… --format csv` (one table, a run column)")
     if len(ids) > 1 and args.format == "json":
-        from .. import report
         if args.layout and args.layout != "default":
-            from ..report.layouts import render_json
             docs = [{"run": i, "layout": args.layout, "tables": json.loads(render_json(store.load_run(i), args.layout))}
                     for i in ids]
             out.write(printable_json(json.dumps(docs, indent=1, ensure_ascii=False)) + "\n")
@@ -65,7 +71,6 @@ def chosen_layout(run: Run, fmt: str, layout: str | None, only_relative: bool) -
         return None if layout == "default" else layout
     if only_relative or fmt not in ("table", "md"):
         return None
-    from ..report.layouts import layout_for
     name = layout_for(run)
     return None if name == "default" else name
 
@@ -75,9 +80,7 @@ def render_run(run: Run, fmt: str, out, relative_to: str | None = None, only_rel
     """The run's tables (a study's layout: `layout`, else the suite's for table and md output); with
     `relative_to`, its relative view too (after the tables, or alone with `only_relative`:
     `show --relative-to`)."""
-    from .. import report
     if relative_to:
-        from ..analysis.relative import check_baseline
         check_baseline(run, relative_to)
     name = chosen_layout(run, fmt, layout, only_relative)
     if name:
@@ -90,7 +93,6 @@ def render_run(run: Run, fmt: str, out, relative_to: str | None = None, only_rel
         out.write(report.render_markdown(run, relative_to=relative_to, only_relative=only_relative) + "\n")
     elif fmt == "csv":
         if relative_to and only_relative:
-            from ..analysis.relative import render_csv
             out.write(render_csv(run, relative_to))
         else:
             out.write(report.render_csv(run))
@@ -100,7 +102,6 @@ def render_run(run: Run, fmt: str, out, relative_to: str | None = None, only_rel
 
 def _render_layout(run: Run, fmt: str, out, name: str, relative_to: str | None) -> None:
     """A study's layout of the run in `fmt` (json: the tables as data; csv: every table, a column naming it)."""
-    from ..report import layouts
     if fmt == "table":
         layouts.render_rich(run, console_for(out), name, relative_to=relative_to)
     elif fmt == "md":

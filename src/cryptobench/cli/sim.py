@@ -13,9 +13,24 @@ from pathlib import Path
 
 from ..core.errors import UsageError
 from ..core.printable import printable
+from .commands import COMMANDS
 from .common import OneLineParser, add_output, checked_output, console_for, write_atomic
+from ..core.quantity import fmt_num
+from ..core.table import LEFT, RIGHT, Column, Table
+from ..report.terminal import print_table
+from ..targets.mcu.boards import BOARDS
+from ..targets.mcu.sim import markers
+from ..targets.mcu.sim.condition import describe
+from ..targets.mcu.sim.condition import split_spec
+from ..targets.mcu.sim.deadline import CommandTimeout, Deadline
+from ..targets.mcu.sim.devices import DEVICES, get_device
+from ..targets.mcu.sim.devices import device_spec
+from ..targets.mcu.sim.image import load_image, parse_addr
+from ..targets.mcu.sim.limits import CONSOLE_HEAD, CONSOLE_TAIL, size_text
+from ..targets.mcu.sim.limits import DEFAULT_MAX_INSTRUCTIONS, MAX_TIMEOUT_S
 
 NAME = "sim"
+HELP = COMMANDS[NAME].help
 DEFAULT_TIMEOUT_S = 60.0
 MAX_INSTRUCTIONS = 2**63 - 1
 RESULT_GRACE_S = 2.0
@@ -28,8 +43,7 @@ class TimedOut(UsageError):
 
 
 def add_parser(sub) -> None:
-    from ..targets.mcu.sim.limits import DEFAULT_MAX_INSTRUCTIONS, MAX_TIMEOUT_S
-    sim = sub.add_parser("sim", help="the cycle-approximate simulator on an image of your own")
+    sim = sub.add_parser("sim", help=HELP)
     ssub = sim.add_subparsers(dest="sim_command", parser_class=OneLineParser)
     r = ssub.add_parser("run", help="run an ELF cryptobench did not build and print its cycles between markers")
     r.add_argument("image", metavar="IMAGE.elf", help="a Cortex-M ELF (Thumb), as the linker wrote it")
@@ -53,7 +67,6 @@ def add_parser(sub) -> None:
 
 
 def _timeout(text: str) -> float:
-    from ..targets.mcu.sim.limits import MAX_TIMEOUT_S
     try:
         value = float(text)
     except ValueError:
@@ -76,8 +89,6 @@ def _max_instructions(text: str) -> int:
 
 
 def _device(spec: str):
-    from ..targets.mcu.sim.condition import split_spec
-    from ..targets.mcu.sim.devices import DEVICES, get_device
     name, _ = split_spec(spec)
     if name not in DEVICES:
         raise UsageError(f"--device: unknown device '{name}'; valid: {', '.join(DEVICES)}")
@@ -87,7 +98,6 @@ def _device(spec: str):
 def run(args, out) -> int:
     if args.sim_command != "run":
         raise UsageError("sim: expected a subcommand: run")
-    from ..targets.mcu.sim.deadline import CommandTimeout, Deadline
     timeout = _timeout(args.timeout)
     max_instructions = _max_instructions(args.max_instructions)
     json_path = checked_output(args, "--json", inputs=((args.image, "the image"),))
@@ -100,11 +110,8 @@ def run(args, out) -> int:
 
 def _prepare(args, max_instructions: int):
     """The device, marker, image and its run, set up to its first instruction."""
-    from ..targets.mcu.sim import markers
     from ..targets.mcu.sim.engine import require_sim
-    from ..targets.mcu.sim.image import load_image, parse_addr
     from ..targets.mcu.sim.imagerun_native import image_run
-    from ..targets.mcu.boards import BOARDS
     device = _device(args.device)
     marker = markers.parse(args.marker)
     vt = parse_addr(args.vector_table, "--vector-table") if args.vector_table else None
@@ -138,7 +145,6 @@ def _write_console(console) -> None:
     """The image's console on stderr, through printable (a CR before a newline dropped, every
     other control character shown as an escape); where the bounded log dropped characters, one
     line says how many."""
-    from ..targets.mcu.sim.limits import CONSOLE_HEAD, CONSOLE_TAIL, size_text
     for stream, text in console.chunks():
         if stream == "gap":
             sys.stderr.write(f"\n[cryptobench: {text} of console output not shown; the first {size_text(CONSOLE_HEAD)} "
@@ -151,8 +157,6 @@ def _write_console(console) -> None:
 
 def _document(image, device, marker, result, timeout_s: float) -> dict:
     from ..targets.mcu.sim import timing
-    from ..targets.mcu.sim.condition import describe
-    from ..targets.mcu.sim.devices import device_spec
     hz = device.clock_hz
     segments = [dict(s, time_s=s["cycles"] / hz) for s in result.segments]
     summary = result.segments.summary
@@ -199,9 +203,6 @@ def _bounded_notes(result) -> list[str]:
 
 
 def _print(doc: dict, out) -> None:
-    from ..core.quantity import fmt_num
-    from ..core.table import LEFT, RIGHT, Column, Table
-    from ..report.terminal import print_table
     title = (f"{doc['image']} on {doc['device']} ({doc['core']}{', rough model' if doc['simulator']['rough'] else ''})"
              f": {doc['marker']['meaning']} - simulated")
     table = Table(title, [Column("segment", LEFT), Column("cycles", RIGHT), Column("instructions", RIGHT),

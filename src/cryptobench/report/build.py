@@ -22,6 +22,11 @@ from ..core.records import Run, outcome
 from .html import render_pieces, run_tables_html
 from ..core.table import Table, columns
 from .table_files import latex_escape, markdown_escape, slug, to_csv, to_latex, to_markdown
+from ..analysis.relative import relative, relative_tables, run_engines
+from .captions import conditions_caption
+from .series import Sweeps
+from .tables import build_tables
+from .tables import conditions_lines
 
 
 def check_baseline(runs: list[Run], baseline: str | None, engines_of=None) -> None:
@@ -29,7 +34,6 @@ def check_baseline(runs: list[Run], baseline: str | None, engines_of=None) -> No
     for runs loaded without their cells (default: the run's own cells)."""
     if not baseline:
         return
-    from ..analysis.relative import run_engines
     engines = sorted({e for r in runs for e in run_engines(r)}
                      | ({e for r in runs for e in engines_of(r.id)} if engines_of else set()))
     if baseline not in engines:
@@ -61,8 +65,6 @@ def _run_tables(run: Run, baseline: str | None, references=()) -> tuple[list[Tab
     """The run's tables, and a line per operation left out. An operation no engine measured (every
     cell unsupported or failed) gets no table: it would be a table of lengths only. A relative table
     without a single ratio (e.g. the baseline lacks the operation) is left out the same way."""
-    from ..analysis.relative import relative, relative_tables, run_engines
-    from .tables import build_tables
     measured = {c.op for c in run.cells if c.ok}
     tables = [t for t in build_tables(run, references) if t.key not in OPS or t.key in measured]
     skipped = [_skipped_line(run, op) for op in dict.fromkeys(c.op for c in run.cells) if op not in measured]
@@ -126,7 +128,6 @@ def build_report(runs: list[Run], out_dir: Path, baseline: str | None = None, ti
     written and dropped as it is drawn, and the page is written a piece at a time, so memory does
     not grow with the runs (only the sweep figures' points do, a few numbers per cell)."""
     require("matplotlib", "figures", "the HTML report's figures (cryptobench report)")
-    from .series import Sweeps
     fig_dir, tab_dir = out_dir / "figures", out_dir / "tables"
     fig_dir.mkdir(parents=True, exist_ok=True)
     tab_dir.mkdir(parents=True, exist_ok=True)
@@ -163,11 +164,9 @@ def _one_run(run: Run, baseline: str | None, files: "_TableFiles", figures: "_Fi
              sweeps: list, references=()) -> tuple[dict, list[dict]]:
     """One run, its cells loaded: its tables written, its own figures drawn and written, its points
     added to the sweeps. Returns its section of the page (its tables with it) and its crossover rows."""
-    from .captions import conditions_caption
     from .figures import run_figures
     from .figures.crossover import crossover_groups
     from .figures.heatmap import baseline_runs
-    from .tables import conditions_lines
     caption = conditions_caption(run)
     run_tables, skipped = _run_tables(run, baseline, references)
     files.begin_run(_run_heading(run), caption, skipped)

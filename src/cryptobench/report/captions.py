@@ -3,6 +3,7 @@ tables.conditions_lines shows, compacted), and the pieces every figure caption s
 from __future__ import annotations
 
 from ..core.records import Conditions, Run, place_of
+from ..targets.mcu.sim.condition import describe
 
 
 def _join(items) -> str:
@@ -86,7 +87,6 @@ def _target_parts(run: Run) -> list[str]:
                      f"({sim.get('model', 'simulator')} v{sim.get('model_version', '?')}, "
                      f"{sim.get('flash_ws', '?')} flash wait state(s); {sim.get('source', '')})".replace("; )", ")"))
         if sim.get("condition"):
-            from ..targets.mcu.sim.condition import describe
             parts.append("condition: " + describe(sim["condition"]))
         parts.append(f"image for {t.get('board', '?')}, cpu {t.get('cpu', '?')}, -{t.get('opt', '?')}")
     else:

@@ -18,6 +18,11 @@ from ..core.errors import UsageError
 from ..core.records import Cell, Conditions, Result, Run
 from ..core.table import LEFT, Column, Table, csv_text
 from ..core.extras import require
+from .. import __version__
+from ..catalog.ops import OPS
+from ..core.printable import printable
+from ..core.table import spreadsheet_safe
+from ..stats.results import per_op_seconds
 
 EXPORT_FORMAT_ID = "cryptobench-export/1"
 
@@ -349,7 +354,6 @@ def cell_row(run: Run, cell: Cell, conditions: dict | None = None) -> dict:
     """A cell's row; the columns it has no value for (a cell without a result) are filled with
     null by build_table. `conditions`: a cache of the conditions columns per (engine, target) of
     this run (export_rows keeps one per run: they are the same for all of its cells)."""
-    from ..catalog.ops import OPS
     op = OPS.get(cell.op)
     row = _run_fields(run)
     row.update({"cell_seq": cell.seq, "op": cell.op, "op_title": op.title if op else None})
@@ -371,7 +375,6 @@ def cell_row(run: Run, cell: Cell, conditions: dict | None = None) -> dict:
 
 
 def sample_rows(run: Run, cell: Cell) -> list[dict]:
-    from ..stats.results import per_op_seconds
     samples = cell.samples or []
     if not samples:
         return []
@@ -522,8 +525,6 @@ def csv_cells(columns):
     """row -> the row's CSV cells, each exactly as export_table and report.table.Csv write it
     (printable, then spreadsheet_safe), for a streamed export: numbers and booleans need neither
     (a number stays a number in a spreadsheet), so only the text columns pass through them."""
-    from ..core.printable import printable
-    from ..core.table import spreadsheet_safe
 
     def text(v):
         return "" if v is None else spreadsheet_safe(printable(v))
@@ -556,7 +557,6 @@ def export_table(columns, rows, names: list[str] | None = None) -> Table:
 def metadata(runs: list[Run], samples: bool, columns, cells: Mapping[int, int] | None = None) -> dict:
     """The Parquet file's key-value metadata; `cells`: each run's cell count, where the runs were
     loaded without their cells (an export streams them)."""
-    from .. import __version__
     return {
         "cryptobench.format": EXPORT_FORMAT_ID,
         "cryptobench.version": __version__,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ..catalog.ops import OPS
 from ..core.records import UNSUPPORTED, Cell, Energy, Run
 from .sweep_summary import MAX_LINES, OMITTED_KEPT, RunSummary, Tally
+from ..targets.host.parallel import is_parallel_run
 
 # --- colours: one per engine, the same in every figure ----------------------------------------------
 TAB10 = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -235,7 +236,6 @@ class Sweeps:
         self.methods: dict[tuple[int, str], set] = {}
 
     def add(self, run: Run, caption: str = "") -> None:
-        from ..targets.host.parallel import is_parallel_run
         self.captions[run.id] = caption
         if is_parallel_run(run):
             return

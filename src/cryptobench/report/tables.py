@@ -23,6 +23,14 @@ from .mcu_tables import cost_table, energy_rsd, footprint_table, ok_results, sum
 from ..core.table import LEFT, Column, Csv, Markdown, Table
 from .verdicts import improvement_text, summary_line, summary_rows
 from .terminal import print_lines, print_table
+from ..analysis.relative import direction_text, relative_tables
+from ..analysis.relative import relative
+from ..targets.host.parallel import is_parallel_run
+from ..targets.mcu.sim.condition import describe, sources
+from ..targets.mcu.sim.devices import device_spec
+from .export import build_table, export_table
+from .scaling_tables import conditions_line
+from .scaling_tables import scaling_tables
 
 
 def _cell_text(cell: Cell | None, scale: float) -> tuple[str, str]:
@@ -242,8 +250,6 @@ def build_tables(run: Run, references=()) -> list[Table]:
     (mcu_tables.py for a microcontroller run). A scaling run (--parallel) gets the Pisa paper's
     tables instead (scaling_tables.py). The comparison columns read the way the run's study (or a
     reference given) reads its ratios (over_baseline)."""
-    from ..targets.host.parallel import is_parallel_run
-    from .scaling_tables import scaling_tables
     if is_parallel_run(run):
         return scaling_tables(run)
     comps = {(c["op"], params_key(c["params"]), c["engine"]): c
@@ -301,8 +307,6 @@ def _target_lines(cond: Conditions, cells=()) -> list[str]:
         lines = [f"target sim:{t['core']} · device {t['device']}{src} · image linked for "
                  f"{t['board']} · cpu {t['cpu']} · -{t['opt']} · provenance: simulated"]
         if sim.get("condition"):
-            from ..targets.mcu.sim.condition import describe, sources
-            from ..targets.mcu.sim.devices import device_spec
             opts = device_spec(t["device"], t.get("device_options")).partition(":")[2]
             lines.append("condition" + (f" ({opts})" if opts else "")
                          + f": {describe(sim['condition'])}; sources: {sources(sim['condition'])}")
@@ -414,8 +418,6 @@ def _engine_line(name: str, info: dict) -> str:
 def _sampling_lines(run: Run, impr_legend: bool) -> list[str]:
     """How a host run sampled (a scaling run: how it ran its processes) and, with `impr_legend`,
     what the printed durations and Impr. columns are."""
-    from ..targets.host.parallel import is_parallel_run
-    from .scaling_tables import conditions_line
     if is_parallel_run(run):
         return [conditions_line(run)]
     lines = []
@@ -488,7 +490,6 @@ def sampling_line(sampling: dict, conv=None) -> str:
 def _relative_section(run: Run, relative_to: str | None) -> tuple[list[str], list[Table]]:
     if not relative_to:
         return [], []
-    from ..analysis.relative import direction_text, relative_tables
     return [f"Relative view: {direction_text(relative_to)}"], relative_tables(run, relative_to)
 
 
@@ -547,7 +548,6 @@ def csv_columns(run: Run) -> list[str]:
 
 
 def render_csv(run: Run) -> str:
-    from .export import build_table, export_table
     columns_, rows = build_table([run])
     return Csv().render(export_table(columns_, rows, csv_columns(run)))
 
@@ -555,6 +555,5 @@ def render_csv(run: Run) -> str:
 def render_json(run: Run, relative_to: str | None = None) -> str:
     doc = document(run)
     if relative_to:
-        from ..analysis.relative import relative
         doc["relative"] = relative(run, relative_to)
     return json.dumps(doc, indent=2)

@@ -12,6 +12,18 @@ from ..core.errors import UsageError
 from ..core.records import Group, Options, Params, Plan
 from ..stats.sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION, PER_VISIT, PROCESSES
 from .suites import Suite
+from ..core.records import McuTargetSpec
+from ..targets.host.engines import ENGINES
+from ..targets.mcu.boards import BOARDS
+from ..targets.mcu.boards import check_cpu, get_board
+from ..targets.mcu.boards import check_opt
+from ..targets.mcu.firmware.build import toolchain
+from ..targets.mcu.firmware.recipes import builtin_recipes
+from ..targets.mcu.firmware.recipes import load_recipe
+from ..targets.mcu.lab.leases import DEFAULT_LEASE_S
+from ..targets.mcu.lab.places import BOARD_TAG, Lab
+from ..targets.mcu.sim.devices import CORE_CPU, get_device
+from .suites import load_suite
 
 
 def build_plan(suite: Suite | None, *, engines: list[str] | None = None, ops: list[str] | None = None,
@@ -165,9 +177,6 @@ def build_mcu_plan(o: McuOptions, find_places=None) -> Plan:
     """The one boundary where a microcontroller run's options become its plan: every option is
     checked offline first; a labgrid target's places are looked up (`find_places`, default
     lab_places: the coordinator) only once they all hold, and only for the board they carry."""
-    from ..targets.mcu.firmware.recipes import load_recipe
-    from ..core.records import McuTargetSpec
-    from ..targets.mcu.boards import check_opt
     kind, name = _mcu_kind(o)
     if kind != "labgrid":
         board, cpu, device = _mcu_board(o, kind, name, None)
@@ -181,7 +190,6 @@ def build_mcu_plan(o: McuOptions, find_places=None) -> Plan:
     plan = _mcu_groups(o, names)
     lab = None
     if kind == "labgrid":                # every option holds: now the coordinator, for the places' board
-        from ..targets.mcu.lab.leases import DEFAULT_LEASE_S
         lab = (find_places or lab_places)(name)
         board, cpu, device = _mcu_board(o, kind, name, lab)
     plan.target = McuTargetSpec(
@@ -213,8 +221,6 @@ def _mcu_kind(o: McuOptions) -> tuple[str, str]:
 
 def _mcu_libraries(o: McuOptions) -> list[str]:
     """The run's library recipes (--recipe files, then --engine names; default: every built-in)."""
-    from ..targets.mcu.firmware.build import toolchain
-    from ..targets.mcu.firmware.recipes import builtin_recipes
     if o.library_source and not o.recipes:
         raise UsageError("--library-source needs --recipe FILE (the recipe that says what to build from it)")
     toolchain()
@@ -232,8 +238,6 @@ def _mcu_libraries(o: McuOptions) -> list[str]:
 
 def _mcu_groups(o: McuOptions, names: list[str]) -> Plan:
     """The suite's (or --op's) cells, one engine per library recipe, and the baseline library."""
-    from ..targets.host.engines import ENGINES
-    from .suites import load_suite
     ops = [get_op(x).id for x in o.ops] if o.ops else None
     suite = load_suite(o.suite or "default") if (o.suite or not ops) else None
     plan = build_plan(suite, ops=ops, param_overrides=o.params, repeat=o.repeat)
@@ -251,16 +255,13 @@ def _mcu_groups(o: McuOptions, names: list[str]) -> Plan:
 
 def _mcu_board(o: McuOptions, kind: str, name: str, lab: LabPlaces | None):
     """(board, cpu, device) of the target, --cpu and --device, checked."""
-    from ..targets.mcu.boards import check_cpu, get_board
     if kind == "labgrid":
         board = get_board(lab.board, "qemu" if lab.emulated else "board")
         return board, check_cpu(board, o.cpu), None
     if kind != "sim":
         board = get_board(name, kind)
         return board, check_cpu(board, o.cpu), None
-    from ..targets.mcu.sim.devices import CORE_CPU, get_device
     from ..targets.mcu.sim.engine import load_library
-    from ..targets.mcu.boards import BOARDS
     device = get_device(o.device, name)
     board = BOARDS[device.board]
     cpu = CORE_CPU[name]
@@ -277,7 +278,6 @@ def _mcu_board(o: McuOptions, kind: str, name: str, lab: LabPlaces | None):
 
 def lab_places(spec: str) -> LabPlaces:
     """The labgrid places `spec` names and their one board (their `board` tag), from the coordinator."""
-    from ..targets.mcu.lab.places import BOARD_TAG, Lab
     lab = Lab()
     try:
         names = lab.resolve(spec)

@@ -13,6 +13,7 @@ from ..core.processes import interrupt_on_sigterm
 from ..core.records import Conditions, Plan
 from ..store.database import LOCK_STALE_S, Store, StoreUnavailable, heartbeat
 from ..targets.base import RunSession, Target
+from ..targets.select import target_for
 
 HEARTBEAT_S = min(10.0, LOCK_STALE_S / 6)
 
@@ -20,7 +21,6 @@ HEARTBEAT_S = min(10.0, LOCK_STALE_S / 6)
 class Runner:
     def __init__(self, store: Store, plan: Plan, target: Target | None = None, progress: Callable | None = None,
                  log: Callable[[str], None] = lambda s: None):
-        from ..targets import target_for
         self.store, self.plan, self.log = store, plan, log
         self.target = target if target is not None else target_for(plan, progress=progress, log=log)
 

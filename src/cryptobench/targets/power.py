@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..core.files import read_toml, toml_line
 from ..core.quantity import is_amount
+from .mcu.sim.devices import DEVICES
 
 STATES = ("active", "idle", "standby")
 
@@ -98,7 +99,6 @@ def load_profile(ref: str) -> PowerProfile:
         return PowerProfile(float(doc["supply_v"]), float(doc["active_current_a"]), float(doc.get("idle_current_a", 0)),
                             float(doc.get("standby_current_a", 0)), dict(peri), doc.get("source", str(path)),
                             doc.get("name", path.stem), at_v)
-    from .mcu.sim.devices import DEVICES
     if ref not in DEVICES:
         raise ValueError(f"power profile '{ref}': not a device ({', '.join(DEVICES)}) nor a .toml file")
     return profile_from_device(DEVICES[ref])

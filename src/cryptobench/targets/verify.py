@@ -21,6 +21,7 @@ from ..core.errors import HarnessError, UsageError
 from ..core.files import read_utf8
 from ..core.paths import PACKAGE_DIR
 from ..catalog.vector_check import SELECTING, check_vector
+from ..core.extras import require
 
 VECTORS_DIR = PACKAGE_DIR / "catalog" / "vectors"
 MAX_FILE_BYTES = 16 << 20        # one vector file (the bundled ones are at most 40 KB)
@@ -146,7 +147,6 @@ def python_reference(op: str, params, values: dict) -> tuple[bytes, str] | None:
     package is not installed."""
     if op != "aes-eax-encrypt":
         return None
-    from ..core.extras import require
     aes = require("Crypto.Cipher.AES", "reference", "the AES-EAX host reference")
     import Crypto
     nonce = values.get("iv", values.get("nonce", b""))

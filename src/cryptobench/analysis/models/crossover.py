@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ...core.records import Run
+from ...targets.power import modeled_energy
 
 
 def linear_curve(fn, lengths) -> list[dict]:
@@ -101,7 +102,6 @@ def sweep_from_run(run: Run, op: str, engine: str, params: dict | None = None, p
             energy_pts.append({"x": x, "y": e.per_op_j, "lo": elo, "hi": ehi})
             energy_prov.add(e.provenance)
         elif profile is not None:
-            from ...targets.power import modeled_energy
             p = modeled_energy(1.0, profile, "active", peripherals)["avg_power_w"]
             energy_pts.append({"x": x, "y": t["median"] * p, "lo": lo * p, "hi": hi * p})
             energy_prov.add("modeled")

@@ -39,6 +39,7 @@ from .heatmap import baseline_runs, heatmap_figure, resolve_baseline
 from .scaling import scaling_figures
 from .style import Figure, param_slugs
 from .sweep import figures_of_sweeps, sweep_figures
+from ...targets.host.parallel import is_parallel_run
 
 __all__ = ["KINDS", "Figure", "build_figures", "crossover_rows", "figures_of_sweeps", "resolve_baseline",
            "run_figures"]
@@ -65,7 +66,6 @@ def build_figures(runs: list[Run], baseline: str | None = None, references: list
 def run_figures(run: Run, baseline: str | None, used: set, cache: dict | None = None):
     """The figures of one run alone, one at a time: its relative heat-maps (time, energy), its
     energy split, its scaling figures and its crossover figures."""
-    from ...targets.host.parallel import is_parallel_run
     cache = {} if cache is None else cache
     for _, b, why in baseline_runs([run], baseline):
         for metric in ("time", "energy"):

@@ -10,11 +10,12 @@ from ..series import engine_color, fmt_len, op_title, params_full, params_short
 from .heatmap import baseline_runs, relative_view
 from .style import (LABEL_PT, SMALL_PT, TITLE_PT, WIDTH, Figure, axes_text, len3, new_figure, run_suffix,
                     style_axes, tag, unique_id, x_lengths, y_values)
+from ...analysis.models.crossover import crossover
+from ...analysis.models.crossover import sweep_from_run
 
 
 def _verdict(a: str, b: str, a_pts: list[dict], b_pts: list[dict]) -> dict:
     """Where the cheaper engine changes, from models.crossover in both directions."""
-    from ...analysis.models.crossover import crossover
     res = crossover(a_pts, b_pts)                  # from which length is B cheaper than A
     xs = res["lengths"]
     rng = f"{fmt_len(xs[0])}–{fmt_len(xs[-1])} B"
@@ -75,7 +76,6 @@ def _verdict(a: str, b: str, a_pts: list[dict], b_pts: list[dict]) -> dict:
 
 def crossover_groups(run: Run, baseline: str, cache: dict | None = None) -> list[dict]:
     """Per (op, fixed params) swept over >= 2 lengths: the ratio curves and the rows."""
-    from ...analysis.models.crossover import sweep_from_run
     view = relative_view(run, baseline, cache)
     groups: dict = {}
     order = []

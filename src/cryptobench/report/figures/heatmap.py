@@ -11,6 +11,7 @@ from ..series import op_title, param_text
 from .style import (LABEL_PT, TICK_PT, TITLE_PT, WIDTH, Figure, luminance, new_figure, run_suffix, tag,
                     unique_id)
 from ...core.records import Run, params_key
+from ...targets.host.parallel import is_parallel_run
 
 
 # --- baseline -----------------------------------------------------------------------------------
@@ -30,7 +31,6 @@ def resolve_baseline(run: Run, baseline: str | None) -> tuple[str | None, str]:
 
 def baseline_runs(runs: list[Run], baseline: str | None):
     """(run, engine, why) per run that is not parallel and has a baseline (see resolve_baseline)."""
-    from ...targets.host.parallel import is_parallel_run
     for run in runs:
         if is_parallel_run(run):
             continue

@@ -14,6 +14,8 @@ from ..captions import provenance_text, runs_caption
 from ..series import decades, engine_color, op_title, params_full, params_short
 from .style import (LABEL_PT, SMALL_PT, TITLE_PT, Figure, log_y, new_figure, omitted_text, param_slugs,
                     run_suffix, style_axes, tag, unique_id)
+from ...targets.host.parallel import units_per_op
+from ..scaling_tables import cells_by_count
 
 
 @dataclass
@@ -28,7 +30,6 @@ class _Drawn:
 
 
 def scaling_figures(run: Run, used: set) -> list[Figure]:
-    from ..scaling_tables import cells_by_count
     order, cells = cells_by_count(run)
     cpus = run.plan.options.parallel_cpus or []
     engines = run_engines(run)
@@ -46,7 +47,6 @@ def _scaling_figure(run: Run, op_id: str, params: dict, ps: str, by_engine: dict
                     used: set) -> Figure | None:
     """Throughput (left) and efficiency (right) against N for one operation and parameters, a curve
     per engine (by_engine: engine -> N -> cell); None when no cell has a result."""
-    from ...targets.host.parallel import units_per_op
     unit, _ = units_per_op(op_id, params)
     payload = unit == "bytes"
     th_unit = "Mb/s" if payload else "op/s"

@@ -22,6 +22,12 @@ from ..terminal import print_lines, print_table
 from ...runner.suites import LAYOUT_NAMES
 from . import cifra, nxp, pisa, ti, zhaw
 from .common import is_qemu
+from ...analysis.relative import direction_text, relative_tables
+from ...core.printable import printable
+from ..tables import ESTIMATOR_TEXT
+from ..tables import build_tables
+from ..tables import conditions_lines
+from ..tables import summary_lines
 
 LAYOUTS: dict[str, Callable[[Run], list[Table]]] = {
     "ti": ti.tables, "nxp": nxp.tables, "cifra": cifra.tables, "zhaw": zhaw.tables, "pisa": pisa.tables}
@@ -43,7 +49,6 @@ def layout_for(run: Run, asked: str | None = None) -> str:
 def layout_tables(run: Run, name: str) -> list[Table]:
     """The run's tables in layout `name` ("default": report/tables.py's)."""
     if name == "default":
-        from ..tables import build_tables
         return build_tables(run)
     tables = LAYOUTS[name](run)
     timed = any(c.ok and c.result and c.reported_time() for c in run.cells)
@@ -59,7 +64,6 @@ PRINTED_TIME = ("ti", "nxp", "cifra", "pisa")
 
 def estimator_note(run: Run) -> str:
     """One line naming the estimator the layout's times are: "1st percentile (p1)" or "median"."""
-    from ..tables import ESTIMATOR_TEXT
     names = sorted({c.reported_time()[2] for c in run.cells if c.ok and c.result and c.reported_time()})
     what = " / ".join(ESTIMATOR_TEXT.get(e, e) for e in names) or "median"
     return (f"times (and the rates and cycles computed from them): the {what} of the repetitions, the number "
@@ -68,18 +72,15 @@ def estimator_note(run: Run) -> str:
 
 def _preface(run: Run, name: str, relative_to: str | None) -> tuple[list[str], list[str], list[Table]]:
     """The run's conditions and the line naming the layout; the relative view's line and tables."""
-    from ..tables import conditions_lines
     lines = conditions_lines(run, impr_legend=False) + [f"layout {name}: {TITLES[name]} (docs/layouts.md; "
                                                         "--layout default prints the plain tables)"]
     if not relative_to:
         return lines, [], []
-    from ...analysis.relative import direction_text, relative_tables
     return lines, [f"Relative view: {direction_text(relative_to)}"], relative_tables(run, relative_to)
 
 
 def render_rich(run: Run, console, name: str, relative_to: str | None = None) -> None:
     """The conditions and the layout's tables in the terminal, then the relative view if asked."""
-    from ..tables import summary_lines
     lines, rel_lines, rel_tables = _preface(run, name, relative_to)
     print_lines(console, lines)
     for t in layout_tables(run, name):
@@ -91,8 +92,6 @@ def render_rich(run: Run, console, name: str, relative_to: str | None = None) ->
 
 
 def render_markdown(run: Run, name: str, relative_to: str | None = None) -> str:
-    from ...core.printable import printable
-    from ..tables import summary_lines
     lines, rel_lines, rel_tables = _preface(run, name, relative_to)
     out = [f"# cryptobench run {run.id}", ""] + [f"- {printable(l.strip(), keep_newlines=False)}"
                                                  for l in lines + rel_lines] + [""]

@@ -12,6 +12,7 @@ from ...core.quantity import fmt_num
 from ...core.records import Cell, Run
 from ...core.table import LEFT, Column, Table
 from .common import core_clock_hz, cycles_word, is_qemu, mark, provenance_word, word
+from ...catalog.ops import OPS
 
 AT_BYTES = 256                # the post's table: encrypting a 256-byte message
 KB = 1000                     # the post does not say; a kilobyte of 1000 bytes here, said in the header
@@ -31,7 +32,6 @@ def algorithm(op: str, params: dict) -> str:
         return "ChaCha20-Poly1305"
     if op.startswith("norx32"):
         return "NORX32-4-1"
-    from ...catalog.ops import OPS
     return OPS[op].title
 
 

@@ -13,6 +13,7 @@ from ...core.table import LEFT, Column, Table
 from ...targets.host.parallel import PARAM, op_params
 from ..failure_text import failure_note
 from .common import engine_order, grouped, provenance_word, word
+from ...core.records import params_key
 
 TABLE_OF = {"aes-ecb-encrypt": "Table I", "sha256": "Table II", "ecdsa-sign": "Table III"}
 NAMES = {"aes-ecb-encrypt": "AES-ECB", "sha256": "SHA256", "ecdsa-sign": "ECDSA"}
@@ -162,7 +163,6 @@ def tables(run: Run) -> list[Table]:  # long: five tables, each from the previou
 
 def _group_key(cell: Cell) -> str:
     """The cell's parameters without the process count: one Table I-III per (op, parameters)."""
-    from ...core.records import params_key
     return cell.op + "|" + params_key(op_params(cell.params))
 
 

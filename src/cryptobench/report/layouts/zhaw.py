@@ -13,6 +13,8 @@ from ...core.table import LEFT, Column, Table
 from ..mcu_tables import energy_rsd
 from ..failure_text import failure_note
 from .common import engine_order, find, is_qemu, provenance_word, rows_of, word
+from ...catalog.ops import OPS
+from .common import grouped
 
 TOP = 3                      # the paper lists the three highest RSDs per device
 TABLE_OF = {"random": "Table 3", "sha256": "Table 3", "ecc-keygen": "Table 4", "ecdsa-sign": "Table 4",
@@ -32,7 +34,6 @@ def primitive(op: str, params: dict) -> str:
         return f"RSA{params.get('rsa_bits', '')}"
     if op.startswith(("ecdsa", "ecc")):
         return "ECDSA" if params.get("curve", "p256") == "p256" else f"ECDSA {params['curve'].upper()}"
-    from ...catalog.ops import OPS
     return OPS[op].title
 
 
@@ -169,7 +170,6 @@ def _repetitions(cells: list[Cell], engines: list[str], energy: bool) -> Table:
 
 def tables(run: Run) -> list[Table]:
     """Tables 3 and 4, 5-8 and 9 of the white paper, from a run."""
-    from .common import grouped
     groups = grouped(run, TABLE_OF)
     engines = [e for e in engine_order(run, run.cells) if any(word(c) is None for c in run.cells if c.engine == e)]
     energy = any(c.ok and c.energy is not None for c in run.cells)

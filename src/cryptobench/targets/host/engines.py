@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ...core.errors import HarnessError, UsageError
 from .harness import HarnessProcess, harness_path
+from .secure import close_provision, open_provision
 
 # x86-64: OPENSSL_ia32cap="~A:~B" clears bits of the two 64-bit capability words.
 # Word 0 = CPUID.1:EDX | ECX<<32; word 1 = CPUID.7:EBX | ECX<<32 (OpenSSL's layout).
@@ -220,7 +221,6 @@ def probe_engines(names: list[str]) -> dict[str, tuple[dict, str | None]]:
     out = {}
     if not harness_path().exists():
         return {n: ({}, f"host harness not built ({harness_path()}); run ./setup.sh") for n in names}
-    from .secure import close_provision, open_provision
     for name in names:
         engine = ENGINES[name]
         prov = None

@@ -37,6 +37,8 @@ from ...catalog.ops import OPS
 from ...core.errors import HarnessError, UsageError
 from ...stats.summary import ratio_ci, summarize
 from ...core.records import Params, Plan, Result, Run
+from .engines import check_engine
+from .meters.base import CounterReset
 
 MAX_PROCESSES = 256
 OVERHEAD_SHARE = 0.02            # flag when the concurrent round trip exceeds this share of a round
@@ -146,7 +148,6 @@ class ParallelCell:
     """N pinned harness processes of one engine with one slot set up in each."""
 
     def __init__(self, engine, n: int, cpus: list[int], check=None):
-        from .engines import check_engine
         self.engine, self.n = engine, n
         self.cpus, self.oversubscribed = assign_cpus(n, cpus)
         self.procs: list = []
@@ -195,7 +196,6 @@ class ParallelCell:
 
     def energy_window(self, session, k: int) -> dict:
         """One concurrent energy window: every process runs batches for the window length at once."""
-        from .meters.base import CounterReset
         a = session.meter.read()
         wall, replies = concurrent(self.procs, {"cmd": "window", "slot": self.slot, "k": int(k),
                                                 "min_ns": int(session.window_s * 1e9)})

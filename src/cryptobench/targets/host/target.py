@@ -19,6 +19,9 @@ from .secure import close_provision, open_provision
 from ...stats.summary import summarize
 from ..verify import Verifier, load_vectors
 from ..base import RunSession
+from .meters import MeterUnavailable, get_meter
+from .meters.session import EnergySession
+from .meters.session import measure_group
 
 TARGET = "host"
 FINISH_MARGIN_S = 3.0        # of the budget, kept for deriving and storing the results
@@ -173,7 +176,6 @@ class HostTarget:
         self.session = session
         verifier = Verifier(self.procs, load_vectors(extra=self.plan.options.extra.get("vectors") or ()))
         if self.meter is not None:
-            from .meters.session import EnergySession
             self.energy = EnergySession(self.meter, int(self.plan.options.extra.get("energy_windows") or 5),
                                         session.previous_conditions.get("energy_meter"))
         try:
@@ -466,7 +468,6 @@ class HostTarget:
         engines of a group interleaved, an idle window after each group."""
         if self.energy is None or not self.energy.started:
             return {}
-        from .meters.session import measure_group
         out: dict = {}
         by_group: dict = {}
         for c in cells:
@@ -564,7 +565,6 @@ def open_meter(name: str | None):
     that names the remedy."""
     if not name:
         return None
-    from .meters import MeterUnavailable, get_meter
     try:
         return get_meter(name)
     except MeterUnavailable as exc:

@@ -6,9 +6,3 @@ Transport per kind of target (`run(image) -> FirmwareReport`, functional-only, c
 to the conditions); watchdog.py: the console loop QEMU and boards share; sim_reading.py: the
 simulator's exact cycles, instructions, marker windows and modeled energy. The target record
 itself is records.McuTargetSpec; targets/mcu/planning.py turns options into it."""
-from .sim_reading import sim_counts
-from .target import McuTarget, make_inputs, matching_vectors_for_op, served_by_firmware, target_label
-from .transports import Transport, transport_for
-
-__all__ = ["McuTarget", "Transport", "make_inputs", "matching_vectors_for_op", "served_by_firmware", "sim_counts",
-           "target_label", "transport_for"]

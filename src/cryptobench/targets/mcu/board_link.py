@@ -14,6 +14,7 @@ from ...core.errors import UsageError
 from .firmware.protocol import FirmwareReport
 from ...core.processes import child_environment
 from .watchdog import watch_console
+from ...core.extras import require
 
 
 def read_lines(port, report: FirmwareReport, timeout_s: float, silence_s: float, on_line=lambda l: None) -> None:
@@ -36,7 +37,6 @@ def flash_image(elf: Path, pyocd_target: str) -> None:
 
 def run_on_board(elf: Path, board, port: str, flash: bool = True, baud: int = 115200,
                  timeout_s: float = 300.0, silence_s: float = 30.0) -> FirmwareReport:
-    from ...core.extras import require
     serial = require("serial", "serial", "a board's console over a serial port (--target board:NAME)")
     report = FirmwareReport()
     try:

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 from ...catalog.ops import OPS
 from .reading import Reading
+from ..power import modeled_energy, per_unit, profile_from_device
+from .sim.devices import DEVICES
 
 
 class SimReading(Reading):
@@ -32,8 +34,6 @@ class SimReading(Reading):
 
     def _modeled_energy(self, result: dict, params: Mapping, op: str) -> dict | None:
         """Energy from the simulated duration and the device profile's active current (modeled)."""
-        from ..power import modeled_energy, per_unit, profile_from_device
-        from .sim.devices import DEVICES
         dev = self.device
         if dev.active_current_a <= 0 or dev.clock_hz != DEVICES[dev.name].clock_hz:
             return None              # the profile's current holds at its own clock only

@@ -25,6 +25,8 @@ from ..base import RunSession
 from .boards import BOARDS
 from ..verify import NO_REFERENCE, Verdict, gate, load_vectors, python_reference
 from .transports import Transport, transport_for
+from ...core.extras import MissingExtra
+from .sim.devices import device_spec
 
 HOST_CHECKER = "openssl"       # the host harness engine that makes inputs and checks outputs
 NO_CHECK = "no known-answer test and no host cross-check for this op: not reported"
@@ -34,7 +36,6 @@ def target_label(t: McuTargetSpec) -> str:
     """The target a cell names: sim:CORE:DEVICE, labgrid:PLACE (the place that measured it;
     targets/mcu/lab/worker.py sets it per worker), qemu:BOARD, board:NAME."""
     if t.kind == "sim":
-        from .sim.devices import device_spec
         return f"sim:{t.core}:{device_spec(t.device, t.device_options)}"
     if t.kind == "labgrid":
         return f"labgrid:{t.place or ','.join(t.places)}"
@@ -320,7 +321,6 @@ class McuTarget:
     def _python_expect(op: str, params: Mapping, inputs: Inputs) -> dict:
         """An op no host engine implements: a maintained Python package's output (verify.python_reference),
         or {"why": ...} saying why there is none."""
-        from ...core.extras import MissingExtra
         try:
             ref = python_reference(op, params, inputs.values)
         except MissingExtra as exc:

@@ -14,6 +14,10 @@ from ...core.records import McuTargetSpec
 from .boards import Board
 from .reading import Reading
 from .sim_reading import SimReading
+from .board_link import run_on_board
+from .qemu import qemu_version
+from .qemu import run_image
+from .sim.devices import device_spec, get_device
 
 QEMU_REPEAT = 1                # QEMU has no cycle model: one run gives output, stack and heap
 SIM_REPEAT = 2                 # the simulator is deterministic: a second repetition shows it
@@ -55,12 +59,10 @@ class QemuTransport(Transport):
     repeat = QEMU_REPEAT
 
     def run(self, image: Path) -> FirmwareReport:
-        from .qemu import run_image
         return run_image(image, self.board.qemu_machine, timeout_s=self.spec.watchdog_s,
                          silence_s=self.spec.silence_limit_s, uart_console=self.board.console != "semihosting")
 
     def conditions(self, t: dict) -> None:
-        from .qemu import qemu_version
         t["qemu"] = qemu_version()
         t["timing"] = "none: QEMU has no cycle model, so no cycles or seconds are reported"
 
@@ -69,7 +71,6 @@ class BoardTransport(Transport):
     """A board on this machine's serial port, flashed with pyOCD (unless --no-flash)."""
 
     def run(self, image: Path) -> FirmwareReport:
-        from .board_link import run_on_board
         return run_on_board(image, self.board, self.spec.port, flash=not self.spec.no_flash, baud=self.spec.baud,
                             timeout_s=self.spec.watchdog_s, silence_s=self.spec.silence_limit_s)
 
@@ -103,7 +104,6 @@ class SimTransport(Transport):
 
     def simulator(self):
         if self._sim is None:
-            from .sim.devices import device_spec, get_device
             from .sim.native import Simulator
             self._sim = Simulator(get_device(device_spec(self.spec.device, self.spec.device_options), self.spec.core),
                                   self.board)
@@ -125,7 +125,6 @@ class SimTransport(Transport):
         return SimReading(report, self.simulator().device)
 
     def conditions(self, t: dict) -> None:
-        from .sim.devices import device_spec
         s = t["simulator"] = self.simulator().describe()
         t["clock_hz"] = s["clock_hz"]
         t["timing"] = (f"simulated: {s['model']} v{s['model_version']} cycle model of the {s['core']}"

@@ -12,6 +12,7 @@ from ...catalog.ops import OPS
 from ...core.records import OK, Cell, Result, Run
 from ..power import per_unit
 from .segment import PlanMismatch, column, match_plan, segment, summarize_energy
+from ...stats.results import derive
 
 
 def import_trace(info, chunks, *, nominal_voltage=None, min_width_s=0.0, threshold=None, hysteresis=0.0,
@@ -50,7 +51,6 @@ def energy_record(windows, info, op: str, params: dict, summary: dict | None = N
 
 def as_cell(imported: dict, op: str, params: dict, engine: str, target: str) -> Cell:
     """A new stored cell: time and energy statistics of the windows, provenance measured."""
-    from ...stats.results import derive
     windows = imported["windows"]
     samples = [[1, max(1, int(round(d * 1e9))), 0] for d in column(windows, "duration_s").tolist()]
     result = derive(op, params, samples, {"counter": "none"}, True)

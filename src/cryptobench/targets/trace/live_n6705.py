@@ -30,6 +30,8 @@ import numpy as np
 
 from .formats.generic_csv import write_rows
 from .trace import Chunk
+from ...core.extras import MissingExtra, require
+from .trace import MARKER_X
 
 TRIGGERS = {"imm": "IMM", "immediate": "IMM", "bus": "BUS", "ext": "EXT", "external": "EXT"}
 MAX_ERRORS = 32          # SYST:ERR? reads before giving up on an error queue that never empties
@@ -242,7 +244,6 @@ class N6705:
     # -- session --------------------------------------------------------------------------------
     def open(self) -> "N6705":
         if self.inst is None:
-            from ...core.extras import MissingExtra, require
             try:
                 pyvisa = require("pyvisa", "lab", "the N6705 (energy capture --instrument n6705)")
             except MissingExtra as exc:
@@ -594,7 +595,6 @@ def write_capture_csv(chunks, path) -> dict:
     """Stream Chunks (from either live instrument) into a `generic-csv` trace: `time_s,current_a`
     [`,voltage_v`][`,marker` (0/1/X) or `,marker_v` (analog)][`,current_NAME_a,voltage_NAME_v`…].
     Returns {"samples": n, "format": "generic-csv", "options": {…}} — the import options."""
-    from .trace import MARKER_X
     cols = None
     n = 0
     with open(path, "w", encoding="ascii", newline="\n") as f:

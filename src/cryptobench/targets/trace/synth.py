@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .formats.generic_csv import write_rows
+from ...core.extras import require
 
 CHUNK = 1 << 20
 
@@ -260,7 +261,6 @@ def write_saleae_pair(digital_path, current_path, plan: PulsePlan, *, channel: i
 
 def write_jls(path, plan: PulsePlan, *, chunk: int = CHUNK) -> None:
     """A Joulescope-style JLS v2 file: signals current, voltage (float32) and gpi[0] (u1, the marker)."""
-    from ...core.extras import require
     pyjls = require("pyjls", "lab", "writing Joulescope JLS files")
     rate = round(1.0 / plan.dt)
     if abs(rate * plan.dt - 1.0) > 1e-9:

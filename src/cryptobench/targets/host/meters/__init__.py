@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from .base import ABSENT, CounterReset, Meter, MeterUnavailable, Reading, estimate_update_period
+from .nvml import NvmlMeter
+from .perf_energy import PerfEnergyMeter
+from .rapl import RaplMeter
 
 METERS = ("rapl", "perf", "nvml")
 AUTO_ORDER = ("rapl", "perf", "nvml")
@@ -9,13 +12,10 @@ AUTO_ORDER = ("rapl", "perf", "nvml")
 
 def _make(name: str) -> Meter:
     if name == "rapl":
-        from .rapl import RaplMeter
         return RaplMeter()
     if name == "perf":
-        from .perf_energy import PerfEnergyMeter
         return PerfEnergyMeter()
     if name == "nvml":
-        from .nvml import NvmlMeter
         return NvmlMeter()
     raise ValueError(f"unknown energy meter '{name}'; valid: {', '.join(METERS)}, auto")
 

@@ -22,6 +22,7 @@ from ....catalog.ops import OPS
 from ....core.errors import HarnessError
 from ....stats.summary import summarize
 from .base import CounterReset, Meter, estimate_update_period
+from ...power import per_unit
 
 WINDOW_MIN_S = 0.1
 UPDATE_PERIODS = 20
@@ -203,7 +204,6 @@ def _cell_flags(s, unc: float, dropped: int) -> list[str]:
 
 def _per_unit_fields(per_op_j: float, t_op: float, nbytes) -> dict:
     """Average power over idle while the op runs, and the per-byte / per-bit figures of a payload."""
-    from ...power import per_unit
     u = per_unit(per_op_j, t_op, nbytes)
     out = {"avg_power_w": u["avg_power_w"]}       # extra power over idle while the op runs
     for key in ("energy_per_byte_j", "energy_per_bit_j", "mJ_per_Mb", "throughput_Mbps", "fom"):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ....core.records import Cell, Plan
 from ....store.database import Store, write_aside
+from ....core.records import cell_key
 
 TODO, LEASED, DONE = "todo", "leased", "done"
 DEFAULT_LEASE_S = 60.0         # a silent worker's units go back to the others after this
@@ -45,7 +46,6 @@ def plan_units(plan: Plan) -> list[str]:
 
 
 def unit_keys(plan: Plan, unit: str) -> set[str]:
-    from ....core.records import cell_key
     library, op = split_unit(unit)
     return {cell_key(g.op, g.params, library) for g in plan.groups if g.op == op}
 

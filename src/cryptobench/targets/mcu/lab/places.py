@@ -25,6 +25,9 @@ from pathlib import Path
 
 from ....core.errors import UsageError
 from ..firmware.protocol import FirmwareReport
+from ....core.extras import require
+from ..board_link import read_lines
+from .env_file import check_classes, check_env_file
 
 DEFAULT_COORDINATOR = "127.0.0.1:20408"      # labgrid's own default
 BOARD_TAG = "board"                            # the place tag that names the board (targets/boards.toml)
@@ -33,7 +36,6 @@ EMULATED_FLASH = "QEMUFlashPort"
 
 
 def _labgrid():
-    from ....core.extras import require
     return require("labgrid", "labgrid", "labgrid places (--target labgrid:PLACE)")
 
 
@@ -56,7 +58,6 @@ def lab_environment():
     """The labgrid environment file LG_ENV names, loaded (None without one): checked as data
     first (env_file.py: size, aliases, layout), then loaded by labgrid, then every resource and
     driver class it names checked to be one labgrid knows. A refusal is one line naming the file."""
-    from .env_file import check_classes, check_env_file
     path = os.environ.get("LG_ENV")
     if not path:
         return None
@@ -245,7 +246,6 @@ class PlaceBoard:
         return out
 
     def run_image(self, elf: Path, timeout_s: float = 300.0, silence_s: float = 30.0) -> FirmwareReport:
-        from ..board_link import read_lines
         report = FirmwareReport(after_hello=True)   # the line may still hold the previous image's output
         t = self.target
         if self.power is not None:

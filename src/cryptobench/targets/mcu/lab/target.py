@@ -20,7 +20,12 @@ from ....core.errors import HarnessError
 from ....core.processes import STORE_CREDENTIALS, child_environment, process_alive
 from ....core.records import Plan
 from ...base import RunSession
-from .. import McuTarget
+from ..target import McuTarget
+from .leases import Leases
+from .leases import drop_hold, holds
+from .leases import split_unit
+from .places import Lab
+from .worker import work
 
 
 class LabTarget:
@@ -38,7 +43,6 @@ class LabTarget:
         return self.mcu.open()
 
     def measure(self, session: RunSession) -> None:
-        from .leases import Leases
         leases = Leases(session.store, session.run_id)
         left = leases.prepare(self.plan)
         self._report_holds(session)
@@ -46,7 +50,6 @@ class LabTarget:
             return
         lease_s = self.plan.target.lease_s
         if len(self.places) == 1:
-            from .worker import work
             work(session.store, session.run_id, self.plan, self.places[0], lease_s, self.log, mcu=self.mcu)
             return
         self._spread(session, leases, lease_s)
@@ -104,7 +107,6 @@ class LabTarget:
 
     def _advance(self, leases, done_units: set) -> None:
         """Progress: the units finished since the last look, each as its cells."""
-        from .leases import split_unit
         for unit in leases.done_units():
             if unit in done_units:
                 continue
@@ -120,14 +122,12 @@ class LabTarget:
 
     def _stopped(self, session: RunSession, place: str, code: int, lease_s: float) -> None:
         """A worker that ended before the run: say so, and release the place it could not."""
-        from .leases import drop_hold, holds
         how = f"killed by signal {-code}" if code < 0 else f"exit {code}"
         self.log(f"worker for place {place} stopped ({how}); the unit it held goes to another place once its "
                  f"lease expires (at most {lease_s:g} s)")
         left = [h for h in holds(session.store, self.plan.target.coordinator)
                 if h["place"] == place and h["host"] == socket.gethostname() and not process_alive(h["pid"])]
         if left:
-            from .places import Lab
             lab = Lab(self.plan.target.coordinator)
             try:
                 lab.release(place)
@@ -142,7 +142,6 @@ class LabTarget:
     def _report_holds(self, session: RunSession) -> None:
         """Places an earlier run acquired and never released (its process killed, its machine
         gone): said at the start of every labgrid run, until released."""
-        from .leases import holds
         for h in holds(session.store, self.plan.target.coordinator):
             here = h["host"] == socket.gethostname()
             if here and process_alive(h["pid"]):

@@ -28,6 +28,9 @@ from ....store.database import Store
 from ...base import RunSession
 from .leases import DEFAULT_LEASE_S, Leases, drop_hold, holds, owner_id, record_hold, renew, split_unit
 from .places import Lab, PlaceBoard, PlaceBusy
+from ..target import McuTarget
+from ..boards import BOARDS
+from ..transports import PlaceTransport
 
 
 class UnitSession(RunSession):
@@ -84,9 +87,6 @@ def work(store: Store, run_id: int, plan: Plan, place: str, lease_s: float = DEF
     """Measure leased units of `run_id` on `place` until none is left; returns how many it
     finished. `mcu`: an opened McuTarget to measure with (the single-place run passes its own);
     otherwise one is made and opened here."""
-    from ..boards import BOARDS
-    from .. import McuTarget
-    from ..transports import PlaceTransport
     t = plan.target
     # labgrid's own variable first: a worker on another machine reaches the coordinator by its own route
     lab = Lab(os.environ.get("LG_COORDINATOR") or t.coordinator)

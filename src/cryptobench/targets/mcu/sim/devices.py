@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ....core.errors import UsageError
+from .condition import resolve, split_spec
 
 DEVICES_FILE = Path(__file__).with_name("devices.toml")
 CORE_CPU = {"cortex-m0": "m0", "cortex-m0plus": "m0plus", "cortex-m3": "m3", "cortex-m4": "m4",
@@ -86,7 +87,6 @@ DEVICES = _load()
 def get_device(spec: str | None, core: str) -> Device:
     """The --device NAME[:key=value,…] for a sim:CORE target (default: the ideal zero-wait-state
     device of that core), resolved at the condition its options ask for (condition.py)."""
-    from .condition import resolve, split_spec
     if core not in CORE_CPU:
         raise UsageError(f"--target sim:{core}: unknown core; valid: " + ", ".join(f"sim:{c}" for c in CORE_CPU))
     spec = spec or "ideal-" + CORE_CPU[core]

@@ -19,6 +19,8 @@ from .native import REG_PC, REG_XPSR, NativeEmulation, Simulator
 from .engine import _Emulation
 
 from unicorn import UC_HOOK_BLOCK
+from ..boards import BOARDS
+from .devices import get_device
 
 FPU_CORES = ("cortex-m4", "cortex-m7", "cortex-m33")
 REG_S0, REG_FPSCR = 32, 21
@@ -113,8 +115,6 @@ def _listing(nat: NativeEmulation, pc: int) -> list:
 
 
 def main(argv=None) -> int:
-    from .devices import get_device
-    from ..boards import BOARDS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("elf", type=Path)
     ap.add_argument("--device", default=None, help="device spec (default: the ideal device of --core)")
