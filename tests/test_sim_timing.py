@@ -474,9 +474,10 @@ def test_code_not_in_flash_has_no_wait_states(tmp_path):
 
 def test_m7_is_rough(tmp_path):
     assert "cortex-m7" in T.ROUGH and set(T.ROUGH) <= set(T.CORES)
-    # rough M7: loads 1 (TCM), ALU 1, not-taken branch 1, taken 2 => 4 loads + 2 + 1 = 7, extra 1
+    # rough M7: loads 1 (TCM), ALU 1, not-taken branch 1, taken 2 => 4 loads + 2 + 1 = 7, extra 1,
+    # less one: ADDS dual-issues with the LDR.W before it (tests/test_sim_m7_m33.py)
     c = one("cortex-m7", M3_LOOP, tmp_path)
-    assert (c.cycles, c.end, c.taken_extra) == (7, END_COND, 1)
+    assert (c.cycles, c.end, c.taken_extra) == (6, END_COND, 1)
     assert one("cortex-m7", "udiv r0, r1, r2", tmp_path).dynamic == [(BASE, T.DYN_UDIV, "r1", "r2")]
 
 
@@ -512,7 +513,7 @@ def test_each_run_reports_only_its_own_instructions(tmp_path):
 
 
 def test_interface():
-    assert (T.MODEL_NAME, T.MODEL_VERSION) == ("cbsim-trm", "3")
+    assert (T.MODEL_NAME, T.MODEL_VERSION) == ("cbsim-trm", "4")
     assert (T.END_NONE, T.END_COND, T.END_ALWAYS) == (0, 1, 2)
     assert (T.DYN_UDIV, T.DYN_SDIV, T.DYN_LMUL, T.DYN_LMLA) == (1, 2, 3, 4)
     assert T.CORES == ("cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33")

@@ -7,9 +7,11 @@ Costs come from the instruction timing tables of ARM's Technical Reference Manua
   cortex-m3      DDI 0337I, 3.3.1 "Cortex-M3 instructions", Table 3-1, and 3.3.2 "Load/store timings"
   cortex-m4      DDI 0439B, 3.3.1 "Cortex-M4 instructions", Table 3-1, 3.3.2 "Load/store timings", and
                  chapter 7 (FPU), "FPU instruction set" table
-  cortex-m7      no public cycle table: a rough model (see ROUGH and docs/sim-model.md)
-  cortex-m33     the Cortex-M33 TRM (ARM 100230) has no instruction cycle table either: a rough
-                 model, the M4's table read as ARMv7-M timings (see ROUGH and docs/sim-model.md)
+  cortex-m7      no public cycle table: single-cycle ALU/loads, plus the dual issue and result
+                 latencies measured on silicon (issue.py, [J7]); still rough (ROUGH, docs/sim-model.md)
+  cortex-m33     the Cortex-M33 TRM (ARM 100230) has no instruction cycle table either: the M4's
+                 table where no measurement says otherwise, with the load/store, multiply, IT and
+                 branch timings measured on an RP2350 (issue.py, [J33], [KA]); still rough
 
 block_cost() is called once per block Unicorn translates; the native part (harness/sim/cbsim.c)
 adds the result up at run time, adds the taken-branch extra of END_COND blocks when the next block
@@ -22,9 +24,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from cryptobench.targets.mcu.sim import issue
+
 MODEL_NAME = "cbsim-trm"
-MODEL_VERSION = "3"   # 2: unaligned 32-bit branch targets (P = 2); flash line and cache models
+MODEL_VERSION = "4"   # 2: unaligned 32-bit branch targets (P = 2); flash line and cache models
                       # 3: M3/M4 load/store pipelining only after a load without writeback (3.3.2)
+                      # 4: M7 dual issue and latencies, M33 timings, from silicon measurements (issue.py)
 
 END_NONE, END_COND, END_ALWAYS = 0, 1, 2               # how a block ends
 DYN_UDIV, DYN_SDIV, DYN_LMUL, DYN_LMLA = 1, 2, 3, 4    # data-dependent kinds, evaluated in cbsim.c
@@ -201,20 +206,26 @@ M4 = {                          # DDI 0439B 3.3.1, Table 3-1: as M3 but a single
     "vldm": 1, "vstm": 1,       # VLDM/VSTM/VPUSH/VPOP: 1+N (N words)
 }
 
-M7 = {                          # ROUGH: no public table. A single-issue reading of a dual-issue core
-    **M4,                       # with 1-cycle TCM loads and a branch predictor:
+M7 = {                          # ROUGH: no public table. Issue cost of a dual-issue core with 1-cycle
+    **M4,                       # TCM loads and a branch predictor; issue.m7_schedule pairs them:
     "ldr": 1, "str": 1, "ldrd": 1, "strd": 1, "ldr_pc": 2,
-    "ldm": 1, "stm": 1, "ldm_pc": 2,       # 1 + ceil(N/2): 64-bit TCM/AXI interface (_insn_cost)
+    "ldm": 0, "stm": 0,         # ceil(N/2) ([J7] "takes ceil(regnum/2) cycles to execute", _insn_cost)
+    "ldm_pc": 2,                # 2 + ceil(N/2): the loads, then a taken change of flow (B: 2)
     "b": 2, "bcond_taken": 2, "cbz_taken": 2, "bl": 2, "bx": 2, "alu_pc": 2, "tb": 3,
-    "vmac": 1, "vldr": 1, "vstr": 1, "vldm": 1, "vstm": 1,
+    "vmac": 1, "vldr": 1, "vstr": 1, "vldm": 0, "vstm": 0,   # VLDM/VSTM "behave as regular ldm" [J7]
     "mrs": 1, "msr": 1, "cps": 1,
 }
 
 M33 = {                         # ROUGH: ARM publishes no cycle table for the Cortex-M33 (its TRM,
     **M4,                       # ARM 100230, has none). A 3-stage ARMv8-M Mainline core with the DSP
-}                               # extension and an FPv5-SP unit: charged as the M4 (DDI 0439B Table 3-1,
-                                # chapter 7), with the M4's load/store pipelining and the M3's divide.
-                                # Its limited dual issue of 16-bit instructions is not modelled.
+                                # extension and an FPv5-SP unit: the M4's table (DDI 0439B Table 3-1,
+                                # chapter 7) and the M3's divide, except where [J33] (issue.py) measured:
+    "ldr": 1, "str": 1,         # 1 issue cycle; the 2-cycle load-to-use latency is issue.m33_latency's
+    "ldrd": 2, "strd": 2,       # "load/store double execute in 2 cycles (applies to FPU)"
+    "ldm": 0, "stm": 0,         # "load/store multiple of x registers execute in exactly x cycles"
+    "vldr": 1, "vstr": 1,       # single precision 1 ("vldr.32 has 1 cycle of load to use latency");
+    "vldm": 0, "vstm": 0,       # VLDR.64/VSTR.64 2 (_insn_cost); VLDM/VSTM N words in N cycles
+}                               # POP {..pc}: N + 2, as the M4's 1+N+P. MULS, IT, 16-bit B<cond>: issue.py.
 
 TABLES = {"cortex-m0": M0, "cortex-m0plus": M0PLUS, "cortex-m3": M3, "cortex-m4": M4, "cortex-m7": M7,
           "cortex-m33": M33}
@@ -285,6 +296,7 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
     fetch_ws = dev.flash_ws if dev.code_in_flash and not dev.fetch_modelled else 0
     nonseq = fetch_ws if dev.prefetch else 0
     cycles, end, taken_extra, dynamic = 0, END_NONE, 0, []
+    issued = [] if core in ISSUE_RULES else None    # issue.Item per instruction (M7, M33)
 
     for i, insn in enumerate(insns):
         base = _base(insn)
@@ -298,11 +310,16 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
             if cls in t and t[cls] != DYN:
                 c = pipe.adjust(c, insn, cls, base, regs)
             pipe.advance(insn, cls, base, regs)
+        branch = None
+        if issued is not None:
+            c, branch = _issue_rules(core, issued, issue.Item(insn, cls, base, c, flow), c)
 
         if flow and conditional:
             # B<cond>/CBZ/CBNZ: the table's not-taken and taken costs. A PC write made conditional
             # by IT (BXNE LR, POPNE {.., PC}): 1 when its condition fails, its cost when it passes.
             nt, taken = (c, t.get(cls + "_taken", c)) if cls in ("bcond", "cbz") else (1, c)
+            if branch is not None:
+                nt, taken = branch          # M33: a 16-bit B<cond> paired with the one before
             cycles += nt
             if i == len(insns) - 1:
                 end, taken_extra = END_COND, taken - nt + nonseq
@@ -313,6 +330,10 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
         else:
             cycles += c
 
+    if core == "cortex-m7":             # dual issue: the schedule of the non-branch instructions
+        body = [it for it in issued if not it.flow]
+        cycles += issue.m7_schedule(body) - sum(it.cost for it in body)
+
     # no prefetch: each fetch of flash_width bytes waits flash_ws cycles
     if fetch_ws > 0 and not dev.prefetch and insns:
         nbytes = sum(insn.size for insn in insns)
@@ -321,6 +342,27 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
     entry_extra = 1 if core in UNALIGNED_TARGET and insns and insns[0].size == 4 and insns[0].address % 4 else 0
     return BlockCost(cycles=cycles, insns=len(insns), end=end, taken_extra=taken_extra, dynamic=dynamic,
                      entry_extra=entry_extra)
+
+
+ISSUE_RULES = {"cortex-m7", "cortex-m33"}     # cores with measured issue rules (issue.py)
+
+
+def _issue_rules(core: str, issued: list, item, c: int) -> tuple:
+    """Appends item to issued and returns (its cost, (not taken, taken) or None for a branch).
+    M33: its own costs, the stall of a 2-cycle result used by the next instruction, and the 16-bit
+    B<cond> that dual-issues ([J33]). M7: costs stay; block_cost schedules the block afterwards."""
+    prev = issued[-1] if issued else None
+    issued.append(item)
+    if core != "cortex-m33":
+        return c, None
+    if item.cls == "bcond" and item.flow:
+        return c, issue.m33_branch(prev, item.insn)
+    if not item.flow:
+        c = issue.m33_cost(item, prev, c)
+    if prev is not None and c:
+        c += max((issue.m33_latency(prev, item, r) for r in item.reads & prev.writes), default=0)
+    item.cost = c
+    return c, None
 
 
 def _flow_class(cls: str | None, base: str, regs: list, conditional: bool) -> str | None:
@@ -356,6 +398,8 @@ def _insn_cost(core: str, dev: DeviceParams, insn, base: str, cls: str | None, r
     c = t[cls]
     if cls == "mul" and core in ARMV6M and not dev.fast_multiplier:
         c = SMALL_MULTIPLIER
+    elif core == "cortex-m33" and cls in ("vldr", "vstr") and any(r[:1] == "d" for r in regs):
+        c = 2           # [J33] "load/store double execute in 2 cycles (applies to FPU)"
     elif cls in ("ldm", "stm", "ldm_pc"):
         n = len(regs) - (0 if base in ("push", "pop") else 1)     # the base is not moved
         c += (n + 1) // 2 if wide else n
