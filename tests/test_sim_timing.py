@@ -512,7 +512,7 @@ def test_each_run_reports_only_its_own_instructions(tmp_path):
 
 
 def test_interface():
-    assert (T.MODEL_NAME, T.MODEL_VERSION) == ("cbsim-trm", "3")
+    assert (T.MODEL_NAME, T.MODEL_VERSION) == ("cbsim-trm", "4")
     assert (T.END_NONE, T.END_COND, T.END_ALWAYS) == (0, 1, 2)
     assert (T.DYN_UDIV, T.DYN_SDIV, T.DYN_LMUL, T.DYN_LMLA) == (1, 2, 3, 4)
     assert T.CORES == ("cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33")
