@@ -22,16 +22,26 @@ WS = 3
 
 
 class Model:
-    """A detached accounting whose blocks each cost 1 cycle, 1 instruction and end as told."""
+    """A detached accounting whose blocks each cost 1 instruction and end as told, and take
+    WS + 1 cycles per flash line they touch, each line reached WS + 1 cycles after the one before:
+    the prefetcher always keeps up (the fetch-bandwidth bound is tests/test_sim_fetch.py's)."""
 
-    def __init__(self, prefetch=True, icache=(64, 64), dcache=(8, 8), ends=None, entry_extra=None, line_shift=4):
+    def __init__(self, prefetch=True, icache=(64, 64), dcache=(8, 8), ends=None, entry_extra=None, line_shift=4,
+                 shared_port=False):
         from cryptobench.targets.mcu.sim.engine import MISS_FN, load_library
         self.lib = load_library()
         ends, entry_extra = ends or {}, entry_extra or {}
 
+        self.own = 0                # the blocks' own cycles, run by run
+        self.costs = {}
+
         def miss(bp):
             b = bp.contents
-            b.cycles, b.insns = 1, 1
+            lines = ((b.addr + b.size - 1) >> line_shift) - (b.addr >> line_shift) + 1
+            b.cycles, b.insns = lines * (WS + 1), 1
+            for k in range(b.nlines):
+                b.line_off[k] = k * (WS + 1)
+            self.costs[(b.addr, b.size)] = b.cycles
             b.end, b.taken_extra = ends.get(b.addr, T.END_NONE), 0
             b.entry_extra = entry_extra.get(b.addr, 0)
             return 0
@@ -40,17 +50,18 @@ class Model:
         self.sim = self.lib.cbsim_new(None, self.miss, WS, FLASH, FLASH + 0xFFFFF, 1)
         (isets, iways), (dsets, dways) = ((n // w if n else 0, w) for n, w in (icache, dcache))
         assert self.lib.cbsim_set_flash(self.sim, line_shift, WS, int(prefetch), FLASH, FLASH + 0xFFFFF,
-                                        isets, iways, dsets, dways) == 0
+                                        isets, iways, dsets, dways, int(shared_port)) == 0
 
     def block(self, addr: int, size: int) -> None:
         assert self.lib.cbsim_account_block(self.sim, addr, size) == 0
+        self.own += self.costs[(addr, size)]
 
     def read(self, addr: int) -> None:
         self.lib.cbsim_account_flash_read(self.sim, addr, 4)
 
     def waits(self) -> int:
-        """Cycles beyond the blocks' own (1 each): what the flash model charged."""
-        return self.lib.cbsim_cycles(self.sim) - self.lib.cbsim_blocks(self.sim)
+        """Cycles beyond the blocks' own: what the flash model charged."""
+        return self.lib.cbsim_cycles(self.sim) - self.own
 
     def stats(self) -> list:
         out = (ctypes.c_uint64 * 4)()

@@ -35,6 +35,11 @@ typedef struct {
     uint32_t cycles, insns;
     uint32_t end, taken_extra;
     uint32_t entry_extra;      /* extra cycles when entered by a taken branch (not by falling through) */
+    /* the fetch-bandwidth model (flash on): for each flash line the block touches, in order, the
+     * cycles of its instructions before the first one in that line (when the core reaches it).
+     * cbsim.c sets line_shift, nlines and line_off (zeroed) before the miss callback fills them. */
+    uint32_t line_shift, nlines;
+    uint32_t *line_off;
 } cbsim_block;
 
 /* Fills *b (addr and size are set) with the block's cost; returns 0, or -1 to stop. */
@@ -61,10 +66,13 @@ typedef struct {
     int on;
     uint32_t line_shift;       /* log2 of the flash line (fetch unit) in bytes */
     uint32_t miss_cycles;      /* what a line read from flash costs beyond a hit */
-    int prefetch;              /* the next sequential line is fetched ahead: hidden */
+    uint32_t read_cycles;      /* one flash access: wait states + 1 (+ miss_extra): a prefetch's latency */
+    int prefetch;              /* the next sequential line is requested when the core starts a line */
+    int shared_port;           /* data reads from flash occupy the port the fetch unit uses */
     uint32_t code_lo, code_hi; /* the flash range, inclusive */
     uint32_t cur_line;         /* the line the fetch unit holds (UINT32_MAX: none) */
-    uint64_t last_cost;        /* what the last block's fetches cost */
+    uint64_t next_ready;       /* when the prefetched line cur_line + 1 arrives (absolute cycles) */
+    uint64_t last_fill;        /* miss cycles of the last block's lines copied into the I-cache */
     uint64_t debt;             /* fetch cycles of a block taken back (the alarm), owed when it runs */
     cbsim_cache icache, dcache;    /* sets == 0: that cache is absent or off */
 } cbsim_flash;
@@ -149,7 +157,17 @@ static cbsim_block *lookup(cbsim *s, uint32_t addr, uint32_t size)
     memset(b, 0, sizeof *b);
     b->addr = addr;
     b->size = size;
+    if (s->flash.on) {
+        b->line_shift = s->flash.line_shift;
+        b->nlines = ((addr + size - 1) >> b->line_shift) - (addr >> b->line_shift) + 1;
+        b->line_off = calloc(b->nlines, sizeof *b->line_off);
+        if (b->line_off == NULL) {
+            b->size = 0;
+            return NULL;
+        }
+    }
     if (s->miss(b) != 0) {
+        free(b->line_off);
         b->size = 0;
         return NULL;
     }
@@ -198,23 +216,48 @@ static int cache_access(cbsim_cache *c, uint32_t line)
     return 0;
 }
 
-/* The fetches of a block at [addr, addr + size) that the previous block did (seq) or did not
- * fall through to: per line, the line the fetch unit holds is free, the next one is free when the
- * prefetcher fetched it during the line before, a line in the instruction cache is free, and any
- * other is read from flash (and, per ST's RM, copied into the instruction cache: a miss). */
-static void flash_fetch(cbsim *s, uint32_t addr, uint32_t size, int seq)
+/* The fetches of a block at [addr, addr + size) (its record b) that the previous block did (seq)
+ * or did not fall through to, the block starting at the current count. Per line, the core reaches
+ * it at the block's start plus b->line_off[k] plus the stalls so far; then:
+ *  - the line the fetch unit holds is there: free;
+ *  - the line after it, reached in sequence with prefetch on, arrives at next_ready (requested when
+ *    the core started the line before, read_cycles later): a core that reaches it earlier stalls
+ *    until it arrives (a fetch unit W bytes wide delivers W / read_cycles bytes per cycle);
+ *  - a line in the instruction cache is free (a hit);
+ *  - any other line is read from flash: miss_cycles (the wait states: the instruction's own fetch
+ *    cycle is in its table cost), copied into the instruction cache (a miss, ST's RM).
+ * With prefetch on, the line after the one just started is requested at that moment. */
+static void flash_fetch(cbsim *s, const cbsim_block *b, int seq)
 {
     cbsim_flash *f = &s->flash;
+    uint32_t addr = b->addr;
     if (addr < f->code_lo || addr > f->code_hi)
         return;
-    uint32_t first = addr >> f->line_shift, last = (addr + size - 1) >> f->line_shift;
-    for (uint32_t line = first; line <= last; line++) {
-        int ahead = line == f->cur_line + 1 && (seq || line != first);
-        if (line != f->cur_line && !(ahead && f->prefetch)
-            && !(f->icache.sets && cache_access(&f->icache, line)))
-            s->cycles += f->miss_cycles;
+    uint32_t first = addr >> f->line_shift, last = (addr + b->size - 1) >> f->line_shift;
+    uint64_t t0 = s->cycles, stall = 0;
+    f->last_fill = 0;
+    for (uint32_t line = first, k = 0; line <= last; line++, k++) {
+        uint64_t reach = t0 + stall + (k < b->nlines ? b->line_off[k] : 0);
+        if (line == f->cur_line)
+            continue;
+        int ahead = f->prefetch && line == f->cur_line + 1 && (seq || line != first);
+        if (ahead && f->next_ready <= reach) {
+            /* prefetched in time: free (not looked up in the cache, as before) */
+        } else if (f->icache.sets && cache_access(&f->icache, line)) {
+            /* a hit */
+        } else if (ahead) {
+            stall += f->next_ready - reach;     /* prefetched, still on its way */
+            reach = f->next_ready;
+        } else {
+            stall += f->miss_cycles;
+            reach += f->miss_cycles;
+            if (f->icache.sets)
+                f->last_fill += f->miss_cycles;
+        }
         f->cur_line = line;
+        f->next_ready = reach + f->read_cycles;
     }
+    s->cycles += stall;
 }
 
 /* ---- accounting, shared by the Unicorn hooks below and any other executor ------------------- */
@@ -227,13 +270,6 @@ int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
     int branched = s->prev_end == END_ALWAYS || (s->prev_end == END_COND && addr != s->prev_fall);
     if (s->prev_end == END_COND && addr != s->prev_fall)
         s->cycles += s->prev_taken_extra;
-    if (s->flash.on) {
-        uint64_t before = s->cycles;
-        flash_fetch(s, addr, size, addr == s->prev_fall);
-        s->cycles += s->flash.debt;
-        s->flash.debt = 0;
-        s->flash.last_cost = s->cycles - before;
-    }
     cbsim_block *b = lookup(s, addr, size);
     if (b == NULL) {
         s->failed = 1;
@@ -241,6 +277,11 @@ int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
     }
     if (branched)
         s->cycles += b->entry_extra;
+    if (s->flash.on) {          /* the fetches, timed from the block's start (the count now) */
+        flash_fetch(s, b, addr == s->prev_fall);
+        s->cycles += s->flash.debt;
+        s->flash.debt = 0;
+    }
     s->cycles += b->cycles;
     s->insns += b->insns;
     s->blocks++;
@@ -253,13 +294,21 @@ int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
 /* A data read of `size` bytes at `addr` from flash (the caller checked the range). */
 void cbsim_account_flash_read(cbsim *s, uint32_t addr, uint32_t size)
 {
+    cbsim_flash *f = &s->flash;
     (void)size;
-    if (s->flash.on && s->flash.dcache.sets) {
-        if (!cache_access(&s->flash.dcache, addr >> s->flash.line_shift))
-            s->cycles += s->flash.miss_cycles;
-        return;
+    if (f->on && f->dcache.sets) {
+        if (cache_access(&f->dcache, addr >> f->line_shift))
+            return;
+        s->cycles += f->miss_cycles;
+    } else {
+        s->cycles += s->ws_data;
     }
-    s->cycles += s->ws_data;
+    /* the read went to the flash: where data and instructions share its port (the profile's
+     * fetch_shared_port), the prefetch under way waits for it (RM0090 3.5.2: D-Code accesses have
+     * priority over I-Code). When in the block the read happened is not known here: the line after
+     * the block's last arrives read_cycles later, which only matters if it had not arrived yet. */
+    if (f->on && f->shared_port && f->prefetch)
+        f->next_ready += f->read_cycles;
 }
 
 typedef uint32_t (*cbsim_lr_fn)(void *ctx);
@@ -281,6 +330,7 @@ int cbsim_enter(cbsim *s, uint32_t addr, uint32_t size, cbsim_lr_fn lr, void *ct
         return cbsim_account_block(s, addr, size);
     uint64_t c0 = s->cycles, i0 = s->insns, b0 = s->blocks;
     uint32_t pe = s->prev_end, pf = s->prev_fall, pt = s->prev_taken_extra, line = s->flash.cur_line;
+    uint64_t ready = s->flash.next_ready;
     if (cbsim_account_block(s, addr, size) != 0)
         return -1;
     if (s->alarm_skip > 0) {
@@ -294,9 +344,11 @@ int cbsim_enter(cbsim *s, uint32_t addr, uint32_t size, cbsim_lr_fn lr, void *ct
         s->prev_end = pe;
         s->prev_fall = pf;
         s->prev_taken_extra = pt;
-        /* the flash caches keep the lines it filled: the misses it was charged are owed instead */
+        /* the flash caches keep the lines it filled: the misses it was charged for them are owed
+         * instead (the other fetches and the stalls are counted again when it runs) */
         s->flash.cur_line = line;
-        s->flash.debt = s->flash.last_cost;
+        s->flash.next_ready = ready;
+        s->flash.debt = s->flash.last_fill;
         s->alarm = UINT64_MAX;
         s->alarm_fired = 1;
         return 1;
@@ -423,15 +475,20 @@ cbsim *cbsim_new(uc_engine *uc, cbsim_miss_fn miss, uint32_t ws_data, uint64_t f
 }
 
 /* The flash memory system (see cbsim_flash): lines of 2^line_shift bytes over [code_lo, code_hi],
- * miss_cycles per line read, prefetch on or off, caches of sets x ways lines (0 x 0: none).
+ * miss_cycles per line read (a read takes miss_cycles + 1), prefetch on or off, caches of sets x
+ * ways lines (0 x 0: none), data reads sharing the fetch unit's port or not.
  * Returns 0, or -1 when out of memory. */
 int cbsim_set_flash(cbsim *s, uint32_t line_shift, uint32_t miss_cycles, int prefetch, uint32_t code_lo,
-                    uint32_t code_hi, uint32_t i_sets, uint32_t i_ways, uint32_t d_sets, uint32_t d_ways)
+                    uint32_t code_hi, uint32_t i_sets, uint32_t i_ways, uint32_t d_sets, uint32_t d_ways,
+                    int shared_port)
 {
     cbsim_flash *f = &s->flash;
     f->line_shift = line_shift;
     f->miss_cycles = miss_cycles;
+    f->read_cycles = miss_cycles + 1;
     f->prefetch = prefetch;
+    f->shared_port = shared_port;
+    f->next_ready = 0;
     f->code_lo = code_lo;
     f->code_hi = code_hi;
     f->cur_line = UINT32_MAX;
@@ -479,6 +536,8 @@ void cbsim_free(cbsim *s)
 {
     if (s == NULL)
         return;
+    for (size_t i = 0; i < s->cap; i++)
+        free(s->table[i].line_off);
     free(s->table);
     free(s->dyn);
     cache_init(&s->flash.icache, 0, 0);

@@ -17,7 +17,25 @@ class CbBlock(ctypes.Structure):
     """cbsim.c's cbsim_block: one basic block's cost, filled by the miss callback."""
     _fields_ = [("addr", ctypes.c_uint32), ("size", ctypes.c_uint32), ("cycles", ctypes.c_uint32),
                 ("insns", ctypes.c_uint32), ("end", ctypes.c_uint32), ("taken_extra", ctypes.c_uint32),
-                ("entry_extra", ctypes.c_uint32)]
+                ("entry_extra", ctypes.c_uint32), ("line_shift", ctypes.c_uint32), ("nlines", ctypes.c_uint32),
+                ("line_off", ctypes.POINTER(ctypes.c_uint32))]
+
+
+def fill_line_offsets(b: CbBlock, insns: list, offsets: list) -> None:
+    """The fetch-bandwidth model's input (cbsim.c flash_fetch): for each flash line the block
+    touches, the cycles of its instructions before the first one with a byte in that line (the
+    moment the core needs the line, counted from the block's start). `offsets[i]` is the cost of
+    the instructions before insns[i] (timing.BlockCost.offsets). Nothing to fill without a flash
+    model (nlines 0)."""
+    if not b.nlines:
+        return
+    first, shift, n = b.addr >> b.line_shift, b.line_shift, b.nlines
+    k = 0                       # the next line without an offset
+    for insn, off in zip(insns, offsets):
+        last = ((insn.address + insn.size - 1) >> shift) - first
+        while k <= last and k < n:
+            b.line_off[k] = off
+            k += 1
 
 
 # cbsim_miss_fn: fills the block's cost; 0, or -1 to stop

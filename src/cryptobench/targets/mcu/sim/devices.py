@@ -49,6 +49,11 @@ class Device:
     accelerator_source: str = ""
     flash_cache: dict = field(default_factory=dict)   # the flash line and caches modelled in cbsim.c (see
                                          # FlashCache; {}: none, fetches charged by timing.block_cost)
+    # the fetch unit (docs/sim-model.md "Fetch bandwidth"): flash_width bytes per flash access; where
+    # the bound W / (ws + 1) bytes per cycle applies, and why not where it does not
+    fetch_source: str = ""
+    fetch_shared_port: bool = False      # data reads from flash use the fetch unit's port (they delay
+                                         # the prefetch): where the reference manual says so
     condition: dict = field(default_factory=dict)   # resolved: each figure with its source
     options: dict = field(default_factory=dict)     # the --device key=value options it was resolved with
 
@@ -69,15 +74,39 @@ class FlashCache:
     source: str = ""
 
     @classmethod
-    def of(cls, device: "Device") -> "FlashCache | None":
-        return cls(**device.flash_cache) if device.flash_cache else None
+    def of(cls, device: "Device") -> "FlashCache":
+        """The profile's flash system; without a flash_cache, its fetch unit alone: lines of
+        flash_width bytes, no caches."""
+        if device.flash_cache:
+            return cls(**device.flash_cache)
+        return cls(line_bytes=device.flash_width, source=device.fetch_source)
 
     def sets(self, lines: int, ways: int) -> int:
         return lines // ways if lines and ways else 0
 
 
+def _check(name: str, d: dict) -> None:
+    """The fetch-unit fields of one profile, or one line naming the file, the profile and what was expected."""
+    where = f"{DEVICES_FILE}: [device.{name}]"
+    width = d.get("flash_width")
+    if not isinstance(width, int) or isinstance(width, bool) or width < 1 or width > 64 or width & (width - 1):
+        raise UsageError(f"{where}: flash_width {width!r}; expected the fetch unit's width in bytes, a power of two "
+                         "from 1 to 64")
+    if not isinstance(d.get("fetch_source"), str) or not d["fetch_source"].strip():
+        raise UsageError(f"{where}: fetch_source missing; expected the reference-manual section giving the fetch "
+                         "unit's width (or why the fetch bound does not apply)")
+    if not isinstance(d.get("fetch_shared_port", False), bool):
+        raise UsageError(f"{where}: fetch_shared_port {d['fetch_shared_port']!r}; expected true or false")
+    line = (d.get("flash_cache") or {}).get("line_bytes")
+    if line is not None and line != width:
+        raise UsageError(f"{where}: flash_cache.line_bytes {line} differs from flash_width {width}; expected one "
+                         "fetch width (a line is one flash access)")
+
+
 def _load() -> dict[str, Device]:
     doc = tomllib.loads(DEVICES_FILE.read_text())
+    for name, d in doc["device"].items():
+        _check(name, d)
     return {name: Device(name=name, **{k: v for k, v in d.items()}) for name, d in doc["device"].items()}
 
 

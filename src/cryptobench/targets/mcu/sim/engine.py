@@ -21,7 +21,7 @@ from ....core.paths import REPO_ROOT
 from ..boards import Board
 from . import timing
 from .executor import PROBLEM, UnicornExecutor
-from .cstructs import MISS_FN, CbBlock, check_sizes  # noqa: F401 (CbBlock: the tests' import)
+from .cstructs import MISS_FN, CbBlock, check_sizes, fill_line_offsets  # noqa: F401 (CbBlock: the tests' import)
 from .devices import Device, FlashCache
 
 LIB_DEFAULT = REPO_ROOT / "build" / "sim" / "libcbsim.so"
@@ -82,7 +82,8 @@ def load_library() -> ctypes.CDLL:
     lib.cbsim_distinct_blocks.argtypes = [ctypes.c_void_p]
     lib.cbsim_failed.argtypes = [ctypes.c_void_p]
     lib.cbsim_free.argtypes = [ctypes.c_void_p]
-    lib.cbsim_set_flash.argtypes = [ctypes.c_void_p] + [ctypes.c_uint32] * 2 + [ctypes.c_int] + [ctypes.c_uint32] * 6
+    lib.cbsim_set_flash.argtypes = [ctypes.c_void_p] + [ctypes.c_uint32] * 2 + [ctypes.c_int] + [ctypes.c_uint32] * 6 \
+        + [ctypes.c_int]
     lib.cbsim_flash_stats.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64 * 4)]
     # the accounting's entry points, for an executor other than the Unicorn hooks (and the tests)
     lib.cbsim_account_block.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
@@ -148,8 +149,8 @@ class Simulator:
         self.lib = load_library()
 
     def _flash_cache(self) -> FlashCache | None:
-        """The flash memory system cbsim.c models line by line, where the profile has one, its code
-        runs from flash and flash waits."""
+        """The flash memory system cbsim.c models line by line (the fetch unit, its prefetch and any
+        caches: docs/sim-model.md "Fetch bandwidth") wherever code runs from flash that waits."""
         d = self.device
         return FlashCache.of(d) if d.code_in_flash and d.flash_ws > 0 else None
 
@@ -238,7 +239,8 @@ def set_flash_model(lib, sim, simulator: "Simulator", flash_lo: int, flash_len: 
     if fc is not None and lib.cbsim_set_flash(
             sim, fc.line_bytes.bit_length() - 1, device.flash_ws + fc.miss_extra, int(device.prefetch),
             flash_lo, flash_lo + flash_len - 1, fc.sets(fc.icache_lines, fc.icache_ways),
-            fc.icache_ways, fc.sets(fc.dcache_lines, fc.dcache_ways), fc.dcache_ways) != 0:
+            fc.icache_ways, fc.sets(fc.dcache_lines, fc.dcache_ways), fc.dcache_ways,
+            int(device.fetch_shared_port)) != 0:
         raise UsageError("could not set up the simulator's flash cache model (out of memory)")
 
 
@@ -375,6 +377,7 @@ class _Emulation:
             return -1
         b.cycles, b.insns, b.end, b.taken_extra = cost.cycles, cost.insns, cost.end, cost.taken_extra
         b.entry_extra = cost.entry_extra
+        fill_line_offsets(b, insns, cost.offsets)
         return 0
 
     def install_accounting(self) -> None:
@@ -417,7 +420,7 @@ class _Emulation:
                             "blocks": lib.cbsim_blocks(sim), "distinct_blocks": lib.cbsim_distinct_blocks(sim),
                             "wall_s": wall, "instructions_per_s": insns / wall if wall > 0 else None,
                             "unknown_mnemonics": sorted(report.timing_report.unknown_mnemonics)}
-            if self.s._flash_cache() is not None:
+            if self.s.device.flash_cache and self.s._flash_cache() is not None:   # caches to count
                 counts = (ctypes.c_uint64 * 4)()
                 lib.cbsim_flash_stats(sim, ctypes.byref(counts))
                 report.stats["flash_cache"] = dict(zip(("icache_hits", "icache_misses", "dcache_hits",

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from ....core.errors import UsageError
 from . import exceptions, limits, markers, semihosting, timing
 from .boundedlog import ConsoleLog, HeadTail, SegmentLog
+from .cstructs import fill_line_offsets
 from .devices import Device
 from .engine import CPU_MODEL, MISS_FN, PPB, PPB_SIZE, Simulator, set_flash_model, unicorn_handle
 from .executor import EXCP_BKPT, EXCP_EXCEPTION_EXIT, PROBLEM, TIMEOUT, UnicornExecutor
@@ -400,6 +401,7 @@ class ImageRun:
             self.result.problem = f"timing model failed on the block at 0x{b.addr:08x}: {exc}"
             return -1
         b.cycles, b.insns, b.end, b.taken_extra = cost.cycles, cost.insns, cost.end, cost.taken_extra
+        fill_line_offsets(b, insns, cost.offsets)
         return 0
 
     def prepare(self, max_instructions: int | None = None) -> None:

@@ -29,7 +29,9 @@ from cryptobench.targets.mcu.sim import issue
 MODEL_NAME = "cbsim-trm"
 MODEL_VERSION = "4"   # 2: unaligned 32-bit branch targets (P = 2); flash line and cache models
                       # 3: M3/M4 load/store pipelining only after a load without writeback (3.3.2)
-                      # 4: M7 dual issue and latencies, M33 timings, from silicon measurements (issue.py)
+                      # 4: M7 dual issue and latencies, M33 timings, from silicon measurements (issue.py);
+                      #    fetch bandwidth: a prefetched line arrives (ws + 1) cycles after its
+                      #    request; every profile with code in waiting flash is modelled line by line
 
 END_NONE, END_COND, END_ALWAYS = 0, 1, 2               # how a block ends
 DYN_UDIV, DYN_SDIV, DYN_LMUL, DYN_LMLA = 1, 2, 3, 4    # data-dependent kinds, evaluated in cbsim.c
@@ -80,6 +82,8 @@ class BlockCost:
     taken_extra: int   # extra cycles when the END_COND branch is taken
     entry_extra: int = 0   # extra cycles when a taken branch lands here (an unaligned 32-bit target)
     dynamic: list = field(default_factory=list)   # [(address, kind, reg_a, reg_b)]
+    offsets: list = field(default_factory=list)   # per instruction: the cycles of those before it (the
+                                                  # moment it starts; cbsim.c's fetch-bandwidth model)
 
 
 # ---- instruction classes ----------------------------------------------------------------------
@@ -295,10 +299,11 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
     pipe = _Pipeline() if core in PIPELINED_LS else None
     fetch_ws = dev.flash_ws if dev.code_in_flash and not dev.fetch_modelled else 0
     nonseq = fetch_ws if dev.prefetch else 0
-    cycles, end, taken_extra, dynamic = 0, END_NONE, 0, []
+    cycles, end, taken_extra, dynamic, offsets = 0, END_NONE, 0, [], []
     issued = [] if core in ISSUE_RULES else None    # issue.Item per instruction (M7, M33)
 
     for i, insn in enumerate(insns):
+        offsets.append(cycles)
         base = _base(insn)
         regs = _regs(insn)
         cls = CLASS_OF.get(base)
@@ -332,7 +337,12 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
 
     if core == "cortex-m7":             # dual issue: the schedule of the non-branch instructions
         body = [it for it in issued if not it.flow]
+        single = cycles
         cycles += issue.m7_schedule(body) - sum(it.cost for it in body)
+        if single > 0 and cycles != single:
+            # the fetch model's offsets (when the core reaches each instruction) follow the
+            # schedule's pace: the scheduler gives the block's total, not each instruction's slot
+            offsets = [o * cycles // single for o in offsets]
 
     # no prefetch: each fetch of flash_width bytes waits flash_ws cycles
     if fetch_ws > 0 and not dev.prefetch and insns:
@@ -341,7 +351,7 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
 
     entry_extra = 1 if core in UNALIGNED_TARGET and insns and insns[0].size == 4 and insns[0].address % 4 else 0
     return BlockCost(cycles=cycles, insns=len(insns), end=end, taken_extra=taken_extra, dynamic=dynamic,
-                     entry_extra=entry_extra)
+                     entry_extra=entry_extra, offsets=offsets)
 
 
 ISSUE_RULES = {"cortex-m7", "cortex-m33"}     # cores with measured issue rules (issue.py)
