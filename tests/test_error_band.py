@@ -123,8 +123,8 @@ def test_a_simulated_cells_band_in_json_table_and_export(tmp_path, band, short, 
     stored_run(db, [("sha256", "mbedtls", {"bytes": 64}, 1e-4)], target={**SIM, "error_band": band},
                extra=lambda *a: {"error_band": band})
     doc = json.loads(cli("show", "latest", "--db", str(db), "--format", "json").stdout)
-    cells = [c for c in doc["cells"] if c["op"] == "sha256"]
-    assert cells[0]["result"]["error_band"] == band
+    cells = [c for c in doc["results"] if c["op"] == "sha256"]
+    assert cells[0]["error_band"] == band and doc["conditions"]["target"]["error_band"] == band
     out = cli("show", "latest", "--db", str(db)).stdout
     assert "band" in out and short in out
     assert "error band: " + band_text(band) in out
