@@ -89,6 +89,18 @@ CELL_COLUMNS: list[tuple[str, str, str, str]] = [
     ("sim_cpi", "float64", "cycles/instruction", "simulated targets: cycles_per_op / sim_instructions_per_op"),
     ("sim_instructions_per_s", "float64", "instructions/s", "simulated targets: the simulator's speed over the "
                                                            "cell's image (measured on the host, start-up excluded)"),
+    ("sim_error_band_class", "string", "", "simulated targets: the condition class of the cell's device (core and "
+                                           "flash condition, targets/mcu/sim/error_band.py); null for runs stored "
+                                           "before error bands"),
+    ("sim_error_band_pct", "float64", "%", "simulated targets: ± band of cycles_per_op against published silicon "
+                                          "(the class's largest |error| in bench/sim_vs_silicon, rounded up); null "
+                                          "when unvalidated"),
+    ("sim_error_band_rows", "int64", "rows", "simulated targets: published silicon rows the band was measured on "
+                                             "(0 when unvalidated)"),
+    ("sim_error_band_validated", "bool", "", "simulated targets: false when the class has no silicon rows "
+                                             "(\"unvalidated\")"),
+    ("sim_error_band_source", "string", "", "simulated targets: the bench, commit(s), date(s) and libraries the band "
+                                            "comes from, or why it is unvalidated"),
     # microcontroller resources
     ("stack_bytes", "int64", "B", "stack high-water mark of one operation (microcontroller targets)"),
     ("heap_bytes", "int64", "B", "peak heap use (microcontroller targets)"),
@@ -345,9 +357,20 @@ def _result_fields(r: Result) -> dict:
         "cycles_overhead": r.get("cycles_overhead"),
         "sim_instructions_per_op": r.sim.get("instructions_per_op"), "sim_cpi": r.sim.get("cpi"),
         "sim_instructions_per_s": r.sim.get("instructions_per_s"),
+        **_band_fields(r.get("error_band")),
         "stack_bytes": r.stack_bytes, "heap_bytes": r.heap_bytes,
         "code_flash_bytes": code.get("flash_bytes"), "code_ram_bytes": code.get("ram_bytes"),
     }
+
+
+def _band_fields(band: dict | None) -> dict:
+    """The error band columns of a simulated cell (all null for a cell stored without one)."""
+    if not band:
+        return {}
+    bad = bool(band.get("unvalidated"))
+    return {"sim_error_band_class": band.get("class"), "sim_error_band_pct": None if bad else band.get("pct"),
+            "sim_error_band_rows": 0 if bad else band.get("rows"), "sim_error_band_validated": not bad,
+            "sim_error_band_source": band.get("why") if bad else band.get("source")}
 
 
 def cell_row(run: Run, cell: Cell, conditions: dict | None = None) -> dict:

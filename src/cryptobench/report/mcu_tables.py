@@ -1,5 +1,5 @@
 """A microcontroller run's tables: per operation the cost at the device's clock (time, cycles,
-cycles/byte, kB/s, a simulated cell's instructions and CPI, energy) per library with the Duration Improvement over the run's baseline
+cycles/byte, kB/s, a simulated cell's instructions, CPI and error band, energy) per library with the Duration Improvement over the run's baseline
 library, then the footprint (stack, heap, flash, RAM) per library, which does not change along a
 length sweep and so gets a row per library rather than a column per length. A run that sweeps
 the length also gets the Cifra post's table at 256 B."""
@@ -10,6 +10,7 @@ from ..core.quantity import fmt_num, pick_unit
 from ..core.records import Cell, Energy, Result, outcome_text
 from ..core.table import LEFT, Column, Table, columns
 from .verdicts import improvement_text
+from ..targets.mcu.sim.error_band import band_short
 
 
 def ok_results(cells: list[Cell]) -> list[Result]:
@@ -37,6 +38,7 @@ def _metrics(cells: list[Cell], unit: str) -> list[tuple[str, str]]:
         out += [("c/B", "cycles/B"), ("kB/s", "kB/s")] if sized else []
         out += [("RSD %", "%")] if any(r.time_s.get("rsd_pct") for r in results) else []
         out += [("insns", "instructions"), ("CPI", "cycles/instruction")] if any(r.sim for r in results) else []
+        out += [("band", "±%")] if any(r.get("error_band") for r in results) else []   # stored since the bands
     if any(r.energy is not None for r in results):
         out.append(("µJ", "µJ"))
         out += [("µJ RSD %", "%")] if any(energy_rsd(r.energy) is not None for r in results) else []
@@ -59,6 +61,8 @@ def _metric_text(cell: Cell, label: str, scale: float) -> str:
         return fmt_num(r.sim.get("instructions_per_op")) if r.sim.get("instructions_per_op") else "—"
     if label == "CPI":
         return f"{r.sim['cpi']:.3f}" if r.sim.get("cpi") else "—"
+    if label == "band":
+        return band_short(r.get("error_band")) or "—"
     if label == "RSD %":
         return f"{r.time_s['rsd_pct']:.1f}"
     if label == "µJ":

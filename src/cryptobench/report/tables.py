@@ -28,6 +28,7 @@ from ..analysis.relative import relative
 from ..targets.host.parallel import is_parallel_run
 from ..targets.mcu.sim.condition import describe, sources
 from ..targets.mcu.sim.devices import device_spec
+from ..targets.mcu.sim.error_band import band_text
 from .export import build_table, export_table
 from .scaling_tables import conditions_line
 from .scaling_tables import scaling_tables
@@ -315,6 +316,9 @@ def _target_lines(cond: Conditions, cells=()) -> list[str]:
                  + (f" · {t['qemu']}" if t.get("qemu") else f" · {t.get('clock_hz', 0) / 1e6:g} MHz")]
     if t.get("timing"):
         lines.append(f"timing: {t['timing']}; stack (painted), heap (arena peak) and code size are measured")
+    if t.get("error_band"):        # runs stored before the bands have none
+        lines.append(f"error band: {band_text(t['error_band'])}"
+                     + (f"; from {t['error_band']['source']}" if t["error_band"].get("source") else ""))
     for name, b in cond.get("builds", {}).items():
         lines.append(f"  {name} {b['library_version']}: {b['compiler']} {b['cflags']} {b['ldflags']} · "
                      f"counter {b['counter']} · console {b['console']}"

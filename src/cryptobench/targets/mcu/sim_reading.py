@@ -1,6 +1,7 @@
 """What the simulator's report says about its cells beyond the console: exact cycles and
 instructions from its log of counter reads, the marker GPIO's windows, and the energy the device
-profile's active current models (all provenance "simulated" or "modeled")."""
+profile's active current models (all provenance "simulated" or "modeled"), and the error band the
+device's condition class earned against published silicon (sim/error_band.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -9,6 +10,8 @@ from ...catalog.ops import OPS
 from .reading import Reading
 from ..power import modeled_energy, per_unit, profile_from_device
 from .sim.devices import DEVICES
+from .sim.error_band import band_for
+from .sim.timing import MODEL_NAME, MODEL_VERSION
 
 
 class SimReading(Reading):
@@ -28,9 +31,14 @@ class SimReading(Reading):
             result["marker"] = self.markers[n]
         if n in self.insn_windows:
             result["sim"] = sim_counts(op, result, self.insn_windows[n], self.stats)
+        result["error_band"] = self.error_band()
         energy = self._modeled_energy(result, params, op)
         if energy:
             result["energy"] = energy
+
+    def error_band(self) -> dict:
+        """The band of the device's condition class (bench/sim_vs_silicon's rows), or "unvalidated"."""
+        return band_for(self.device, f"{MODEL_NAME} v{MODEL_VERSION}")
 
     def _modeled_energy(self, result: dict, params: Mapping, op: str) -> dict | None:
         """Energy from the simulated duration and the device profile's active current (modeled)."""

@@ -18,6 +18,7 @@ from .board_link import run_on_board
 from .qemu import qemu_version
 from .qemu import run_image
 from .sim.devices import device_spec, get_device
+from .sim.error_band import band_for
 
 QEMU_REPEAT = 1                # QEMU has no cycle model: one run gives output, stack and heap
 SIM_REPEAT = 2                 # the simulator is deterministic: a second repetition shows it
@@ -131,6 +132,8 @@ class SimTransport(Transport):
                        + (" (rough)" if s["rough"] else "")
                        + f" on {device_spec(t['device'], t.get('device_options'))}, {s['flash_ws']} flash wait "
                        f"state(s) charged; time = cycles / {t['clock_hz'] / 1e6:g} MHz")
+        # every cell of the run carries the same band (one device); the conditions say it once
+        t["error_band"] = band_for(self.simulator().device, f"{s['model']} v{s['model_version']}")
 
 
 def transport_for(spec: McuTargetSpec, board: Board) -> Transport:
