@@ -335,14 +335,8 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
         else:
             cycles += c
 
-    if core == "cortex-m7":             # dual issue: the schedule of the non-branch instructions
-        body = [it for it in issued if not it.flow]
-        single = cycles
-        cycles += issue.m7_schedule(body) - sum(it.cost for it in body)
-        if single > 0 and cycles != single:
-            # the fetch model's offsets (when the core reaches each instruction) follow the
-            # schedule's pace: the scheduler gives the block's total, not each instruction's slot
-            offsets = [o * cycles // single for o in offsets]
+    if core == "cortex-m7":
+        cycles, offsets = _m7_dual_issue(issued, cycles, offsets)
 
     # no prefetch: each fetch of flash_width bytes waits flash_ws cycles
     if fetch_ws > 0 and not dev.prefetch and insns:
@@ -355,6 +349,17 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
 
 
 ISSUE_RULES = {"cortex-m7", "cortex-m33"}     # cores with measured issue rules (issue.py)
+
+
+def _m7_dual_issue(issued: list, cycles: int, offsets: list[int]) -> tuple[int, list[int]]:
+    """The block's cycles with its non-branch instructions scheduled two at a time (issue.py), and
+    the fetch model's offsets (when the core reaches each instruction) at the schedule's pace: the
+    scheduler gives the block's total, not each instruction's slot."""
+    body = [it for it in issued if not it.flow]
+    scheduled = cycles + issue.m7_schedule(body) - sum(it.cost for it in body)
+    if cycles > 0 and scheduled != cycles:
+        offsets = [o * scheduled // cycles for o in offsets]
+    return scheduled, offsets
 
 
 def _issue_rules(core: str, issued: list, item, c: int) -> tuple:
