@@ -3,7 +3,8 @@
  * The harness (core/) owns the console, the cycle counter, stack painting, the known-answer tests
  * and the protocol. A glue file (glue/<library>.c) only says which catalog ops it has and runs one
  * operation on explicit inputs. One operation on a microcontroller includes the key schedule
- * (the catalog's rekey=1), as the Cifra and TI measurements do.
+ * (the catalog's rekey=1), as the Cifra and TI measurements do, unless the cell asks rekey=0 and
+ * the glue keeps a schedule (fw_lib_keeps_key, fw_keyed below).
  */
 #ifndef CB_FW_H
 #define CB_FW_H
@@ -27,6 +28,7 @@ typedef struct {
     int32_t tag_bytes;      /* CCM tag length */
     int32_t nonce_bytes;    /* CCM nonce length */
     char curve[8];          /* "p256", "x25519" */
+    int32_t rekey;          /* 1: set the key in every operation; 0: keep the schedule (fw_keyed) */
 } fw_params;
 
 /* Inputs and outputs of one operation; names as in docs/protocol.md ("compute"). The harness
@@ -58,6 +60,15 @@ extern const char fw_lib_name[];
 extern const char fw_lib_version[];
 extern const fw_op fw_lib_ops[];
 extern const int fw_lib_n_ops;
+
+/* rekey=0: the key schedule is set up once per cell, outside the timed region. The harness
+ * clears fw_keyed before each cell and known-answer test and calls the op once, untimed, before
+ * its output run; an op with rekey=0 sets its schedule up (in storage it keeps) only while
+ * fw_keyed is 0, then sets fw_keyed = 1 and reuses the schedule in every later call. A glue that
+ * does this defines fw_lib_keeps_key (any value); without it the harness refuses rekey=0 cells
+ * as unsupported, and an op of such a glue that cannot keep a schedule refuses in supports(). */
+extern uint8_t fw_keyed;
+extern const uint8_t fw_lib_keeps_key __attribute__((weak));
 
 /* Provided by the harness: deterministic bytes (cb_fill) for ops that need randomness (ECDSA
  * nonces, key generation). Not a secure RNG: benchmark inputs only. */

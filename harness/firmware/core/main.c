@@ -116,6 +116,8 @@ static void end(void)
 
 /* ---- services for the glue ------------------------------------------------------------------ */
 
+/* Restarted at each cell from the plan's seed (fw_cell.seed), so a cell's ECDSA nonces and
+ * generated keys are the same in every run, whatever ran before it. */
 static uint64_t random_seed = 1000;
 
 int fw_random(void *ctx, unsigned char *buf, size_t len)
@@ -194,6 +196,7 @@ void fw_free(void *ptr)
 
 /* ---- running one operation -------------------------------------------------------------------- */
 
+uint8_t fw_keyed;                   /* fw.h: a glue's kept key schedule is set up */
 static uint8_t out_buf[OUT_CAP];
 static fw_io io;
 
@@ -273,6 +276,7 @@ static void run_kats(void)
         } else {
             load_io(&k->in);
             int rc;
+            fw_keyed = 0;
             (void)run_painted(op, &k->in.params, &rc);
             ok = rc == FW_OK && io.out_len == k->expect.len
                  && memcmp(io.out, k->expect.p, io.out_len) == 0;
@@ -294,10 +298,16 @@ static void run_cell(int index, const fw_cell *c)
     begin("cell");
     put_uint("i", (uint32_t)index);
     put_str("op", c->in.op);
+    int keep = c->in.params.rekey == 0;
+    if (keep && &fw_lib_keeps_key == NULL)
+        op = NULL, why = "rekey=0: this library's glue sets the key in every operation (rekey=1 only)";
+    else if (op == NULL)
+        why = "op not in this image";
+    else if (!fits(&c->in))
+        why = "the payload's output would not fit this board's RAM buffer";
     if (op == NULL || !fits(&c->in) || op->supports(&c->in.params, &why) != FW_OK) {
         put_str("status", "unsupported");
-        put_str("why", op == NULL ? "op not in this image"
-                       : !fits(&c->in) ? "the payload's output would not fit this board's RAM buffer" : why);
+        put_str("why", why);
         end();
         return;
     }
@@ -312,8 +322,15 @@ static void run_cell(int index, const fw_cell *c)
     uint32_t alt0 = fw_alt_calls ? fw_alt_calls() : 0;
     arena_peak = 0;
     arena_exhausted = 0;
+    random_seed = c->seed;
+    fw_keyed = 0;
+    if (keep) {                                          /* rekey=0: the key schedule, untimed */
+        load_io(&c->in);
+        rc = op->run(&c->in.params, &io);
+    }
     load_io(&c->in);
-    stack = run_painted(op, &c->in.params, &rc);         /* the output and stack run */
+    if (rc == FW_OK)
+        stack = run_painted(op, &c->in.params, &rc);         /* the output and stack run */
     if (rc != FW_OK) {
         put_str("status", "failed");
         put_str("why", arena_exhausted ? "heap arena exhausted" : "operation returned an error");

@@ -25,6 +25,7 @@ typedef struct {
 typedef struct {
     fw_inputs in;
     uint16_t repeat;         /* timed operations (k = 1 each) */
+    uint32_t seed;           /* where fw_random's stream starts for this cell (--seed; seeded.py) */
 } fw_cell;
 
 extern const fw_kat fw_kats[];       /* ends with an entry whose id is NULL */

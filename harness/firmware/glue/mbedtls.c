@@ -3,6 +3,8 @@
  * Each op and its table entry are built only when FW_OP_<ID> is defined; with none defined the
  * table holds only the sentinel (the "empty harness" image). One operation includes the key
  * setup: context init, setkey (or group load and key read), the operation itself, and free.
+ * With rekey=0 (AES-ECB/CBC/CTR/CCM/GCM, ChaCha20-Poly1305, ChaCha20) the key schedule is set up
+ * once per cell, by its first, untimed call (fw_keyed, fw.h), in a static context that is kept.
  * Heap use goes through fw_calloc/fw_free (MBEDTLS_PLATFORM_*_MACRO in the config).
  * The exceptions are the CTR_DRBG ops: a DRBG has state between calls, so their timing cells
  * work on one static context (the rules are written above their code).
@@ -55,6 +57,26 @@ const char fw_lib_version[] = MBEDTLS_VERSION_STRING;
 #endif
 
 #define EC_BYTES 32 /* P-256 and X25519 scalars, coordinates and secrets */
+
+/* A keyed op's context: with rekey=1 a local one, initialised and keyed here and freed by
+ * KEYED_END; with rekey=0 the op's static `kept` one, keyed only while fw_keyed is 0 (the cell's
+ * first call), when the previous cell's key (GCM and CCM hold a heap block) is freed first;
+ * freeing a zeroed, never-used context is a no-op in Mbed TLS. Declares `ctx` and `ret`. */
+#define KEYED(type, kept, init, free_fn, setkey)              \
+    type local_, *ctx = p->rekey ? &local_ : &kept;         \
+    int ret = 0;                                              \
+    if (p->rekey || !fw_keyed) {                              \
+        if (!p->rekey)                                        \
+            free_fn(ctx);                                     \
+        init(ctx);                                            \
+        ret = (setkey);                                       \
+        fw_keyed = 1;                                         \
+    }
+#define KEYED_END(free_fn) \
+    if (p->rekey)          \
+        free_fn(ctx)
+
+const uint8_t fw_lib_keeps_key = 1;     /* fw.h: the ops above honour rekey=0 */
 
 /* ---- shared helpers ---------------------------------------------------------------------- */
 
@@ -142,17 +164,16 @@ static int ecdsa_supports(const fw_params *p, const char **why)
 #if defined(FW_OP_AES_ECB_ENCRYPT)
 static int aes_ecb_run(const fw_params *p, fw_io *io)
 {
-    mbedtls_aes_context aes;
+    static mbedtls_aes_context kept;
     size_t i;
-    int ret;
 
     if (!aes_key_ok(p, io) || io->msg_len % 16 != 0 || io->out_cap < io->msg_len)
         return FW_ERR;
-    mbedtls_aes_init(&aes);
-    ret = mbedtls_aes_setkey_enc(&aes, io->key, (unsigned)p->key_bits);
+    KEYED(mbedtls_aes_context, kept, mbedtls_aes_init, mbedtls_aes_free,
+          mbedtls_aes_setkey_enc(ctx, io->key, (unsigned)p->key_bits));
     for (i = 0; ret == 0 && i < io->msg_len; i += 16)
-        ret = mbedtls_aes_crypt_ecb(&aes, MBEDTLS_AES_ENCRYPT, io->msg + i, io->out + i);
-    mbedtls_aes_free(&aes);
+        ret = mbedtls_aes_crypt_ecb(ctx, MBEDTLS_AES_ENCRYPT, io->msg + i, io->out + i);
+    KEYED_END(mbedtls_aes_free);
     if (ret != 0)
         return FW_ERR;
     io->out_len = io->msg_len;
@@ -164,19 +185,18 @@ static int aes_ecb_run(const fw_params *p, fw_io *io)
 #if defined(FW_OP_AES_CBC_ENCRYPT)
 static int aes_cbc_run(const fw_params *p, fw_io *io)
 {
-    mbedtls_aes_context aes;
+    static mbedtls_aes_context kept;
     unsigned char iv[16]; /* mbedTLS updates the IV in place */
-    int ret;
 
     if (!aes_key_ok(p, io) || io->iv_len != 16 || io->msg_len % 16 != 0 ||
         io->out_cap < io->msg_len)
         return FW_ERR;
     memcpy(iv, io->iv, 16);
-    mbedtls_aes_init(&aes);
-    ret = mbedtls_aes_setkey_enc(&aes, io->key, (unsigned)p->key_bits);
+    KEYED(mbedtls_aes_context, kept, mbedtls_aes_init, mbedtls_aes_free,
+          mbedtls_aes_setkey_enc(ctx, io->key, (unsigned)p->key_bits));
     if (ret == 0)
-        ret = mbedtls_aes_crypt_cbc(&aes, MBEDTLS_AES_ENCRYPT, io->msg_len, iv, io->msg, io->out);
-    mbedtls_aes_free(&aes);
+        ret = mbedtls_aes_crypt_cbc(ctx, MBEDTLS_AES_ENCRYPT, io->msg_len, iv, io->msg, io->out);
+    KEYED_END(mbedtls_aes_free);
     if (ret != 0)
         return FW_ERR;
     io->out_len = io->msg_len;
@@ -189,19 +209,18 @@ static int aes_cbc_run(const fw_params *p, fw_io *io)
 /* iv = the full 16-byte initial counter block; mbedTLS increments all 128 bits big-endian. */
 static int aes_ctr_run(const fw_params *p, fw_io *io)
 {
-    mbedtls_aes_context aes;
+    static mbedtls_aes_context kept;
     unsigned char ctr[16], stream[16];
     size_t off = 0;
-    int ret;
 
     if (!aes_key_ok(p, io) || io->iv_len != 16 || io->out_cap < io->msg_len)
         return FW_ERR;
     memcpy(ctr, io->iv, 16);
-    mbedtls_aes_init(&aes);
-    ret = mbedtls_aes_setkey_enc(&aes, io->key, (unsigned)p->key_bits);
+    KEYED(mbedtls_aes_context, kept, mbedtls_aes_init, mbedtls_aes_free,
+          mbedtls_aes_setkey_enc(ctx, io->key, (unsigned)p->key_bits));
     if (ret == 0)
-        ret = mbedtls_aes_crypt_ctr(&aes, io->msg_len, &off, ctr, stream, io->msg, io->out);
-    mbedtls_aes_free(&aes);
+        ret = mbedtls_aes_crypt_ctr(ctx, io->msg_len, &off, ctr, stream, io->msg, io->out);
+    KEYED_END(mbedtls_aes_free);
     if (ret != 0)
         return FW_ERR;
     io->out_len = io->msg_len;
@@ -244,19 +263,18 @@ static int aes_ccm_supports(const fw_params *p, const char **why)
 /* out = ciphertext || tag (tag_bytes long); the nonce is io->iv. */
 static int aes_ccm_run(const fw_params *p, fw_io *io)
 {
-    mbedtls_ccm_context ccm;
+    static mbedtls_ccm_context kept;
     size_t tag_len = (size_t)ccm_tag_bytes(p);
-    int ret;
 
     if (!aes_key_ok(p, io) || io->out_cap < io->msg_len + tag_len)
         return FW_ERR;
-    mbedtls_ccm_init(&ccm);
-    ret = mbedtls_ccm_setkey(&ccm, MBEDTLS_CIPHER_ID_AES, io->key, (unsigned)p->key_bits);
+    KEYED(mbedtls_ccm_context, kept, mbedtls_ccm_init, mbedtls_ccm_free,
+          mbedtls_ccm_setkey(ctx, MBEDTLS_CIPHER_ID_AES, io->key, (unsigned)p->key_bits));
     if (ret == 0)
-        ret = mbedtls_ccm_encrypt_and_tag(&ccm, io->msg_len, io->iv, io->iv_len,
+        ret = mbedtls_ccm_encrypt_and_tag(ctx, io->msg_len, io->iv, io->iv_len,
                                           io->aad, io->aad_len, io->msg, io->out,
                                           io->out + io->msg_len, tag_len);
-    mbedtls_ccm_free(&ccm);
+    KEYED_END(mbedtls_ccm_free);
     if (ret != 0)
         return FW_ERR;
     io->out_len = io->msg_len + tag_len;
@@ -269,18 +287,17 @@ static int aes_ccm_run(const fw_params *p, fw_io *io)
 /* out = ciphertext || 16-byte tag. */
 static int aes_gcm_run(const fw_params *p, fw_io *io)
 {
-    mbedtls_gcm_context gcm;
-    int ret;
+    static mbedtls_gcm_context kept;
 
     if (!aes_key_ok(p, io) || io->iv_len == 0 || io->out_cap < io->msg_len + 16)
         return FW_ERR;
-    mbedtls_gcm_init(&gcm);
-    ret = mbedtls_gcm_setkey(&gcm, MBEDTLS_CIPHER_ID_AES, io->key, (unsigned)p->key_bits);
+    KEYED(mbedtls_gcm_context, kept, mbedtls_gcm_init, mbedtls_gcm_free,
+          mbedtls_gcm_setkey(ctx, MBEDTLS_CIPHER_ID_AES, io->key, (unsigned)p->key_bits));
     if (ret == 0)
-        ret = mbedtls_gcm_crypt_and_tag(&gcm, MBEDTLS_GCM_ENCRYPT, io->msg_len,
+        ret = mbedtls_gcm_crypt_and_tag(ctx, MBEDTLS_GCM_ENCRYPT, io->msg_len,
                                         io->iv, io->iv_len, io->aad, io->aad_len,
                                         io->msg, io->out, 16, io->out + io->msg_len);
-    mbedtls_gcm_free(&gcm);
+    KEYED_END(mbedtls_gcm_free);
     if (ret != 0)
         return FW_ERR;
     io->out_len = io->msg_len + 16;
@@ -295,19 +312,17 @@ static int aes_gcm_run(const fw_params *p, fw_io *io)
 /* 32-byte key, 12-byte nonce; out = ciphertext || 16-byte tag. */
 static int chachapoly_run(const fw_params *p, fw_io *io)
 {
-    mbedtls_chachapoly_context cp;
-    int ret;
+    static mbedtls_chachapoly_context kept;
 
-    (void)p;
     if (io->key_len != 32 || io->iv_len != 12 || io->out_cap < io->msg_len + 16)
         return FW_ERR;
-    mbedtls_chachapoly_init(&cp);
-    ret = mbedtls_chachapoly_setkey(&cp, io->key);
+    KEYED(mbedtls_chachapoly_context, kept, mbedtls_chachapoly_init, mbedtls_chachapoly_free,
+          mbedtls_chachapoly_setkey(ctx, io->key));
     if (ret == 0)
-        ret = mbedtls_chachapoly_encrypt_and_tag(&cp, io->msg_len, io->iv, io->aad,
+        ret = mbedtls_chachapoly_encrypt_and_tag(ctx, io->msg_len, io->iv, io->aad,
                                                  io->aad_len, io->msg, io->out,
                                                  io->out + io->msg_len);
-    mbedtls_chachapoly_free(&cp);
+    KEYED_END(mbedtls_chachapoly_free);
     if (ret != 0)
         return FW_ERR;
     io->out_len = io->msg_len + 16;

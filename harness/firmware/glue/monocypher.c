@@ -8,7 +8,9 @@
  *   ecdh-shared-secret x25519   crypto_x25519 (raw shared secret, as RFC 7748)
  *   sha512                      crypto_sha512
  *
- * One operation includes the key setup. No heap.
+ * One operation includes the key setup. No heap. rekey=0 (fw.h) is accepted: these calls have no
+ * key schedule to keep (crypto_aead_init_ietf copies the key and nonce into the context), so a
+ * rekey=0 cell runs the same calls as a rekey=1 one.
  */
 
 #include <string.h>
@@ -19,6 +21,7 @@
 
 const char fw_lib_name[] = "monocypher";
 const char fw_lib_version[] = "4.0.2";
+const uint8_t fw_lib_keeps_key = 1;     /* fw.h: nothing to keep, see above */
 
 #if defined(FW_OP_ECDH_KEYGEN) || defined(FW_OP_ECDH_SHARED_SECRET)
 #define GLUE_ECDH   1

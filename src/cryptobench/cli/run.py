@@ -88,7 +88,8 @@ def add_parser(sub) -> None:  # long: the option list, one declaration per optio
     run.add_argument("--processes", type=int, metavar="N", help="host runs: harness processes per library engine, "
                      "taking turns by round (default 4; docs/statistics.md)")
     run.add_argument("--seed", type=int, help="host runs: seed of the shuffled order of each round (default: "
-                     "random, recorded in the run)")
+                     "random, recorded in the run); microcontroller runs: seed of each cell's ECC inputs and of "
+                     "the firmware's random stream (default 1, recorded in the run and each cell)")
     run.add_argument("--warmup", type=int, help="warm-up samples per cell, discarded (default: the suite's, else 2)")
     run.add_argument("--min-time", type=float, help="seconds one sample (a batch of k operations) lasts at least "
                      "(default: the suite's, else 0.001)")
@@ -144,7 +145,7 @@ def _mcu_plan(args) -> Plan:
         engines=tuple(args.engine or ()), library_source=args.library_source, library_cc=args.library_cc,
         port=args.port, baud=args.baud, no_flash=args.no_flash, lease_timeout=args.lease_timeout,
         timeout=args.timeout, ops=tuple(args.op or ()), suite=args.suite, params=split_params(args.param),
-        repeat=args.repeat, baseline=args.baseline))
+        repeat=args.repeat, baseline=args.baseline, seed=args.seed))
 
 
 def run(args, out) -> int:

@@ -20,6 +20,7 @@ from ..targets.mcu.boards import check_opt
 from ..targets.mcu.firmware.build import toolchain
 from ..targets.mcu.firmware.recipes import builtin_recipes
 from ..targets.mcu.firmware.recipes import load_recipe
+from ..targets.mcu.firmware.seeded import DEFAULT_SEED as MCU_DEFAULT_SEED
 from ..targets.mcu.lab.leases import DEFAULT_LEASE_S
 from ..targets.mcu.lab.places import BOARD_TAG, Lab
 from ..targets.mcu.sim.devices import CORE_CPU, get_device
@@ -162,6 +163,7 @@ class McuOptions:
     params: dict = dataclasses.field(default_factory=dict)   # --param, split (cli.common.split_params)
     repeat: int | None = None
     baseline: str | None = None
+    seed: int | None = None              # --seed: the firmware's inputs (targets/mcu/firmware/seeded.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,9 +245,11 @@ def _mcu_groups(o: McuOptions, names: list[str]) -> Plan:
     plan = build_plan(suite, ops=ops, param_overrides=o.params, repeat=o.repeat)
     for g in plan.groups:
         g.engines = names
-        if get_op(g.op).param("rekey") is not None:
-            g.params = Params(g.params, rekey=1)      # firmware operations include the key schedule
+        if get_op(g.op).param("rekey") is not None and "rekey" not in o.params:
+            # firmware operations include the key schedule unless --param rekey=0 asks for one kept per cell
+            g.params = Params(g.params, rekey=1)
     plan.options.engines = names
+    plan.options.seed = MCU_DEFAULT_SEED if o.seed is None else o.seed   # stored: a rerun measures the same inputs
     if o.baseline and o.baseline not in names:
         raise UsageError(f"--baseline: '{o.baseline}' is not one of this run's libraries: {', '.join(names)}")
     engine = ENGINES.get(suite.baseline) if suite and suite.baseline else None   # the suite's host baseline's library

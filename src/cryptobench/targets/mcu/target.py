@@ -16,6 +16,7 @@ from ...core.errors import HarnessError
 from .firmware.build import BuildError, FirmwareBuilder, code_size
 from .firmware.plan import Cell, Inputs, fill, kat_from_vector, out_name, plan_c
 from .firmware.recipes import load_recipe, resolve
+from .firmware.seeded import DEFAULT_SEED, cell_seed, ecdsa_signature, scalar
 from ..host.harness import HarnessProcess
 from ...stats.results import derive
 from ...core import records
@@ -42,9 +43,12 @@ def target_label(t: McuTargetSpec) -> str:
     return f"{t.kind}:{t.board}"
 
 
-def make_inputs(host: HarnessProcess | None, op: str, params: Mapping) -> tuple[Inputs, dict]:
-    """Deterministic inputs for one cell (fresh host-made keys for ECC), and what the host needs
-    to check the target's output: {"expect": bytes} or {"verify": (q, hash)} or {}."""
+def make_inputs(host: HarnessProcess | None, op: str, params: Mapping,
+                seed: int = DEFAULT_SEED) -> tuple[Inputs, dict]:
+    """Deterministic inputs for one cell, and what the host needs to check the target's output:
+    {"expect": bytes} or {"verify": (q, hash)} or {}. `seed` is the cell's (seeded.cell_seed): it
+    picks the ECC keys, the ECDSA hash and the signature to verify; the cipher and hash inputs
+    are the same for every seed (their timing does not depend on the bytes)."""
     fam = OPS[op].family
     values: dict[str, bytes] = {}
     if fam in ("aes", "aead"):
@@ -70,19 +74,22 @@ def make_inputs(host: HarnessProcess | None, op: str, params: Mapping) -> tuple[
         if host is None:
             raise HarnessError("ECC cells need the host harness to make keys")
         curve = {"curve": params.get("curve", "p256")}
-        own = host.compute(HOST_CHECKER, "ecc-keygen", curve, {})
+        d = scalar(curve["curve"], seed * 4)
+
+        def public(secret: bytes) -> str:           # the host's public-from-private, hex
+            return host.compute(HOST_CHECKER, "ecdh-keygen", curve, {"d": secret.hex()})["q"]
         if op == "ecdh-keygen":
-            values["d"] = bytes.fromhex(own["d"])
+            values["d"] = d
         elif op == "ecdh-shared-secret":
-            peer = host.compute(HOST_CHECKER, "ecc-keygen", curve, {})
-            values["d"], values["peer"] = bytes.fromhex(own["d"]), bytes.fromhex(peer["q"])
+            values["d"], values["peer"] = d, bytes.fromhex(public(scalar(curve["curve"], seed * 4 + 1)))
         elif op in ("ecdsa-sign", "ecdsa-verify"):
-            values["hash"] = fill(32 if curve["curve"] == "p256" else 64, 5)
+            values["hash"] = fill(32 if curve["curve"] == "p256" else 64, seed * 4 + 2)
             if op == "ecdsa-sign":
-                values["d"] = bytes.fromhex(own["d"])
-                return Inputs(op, params, values), {"verify": (own["q"], values["hash"].hex())}
-            sig = host.compute(HOST_CHECKER, "ecdsa-sign", curve, {"d": own["d"], "hash": values["hash"].hex()})
-            values["q"], values["sig"] = bytes.fromhex(own["q"]), bytes.fromhex(sig["sig"])
+                values["d"] = d
+                return Inputs(op, params, values), {"verify": (public(d), values["hash"].hex())}
+            k = scalar(curve["curve"], seed * 4 + 3)
+            values["q"] = bytes.fromhex(public(d))
+            values["sig"] = ecdsa_signature(curve["curve"], d, values["hash"], k, bytes.fromhex(public(k)))
     return Inputs(op, params, values), {}
 
 
@@ -102,6 +109,12 @@ class McuTarget:
         self.transport = transport or transport_for(self.target, self.board)
         self.vectors = load_vectors(extra=plan.options.extra.get("vectors") or ())
         self.host: HarnessProcess | None = None
+
+    @property
+    def seed(self) -> int:
+        """The run's seed of the firmware's inputs (--seed; seeded.DEFAULT_SEED when not given)."""
+        seed = self.plan.options.seed
+        return DEFAULT_SEED if seed is None else int(seed)
 
     @property
     def functional_only(self) -> bool:
@@ -217,10 +230,11 @@ class McuTarget:
         cells, checks = [], []
         try:
             for i, g in items:
-                inputs, check = make_inputs(self.host, op, g.params)
+                seed = cell_seed(self.seed, op, g.params)
+                inputs, check = make_inputs(self.host, op, g.params, seed)
                 if not check:
                     check = self._host_expect(op, g.params, inputs)
-                cells.append(Cell(inputs, repeat or int(g.repeat or self.plan.options.repeat)))
+                cells.append(Cell(inputs, repeat or int(g.repeat or self.plan.options.repeat), seed))
                 checks.append(check)
         except HarnessError as exc:
             for i, g in items:
@@ -245,9 +259,9 @@ class McuTarget:
             return
         sizes = code_size(size_img, empty)
         report = self.transport.run(run_img.elf)
-        self._store_cells(save, op, items, checks, report, sizes, variant)
+        self._store_cells(save, op, items, checks, report, sizes, variant, [c.seed for c in cells])
 
-    def _store_cells(self, save, op, items, checks, report, sizes, variant) -> None:
+    def _store_cells(self, save, op, items, checks, report, sizes, variant, seeds) -> None:
         """Each cell of one image's report: a number only where every check passed (verify.gate)."""
         reading = self.transport.reading(report, op, self.log)
         kat_lines = report.kats_for(op)
@@ -278,6 +292,7 @@ class McuTarget:
                 save(i, g, "failed", "fail", passed.detail)
                 continue
             result, samples = self._result(n, op, g.params, line, sizes, report, reading)
+            result["input_seed"] = seeds[n]           # the cell's input and fw_random seed (seeded.cell_seed)
             parts = [passed.detail]
             if variant is not None:
                 parts.append("built as " + variant.describe())
