@@ -37,6 +37,12 @@ class Executor(Protocol):
     def fault(self, subject: str) -> str:
         """The last run's PROBLEM as one line, `subject` (e.g. "the image") faulted ..."""
 
+    def hook_access_pc(self, begin: int, end: int) -> None:
+        """Accesses of [begin, end] must know their instruction (insn_addr)."""
+
+    def insn_addr(self) -> int:
+        """In an mmio callback for a range given to hook_access_pc: the accessing instruction's address."""
+
     def pend(self, exception: int) -> None: ...
     def stop(self) -> None: ...
     def map_mmio(self, base: int, size: int, read: MmioRead, write: MmioWrite) -> None: ...
@@ -58,6 +64,7 @@ class UnicornExecutor:
         self.uc.ctl_set_cpu_model(getattr(A, core_model))
         self.uc.hook_add(unicorn.UC_HOOK_INTR, lambda uc_, intno, user: trap(intno))
         self.vtor = 0
+        self.access_pc = 0                    # hook_access_pc's last accessing instruction
         self.error: str | None = None         # the last run's UcError
         self.unmapped: str | None = None      # its access outside every region (hook_unmapped)
 
@@ -121,6 +128,19 @@ class UnicornExecutor:
         if self.unmapped:
             return f"{subject} faulted: {self.unmapped}"
         return f"{subject} faulted ({self.error}) at pc=0x{self.reg('pc'):08x}"
+
+    def hook_access_pc(self, begin: int, end: int) -> None:
+        """Keep the address of the instruction reading or writing [begin, end] for insn_addr: with
+        the block hook in place Unicorn's PC in an mmio callback is its block's start, while a
+        memory hook on the range sees it synced to the accessing instruction (tests/test_sim_stamp.py)."""
+        def on_access(uc_, access, addr, size, value, user) -> None:
+            self.access_pc = uc_.reg_read(self.A.UC_ARM_REG_PC)
+        self.uc.hook_add(self.unicorn.UC_HOOK_MEM_READ | self.unicorn.UC_HOOK_MEM_WRITE, on_access,
+                         begin=begin, end=end)
+
+    def insn_addr(self) -> int:
+        """In an mmio callback for a range hook_access_pc watches: the accessing instruction."""
+        return self.access_pc
 
     def pend(self, exception: int) -> None:
         raise NotImplementedError("Unicorn takes no pended exception: the run enters it (exceptions.py)")
