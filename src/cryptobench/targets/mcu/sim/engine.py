@@ -249,8 +249,6 @@ class _Emulation:
         self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
         self.cs.detail = True
         self.ex.map_mmio(PPB, PPB_SIZE, self._ppb_read, self._ignore_write)
-        for counter in (DWT_CYCCNT, SYST_CVR):            # their reads are stamped at their instruction
-            self.ex.hook_access_pc(counter, counter + 3)
         self._map_console()
 
     def _executor(self):

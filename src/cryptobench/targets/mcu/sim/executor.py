@@ -37,11 +37,8 @@ class Executor(Protocol):
     def fault(self, subject: str) -> str:
         """The last run's PROBLEM as one line, `subject` (e.g. "the image") faulted ..."""
 
-    def hook_access_pc(self, begin: int, end: int) -> None:
-        """Accesses of [begin, end] must know their instruction (insn_addr)."""
-
     def insn_addr(self) -> int:
-        """In an mmio callback for a range given to hook_access_pc: the accessing instruction's address."""
+        """In an mmio callback: the accessing instruction's address (Unicorn's: see its class)."""
 
     def pend(self, exception: int) -> None: ...
     def stop(self) -> None: ...
@@ -64,7 +61,6 @@ class UnicornExecutor:
         self.uc.ctl_set_cpu_model(getattr(A, core_model))
         self.uc.hook_add(unicorn.UC_HOOK_INTR, lambda uc_, intno, user: trap(intno))
         self.vtor = 0
-        self.access_pc = 0                    # hook_access_pc's last accessing instruction
         self.error: str | None = None         # the last run's UcError
         self.unmapped: str | None = None      # its access outside every region (hook_unmapped)
 
@@ -129,18 +125,10 @@ class UnicornExecutor:
             return f"{subject} faulted: {self.unmapped}"
         return f"{subject} faulted ({self.error}) at pc=0x{self.reg('pc'):08x}"
 
-    def hook_access_pc(self, begin: int, end: int) -> None:
-        """Keep the address of the instruction reading or writing [begin, end] for insn_addr: with
-        the block hook in place Unicorn's PC in an mmio callback is its block's start, while a
-        memory hook on the range sees it synced to the accessing instruction (tests/test_sim_stamp.py)."""
-        def on_access(uc_, access, addr, size, value, user) -> None:
-            self.access_pc = uc_.reg_read(self.A.UC_ARM_REG_PC)
-        self.uc.hook_add(self.unicorn.UC_HOOK_MEM_READ | self.unicorn.UC_HOOK_MEM_WRITE, on_access,
-                         begin=begin, end=end)
-
     def insn_addr(self) -> int:
-        """In an mmio callback for a range hook_access_pc watches: the accessing instruction."""
-        return self.access_pc
+        """Unicorn's PC in a memory callback: the accessing instruction, or (with the block hook in
+        place) sometimes its block's start; stamp.py finds the instruction itself."""
+        return self.reg("pc")
 
     def pend(self, exception: int) -> None:
         raise NotImplementedError("Unicorn takes no pended exception: the run enters it (exceptions.py)")

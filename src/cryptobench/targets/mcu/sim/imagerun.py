@@ -138,8 +138,6 @@ class ImageRun:
         self.plain_regions = [(r.start, r.start + r.size) for r in self.regions if r.what in PLAIN]
         self.ex = self._native(board) if executor == "native" else self._unicorn()
         self.ex.map_mmio(PPB, PPB_SIZE, self._ppb_read, self._ppb_write)
-        for lo, hi in STAMPED:                            # these accesses are stamped at their instruction
-            self.ex.hook_access_pc(lo, hi)
         self._hook_marker()
 
     def _unicorn(self) -> UnicornExecutor:

@@ -168,9 +168,6 @@ class NativeExecutor:
     def fault(self, subject: str) -> str:
         return f"{subject} faulted: {self.cpu.problem() or 'the executor stopped'}"
 
-    def hook_access_pc(self, begin: int, end: int) -> None:
-        """Nothing to do: the executor always knows the instruction under way (insn_addr)."""
-
     def insn_addr(self) -> int:
         """In a memory callback: the instruction making the access (cbcpu_insn_addr)."""
         return self.lib.cbcpu_insn_addr(self.h)
