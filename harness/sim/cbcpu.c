@@ -650,6 +650,8 @@ void cbcpu_stop(cbcpu *c) { c->stop = 1; }
 void cbcpu_set_wake(cbcpu *c, int on) { c->wake = on ? 1 : 0; }
 const char *cbcpu_problem(const cbcpu *c) { return c->status == CBCPU_PROBLEM ? c->problem : NULL; }
 uint64_t cbcpu_insns(const cbcpu *c) { return c->insns; }
+/* the instruction under way (in a memory callback: the one making the access) */
+uint32_t cbcpu_insn_addr(const cbcpu *c) { return c->r[15] - 4; }
 uint64_t cbcpu_blocks(const cbcpu *c) { return c->blocks; }
 uint64_t cbcpu_decoded(const cbcpu *c) { return c->decoded; }
 uint64_t cbcpu_flushes(const cbcpu *c) { return c->flushes; }

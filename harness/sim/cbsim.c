@@ -102,6 +102,9 @@ typedef struct cbsim {
     uint64_t events_dropped;   /* watched-call events past MAX_EVENTS: counted, not kept */
     uint64_t insn_limit;       /* cbsim_set_insn_limit: no block is entered once the count reaches it */
     int limit_hit;
+    /* the block under way, for a counter read's stamp (cbsim_block_addr, cbsim_block_base) */
+    uint32_t cur_addr, cur_static;
+    struct cbsim_profile *prof;    /* the per-function profile (cbsim_profile_*); NULL: off */
 } cbsim;
 
 /* The watched-call events kept (24 bytes each): an image that calls a watched function in a
@@ -282,6 +285,8 @@ int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
         s->cycles += s->flash.debt;
         s->flash.debt = 0;
     }
+    s->cur_addr = addr;
+    s->cur_static = b->cycles;
     s->cycles += b->cycles;
     s->insns += b->insns;
     s->blocks++;
@@ -312,6 +317,8 @@ void cbsim_account_flash_read(cbsim *s, uint32_t addr, uint32_t size)
 }
 
 typedef uint32_t (*cbsim_lr_fn)(void *ctx);
+static void profile_block(cbsim *s, uint32_t addr, uint64_t before, uint64_t insns, uint32_t fall, cbsim_lr_fn lr,
+                          void *ctx);
 static int watched_block(cbsim *s, uint32_t addr, uint64_t cycles, uint64_t insns, cbsim_lr_fn lr, void *ctx);
 
 /* Entry into the block [addr, addr + size) for an executor that honours the alarm and the
@@ -326,7 +333,7 @@ int cbsim_enter(cbsim *s, uint32_t addr, uint32_t size, cbsim_lr_fn lr, void *ct
         s->limit_hit = 1;
         return 1;
     }
-    if (s->alarm == UINT64_MAX && s->nwatch == 0 && s->nret == 0)   /* cryptobench's own images */
+    if (s->alarm == UINT64_MAX && s->nwatch == 0 && s->nret == 0 && s->prof == NULL)   /* cryptobench's own images */
         return cbsim_account_block(s, addr, size);
     uint64_t c0 = s->cycles, i0 = s->insns, b0 = s->blocks;
     uint32_t pe = s->prev_end, pf = s->prev_fall, pt = s->prev_taken_extra, line = s->flash.cur_line;
@@ -353,6 +360,9 @@ int cbsim_enter(cbsim *s, uint32_t addr, uint32_t size, cbsim_lr_fn lr, void *ct
         s->alarm_fired = 1;
         return 1;
     }
+    if (s->prof != NULL)
+        profile_block(s, addr, c0 + ((pe == END_COND && addr != pf) ? pt : 0), s->insns - i0,
+                      pe == END_ALWAYS ? pf : UINT32_MAX, lr, ctx);
     if ((s->nwatch || s->nret) && watched_block(s, addr, c0, i0, lr, ctx) != 0)
         return -1;
     return 0;
@@ -532,6 +542,8 @@ uint64_t cbsim_blocks(const cbsim *s) { return s->blocks; }
 size_t cbsim_distinct_blocks(const cbsim *s) { return s->used; }
 int cbsim_failed(const cbsim *s) { return s->failed; }
 
+void cbsim_profile_free(cbsim *s);
+
 void cbsim_free(cbsim *s)
 {
     if (s == NULL)
@@ -543,6 +555,7 @@ void cbsim_free(cbsim *s)
     cache_init(&s->flash.icache, 0, 0);
     cache_init(&s->flash.dcache, 0, 0);
     free(s->events);
+    cbsim_profile_free(s);
     free(s);
 }
 
@@ -644,4 +657,102 @@ void cbsim_event_at(const cbsim *s, size_t i, uint32_t *kind, uint32_t *addr, ui
     *addr = e->addr;
     *cycles = e->cycles;
     *insns = e->insns;
+}
+
+/* ---- a counter read's stamp (DWT CYCCNT, SysTick's current value) ---------------------------- */
+
+/* The block under way: its address, and the count at its start (everything charged before its
+ * static cost, plus what was charged inside it so far: the data-dependent instructions and flash
+ * data reads before the reading instruction). The host adds the static cost of the block's
+ * instructions up to the reading one (targets/mcu/sim/stamp.py). */
+uint32_t cbsim_block_addr(const cbsim *s) { return s->cur_addr; }
+uint64_t cbsim_block_base(const cbsim *s) { return s->cycles - s->cur_static; }
+
+/* ---- the per-function profile (`cryptobench sim run --profile`) ------------------------------ */
+
+/* Every cycle and instruction counted by cbsim_enter goes to the function (one of n ranges
+ * [lo, hi), sorted, not overlapping) holding the block it belongs to; slot n holds what lies in
+ * none. A block's cycles are its own (its fetch, entry and static cost, the data-dependent and
+ * flash-read cycles inside it) plus the taken-branch extra its last instruction pays when the
+ * next block is entered; cycles charged between blocks (an exception's entry) go to the block
+ * before. A call is an entry into a function's first address from a block that ended in an
+ * unconditional branch, with LR holding the address after that block (what BL/BLX at its end
+ * wrote; `fall` is UINT32_MAX when the block before did not end so). */
+typedef struct cbsim_profile {
+    uint32_t n, cur;
+    uint32_t *lo, *hi;
+    uint64_t *cycles, *insns, *calls;
+    uint64_t mark;             /* the count up to which cycles were given out */
+} cbsim_profile;
+
+static uint32_t profile_find(const cbsim_profile *p, uint32_t addr)
+{
+    uint32_t a = 0, b = p->n;
+    while (a < b) {                       /* the last range starting at or below addr */
+        uint32_t m = (a + b) / 2;
+        if (p->lo[m] <= addr)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return (a > 0 && addr < p->hi[a - 1]) ? a - 1 : p->n;
+}
+
+static void profile_block(cbsim *s, uint32_t addr, uint64_t before, uint64_t insns, uint32_t fall, cbsim_lr_fn lr,
+                          void *ctx)
+{
+    cbsim_profile *p = s->prof;
+    p->cycles[p->cur] += before - p->mark;      /* the block before, with its taken branch */
+    p->mark = before;
+    uint32_t f = profile_find(p, addr);
+    p->cur = f;
+    p->insns[f] += insns;
+    if (f < p->n && addr == p->lo[f] && fall != UINT32_MAX && (lr(ctx) & ~1u) == fall)
+        p->calls[f]++;
+}
+
+void cbsim_profile_free(cbsim *s)
+{
+    cbsim_profile *p = s->prof;
+    if (p == NULL)
+        return;
+    free(p->lo); free(p->hi); free(p->cycles); free(p->insns); free(p->calls); free(p);
+    s->prof = NULL;
+}
+
+/* The profile over the n functions [lo[i], hi[i]) (sorted by lo, not overlapping), from now on.
+ * Returns 0, or -1 when out of memory. */
+int cbsim_profile_on(cbsim *s, uint32_t n, const uint32_t *lo, const uint32_t *hi)
+{
+    cbsim_profile_free(s);
+    cbsim_profile *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return -1;
+    p->lo = malloc((n + 1) * sizeof *p->lo);
+    p->hi = malloc((n + 1) * sizeof *p->hi);
+    p->cycles = calloc(n + 1, sizeof *p->cycles);
+    p->insns = calloc(n + 1, sizeof *p->insns);
+    p->calls = calloc(n + 1, sizeof *p->calls);
+    s->prof = p;
+    if (!p->lo || !p->hi || !p->cycles || !p->insns || !p->calls) {
+        cbsim_profile_free(s);
+        return -1;
+    }
+    memcpy(p->lo, lo, n * sizeof *lo);
+    memcpy(p->hi, hi, n * sizeof *hi);
+    p->n = n;
+    p->cur = n;
+    p->mark = s->cycles;
+    return 0;
+}
+
+/* Function i's (i == n: outside every function) cycles, instructions and calls so far. */
+void cbsim_profile_at(cbsim *s, uint32_t i, uint64_t *cycles, uint64_t *insns, uint64_t *calls)
+{
+    cbsim_profile *p = s->prof;
+    p->cycles[p->cur] += s->cycles - p->mark;   /* the block under way, to the count now */
+    p->mark = s->cycles;
+    *cycles = p->cycles[i];
+    *insns = p->insns[i];
+    *calls = p->calls[i];
 }

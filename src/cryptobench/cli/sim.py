@@ -34,6 +34,7 @@ HELP = COMMANDS[NAME].help
 DEFAULT_TIMEOUT_S = 60.0
 MAX_INSTRUCTIONS = 2**63 - 1
 RESULT_GRACE_S = 2.0
+EXECUTOR_NAMES = {"native": "the native executor", "unicorn": "Unicorn"}     # the executor that ran, as printed
 
 
 class TimedOut(UsageError):
@@ -50,9 +51,14 @@ def add_parser(sub) -> None:
     r.add_argument("--device", required=True,
                    help="device profile (sim/devices.toml; `cryptobench list targets`), e.g. stm32f030, "
                         "stm32f030:clock=8MHz, ideal-m4")
-    r.add_argument("--marker", help="where cycles are cut: semihosting (default: between consecutive semihosting "
-                                    "calls), function:NAME, ADDR:MASK (a data register's bits), or "
-                                    "set=ADDR:MASK,clear=ADDR:MASK (a set/clear register pair)")
+    r.add_argument("--marker", action="append",
+                   help="where cycles are cut: semihosting (default: between consecutive semihosting "
+                        "calls), function:NAME (repeatable: each call of each function named), ADDR:MASK (a data "
+                        "register's bits), or set=ADDR:MASK,clear=ADDR:MASK (a set/clear register pair)")
+    r.add_argument("--profile", action="store_true",
+                   help="also attribute every simulated cycle and instruction to the function (ELF symbol) that "
+                        "holds it, with its calls, printed as a table by cycles and stored in the JSON (off by "
+                        "default: it slows the run)")
     r.add_argument("--vector-table", metavar="ADDR",
                    help="the vector table's address, where no section names it and the image does not load at the "
                         "device's boot address")
@@ -113,12 +119,12 @@ def _prepare(args, max_instructions: int):
     from ..targets.mcu.sim.engine import require_sim
     from ..targets.mcu.sim.imagerun_native import image_run
     device = _device(args.device)
-    marker = markers.parse(args.marker)
+    marker = markers.parse_many(args.marker)
     vt = parse_addr(args.vector_table, "--vector-table") if args.vector_table else None
     require_sim()
     board = BOARDS[device.board]
     image = load_image(Path(args.image), board.flash, board.ram, vt)
-    runner = image_run(image, device, board, marker)
+    runner = image_run(image, device, board, marker, profile=getattr(args, "profile", False))
     runner.prepare(max_instructions)
     return image, device, marker, runner
 
@@ -163,11 +169,12 @@ def _document(image, device, marker, result, timeout_s: float) -> dict:
     return {
         "image": str(image.path), "provenance": "simulated",
         "simulator": {"model": timing.MODEL_NAME, "model_version": timing.MODEL_VERSION, "core": device.core,
-                      "rough": device.core in timing.ROUGH, "engine": "unicorn"},
+                      "rough": device.core in timing.ROUGH,
+                      "executor": result.stats.get("executor", "unknown"),    # the one that ran
+                      "engine": result.stats.get("executor", "unknown")},     # its older name, kept for readers
         "device": device_spec(device.name, device.options), "core": device.core, "clock_hz": hz,
         "condition": describe(device.condition), "device_condition": device.condition,
-        "marker": {"spec": marker.kind if marker.kind != "function" else f"function:{marker.name}",
-                   "meaning": marker.describe()},
+        "marker": {"spec": marker.spec(), "meaning": marker.describe()},
         "vector_table": {"address": image.vector_table, "found_by": image.vector_source},
         "memory_map": [{"start": r.start, "size": r.size, "what": r.what} for r in image.regions],
         "segments": segments,
@@ -185,6 +192,7 @@ def _document(image, device, marker, result, timeout_s: float) -> dict:
         "console": {"characters": result.console.chars, "writes": result.console.writes,
                     "characters_not_shown": result.console.dropped},
         "counter_reads": [{"cycles": c, "instructions": i} for c, i in result.counter_reads],
+        "profile": result.profile,          # --profile: per function, most cycles first; None without it
         "stats": result.stats, "notes": result.notes + _bounded_notes(result),
     }
 
@@ -216,13 +224,31 @@ def _print(doc: dict, out) -> None:
         table.add([label, str(cycles), str(insns), fmt_num(cycles / doc["clock_hz"] * 1e6)])
     _notes(table, doc)
     print_table(console_for(out), table)
+    if doc.get("profile") is not None:
+        _print_profile(doc, out)
+
+
+def _print_profile(doc: dict, out) -> None:
+    """--profile: one row per function that ran, most cycles first."""
+    total = doc["total"]["cycles"] or 0
+    table = Table(f"{doc['image']} on {doc['device']}: cycles and instructions per function - simulated",
+                  [Column("function", LEFT), Column("cycles", RIGHT), Column("% of cycles", RIGHT),
+                   Column("instructions", RIGHT), Column("calls", RIGHT)])
+    for row in doc["profile"]:
+        table.add([printable(row["function"]), str(row["cycles"]),
+                   f"{100 * row['cycles'] / total:.1f}" if total else "-", str(row["instructions"]), str(row["calls"])])
+    table.notes.append("every cycle and instruction of the run goes to the function (ELF symbol) holding the block it "
+                       "was counted for; a call is an entry into a function's first instruction by BL/BLX "
+                       "(docs/sim-model.md, 'Per-function profile')")
+    print_table(console_for(out), table)
 
 
 def _notes(table, doc: dict) -> None:
     tot = doc["total"]
     table.notes.append(f"device condition: {doc['condition']}")
     table.notes.append(f"provenance: simulated (model {doc['simulator']['model']} v{doc['simulator']['model_version']}"
-                       f" on Unicorn); whole run: {tot['cycles']} cycles, {tot['instructions']} instructions")
+                       f" on {EXECUTOR_NAMES.get(doc['simulator']['executor'], doc['simulator']['executor'])})"
+                       f"; whole run: {tot['cycles']} cycles, {tot['instructions']} instructions")
     table.notes.append(f"vector table at 0x{doc['vector_table']['address']:08x} ({doc['vector_table']['found_by']})"
                        + (f"; {doc['systick_exceptions']} SysTick exception(s) taken" if doc["systick_exceptions"]
                           else ""))

@@ -19,7 +19,7 @@ from ....core.extras import require
 from ..firmware.protocol import FirmwareReport, LineSplitter
 from ....core.paths import REPO_ROOT
 from ..boards import Board
-from . import timing
+from . import consoleuart, stamp, timing
 from .executor import PROBLEM, UnicornExecutor
 from .cstructs import MISS_FN, CbBlock, check_sizes, fill_line_offsets  # noqa: F401 (CbBlock: the tests' import)
 from .devices import Device, FlashCache
@@ -32,21 +32,7 @@ PPB, PPB_SIZE = 0xE0000000, 0x00100000
 CPU_MODEL = {"cortex-m0": "UC_CPU_ARM_CORTEX_M0", "cortex-m0plus": "UC_CPU_ARM_CORTEX_M0",
              "cortex-m3": "UC_CPU_ARM_CORTEX_M3", "cortex-m4": "UC_CPU_ARM_CORTEX_M4",
              "cortex-m7": "UC_CPU_ARM_CORTEX_M7", "cortex-m33": "UC_CPU_ARM_CORTEX_M33"}
-UART_DATA = {"stm32-usart": 0x04, "stm32f0-usart": 0x28, "cc26x2-uart": 0x00}   # data register offsets
-
-
-def _uart_status(kind: str, offset: int) -> int | None:
-    """What a console-table UART's status register reads as in the simulator (always ready to
-    send); None for its other registers, which read back what was written."""
-    if kind == "stm32-usart" and offset == 0x00:          # SR: TXE, TC
-        return 0xC0
-    if kind == "stm32f0-usart" and offset == 0x1C:        # ISR: TXE, TC
-        return 0xC0
-    if kind == "nrf-uarte" and offset == 0x120:           # EVENTS_ENDTX
-        return 1
-    if kind == "cc26x2-uart" and offset == 0x18:          # FR: neither full nor busy
-        return 0
-    return None
+UART_DATA = consoleuart.DATA     # data register offsets
 
 
 UNICORN_TESTED = ("2.1.",)       # unicorn releases whose private engine handle unicorn_handle() was tested with
@@ -195,7 +181,7 @@ class Simulator:
         for page in pages:
             def read(offset, size, page=page):
                 addr = page + offset
-                status = _uart_status(uart["kind"], addr - uart["base"]) if page == uart_page else None
+                status = consoleuart.status(uart["kind"], addr - uart["base"]) if page == uart_page else None
                 return status if status is not None else ready.get(addr, regs.get(addr, 0))
 
             def write(offset, size, value, page=page):
@@ -291,10 +277,11 @@ class _Emulation:
     def cycles(self) -> int:
         return self.lib.cbsim_cycles(self.sim) if self.sim else 0
 
-    def _log_read(self) -> int:
-        """A counter read: the model's cycles and the instructions executed so far, logged side by
-        side, so that a cell's instructions come out of the log exactly as its cycles do."""
-        c = self.cycles()
+    def _log_read(self, addr: int) -> int:
+        """A counter read: the model's cycles at the reading instruction (stamp.py) and the
+        instructions executed so far, logged side by side, so that a cell's instructions come out
+        of the log exactly as its cycles do."""
+        c = self.stamper.at_access(self.sim, self.ex, addr) if self.sim else 0
         self.report.counter_reads.append(c)
         self.report.counter_insns.append(self.lib.cbsim_insns(self.sim) if self.sim else 0)
         return c
@@ -303,9 +290,9 @@ class _Emulation:
         """The cycle counters (DWT CYCCNT, SysTick's current value) give the model's count, logged."""
         addr = PPB + offset
         if addr == DWT_CYCCNT:
-            return self._log_read() & 0xFFFFFFFF
+            return self._log_read(addr) & 0xFFFFFFFF
         if addr == SYST_CVR:
-            return SYST_TOP - (self._log_read() % (SYST_TOP + 1))
+            return SYST_TOP - (self._log_read(addr) % (SYST_TOP + 1))
         return 0
 
     @staticmethod
@@ -384,6 +371,7 @@ class _Emulation:
         """cbsim.c's hooks on the engine, told the image's data-dependent instructions."""
         device = self.s.device
         self.miss = MISS_FN(self._on_miss)
+        self.stamper = stamp.Stamper(self.lib, self.cs, self.ex.read, device.core, self.s.dev)
         dyns = self.s._dynamic_sites(self.cs, self.ex.read, self.funcs)
         ws_data = device.flash_ws if device.code_in_flash else 0
         self.sim = self.lib.cbsim_new(unicorn_handle(self.ex.uc), self.miss, ws_data, self.flash_lo,

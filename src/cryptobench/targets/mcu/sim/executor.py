@@ -37,6 +37,9 @@ class Executor(Protocol):
     def fault(self, subject: str) -> str:
         """The last run's PROBLEM as one line, `subject` (e.g. "the image") faulted ..."""
 
+    def insn_addr(self) -> int:
+        """In an mmio callback: the accessing instruction's address (Unicorn's: see its class)."""
+
     def pend(self, exception: int) -> None: ...
     def stop(self) -> None: ...
     def map_mmio(self, base: int, size: int, read: MmioRead, write: MmioWrite) -> None: ...
@@ -121,6 +124,11 @@ class UnicornExecutor:
         if self.unmapped:
             return f"{subject} faulted: {self.unmapped}"
         return f"{subject} faulted ({self.error}) at pc=0x{self.reg('pc'):08x}"
+
+    def insn_addr(self) -> int:
+        """Unicorn's PC in a memory callback: the accessing instruction, or (with the block hook in
+        place) sometimes its block's start; stamp.py finds the instruction itself."""
+        return self.reg("pc")
 
     def pend(self, exception: int) -> None:
         raise NotImplementedError("Unicorn takes no pended exception: the run enters it (exceptions.py)")

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from ....core.errors import UsageError
-from . import exceptions, limits, markers, semihosting, timing
+from . import consoleuart, exceptions, limits, markers, semihosting, stamp, timing
 from .boundedlog import ConsoleLog, HeadTail, SegmentLog
 from .cstructs import fill_line_offsets
 from .devices import Device
@@ -32,9 +32,11 @@ from .executor import EXCP_BKPT, EXCP_EXCEPTION_EXIT, PROBLEM, TIMEOUT, UnicornE
 from .native import NativeExecutor
 from .image import PAGE, Image, Region
 from .plainmemory import PlainMemory, PlainMemoryFull
+from .profile import FunctionProfile
 from .systick import EXCEPTION as SYSTICK, CycleCounter, SysTick
 
 DWT_CYCCNT, SCB_VTOR, SYST_CVR = 0xE0001004, 0xE000ED08, 0xE000E018
+STAMPED = ((0xE0001000, 0xE0001007), (0xE000E010, 0xE000E01B))   # DWT CTRL, CYCCNT; SysTick: stamp.py
 MAX_READS = 100_000           # counter reads kept for the JSON document
 NO_ALARM = 0xFFFFFFFFFFFFFFFF
 POLL_MASKED = 1 << 16        # a pending SysTick under a mask no unmasking site lifts is looked at this often
@@ -70,6 +72,7 @@ class ImageResult:
     notes: list = field(default_factory=list)
     max_instructions: int | None = None                         # the instruction limit the run had
     limit_reached: bool = False                                 # it stopped there
+    profile: list | None = None                                 # --profile: profile.py's rows, by cycles
 
 
 def _label(call: semihosting.Call) -> str:
@@ -123,10 +126,12 @@ class ImageRun:
     """One run of `image` on `device` (with `board`'s flash and RAM), cut at `marker`, on
     `executor` ("unicorn", or "native": call imagerun_native.fits first)."""
 
-    def __init__(self, image: Image, device: Device, board, marker: markers.Marker, executor: str = "unicorn"):
+    def __init__(self, image: Image, device: Device, board, marker: markers.Marker, executor: str = "unicorn",
+                 profile: bool = False):
         import capstone
         self._check_marker(image, marker)
         self.image, self.device, self.marker = image, device, marker
+        self.profile = FunctionProfile(image.symbols) if profile else None
         self._common_state(device, board, image)
         self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
         self.cs.detail = True            # the timing model costs each block from its disassembly
@@ -178,9 +183,11 @@ class ImageRun:
 
     @staticmethod
     def _check_marker(image: Image, marker: markers.Marker) -> None:
-        if marker.kind == "function" and marker.name not in image.symbols:
-            near = sorted(n for n in image.symbols if marker.name.lower() in n.lower())[:5]
-            raise UsageError(f"--marker function:{marker.name}: no function {marker.name} in the symbols of "
+        for name in marker.functions:
+            if name in image.symbols:
+                continue
+            near = sorted(n for n in image.symbols if name.lower() in n.lower())[:5]
+            raise UsageError(f"--marker function:{name}: no function {name} in the symbols of "
                              f"{image.path}" + (f"; similar: {', '.join(near)}" if near else
                                                 "; expected a function symbol (STT_FUNC) of the image"))
 
@@ -194,6 +201,10 @@ class ImageRun:
         self.recorder = markers.Recorder(self.marker, None, None, on_window=self._window)
         self.last_call = None                     # (cycles, insns, label) of the last semihosting call
         self.plain = PlainMemory()
+        self.uart = consoleuart.of_board(board)   # (kind, base): its status reads ready (consoleuart.py)
+        if self.uart is not None:
+            self.result.notes.append(f"the board's console UART ({self.uart[0]} at 0x{self.uart[1]:08x}) reads ready "
+                                     "to send and its data register's bytes are the console")
         self.regions = list(image.regions) + self._marker_pages()
         self.deadline = None                      # perf_counter() time the run must stop by (run())
         self.systick, self.dwt, self.vtor, self.ppb = SysTick(), CycleCounter(), image.vector_table, {}
@@ -272,6 +283,10 @@ class ImageRun:
 
     def _plain_read(self, addr, size):
         try:
+            if self.uart is not None and self.uart[1] <= addr < self.uart[1] + 0x1000:
+                ready = consoleuart.status(self.uart[0], addr - self.uart[1])
+                if ready is not None:        # the board's console UART: always ready to send
+                    return ready
             return self.plain.read(addr, size)
         except Exception as exc:             # a callback must not raise into the executor: the run stops with it
             self._stop(f"reading 0x{addr:08x}: {exc}")
@@ -279,6 +294,8 @@ class ImageRun:
 
     def _plain_write(self, addr, size, value):
         try:
+            if self.uart is not None and addr == self.uart[1] + consoleuart.DATA.get(self.uart[0], -1):
+                self.result.console.append("stdout", chr(value & 0xFF))    # the console UART's byte
             self.plain.write(addr, size, value)
         except PlainMemoryFull as exc:
             self._stop(f"the image faulted: {exc}")
@@ -303,7 +320,8 @@ class ImageRun:
         return self.lib.cbsim_insns(self.sim)
 
     def _ppb_read(self, offset, size):
-        addr, now = PPB + offset, self.cycles()
+        addr = PPB + offset
+        now = self._now(addr)
         value = self.systick.read(addr, now)
         value = self.dwt.read(addr, now) if value is None else value
         if addr in (DWT_CYCCNT, SYST_CVR):
@@ -315,13 +333,21 @@ class ImageRun:
             return self.vtor if self.device.core != "cortex-m0" else 0
         return self.ppb.get(addr, 0) if value is None else value
 
+    def _now(self, addr: int) -> int:
+        """The count an access to `addr` sees: the counters' registers at the accessing instruction
+        (stamp.py), the rest at its block's end."""
+        if any(lo <= addr <= hi for lo, hi in STAMPED):
+            return self.stamper.at_access(self.sim, self.ex, addr)
+        return self.cycles()
+
     def _ppb_write(self, offset, size, value):
         addr = PPB + offset
-        if self.systick.write(addr, value, self.cycles()):
+        now = self._now(addr)              # once per access: under Unicorn it counts the block's accesses
+        if self.systick.write(addr, value, now):
             if not self.pending:                                       # the next wrap may have moved
                 self.lib.cbsim_set_alarm(self.sim, self._alarm(), 0)
             return
-        if self.dwt.write(addr, value, self.cycles()):
+        if self.dwt.write(addr, value, now):
             return
         if addr == SCB_VTOR:
             if self.device.core == "cortex-m0":      # ARMv6-M's VTOR is optional; the Cortex-M0 has none (RAZ/WI)
@@ -426,6 +452,7 @@ class ImageRun:
         self.timing_report = timing.TimingReport()
         self.miss = MISS_FN(self._on_miss)
         d = self.device
+        self.stamper = stamp.Stamper(self.lib, self.cs, self.ex.read, d.core, self.simulator.dev)
         flash = self.simulator.board.flash
         if isinstance(self.ex, UnicornExecutor):
             dyns, unmasking = self._scan()
@@ -449,8 +476,10 @@ class ImageRun:
             self.lib.cbsim_add_dynamic(self.sim, addr, kind, self.ex.reg_id(ra), self.ex.reg_id(rb))
         for addr in unmasking:
             self.ex.hook_code(addr, self._unmasking)
-        if self.marker.kind == "function":
-            self.lib.cbsim_watch(self.sim, self.image.symbols[self.marker.name][0])
+        for name in self.marker.functions:
+            self.lib.cbsim_watch(self.sim, self.image.symbols[name][0])
+        if self.profile is not None:
+            self.profile.start(self.lib, self.sim)
 
     def _scan(self) -> tuple[list, list]:
         """Unicorn's hooks need them: the data-dependent instructions and the unmasking sites of
@@ -582,21 +611,24 @@ class ImageRun:
         """The watched function's calls (cbsim's event log, itself bounded) as segments."""
         lib, sim = self.lib, self.sim
         events = []
+        entries = {self.image.symbols[n][0] & ~1: n for n in self.marker.functions}
         kind, addr, c, i = ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint64()
         for n in range(lib.cbsim_events(sim)):
             lib.cbsim_event_at(sim, n, ctypes.byref(kind), ctypes.byref(addr), ctypes.byref(c), ctypes.byref(i))
-            events.append((kind.value, c.value, i.value))
+            events.append((kind.value, c.value, i.value, entries.get(addr.value, "")))
         for seg in markers.cut(self.marker, [], [], events):
             self.result.segments.append(seg)
         dropped = lib.cbsim_events_dropped(sim)
         if dropped:
-            self.result.notes.append(f"function:{self.marker.name}: the first {len(events)} entries and returns were "
+            self.result.notes.append(f"{self.marker.spec()}: the first {len(events)} entries and returns were "
                                      f"recorded, {dropped} more were not (their calls are no segments)")
 
     def _finish(self, wall: float) -> None:
         lib, sim, r = self.lib, self.sim, self.result
         if self.marker.kind == "function":
             self._function_segments()
+        if self.profile is not None:
+            r.profile = self.profile.rows(sim)
         insns = lib.cbsim_insns(sim)
         r.stats = {"executor": self.ex.name, "cycles": lib.cbsim_cycles(sim), "instructions": insns, "wall_s": wall,
                    "instructions_per_s": insns / wall if wall > 0 else None,

@@ -44,7 +44,7 @@ def fits(image: Image, board) -> str | None:
     return None
 
 
-def image_run(image: Image, device, board, marker, executor: str | None = None) -> ImageRun:
+def image_run(image: Image, device, board, marker, executor: str | None = None, profile: bool = False) -> ImageRun:
     """The run of `image`: on the native executor unless `executor` (or $CRYPTOBENCH_SIM_EXECUTOR)
     says unicorn or the image needs memory beyond the board's flash and RAM (then on Unicorn, with
     a note that says why)."""
@@ -52,8 +52,8 @@ def image_run(image: Image, device, board, marker, executor: str | None = None) 
     if choice == "native":
         why = fits(image, board)
         if why is None:
-            return ImageRun(image, device, board, marker, executor="native")
-        run = ImageRun(image, device, board, marker)
+            return ImageRun(image, device, board, marker, executor="native", profile=profile)
+        run = ImageRun(image, device, board, marker, profile=profile)
         run.result.notes.append(f"run on Unicorn, not on the native executor: {why}")
         return run
-    return ImageRun(image, device, board, marker)
+    return ImageRun(image, device, board, marker, profile=profile)

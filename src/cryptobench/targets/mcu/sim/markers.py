@@ -1,7 +1,8 @@
 """Where `cryptobench sim run` cuts an image's cycles (`--marker`), and the cutting, for any executor.
 
   semihosting                      between consecutive semihosting calls (the default)
-  function:NAME                    every call of the function NAME, entry to return
+  function:NAME                    every call of the function NAME, entry to return (--marker
+                                   repeated: of each function named, up to MAX_FUNCTIONS)
   ADDR:MASK                        while bit(s) MASK of the register at ADDR are set (a data
                                    register such as GPIOx_ODR: a write that sets them is a rising
                                    edge, one that clears them a falling edge)
@@ -19,6 +20,7 @@ from ....core.errors import UsageError
 from .image import parse_addr
 
 FORMS = "semihosting, function:NAME, ADDR:MASK or set=ADDR:MASK,clear=ADDR:MASK"
+MAX_FUNCTIONS = 16             # cbsim.c's watched functions (cbsim_watch)
 
 
 @dataclass(frozen=True)
@@ -27,12 +29,27 @@ class Marker:
     name: str = ""                  # function:NAME
     set_at: tuple = ()              # (addr, mask): the register (and mask) whose write raises the marker
     clear_at: tuple = ()            # (addr, mask) that lowers it (the same register for "register")
+    names: tuple = ()               # function: every function named (name is the first)
+
+    @property
+    def functions(self) -> tuple:
+        return self.names or ((self.name,) if self.kind == "function" else ())
+
+    def spec(self) -> str:
+        """The marker as --marker options would give it (several functions: comma-separated)."""
+        if self.kind == "function":
+            return ",".join(f"function:{n}" for n in self.functions)
+        if self.kind == "semihosting":
+            return "semihosting"
+        if self.kind == "register":
+            return f"0x{self.set_at[0]:08x}:0x{self.set_at[1]:x}"
+        return f"set=0x{self.set_at[0]:08x}:0x{self.set_at[1]:x},clear=0x{self.clear_at[0]:08x}:0x{self.clear_at[1]:x}"
 
     def describe(self) -> str:
         if self.kind == "semihosting":
             return "between consecutive semihosting calls"
         if self.kind == "function":
-            return f"each call of {self.name}, entry to return"
+            return f"each call of {', '.join(self.functions)}, entry to return"
         if self.kind == "register":
             return f"while bits 0x{self.set_at[1]:x} of 0x{self.set_at[0]:08x} are set"
         return (f"from a write of 0x{self.set_at[1]:x} to 0x{self.set_at[0]:08x} to a write of "
@@ -67,6 +84,22 @@ def parse(spec: str | None) -> Marker:
         am = _addr_mask(spec, spec)
         return Marker("register", set_at=am, clear_at=am)
     raise UsageError(f"--marker {spec}: unknown marker; expected {FORMS}")
+
+
+def parse_many(specs: list[str] | None) -> Marker:
+    """--marker given several times: several function:NAME markers make one marker over all of
+    them; any other form stands alone."""
+    specs = [s for s in (specs or []) if s is not None]
+    if len(specs) <= 1:
+        return parse(specs[0] if specs else None)
+    marks = [parse(s) for s in specs]
+    if any(m.kind != "function" for m in marks):
+        raise UsageError(f"--marker given {len(specs)} times ({', '.join(specs)}): only function:NAME markers may be "
+                         f"repeated; expected one marker of another form")
+    names = tuple(dict.fromkeys(m.name for m in marks))
+    if len(names) > MAX_FUNCTIONS:
+        raise UsageError(f"--marker: {len(names)} functions; at most {MAX_FUNCTIONS} may be watched in one run")
+    return Marker("function", name=names[0], names=names)
 
 
 @dataclass
@@ -130,14 +163,17 @@ def cut(marker: Marker, edges: list, calls: list, fn_events: list) -> list[dict]
         for (c0, i0, a), (c1, i1, b) in zip(calls, calls[1:]):
             out.append({"label": f"{a} -> {b}", "cycles": c1 - c0, "instructions": i1 - i0})
     elif marker.kind == "function":
-        stack = []
-        for kind, c, i in fn_events:
+        # events (kind, cycles, insns[, function name]): one stack, as cbsim.c returns calls in LIFO order
+        stack, number = [], {}
+        for kind, c, i, *name in fn_events:
             if kind == 1:
-                stack.append((c, i, len(out)))
+                fn = name[0] if name else marker.name
+                number[fn] = number.get(fn, 0) + 1
+                stack.append((c, i, len(out), f"{fn} call {number[fn]}"))
                 out.append(None)
             elif stack:
-                c0, i0, slot = stack.pop()
-                out[slot] = {"label": f"{marker.name} call {slot + 1}" + (f" (depth {len(stack)})" if stack else ""),
+                c0, i0, slot, label = stack.pop()
+                out[slot] = {"label": label + (f" (depth {len(stack)})" if stack else ""),
                              "cycles": c - c0, "instructions": i - i0}
         out = [s for s in out if s is not None]       # a call still under way at the end is not a segment
     else:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from ....core.errors import UsageError
-from . import timing
+from . import stamp, timing
 from . import engine
 from .cstructs import BKPT_FN, READ_FN, WRITE_FN
 from .executor import EXCP_BKPT
@@ -55,7 +55,7 @@ def bind(lib: ctypes.CDLL) -> ctypes.CDLL:
             "cbcpu_pend": (None, [P, ctypes.c_int]), "cbcpu_stop": (None, [P]),
             "cbcpu_set_wake": (None, [P, ctypes.c_int]),
             "cbcpu_run": (ctypes.c_int, [P, U64, ctypes.c_double]),
-            "cbcpu_problem": (ctypes.c_char_p, [P]), "cbcpu_insns": (U64, [P]), "cbcpu_blocks": (U64, [P]),
+            "cbcpu_problem": (ctypes.c_char_p, [P]), "cbcpu_insns": (U64, [P]), "cbcpu_insn_addr": (U32, [P]), "cbcpu_blocks": (U64, [P]),
             "cbcpu_decoded": (U64, [P]), "cbcpu_flushes": (U64, [P]), "cbcpu_last_insns": (U32, [P]), "cbcpu_last_steps": (U32, [P]), "cbcpu_last_size": (U32, [P]),
             "cbcpu_free": (None, [P])}
     for name, (res, args) in sigs.items():
@@ -168,6 +168,10 @@ class NativeExecutor:
     def fault(self, subject: str) -> str:
         return f"{subject} faulted: {self.cpu.problem() or 'the executor stopped'}"
 
+    def insn_addr(self) -> int:
+        """In a memory callback: the instruction making the access (cbcpu_insn_addr)."""
+        return self.lib.cbcpu_insn_addr(self.h)
+
     def pend(self, exception: int) -> None:
         self.cpu.pend(exception)
 
@@ -247,6 +251,7 @@ class NativeEmulation(_Emulation):
         device = self.s.device
         table = timing.TABLES[device.core]
         self.miss = MISS_FN(self._on_miss)
+        self.stamper = stamp.Stamper(self.lib, self.cs, self.ex.read, device.core, self.s.dev)
         ws_data = device.flash_ws if device.code_in_flash else 0
         self.sim = self.lib.cbsim_new(None, self.miss, ws_data, self.flash_lo, self.flash_lo + self.flash_len - 1, 1)
         if not self.sim:
