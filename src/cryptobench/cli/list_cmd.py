@@ -9,7 +9,7 @@ from .common import add_db, console_for
 from ..references import available_references, load_reference
 from ..report.one_line import one_line_rows
 from ..store.database import Store
-from ..targets.mcu.boards import BOARDS, hardware_note
+from ..targets.mcu.boards import BOARDS, hardware_note, memory_map
 from ..targets.mcu.sim.devices import CORE_CPU, DEVICES
 
 NAME = "list"
@@ -77,7 +77,8 @@ def _minute(created: str) -> str:
 
 def _targets(out) -> None:
     """The microcontroller targets: QEMU machines, real boards (with whether they were run on silicon),
-    the simulator's cores and devices (data: targets/boards.toml, sim/devices.toml), labgrid places."""
+    the simulator's cores and devices (data: targets/boards.toml, sim/devices.toml), labgrid places;
+    each with its memory map, so that an image of one's own can be linked for `sim run`."""
     from ..targets.mcu.sim.timing import ROUGH
     for kind, boards in (("qemu:", [b for b in BOARDS.values() if b.qemu_machine]),
                          ("board:", [b for b in BOARDS.values() if b.pyocd_target]),
@@ -90,13 +91,15 @@ def _targets(out) -> None:
             out.write(f"{kind + b.name:<24} {hardware_note(b)}\n            {b.title}\n"
                       f"            cpus {', '.join(b.cpus)} (default {b.core}) · {b.clock_hz / 1e6:g} MHz · console {console}"
                       + (f" · marker {b.marker['pin']}" if b.marker else "") + "\n"
+                      + f"            memory: {memory_map(b)}\n"
                       + (f"            flash: {b.flash_method}\n" if b.flash_method else ""))
     for core, cpu in CORE_CPU.items():
         devices = [d for d in DEVICES.values() if d.core == core]
         note = "simulator, rough model" if core in ROUGH else "simulator"
         out.write(f"{'sim:' + core:<24} {note}\n            --cpu {cpu} · --device {', '.join(d.name for d in devices)}\n")
         for d in devices:
-            out.write(f"            {d.name}: {_device_condition(d)}\n")
+            out.write(f"            {d.name}: {_device_condition(d)}\n"
+                      f"              memory ({d.board}): {memory_map(BOARDS[d.board])}\n")
     out.write(f"{'labgrid:PLACE':<24} a board in a labgrid lab (LG_COORDINATOR; docs/lab.md)\n"
               "            PLACE,PLACE… or a pattern spreads one run over several places\n"
               "            the place's 'board' tag names one of the boards above\n")

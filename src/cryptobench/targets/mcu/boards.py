@@ -19,6 +19,16 @@ HARDWARE = ("untested", "tested")
 
 
 @dataclass(frozen=True)
+class MemoryRegion:
+    """A memory of the part beyond the flash and RAM the firmware is linked for (a TCM, another
+    SRAM): listed so that a user can link an image of their own for `sim run`."""
+    name: str
+    base: int
+    size: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Board:
     name: str
     title: str
@@ -35,6 +45,7 @@ class Board:
     flash_method: str = ""             # how an image gets onto the board
     hardware: str = ""                 # real boards: "untested" (no silicon here) or "tested"
     uart_pins: str = ""                # the board's USB serial bridge pins, where no UART driver exists yet
+    regions: tuple[MemoryRegion, ...] = ()   # the part's other memories (TCM, more SRAM), for `list targets`
 
 
 class BoardsFileError(UsageError):
@@ -88,6 +99,30 @@ def _console(name: str, b: dict, where: str) -> tuple[str, dict]:
     return f"{kind}:{c['base']:#x}", uart
 
 
+def _regions(items: list, where: str) -> tuple[MemoryRegion, ...]:
+    """`regions = [{ name, base, size, note }, …]` -> MemoryRegion records, or one line naming the entry."""
+    out = []
+    for item in items:
+        if not isinstance(item, dict) or not {"name", "base", "size"} <= set(item) or set(item) - {"name", "base", "size", "note"} \
+                or not isinstance(item["base"], int) or not isinstance(item["size"], int) or item["size"] <= 0:
+            raise BoardsFileError(f"{where}: regions: bad entry {item!r}; expected {{ name = \"ITCM\", base = ADDRESS, "
+                                  "size = BYTES (> 0), note = \"…\" (optional) }")
+        out.append(MemoryRegion(name=item["name"], base=item["base"], size=item["size"], note=item.get("note", "")))
+    return tuple(out)
+
+
+def memory_map(board: Board) -> str:
+    """'flash 0x08000000 512 KiB · RAM 0x20000000 128 KiB · ITCM 0x00000000 64 KiB': what an image
+    of one's own is linked for (`list targets`)."""
+    parts = [f"flash {board.flash[0]:#010x} {_size(board.flash[1])}", f"RAM {board.ram[0]:#010x} {_size(board.ram[1])}"]
+    parts += [f"{r.name} {r.base:#010x} {_size(r.size)}" + (f" ({r.note})" if r.note else "") for r in board.regions]
+    return " · ".join(parts)
+
+
+def _size(n: int) -> str:
+    return f"{n // 1024**2:g} MiB" if n % 1024**2 == 0 else f"{n / 1024:g} KiB"
+
+
 def _load() -> tuple[dict[str, Board], dict[str, dict]]:
     text = BOARDS_FILE.read_text()
     doc = tomllib.loads(text)
@@ -100,12 +135,13 @@ def _load() -> tuple[dict[str, Board], dict[str, dict]]:
             raise BoardsFileError(f"{where}: a real board needs hardware = \"untested\" or \"tested\" "
                                   "(whether it was run on silicon)")
         console, uart = _console(name, b, where)
+        regions = _regions(b.get("regions", []), where)
         boards[name] = Board(name=name, title=b["title"], core=b["core"], cpus=tuple(b["cpus"]),
                              clock_hz=int(b["clock_hz"]), flash=tuple(b["flash"]), ram=tuple(b["ram"]),
                              console=console, qemu_machine=b.get("qemu_machine", ""),
                              pyocd_target=b.get("pyocd_target", ""), marker=b.get("marker", {}),
                              console_uart=uart, flash_method=b.get("flash_method", ""),
-                             hardware=b.get("hardware", ""), uart_pins=b.get("uart_pins", ""))
+                             hardware=b.get("hardware", ""), uart_pins=b.get("uart_pins", ""), regions=regions)
     return boards, doc["cpu"]
 
 
