@@ -172,7 +172,8 @@ def expected_length(op: Op, p: dict, given: dict, name: str, ins: dict) -> range
         if name in ("iv", "nonce"):
             return exact(op.iv_len(p)) if name == op.iv else exact(0)
         if name == "ct":
-            tag = 0 if op.family == "stream" or op.id in ("aes-ecb-encrypt", "aes-cbc-encrypt", "aes-ctr-encrypt") else int(p.get("tag_bytes", 16))
+            untagged = op.family == "stream" or op.id in ("aes-ecb-encrypt", "aes-cbc-encrypt", "aes-ctr-encrypt")
+            tag = 0 if untagged else int(p.get("tag_bytes", 16))
             return exact(len(ins.get("msg", b"")) + tag)
         return None
     if op.family == "sha":
