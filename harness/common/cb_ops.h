@@ -19,6 +19,7 @@ typedef enum {
     CB_OP_AES_GCM_ENCRYPT,              /* AES-GCM encrypt+tag */
     CB_OP_AES_EAX_ENCRYPT,              /* AES-EAX encrypt+tag (16 B tag) */
     CB_OP_CHACHA20_POLY1305_ENCRYPT,    /* ChaCha20-Poly1305 encrypt+tag */
+    CB_OP_CHACHA20_ENCRYPT,             /* ChaCha20 encrypt (no tag) */
     CB_OP_NORX32_4_1_ENCRYPT,           /* NORX32-4-1 v3.0 encrypt+tag */
     CB_OP_NORX32_4_1_V1_ENCRYPT,        /* NORX32-4-1 v1.0 encrypt+tag (CAESAR round 1, 2014; 8 B nonce, as Cifra 2015) */
     CB_OP_CTR_DRBG_INSTANTIATE,         /* AES-256 CTR_DRBG instantiate */
@@ -47,6 +48,7 @@ typedef enum {
 typedef enum {
     CB_FAMILY_AES,
     CB_FAMILY_AEAD,
+    CB_FAMILY_STREAM,
     CB_FAMILY_DRBG,
     CB_FAMILY_SHA,
     CB_FAMILY_ECDH,
@@ -193,6 +195,13 @@ static inline const cb_op_info *cb_op(cb_op_id id)
             {.key_bits = -1, .bytes = 64, .rekey = 0, .aad_bytes = 0, .tag_bytes = -1,
             .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
             32, "nonce", 12, 1, 0,
+        },
+        [CB_OP_CHACHA20_ENCRYPT] = {
+            "chacha20-encrypt", CB_FAMILY_STREAM,
+            CB_PARAM_BIT(CB_PARAM_BYTES) | CB_PARAM_BIT(CB_PARAM_REKEY),
+            {.key_bits = -1, .bytes = 64, .rekey = 0, .aad_bytes = -1, .tag_bytes = -1,
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            32, "iv", 16, 1, 0,
         },
         [CB_OP_NORX32_4_1_ENCRYPT] = {
             "norx32-4-1-encrypt", CB_FAMILY_AEAD,

@@ -12,6 +12,7 @@
 
 #include "cb_fill.h"    /* cb_fill: the benchmark filler, shared with the firmware (harness/common) */
 #include "cb_ops.h"     /* the operation catalog, generated from catalog/ops.py (harness/common) */
+#include "cb_chacha20.h" /* the chacha20-encrypt iv: its block counter, and the wrap every engine refuses */
 
 #define CB_ERRLEN 256
 #define CB_MAXKV 16

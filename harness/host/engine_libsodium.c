@@ -7,6 +7,9 @@
  *    (crypto_aead_aes256gcm_beforenm once per slot, encrypt_afternm per operation); with
  *    rekey=1, crypto_aead_aes256gcm_encrypt, which expands the key on every call. ChaCha20 has
  *    no key schedule, so rekey changes nothing there.
+ *  - chacha20-encrypt: crypto_stream_chacha20_ietf_xor_ic (RFC 8439: 32-bit block counter,
+ *    12-byte nonce); the catalog's 16-byte iv is that counter, little-endian, then the nonce.
+ *    No key schedule here either: rekey changes nothing.
  *  - sha256, sha512: crypto_hash_sha256 / crypto_hash_sha512.
  *  - ecdh-keygen / ecdh-shared-secret / ecc-keygen on X25519: crypto_scalarmult_base,
  *    crypto_scalarmult and crypto_box_keypair. ecdh-keygen is timed as public-from-private
@@ -54,7 +57,8 @@ static int check(const cb_params *p, char *why)
     if (init(why) != CB_OK)
         return CB_UNSUPPORTED;
     switch (op) {
-    case CB_OP_CHACHA20_POLY1305_ENCRYPT: case CB_OP_SHA256: case CB_OP_SHA512:
+    case CB_OP_CHACHA20_POLY1305_ENCRYPT: case CB_OP_CHACHA20_ENCRYPT: case CB_OP_SHA256:
+    case CB_OP_SHA512:
         return CB_OK;
     case CB_OP_AES_GCM_ENCRYPT:
         if (p->key_bits != 256)
@@ -125,6 +129,23 @@ static int sd_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
         rc = rc != 0 ? cb_say(err, CB_ERR, "encryption failed") : put(out, "ct", ct, clen, err);
         free(ct);
         return rc;
+    case CB_OP_CHACHA20_ENCRYPT: {
+        const uint8_t *iv = cb_kv_input(in, "iv", &nlen);
+        uint32_t ic;
+        if (klen != 32 || nlen != 16)
+            return cb_say(err, CB_ERR, "needs a 32-byte key and a 16-byte iv (counter, nonce)");
+        ic = cb_chacha20_counter(iv);
+        /* libsodium aborts the process (sodium_misuse) when the 32-bit counter would wrap */
+        if (cb_chacha20_wraps(ic, mlen))
+            return cb_say(err, CB_ERR, CB_CHACHA20_WRAP_MSG);
+        ct = malloc(mlen + 1);
+        if (ct == NULL)
+            return cb_say(err, CB_ERR, "out of memory");
+        rc = crypto_stream_chacha20_ietf_xor_ic(ct, msg, mlen, iv + 4, ic, key) != 0
+             ? cb_say(err, CB_ERR, "crypto_stream_chacha20_ietf_xor_ic failed") : put(out, "ct", ct, mlen, err);
+        free(ct);
+        return rc;
+    }
     case CB_OP_SHA256:
         crypto_hash_sha256(buf, msg, mlen);
         return put(out, "digest", buf, 32, err);
@@ -228,6 +249,13 @@ static void *sd_setup(const cb_params *p, char *err)
         }
         crypto_aead_aes256gcm_beforenm(s->gcm, s->key);
         break;
+    case CB_OP_CHACHA20_ENCRYPT:
+        if (cb_chacha20_wraps(1, s->len)) {
+            sd_teardown(s);
+            cb_say(err, CB_ERR, CB_CHACHA20_WRAP_MSG);
+            return NULL;
+        }
+        break;
     case CB_OP_ECDH_KEYGEN:
         for (int i = 0; i < POOL; i++)
             randombytes_buf(s->sk[i], 32);
@@ -265,6 +293,10 @@ static int sd_run(void *handle, uint64_t k, char *err)
             else
                 crypto_aead_aes256gcm_encrypt_afternm(s->out, &clen, s->msg, s->len, s->aad,
                                                       s->aad_len, NULL, s->nonce, s->gcm);
+            break;
+        case CB_OP_CHACHA20_ENCRYPT:
+            /* one message from block 1 (RFC 8439 §2.4's first block for encryption) */
+            crypto_stream_chacha20_ietf_xor_ic(s->out, s->msg, s->len, s->nonce, 1, s->key);
             break;
         case CB_OP_SHA256:
             crypto_hash_sha256(s->out, s->msg, s->len);

@@ -3,8 +3,10 @@
  * What one timed operation is, per op, is fixed by docs/protocol.md; the choices this engine
  * has to make on top of it are written next to the code that makes them:
  *
- *  - AES and ChaCha20-Poly1305: the key schedule is set once per slot; every operation encrypts
- *    `bytes` from one buffer into another with a fresh IV/nonce (a counter).
+ *  - AES, ChaCha20 and ChaCha20-Poly1305: the key schedule is set once per slot (rekey=1: before
+ *    every operation); every operation encrypts `bytes` from one buffer into another with a fresh
+ *    IV/nonce (a counter). ChaCha20 uses the context API (setkey once, starts + update per
+ *    operation), which is what mbedtls_chacha20_crypt does inside.
  *  - CTR_DRBG: mbedtls_ctr_drbg (AES-256, always with the derivation function), fed from a
  *    cursor over pre-generated entropy so that no OS entropy is gathered inside the timing.
  *  - ecdh-keygen is timed as public-from-private: mbedtls_ecp_mul(d, G) for one of 16 private
@@ -29,6 +31,7 @@
 #include <mbedtls/aesni.h>
 #include <mbedtls/bignum.h>
 #include <mbedtls/ccm.h>
+#include <mbedtls/chacha20.h>
 #include <mbedtls/chachapoly.h>
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/ecdh.h>
@@ -279,6 +282,12 @@ static int check(const cb_params *p, char *why)
 #else
         return cb_say(why, CB_UNSUPPORTED, "libmbedcrypto built without MBEDTLS_CHACHAPOLY_C");
 #endif
+    case CB_OP_CHACHA20_ENCRYPT:
+#if defined(MBEDTLS_CHACHA20_C)
+        return CB_OK;
+#else
+        return cb_say(why, CB_UNSUPPORTED, "libmbedcrypto built without MBEDTLS_CHACHA20_C");
+#endif
     case CB_OP_SHA1: case CB_OP_SHA224: case CB_OP_SHA256: case CB_OP_SHA384: case CB_OP_SHA512:
         return CB_OK;
     case CB_OP_CTR_DRBG_INSTANTIATE: case CB_OP_CTR_DRBG_RESEED: case CB_OP_CTR_DRBG_GENERATE:
@@ -337,7 +346,8 @@ static int compute_cipher(int op, const cb_params *p, const cb_kv *in, cb_kv *ou
         iv = cb_kv_input(in, "nonce", &ivlen);
     else
         iv = cb_kv_input(in, "iv", &ivlen);
-    if (op != CB_OP_CHACHA20_POLY1305_ENCRYPT && klen != 16 && klen != 24 && klen != 32)
+    if (op != CB_OP_CHACHA20_POLY1305_ENCRYPT && op != CB_OP_CHACHA20_ENCRYPT
+        && klen != 16 && klen != 24 && klen != 32)
         return cb_say(err, CB_ERR, "AES key must be 16, 24 or 32 bytes");
     ct = malloc(mlen + 16 + 1);
     if (ct == NULL)
@@ -408,6 +418,19 @@ static int compute_cipher(int op, const cb_params *p, const cb_kv *in, cb_kv *ou
         mlen += 16;
         break;
     }
+#endif
+#if defined(MBEDTLS_CHACHA20_C)
+    case CB_OP_CHACHA20_ENCRYPT:
+        if (klen != 32 || ivlen != 16) {
+            free(ct);
+            return cb_say(err, CB_ERR, "ChaCha20 needs a 32-byte key and a 16-byte iv (counter, nonce)");
+        }
+        if (cb_chacha20_wraps(cb_chacha20_counter(iv), mlen)) {
+            free(ct);
+            return cb_say(err, CB_ERR, CB_CHACHA20_WRAP_MSG);
+        }
+        ret = mbedtls_chacha20_crypt(key, iv + 4, cb_chacha20_counter(iv), mlen, msg, ct);
+        break;
 #endif
     }
     if (ret != 0)
@@ -757,7 +780,7 @@ static int mb_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *err
     switch (op) {
     case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT:
     case CB_OP_AES_CCM_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT:
-    case CB_OP_CHACHA20_POLY1305_ENCRYPT:
+    case CB_OP_CHACHA20_POLY1305_ENCRYPT: case CB_OP_CHACHA20_ENCRYPT:
         return compute_cipher(op, p, in, out, err);
     case CB_OP_SHA1: case CB_OP_SHA224: case CB_OP_SHA256: case CB_OP_SHA384: case CB_OP_SHA512: {
         uint8_t digest[64];
@@ -823,6 +846,9 @@ typedef struct {
 #if defined(MBEDTLS_CHACHAPOLY_C)
     mbedtls_chachapoly_context chachapoly;
 #endif
+#if defined(MBEDTLS_CHACHA20_C)
+    mbedtls_chacha20_context chacha20;
+#endif
 
     /* CTR_DRBG */
     mbedtls_ctr_drbg_context drbg;
@@ -857,6 +883,9 @@ static void slot_free(slot *s)
 #if defined(MBEDTLS_CHACHAPOLY_C)
     mbedtls_chachapoly_free(&s->chachapoly);
 #endif
+#if defined(MBEDTLS_CHACHA20_C)
+    mbedtls_chacha20_free(&s->chacha20);
+#endif
     mbedtls_ctr_drbg_free(&s->drbg);
     mbedtls_ecp_group_free(&s->grp);
     for (int i = 0; i < POOL; i++) {
@@ -887,6 +916,9 @@ static slot *slot_new(const cb_params *p, int op)
     mbedtls_gcm_init(&s->gcm);
 #if defined(MBEDTLS_CHACHAPOLY_C)
     mbedtls_chachapoly_init(&s->chachapoly);
+#endif
+#if defined(MBEDTLS_CHACHA20_C)
+    mbedtls_chacha20_init(&s->chacha20);
 #endif
     mbedtls_ctr_drbg_init(&s->drbg);
     mbedtls_ecp_group_init(&s->grp);
@@ -920,6 +952,10 @@ static int set_key(slot *s)
 #if defined(MBEDTLS_CHACHAPOLY_C)
     case CB_OP_CHACHA20_POLY1305_ENCRYPT:
         return mbedtls_chachapoly_setkey(&s->chachapoly, s->key);
+#endif
+#if defined(MBEDTLS_CHACHA20_C)
+    case CB_OP_CHACHA20_ENCRYPT:
+        return mbedtls_chacha20_setkey(&s->chacha20, s->key);
 #endif
     }
     return 0;
@@ -1002,6 +1038,13 @@ static int run_cipher(slot *s, uint64_t k, char *err)
             ret = mbedtls_chachapoly_encrypt_and_tag(&s->chachapoly, s->len, s->iv, s->aad,
                                                      s->aad_len, s->msg, s->out,
                                                      s->out + s->len);
+            break;
+#endif
+#if defined(MBEDTLS_CHACHA20_C)
+        case CB_OP_CHACHA20_ENCRYPT:    /* iv: the block counter (LE), then the 12-byte nonce */
+            ret = mbedtls_chacha20_starts(&s->chacha20, s->iv + 4, cb_chacha20_counter(s->iv));
+            if (ret == 0)
+                ret = mbedtls_chacha20_update(&s->chacha20, s->len, s->msg, s->out);
             break;
 #endif
         }
@@ -1211,7 +1254,7 @@ static void *mb_setup(const cb_params *p, char *err)
     switch (op) {
     case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT:
     case CB_OP_AES_CCM_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT:
-    case CB_OP_CHACHA20_POLY1305_ENCRYPT:
+    case CB_OP_CHACHA20_POLY1305_ENCRYPT: case CB_OP_CHACHA20_ENCRYPT:
         rc = setup_cipher(s, err);
         break;
     case CB_OP_SHA1: case CB_OP_SHA224: case CB_OP_SHA256: case CB_OP_SHA384: case CB_OP_SHA512:
@@ -1252,7 +1295,7 @@ static int mb_run(void *handle, uint64_t k, char *err)
     switch (s->op) {
     case CB_OP_AES_ECB_ENCRYPT: case CB_OP_AES_CBC_ENCRYPT: case CB_OP_AES_CTR_ENCRYPT:
     case CB_OP_AES_CCM_ENCRYPT: case CB_OP_AES_GCM_ENCRYPT:
-    case CB_OP_CHACHA20_POLY1305_ENCRYPT:
+    case CB_OP_CHACHA20_POLY1305_ENCRYPT: case CB_OP_CHACHA20_ENCRYPT:
         return run_cipher(s, k, err);
     case CB_OP_SHA1: case CB_OP_SHA224: case CB_OP_SHA256: case CB_OP_SHA384: case CB_OP_SHA512: {
         size_t dlen;

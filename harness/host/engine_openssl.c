@@ -76,7 +76,9 @@ static void put_counter(uint8_t *buf, size_t len, uint64_t ctr)
 
 /* ================================================================ operation families */
 
-enum { M_ECB, M_CBC, M_CTR, M_CCM, M_GCM, M_CHACHA };
+/* M_CHACHA: ChaCha20-Poly1305; M_CHACHA20: raw ChaCha20 (EVP_chacha20, a 16-byte iv: the
+ * block counter, little-endian, then the 12-byte nonce; no tag) */
+enum { M_ECB, M_CBC, M_CTR, M_CCM, M_GCM, M_CHACHA, M_CHACHA20 };
 
 /* The op's catalog family (cb_ops.h), or -1 where this engine has no code for the op at all: an
  * id outside the catalog, or an AEAD other than ChaCha20-Poly1305 (supports() answers "unknown
@@ -168,6 +170,7 @@ static int ossl_supports(const cb_params *p, char *why)
         return CB_OK;
     }
     case CB_FAMILY_AEAD:
+    case CB_FAMILY_STREAM:
     case CB_FAMILY_SHA:
     case CB_FAMILY_DRBG:
         return CB_OK;
@@ -232,6 +235,8 @@ static int sym_init(sym *c, int mode, const uint8_t *key, size_t keylen, size_t 
     char name[32];
     if (mode == M_CHACHA)
         snprintf(name, sizeof name, "ChaCha20-Poly1305");
+    else if (mode == M_CHACHA20)
+        snprintf(name, sizeof name, "ChaCha20");
     else
         snprintf(name, sizeof name, "AES-%zu-%s", keylen * 8, names[mode]);
 
@@ -277,7 +282,7 @@ static int sym_encrypt(sym *c, uint8_t *out, const uint8_t *in, size_t len)
     }
     if (!EVP_EncryptInit_ex(ctx, NULL, NULL, c->rekey ? c->key : NULL, c->iv))
         return 0;
-    if (c->mode == M_CBC || c->mode == M_CTR)
+    if (c->mode == M_CBC || c->mode == M_CTR || c->mode == M_CHACHA20)
         return EVP_EncryptUpdate(ctx, out, &outl, in, (int)len);
 
     /* CCM authenticates the message length first, so it must be given before the AAD */
@@ -292,9 +297,17 @@ static int sym_encrypt(sym *c, uint8_t *out, const uint8_t *in, size_t len)
     return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, (int)c->taglen, out + len) > 0;
 }
 
+/* The cipher mode of an op of the AES, AEAD or stream family. */
+static int cipher_mode(cb_op_id op)
+{
+    int f = family(op);
+    return f == CB_FAMILY_AEAD ? M_CHACHA : f == CB_FAMILY_STREAM ? M_CHACHA20 : aes_mode(op);
+}
+
 static int compute_cipher(const cb_params *p, const cb_kv *in, cb_kv *out, char *err)
 {
-    int mode = family(p->op) == CB_FAMILY_AEAD ? M_CHACHA : aes_mode(p->op);
+    int mode = cipher_mode(p->op);
+    int chacha = mode == M_CHACHA || mode == M_CHACHA20;
     size_t keylen, ivlen = 0, msglen, aadlen = 0;
     const uint8_t *key = cb_kv_get(in, "key", &keylen);
     const uint8_t *msg = cb_kv_get(in, "msg", &msglen);
@@ -303,9 +316,9 @@ static int compute_cipher(const cb_params *p, const cb_kv *in, cb_kv *out, char 
 
     if (key == NULL || msg == NULL)
         return bad_input(err, "%s needs inputs key and msg", cb_op_name(p));
-    if (mode == M_CHACHA ? keylen != 32 : (keylen != 16 && keylen != 24 && keylen != 32))
+    if (chacha ? keylen != 32 : (keylen != 16 && keylen != 24 && keylen != 32))
         return bad_input(err, "%s: bad key length", cb_op_name(p));
-    if (mode != M_CHACHA && p->key_bits >= 0 && (size_t)p->key_bits != keylen * 8)
+    if (!chacha && p->key_bits >= 0 && (size_t)p->key_bits != keylen * 8)
         return bad_input(err, "%s: key length does not match key_bits", cb_op_name(p));
     if ((mode == M_ECB || mode == M_CBC) && msglen % 16)
         return bad_input(err, "%s: msg must be a multiple of 16 bytes (no padding)", cb_op_name(p));
@@ -314,11 +327,14 @@ static int compute_cipher(const cb_params *p, const cb_kv *in, cb_kv *out, char 
         iv = cb_kv_get(in, ivname, &ivlen);
         if (iv == NULL)
             return bad_input(err, "missing input %s", ivname);
-        size_t want = mode == M_CBC || mode == M_CTR ? 16 : mode == M_CCM ? 0 : 12;
+        size_t want = mode == M_CBC || mode == M_CTR || mode == M_CHACHA20 ? 16 : mode == M_CCM ? 0 : 12;
         if (want && ivlen != want && !(mode == M_GCM && ivlen >= 1 && ivlen <= 16))
             return bad_input(err, "%s: bad iv/nonce length", cb_op_name(p));
         if (mode == M_CCM && (ivlen < 7 || ivlen > 13))
             return bad_input(err, "%s: CCM nonce must be 7..13 bytes", cb_op_name(p));
+        /* OpenSSL would carry into the nonce; others wrap or abort (cb_chacha20.h) */
+        if (mode == M_CHACHA20 && cb_chacha20_wraps(cb_chacha20_counter(iv), msglen))
+            return bad_input(err, "%s", CB_CHACHA20_WRAP_MSG);
     }
     if (mode == M_CCM) {
         taglen = (size_t)p->tag_bytes;
@@ -874,6 +890,7 @@ static int ossl_compute(const cb_params *p, const cb_kv *in, cb_kv *out, char *e
     switch (f) {
     case CB_FAMILY_AES:
     case CB_FAMILY_AEAD:
+    case CB_FAMILY_STREAM:
         return compute_cipher(p, in, out, err);
     case CB_FAMILY_SHA: {
         size_t len;
@@ -1048,8 +1065,8 @@ static int run_verify(slot *s, uint64_t k, char *err)
 
 static int setup_cipher(slot *s, const cb_params *p, char *err)
 {
-    int chacha = family(p->op) == CB_FAMILY_AEAD;
-    int mode = chacha ? M_CHACHA : aes_mode(p->op);
+    int mode = cipher_mode(p->op);
+    int chacha = mode == M_CHACHA || mode == M_CHACHA20;
     size_t keylen = chacha ? 32 : (size_t)p->key_bits / 8;
     size_t ivlen = mode == M_CCM ? (size_t)p->nonce_bytes
                  : mode == M_GCM || mode == M_CHACHA ? 12 : 16;
@@ -1206,6 +1223,7 @@ static void *ossl_setup(const cb_params *p, char *err)
     switch (f) {
     case CB_FAMILY_AES:
     case CB_FAMILY_AEAD:
+    case CB_FAMILY_STREAM:
         rc = setup_cipher(s, p, err);
         break;
     case CB_FAMILY_SHA:

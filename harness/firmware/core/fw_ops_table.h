@@ -29,6 +29,9 @@ const fw_op fw_lib_ops[] = {
 #if defined(FW_OP_CHACHA20_POLY1305_ENCRYPT) && defined(FW_GLUE_CHACHA20_POLY1305_ENCRYPT)
     {"chacha20-poly1305-encrypt", FW_GLUE_CHACHA20_POLY1305_ENCRYPT},
 #endif
+#if defined(FW_OP_CHACHA20_ENCRYPT) && defined(FW_GLUE_CHACHA20_ENCRYPT)
+    {"chacha20-encrypt", FW_GLUE_CHACHA20_ENCRYPT},
+#endif
 #if defined(FW_OP_NORX32_4_1_ENCRYPT) && defined(FW_GLUE_NORX32_4_1_ENCRYPT)
     {"norx32-4-1-encrypt", FW_GLUE_NORX32_4_1_ENCRYPT},
 #endif

@@ -8,7 +8,7 @@
  *
  *   AES               aes_ct (bitsliced, constant-time)
  *   GHASH (GCM)       ghash_ctmul32
- *   ChaCha20          chacha20_ct
+ *   ChaCha20          chacha20_ct (also raw, for chacha20-encrypt)
  *   Poly1305          poly1305_ctmul32 (ten 13-bit limbs; ctmul needs 32x32->64)
  *   P-256             ec_p256_m15
  *   X25519            ec_c25519_m15
@@ -20,6 +20,7 @@
 
 #include <string.h>
 
+#include "cb_chacha20.h"
 #include "fw.h"
 #include "bearssl.h"
 
@@ -31,7 +32,7 @@ const char fw_lib_version[] = "2017 snapshot, pre-0.6 (bearssl-sys 0.0.4)";
 #define GLUE_AES   1
 #endif
 
-#if defined(FW_OP_CHACHA20_POLY1305_ENCRYPT) || defined(FW_OP_SHA1) \
+#if defined(FW_OP_CHACHA20_POLY1305_ENCRYPT) || defined(FW_OP_CHACHA20_ENCRYPT) || defined(FW_OP_SHA1) \
 	|| defined(FW_OP_SHA224) || defined(FW_OP_SHA256) \
 	|| defined(FW_OP_SHA384) || defined(FW_OP_SHA512)
 #define GLUE_ANY   1
@@ -54,7 +55,7 @@ out_fits(const fw_io *io, size_t n)
 }
 #endif
 
-#if GLUE_AES || defined(FW_OP_CHACHA20_POLY1305_ENCRYPT)
+#if GLUE_AES || defined(FW_OP_CHACHA20_POLY1305_ENCRYPT) || defined(FW_OP_CHACHA20_ENCRYPT)
 /* Copy the plaintext into the output buffer (BearSSL encrypts in place). */
 static void
 load_msg(fw_io *io)
@@ -224,6 +225,31 @@ chapol_run(const fw_params *p, fw_io *io)
 	return FW_OK;
 }
 #define FW_GLUE_CHACHA20_POLY1305_ENCRYPT supports_any, chapol_run
+#endif
+
+#ifdef FW_OP_CHACHA20_ENCRYPT
+/* Raw ChaCha20 with br_chacha20_ct_run(key, 12-byte nonce, block counter, data, len), in place;
+ * iv = the 32-bit block counter (little-endian) || the nonce. BearSSL's counter would wrap to 0
+ * past 2^32 - 1; every engine refuses that message (cb_chacha20.h). */
+static int
+chacha20_run(const fw_params *p, fw_io *io)
+{
+	uint32_t ctr;
+
+	(void)p;
+	if (io->key_len != 32 || io->iv_len != 16 || !out_fits(io, io->msg_len)) {
+		return FW_ERR;
+	}
+	ctr = cb_chacha20_counter(io->iv);
+	if (cb_chacha20_wraps(ctr, io->msg_len)) {
+		return FW_ERR;
+	}
+	load_msg(io);
+	br_chacha20_ct_run(io->key, io->iv + 4, ctr, io->out, io->msg_len);
+	io->out_len = io->msg_len;
+	return FW_OK;
+}
+#define FW_GLUE_CHACHA20_ENCRYPT supports_any, chacha20_run
 #endif
 
 /* One-shot digest: init, update, out. */

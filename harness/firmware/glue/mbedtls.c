@@ -13,12 +13,14 @@
 #include <string.h>
 
 #include "fw.h"
+#include "cb_chacha20.h" /* the chacha20-encrypt iv's block counter, and the wrap every engine refuses */
 #include "cb_cursor.h"   /* the CTR_DRBG entropy callback's source, shared with the host engine */
 
 #include "mbedtls/version.h"
 #include "mbedtls/aes.h"
 #include "mbedtls/ccm.h"
 #include "mbedtls/gcm.h"
+#include "mbedtls/chacha20.h"
 #include "mbedtls/chachapoly.h"
 #include "mbedtls/sha1.h"
 #include "mbedtls/sha256.h"
@@ -39,7 +41,7 @@ const char fw_lib_version[] = MBEDTLS_VERSION_STRING;
     defined(FW_OP_AES_GCM_ENCRYPT)
 #define GLUE_AES 1
 #endif
-#if defined(FW_OP_CHACHA20_POLY1305_ENCRYPT) || defined(FW_OP_SHA1) || \
+#if defined(FW_OP_CHACHA20_POLY1305_ENCRYPT) || defined(FW_OP_CHACHA20_ENCRYPT) || defined(FW_OP_SHA1) || \
     defined(FW_OP_SHA224) || defined(FW_OP_SHA256) || defined(FW_OP_SHA384) || \
     defined(FW_OP_SHA512) || defined(FW_OP_CTR_DRBG_INSTANTIATE) || \
     defined(FW_OP_CTR_DRBG_RESEED) || defined(FW_OP_CTR_DRBG_GENERATE)
@@ -329,6 +331,34 @@ static int chachapoly_run(const fw_params *p, fw_io *io)
     return FW_OK;
 }
 #define FW_GLUE_CHACHA20_POLY1305_ENCRYPT any_supports, chachapoly_run
+#endif
+
+/* ---- ChaCha20 ------------------------------------------------------------------------- */
+
+#if defined(FW_OP_CHACHA20_ENCRYPT)
+/* 32-byte key; iv = the 32-bit block counter (little-endian) || the 12-byte nonce. The key is
+ * set as the other ciphers' (KEYED); each operation is starts (nonce, counter) + update, which is
+ * mbedtls_chacha20_crypt's own sequence. A counter that would wrap is refused (cb_chacha20.h). */
+static int chacha20_run(const fw_params *p, fw_io *io)
+{
+    static mbedtls_chacha20_context kept;
+
+    if (io->key_len != 32 || io->iv_len != 16 || io->out_cap < io->msg_len
+        || cb_chacha20_wraps(cb_chacha20_counter(io->iv), io->msg_len))
+        return FW_ERR;
+    KEYED(mbedtls_chacha20_context, kept, mbedtls_chacha20_init, mbedtls_chacha20_free,
+          mbedtls_chacha20_setkey(ctx, io->key));
+    if (ret == 0)
+        ret = mbedtls_chacha20_starts(ctx, io->iv + 4, cb_chacha20_counter(io->iv));
+    if (ret == 0)
+        ret = mbedtls_chacha20_update(ctx, io->msg_len, io->msg, io->out);
+    KEYED_END(mbedtls_chacha20_free);
+    if (ret != 0)
+        return FW_ERR;
+    io->out_len = io->msg_len;
+    return FW_OK;
+}
+#define FW_GLUE_CHACHA20_ENCRYPT any_supports, chacha20_run
 #endif
 
 /* ---- SHA (the one-shot calls do init, starts, update, finish and free) ------------------ */

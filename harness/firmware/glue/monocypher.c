@@ -4,17 +4,19 @@
  * constant-time, no assembly and no configuration: the same code runs on every core.
  *
  *   chacha20-poly1305-encrypt   crypto_aead_init_ietf + crypto_aead_write (RFC 8439)
+ *   chacha20-encrypt            crypto_chacha20_ietf (RFC 8439: 12-byte nonce, 32-bit counter)
  *   ecdh-keygen x25519          crypto_x25519_public_key
  *   ecdh-shared-secret x25519   crypto_x25519 (raw shared secret, as RFC 7748)
  *   sha512                      crypto_sha512
  *
  * One operation includes the key setup. No heap. rekey=0 (fw.h) is accepted: these calls have no
- * key schedule to keep (crypto_aead_init_ietf copies the key and nonce into the context), so a
- * rekey=0 cell runs the same calls as a rekey=1 one.
+ * key schedule to keep (crypto_aead_init_ietf copies the key and nonce into the context, and
+ * crypto_chacha20_ietf takes the key itself), so a rekey=0 cell runs the same calls as a rekey=1 one.
  */
 
 #include <string.h>
 
+#include "cb_chacha20.h"
 #include "fw.h"
 #include "monocypher.h"
 #include "monocypher-ed25519.h"
@@ -27,7 +29,7 @@ const uint8_t fw_lib_keeps_key = 1;     /* fw.h: nothing to keep, see above */
 #define GLUE_ECDH   1
 #endif
 
-#if defined(FW_OP_CHACHA20_POLY1305_ENCRYPT) || defined(FW_OP_SHA512)
+#if defined(FW_OP_CHACHA20_POLY1305_ENCRYPT) || defined(FW_OP_CHACHA20_ENCRYPT) || defined(FW_OP_SHA512)
 #define GLUE_ANY   1
 #endif
 
@@ -82,6 +84,29 @@ chapol_run(const fw_params *p, fw_io *io)
 	return FW_OK;
 }
 #define FW_GLUE_CHACHA20_POLY1305_ENCRYPT supports_any, chapol_run
+#endif
+
+#ifdef FW_OP_CHACHA20_ENCRYPT
+/* Raw ChaCha20: iv = the 32-bit block counter (little-endian) || the 12-byte nonce. Monocypher
+ * would carry a counter past 2^32 - 1 into the nonce; every engine refuses that (cb_chacha20.h). */
+static int
+chacha20_run(const fw_params *p, fw_io *io)
+{
+	uint32_t ctr;
+
+	(void)p;
+	if (io->key_len != 32 || io->iv_len != 16 || !out_fits(io, io->msg_len)) {
+		return FW_ERR;
+	}
+	ctr = cb_chacha20_counter(io->iv);
+	if (cb_chacha20_wraps(ctr, io->msg_len)) {
+		return FW_ERR;
+	}
+	crypto_chacha20_ietf(io->out, io->msg, io->msg_len, io->key, io->iv + 4, ctr);
+	io->out_len = io->msg_len;
+	return FW_OK;
+}
+#define FW_GLUE_CHACHA20_ENCRYPT supports_any, chacha20_run
 #endif
 
 #ifdef FW_OP_SHA512

@@ -128,6 +128,10 @@ OPS: dict[str, Op] = {op.id: op for op in [
     _aes("eax", "AES-EAX encrypt+tag (16 B tag)", aead=True, iv="nonce", iv_bytes=0, nonce=EAX_NONCE),
     Op("chacha20-poly1305-encrypt", "aead", (BYTES, AAD, REKEY), "ChaCha20-Poly1305 encrypt+tag",
        payload=True, reference="RFC 8439", key_bytes=32, iv="nonce", iv_bytes=12),
+    # Raw ChaCha20 (no tag): the 16-byte iv is the 32-bit little-endian initial block counter followed
+    # by the 12-byte nonce, the form OpenSSL's EVP_chacha20 takes (RFC 8439 §2.3's state words 12-15).
+    Op("chacha20-encrypt", "stream", (BYTES, REKEY), "ChaCha20 encrypt (no tag)", payload=True,
+       reference="RFC 8439 §2.4", key_bytes=32, iv="iv", iv_bytes=16),
     Op("norx32-4-1-encrypt", "aead", (BYTES, AAD), "NORX32-4-1 v3.0 encrypt+tag", payload=True,
        reference="NORX v3.0 specification (Aumasson, Jovanovic, Neves)", key_bytes=16, iv="nonce", iv_bytes=16),
     # The NORX of 2014-2015 is another function (other rate, nonce and initialisation): the Cifra study

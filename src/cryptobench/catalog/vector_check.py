@@ -20,7 +20,7 @@ _CIPHER = (("key", "iv", "nonce", "aad", "msg"), ("ct",))
 _SHA = (("msg",), ("digest",))
 _DRBG = (("entropy", "nonce", "perso", "entropy_reseed", "add_reseed", "add1", "add2"), ("bits",))
 IO: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    **{op.id: _CIPHER for op in OPS.values() if op.family in ("aes", "aead")},
+    **{op.id: _CIPHER for op in OPS.values() if op.family in ("aes", "aead", "stream")},
     **{op.id: _SHA for op in OPS.values() if op.family == "sha"},
     **{op.id: _DRBG for op in OPS.values() if op.family == "drbg"},
     "ecdh-keygen": (("d",), ("q",)),
@@ -164,7 +164,7 @@ def expected_length(op: Op, p: dict, given: dict, name: str, ins: dict) -> range
         return exact(given["bytes"])
     if name == "aad" and "aad_bytes" in given:
         return exact(given["aad_bytes"])
-    if op.family in ("aes", "aead"):
+    if op.family in ("aes", "aead", "stream"):
         if name == "msg" and op.id in ("aes-ecb-encrypt", "aes-cbc-encrypt"):      # no padding
             return range(0, MAX_FIELD_BYTES + 1, 16)
         if name == "key":
@@ -172,7 +172,8 @@ def expected_length(op: Op, p: dict, given: dict, name: str, ins: dict) -> range
         if name in ("iv", "nonce"):
             return exact(op.iv_len(p)) if name == op.iv else exact(0)
         if name == "ct":
-            tag = 0 if op.id in ("aes-ecb-encrypt", "aes-cbc-encrypt", "aes-ctr-encrypt") else int(p.get("tag_bytes", 16))
+            untagged = op.family == "stream" or op.id in ("aes-ecb-encrypt", "aes-cbc-encrypt", "aes-ctr-encrypt")
+            tag = 0 if untagged else int(p.get("tag_bytes", 16))
             return exact(len(ins.get("msg", b"")) + tag)
         return None
     if op.family == "sha":

@@ -8,7 +8,7 @@ to install when its module is missing:
     parquet  pyarrow                          export --format parquet
     figures  matplotlib                       the HTML report's figures (cryptobench report)
     nvml     nvidia-ml-py                     the nvml energy meter (targets/host/meters/nvml.py says so itself)
-    reference pycryptodome                    the AES-EAX host reference (verify.python_reference)
+    reference pycryptodome                    the AES-EAX and ChaCha20 host references (verify.python_reference)
     store    psycopg                          a shared PostgreSQL result store (--db postgresql://…)
     labgrid  labgrid                          boards in a labgrid lab (--target labgrid:PLACE; targets/mcu/lab/places.py)
 """

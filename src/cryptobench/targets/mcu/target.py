@@ -51,7 +51,7 @@ def make_inputs(host: HarnessProcess | None, op: str, params: Mapping,
     are the same for every seed (their timing does not depend on the bytes)."""
     fam = OPS[op].family
     values: dict[str, bytes] = {}
-    if fam in ("aes", "aead"):
+    if fam in ("aes", "aead", "stream"):
         values["key"] = fill(OPS[op].key_len(params), 3)
         ivlen = OPS[op].iv_len(params)              # the catalog's IV or nonce, 0 for none
         if ivlen:
