@@ -132,6 +132,11 @@ def test_a_simulated_cells_band_in_json_table_and_export(tmp_path, band, short, 
     assert rows[0]["sim_error_band_class"] == band["class"] and rows[0]["sim_error_band_pct"] == pct
     assert rows[0]["sim_error_band_validated"] is (pct is not None)
     assert rows[0]["sim_error_band_rows"] == (4 if pct else 0)
+    report = tmp_path / "report"
+    assert cli("report", "latest", "--db", str(db), "--out", str(report)).returncode == 0
+    md = (report / "tables.md").read_text() if (report / "tables.md").exists() else \
+        "\n".join(f.read_text() for f in report.rglob("*.md"))
+    assert "error band: " + band_text(band) in md          # the run's caption in the report
 
 
 def test_a_run_stored_before_bands_prints_and_exports_without_one(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core.records import Conditions, Run, place_of
 from ..targets.mcu.sim.condition import describe
+from ..targets.mcu.sim.error_band import band_text
 
 
 def _join(items) -> str:
@@ -88,6 +89,8 @@ def _target_parts(run: Run) -> list[str]:
                      f"{sim.get('flash_ws', '?')} flash wait state(s); {sim.get('source', '')})".replace("; )", ")"))
         if sim.get("condition"):
             parts.append("condition: " + describe(sim["condition"]))
+        if t.get("error_band"):
+            parts.append("error band: " + band_text(t["error_band"]))
         parts.append(f"image for {t.get('board', '?')}, cpu {t.get('cpu', '?')}, -{t.get('opt', '?')}")
     else:
         what = f"{t.get('kind', '?')}:{t.get('board', '?')}" + (f" ({t['board_title']})" if t.get("board_title") else "")
