@@ -9,8 +9,9 @@
  * in the cell's first, untimed call, and every later call uses that key id (cell_key below); the
  * PSA API has no handle on anything finer, so what a library does per operation with the key
  * (Mbed TLS 3.5's builtin AES expands it again in every psa_cipher_encrypt_setup and
- * psa_aead_encrypt) stays in the timed operation, as on the host's psa engine. Whatever serves a call, builtin software or a driver that the library's
- * driver wrappers dispatch to, is the library's business: this glue does not change.
+ * psa_aead_encrypt) stays in the timed operation, as on the host's psa engine. Whatever serves a
+ * call, builtin software or a driver that the library's driver wrappers dispatch to, is the
+ * library's business: this glue does not change.
  *
  * Randomness: MBEDTLS_PSA_CRYPTO_EXTERNAL_RNG; mbedtls_psa_external_get_random() below hands out
  * the harness's deterministic fw_random bytes (ECDSA nonces, blinding). Benchmark inputs only.
