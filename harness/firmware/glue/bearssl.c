@@ -16,6 +16,13 @@
  *
  * One operation includes the key schedule. BearSSL works in place, so the input is first
  * copied into the output buffer. No heap.
+ *
+ * rekey=0 (fw.h): AES-CBC, AES-CTR and AES-GCM keep their key schedule in static storage, set up
+ * by the cell's first, untimed call (fw_keyed): the br_aes_ct_*_keys of br_aes_ct_cbcenc_init /
+ * br_aes_ct_ctr_init, and for GCM also the br_gcm_context, whose br_gcm_init computes the GHASH
+ * key H = AES_K(0^128). ChaCha20-Poly1305 and ChaCha20 take the key in every call
+ * (br_poly1305_ctmul32_run, br_chacha20_ct_run) and have no schedule to keep: rekey=0 runs the
+ * same calls as rekey=1, as in the Monocypher glue.
  */
 
 #include <string.h>
@@ -26,6 +33,19 @@
 
 const char fw_lib_name[] = "bearssl";
 const char fw_lib_version[] = "2017 snapshot, pre-0.6 (bearssl-sys 0.0.4)";
+const uint8_t fw_lib_keeps_key = 1;     /* fw.h: the ops honour rekey=0 (see above) */
+
+/* A keyed op's schedule: with rekey=1 the local `local`, set up in every call; with rekey=0 the
+ * op's static `kept`, set up only while fw_keyed is 0 (the cell's first call). Declares `kc`
+ * and `fresh` (1 when the schedule was just set up: GCM then sets up its context too). */
+#define KEYED(type, init)                                       \
+	static type kept;                                       \
+	type local, *kc = p->rekey ? &local : &kept;            \
+	int fresh = p->rekey || !fw_keyed;                      \
+	if (fresh) {                                            \
+		init(kc, io->key, io->key_len);                 \
+		fw_keyed = 1;                                   \
+	}
 
 #if defined(FW_OP_AES_CBC_ENCRYPT) || defined(FW_OP_AES_CTR_ENCRYPT) \
 	|| defined(FW_OP_AES_GCM_ENCRYPT)
@@ -109,19 +129,18 @@ aes_cbc_supports(const fw_params *p, const char **why)
 static int
 aes_cbc_run(const fw_params *p, fw_io *io)
 {
-	br_aes_ct_cbcenc_keys kc;
 	unsigned char iv[16];
 
-	(void)p;
 	if (!aes_key_ok(io) || io->iv_len != 16 || (io->msg_len & 15) != 0
 		|| !out_fits(io, io->msg_len))
 	{
 		return FW_ERR;
 	}
-	br_aes_ct_cbcenc_init(&kc, io->key, io->key_len);
+	KEYED(br_aes_ct_cbcenc_keys, br_aes_ct_cbcenc_init);
+	(void)fresh;
 	memcpy(iv, io->iv, 16);
 	load_msg(io);
-	br_aes_ct_cbcenc_run(&kc, iv, io->out, io->msg_len);
+	br_aes_ct_cbcenc_run(kc, iv, io->out, io->msg_len);
 	io->out_len = io->msg_len;
 	return FW_OK;
 }
@@ -136,18 +155,17 @@ aes_cbc_run(const fw_params *p, fw_io *io)
 static int
 aes_ctr_run(const fw_params *p, fw_io *io)
 {
-	br_aes_ct_ctr_keys kc;
 	unsigned char iv[12];
 	unsigned char *buf;
 	size_t len;
 	uint32_t cc;
 	int i;
 
-	(void)p;
 	if (!aes_key_ok(io) || io->iv_len != 16 || !out_fits(io, io->msg_len)) {
 		return FW_ERR;
 	}
-	br_aes_ct_ctr_init(&kc, io->key, io->key_len);
+	KEYED(br_aes_ct_ctr_keys, br_aes_ct_ctr_init);
+	(void)fresh;
 	memcpy(iv, io->iv, 12);
 	cc = ((uint32_t)io->iv[12] << 24) | ((uint32_t)io->iv[13] << 16)
 		| ((uint32_t)io->iv[14] << 8) | (uint32_t)io->iv[15];
@@ -159,10 +177,10 @@ aes_ctr_run(const fw_params *p, fw_io *io)
 		uint64_t room = ((uint64_t)0x100000000 - cc) << 4;
 
 		if ((uint64_t)len <= room) {
-			br_aes_ct_ctr_run(&kc, iv, cc, buf, len);
+			br_aes_ct_ctr_run(kc, iv, cc, buf, len);
 			break;
 		}
-		br_aes_ct_ctr_run(&kc, iv, cc, buf, (size_t)room);
+		br_aes_ct_ctr_run(kc, iv, cc, buf, (size_t)room);
 		buf += (size_t)room;
 		len -= (size_t)room;
 		cc = 0;
@@ -179,27 +197,31 @@ aes_ctr_run(const fw_params *p, fw_io *io)
 #endif
 
 #ifdef FW_OP_AES_GCM_ENCRYPT
-/* br_gcm over br_aes_ct_ctr and br_ghash_ctmul32; out = ciphertext || 16-byte tag. */
+/* br_gcm over br_aes_ct_ctr and br_ghash_ctmul32; out = ciphertext || 16-byte tag. The key
+ * schedule is the AES keys and br_gcm_init's H (kept together with rekey=0); br_gcm_reset
+ * starts each message. */
 static int
 aes_gcm_run(const fw_params *p, fw_io *io)
 {
-	br_aes_ct_ctr_keys kc;
-	br_gcm_context gc;
+	static br_gcm_context kept_gc;
+	br_gcm_context local_gc, *gc;
 
-	(void)p;
 	if (!aes_key_ok(io) || io->iv_len == 0 || !out_fits(io, io->msg_len + 16)) {
 		return FW_ERR;
 	}
-	br_aes_ct_ctr_init(&kc, io->key, io->key_len);
-	br_gcm_init(&gc, &kc.vtable, &br_ghash_ctmul32);
-	br_gcm_reset(&gc, io->iv, io->iv_len);
-	if (io->aad_len > 0) {
-		br_gcm_aad_inject(&gc, io->aad, io->aad_len);
+	KEYED(br_aes_ct_ctr_keys, br_aes_ct_ctr_init);
+	gc = p->rekey ? &local_gc : &kept_gc;
+	if (fresh) {
+		br_gcm_init(gc, &kc->vtable, &br_ghash_ctmul32);
 	}
-	br_gcm_flip(&gc);
+	br_gcm_reset(gc, io->iv, io->iv_len);
+	if (io->aad_len > 0) {
+		br_gcm_aad_inject(gc, io->aad, io->aad_len);
+	}
+	br_gcm_flip(gc);
 	load_msg(io);
-	br_gcm_run(&gc, 1, io->out, io->msg_len);
-	br_gcm_get_tag(&gc, io->out + io->msg_len);
+	br_gcm_run(gc, 1, io->out, io->msg_len);
+	br_gcm_get_tag(gc, io->out + io->msg_len);
 	io->out_len = io->msg_len + 16;
 	return FW_OK;
 }
@@ -210,7 +232,7 @@ aes_gcm_run(const fw_params *p, fw_io *io)
 /* br_poly1305_ctmul32_run with br_chacha20_ct_run (RFC 7539/8439 AEAD); out = ct || tag.
  * ctmul32 rather than ctmul: it needs 32x32->32 multiplies only, which BearSSL notes are
  * "way faster than 32x32->64 multiplications on the ARM Cortex-M0/M0+" and keep the
- * Cortex-M3 constant-time. */
+ * Cortex-M3 constant-time. The key goes into every call (no schedule): rekey=0 runs the same. */
 static int
 chapol_run(const fw_params *p, fw_io *io)
 {
@@ -230,7 +252,8 @@ chapol_run(const fw_params *p, fw_io *io)
 #ifdef FW_OP_CHACHA20_ENCRYPT
 /* Raw ChaCha20 with br_chacha20_ct_run(key, 12-byte nonce, block counter, data, len), in place;
  * iv = the 32-bit block counter (little-endian) || the nonce. BearSSL's counter would wrap to 0
- * past 2^32 - 1; every engine refuses that message (cb_chacha20.h). */
+ * past 2^32 - 1; every engine refuses that message (cb_chacha20.h). No schedule: the key goes
+ * into every call, so rekey=0 runs the same. */
 static int
 chacha20_run(const fw_params *p, fw_io *io)
 {

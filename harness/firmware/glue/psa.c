@@ -5,8 +5,13 @@
  *
  * Every op goes through the PSA API only: a key is imported (psa_import_key) as a volatile key,
  * used, and destroyed within the one operation, so one operation includes the key setup (the
- * catalog's rekey=1). Whatever serves a call, builtin software or a driver that the library's
- * driver wrappers dispatch to, is the library's business: this glue does not change.
+ * catalog's rekey=1). With rekey=0 (fw.h) the cipher and AEAD ops import their key once per cell,
+ * in the cell's first, untimed call, and every later call uses that key id (cell_key below); the
+ * PSA API has no handle on anything finer, so what a library does per operation with the key
+ * (Mbed TLS 3.5's builtin AES expands it again in every psa_cipher_encrypt_setup and
+ * psa_aead_encrypt) stays in the timed operation, as on the host's psa engine. Whatever serves a
+ * call, builtin software or a driver that the library's driver wrappers dispatch to, is the
+ * library's business: this glue does not change.
  *
  * Randomness: MBEDTLS_PSA_CRYPTO_EXTERNAL_RNG; mbedtls_psa_external_get_random() below hands out
  * the harness's deterministic fw_random bytes (ECDSA nonces, blinding). Benchmark inputs only.
@@ -78,6 +83,22 @@ static struct {
 } kept;
 #endif
 
+#if !defined(PSA_CB_HOST)
+/* Firmware, rekey=0: the key imported by the cell's first call (cell_key), until the next cell. */
+const uint8_t fw_lib_keeps_key = 1;     /* fw.h: the cipher and AEAD ops honour rekey=0 */
+static mbedtls_svc_key_id_t fw_kept = MBEDTLS_SVC_KEY_ID_INIT;
+
+/* Destroys the key a rekey=0 cell kept, so that neither its key slot nor its heap block outlives
+ * the cell (the next cell's heap peak starts from an arena without it). */
+static void drop_kept_key(void)
+{
+    if (!mbedtls_svc_key_id_is_null(fw_kept)) {
+        psa_destroy_key(fw_kept);
+        fw_kept = MBEDTLS_SVC_KEY_ID_INIT;
+    }
+}
+#endif
+
 /* A volatile key for one operation; 0 on failure. */
 static mbedtls_svc_key_id_t import_key(psa_key_type_t type, psa_algorithm_t alg,
                                        psa_key_usage_t usage, const uint8_t *key, size_t len)
@@ -129,9 +150,59 @@ static int key_ok(mbedtls_svc_key_id_t id)
     return !mbedtls_svc_key_id_is_null(id);
 }
 
+#if defined(FW_OP_AES_ECB_ENCRYPT) || defined(FW_OP_AES_CBC_ENCRYPT) || defined(FW_OP_AES_CTR_ENCRYPT) || \
+    defined(FW_OP_AES_CCM_ENCRYPT) || defined(FW_OP_AES_GCM_ENCRYPT) || \
+    defined(FW_OP_CHACHA20_POLY1305_ENCRYPT)
+/* The key of a cipher or AEAD operation. rekey=1: imported for this operation (import_key).
+ * rekey=0 on the firmware: imported only while fw_keyed is 0 (the cell's first, untimed call;
+ * a key kept before is destroyed first), then the same id in every call; cell_key_done leaves
+ * it alive. On the host the engine's glue_keep_key does this (import_key, release_key). */
+static mbedtls_svc_key_id_t cell_key(const fw_params *p, psa_key_type_t type, psa_algorithm_t alg,
+                                     const uint8_t *key, size_t len)
+{
+    mbedtls_svc_key_id_t id;
+
+#if !defined(PSA_CB_HOST)
+    if (p->rekey == 0) {
+        if (fw_keyed)
+            return fw_kept;
+        drop_kept_key();
+    }
+#else
+    (void)p;
+#endif
+    /* one call of import_key, which the compiler then inlines as before rekey=0 existed */
+    id = import_key(type, alg, PSA_KEY_USAGE_ENCRYPT, key, len);
+#if !defined(PSA_CB_HOST)
+    if (p->rekey == 0) {
+        fw_kept = id;
+        fw_keyed = 1;
+    }
+#endif
+    return id;
+}
+
+static void cell_key_done(const fw_params *p, mbedtls_svc_key_id_t id)
+{
+#if !defined(PSA_CB_HOST)
+    if (p->rekey == 0)
+        return;
+#else
+    (void)p;
+#endif
+    release_key(id);
+}
+#endif
+
+/* Every op's supports() comes here. The harness asks it before each cell and known-answer test
+ * and never between a cell's calls: the place, outside any timed operation, to start PSA and to
+ * let go of a key the previous cell kept (rekey=0). */
 static int any_supports(const fw_params *p, const char **why)
 {
     (void)p;
+#if !defined(PSA_CB_HOST)
+    drop_kept_key();
+#endif
     if (!psa_ready()) {
         *why = "psa_crypto_init failed";
         return FW_UNSUPPORTED;
@@ -184,7 +255,7 @@ static int cipher_run(const fw_params *p, fw_io *io, psa_algorithm_t alg, size_t
 
     if (!aes_key_ok(p, io) || io->iv_len != iv_len || io->out_cap < io->msg_len)
         return FW_ERR;
-    key = import_key(PSA_KEY_TYPE_AES, alg, PSA_KEY_USAGE_ENCRYPT, io->key, io->key_len);
+    key = cell_key(p, PSA_KEY_TYPE_AES, alg, io->key, io->key_len);
     if (!key_ok(key))
         return FW_ERR;
     DRV_BEGIN(mbedtls_test_driver_cipher_hooks.hits);
@@ -196,7 +267,7 @@ static int cipher_run(const fw_params *p, fw_io *io, psa_algorithm_t alg, size_t
     if (st == PSA_SUCCESS)
         st = psa_cipher_finish(&op, io->out + n1, io->out_cap - n1, &n2);
     psa_cipher_abort(&op);
-    release_key(key);
+    cell_key_done(p, key);
     if (st != PSA_SUCCESS || n1 + n2 != io->msg_len || !DRV_SERVED(mbedtls_test_driver_cipher_hooks.hits))
         return FW_ERR;
     io->out_len = n1 + n2;
@@ -233,7 +304,8 @@ static int aes_ctr_run(const fw_params *p, fw_io *io)
 
 #if defined(FW_OP_AES_CCM_ENCRYPT) || defined(FW_OP_AES_GCM_ENCRYPT) || \
     defined(FW_OP_CHACHA20_POLY1305_ENCRYPT)
-static int aead_run(fw_io *io, psa_key_type_t type, psa_algorithm_t alg, size_t tag_len)
+static int aead_run(const fw_params *p, fw_io *io, psa_key_type_t type, psa_algorithm_t alg,
+                    size_t tag_len)
 {
     mbedtls_svc_key_id_t key;
     size_t olen = 0;
@@ -241,13 +313,13 @@ static int aead_run(fw_io *io, psa_key_type_t type, psa_algorithm_t alg, size_t 
 
     if (io->out_cap < io->msg_len + tag_len)
         return FW_ERR;
-    key = import_key(type, alg, PSA_KEY_USAGE_ENCRYPT, io->key, io->key_len);
+    key = cell_key(p, type, alg, io->key, io->key_len);
     if (!key_ok(key))
         return FW_ERR;
     DRV_BEGIN(mbedtls_test_driver_aead_hooks.hits_encrypt);
     st = psa_aead_encrypt(key, alg, io->iv, io->iv_len, io->aad, io->aad_len,
                           io->msg, io->msg_len, io->out, io->out_cap, &olen);
-    release_key(key);
+    cell_key_done(p, key);
     if (st != PSA_SUCCESS || olen != io->msg_len + tag_len ||
         !DRV_SERVED(mbedtls_test_driver_aead_hooks.hits_encrypt))
         return FW_ERR;
@@ -288,7 +360,7 @@ static int aes_ccm_run(const fw_params *p, fw_io *io)
 
     if (!aes_key_ok(p, io))
         return FW_ERR;
-    return aead_run(io, PSA_KEY_TYPE_AES, PSA_ALG_AEAD_WITH_SHORTENED_TAG(PSA_ALG_CCM, tag), tag);
+    return aead_run(p, io, PSA_KEY_TYPE_AES, PSA_ALG_AEAD_WITH_SHORTENED_TAG(PSA_ALG_CCM, tag), tag);
 }
 #define FW_GLUE_AES_CCM_ENCRYPT aes_ccm_supports, aes_ccm_run
 #endif
@@ -298,7 +370,7 @@ static int aes_gcm_run(const fw_params *p, fw_io *io)
 {
     if (!aes_key_ok(p, io) || io->iv_len == 0)
         return FW_ERR;
-    return aead_run(io, PSA_KEY_TYPE_AES, PSA_ALG_GCM, 16);
+    return aead_run(p, io, PSA_KEY_TYPE_AES, PSA_ALG_GCM, 16);
 }
 #define FW_GLUE_AES_GCM_ENCRYPT aes_supports, aes_gcm_run
 #endif
@@ -306,10 +378,9 @@ static int aes_gcm_run(const fw_params *p, fw_io *io)
 #if defined(FW_OP_CHACHA20_POLY1305_ENCRYPT)
 static int chachapoly_run(const fw_params *p, fw_io *io)
 {
-    (void)p;
     if (io->key_len != 32 || io->iv_len != 12)
         return FW_ERR;
-    return aead_run(io, PSA_KEY_TYPE_CHACHA20, PSA_ALG_CHACHA20_POLY1305, 16);
+    return aead_run(p, io, PSA_KEY_TYPE_CHACHA20, PSA_ALG_CHACHA20_POLY1305, 16);
 }
 #define FW_GLUE_CHACHA20_POLY1305_ENCRYPT any_supports, chachapoly_run
 #endif
