@@ -647,7 +647,10 @@ void cbcpu_stop(cbcpu *c) { c->stop = 1; }
  * alarm and watched functions), and the run also stops before the next block after an instruction
  * that may unmask interrupts (CPSIE, MSR to PRIMASK/BASEPRI/FAULTMASK) and after an exception
  * return, so the host holding a pending exception of its own (SysTick) can take it there. */
-void cbcpu_set_wake(cbcpu *c, int on) { c->wake = on ? 1 : 0; }
+void cbcpu_set_wake(cbcpu *c, int on) { c->wake = c->enter = on ? 1 : 0; }
+/* With `on`, each block is entered through cbsim_enter, without the wake's stops: cryptobench's
+ * own images with the per-function profile on (`cryptobench run --profile`). */
+void cbcpu_set_enter(cbcpu *c, int on) { c->enter = (on || c->wake) ? 1 : 0; }
 const char *cbcpu_problem(const cbcpu *c) { return c->status == CBCPU_PROBLEM ? c->problem : NULL; }
 uint64_t cbcpu_insns(const cbcpu *c) { return c->insns; }
 /* the instruction under way (in a memory callback: the one making the access) */

@@ -79,6 +79,7 @@ struct cbcpu {
     uint32_t sx[32];        /* s0-s31 (d0-d15 as pairs) */
     int arch, stop, status;
     int wake;               /* cbcpu_set_wake: stop after unmasking or an exception return */
+    int enter;              /* blocks through cbsim_enter (cbcpu_set_wake, cbcpu_set_enter) */
     uint8_t *flash, *ram;
     uint32_t flash_lo, flash_size, ram_lo, ram_size;
     uint8_t *flash_code, *ram_code;   /* per 1 KiB page: decoded code lives there */

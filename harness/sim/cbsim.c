@@ -756,3 +756,28 @@ void cbsim_profile_at(cbsim *s, uint32_t i, uint64_t *cycles, uint64_t *insns, u
     *insns = p->insns[i];
     *calls = p->calls[i];
 }
+
+/* A counter read's cut of the profile (`cryptobench run --profile`): the function under way is
+ * given its cycles up to `at`, the read's stamp (targets/mcu/sim/stamp.py: inside the block under
+ * way, whose instructions were all counted when it was entered, as the read's instruction count
+ * is), and every function's counts (n + 1 of each) are copied out. A timed window's profile is the
+ * difference of the copies at its two reads: its cycles sum to the stamps' difference exactly.
+ * Returns 0, 1 when `at` lay outside [the block's start, the count now] and was held there (the
+ * sums are then not exact; the caller says so), -1 with the profile off. */
+int cbsim_profile_snap(cbsim *s, uint64_t at, uint64_t *cycles, uint64_t *insns, uint64_t *calls)
+{
+    cbsim_profile *p = s->prof;
+    if (p == NULL)
+        return -1;
+    int held = 0;
+    if (at < p->mark || at > s->cycles) {
+        at = at < p->mark ? p->mark : s->cycles;
+        held = 1;
+    }
+    p->cycles[p->cur] += at - p->mark;
+    p->mark = at;
+    memcpy(cycles, p->cycles, (p->n + 1) * sizeof *cycles);
+    memcpy(insns, p->insns, (p->n + 1) * sizeof *insns);
+    memcpy(calls, p->calls, (p->n + 1) * sizeof *calls);
+    return held;
+}

@@ -127,6 +127,9 @@ def add_parser(sub) -> None:  # long: the option list, one declaration per optio
     mcu.add_argument("--library-source", metavar="DIR", help="your own library tree for --recipe")
     mcu.add_argument("--library-cc", metavar="GCC", help="another GCC-compatible cross compiler for the "
                      "libraries' own sources (the harness and glue keep arm-none-eabi-gcc); recorded in the conditions")
+    mcu.add_argument("--profile", action="store_true",
+                     help="sim:CORE targets: store each cell's per-function profile (cycles, instructions and "
+                          "calls per ELF function of its median timed repetition; slower simulation)")
     mcu.add_argument("--port", help="serial port of a board: target (e.g. /dev/ttyACM0)")
     mcu.add_argument("--baud", type=int, default=115200, help="serial baud rate (default 115200)")
     mcu.add_argument("--no-flash", action="store_true", help="the board is already flashed with the image")
@@ -145,7 +148,7 @@ def _mcu_plan(args) -> Plan:
         engines=tuple(args.engine or ()), library_source=args.library_source, library_cc=args.library_cc,
         port=args.port, baud=args.baud, no_flash=args.no_flash, lease_timeout=args.lease_timeout,
         timeout=args.timeout, ops=tuple(args.op or ()), suite=args.suite, params=split_params(args.param),
-        repeat=args.repeat, baseline=args.baseline, seed=args.seed))
+        repeat=args.repeat, baseline=args.baseline, seed=args.seed, profile=args.profile))
 
 
 def run(args, out) -> int:
@@ -182,6 +185,11 @@ def _check_combinations(args) -> None:
         raise UsageError("--energy with --resume: a resumed run keeps its own plan's energy setting")
     if args.parallel is not None and args.target != "host":
         raise UsageError("--parallel runs host harness processes; it applies to --target host only")
+    if args.profile and args.resume:
+        raise UsageError("--profile with --resume: a resumed run keeps its own plan's profile setting")
+    if args.profile and not args.resume and not args.target.startswith("sim:"):
+        raise UsageError(f"--profile: applies to sim:CORE targets only (the simulator sees every instruction); "
+                         f"got --target {args.target}")
     if args.parallel is not None and args.resume:
         raise UsageError("--parallel with --resume: a resumed run keeps its own plan's process counts")
     if args.relative_to:

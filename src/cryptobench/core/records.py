@@ -411,7 +411,7 @@ class McuTargetSpec(_Stored):
     simulator or labgrid places), for what core and optimisation level, with which libraries, and
     how long the watchdog waits. Its JSON form is the dict earlier versions stored, key for key and
     in this field order; a stored one is written back as it was read."""
-    OPTIONAL = ("device_options", "library_cc", "places", "coordinator", "emulated", "lease_s", "place")
+    OPTIONAL = ("device_options", "library_cc", "places", "coordinator", "emulated", "lease_s", "place", "profile")
     kind: Literal["qemu", "board", "sim", "labgrid"] = "qemu"
     board: str = ""
     cpu: str | None = None
@@ -432,6 +432,7 @@ class McuTargetSpec(_Stored):
     emulated: bool | None = None           # labgrid: the places' boards are QEMU machines
     lease_s: float | None = None           # labgrid: a silent worker loses its unit after this long
     place: str | None = None               # labgrid: the one place a worker measures on
+    profile: bool | None = None            # sim: --profile, a per-function profile per cell (None: off)
     extra: dict = field(default_factory=dict)
     given: tuple | None = _GIVEN
 
@@ -448,6 +449,9 @@ class McuTargetSpec(_Stored):
                 raise TargetSpecError(f"target {name}: expected seconds > 0, got {value!r}")
         if self.kind == "labgrid" and not self.places:
             raise TargetSpecError("target places: a labgrid target names at least one place")
+        if self.profile is not None and (self.profile is not True or self.kind != "sim"):
+            raise TargetSpecError(f"target profile: expected true on a sim target (or no key), got {self.profile!r} "
+                                  f"on a {self.kind} target")
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "McuTargetSpec":

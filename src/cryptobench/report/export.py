@@ -101,6 +101,11 @@ CELL_COLUMNS: list[tuple[str, str, str, str]] = [
                                              "(\"unvalidated\")"),
     ("sim_error_band_source", "string", "", "simulated targets: the bench, commit(s), date(s) and libraries the band "
                                             "comes from, or why it is unvalidated"),
+    ("sim_profile_top_function", "string", "", "simulated runs with --profile: the ELF function symbol with the most "
+                                               "cycles in the cell's median timed repetition"),
+    ("sim_profile_json", "string", "JSON", "simulated runs with --profile: the cell's per-function profile "
+                                           "{repetition, cycles, instructions, ops_in_window, rows: [{function, "
+                                           "cycles, instructions, calls}]} (docs/schema.md result.profile)"),
     # microcontroller resources
     ("stack_bytes", "int64", "B", "stack high-water mark of one operation (microcontroller targets)"),
     ("heap_bytes", "int64", "B", "peak heap use (microcontroller targets)"),
@@ -358,6 +363,7 @@ def _result_fields(r: Result) -> dict:
         "sim_instructions_per_op": r.sim.get("instructions_per_op"), "sim_cpi": r.sim.get("cpi"),
         "sim_instructions_per_s": r.sim.get("instructions_per_s"),
         **_band_fields(r.get("error_band")),
+        **_profile_fields(r.get("profile")),
         "stack_bytes": r.stack_bytes, "heap_bytes": r.heap_bytes,
         "code_flash_bytes": code.get("flash_bytes"), "code_ram_bytes": code.get("ram_bytes"),
     }
@@ -371,6 +377,14 @@ def _band_fields(band: dict | None) -> dict:
     return {"sim_error_band_class": band.get("class"), "sim_error_band_pct": None if bad else band.get("pct"),
             "sim_error_band_rows": 0 if bad else band.get("rows"), "sim_error_band_validated": not bad,
             "sim_error_band_source": band.get("why") if bad else band.get("source")}
+
+
+def _profile_fields(profile: dict | None) -> dict:
+    """A profiled cell's top function and its whole profile as JSON (null without a profile)."""
+    if not profile:
+        return {}
+    rows = profile.get("rows") or []
+    return {"sim_profile_top_function": rows[0]["function"] if rows else None, "sim_profile_json": _json(profile)}
 
 
 def cell_row(run: Run, cell: Cell, conditions: dict | None = None) -> dict:

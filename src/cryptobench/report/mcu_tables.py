@@ -1,7 +1,8 @@
 """A microcontroller run's tables: per operation the cost at the device's clock (time, cycles,
 cycles/byte, kB/s, a simulated cell's instructions, CPI and error band, energy) per library with the Duration Improvement over the run's baseline
 library, then the footprint (stack, heap, flash, RAM) per library, which does not change along a
-length sweep and so gets a row per library rather than a column per length. A run that sweeps
+length sweep and so gets a row per library rather than a column per length; a run with per-function
+profiles (`run --profile`) then gets each cell's top functions. A run that sweeps
 the length also gets the Cifra post's table at 256 B."""
 from __future__ import annotations
 
@@ -129,6 +130,31 @@ def footprint_table(title: str, key: str, fixed_names: list[str], cells: list[Ce
         rs = [c.result for c in group]
         table.add([engine, *fixed, _span([r.stack_bytes for r in rs])] + ([_span([r.heap_bytes for r in rs])] if heap else [])
                   + [_span([r.code_size.get("flash_bytes") for r in rs]), _span([r.code_size.get("ram_bytes") for r in rs])])
+    return table
+
+
+PROFILE_TOP = 5               # functions shown per cell; the stored profile has them all
+
+
+def profile_table(title: str, key: str, varying: list[str], cells: list[Cell], shown: list[str]) -> Table | None:
+    """Each profiled cell's PROFILE_TOP functions by cycles in its median timed repetition
+    (sim_reading.sim_profiles): cycles, their share of the window, instructions and calls."""
+    got = [c for c in cells if c.ok and c.result is not None and c.engine in shown and c.result.get("profile")]
+    if not got:
+        return None
+    labels = ["library"] + varying + ["function", "cycles", "%", "insns", "calls"]
+    table = Table(f"{title}: top functions (simulated, per timed window)",
+                  columns(labels, left=2 + len(varying), units=[""] * (2 + len(varying)) + ["cycles", "%", "", ""]),
+                  key=key)
+    for c in got:
+        prof = c.result.get("profile")
+        total = prof.get("cycles") or 0
+        for row in prof["rows"][:PROFILE_TOP]:
+            share = f"{100.0 * row['cycles'] / total:.1f}" if total else "—"
+            table.add([c.engine, *(str(c.params.get(n)) for n in varying), row["function"], f"{row['cycles']:,}",
+                       share, f"{row['instructions']:,}", f"{row['calls']:,}"])
+    table.notes = ["per function: the cycles of the cell's median timed repetition given to the ELF function symbol "
+                   "holding the PC (a halved op's window holds both sides); the stored profile lists every function"]
     return table
 
 

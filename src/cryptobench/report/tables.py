@@ -19,7 +19,7 @@ from ..stats.results import comparisons, document
 from ..core.records import FAILED, UNSUPPORTED, Cell, Conditions, Energy, Run, outcome_text, params_key
 from .failure_text import failure_note
 from .flag_text import flag_legend
-from .mcu_tables import cost_table, energy_rsd, footprint_table, ok_results, summary_at
+from .mcu_tables import cost_table, energy_rsd, footprint_table, ok_results, profile_table, summary_at
 from ..core.table import LEFT, Column, Csv, Markdown, Table
 from .verdicts import improvement_text, summary_line, summary_rows
 from .terminal import print_lines, print_table
@@ -235,7 +235,8 @@ def _op_tables(run: Run, op_id: str, cells: list[Cell], comps: dict, said_once: 
         return [table]
     sized = [n for n in lay.varying if n != "bytes"]
     footprint = footprint_table(title, op_id, sized, cells, lay.shown)
-    return [table] + ([footprint] if footprint else [])
+    profile = profile_table(title, op_id, lay.varying, cells, lay.shown)
+    return [table] + [t for t in (footprint, profile) if t]
 
 
 def over_baseline(run: Run, references=()) -> bool:

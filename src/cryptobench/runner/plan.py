@@ -164,6 +164,7 @@ class McuOptions:
     repeat: int | None = None
     baseline: str | None = None
     seed: int | None = None              # --seed: the firmware's inputs (targets/mcu/firmware/seeded.py)
+    profile: bool = False                # --profile: each sim cell's per-function profile
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,6 +188,9 @@ def build_mcu_plan(o: McuOptions, find_places=None) -> Plan:
         raise UsageError(f"--timeout: must be > 0 seconds, got {o.timeout}")
     if kind == "board" and not o.port:
         raise UsageError(f"--target {o.target} needs --port (the board's serial port)")
+    if o.profile and kind != "sim":
+        raise UsageError(f"--profile: applies to sim:CORE targets only (the simulator sees every instruction); "
+                         f"got --target {o.target}")
     libs = _mcu_libraries(o)
     names = [load_recipe(l).name for l in libs]
     plan = _mcu_groups(o, names)
@@ -199,7 +203,7 @@ def build_mcu_plan(o: McuOptions, find_places=None) -> Plan:
         device=device.name if device else None, device_options=device.options if device and device.options else None,
         library_source=str(Path(o.library_source).resolve()) if o.library_source else None,
         library_cc=o.library_cc or None, port=o.port, baud=o.baud, no_flash=o.no_flash, timeout_s=o.timeout,
-        silence_s=min(30.0, o.timeout),
+        silence_s=min(30.0, o.timeout), profile=True if o.profile else None,
         **({"places": lab.names, "coordinator": lab.coordinator, "emulated": lab.emulated,
             "lease_s": o.lease_timeout or DEFAULT_LEASE_S} if lab else {}))
     return plan

@@ -1,7 +1,8 @@
 """What the simulator's report says about its cells beyond the console: exact cycles and
 instructions from its log of counter reads, the marker GPIO's windows, and the energy the device
 profile's active current models (all provenance "simulated" or "modeled"), and the error band the
-device's condition class earned against published silicon (sim/error_band.py)."""
+device's condition class earned against published silicon (sim/error_band.py); with
+`cryptobench run --profile`, each cell's per-function profile (sim_profiles)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -13,6 +14,9 @@ from .sim.devices import DEVICES
 from .sim.error_band import band_for
 from .sim.timing import MODEL_NAME, MODEL_VERSION
 
+PROFILE_CONDITION = ("per function: every cycle of each cell's median timed repetition given to the ELF function "
+                     "symbol holding the PC (with its instructions and calls), simulated")
+
 
 class SimReading(Reading):
     def __init__(self, report, device):
@@ -21,6 +25,7 @@ class SimReading(Reading):
         self.cycle_windows = sim_cycles(report)
         self.insn_windows = sim_cycles(report, report.counter_insns)
         self.markers = sim_marker(report)
+        self.profiles = sim_profiles(report)
 
     def cycles(self, n: int, line: Mapping) -> tuple[list, object]:
         return self.cycle_windows.get(n, (line["cyc"], line.get("overhead")))
@@ -31,6 +36,8 @@ class SimReading(Reading):
             result["marker"] = self.markers[n]
         if n in self.insn_windows:
             result["sim"] = sim_counts(op, result, self.insn_windows[n], self.stats)
+        if n in self.profiles:
+            result["profile"] = dict(self.profiles[n], ops_in_window=2 if OPS[op].halve else 1)
         result["error_band"] = self.error_band()
         energy = self._modeled_energy(result, params, op)
         if energy:
@@ -106,3 +113,31 @@ def sim_counts(op: str, result: dict, insns: tuple[list, int], stats: dict) -> d
             "cpi": cyc / ipo if cyc is not None and ipo else None, "provenance": "simulated",
             "run_instructions": stats.get("instructions"), "run_wall_s": stats.get("wall_s"),
             "instructions_per_s": stats.get("instructions_per_s"), "speed_provenance": "measured"}
+
+
+def sim_profiles(report) -> dict:
+    """With the profile on (report.profiler): per ok cell, the per-function rows of its median
+    timed repetition, the one whose cycles are the cell's cycles.per_op_median (times 2 for a
+    halved op, whose window holds both sides). The rows are the difference of the profile's
+    counts at the window's two counter reads, so their cycles sum to that window's cycles and
+    their instructions to its instructions, exactly; calls are the entries into each function in
+    the window. The reads are paired as sim_cycles pairs them."""
+    prof = report.profiler
+    if prof is None:
+        return {}
+    snaps, reads, insns = report.profile_snaps, report.counter_reads, report.counter_insns
+    out, at = {}, 0
+    for i in sorted(report.cells):
+        line = report.cells[i]
+        if line.get("status") != "ok" or "cyc" not in line:
+            continue
+        n = len(line["cyc"])
+        if at + 2 * n <= len(snaps):
+            windows = [reads[at + 2 * r + 1] - reads[at + 2 * r] for r in range(n)]
+            r = windows.index(sorted(windows)[n // 2])
+            a, b = snaps[at + 2 * r], snaps[at + 2 * r + 1]
+            if a is not None and b is not None:
+                out[i] = {"repetition": r, "cycles": windows[r], "instructions": insns[at + 2 * r + 1] - insns[at + 2 * r],
+                          "rows": prof.window(a, b), "provenance": "simulated"}
+        at += 2 * (n + 1)
+    return out

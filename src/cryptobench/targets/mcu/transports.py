@@ -13,7 +13,7 @@ from .firmware.protocol import FirmwareReport
 from ...core.records import McuTargetSpec
 from .boards import Board
 from .reading import Reading
-from .sim_reading import SimReading
+from .sim_reading import PROFILE_CONDITION, SimReading
 from .board_link import run_on_board
 from .qemu import qemu_version
 from .qemu import run_image
@@ -111,7 +111,7 @@ class SimTransport(Transport):
         return self._sim
 
     def run(self, image: Path) -> FirmwareReport:
-        return self.simulator().run(image, timeout_s=self.spec.watchdog_s)
+        return self.simulator().run(image, timeout_s=self.spec.watchdog_s, profile=bool(self.spec.profile))
 
     def clock_hz(self) -> float:
         return self.simulator().device.clock_hz
@@ -132,6 +132,8 @@ class SimTransport(Transport):
                        + (" (rough)" if s["rough"] else "")
                        + f" on {device_spec(t['device'], t.get('device_options'))}, {s['flash_ws']} flash wait "
                        f"state(s) charged; time = cycles / {t['clock_hz'] / 1e6:g} MHz")
+        if self.spec.profile:
+            t["profile"] = PROFILE_CONDITION
         # every cell of the run carries the same band (one device); the conditions say it once
         t["error_band"] = band_for(self.simulator().device, f"{s['model']} v{s['model_version']}")
 

@@ -23,6 +23,7 @@ from . import consoleuart, stamp, timing
 from .executor import PROBLEM, UnicornExecutor
 from .cstructs import MISS_FN, CbBlock, check_sizes, fill_line_offsets  # noqa: F401 (CbBlock: the tests' import)
 from .devices import Device, FlashCache
+from .profile import FunctionProfile
 
 LIB_DEFAULT = REPO_ROOT / "build" / "sim" / "libcbsim.so"
 DWT_CYCCNT = 0xE0001004
@@ -102,13 +103,16 @@ class SimReport(FirmwareReport):
     marker_edges: list = field(default_factory=list)      # (model cycles, 1 raised / 0 lowered) per marker write
     stats: dict = field(default_factory=dict)
     timing_report: timing.TimingReport = field(default_factory=timing.TimingReport)   # this run's default-cost instructions
+    profiler: FunctionProfile | None = None               # run(profile=True): the image's functions
+    profile_snaps: list = field(default_factory=list)     # its counts at each counter read (same index; profile.py)
 
 
-def _load_elf(ex, elf: Path) -> tuple[int, int, list]:
-    """Write the ELF's loadable segments; return (initial SP, reset PC, function symbols)."""
+def _load_elf(ex, elf: Path) -> tuple[int, int, list, dict]:
+    """Write the ELF's loadable segments; return (initial SP, reset PC, (address, size) of the
+    function symbols, and name -> (address, size) of each: the first symbol of a name)."""
     from elftools.elf.elffile import ELFFile
     from elftools.elf.sections import SymbolTableSection
-    funcs = []
+    funcs, names = [], {}
     with open(elf, "rb") as f:
         e = ELFFile(f)
         for seg in e.iter_segments():
@@ -119,10 +123,12 @@ def _load_elf(ex, elf: Path) -> tuple[int, int, list]:
                 for sym in sec.iter_symbols():
                     if sym["st_info"]["type"] == "STT_FUNC" and sym["st_size"]:
                         funcs.append((sym["st_value"] & ~1, sym["st_size"]))
+                        if sym.name:
+                            names.setdefault(sym.name, (sym["st_value"] & ~1, sym["st_size"]))
         vectors = e.get_section_by_name(".isr_vector")
         base = vectors["sh_addr"]
     words = ex.read(base, 8)
-    return int.from_bytes(words[:4], "little"), int.from_bytes(words[4:], "little"), funcs
+    return int.from_bytes(words[:4], "little"), int.from_bytes(words[4:], "little"), funcs, names
 
 
 class Simulator:
@@ -153,10 +159,15 @@ class Simulator:
         """One run's emulation (an executor subclass may give its own)."""
         return _Emulation(self, elf, on_line)
 
-    def run(self, elf: Path, timeout_s: float = 600.0, on_line=lambda line: None, hooks: bool = True) -> SimReport:
+    def run(self, elf: Path, timeout_s: float = 600.0, on_line=lambda line: None, hooks: bool = True,
+            profile: bool = False) -> SimReport:
+        """One run of `elf`; with `profile`, the per-function counts at each counter read
+        (report.profile_snaps: `cryptobench run --profile`)."""
         em = self._emulation(elf, on_line)
         if hooks:
             em.install_accounting()
+            if profile:
+                em.start_profile()
         wall = em.execute(timeout_s)
         em.finish(wall)
         return em.report
@@ -245,7 +256,7 @@ class _Emulation:
         self.lines = LineSplitter()       # the console, split into lines
         self.flash_lo, self.flash_len = simulator.board.flash
         self.ex = self._executor()
-        sp, self.pc, self.funcs = _load_elf(self.ex, elf)
+        sp, self.pc, self.funcs, self.names = _load_elf(self.ex, elf)
         self.ex.set_reg("sp", sp)
         self.ex.set_reg("vtor", self.flash_lo)
         self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
@@ -284,6 +295,8 @@ class _Emulation:
         c = self.stamper.at_access(self.sim, self.ex, addr) if self.sim else 0
         self.report.counter_reads.append(c)
         self.report.counter_insns.append(self.lib.cbsim_insns(self.sim) if self.sim else 0)
+        if self.report.profiler is not None:
+            self.report.profile_snaps.append(self.report.profiler.snap(self.sim, c))
         return c
 
     def _ppb_read(self, offset, size):
@@ -381,6 +394,11 @@ class _Emulation:
         self._set_flash_model()
         for addr, kind, ra, rb in dyns:
             self.lib.cbsim_add_dynamic(self.sim, addr, kind, self.ex.reg_id(ra), self.ex.reg_id(rb))
+
+    def start_profile(self) -> None:
+        """The per-function profile (profile.py) from now on, cut at every counter read."""
+        self.report.profiler = FunctionProfile(self.names)
+        self.report.profiler.start(self.lib, self.sim)
 
     def _set_flash_model(self) -> None:
         """The device's flash lines and caches (cbsim_set_flash), when it has them; any executor."""

@@ -53,7 +53,7 @@ def bind(lib: ctypes.CDLL) -> ctypes.CDLL:
             "cbcpu_mem_read": (ctypes.c_int, [P, U32, ctypes.c_char_p, U32]),
             "cbcpu_reg": (U32, [P, ctypes.c_int]), "cbcpu_set_reg": (None, [P, ctypes.c_int, U32]),
             "cbcpu_pend": (None, [P, ctypes.c_int]), "cbcpu_stop": (None, [P]),
-            "cbcpu_set_wake": (None, [P, ctypes.c_int]),
+            "cbcpu_set_wake": (None, [P, ctypes.c_int]), "cbcpu_set_enter": (None, [P, ctypes.c_int]),
             "cbcpu_run": (ctypes.c_int, [P, U64, ctypes.c_double]),
             "cbcpu_problem": (ctypes.c_char_p, [P]), "cbcpu_insns": (U64, [P]), "cbcpu_insn_addr": (U32, [P]), "cbcpu_blocks": (U64, [P]),
             "cbcpu_decoded": (U64, [P]), "cbcpu_flushes": (U64, [P]), "cbcpu_last_insns": (U32, [P]), "cbcpu_last_steps": (U32, [P]), "cbcpu_last_size": (U32, [P]),
@@ -260,6 +260,12 @@ class NativeEmulation(_Emulation):
         dyn = [int(table.get(cls) == timing.DYN) for cls in ("div", "lmul", "lmla")]
         self.lib.cbcpu_set_accounting(self.cpu.h, self.sim, *dyn)
 
+    def start_profile(self) -> None:
+        """The profile needs each block through cbsim_enter (cbcpu_set_enter; the default run
+        keeps the accounting's fast path)."""
+        super().start_profile()
+        self.lib.cbcpu_set_enter(self.cpu.h, 1)
+
     def execute(self, timeout_s: float) -> float:
         cpu = self.cpu
         cpu.set_reg(REG_PC, self.pc)
@@ -303,7 +309,8 @@ class Simulator(engine.Simulator):
     def _emulation(self, elf: Path, on_line):
         return super()._emulation(elf, on_line) if self.executor == "unicorn" else NativeEmulation(self, elf, on_line)
 
-    def run(self, elf: Path, timeout_s: float = 600.0, on_line=lambda line: None, hooks: bool = True) -> SimReport:
-        report = super().run(elf, timeout_s, on_line, hooks)
+    def run(self, elf: Path, timeout_s: float = 600.0, on_line=lambda line: None, hooks: bool = True,
+            profile: bool = False) -> SimReport:
+        report = super().run(elf, timeout_s, on_line, hooks, profile)
         report.stats.setdefault("executor", self.executor)     # NativeEmulation.finish names itself
         return report

@@ -3,7 +3,11 @@ instruction the model counts goes to the function (ELF function symbol) holding 
 counted for, with the calls of each function (harness/sim/cbsim.c, cbsim_profile_*, says which
 cycles belong to a block and what a call is). Off by default: with it off cbsim_enter's fast path
 is untouched. Where symbols overlap (aliases, a symbol inside another), the one starting later
-holds the addresses it covers; code under no symbol is one row, "(no function)"."""
+holds the addresses it covers; code under no symbol is one row, "(no function)".
+
+`cryptobench run --profile` cuts the same counts at the firmware's counter reads (`snap`, at each
+read's stamp): a timed window's rows are the difference of the copies at its two reads (`window`),
+so their cycles sum to the window's cycles and their instructions to its instructions, exactly."""
 from __future__ import annotations
 
 import ctypes
@@ -16,6 +20,8 @@ def _bind(lib) -> None:
     lib.cbsim_profile_on.restype = ctypes.c_int
     lib.cbsim_profile_on.argtypes = [ctypes.c_void_p, U32, ctypes.POINTER(U32), ctypes.POINTER(U32)]
     lib.cbsim_profile_at.argtypes = [ctypes.c_void_p, U32, U64, U64, U64]
+    lib.cbsim_profile_snap.restype = ctypes.c_int
+    lib.cbsim_profile_snap.argtypes = [ctypes.c_void_p, ctypes.c_uint64, U64, U64, U64]
 
 
 def ranges(symbols: dict) -> list[tuple[int, int, str]]:
@@ -49,6 +55,25 @@ class FunctionProfile:
         hi = (ctypes.c_uint32 * max(n, 1))(*[r[1] for r in self.ranges])
         if lib.cbsim_profile_on(sim, n, lo, hi) != 0:
             raise MemoryError("out of memory for the per-function profile")
+
+    def snap(self, sim, at: int) -> tuple | None:
+        """The counts of every function (and of no function) up to a counter read stamped `at`:
+        (cycles, instructions, calls) arrays; None where the stamp lay outside the block under
+        way (the window's sums would not be exact: `window` is not given it)."""
+        n = len(self.ranges) + 1
+        out = tuple((ctypes.c_uint64 * n)() for _ in range(3))
+        return out if self.lib.cbsim_profile_snap(sim, at, *out) == 0 else None
+
+    def window(self, a: tuple, b: tuple) -> list[dict]:
+        """The rows of the window between two snaps (a before b): {function, cycles,
+        instructions, calls} per function that ran in it, most cycles first."""
+        out = []
+        for n in range(len(self.ranges) + 1):
+            c, i, k = (b[j][n] - a[j][n] for j in range(3))
+            if c or i or k:
+                out.append({"function": self.ranges[n][2] if n < len(self.ranges) else OUTSIDE,
+                            "cycles": c, "instructions": i, "calls": k})
+        return sorted(out, key=lambda r: (-r["cycles"], r["function"]))
 
     def rows(self, sim) -> list[dict]:
         """{function, address, cycles, instructions, calls} per function that ran, most cycles first."""
