@@ -46,8 +46,11 @@ class Stamper:
         """The stamp of an access to `addr` by executor `ex`: the native executor knows its
         instruction; under Unicorn PC in a memory callback is not always the accessing instruction
         (it can be its block's start), so the instruction is found in the block under way: the
-        n-th single load/store whose address, from the registers now, is `addr`, for the n-th
-        access to `addr` in this execution of the block."""
+        n-th single load/store whose address is `addr`, for the n-th access to `addr` in this
+        execution of the block. An instruction's address is known from the block itself where its
+        base register was set inside the block by a literal load or a move of a constant (the
+        usual `ldr r0, =REG; str r1, [r0]`): the registers now would give a later instruction's
+        value there. Otherwise it is computed from the registers now."""
         if ex.name != "unicorn":
             return self.at(sim, ex.insn_addr())
         lib = self.lib
@@ -56,27 +59,49 @@ class Stamper:
             self.entry, self.seen = entry, {}
         ordinal = self.seen[addr] = self.seen.get(addr, -1) + 1
         start = lib.cbsim_block_addr(sim)
-        hits = [a for a, base, index, disp in self._accesses(start)
-                if (ex.reg(base) + (ex.reg(index) if index else 0) + disp) & 0xFFFFFFFF == addr]
+        hits = [a for a, base, index, disp, known in self._accesses(start)
+                if (known if known is not None
+                    else (ex.reg(base) + (ex.reg(index) if index else 0) + disp) & 0xFFFFFFFF) == addr]
         return self.at(sim, hits[min(ordinal, len(hits) - 1)] if hits else ex.insn_addr())
 
     def _accesses(self, start: int) -> list:
-        """(address, base, index, disp) of the block's single loads and stores (cached)."""
+        """(address, base, index, disp, known address or None) of the block's single loads and
+        stores (cached); `known` where the base register's value was set inside the block."""
         found = self.blocks.get(start)
         if found is None:
-            found = []
+            found, consts = [], {}          # register -> the constant the block put in it so far
             for insn in self.cs.disasm(self.read(start, 256), start):
                 name = insn.mnemonic.split(".")[0]
+                mem = [op.mem for op in insn.operands if op.type == 3]      # ARM_OP_MEM
                 if name.startswith(ACCESS) and not name.startswith(("ldrd", "strd", "ldrex", "strex")):
-                    mem = [op.mem for op in insn.operands if op.type == 3]      # ARM_OP_MEM
                     if mem and mem[0].base:
                         m = mem[0]
-                        found.append((insn.address, insn.reg_name(m.base), insn.reg_name(m.index) if m.index else None,
-                                       m.disp if not m.index else 0))
+                        base = insn.reg_name(m.base)
+                        known = ((consts[base] + m.disp) & 0xFFFFFFFF
+                                 if base in consts and not m.index else None)
+                        found.append((insn.address, base, insn.reg_name(m.index) if m.index else None,
+                                      m.disp if not m.index else 0, known))
+                self._track_constants(insn, name, mem, consts)
                 if insn.group(1) or insn.group(7) or name in ("bl", "blx", "bx", "b", "cbz", "cbnz", "pop"):
                     break                                   # ARM_GRP_JUMP, _BRANCH_RELATIVE: the block ends
             self.blocks[start] = found
         return found
+
+    def _track_constants(self, insn, name: str, mem: list, consts: dict) -> None:
+        """After `insn`: the registers holding a constant the block put there (a PC-relative literal
+        load, MOV/MOVS/MOVW of an immediate); any other write forgets the register."""
+        _, written = insn.regs_access()
+        dest = [insn.reg_name(r) for r in written]
+        value = None
+        if name == "ldr" and mem and insn.reg_name(mem[0].base) == "pc" and not mem[0].index:
+            literal = ((insn.address + 4) & ~3) + mem[0].disp
+            value = int.from_bytes(self.read(literal, 4), "little")
+        elif name in ("mov", "movs", "movw") and len(insn.operands) == 2 and insn.operands[1].type == 2:  # IMM
+            value = insn.operands[1].imm & 0xFFFFFFFF
+        for reg in dest:
+            consts.pop(reg, None)
+        if value is not None and insn.operands and insn.operands[0].type == 1:       # ARM_OP_REG
+            consts[insn.reg_name(insn.operands[0].reg)] = value
 
     def at(self, sim, pc: int) -> int:
         lib = self.lib
