@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..catalog.ops import get_op
+from ..catalog.ops import get_op, resolve_params
 from ..core.errors import UsageError
 from ..core.printable import PrintableLines, printable
 from ..core.records import Plan
@@ -18,14 +18,11 @@ from .commands import COMMANDS
 from .common import (OneLineParser, add_db, add_output, add_param, check_output, checked_output, console_for,
                      key_values, resolve_one_run, split_params, write_atomic)
 from ..analysis.power import model_run
-from ..catalog.ops import resolve_params
 from ..report import render_json
 from ..runner.runner import Runner
 from ..targets.select import target_for
 from ..targets.power import load_profile, modeled_energy, per_unit
-from ..targets.trace.importer import as_cell
-from ..targets.trace.importer import attach_to_run
-from ..targets.trace.importer import import_trace
+from ..targets.trace.importer import as_cell, attach_to_run, import_trace
 from ..targets.trace.live_otii import OtiiCapture, OtiiClient, OtiiConnectionError, OtiiError, parse_resource
 from ..targets.trace.segment import PlanMismatch
 from ..targets.trace.trace import TraceError

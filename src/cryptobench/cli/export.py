@@ -15,8 +15,7 @@ from ..report.export_write import write_csv, write_json, write_parquet
 from ..core.files import atomic_file
 from ..store.database import Store
 from .commands import COMMANDS
-from .common import add_db, add_format, add_output, add_runs, checked_output, is_tty, resolve_runs
-from .common import stderr_console
+from .common import add_db, add_format, add_output, add_runs, checked_output, is_tty, resolve_runs, stderr_console
 
 NAME = "export"
 HELP = COMMANDS[NAME].help

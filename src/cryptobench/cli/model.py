@@ -17,14 +17,12 @@ from ..report.terminal import print_table
 from .commands import COMMANDS
 from .common import (OneLineParser, add_db, add_output, checked_output, console_for, key_values, resolve_one_run,
                      write_atomic)
-from ..analysis.models.accelerator import accelerator_model, additional_latency, solve_latency
-from ..analysis.models.accelerator import fit_setup_per_block
+from ..analysis.models.accelerator import accelerator_model, additional_latency, fit_setup_per_block, solve_latency
 from ..analysis.models.battery import battery_view, capacity_j, parse_rate
 from ..analysis.models.crossover import crossover, sweep_from_run
 from ..analysis.models.offload import OffloadModel
 from ..store.database import Store
-from ..targets.power import load_profile
-from ..targets.power import modeled_energy
+from ..targets.power import load_profile, modeled_energy
 
 NAME = "model"
 HELP = COMMANDS[NAME].help

@@ -11,28 +11,23 @@ from pathlib import Path
 from ..catalog.ops import get_op
 from ..targets.host.engines import get_engine
 from ..core.errors import UsageError
-from ..targets.host.harness import build_harness, harness_path
+from ..targets.host.harness import HANDSHAKE_TIMEOUT, REPLY_TIMEOUT, build_harness, harness_path
 from ..core.printable import printable
 from ..core.records import FAILED, Plan
 from ..store.database import Store
-from ..runner.suites import MAX_BENCHES, available_suites, load_suite
+from ..runner.suites import MAX_BENCHES, Suite, available_suites, load_suite
 from .commands import COMMANDS
 from .common import add_db, add_format, add_output, add_param, checked_output, split_params, stderr_console, write_atomic
 from .show import add_layout, render_run
 from ..analysis.relative import run_engines
 from ..core.envnumbers import check_all
 from ..report import render_json
-from ..runner.plan import McuOptions, build_mcu_plan
-from ..runner.plan import build_plan
+from ..runner.plan import McuOptions, build_mcu_plan, build_plan
 from ..runner.runner import Runner
-from ..runner.suites import Suite
-from ..stats.sampling import CHECKPOINT
-from ..stats.sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION
+from ..stats.sampling import CHECKPOINT, DEFAULT_BUDGET_S, DEFAULT_PRECISION
 from ..store.backends import STORE_RETRY
 from ..targets.select import target_for
-from ..targets.host.harness import HANDSHAKE_TIMEOUT, REPLY_TIMEOUT
-from ..targets.host.parallel import expand_plan
-from ..targets.host.parallel import parse_parallel
+from ..targets.host.parallel import expand_plan, parse_parallel
 from ..targets.verify import load_vectors
 
 NAME = "run"

@@ -11,11 +11,9 @@ from .commands import COMMANDS
 from .common import add_db, add_format, add_runs, console_for, resolve_runs
 from ..runner.suites import LAYOUT_NAMES
 from .. import report
-from ..analysis.relative import check_baseline
-from ..analysis.relative import render_csv
+from ..analysis.relative import check_baseline, render_csv
 from ..report import layouts
-from ..report.layouts import layout_for
-from ..report.layouts import render_json
+from ..report.layouts import layout_for, render_json
 
 NAME = "show"
 HELP = COMMANDS[NAME].help

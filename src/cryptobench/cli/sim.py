@@ -20,14 +20,11 @@ from ..core.table import LEFT, RIGHT, Column, Table
 from ..report.terminal import print_table
 from ..targets.mcu.boards import BOARDS
 from ..targets.mcu.sim import markers
-from ..targets.mcu.sim.condition import describe
-from ..targets.mcu.sim.condition import split_spec
+from ..targets.mcu.sim.condition import describe, split_spec
 from ..targets.mcu.sim.deadline import CommandTimeout, Deadline
-from ..targets.mcu.sim.devices import DEVICES, get_device
-from ..targets.mcu.sim.devices import device_spec
+from ..targets.mcu.sim.devices import DEVICES, device_spec, get_device
 from ..targets.mcu.sim.image import load_image, parse_addr
-from ..targets.mcu.sim.limits import CONSOLE_HEAD, CONSOLE_TAIL, size_text
-from ..targets.mcu.sim.limits import DEFAULT_MAX_INSTRUCTIONS, MAX_TIMEOUT_S
+from ..targets.mcu.sim.limits import CONSOLE_HEAD, CONSOLE_TAIL, DEFAULT_MAX_INSTRUCTIONS, MAX_TIMEOUT_S, size_text
 
 NAME = "sim"
 HELP = COMMANDS[NAME].help

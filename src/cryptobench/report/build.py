@@ -25,8 +25,7 @@ from .table_files import latex_escape, markdown_escape, slug, to_csv, to_latex, 
 from ..analysis.relative import relative, relative_tables, run_engines
 from .captions import conditions_caption
 from .series import Sweeps
-from .tables import build_tables
-from .tables import conditions_lines
+from .tables import build_tables, conditions_lines
 
 
 def check_baseline(runs: list[Run], baseline: str | None, engines_of=None) -> None:

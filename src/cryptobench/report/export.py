@@ -16,12 +16,11 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from ..core.errors import UsageError
 from ..core.records import Cell, Conditions, Result, Run
-from ..core.table import LEFT, Column, Table, csv_text
+from ..core.table import LEFT, Column, Table, csv_text, spreadsheet_safe
 from ..core.extras import require
 from .. import __version__
 from ..catalog.ops import OPS
 from ..core.printable import printable
-from ..core.table import spreadsheet_safe
 from ..stats.results import per_op_seconds
 
 EXPORT_FORMAT_ID = "cryptobench-export/1"

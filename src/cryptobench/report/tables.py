@@ -23,15 +23,13 @@ from .mcu_tables import cost_table, energy_rsd, footprint_table, ok_results, pro
 from ..core.table import LEFT, Column, Csv, Markdown, Table
 from .verdicts import improvement_text, summary_line, summary_rows
 from .terminal import print_lines, print_table
-from ..analysis.relative import direction_text, relative_tables
-from ..analysis.relative import relative
+from ..analysis.relative import direction_text, relative, relative_tables
 from ..targets.host.parallel import is_parallel_run
 from ..targets.mcu.sim.condition import describe, sources
 from ..targets.mcu.sim.devices import device_spec
 from ..targets.mcu.sim.error_band import band_text
 from .export import build_table, export_table
-from .scaling_tables import conditions_line
-from .scaling_tables import scaling_tables
+from .scaling_tables import conditions_line, scaling_tables
 
 
 def _cell_text(cell: Cell | None, scale: float) -> tuple[str, str]:

@@ -7,24 +7,18 @@ import dataclasses
 from pathlib import Path
 
 from ..catalog.ops import get_op, resolve_params
-from ..targets.host.engines import DEFAULT_ENGINES
+from ..targets.host.engines import DEFAULT_ENGINES, ENGINES
 from ..core.errors import UsageError
-from ..core.records import Group, Options, Params, Plan
+from ..core.records import Group, McuTargetSpec, Options, Params, Plan
 from ..stats.sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION, PER_VISIT, PROCESSES
-from .suites import Suite
-from ..core.records import McuTargetSpec
-from ..targets.host.engines import ENGINES
-from ..targets.mcu.boards import BOARDS
-from ..targets.mcu.boards import check_cpu, get_board
-from ..targets.mcu.boards import check_opt
+from .suites import Suite, load_suite
+from ..targets.mcu.boards import BOARDS, check_cpu, check_opt, get_board
 from ..targets.mcu.firmware.build import toolchain
-from ..targets.mcu.firmware.recipes import builtin_recipes
-from ..targets.mcu.firmware.recipes import load_recipe
+from ..targets.mcu.firmware.recipes import builtin_recipes, load_recipe
 from ..targets.mcu.firmware.seeded import DEFAULT_SEED as MCU_DEFAULT_SEED
 from ..targets.mcu.lab.leases import DEFAULT_LEASE_S
 from ..targets.mcu.lab.places import BOARD_TAG, Lab
 from ..targets.mcu.sim.devices import CORE_CPU, get_device
-from .suites import load_suite
 
 
 def build_plan(suite: Suite | None, *, engines: list[str] | None = None, ops: list[str] | None = None,

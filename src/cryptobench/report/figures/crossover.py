@@ -10,8 +10,7 @@ from ..series import engine_color, fmt_len, op_title, params_full, params_short
 from .heatmap import baseline_runs, relative_view
 from .style import (LABEL_PT, SMALL_PT, TITLE_PT, WIDTH, Figure, axes_text, len3, new_figure, run_suffix,
                     style_axes, tag, unique_id, x_lengths, y_values)
-from ...analysis.models.crossover import crossover
-from ...analysis.models.crossover import sweep_from_run
+from ...analysis.models.crossover import crossover, sweep_from_run
 
 
 def _verdict(a: str, b: str, a_pts: list[dict], b_pts: list[dict]) -> dict:

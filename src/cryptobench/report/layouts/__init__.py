@@ -24,10 +24,7 @@ from . import cifra, nxp, pisa, ti, zhaw
 from .common import is_qemu
 from ...analysis.relative import direction_text, relative_tables
 from ...core.printable import printable
-from ..tables import ESTIMATOR_TEXT
-from ..tables import build_tables
-from ..tables import conditions_lines
-from ..tables import summary_lines
+from ..tables import ESTIMATOR_TEXT, build_tables, conditions_lines, summary_lines
 
 LAYOUTS: dict[str, Callable[[Run], list[Table]]] = {
     "ti": ti.tables, "nxp": nxp.tables, "cifra": cifra.tables, "zhaw": zhaw.tables, "pisa": pisa.tables}

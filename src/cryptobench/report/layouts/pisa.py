@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from ...catalog.ops import OPS
 from ...core.quantity import fmt_sig
-from ...core.records import Cell, Run
+from ...core.records import Cell, Run, params_key
 from ...core.table import LEFT, Column, Table
 from ...targets.host.parallel import PARAM, op_params
 from ..failure_text import failure_note
 from .common import engine_order, grouped, provenance_word, word
-from ...core.records import params_key
 
 TABLE_OF = {"aes-ecb-encrypt": "Table I", "sha256": "Table II", "ecdsa-sign": "Table III"}
 NAMES = {"aes-ecb-encrypt": "AES-ECB", "sha256": "SHA256", "ecdsa-sign": "ECDSA"}

@@ -12,9 +12,8 @@ from ...core.records import Cell, Run
 from ...core.table import LEFT, Column, Table
 from ..mcu_tables import energy_rsd
 from ..failure_text import failure_note
-from .common import engine_order, find, is_qemu, provenance_word, rows_of, word
+from .common import engine_order, find, grouped, is_qemu, provenance_word, rows_of, word
 from ...catalog.ops import OPS
-from .common import grouped
 
 TOP = 3                      # the paper lists the three highest RSDs per device
 TABLE_OF = {"random": "Table 3", "sha256": "Table 3", "ecc-keygen": "Table 4", "ecdsa-sign": "Table 4",

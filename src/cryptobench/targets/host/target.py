@@ -10,8 +10,8 @@ from ...catalog.ops import cost_varies, get_op
 from ...core.conditions import host_conditions
 from .engines import ENGINES, check_engine, served_by
 from ...core.errors import HarnessError, UsageError
-from ...stats.noise import ENGINE as NOISE_ENGINE, OP as NOISE_OP, SAMPLE_S as NOISE_SAMPLE_S, SLOT as NOISE_SLOT
-from ...stats.noise import noise_summary
+from ...stats.noise import (ENGINE as NOISE_ENGINE, OP as NOISE_OP, SAMPLE_S as NOISE_SAMPLE_S, SLOT as NOISE_SLOT,
+                            noise_summary)
 from ...core.records import FAILED, OK, PARTIAL, UNSUPPORTED, Cell, Conditions, Group, Plan, Result, cell_key
 from ...stats.results import derive
 from ...stats.sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION, PER_VISIT, CellSamples, RoundSampler, Source, StopRule
@@ -20,8 +20,7 @@ from ...stats.summary import summarize
 from ..verify import Verifier, load_vectors
 from ..base import RunSession
 from .meters import MeterUnavailable, get_meter
-from .meters.session import EnergySession
-from .meters.session import measure_group
+from .meters.session import EnergySession, measure_group
 
 TARGET = "host"
 FINISH_MARGIN_S = 3.0        # of the budget, kept for deriving and storing the results

@@ -15,8 +15,7 @@ from .boards import Board
 from .reading import Reading
 from .sim_reading import PROFILE_CONDITION, SimReading
 from .board_link import run_on_board
-from .qemu import qemu_version
-from .qemu import run_image
+from .qemu import qemu_version, run_image
 from .sim.devices import device_spec, get_device
 from .sim.error_band import band_for
 

@@ -29,9 +29,8 @@ from typing import Callable, Iterator
 import numpy as np
 
 from .formats.generic_csv import write_rows
-from .trace import Chunk
+from .trace import MARKER_X, Chunk
 from ...core.extras import MissingExtra, require
-from .trace import MARKER_X
 
 TRIGGERS = {"imm": "IMM", "immediate": "IMM", "bus": "BUS", "ext": "EXT", "external": "EXT"}
 MAX_ERRORS = 32          # SYST:ERR? reads before giving up on an error queue that never empties

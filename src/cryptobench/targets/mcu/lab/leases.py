@@ -17,9 +17,8 @@ import socket
 import time
 from dataclasses import dataclass
 
-from ....core.records import Cell, Plan
+from ....core.records import Cell, Plan, cell_key
 from ....store.database import Store, write_aside
-from ....core.records import cell_key
 
 TODO, LEASED, DONE = "todo", "leased", "done"
 DEFAULT_LEASE_S = 60.0         # a silent worker's units go back to the others after this

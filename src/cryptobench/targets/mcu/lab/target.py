@@ -21,9 +21,7 @@ from ....core.processes import STORE_CREDENTIALS, child_environment, process_ali
 from ....core.records import Plan
 from ...base import RunSession
 from ..target import McuTarget
-from .leases import Leases
-from .leases import drop_hold, holds
-from .leases import split_unit
+from .leases import Leases, drop_hold, holds, split_unit
 from .places import Lab
 from .worker import work
 

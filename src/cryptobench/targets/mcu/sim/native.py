@@ -16,8 +16,7 @@ import time
 from pathlib import Path
 
 from ....core.errors import UsageError
-from . import stamp, timing
-from . import engine
+from . import engine, stamp, timing
 from .cstructs import BKPT_FN, READ_FN, WRITE_FN
 from .executor import EXCP_BKPT
 from .engine import MISS_FN, SimReport, _Emulation  # noqa: F401 (SimReport: for importers of this module)
