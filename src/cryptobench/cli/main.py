@@ -31,14 +31,14 @@ def chosen_command(argv: list[str]) -> str | None:
     return first if first in COMMANDS else None
 
 
-def build_parser(command: str | None = None) -> OneLineParser:
-    """The parser with every command listed; the one `command` names (all of them with None)
-    gets its full options from its module."""
+def build_parser(command: str | None) -> OneLineParser:
+    """The parser with every command listed; the one `command` names (None: none) gets its full
+    options from its module."""
     p = OneLineParser(prog="cryptobench", description="What a cryptographic operation costs, where it could run.")
     p.add_argument("--version", action="version", version=f"cryptobench {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=OneLineParser)
     for name, spec in COMMANDS.items():
-        if command is None or name == command:
+        if name == command:
             command_module(name).add_parser(sub)
         else:
             sub.add_parser(name, help=spec.help)
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = chosen_command(argv)
     try:
-        parser = build_parser(command or "")
+        parser = build_parser(command)
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
