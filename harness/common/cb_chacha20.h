@@ -29,4 +29,15 @@ static inline int cb_chacha20_wraps(uint32_t counter, size_t len)
     return (uint64_t)counter + blocks > ((uint64_t)1 << 32);
 }
 
+/* Whether a chacha20-encrypt call's inputs are usable: a 32-byte key, a 16-byte iv, and a
+ * message the block counter covers without passing 2^32 - 1; *counter is the iv's counter. */
+static inline int cb_chacha20_usable(size_t key_len, size_t iv_len, const uint8_t *iv, size_t len,
+                                     uint32_t *counter)
+{
+    if (key_len != 32 || iv_len != 16)
+        return 0;
+    *counter = cb_chacha20_counter(iv);
+    return !cb_chacha20_wraps(*counter, len);
+}
+
 #endif

@@ -342,14 +342,14 @@ static int chachapoly_run(const fw_params *p, fw_io *io)
 static int chacha20_run(const fw_params *p, fw_io *io)
 {
     static mbedtls_chacha20_context kept;
+    uint32_t ctr;
 
-    if (io->key_len != 32 || io->iv_len != 16 || io->out_cap < io->msg_len
-        || cb_chacha20_wraps(cb_chacha20_counter(io->iv), io->msg_len))
+    if (io->out_cap < io->msg_len || !cb_chacha20_usable(io->key_len, io->iv_len, io->iv, io->msg_len, &ctr))
         return FW_ERR;
     KEYED(mbedtls_chacha20_context, kept, mbedtls_chacha20_init, mbedtls_chacha20_free,
           mbedtls_chacha20_setkey(ctx, io->key));
     if (ret == 0)
-        ret = mbedtls_chacha20_starts(ctx, io->iv + 4, cb_chacha20_counter(io->iv));
+        ret = mbedtls_chacha20_starts(ctx, io->iv + 4, ctr);
     if (ret == 0)
         ret = mbedtls_chacha20_update(ctx, io->msg_len, io->msg, io->out);
     KEYED_END(mbedtls_chacha20_free);

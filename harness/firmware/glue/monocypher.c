@@ -95,11 +95,8 @@ chacha20_run(const fw_params *p, fw_io *io)
 	uint32_t ctr;
 
 	(void)p;
-	if (io->key_len != 32 || io->iv_len != 16 || !out_fits(io, io->msg_len)) {
-		return FW_ERR;
-	}
-	ctr = cb_chacha20_counter(io->iv);
-	if (cb_chacha20_wraps(ctr, io->msg_len)) {
+	if (!out_fits(io, io->msg_len)
+	    || !cb_chacha20_usable(io->key_len, io->iv_len, io->iv, io->msg_len, &ctr)) {
 		return FW_ERR;
 	}
 	crypto_chacha20_ietf(io->out, io->msg, io->msg_len, io->key, io->iv + 4, ctr);
