@@ -98,6 +98,16 @@ def test_m7_hand_scheduled_table_lookups_run_at_two_per_cycle(tmp_path):
     ("mla r0, r1, r2, r3\n add r4, r0", 3, 2),         # MAC result latency 2
     ("mla r0, r1, r2, r3\n mla r0, r4, r5, r0", 2, 2),  # accumulate chains each cycle
     ("cmp r0, #0\n it eq\n moveq r1, #1", 2, 3),        # IT dual-issues with the 16-bit before it
+    # an address from the instruction before: [J33] measures no address-generation interlock, so a
+    # single-stage result feeds it next cycle (1 + 1); the M4 stalls (3.3.2 "no forwarding"): 1 + 3
+    ("uxtb r4, r0\n ldr.w r4, [r5, r4, lsl #2]", 2, 4),
+    # ... a 2-cycle result does stall it: shifted operand2 (1 + 1 + 1)
+    ("add.w r4, r5, r0, lsl #2\n ldr r1, [r4]", 3, 4),
+    # DSP/SIMD results "have 2 cycle result latency" [J33]
+    ("uadd8 r0, r1, r2\n add r3, r0", 3, 2),
+    ("uadd8 r0, r1, r2\n add r3, r4", 2, 2),
+    # STR with an immediate offset: 1 on both ([J33] single store; M4 3.3.2 "always one cycle")
+    ("str r0, [r1, #4]\n adds r2, #1", 2, 2),
 ])
 def test_m33_costs_that_differ_from_the_m4(src, m33, m4, tmp_path):
     assert (cycles("cortex-m33", src, tmp_path), cycles("cortex-m4", src, tmp_path)) == (m33, m4)

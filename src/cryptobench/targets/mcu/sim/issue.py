@@ -237,9 +237,12 @@ def m33_latency(p: Item, c: Item, reg: str) -> int:
         if p.cls == "vldr":
             return 0                 # "vldr.32 has 1 cycle of load to use latency"
         return 1                     # "load to use latency is 2 cycles"
-    if reg in c.addr:
-        return 0                     # an address from the instruction before: the M4's stall, which
-                                     # timing._Pipeline charges already (not stacked on this one)
+    # An address is read like any other operand: [J33] measures no address-generation interlock
+    # (the M3/M4's "no forwarding" stall, DDI 0337 3.3.2), only the result latencies below; so a
+    # single-stage result feeds an address in the next cycle (docs/sim-model.md "Cortex-M33").
+    if p.cls == "dsp" and p.base not in _EXTEND_ADD:
+        return 1                     # "DSP and SIMD instructions (qsub, uadd8, pkh{bt,tb}) have 2
+                                     # cycle result latency (no chaining from acumulator stage)"
     if p.accumulators() or p.base in _EXTEND_ADD or p.op2 in _HEAVY_OP2:
         return 0 if reg in c.store_data() else 1    # MAC, *xta*, shifted operand2: 2-cycle result
                                                      # latency ("can store result from accumulate

@@ -27,11 +27,14 @@ from dataclasses import dataclass, field
 from cryptobench.targets.mcu.sim import issue
 
 MODEL_NAME = "cbsim-trm"
-MODEL_VERSION = "4"   # 2: unaligned 32-bit branch targets (P = 2); flash line and cache models
+MODEL_VERSION = "5"   # 2: unaligned 32-bit branch targets (P = 2); flash line and cache models
                       # 3: M3/M4 load/store pipelining only after a load without writeback (3.3.2)
                       # 4: M7 dual issue and latencies, M33 timings, from silicon measurements (issue.py);
                       #    fetch bandwidth: a prefetched line arrives (ws + 1) cycles after its
                       #    request; every profile with code in waiting flash is modelled line by line
+                      # 5: M3/M4 STR with an immediate offset 1 cycle, the next load/store waits one
+                      #    ([J34]); M33 addresses follow [J33]'s result latencies (no M4 AGU stall),
+                      #    DSP/SIMD results 2 cycles
 
 END_NONE, END_COND, END_ALWAYS = 0, 1, 2               # how a block ends
 DYN_UDIV, DYN_SDIV, DYN_LMUL, DYN_LMLA = 1, 2, 3, 4    # data-dependent kinds, evaluated in cbsim.c
@@ -234,7 +237,8 @@ M33 = {                         # ROUGH: ARM publishes no cycle table for the Co
 TABLES = {"cortex-m0": M0, "cortex-m0plus": M0PLUS, "cortex-m3": M3, "cortex-m4": M4, "cortex-m7": M7,
           "cortex-m33": M33}
 SMALL_MULTIPLIER = 32            # M0/M0+ MULS with the small (iterative) multiplier
-PIPELINED_LS = {"cortex-m3", "cortex-m4", "cortex-m33"}    # the 3.3.2 load/store rules (M33: assumed)
+PIPELINED_LS = {"cortex-m3", "cortex-m4"}    # the 3.3.2 load/store rules; the M33's loads and their
+                                             # operands follow [J33]'s latencies instead (issue.py)
 DATA_PROCESSING = {"alu", "dsp", "dsp_mul", "mul", "mla", "lmul", "lmla", "div"}
 _NO_DEST = {"cmp", "cmn", "tst", "teq"}
 
@@ -296,7 +300,7 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
         raise ValueError(f"unknown core '{core}'; valid: {', '.join(CORES)}")
     report = report if report is not None else TimingReport()
     t = TABLES[core]
-    pipe = _Pipeline() if core in PIPELINED_LS else None
+    pipe = _Pipeline(core) if core in PIPELINED_LS else None
     fetch_ws = dev.flash_ws if dev.code_in_flash and not dev.fetch_modelled else 0
     nonseq = fetch_ws if dev.prefetch else 0
     cycles, end, taken_extra, dynamic, offsets = 0, END_NONE, 0, [], []
@@ -427,17 +431,39 @@ def _insn_cost(core: str, dev: DeviceParams, insn, base: str, cls: str | None, r
 
 
 class _Pipeline:
-    """M3/M4 load/store timings (TRM 3.3.2): what the previous instruction leaves for the next."""
+    """M3/M4 load/store timings (TRM 3.3.2, and [J34] below): what the previous instruction leaves
+    for the next.
 
-    def __init__(self):
+    [J34] J. Oleksiewicz (jnk0le), repository `jnk0le/random`, `pipeline cycle test/doc/cortex_m3m4.md`
+    (commit e9e1663), DWT.CYCCNT microbenchmarks on an STM32F103 (M3) and an STM32F407 (M4)."""
+
+    _AFTER_STORE = {"ldr", "str", "ldrd", "strd", "ldm", "ldm_pc", "ldr_pc"}   # not STM ([J34])
+
+    def __init__(self, core: str):
+        self.m3 = core == "cortex-m3"
         self.ok = False          # may the next single load/store pipeline with the one before,
         self.dest: set = set()   # ... unless its address uses this (the register that load wrote)
         self.dp_dest: set = set()    # registers the last data-processing instruction wrote
+        self.was_load = False    # the instruction before was a single load
+        self.store_data_phase = False    # the one before was a store charged 1: its data phase
+                                         # overlaps this instruction
 
     def adjust(self, c: int, insn, cls: str, base: str, regs: list) -> int:
         """The table cost c of a load or store, pipelined or stalled by the instruction before."""
-        if cls in ("ldr", "str") and self.ok and not (_mem_regs(insn) & self.dest):
-            c = 1       # pipelined with the single load/store before it
+        if cls in ("ldr", "str") and self.ok and not (_mem_regs(insn) & self.dest) \
+                and not (self.m3 and cls == "ldr" and insn.writeback):
+            c = 1       # pipelined with the single load/store before it; on the M3 "only first load
+                        # in a chain can be pre or post indexed mode" ([J34])
+        if cls == "str" and _immediate_offset(insn) and not (self.m3 and insn.writeback and self.was_load):
+            c = 1       # "STR Rx,[Ry,#imm] is always one cycle ... the data store is performed at the
+                        # same time as the next instruction is executing" (DDI 0337E 3.3.2; TI SWCU185
+                        # reproduces it for the M4); [J34]: pre/post-indexed too on the M4, and on the
+                        # M3 when the instruction before is not a load
+        self._store1 = cls == "str" and c == 1    # its data phase overlaps the next instruction
+        if cls in self._AFTER_STORE and self.store_data_phase:
+            c += 1      # [J34] "stores cannot be pipelined with following load instructions (adds
+                        # extra cycle to store)"; a store after a store waits the same (3.3.2: "nothing
+                        # can be pipelined after the store"); an STM does not ([J34])
         if cls in ("ldr", "str", "ldr_pc", "ldrd", "strd", "vldr", "vstr") \
                 and (_mem_regs(insn) & self.dp_dest):
             c += 1      # address needs the previous data-processing result: no forwarding
@@ -455,3 +481,12 @@ class _Pipeline:
         self.ok = cls == "ldr" and not insn.writeback
         self.dest = set(regs[:1]) if cls == "ldr" else set()
         self.dp_dest = _dests(insn, cls, base) if cls in DATA_PROCESSING else set()
+        self.was_load = cls == "ldr"
+        self.store_data_phase = cls == "str" and getattr(self, "_store1", False)
+        self._store1 = False
+
+
+def _immediate_offset(insn) -> bool:
+    """A store addressed by a base register and an immediate (pre- or post-indexed included), not
+    by a register offset."""
+    return all(op.mem.index == 0 for op in insn.operands if op.type == 3)    # ARM_OP_MEM
