@@ -174,6 +174,16 @@ def test_a_range_outside_the_device_memory_is_mapped_with_a_note(tmp_path):
     assert any(n.startswith("run on Unicorn, not on the native executor: its ") for n in doc["notes"])
 
 
+def test_a_range_in_one_of_the_parts_other_memories_is_named(tmp_path):
+    # the STM32L476's SRAM2 at 0x10000000 (boards.toml regions; `list targets` shows it): real memory
+    # of the part, named as such and timed as RAM, not "outside the device's flash and RAM"
+    proc, doc = sim_run(build(tmp_path, "cortex-m4", ram=(0x10000000, 0x8000)), "stm32l476")
+    assert proc.returncode == 0 and "data ok" in proc.stderr
+    assert any(n.startswith("0x10000000-") and "the part's SRAM2" in n and "timed as RAM" in n for n in doc["notes"])
+    assert not any("outside the device's" in n for n in doc["notes"])
+    assert any("is in the part's SRAM2, which the native executor does not map" in n for n in doc["notes"])
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("core, device, masked", [
     ("cortex-m0", "stm32f030", False), ("cortex-m3", "ideal-m3", False), ("cortex-m4", "stm32f411", False),

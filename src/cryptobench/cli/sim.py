@@ -120,7 +120,7 @@ def _prepare(args, max_instructions: int):
     vt = parse_addr(args.vector_table, "--vector-table") if args.vector_table else None
     require_sim()
     board = BOARDS[device.board]
-    image = load_image(Path(args.image), board.flash, board.ram, vt)
+    image = load_image(Path(args.image), board.flash, board.ram, vt, part_regions=board.regions)
     runner = image_run(image, device, board, marker, profile=getattr(args, "profile", False))
     runner.prepare(max_instructions)
     return image, device, marker, runner

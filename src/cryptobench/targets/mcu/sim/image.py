@@ -107,19 +107,39 @@ def _ranges(headers) -> list[tuple[int, int, str]]:
     return [r for h in headers for r in ((h.load, h.filesz, "load"), (h.run, h.memsz, "run"))]
 
 
-def _extra_regions(ranges, regions, sp: int | None) -> tuple[list[Region], list[str]]:
+def _part_memory(x: int, y: int, part_regions) -> str | None:
+    """The name of the part's memory (a board entry's `regions`: a TCM, another SRAM) that holds
+    [x, y), or None."""
+    for r in part_regions:
+        if r.base <= x and y <= r.base + r.size:
+            return r.name
+    return None
+
+
+def _extra_regions(ranges, regions, sp: int | None, part_regions=()) -> tuple[list[Region], list[str]]:
     """RAM for every load or run range of the image outside the device's memory, and for the
-    stack below the initial SP (when given) where that is outside it too, page-aligned."""
+    stack below the initial SP (when given) where that is outside it too, page-aligned. A range
+    inside one of the part's other memories (part_regions) is named as that memory: it is real
+    memory of the part, timed as RAM (no flash wait states)."""
     extra, notes = [], []
     ranges = list(ranges)
     if sp is not None and not _covered(sp - 4, sp, regions):
         lo = max(sp - STACK_GUESS, 0)
+        holder = next((r for r in part_regions if r.base < sp <= r.base + r.size), None)
+        if holder is not None:          # the stack stays inside the part's memory that holds the SP
+            lo = max(lo, holder.base)
         ranges.append((lo, sp - lo, "stack"))
     for lo, size, kind in ranges:
         if size == 0:
             continue
         a, b = lo & ~(PAGE - 1), (lo + size + PAGE - 1) & ~(PAGE - 1)
         gaps = _gaps(a, b, regions + extra)
+        part = _part_memory(a, b, part_regions) if gaps else None
+        if kind == "stack" and part:
+            extra += [Region(x, y - x, f"the part's {part}") for x, y in gaps]
+            notes.append(", ".join(f"0x{x:08x}-0x{y - 1:08x}" for x, y in gaps) + f": the part's {part}, the "
+                         f"stack below the initial SP 0x{sp:08x}, timed as RAM")
+            continue
         if kind == "stack" and gaps:
             extra += [Region(x, y - x, "the stack") for x, y in gaps]
             notes.append(", ".join(f"0x{x:08x}-0x{y - 1:08x}" for x, y in gaps) + f" mapped as RAM: the initial SP "
@@ -127,6 +147,12 @@ def _extra_regions(ranges, regions, sp: int | None) -> tuple[list[Region], list[
                          "as the stack)")
             continue
         for x, y in gaps:
+            part = _part_memory(x, y, part_regions)
+            if part:
+                extra.append(Region(x, y - x, f"the part's {part}"))
+                notes.append(f"0x{x:08x}-0x{y - 1:08x}: the part's {part} (the image's {kind} range 0x{lo:08x}-"
+                             f"0x{lo + size - 1:08x}), timed as RAM: no flash wait states")
+                continue
             extra.append(Region(x, y - x, f"the image's {kind} range 0x{lo:08x}-0x{lo + size - 1:08x}"))
             notes.append(f"0x{x:08x}-0x{y - 1:08x} mapped as RAM: the image's {kind} range 0x{lo:08x}-"
                          f"0x{lo + size - 1:08x} lies outside the device's flash and RAM")
@@ -168,10 +194,13 @@ def _read(path: Path, flash: tuple[int, int], ram: tuple[int, int], vector_table
     return headers, segments, symbols, funcs, vt, how
 
 
-def load_image(path: Path, flash: tuple[int, int], ram: tuple[int, int], vector_table: int | None = None) -> Image:
+def load_image(path: Path, flash: tuple[int, int], ram: tuple[int, int], vector_table: int | None = None,
+               part_regions=()) -> Image:
     """Read `path` for a device whose flash and RAM are (start, size); the boot address is the
-    flash's start. Raises UsageError (one line) for a file that is not an ARM ELF, is malformed,
-    exceeds a limit of limits.py, needs memory where none may be mapped, or has no vector table."""
+    flash's start; part_regions are the part's other memories (boards.MemoryRegion: TCMs, other
+    SRAMs), named in the notes where the image uses them. Raises UsageError (one line) for a file
+    that is not an ARM ELF, is malformed, exceeds a limit of limits.py, needs memory where none may
+    be mapped, or has no vector table."""
     path = Path(path)
     headers, segments, symbols, funcs, vt, how = _read(path, flash, ram, vector_table)
     image = Image(path=path, segments=segments, vector_table=vt, vector_source=how, symbols=symbols, funcs=funcs)
@@ -183,7 +212,7 @@ def load_image(path: Path, flash: tuple[int, int], ram: tuple[int, int], vector_
         raise UsageError(f"{path}: the reset vector at 0x{vt + 4:08x} ({how}) is 0x{reset:08x}, not a Thumb "
                          "address (bit 0 clear): not a Cortex-M vector table; give --vector-table ADDR")
     image.regions = [Region(flash[0], flash[1], "flash"), Region(ram[0], ram[1], "RAM")]
-    extra, image.notes = _extra_regions(_ranges(headers), image.regions, sp)
+    extra, image.notes = _extra_regions(_ranges(headers), image.regions, sp, part_regions)
     _check_extra(extra, path)
     image.regions += extra
     image.regions.append(Region(PERIPHERALS[0], PERIPHERALS[1], "peripherals"))

@@ -37,7 +37,13 @@ def fits(image: Image, board) -> str | None:
     for seg in image.segments:
         for kind, at in (("load", seg.load), ("run", seg.run)):
             if seg.data and not covered(at, at + len(seg.data)):
-                return f"its {kind} range 0x{at:08x}-0x{at + len(seg.data) - 1:08x} is outside the board's flash and RAM"
+                where = next((r.name for r in getattr(board, "regions", ())
+                              if r.base <= at and at + len(seg.data) <= r.base + r.size), None)
+                span = f"0x{at:08x}-0x{at + len(seg.data) - 1:08x}"
+                if where:
+                    return (f"its {kind} range {span} is in the part's {where}, which the native executor does not "
+                            "map (it maps the board entry's flash and RAM)")
+                return f"its {kind} range {span} is outside the board's flash and RAM"
     sp = image.read_word(image.vector_table)
     if not covered(sp - 4, sp):
         return f"its initial stack pointer 0x{sp:08x} is outside the board's RAM"
