@@ -100,6 +100,10 @@ def _targets(out) -> None:
         for d in devices:
             out.write(f"            {d.name}: {_device_condition(d)}\n"
                       f"              memory ({d.board}): {memory_map(BOARDS[d.board])}\n")
+            if d.peripheral_models:          # timing-annotated crypto peripherals (docs/accelerators.md)
+                out.write("              peripherals modelled: " + ", ".join(
+                    f"{m['kind']} at 0x{m['base']:08x}" + (f" (IRQ {m['irq']})" if m.get("irq") is not None else "")
+                    for m in d.peripheral_models) + "\n")
     out.write(f"{'labgrid:PLACE':<24} a board in a labgrid lab (LG_COORDINATOR; docs/lab.md)\n"
               "            PLACE,PLACE… or a pattern spreads one run over several places\n"
               "            the place's 'board' tag names one of the boards above\n")

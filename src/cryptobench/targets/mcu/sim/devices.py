@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ....core.errors import UsageError
 from .condition import resolve, split_spec
+from .peripherals.registry import check_spec
 
 DEVICES_FILE = Path(__file__).with_name("devices.toml")
 CORE_CPU = {"cortex-m0": "m0", "cortex-m0plus": "m0plus", "cortex-m3": "m3", "cortex-m4": "m4",
@@ -54,6 +55,8 @@ class Device:
     fetch_source: str = ""
     fetch_shared_port: bool = False      # data reads from flash use the fetch unit's port (they delay
                                          # the prefetch): where the reference manual says so
+    # timing-annotated crypto peripherals (peripherals/registry.py): [{kind, base, irq, source}]
+    peripheral_models: list = field(default_factory=list)
     condition: dict = field(default_factory=dict)   # resolved: each figure with its source
     options: dict = field(default_factory=dict)     # the --device key=value options it was resolved with
 
@@ -97,6 +100,10 @@ def _check(name: str, d: dict) -> None:
                          "unit's width (or why the fetch bound does not apply)")
     if not isinstance(d.get("fetch_shared_port", False), bool):
         raise UsageError(f"{where}: fetch_shared_port {d['fetch_shared_port']!r}; expected true or false")
+    for spec in d.get("peripheral_models", []):
+        problem = check_spec(spec, where)
+        if problem:
+            raise UsageError(problem)
     line = (d.get("flash_cache") or {}).get("line_bytes")
     if line is not None and line != width:
         raise UsageError(f"{where}: flash_cache.line_bytes {line} differs from flash_width {width}; expected one "

@@ -24,7 +24,7 @@ VECTOR_SECTIONS = (".isr_vector", ".vectors", ".vector_table", ".text.vectors", 
 PAGE = 0x1000                      # Unicorn maps whole 4 KiB pages
 STACK_GUESS = 0x10000              # mapped below an initial SP outside the device's RAM
 PERIPHERALS = (0x40000000, 0x20000000, "the peripheral region (0x40000000-0x5fffffff) is plain memory: "
-               "registers read back what was written, no peripheral is modelled")
+               "registers read back what was written, no peripheral is modelled except those listed as modelled")
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from .engine import CPU_MODEL, MISS_FN, PPB, PPB_SIZE, Simulator, set_flash_mode
 from .executor import EXCP_BKPT, EXCP_EXCEPTION_EXIT, PROBLEM, TIMEOUT, UnicornExecutor
 from .native import NativeExecutor
 from .image import PAGE, Image, Region
+from .peripherals.registry import PeripheralBus, PeripheralError
 from .plainmemory import PlainMemory, PlainMemoryFull
 from .profile import FunctionProfile
 from .systick import EXCEPTION as SYSTICK, CycleCounter, SysTick
@@ -101,6 +102,19 @@ class _Cpu:
 
     def write32(self, addr, value):
         self.run.write_word(addr, value)
+
+
+class _DmaMemory:
+    """The image's memory as a peripheral model's own DMA reads and writes it (the executor's)."""
+
+    def __init__(self, run: "ImageRun"):
+        self.run = run
+
+    def read(self, addr: int, n: int) -> bytes:
+        return self.run.ex.read(addr, n)
+
+    def write(self, addr: int, data: bytes) -> None:
+        self.run.ex.write(addr, data)
 
 
 def _bind(lib) -> None:
@@ -205,6 +219,9 @@ class ImageRun:
         if self.uart is not None:
             self.result.notes.append(f"the board's console UART ({self.uart[0]} at 0x{self.uart[1]:08x}) reads ready "
                                      "to send and its data register's bytes are the console")
+        self.bus = PeripheralBus(device.peripheral_models, _DmaMemory(self))   # crypto peripherals (peripherals/)
+        for line in self.bus.describe():
+            self.result.notes.append(f"peripheral modelled: {line}")
         self.regions = list(image.regions) + self._marker_pages()
         self.deadline = None                      # perf_counter() time the run must stop by (run())
         self.systick, self.dwt, self.vtor, self.ppb = SysTick(), CycleCounter(), image.vector_table, {}
@@ -283,6 +300,9 @@ class ImageRun:
 
     def _plain_read(self, addr, size):
         try:
+            model = self.bus.find(addr) if self.bus else None
+            if model is not None:            # a crypto peripheral's register: its state at this instruction
+                return self.bus.read(model, addr, size, self.stamper.at_access(self.sim, self.ex, addr))
             if self.uart is not None and self.uart[1] <= addr < self.uart[1] + 0x1000:
                 ready = consoleuart.status(self.uart[0], addr - self.uart[1])
                 if ready is not None:        # the board's console UART: always ready to send
@@ -294,11 +314,19 @@ class ImageRun:
 
     def _plain_write(self, addr, size, value):
         try:
+            model = self.bus.find(addr) if self.bus else None
+            if model is not None:
+                stall = self.bus.write(model, addr, size, value, self.stamper.at_access(self.sim, self.ex, addr))
+                if stall:                    # the bus held the store: the core waited
+                    self.lib.cbsim_add_cycles(self.sim, stall)
+                return
             if self.uart is not None and addr == self.uart[1] + consoleuart.DATA.get(self.uart[0], -1):
                 self.result.console.append("stdout", chr(value & 0xFF))    # the console UART's byte
             self.plain.write(addr, size, value)
         except PlainMemoryFull as exc:
             self._stop(f"the image faulted: {exc}")
+        except PeripheralError as exc:
+            self._stop(str(exc))
         except Exception as exc:
             self._stop(f"writing 0x{addr:08x}: {exc}")
 

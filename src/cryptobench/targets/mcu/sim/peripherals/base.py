@@ -1,0 +1,89 @@
+"""What a peripheral model is, and the time it lives in.
+
+A model sees the core's accesses to its registers with `now`, the model's cycle count at the
+accessing instruction (stamp.py: the same count a DWT read there would give, on both executors).
+It keeps its own state machine in those cycles: an operation started at cycle t that the manual
+says takes L cycles is done at t + L, so a status register read before then says busy and one
+after says done, and a polling loop spins exactly as long as the engine works. A write the
+hardware would stall (the manual's "wait states are inserted" on a busy engine) returns the
+cycles the core waits, which the run adds to its count.
+
+A model that moves data itself (an engine's own DMA) reads and writes the image's memory through
+`Memory`. Its interrupt line is `irq_pending(now)`; `next_event(now)` is when it will next raise
+it (for a core waiting in WFI). `active` records the cycles it worked, for the energy of the
+states the run went through (CPU active, CPU asleep, peripheral active)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class Memory(Protocol):
+    """The image's memory as a model's DMA sees it."""
+
+    def read(self, addr: int, n: int) -> bytes: ...
+
+    def write(self, addr: int, data: bytes) -> None: ...
+
+
+class PeripheralError(Exception):
+    """A use of a model that the manual calls an error the hardware cannot report through a
+    register (e.g. a DMA address outside memory): the run stops with this one line."""
+
+
+@dataclass
+class ActiveTime:
+    """The cycles a model worked, as merged [start, end) intervals."""
+    spans: list = field(default_factory=list)
+
+    def add(self, start: int, end: int) -> None:
+        if end <= start:
+            return
+        if self.spans and start <= self.spans[-1][1]:
+            self.spans[-1] = (self.spans[-1][0], max(self.spans[-1][1], end))
+        else:
+            self.spans.append((start, end))
+
+    def within(self, a: int, b: int) -> int:
+        """Cycles of work inside [a, b)."""
+        return sum(max(0, min(e, b) - max(s, a)) for s, e in self.spans)
+
+
+class Peripheral:
+    """One memory-mapped model. Subclasses set the class attributes and implement read/write."""
+    kind = ""             # devices.toml `peripheral_models` kind, e.g. "stm32f4-hash"
+    title = ""            # e.g. "STM32F4 HASH"
+    size = 0x400          # bytes of address space its registers take
+    source = ""           # the manual and sections its registers and behaviour follow
+    latency_source = ""   # where each latency comes from, and its confidence
+
+    def __init__(self, base: int, irq: int | None, memory: Memory | None = None):
+        self.base, self.irq, self.memory = base, irq, memory
+        self.active = ActiveTime()
+
+    def covers(self, addr: int) -> bool:
+        return self.base <= addr < self.base + self.size
+
+    def read(self, offset: int, size: int, now: int) -> int:
+        raise NotImplementedError
+
+    def write(self, offset: int, size: int, value: int, now: int) -> int:
+        """Handles a store; returns the cycles the core is stalled by it (0 normally)."""
+        raise NotImplementedError
+
+    def irq_pending(self, now: int) -> bool:
+        return False
+
+    def next_event(self, now: int) -> int | None:
+        """The cycle at which the model next raises its interrupt line (None: no event coming)."""
+        return None
+
+    def describe(self) -> str:
+        """`title (source)`: what served a cell, for its served_by and conditions."""
+        return f"{self.title} ({self.source})"
+
+
+def word(value: int, size: int, offset: int) -> int:
+    """The `size`-byte part at byte `offset & 3` of a 32-bit register value (a narrower read)."""
+    shift = 8 * (offset & 3)
+    return (value >> shift) & ((1 << (8 * size)) - 1)

@@ -1,0 +1,187 @@
+"""Timing-annotated crypto peripheral models (src/cryptobench/targets/mcu/sim/peripherals/): the
+STM32F4 HASH processor against RM0090 chapter 25 (registers, status flags, padding, the per-block
+cycles of 25.3.1, misuse), and the same model under `cryptobench sim run` on both executors."""
+import hashlib
+import subprocess
+
+import pytest
+from conftest import cli
+
+from cryptobench.core.errors import UsageError
+from cryptobench.targets.mcu.sim.peripherals.base import ActiveTime, PeripheralError
+from cryptobench.targets.mcu.sim.peripherals.registry import PeripheralBus, check_spec
+from cryptobench.targets.mcu.sim.peripherals.stm32_hash import Stm32Hash
+
+FIX = __import__("pathlib").Path(__file__).parent / "fixtures" / "peripherals"
+CR, DIN, STR, SR, HR = 0x00, 0x04, 0x08, 0x24, 0x310
+INIT, BYTES = 1 << 2, 2 << 4
+ALGO = {"sha1": 0, "md5": 1 << 7, "sha224": 1 << 18, "sha256": (1 << 18) | (1 << 7)}
+WORDS = {"sha1": 5, "md5": 4, "sha224": 7, "sha256": 8}
+DINIS, DCIS, BUSY = 1, 2, 8
+
+
+class Driver:
+    """A core feeding the model as RM0090 25.3.3 says, one access per cycle."""
+
+    def __init__(self):
+        self.h, self.t = Stm32Hash(0x50060400, 80), 0
+
+    def w(self, off, value):
+        self.t += 1 + self.h.write(off, 4, value, self.t)
+
+    def r(self, off):
+        self.t += 1
+        return self.h.read(off, 4, self.t)
+
+    def digest(self, algo, msg, wait_dinis=True, datatype=BYTES):
+        self.w(CR, INIT | datatype | ALGO[algo])
+        n = 0
+        for i in range(0, len(msg), 4):
+            self.w(DIN, int.from_bytes(msg[i:i + 4].ljust(4, b"\0"), "little"))
+            n += 1
+            if n == 17:
+                while wait_dinis and not self.r(SR) & DINIS:
+                    pass
+                n = 1
+        self.w(STR, (8 * (len(msg) % 4)) | 1 << 8)
+        start = self.t
+        while not self.r(SR) & DCIS:
+            pass
+        return b"".join(self.h.read(HR + 4 * i, 4, self.t).to_bytes(4, "big") for i in range(WORDS[algo])), \
+            self.t - start
+
+
+@pytest.mark.parametrize("algo", ["sha256", "sha224", "sha1", "md5"])
+@pytest.mark.parametrize("length", [0, 1, 3, 4, 55, 56, 63, 64, 65, 1000])
+def test_hash_digests_equal_hashlibs(algo, length):
+    msg = bytes((i * 13 + 5) & 0xFF for i in range(length))
+    for wait in (True, False):                 # waiting for DINIS, or back to back as ST's HAL writes
+        assert Driver().digest(algo, msg, wait)[0] == hashlib.new(algo, msg).digest()
+
+
+def test_hash_datatypes_swap_as_rm0090_25_3_2():
+    # the same 4 message bytes "abcd", written as 32-bit (no swap), half-word, byte and bit data
+    msg = b"abcd"
+    for datatype, word in ((0 << 4, 0x61626364), (1 << 4, 0x63646162), (2 << 4, 0x64636261),
+                           (3 << 4, int(f"{0x61626364:032b}"[::-1], 2))):
+        d = Driver()
+        d.w(CR, INIT | datatype | ALGO["sha256"])
+        d.w(DIN, word)
+        d.w(STR, 1 << 8)
+        while not d.r(SR) & DCIS:
+            pass
+        got = b"".join(d.h.read(HR + 4 * i, 4, d.t).to_bytes(4, "big") for i in range(8))
+        assert got == hashlib.sha256(msg).digest(), hex(datatype)
+
+
+def test_hash_block_and_final_cycles_are_rm0090s():
+    # 25.3.1: an intermediate block 50 cycles (SHA-256), 66 (SHA-1); the last block one block time
+    # per padded block: 1 for a tail of up to 55 bytes, 2 from 56 bytes
+    for algo, block in (("sha256", 50), ("sha1", 66)):
+        d = Driver()
+        d.w(CR, INIT | BYTES | ALGO[algo])
+        for _ in range(16):
+            d.w(DIN, 0)
+        assert d.h.read(SR, 4, d.t) & DINIS == 0          # a full FIFO takes no new block
+        t17 = d.t
+        d.w(DIN, 0)                                        # the 17th word starts the block
+        assert d.h.read(SR, 4, t17 + 1) == BUSY
+        assert d.h.read(SR, 4, t17 + block - 1) & BUSY
+        assert d.h.read(SR, 4, t17 + block) == DINIS       # ready again exactly `block` cycles later
+    for tail, blocks in ((0, 1), (55, 1), (56, 2), (64, 2)):    # counted from the cycle after DCAL's store
+        assert Driver().digest("sha256", b"x" * tail)[1] == 50 * blocks - 1
+
+
+def test_a_write_to_a_busy_hash_stalls_the_core_until_the_block_is_done():
+    h = Stm32Hash(0x50060400, 80)
+    h.write(CR, 4, INIT | BYTES | ALGO["sha256"], 0)
+    for t in range(17):
+        assert h.write(DIN, 4, 0, t) == 0
+    assert h.write(DIN, 4, 0, 20) == 16 + 50 - 20          # the block started at cycle 16 ends at 66
+    assert h.write(STR, 4, 1 << 8, 30) == 36
+
+
+@pytest.mark.parametrize("steps, message", [
+    ([(DIN, 4, 1)], "HASH_DIN written before HASH_CR.INIT"),
+    ([(STR, 4, 1 << 8)], "DCAL written before HASH_CR.INIT"),
+    ([(CR, 4, INIT | (1 << 6))], "HMAC mode (HASH_CR.MODE = 1) is not modelled"),
+    ([(CR, 4, INIT | (1 << 3))], "DMA requests (HASH_CR.DMAE) need the DMA2 controller"),
+    ([(CR, 4, INIT), (DIN, 2, 1)], "a 2-byte store at offset 0x4"),
+    ([(CR, 4, INIT), (STR, 4, 1 << 8), (DIN, 4, 1)], "HASH_DIN written after DCAL"),
+    ([(CR, 4, INIT), (DIN, 4, 1), (STR, 4, 12 | 1 << 8)], "NBLW = 12"),
+])
+def test_hash_misuse_is_one_line(steps, message):
+    h = Stm32Hash(0x50060400, 80)
+    with pytest.raises(PeripheralError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        for t, (off, size, value) in enumerate(steps):
+            h.write(off, size, value, 10 * t)
+
+
+def test_hash_interrupt_line_follows_imr_and_the_flags():
+    h = Stm32Hash(0x50060400, 80)
+    h.write(CR, 4, INIT | BYTES | ALGO["sha256"], 0)
+    h.write(0x20, 4, 2, 0)                                   # DCIE
+    h.write(STR, 4, 1 << 8, 10)
+    assert not h.irq_pending(59) and h.next_event(59) == 60
+    assert h.irq_pending(60) and h.next_event(60) is None
+    assert h.active.within(0, 1000) == 50
+
+
+def test_active_time_merges_and_clips():
+    a = ActiveTime()
+    a.add(10, 20)
+    a.add(15, 30)
+    a.add(40, 45)
+    assert a.spans == [(10, 30), (40, 45)] and a.within(0, 100) == 25 and a.within(25, 42) == 7
+
+
+def test_peripheral_specs_are_checked_with_one_line():
+    assert check_spec({"kind": "stm32f4-hash", "base": 0x50060400, "irq": 80, "source": "RM0090"}, "w") is None
+    assert "expected one of stm32f4-hash" in check_spec({"kind": "nope", "base": 0x50060400, "source": "x"}, "w")
+    assert "expected an address in the peripheral region" in check_spec(
+        {"kind": "stm32f4-hash", "base": 0x20000000, "source": "x"}, "w")
+    assert "has no source" in check_spec({"kind": "stm32f4-hash", "base": 0x50060400}, "w")
+    bus = PeripheralBus([{"kind": "stm32f4-hash", "base": 0x50060400, "irq": 80, "source": "x"}], None)
+    assert bus.find(0x50060424) is bus.models[0] and bus.find(0x50060800) is None
+    assert bus.pages() == [(0x50060000, 0x1000)]
+
+
+def _image(tmp_path, wait):
+    elf = tmp_path / f"hash{wait}.elf"
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-O2", "-ffreestanding", "-nostdlib",
+                    f"-DWAIT_DINIS={wait}", "-T", str(FIX / "link.ld"), str(FIX / "stm32_hash.c"), "-o", str(elf)],
+                   check=True)
+    return elf
+
+
+@pytest.mark.parametrize("wait", [0, 1])
+def test_a_driver_image_gets_the_right_digests_with_the_same_cycles_on_both_executors(tmp_path, wait):
+    elf = _image(tmp_path, wait)
+    outs = {}
+    for executor in ("native", "unicorn"):
+        proc = cli("sim", "run", str(elf), "--device", "stm32f437", env={"CRYPTOBENCH_SIM_EXECUTOR": executor})
+        assert proc.returncode == 0, proc.stderr
+        outs[executor] = [line.split() for line in proc.stderr.splitlines() if line.startswith(("sha256-", "sha1-"))]
+        assert "peripheral modelled: STM32F4 HASH (ST RM0090 Rev 11 chapter 25 (HASH))" in proc.stdout
+    assert outs["native"] == outs["unicorn"] and len(outs["native"]) == 3
+    msg = bytes((i * 7 + 1) & 0xFF for i in range(1000))
+    want = {"sha256-abc": hashlib.sha256(b"abc"), "sha256-1000": hashlib.sha256(msg), "sha1-64": hashlib.sha1(msg[:64])}
+    for name, digest, cycles in outs["native"]:
+        assert digest == want[name].hexdigest() and int(cycles) > 50
+
+
+def test_a_device_without_the_model_leaves_the_registers_plain(tmp_path):
+    # on the stm32f407 profile (no HASH model listed) the same image's DCIS never comes: it times out
+    proc = cli("sim", "run", str(_image(tmp_path, 0)), "--device", "stm32f407", "--timeout", "3")
+    assert "timed out" in proc.stdout and "sha256-abc" not in proc.stderr
+
+
+def test_a_bad_peripheral_model_in_devices_toml_is_one_line(tmp_path, monkeypatch):
+    from cryptobench.targets.mcu.sim import devices
+    bad = tmp_path / "devices.toml"
+    text = devices.DEVICES_FILE.read_text().replace('kind = "stm32f4-hash", base = 0x50060400',
+                                                    'kind = "stm32f4-hash", base = 0x20000000', 1)
+    bad.write_text(text)
+    monkeypatch.setattr(devices, "DEVICES_FILE", bad)
+    with pytest.raises(UsageError, match=r"devices\.toml: \[device\.stm32f437\]: stm32f4-hash base 536870912"):
+        devices._load()
