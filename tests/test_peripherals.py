@@ -185,3 +185,73 @@ def test_a_bad_peripheral_model_in_devices_toml_is_one_line(tmp_path, monkeypatc
     monkeypatch.setattr(devices, "DEVICES_FILE", bad)
     with pytest.raises(UsageError, match=r"devices\.toml: \[device\.stm32f437\]: stm32f4-hash base 536870912"):
         devices._load()
+
+
+def test_a_model_with_its_clock_off_refuses_and_its_enable_register_reads_back():
+    bus = PeripheralBus([{"kind": "stm32f4-hash", "base": 0x50060400, "irq": 80, "enable": [0x40023834, 0x20],
+                          "source": "x"}], None)
+    assert bus.owns(0x40023834) and bus.owns(0x50060424) and not bus.owns(0x40024000)
+    assert bus.pages() == [(0x40023000, 0x1000), (0x50060000, 0x1000)]
+    with pytest.raises(PeripheralError, match=r"STM32F4 HASH: accessed at 0x50060424 with its clock off "
+                                              r"\(bit 0x20 of 0x40023834 clear\)"):
+        bus.access(0x50060424, 4, lambda: 0)
+    bus.access(0x40023834, 4, lambda: 0, 0x20)                # RCC_AHB2ENR.HASHEN
+    assert bus.access(0x40023834, 4, lambda: 0) == 0x20 and bus.access(0x40023835, 1, lambda: 0) == 0
+    assert bus.access(0x50060424, 4, lambda: 0) == DINIS       # HASH_SR: ready for data
+    assert "enable [1]; expected [register address, bit mask]" in check_spec(
+        {"kind": "stm32f4-hash", "base": 0x50060400, "enable": [1], "source": "x"}, "w")
+
+
+# ---- the cell path: a driver recipe's cells on the modelled peripheral ------------------------------
+
+def _run(tmp_path, *args):
+    out = tmp_path / "run.json"
+    proc = cli("run", *args, "--db", str(tmp_path / "run.sqlite"), "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return __import__("json").loads(out.read_text())
+
+
+@pytest.mark.e2e
+def test_hash_cells_on_the_modelled_peripheral_pass_their_vectors_and_name_what_served_them(tmp_path):
+    doc = _run(tmp_path, "--target", "sim:cortex-m4", "--device", "stm32f437", "--engine", "stm32-cryp-hash",
+               "--engine", "mbedtls", "--op", "sha256", "--op", "sha1", "--op", "sha224",
+               "--param", "bytes=0,3,64,1000")
+    cells = [r for r in doc["results"] if r["engine"] == "stm32-cryp-hash"]
+    assert len(cells) == 12
+    for r in cells:
+        assert r["status"] == "ok" and r["kat"] == "pass", (r["op"], r["params"], r["detail"])
+        assert r["served_by"] == "peripheral: STM32F4 HASH (model of ST RM0090 Rev 11 chapter 25 (HASH))"
+        assert r["provenance"] == "simulated"
+    models = doc["conditions"]["target"]["peripheral_models"]
+    assert models == [{"peripheral": "STM32F4 HASH", "registers": "ST RM0090 Rev 11 chapter 25 (HASH)",
+                       "provenance": "modeled", "latency": Stm32Hash.latency_source}]
+    assert all("served_by" not in r for r in doc["results"] if r["engine"] == "mbedtls")
+
+
+def test_a_driver_recipe_runs_only_where_its_peripheral_is(tmp_path):
+    # by default a device without the model leaves the driver recipe out; asked for, it is one line
+    proc = cli("run", "--target", "sim:cortex-m4", "--device", "stm32f407", "--engine", "stm32-cryp-hash",
+               "--op", "sha256", "--db", str(tmp_path / "x.sqlite"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith("--engine stm32-cryp-hash: drives stm32f4-hash, which --device stm32f407 "
+                                        "does not have; on the simulator pick a device that models it (cryptobench "
+                                        "list targets: 'peripherals modelled')")
+    from cryptobench.runner.plan import _mcu_libraries
+    from cryptobench.targets.mcu.sim.devices import get_device
+    opts = type("O", (), {"library_source": None, "recipes": [], "library_cc": None, "engines": [],
+                          "target": "sim:cortex-m4"})()
+    assert "stm32-cryp-hash" in _mcu_libraries(opts, get_device("stm32f437", "cortex-m4"))
+    assert "stm32-cryp-hash" not in _mcu_libraries(opts, get_device("stm32f407", "cortex-m4"))
+    assert "mbedtls" in _mcu_libraries(opts, get_device("stm32f407", "cortex-m4"))
+
+
+def test_a_recipe_requiring_an_unknown_peripheral_is_one_line(tmp_path):
+    from cryptobench.targets.mcu.firmware.recipes import load_recipe
+    glue = tmp_path / "glue.c"
+    glue.write_text("/* */\n")
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('[library]\nname = "x"\nversion = "1"\nglue = "glue.c"\nsources = ["a.c"]\n'
+                      'requires = ["nope"]\n[ops]\n"sha256" = "x"\n')
+    with pytest.raises(UsageError, match=r"r\.toml:6: 'requires' names 'nope'; expected peripheral model kinds: "
+                                         r"stm32f4-hash"):
+        load_recipe(str(recipe))

@@ -185,7 +185,7 @@ def build_mcu_plan(o: McuOptions, find_places=None) -> Plan:
     if o.profile and kind != "sim":
         raise UsageError(f"--profile: applies to sim:CORE targets only (the simulator sees every instruction); "
                          f"got --target {o.target}")
-    libs = _mcu_libraries(o)
+    libs = _mcu_libraries(o, device if kind != "labgrid" else None)
     names = [load_recipe(l).name for l in libs]
     plan = _mcu_groups(o, names)
     lab = None
@@ -219,21 +219,30 @@ def _mcu_kind(o: McuOptions) -> tuple[str, str]:
     return kind, name
 
 
-def _mcu_libraries(o: McuOptions) -> list[str]:
-    """The run's library recipes (--recipe files, then --engine names; default: every built-in)."""
+def _mcu_libraries(o: McuOptions, device=None) -> list[str]:
+    """The run's library recipes (--recipe files, then --engine names; default: every built-in
+    whose peripherals the target has: a driver recipe's `requires`, the simulator device's
+    `peripheral_models`). An --engine whose peripherals the target lacks is refused in one line."""
     if o.library_source and not o.recipes:
         raise UsageError("--library-source needs --recipe FILE (the recipe that says what to build from it)")
     toolchain()
     if o.library_cc:
         toolchain(o.library_cc)
     libs = list(o.recipes)
+    have = {m["kind"] for m in device.peripheral_models} if device is not None else set()
     if o.engines:
         valid = builtin_recipes()
         for e in o.engines:
             if e not in valid:
                 raise UsageError(f"--engine: no library recipe '{e}' for microcontroller targets; valid: {', '.join(valid)}")
+            missing = [k for k in load_recipe(e).requires if k not in have]
+            if missing:
+                where = f"--device {device.name}" if device is not None else f"--target {o.target}"
+                raise UsageError(f"--engine {e}: drives {', '.join(missing)}, which {where} does not have; on the "
+                                 "simulator pick a device that models it (cryptobench list targets: 'peripherals "
+                                 "modelled')")
         libs += o.engines
-    return libs or builtin_recipes()
+    return libs or [r for r in builtin_recipes() if set(load_recipe(r).requires) <= have]
 
 
 def _mcu_groups(o: McuOptions, names: list[str]) -> Plan:

@@ -308,8 +308,8 @@ class McuTarget:
         if "alt_calls" in line:       # calls into _ALT replacement code (fw_alt_calls, core/fw.h)
             result["alt_calls"] = int(line["alt_calls"])
         served = served_by_firmware(report.hello.get("lib_version", ""))
-        if served:                   # a PSA glue: builtin software or the driver that served the op
-            result["served_by"] = served
+        if served:                   # a PSA glue: builtin software or the driver; a peripheral driver: the engine
+            result["served_by"] = self.transport.served_by(served)
         samples = None
         if not self.functional_only and line.get("cyc"):
             hz = self.transport.clock_hz()

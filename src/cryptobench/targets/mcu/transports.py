@@ -18,6 +18,7 @@ from .board_link import run_on_board
 from .qemu import qemu_version, run_image
 from .sim.devices import device_spec, get_device
 from .sim.error_band import band_for
+from .sim.peripherals.registry import KINDS as PERIPHERAL_KINDS
 
 QEMU_REPEAT = 1                # QEMU has no cycle model: one run gives output, stack and heap
 SIM_REPEAT = 2                 # the simulator is deterministic: a second repetition shows it
@@ -46,6 +47,10 @@ class Transport:
 
     def reading(self, report: FirmwareReport, op: str, log) -> Reading:
         return Reading()
+
+    def served_by(self, served: str) -> str:
+        """What served a cell, as the glue names it (a board's own peripheral, a PSA driver)."""
+        return served
 
     def conditions(self, t: dict) -> None:
         """Add to the conditions' target what this transport is and how it times."""
@@ -124,6 +129,16 @@ class SimTransport(Transport):
                 f"(charged 1 cycle each) in {op}")
         return SimReading(report, self.simulator().device)
 
+    def served_by(self, served: str) -> str:
+        """A peripheral the glue names, as the simulator serves it: the model and its source."""
+        if served.startswith("peripheral: "):
+            title = served[len("peripheral: "):].strip()
+            for spec in self.simulator().device.peripheral_models:
+                model = PERIPHERAL_KINDS[spec["kind"]]
+                if model.title == title:
+                    return f"peripheral: {title} (model of {model.source})"
+        return served
+
     def conditions(self, t: dict) -> None:
         s = t["simulator"] = self.simulator().describe()
         t["clock_hz"] = s["clock_hz"]
@@ -133,6 +148,10 @@ class SimTransport(Transport):
                        f"state(s) charged; time = cycles / {t['clock_hz'] / 1e6:g} MHz")
         if self.spec.profile:
             t["profile"] = PROFILE_CONDITION
+        models = [PERIPHERAL_KINDS[m["kind"]] for m in self.simulator().device.peripheral_models]
+        if models:                   # the CPU's cycles are simulated, the engines' latencies modeled
+            t["peripheral_models"] = [{"peripheral": m.title, "registers": m.source, "provenance": "modeled",
+                                       "latency": m.latency_source} for m in models]
         # every cell of the run carries the same band (one device); the conditions say it once
         t["error_band"] = band_for(self.simulator().device, f"{s['model']} v{s['model_version']}")
 

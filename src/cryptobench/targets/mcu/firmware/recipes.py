@@ -27,13 +27,15 @@ from ....core.files import read_toml, read_utf8, toml_line
 from ....core.paths import REPO_ROOT
 from ....core.printable import quoted
 from ....core.processes import child_environment
+from ..sim.peripherals.registry import KINDS as PERIPHERAL_KINDS
 from .cflags import define_problem, flag_problem, include_dir
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 FIRMWARE_DIR = REPO_ROOT / "harness" / "firmware"
 LIBRARY_KEYS = {"name", "version", "crate", "crate_version", "root", "license", "glue", "config_dir",
                 "include_dirs", "sources", "defines", "heap", "cflags",
-                "alt_sources", "alt_include_dirs", "alt_defines"}     # Mbed TLS _ALT: see docs/firmware.md
+                "alt_sources", "alt_include_dirs", "alt_defines",     # Mbed TLS _ALT: see docs/firmware.md
+                "requires"}     # the peripheral models (sim/peripherals/registry.py kinds) a driver recipe needs
 VARIANT_KEYS = {"name", "when", "ops", "defines", "cflags"}
 REQUIRED = ("name", "version", "glue", "sources")
 # a recipe's name and version become part of a folder name in the cache: one name, no '/'
@@ -109,6 +111,7 @@ class Recipe:
     alt_sources: list[Path] = field(default_factory=list)
     alt_include_dirs: list[Path] = field(default_factory=list)
     alt_defines: list[str] = field(default_factory=list)
+    requires: list[str] = field(default_factory=list)   # peripheral kinds the target's device must have
 
     def files(self) -> list[Path]:
         """The source files, globs expanded, in a stable order."""
@@ -184,7 +187,8 @@ def load_recipe(name_or_path: str) -> Recipe:
                   crate_version=str(lib.get("crate_version", "")), root=lib.get("root", ""),
                   license=lib.get("license", ""), heap=lib.get("heap", False), ops=dict(ops),
                   unavailable=dict(unavailable), cflags=cflags, variants=variants, home=home,
-                  alt_sources=alt_sources, alt_include_dirs=alt_include_dirs, alt_defines=lib.get("alt_defines", []))
+                  alt_sources=alt_sources, alt_include_dirs=alt_include_dirs, alt_defines=lib.get("alt_defines", []),
+                  requires=list(lib.get("requires", [])))
 
 
 def _op_tables(path: Path, lines: list[str], doc: dict) -> tuple[dict, dict]:
@@ -257,9 +261,14 @@ def _check_types(path: Path, lines: list[str], lib: dict) -> None:
     if not VERSION_RX.fullmatch(str(lib["version"])):
         raise UsageError(f"{path}:{toml_line(lines, 'version')}: 'version' = {quoted(lib['version'])}: expected at "
                          "most 120 printable characters without '/' or '\\' (it is part of a folder name)")
-    for key in ("sources", "include_dirs", "defines", "cflags", "alt_sources", "alt_include_dirs", "alt_defines"):
+    for key in ("sources", "include_dirs", "defines", "cflags", "alt_sources", "alt_include_dirs", "alt_defines",
+                "requires"):
         if key in lib and not (isinstance(lib[key], list) and all(isinstance(x, str) for x in lib[key])):
             raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' must be a list of strings")
+    for kind in lib.get("requires", []):
+        if kind not in PERIPHERAL_KINDS:
+            raise UsageError(f"{path}:{toml_line(lines, 'requires')}: 'requires' names {quoted(kind)}; expected "
+                             "peripheral model kinds: " + ", ".join(sorted(PERIPHERAL_KINDS)))
     if not lib["sources"]:
         raise UsageError(f"{path}:{toml_line(lines, 'sources')}: 'sources' is empty; name at least one source file")
 

@@ -23,6 +23,7 @@ from . import consoleuart, stamp, timing
 from .executor import PROBLEM, UnicornExecutor
 from .cstructs import MISS_FN, CbBlock, check_sizes, fill_line_offsets  # noqa: F401 (CbBlock: the tests' import)
 from .devices import Device, FlashCache
+from .peripherals.registry import PeripheralBus
 from .profile import FunctionProfile
 
 LIB_DEFAULT = REPO_ROOT / "build" / "sim" / "libcbsim.so"
@@ -76,6 +77,7 @@ def load_library() -> ctypes.CDLL:
     lib.cbsim_account_block.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
     lib.cbsim_account_flash_read.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
     lib.cbsim_account_dynamic.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32]
+    lib.cbsim_add_cycles.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
     return lib
 
 
@@ -139,6 +141,7 @@ class Simulator:
                                        code_in_flash=device.code_in_flash,
                                        fetch_modelled=self._flash_cache() is not None)
         self.lib = load_library()
+        self.mapped_pages: list[int] = []     # the board's register pages a run maps (_map_marker)
 
     def _flash_cache(self) -> FlashCache | None:
         """The flash memory system cbsim.c models line by line (the fetch unit, its prefetch and any
@@ -189,6 +192,7 @@ class Simulator:
         if uart_page is not None and uart_page not in pages:
             pages.append(uart_page)
         set_addr, clr_addr = (m["set"][0], m["clear"][0]) if m else (None, None)
+        self.mapped_pages = list(pages)
         for page in pages:
             def read(offset, size, page=page):
                 addr = page + offset
@@ -262,7 +266,9 @@ class _Emulation:
         self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
         self.cs.detail = True
         self.ex.map_mmio(PPB, PPB_SIZE, self._ppb_read, self._ignore_write)
+        self.bus = PeripheralBus(simulator.device.peripheral_models, self.ex)   # crypto peripherals
         self._map_console()
+        self._map_peripherals()
 
     def _executor(self):
         """Unicorn with the board's flash and RAM."""
@@ -332,6 +338,35 @@ class _Emulation:
                 self.emit(chr(value & 0xFF))
 
         self.ex.map_mmio(base & ~0xFFF, 0x1000, uart_read, uart_write)
+        self.s.mapped_pages.append(base & ~0xFFF)
+
+    def _map_peripherals(self) -> None:
+        """The device's crypto peripheral models (peripherals/), page by page: an access reaches
+        its model at the accessing instruction's cycle; a store to a busy engine holds the core.
+        A page the board's marker or console already maps may not also hold a model."""
+        if not self.bus:
+            return
+        taken = {page for page in self.s.mapped_pages}
+        for base, size in self.bus.pages():
+            clash = [p for p in range(base, base + size, 0x1000) if p in taken]
+            if clash:
+                raise UsageError(f"device {self.s.device.name}: a peripheral model shares the page 0x{clash[0]:08x} "
+                                 "with the board's marker or console registers")
+            def read(offset, size, base=base):
+                addr = base + offset
+                return self.bus.access(addr, size, lambda: self._stamp(addr))
+
+            def write(offset, size, value, base=base):
+                addr = base + offset
+                stall = self.bus.access(addr, size, lambda: self._stamp(addr), value)
+                if stall and self.sim:
+                    self.lib.cbsim_add_cycles(self.sim, stall)      # the bus held the store: the core waited
+
+            self.ex.map_mmio(base, size, read, write)
+
+    def _stamp(self, addr: int) -> int:
+        """The cycle of the instruction accessing `addr` (stamp.py), as a peripheral model sees it."""
+        return self.stamper.at_access(self.sim, self.ex, addr) if self.sim else 0
 
     def _uart_write(self, offset: int, value: int, regs: dict) -> None:
         """A write to a console-table UART: its data register's byte, or the nRF UARTE's DMA buffer."""

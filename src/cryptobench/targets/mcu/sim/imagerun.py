@@ -300,9 +300,8 @@ class ImageRun:
 
     def _plain_read(self, addr, size):
         try:
-            model = self.bus.find(addr) if self.bus else None
-            if model is not None:            # a crypto peripheral's register: its state at this instruction
-                return self.bus.read(model, addr, size, self.stamper.at_access(self.sim, self.ex, addr))
+            if self.bus and self.bus.owns(addr):     # a crypto peripheral's page: its state at this instruction
+                return self.bus.access(addr, size, lambda: self.stamper.at_access(self.sim, self.ex, addr))
             if self.uart is not None and self.uart[1] <= addr < self.uart[1] + 0x1000:
                 ready = consoleuart.status(self.uart[0], addr - self.uart[1])
                 if ready is not None:        # the board's console UART: always ready to send
@@ -314,9 +313,8 @@ class ImageRun:
 
     def _plain_write(self, addr, size, value):
         try:
-            model = self.bus.find(addr) if self.bus else None
-            if model is not None:
-                stall = self.bus.write(model, addr, size, value, self.stamper.at_access(self.sim, self.ex, addr))
+            if self.bus and self.bus.owns(addr):
+                stall = self.bus.access(addr, size, lambda: self.stamper.at_access(self.sim, self.ex, addr), value)
                 if stall:                    # the bus held the store: the core waited
                     self.lib.cbsim_add_cycles(self.sim, stall)
                 return

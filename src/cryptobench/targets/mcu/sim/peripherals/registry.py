@@ -23,14 +23,28 @@ def check_spec(spec: dict, where: str) -> str | None:
         return f"{where}: {kind} irq {irq!r}; expected the NVIC interrupt number (0-479)"
     if not str(spec.get("source", "")).strip():
         return f"{where}: {kind} has no source; expected the manual section giving its address and interrupt"
+    enable = spec.get("enable")
+    if enable is not None and not (isinstance(enable, list) and len(enable) == 2
+                                   and all(isinstance(v, int) and not isinstance(v, bool) for v in enable)
+                                   and 0x40000000 <= enable[0] < 0x60000000):
+        return (f"{where}: {kind} enable {enable!r}; expected [register address, bit mask] of the clock-enable bit "
+                "in the peripheral region")
     return None
 
 
 class PeripheralBus:
-    """A run's peripheral models, found by address."""
+    """A run's peripheral models, found by address, and the pages they and their clock-enable
+    registers lie in. What else a page holds reads back what was written (as the peripheral
+    region does everywhere else), so a driver's clock-enable write is kept and checked: a model
+    whose clock-enable bit (the spec's `enable`: [register, mask]) is clear refuses its accesses,
+    as a part's unclocked peripheral ignores them."""
 
     def __init__(self, specs: list[dict], memory: Memory | None):
         self.models: list[Peripheral] = [KINDS[s["kind"]](s["base"], s.get("irq"), memory) for s in specs]
+        self.enable = {id(m): s.get("enable") for m, s in zip(self.models, specs)}
+        self.plain: dict[int, int] = {}          # other registers of the pages: byte address -> byte
+        self._pages = self._merge([(m.base, m.base + m.size) for m in self.models]
+                                  + [(s["enable"][0], s["enable"][0] + 4) for s in specs if s.get("enable")])
 
     def __bool__(self) -> bool:
         return bool(self.models)
@@ -41,6 +55,31 @@ class PeripheralBus:
                 return p
         return None
 
+    def owns(self, addr: int) -> bool:
+        """Whether `addr` lies in one of the bus's pages (a model's, or a clock-enable register's)."""
+        return any(lo <= addr < lo + size for lo, size in self._pages)
+
+    def access(self, addr: int, size: int, now, value: int | None = None) -> int:
+        """One access to the bus's pages: a read's value (value None) or a store's stall cycles.
+        `now` is called only for a model's register (it stamps the accessing instruction)."""
+        p = self.find(addr)
+        if p is None:
+            if value is None:
+                return sum(self.plain.get(addr + i, 0) << (8 * i) for i in range(size))
+            for i in range(size):
+                self.plain[addr + i] = (value >> (8 * i)) & 0xFF
+            return 0
+        enable = self.enable[id(p)]
+        if enable is not None and not self._read_plain(enable[0]) & enable[1]:
+            raise PeripheralError(f"{p.title}: accessed at 0x{addr:08x} with its clock off (bit 0x{enable[1]:x} of "
+                                  f"0x{enable[0]:08x} clear): enable it first")
+        if value is None:
+            return p.read(addr - p.base, size, now()) & 0xFFFFFFFF
+        return p.write(addr - p.base, size, value, now())
+
+    def _read_plain(self, addr: int) -> int:
+        return sum(self.plain.get(addr + i, 0) << (8 * i) for i in range(4))
+
     def read(self, p: Peripheral, addr: int, size: int, now: int) -> int:
         return p.read(addr - p.base, size, now) & 0xFFFFFFFF
 
@@ -49,8 +88,12 @@ class PeripheralBus:
         return p.write(addr - p.base, size, value, now)
 
     def pages(self) -> list[tuple[int, int]]:
-        """(base, size) of the 4 KiB pages the models' registers lie in, merged."""
-        spans = sorted({(p.base & ~0xFFF, ((p.base + p.size + 0xFFF) & ~0xFFF)) for p in self.models})
+        """(base, size) of the 4 KiB page runs the models' registers and enable registers lie in."""
+        return list(self._pages)
+
+    @staticmethod
+    def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        spans = sorted({(lo & ~0xFFF, (hi + 0xFFF) & ~0xFFF) for lo, hi in ranges})
         out: list[tuple[int, int]] = []
         for lo, hi in spans:
             if out and lo <= out[-1][1]:
