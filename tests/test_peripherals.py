@@ -146,12 +146,32 @@ def test_peripheral_specs_are_checked_with_one_line():
     assert bus.pages() == [(0x50060000, 0x1000)]
 
 
-def _image(tmp_path, wait):
-    elf = tmp_path / f"hash{wait}.elf"
+def _image(tmp_path, wait, irq=0):
+    elf = tmp_path / f"hash{wait}{irq}.elf"
     subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-O2", "-ffreestanding", "-nostdlib",
-                    f"-DWAIT_DINIS={wait}", "-T", str(FIX / "link.ld"), str(FIX / "stm32_hash.c"), "-o", str(elf)],
-                   check=True)
+                    f"-DWAIT_DINIS={wait}", f"-DIRQ={irq}", "-T", str(FIX / "link.ld"), str(FIX / "stm32_hash.c"),
+                    "-o", str(elf)], check=True)
     return elf
+
+
+def _lines(elf, executor, *args):
+    proc = cli("sim", "run", str(elf), "--device", "stm32f437", *args, env={"CRYPTOBENCH_SIM_EXECUTOR": executor})
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    return [line.split() for line in proc.stderr.splitlines() if line.startswith(("sha", "irqs"))]
+
+
+def test_completion_by_interrupt_wakes_a_core_in_wfi_with_the_same_cycles_on_both_executors(tmp_path):
+    # HASH_IMR.DCIE and the NVIC's enable for HASH_RNG (80): the handler runs once per digest, at the
+    # cycle DCIS rises (taken after the block that passes it), and the core waits in WFI meanwhile
+    polled, irq = _lines(_image(tmp_path, 1, 0), "native"), {}
+    for executor in ("native", "unicorn"):
+        irq[executor] = _lines(_image(tmp_path, 1, 1), executor)
+    assert irq["native"] == irq["unicorn"]
+    assert irq["native"][-1] == ["irqs", "00000003", "0"]
+    for (name, digest, c_poll), (name2, digest2, c_irq) in zip(polled, irq["native"]):
+        assert (name, digest) == (name2, digest2)
+        # entry (12 cycles, DDI 0439 5.5.1), the handler and the return cost more than the polling loop
+        assert int(c_poll) < int(c_irq) < int(c_poll) + 100
 
 
 @pytest.mark.parametrize("wait", [0, 1])

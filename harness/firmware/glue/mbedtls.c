@@ -62,16 +62,14 @@ const char fw_lib_version[] = MBEDTLS_VERSION_STRING;
 
 /* A keyed op's context: with rekey=1 a local one, initialised and keyed here and freed by
  * KEYED_END; with rekey=0 the op's static `kept` one, keyed only while fw_keyed is 0 (the cell's
- * first call, untimed). That first call of every cell, rekey=1 or 0, frees the previous cell's
- * kept key first (GCM and CCM hold a heap block), so no cell's heap figure carries another
- * cell's key; freeing a zeroed, never-used context is a no-op in Mbed TLS. Declares `ctx` and
- * `ret`. */
+ * first call), when the previous cell's key (GCM and CCM hold a heap block) is freed first;
+ * freeing a zeroed, never-used context is a no-op in Mbed TLS. Declares `ctx` and `ret`. */
 #define KEYED(type, kept, init, free_fn, setkey)              \
     type local_, *ctx = p->rekey ? &local_ : &kept;         \
     int ret = 0;                                              \
-    if (!fw_keyed)                                            \
-        free_fn(&kept);                                       \
     if (p->rekey || !fw_keyed) {                              \
+        if (!p->rekey)                                        \
+            free_fn(ctx);                                     \
         init(ctx);                                            \
         ret = (setkey);                                       \
         fw_keyed = 1;                                         \

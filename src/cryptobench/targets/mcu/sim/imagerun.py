@@ -37,6 +37,9 @@ from .profile import FunctionProfile
 from .systick import EXCEPTION as SYSTICK, CycleCounter, SysTick
 
 DWT_CYCCNT, SCB_VTOR, SYST_CVR = 0xE0001004, 0xE000ED08, 0xE000E018
+# NVIC set-enable and clear-enable registers, 16 words each (ARMv7-M ARM B3.4.4, B3.4.5; ARMv6-M B3.4):
+# external interrupt n is bit n % 32 of word n // 32 and exception number 16 + n
+NVIC_ISER, NVIC_ICER, NVIC_WORDS = 0xE000E100, 0xE000E180, 16
 STAMPED = ((0xE0001000, 0xE0001007), (0xE000E010, 0xE000E01B))   # DWT CTRL, CYCCNT; SysTick: stamp.py
 MAX_READS = 100_000           # counter reads kept for the JSON document
 NO_ALARM = 0xFFFFFFFFFFFFFFFF
@@ -226,6 +229,10 @@ class ImageRun:
         self.deadline = None                      # perf_counter() time the run must stop by (run())
         self.systick, self.dwt, self.vtor, self.ppb = SysTick(), CycleCounter(), image.vector_table, {}
         self.pending, self.ended, self.sim, self.miss = False, False, None, None
+        self.nvic_enabled: set[int] = set()       # external interrupts enabled in the NVIC
+        self.irq_waiting = False                  # a peripheral's interrupt is due but masked
+        self.irq_served: dict[int, int] = {}     # interrupt -> the rise of its line last taken
+        self.irq_early = False                    # the last alarm stop came before its event
         self.semihosting_state: dict = {}
         self.reads_dropped = 0
 
@@ -317,6 +324,7 @@ class ImageRun:
                 stall = self.bus.access(addr, size, lambda: self.stamper.at_access(self.sim, self.ex, addr), value)
                 if stall:                    # the bus held the store: the core waited
                     self.lib.cbsim_add_cycles(self.sim, stall)
+                self._rearm()                # the store may have started an operation whose end interrupts
                 return
             if self.uart is not None and addr == self.uart[1] + consoleuart.DATA.get(self.uart[0], -1):
                 self.result.console.append("stdout", chr(value & 0xFF))    # the console UART's byte
@@ -357,6 +365,9 @@ class ImageRun:
                 self.reads_dropped += 1
         if addr == SCB_VTOR:
             return self.vtor if self.device.core != "cortex-m0" else 0
+        nvic = self._nvic_word(addr)
+        if nvic is not None:                 # ISER and ICER both read the enable bits
+            return sum(1 << b for b in range(32) if 32 * nvic + b in self.nvic_enabled)
         return self.ppb.get(addr, 0) if value is None else value
 
     def _now(self, addr: int) -> int:
@@ -366,8 +377,25 @@ class ImageRun:
             return self.stamper.at_access(self.sim, self.ex, addr)
         return self.cycles()
 
+    @staticmethod
+    def _nvic_word(addr: int) -> int | None:
+        """The word index of an NVIC ISER/ICER register at `addr`, or None."""
+        for base in (NVIC_ISER, NVIC_ICER):
+            if base <= addr < base + 4 * NVIC_WORDS and addr % 4 == 0:
+                return (addr - base) // 4
+        return None
+
     def _ppb_write(self, offset, size, value):
         addr = PPB + offset
+        nvic = self._nvic_word(addr)
+        if nvic is not None:                 # write 1 to enable (ISER) or disable (ICER); 0s do nothing
+            bits = {32 * nvic + b for b in range(32) if value >> b & 1}
+            if addr < NVIC_ICER:
+                self.nvic_enabled |= bits
+            else:
+                self.nvic_enabled -= bits
+            self._rearm()
+            return
         now = self._now(addr)              # once per access: under Unicorn it counts the block's accesses
         if self.systick.write(addr, value, now):
             if not self.pending:                                       # the next wrap may have moved
@@ -396,7 +424,7 @@ class ImageRun:
                 self._stop(f"{exc} (at pc=0x{pc:08x})")
             except ValueError as exc:        # the frame is not in mapped memory (_Cpu.read)
                 self._stop(f"the image faulted: {exc} (exception return at pc=0x{pc:08x})")
-            if self.pending:                 # back from a handler: a pending SysTick goes before the next block
+            if self.pending or self.irq_waiting:   # back from a handler: a pending one goes before the next block
                 self.lib.cbsim_set_alarm(self.sim, self.cycles(), 0)
             return
         if intno == EXCP_BKPT and self.cpu.read(pc, 2) == b"\xab\xbe":
@@ -537,14 +565,66 @@ class ImageRun:
 
     def _unmasking(self):
         """An instruction that may unmask interrupts is about to run (Unicorn's hook): a pending
-        SysTick is looked at before the next block."""
-        if self.pending:
+        SysTick or peripheral interrupt is looked at before the next block."""
+        if self.pending or self.irq_waiting:
             self.lib.cbsim_set_alarm(self.sim, self.cycles(), 0)
 
     # --- the run ----------------------------------------------------------------------------------
     def _alarm(self) -> int:
+        """The next cycle an exception may become due: SysTick's next wrap, or a peripheral model's
+        next interrupt (one whose line is enabled in the NVIC)."""
         wrap = self.systick.next_wrap()
-        return NO_ALARM if wrap is None else wrap
+        alarm = NO_ALARM if wrap is None else wrap
+        if self.bus and self.nvic_enabled:
+            now = self.cycles()
+            for model in self.bus.models:
+                if model.irq in self.nvic_enabled:
+                    due = now if self._rose(model, now) is not None else model.next_event(now)
+                    if due is not None:
+                        alarm = min(alarm, due)
+        return alarm
+
+    def _rose(self, model, now: int) -> int | None:
+        """The rise of the model's interrupt line not yet taken, if its line is high now."""
+        since = model.irq_since(now)
+        return since if since is not None and since != self.irq_served.get(model.irq) else None
+
+    def _rearm(self) -> None:
+        """After a store that may have changed when an exception is due: the alarm again (unless
+        one is waiting for an unmasking already)."""
+        if self.sim is not None and not (self.pending or self.irq_waiting):
+            self.lib.cbsim_set_alarm(self.sim, self._alarm(), 0)
+
+    def _systick_due(self) -> bool:
+        wrap = self.systick.next_wrap()
+        return wrap is not None and wrap <= self.cycles()
+
+    def _take_irq(self) -> bool:
+        """The first peripheral interrupt due (enabled in the NVIC, its model's line high), taken
+        now unless masked; True when none is left waiting. All external interrupts have one
+        priority here (the NVIC's priority registers are not modelled): the lowest number first."""
+        if not (self.bus and self.nvic_enabled):
+            return True
+        now = self.cycles()
+        due = sorted((m.irq, self._rose(m, now)) for m in self.bus.models
+                     if m.irq in self.nvic_enabled and self._rose(m, now) is not None)
+        if not due:
+            return True
+        if self.cpu.reg("primask") & 1 or exceptions.handler_mode(self.cpu):
+            return False
+        irq, rise = due[0]
+        self.irq_served[irq] = rise
+        try:
+            self._enter(16 + irq)
+        except exceptions.ExceptionError as exc:
+            self._stop(str(exc))
+            return True
+        except ValueError as exc:
+            self._stop(f"the image faulted: {exc} (exception entry at pc=0x{self.cpu.reg('pc'):08x})")
+            return True
+        self.lib.cbsim_add_cycles(self.sim, exceptions.ENTRY_CYCLES[self.device.core])
+        self.result.exceptions_taken += 1
+        return True
 
     def _take_systick(self) -> bool:
         """The pending SysTick exception, taken now unless masked (PRIMASK, or a handler running)."""
@@ -604,10 +684,13 @@ class ImageRun:
             if left <= 0:
                 self.result.timed_out = True
                 break
-            if self.pending:    # masked: an unmasking or a return wakes it (_unmasking, the executor), else a late poll
+            if self.pending or self.irq_waiting:   # masked: an unmasking or a return wakes it, else a late poll
                 lib.cbsim_set_alarm(self.sim, self.cycles() + POLL_MASKED, 1)
             else:
-                lib.cbsim_set_alarm(self.sim, self._alarm(), 0)
+                # a peripheral's interrupt is due once the count reaches its event: the alarm stops
+                # before the block that would pass it, so where that stop found nothing due yet,
+                # the next block runs first (its model state is then the event's)
+                lib.cbsim_set_alarm(self.sim, self._alarm(), 1 if self.irq_early else 0)
             status = ex.run(ex.reg("pc") | 1, left)
             if self.ended or self._limit_reached():
                 break
@@ -617,15 +700,34 @@ class ImageRun:
             if status == TIMEOUT:
                 self.result.timed_out = True
                 break
-            if lib.cbsim_alarm_fired(self.sim) or (self.pending and ex.wakes):
-                self.pending = not self._take_systick()
+            if lib.cbsim_alarm_fired(self.sim) or ((self.pending or self.irq_waiting) and ex.wakes):
+                self.irq_early = False
+                if self.pending or self._systick_due():
+                    self.pending = not self._take_systick()
+                elif self.bus and self.nvic_enabled:        # one exception entered per stop: SysTick first
+                    entered = self.result.exceptions_taken
+                    self.irq_waiting = not self._take_irq()
+                    self.irq_early = self.result.exceptions_taken == entered and not self.irq_waiting
+                else:
+                    self.pending = not self._take_systick()
             elif lib.cbsim_failed(self.sim):
                 self._stop(self.result.problem or ACCOUNTING_FAILED)
+            elif not ex.wakes and self._after_wfi():
+                continue                 # Unicorn halts after a WFI: it runs on as the native executor
+                                         # does (WFI costs its table cycles; the core is not put to sleep)
             elif not ex.wakes:           # Unicorn returns alike at a stop and at its timeout
                 self.result.timed_out = time.perf_counter() >= deadline - 0.01
                 if not self.result.timed_out:
                     self._stop(f"the image stopped at pc=0x{ex.reg('pc'):08x} without SYS_EXIT")
                 break
+
+    def _after_wfi(self) -> bool:
+        """Whether the executor stopped right after a WFI (T1 encoding 0xBF30, or T2 0xF3AF 0x8003)."""
+        pc = self.ex.reg("pc") & ~1
+        try:
+            return self.cpu.read(pc - 2, 2) == b"\x30\xbf" or self.cpu.read(pc - 4, 4) == b"\xaf\xf3\x03\x80"
+        except ValueError:
+            return False
 
     def _problem(self) -> str:
         """A run that stopped with a problem: the accounting's failure, else the executor's fault."""

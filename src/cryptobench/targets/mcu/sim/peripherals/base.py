@@ -72,7 +72,12 @@ class Peripheral:
         raise NotImplementedError
 
     def irq_pending(self, now: int) -> bool:
-        return False
+        return self.irq_since(now) is not None
+
+    def irq_since(self, now: int) -> int | None:
+        """The cycle the interrupt line last went high, if it is high at `now` (else None). The
+        simulator takes an interrupt once per rise: a handler clears its source as drivers do."""
+        return None
 
     def next_event(self, now: int) -> int | None:
         """The cycle at which the model next raises its interrupt line (None: no event coming)."""

@@ -118,9 +118,14 @@ class Stm32Hash(Peripheral):
         done (the stall's length beyond that is not published)."""
         return max(0, self.busy_until - now)
 
-    def irq_pending(self, now: int) -> bool:
+    def irq_since(self, now: int) -> int | None:
+        """DCIS with DCIE (since the digest was ready), or DINIS with DINIE (since the block ended)."""
         sr = self._sr(now)
-        return bool((self.imr & 1 and sr & SR_DINIS) or (self.imr & 2 and sr & SR_DCIS))
+        if self.imr & 2 and sr & SR_DCIS:
+            return self.digest_at
+        if self.imr & 1 and sr & SR_DINIS:
+            return self.busy_until
+        return None
 
     def next_event(self, now: int) -> int | None:
         if self.imr & 2 and self.digest_at is not None and self.digest_at > now:
