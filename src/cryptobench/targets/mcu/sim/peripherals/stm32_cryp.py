@@ -106,8 +106,7 @@ class Stm32Cryp(Peripheral):
 
     def __init__(self, base: int, irq: int | None, memory=None):
         super().__init__(base, irq, memory)
-        from .....core.extras import require       # pycryptodome: the `reference` extra, gated
-        self._aes_mod = require("Crypto.Cipher.AES", "reference", "the STM32F4 CRYP model's AES")
+        self._aes_mod = None                        # pycryptodome's AES, imported at the first block
         self.cr = self.imscr = 0
         self.key_words = [0] * 8
         self.iv = bytes(16)
@@ -327,11 +326,19 @@ class Stm32Cryp(Peripheral):
         self._run(t, LATENCY[(ctx["mode"], "init")][bits], None)
 
     # ---- the algorithms ---------------------------------------------------------------------------
+    def _aes(self):
+        """An AES-ECB object for the current key. pycryptodome is the `reference` extra: imported
+        here, so a profile listing this model runs images that never use the CRYP without it."""
+        if self._aes_mod is None:
+            from .....core.extras import require
+            self._aes_mod = require("Crypto.Cipher.AES", "reference", "the STM32F4 CRYP model's AES")
+        return self._aes_mod.new(self._key(), self._aes_mod.MODE_ECB)
+
     def _enc(self, block: bytes) -> bytes:
-        return self._aes_mod.new(self._key(), self._aes_mod.MODE_ECB).encrypt(block)
+        return self._aes().encrypt(block)
 
     def _dec(self, block: bytes) -> bytes:
-        return self._aes_mod.new(self._key(), self._aes_mod.MODE_ECB).decrypt(block)
+        return self._aes().decrypt(block)
 
     def _process(self, block: bytes) -> tuple[bytes | None, int]:
         """One 16-byte block through the selected mode: (the output block or None, busy cycles)."""
