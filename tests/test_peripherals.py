@@ -243,8 +243,9 @@ def test_hash_cells_on_the_modelled_peripheral_pass_their_vectors_and_name_what_
         assert r["served_by"] == "peripheral: STM32F4 HASH (model of ST RM0090 Rev 11 chapter 25 (HASH))"
         assert r["provenance"] == "simulated"
     models = doc["conditions"]["target"]["peripheral_models"]
-    assert models == [{"peripheral": "STM32F4 HASH", "registers": "ST RM0090 Rev 11 chapter 25 (HASH)",
-                       "provenance": "modeled", "latency": Stm32Hash.latency_source}]
+    assert {"peripheral": "STM32F4 HASH", "registers": "ST RM0090 Rev 11 chapter 25 (HASH)",
+            "provenance": "modeled", "latency": Stm32Hash.latency_source} in models
+    assert all(m["provenance"] == "modeled" and m["latency"] for m in models)
     assert all("served_by" not in r for r in doc["results"] if r["engine"] == "mbedtls")
 
 
@@ -273,5 +274,5 @@ def test_a_recipe_requiring_an_unknown_peripheral_is_one_line(tmp_path):
     recipe.write_text('[library]\nname = "x"\nversion = "1"\nglue = "glue.c"\nsources = ["a.c"]\n'
                       'requires = ["nope"]\n[ops]\n"sha256" = "x"\n')
     with pytest.raises(UsageError, match=r"r\.toml:6: 'requires' names 'nope'; expected peripheral model kinds: "
-                                         r"stm32f4-hash"):
+                                         r".*stm32f4-hash"):
         load_recipe(str(recipe))

@@ -266,7 +266,7 @@ class _Emulation:
         self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
         self.cs.detail = True
         self.ex.map_mmio(PPB, PPB_SIZE, self._ppb_read, self._ignore_write)
-        self.bus = PeripheralBus(simulator.device.peripheral_models, self.ex)   # crypto peripherals
+        self.bus = PeripheralBus(simulator.device.peripheral_models, self.ex, core_clock_hz=simulator.device.clock_hz)   # crypto peripherals
         self._map_console()
         self._map_peripherals()
 

@@ -56,6 +56,7 @@ class Peripheral:
     size = 0x400          # bytes of address space its registers take
     source = ""           # the manual and sections its registers and behaviour follow
     latency_source = ""   # where each latency comes from, and its confidence
+    options: dict = {}    # extra devices.toml keys the model takes (name -> what it is), e.g. a clock
 
     def __init__(self, base: int, irq: int | None, memory: Memory | None = None):
         self.base, self.irq, self.memory = base, irq, memory

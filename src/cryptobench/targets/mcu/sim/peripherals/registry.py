@@ -3,9 +3,12 @@ bus a run reaches them through."""
 from __future__ import annotations
 
 from .base import Memory, Peripheral, PeripheralError
+from .stm32_cryp import Stm32Cryp
 from .stm32_hash import Stm32Hash
+from .stm32_rng import Stm32Rng
 
-KINDS: dict[str, type[Peripheral]] = {cls.kind: cls for cls in (Stm32Hash,)}
+KINDS: dict[str, type[Peripheral]] = {cls.kind: cls for cls in (Stm32Hash, Stm32Cryp, Stm32Rng)}
+BASE_KEYS = ("kind", "base", "irq", "enable", "source")
 
 
 def check_spec(spec: dict, where: str) -> str | None:
@@ -14,7 +17,7 @@ def check_spec(spec: dict, where: str) -> str | None:
         return f"{where}: a peripheral_models entry {spec!r}; expected {{ kind, base, irq, source }}"
     kind = spec.get("kind")
     if kind not in KINDS:
-        return f"{where}: peripheral kind {kind!r}; expected one of " + ", ".join(sorted(KINDS))
+        return f"{where}: peripheral kind {kind!r}; expected one of " + ", ".join(KINDS)
     base = spec.get("base")
     if not isinstance(base, int) or isinstance(base, bool) or not 0x40000000 <= base < 0x60000000:
         return f"{where}: {kind} base {base!r}; expected an address in the peripheral region 0x40000000-0x5fffffff"
@@ -29,7 +32,24 @@ def check_spec(spec: dict, where: str) -> str | None:
                                    and 0x40000000 <= enable[0] < 0x60000000):
         return (f"{where}: {kind} enable {enable!r}; expected [register address, bit mask] of the clock-enable bit "
                 "in the peripheral region")
+    for key in spec:
+        if key in BASE_KEYS:
+            continue
+        if key not in KINDS[kind].options:
+            return (f"{where}: {kind} has an unknown key {key!r}; expected kind, base, irq, enable, source"
+                    + "".join(f", {k} ({what})" for k, what in KINDS[kind].options.items()))
+        v = spec[key]
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            return f"{where}: {kind} {key} {v!r}; expected a positive whole number ({KINDS[kind].options[key]})"
     return None
+
+
+def _options(spec: dict, core_clock_hz: int | None) -> dict:
+    """The model-specific keys of one checked spec, as constructor arguments."""
+    opts = {k: v for k, v in spec.items() if k not in BASE_KEYS}
+    if core_clock_hz and "core_clock_hz" in KINDS[spec["kind"]].options:
+        opts["core_clock_hz"] = core_clock_hz
+    return opts
 
 
 class PeripheralBus:
@@ -39,8 +59,11 @@ class PeripheralBus:
     whose clock-enable bit (the spec's `enable`: [register, mask]) is clear refuses its accesses,
     as a part's unclocked peripheral ignores them."""
 
-    def __init__(self, specs: list[dict], memory: Memory | None):
-        self.models: list[Peripheral] = [KINDS[s["kind"]](s["base"], s.get("irq"), memory) for s in specs]
+    def __init__(self, specs: list[dict], memory: Memory | None, core_clock_hz: int | None = None):
+        """`core_clock_hz`, where the run knows it (a --device clock= option), overrides a spec's own
+        core_clock_hz for the models that convert a peripheral clock to core cycles (the RNG)."""
+        self.models: list[Peripheral] = [KINDS[s["kind"]](s["base"], s.get("irq"), memory,
+                                                          **_options(s, core_clock_hz)) for s in specs]
         self.enable = {id(m): s.get("enable") for m, s in zip(self.models, specs)}
         self.plain: dict[int, int] = {}          # other registers of the pages: byte address -> byte
         self._pages = self._merge([(m.base, m.base + m.size) for m in self.models]
