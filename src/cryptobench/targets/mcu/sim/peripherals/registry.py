@@ -3,11 +3,14 @@ bus a run reaches them through."""
 from __future__ import annotations
 
 from .base import Memory, Peripheral, PeripheralError
+from .cc26x2_crypto import Cc26x2Crypto
+from .cc26x2_trng import Cc26x2Trng
 from .stm32_cryp import Stm32Cryp
 from .stm32_hash import Stm32Hash
 from .stm32_rng import Stm32Rng
 
-KINDS: dict[str, type[Peripheral]] = {cls.kind: cls for cls in (Stm32Hash, Stm32Cryp, Stm32Rng)}
+KINDS: dict[str, type[Peripheral]] = {cls.kind: cls for cls in (Stm32Hash, Stm32Cryp, Stm32Rng, Cc26x2Crypto,
+                                                                  Cc26x2Trng)}
 BASE_KEYS = ("kind", "base", "irq", "enable", "source")
 
 
@@ -17,7 +20,7 @@ def check_spec(spec: dict, where: str) -> str | None:
         return f"{where}: a peripheral_models entry {spec!r}; expected {{ kind, base, irq, source }}"
     kind = spec.get("kind")
     if kind not in KINDS:
-        return f"{where}: peripheral kind {kind!r}; expected one of " + ", ".join(KINDS)
+        return f"{where}: peripheral kind {kind!r}; expected one of " + ", ".join(KINDS)   # registry order
     base = spec.get("base")
     if not isinstance(base, int) or isinstance(base, bool) or not 0x40000000 <= base < 0x60000000:
         return f"{where}: {kind} base {base!r}; expected an address in the peripheral region 0x40000000-0x5fffffff"

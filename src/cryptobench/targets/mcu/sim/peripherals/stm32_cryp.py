@@ -37,6 +37,7 @@ engine works on the whole 4-word blocks it is given, as silicon does; RM0090 lea
 to software)."""
 from __future__ import annotations
 
+from . import aes_core
 from .base import Peripheral, PeripheralError, word
 from .stm32_hash import _swap
 
@@ -106,7 +107,7 @@ class Stm32Cryp(Peripheral):
 
     def __init__(self, base: int, irq: int | None, memory=None):
         super().__init__(base, irq, memory)
-        self._aes_mod = None                        # pycryptodome's AES, imported at the first block
+        self._aes_mod = None                        # (key, its round keys): aes_core's schedule
         self.cr = self.imscr = 0
         self.key_words = [0] * 8
         self.iv = bytes(16)
@@ -326,19 +327,19 @@ class Stm32Cryp(Peripheral):
         self._run(t, LATENCY[(ctx["mode"], "init")][bits], None)
 
     # ---- the algorithms ---------------------------------------------------------------------------
-    def _aes(self):
-        """An AES-ECB object for the current key. pycryptodome is the `reference` extra: imported
-        here, so a profile listing this model runs images that never use the CRYP without it."""
-        if self._aes_mod is None:
-            from .....core.extras import require
-            self._aes_mod = require("Crypto.Cipher.AES", "reference", "the STM32F4 CRYP model's AES")
-        return self._aes_mod.new(self._key(), self._aes_mod.MODE_ECB)
+    def _round_keys(self):
+        """The current key's schedule (aes_core.py: FIPS 197 in plain Python, no extra package),
+        kept until the key registers change."""
+        key = self._key()
+        if self._aes_mod is None or self._aes_mod[0] != key:
+            self._aes_mod = (key, aes_core.expand_key(key))
+        return self._aes_mod[1]
 
     def _enc(self, block: bytes) -> bytes:
-        return self._aes().encrypt(block)
+        return aes_core.encrypt_block(self._round_keys(), block)
 
     def _dec(self, block: bytes) -> bytes:
-        return self._aes().decrypt(block)
+        return aes_core.decrypt_block(self._round_keys(), block)
 
     def _process(self, block: bytes) -> tuple[bytes | None, int]:
         """One 16-byte block through the selected mode: (the output block or None, busy cycles)."""

@@ -1,0 +1,493 @@
+"""The CRYPTO module of TI's CC13x2/CC26x2 (the AES and hash engine behind its own DMA), as TI's
+Technical Reference Manual SWCU185G (CC13x2/CC26x2 SimpleLink TRM, revision G), chapter "Cryptography"
+(AES and Hash Cryptoprocessor, CRYPTO registers) describes it. Base 0x4002 4000 (TRM "Memory Map").
+
+Registers (offsets from the base; TRM CRYPTO register map, the same as TI's hw_crypto.h):
+  DMACH0CTL 0x000 (EN 0), DMACH0EXTADDR 0x004, DMACH0LEN 0x00C (a nonzero write starts channel 0:
+  memory -> engine), DMASTAT 0x018 (CH0_ACT 0, CH1_ACT 1, PORT_ERR 17), DMASWRESET 0x01C,
+  DMACH1CTL/EXTADDR/LEN 0x020/0x024/0x02C (channel 1: engine -> memory)
+  KEYWRITEAREA 0x400 (RAM_AREA0-7), KEYWRITTENAREA 0x404 (write 1 to clear), KEYSIZE 0x408 (1 = 128,
+  2 = 192, 3 = 256 bits; a write invalidates the key store), KEYREADAREA 0x40C (RAM_AREA 3:0, BUSY 31)
+  AESKEY2/3 0x500-0x51C (GHASH H / intermediate values: read 0 here), AESIV0-3 0x540-0x54C,
+  AESCTL 0x550 (OUTPUT_READY 0, INPUT_READY 1, DIR 2, KEY_SIZE 4:3, CBC 5, CTR 6, CTR_WIDTH 8:7,
+  CBC_MAC 15, GCM 17:16, CCM 18, CCM_L 21:19, CCM_M 24:22, SAVE_CONTEXT 29, SAVED_CONTEXT_RDY 30,
+  CONTEXT_READY 31), AESDATALEN0/1 0x554/0x558, AESAUTHLEN 0x55C, AESDATAIN/OUT0-3 0x560-0x56C,
+  AESTAGOUT0-3 0x570-0x57C (reading the 4th clears SAVED_CONTEXT_RDY)
+  HASHDATAIN0-31 0x600-0x67C, HASHIOBUFCTRL 0x680 (OUTPUT_FULL 0, DATA_IN_AV 1, RFD_IN 2,
+  PAD_MESSAGE 5, GET_DIGEST 6, PAD_DMA_MESSAGE 7), HASHMODE 0x684 (NEW_HASH 0, SHA256_MODE 3,
+  SHA224_MODE 4, SHA512_MODE 5, SHA384_MODE 6), HASHINLENL/H 0x688/0x68C (message bits),
+  HASHDIGESTA-P 0x6C0-0x6FC
+  ALGSEL 0x700 (KEY_STORE 0, AES 1, HASH_SHA_256 2, TAG 31), SWRESET 0x740, IRQTYPE 0x780 (LEVEL 0),
+  IRQEN 0x784, IRQCLR 0x788, IRQSET 0x78C, IRQSTAT 0x790 (RESULT_AVAIL 0, DMA_IN_DONE 1,
+  KEY_ST_RD_ERR 29, KEY_ST_WR_ERR 30, DMA_BUS_ERR 31), HWVER 0x7FC (EIP-120t: 0x78)
+
+Behaviour: the DMA path only, as TI's drivers use it. A key goes to the key store through channel 0
+(ALGSEL = KEY_STORE, KEYWRITEAREA, KEYSIZE) and into the engine by KEYREADAREA; an AES operation is
+AESIV, AESCTL, AESDATALEN, AESAUTHLEN (GCM/CCM), then channel 0 with the AAD (GCM/CCM) and channel
+0 + channel 1 with the payload; RESULT_AVAIL ends it, the tag comes from AESTAGOUT once
+SAVED_CONTEXT_RDY is set. A hash is ALGSEL = HASH_SHA_256, HASHMODE, HASHINLEN, HASHIOBUFCTRL
+(PAD_DMA_MESSAGE on the last part), channel 0 with the message (and channel 1 with the digest when
+ALGSEL.TAG is set); the digest is in HASHDIGESTA-H (each word the little-endian image of 4 digest
+bytes, TRM "Hash engine" data format example). IRQSTAT's RESULT_AVAIL / DMA_IN_DONE read 1 only
+where IRQEN enables them (TRM IRQEN: "the interrupt output is disabled and remains 0"). The
+results are exact (aes_core.py, hashlib); the DMA writes its output when started.
+
+Timing. The TRM gives no cycle count for the AES or hash engine (searched: SWCU185G's crypto
+chapter; no other published CC26x2 per-block figure outside TI's SWRA667, which is the study this
+is compared with and is never used here). The latencies are therefore a STRUCTURAL ESTIMATE,
+labelled as an assumption and of lower confidence than a manual figure:
+  * the DMA moves one 32-bit word per cycle on the AHB (assumption);
+  * AES: one round per cycle (10/12/14 rounds for 128/192/256-bit keys, FIPS 197 5), so a payload
+    block costs 4 words in + Nr rounds + 4 words out = Nr + 8 cycles, an AAD block (GCM/CCM) 4 + Nr;
+    the GHASH / CBC-MAC half of GCM/CCM runs beside the CTR half (assumption) and a GCM/CCM
+    operation adds one block time for the tag (E(J0) / E(A0)); loading a key from the key store
+    is one cycle per key word (4/6/8);
+  * SHA-256/224: 64 rounds (FIPS 180-4 6.2), one per cycle, plus 16 words in: 80 cycles per 512-bit
+    block, one block per padded block of the final part.
+Not modelled: host-fed data (AESDATAIN / HASHDATAIN with INPUT_READY / DATA_IN_AV), CBC-MAC, SHA-384
+and SHA-512 (TI's sources disagree on ALGSEL's SHA-512 bit), resuming a hash from written digest
+registers, the GHASH/KEY2/KEY3 context registers (read 0), pulse-type interrupts (IRQTYPE = 0 is
+treated as level): each is refused with one line."""
+from __future__ import annotations
+
+import hashlib
+
+from . import aes_core
+from .base import Peripheral, PeripheralError, word
+
+DMACH0CTL, DMACH0EXTADDR, DMACH0LEN, DMASTAT, DMASWRESET = 0x000, 0x004, 0x00C, 0x018, 0x01C
+DMACH1CTL, DMACH1EXTADDR, DMACH1LEN = 0x020, 0x024, 0x02C
+KEYWRITEAREA, KEYWRITTENAREA, KEYSIZE, KEYREADAREA = 0x400, 0x404, 0x408, 0x40C
+AESIV, AESCTL, AESDATALEN0, AESDATALEN1, AESAUTHLEN = 0x540, 0x550, 0x554, 0x558, 0x55C
+AESDATAIN, AESTAGOUT = 0x560, 0x570
+HASHDATAIN, HASHIOBUFCTRL, HASHMODE, HASHINLENL, HASHINLENH, HASHDIGEST = 0x600, 0x680, 0x684, 0x688, 0x68C, 0x6C0
+ALGSEL, SWRESET, IRQTYPE, IRQEN, IRQCLR, IRQSET, IRQSTAT, HWVER = 0x700, 0x740, 0x780, 0x784, 0x788, 0x78C, 0x790, 0x7FC
+
+ALG_KEY_STORE, ALG_AES, ALG_SHA256, ALG_TAG = 1, 2, 4, 1 << 31
+RESULT_AVAIL, DMA_IN_DONE = 1, 2
+KEY_ST_RD_ERR, KEY_ST_WR_ERR, DMA_BUS_ERR = 1 << 29, 1 << 30, 1 << 31
+CTL_DIR, CTL_CBC, CTL_CTR, CTL_CBC_MAC, CTL_CCM = 1 << 2, 1 << 5, 1 << 6, 1 << 15, 1 << 18
+CTL_SAVE_CONTEXT, CTL_SAVED_CONTEXT_RDY, CTL_CONTEXT_READY = 1 << 29, 1 << 30, 1 << 31
+HB_OUTPUT_FULL, HB_RFD_IN, HB_PAD_DMA = 1, 4, 1 << 7
+HM_NEW_HASH, HM_SHA256, HM_SHA224, HM_SHA512, HM_SHA384 = 1, 1 << 3, 1 << 4, 1 << 5, 1 << 6
+KEY_BYTES = {1: 16, 2: 24, 3: 32}
+
+# the assumed structural costs (module docstring): cycles
+DMA_WORD = 1
+SHA256_BLOCK = 64 + 16 * DMA_WORD
+
+
+def aes_rounds(key_bytes: int) -> int:
+    return {16: 10, 24: 12, 32: 14}[key_bytes]
+
+
+class Cc26x2Crypto(Peripheral):
+    kind = "cc26x2-crypto"
+    title = "TI CC26x2 CRYPTO (AES + SHA-2)"
+    size = 0x800
+    source = "TI SWCU185G (CC13x2/CC26x2 TRM) chapter 'Cryptography' (CRYPTO registers)"
+    latency_source = ("assumption (structural estimate, lower confidence): SWCU185G gives no cycle counts; DMA one "
+                      "word per cycle, AES one round per cycle (Nr + 8 a payload block), SHA-256 one round per "
+                      "cycle (80 a block with its 16 words)")
+    # the memories the crypto DMA may reach: the lp-cc2652r7 map (boards.toml; TRM 'Memory Map':
+    # flash from 0x0000 0000, SRAM from 0x2000 0000)
+    dma_regions = ((0x00000000, 0x000B0000), (0x20000000, 0x20024000))
+
+    def __init__(self, base: int, irq: int | None, memory=None):
+        super().__init__(base, irq, memory)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.ch = [{"ctl": 0, "addr": 0, "len": 0, "end": 0}, {"ctl": 0, "addr": 0, "len": 0, "end": 0}]
+        self.algsel = self.irqen = self.irqtype = 0
+        self.errors = self.irqset = 0
+        self.in_done_at: int | None = None
+        self.result_at: int | None = None
+        self.busy_until = 0
+        self.keysize = 0
+        self.keywritearea = 0
+        self.keys: dict[int, bytes] = {}
+        self.key: bytes | None = None           # the key in the AES engine
+        self.key_ready_at = 0
+        self.iv = bytes(16)
+        self.ctl = 0
+        self.datalen = self.authlen = 0
+        self.ctx: dict | None = None            # the AES operation under way
+        self.tag = bytes(16)
+        self.tag_at: int | None = None
+        self.hashmode = self.inlen = 0
+        self.hashbuf = 0
+        self.hash = None
+        self.digest = b""
+        self.digest_at: int | None = None
+
+    # ---- the core's view -----------------------------------------------------------------------
+    def read(self, offset: int, size: int, now: int) -> int:
+        o = offset & ~3
+        value = self._read(o, now)
+        return word(value, size, offset)
+
+    def _read(self, o: int, now: int) -> int:  # long: one arm per register of the TRM's map
+        if o == IRQSTAT:
+            return self._irqstat(now)
+        if o == DMASTAT:
+            return sum(1 << i for i in (0, 1) if now < self.ch[i]["end"])
+        if o in (DMACH0CTL, DMACH1CTL):
+            return self.ch[o // 0x20]["ctl"]
+        if o in (DMACH0EXTADDR, DMACH1EXTADDR):
+            return self.ch[o // 0x20]["addr"]
+        if o in (DMACH0LEN, DMACH1LEN):
+            return self.ch[o // 0x20]["len"] if now < self.ch[o // 0x20]["end"] else 0
+        if o == KEYWRITEAREA:
+            return self.keywritearea
+        if o == KEYWRITTENAREA:
+            return sum(1 << a for a in self.keys)
+        if o == KEYSIZE:
+            return self.keysize
+        if o == KEYREADAREA:
+            return 1 << 31 if now < self.key_ready_at else 0
+        if AESIV <= o < AESIV + 16:
+            return int.from_bytes(self.iv[o - AESIV:o - AESIV + 4], "little")     # the result IV once done
+        if o == AESCTL:
+            return self._aesctl(now)
+        if AESTAGOUT <= o < AESTAGOUT + 16:
+            if o == AESTAGOUT + 12 and self.tag_at is not None and now >= self.tag_at:
+                self.tag_at = None                      # the 4th word read clears SAVED_CONTEXT_RDY
+                return int.from_bytes(self.tag[12:16], "little")
+            return int.from_bytes(self.tag[o - AESTAGOUT:o - AESTAGOUT + 4], "little")
+        if o == HASHIOBUFCTRL:
+            full = self.digest_at is not None and now >= self.digest_at
+            return (HB_OUTPUT_FULL if full else 0) | (HB_RFD_IN if now >= self.busy_until else 0)
+        if o == HASHMODE:
+            return self.hashmode & ~HM_NEW_HASH
+        if HASHDIGEST <= o < HASHDIGEST + 64:
+            i = o - HASHDIGEST
+            ready = self.digest_at is not None and now >= self.digest_at
+            return int.from_bytes(self.digest[i:i + 4].ljust(4, b"\0"), "little") if ready else 0
+        if o == ALGSEL:
+            return self.algsel
+        if o == IRQEN:
+            return self.irqen
+        if o == IRQTYPE:
+            return self.irqtype
+        if o == HWVER:
+            return 0x78 | (0x87 << 8)       # EIP-120t: VER_NUM 0x78 and its complement (TRM HWVER)
+        return 0
+
+    def write(self, offset: int, size: int, value: int, now: int) -> int:  # long: one arm per register
+        if size != 4:
+            raise PeripheralError(f"{self.title}: a {size}-byte store at offset 0x{offset:x}; the CRYPTO registers "
+                                  "take 32-bit writes (SWCU185G CRYPTO register map)")
+        v = value & 0xFFFFFFFF
+        if offset in (DMACH0CTL, DMACH1CTL):
+            self.ch[offset // 0x20]["ctl"] = v & 3
+        elif offset in (DMACH0EXTADDR, DMACH1EXTADDR):
+            self.ch[offset // 0x20]["addr"] = v
+        elif offset in (DMACH0LEN, DMACH1LEN):
+            self._dma(offset // 0x20, v & 0xFFFF, now)
+        elif offset == DMASWRESET and v & 1:
+            self.keys.clear()
+        elif offset == SWRESET and v & 1:
+            self.keys.clear()
+            self.errors = self.irqset = 0
+            self.in_done_at = self.result_at = None
+        elif offset == KEYWRITEAREA:
+            self.keywritearea = v & 0xFF
+        elif offset == KEYWRITTENAREA:
+            for a in range(8):
+                if v >> a & 1:
+                    self.keys.pop(a, None)
+        elif offset == KEYSIZE:
+            if v & 3 == 0:
+                raise PeripheralError(f"{self.title}: KEYSIZE = 0 is reserved; expected 1 (128), 2 (192) or 3 (256 bits)")
+            self.keysize, self.keys = v & 3, {}      # "the KEY_STORE_WRITTEN_AREA register is reset"
+        elif offset == KEYREADAREA:
+            self._key_read(v & 0xF, now)
+        elif AESIV <= offset < AESIV + 16:
+            iv = bytearray(self.iv)
+            iv[offset - AESIV:offset - AESIV + 4] = v.to_bytes(4, "little")
+            self.iv = bytes(iv)
+        elif offset == AESCTL:
+            self._write_ctl(v, now)
+        elif offset == AESDATALEN0:
+            self.datalen = v
+        elif offset == AESDATALEN1:
+            self.datalen |= (v & 0x1FFFFFFF) << 32
+        elif offset == AESAUTHLEN:
+            self.authlen = v
+        elif AESDATAIN <= offset < AESDATAIN + 16 or HASHDATAIN <= offset < HASHDATAIN + 0x80:
+            raise PeripheralError(f"{self.title}: host-fed data (offset 0x{offset:x}) is not modelled; feed the engine "
+                                  "through its DMA (DMACH0/DMACH1), as TI's drivers do")
+        elif offset == HASHIOBUFCTRL:
+            if v & HB_OUTPUT_FULL:
+                self.digest_at = None if self.digest_at is not None and now >= self.digest_at else self.digest_at
+            if v & 0x62:
+                raise PeripheralError(f"{self.title}: HASHIOBUFCTRL 0x{v:x}: DATA_IN_AV / PAD_MESSAGE / GET_DIGEST "
+                                      "drive host-fed hashing, which is not modelled; use PAD_DMA_MESSAGE and the DMA")
+            self.hashbuf = v & HB_PAD_DMA
+        elif offset == HASHMODE:
+            if v & (HM_SHA512 | HM_SHA384):
+                raise PeripheralError(f"{self.title}: HASHMODE 0x{v:x}: SHA-384/SHA-512 are not modelled")
+            self.hashmode = v & 0x7F
+        elif offset == HASHINLENL:
+            self.inlen = v
+        elif offset == HASHINLENH:
+            self.inlen = (self.inlen & 0xFFFFFFFF) | (v << 32)
+        elif HASHDIGEST <= offset < HASHDIGEST + 64:
+            raise PeripheralError(f"{self.title}: HASHDIGEST written: resuming a hash from a written digest is not "
+                                  "modelled; hash the message in one session (HASHMODE.NEW_HASH, then parts)")
+        elif offset == ALGSEL:
+            self.algsel = v & (ALG_KEY_STORE | ALG_AES | ALG_SHA256 | ALG_TAG | 8)
+        elif offset == IRQTYPE:
+            self.irqtype = v & 1
+        elif offset == IRQEN:
+            self.irqen = v & 3
+        elif offset == IRQCLR:
+            if v & RESULT_AVAIL:
+                self.result_at, self.irqset = None, self.irqset & ~RESULT_AVAIL
+            if v & DMA_IN_DONE:
+                self.in_done_at, self.irqset = None, self.irqset & ~DMA_IN_DONE
+            self.errors &= ~(v & (KEY_ST_RD_ERR | KEY_ST_WR_ERR | DMA_BUS_ERR))
+        elif offset == IRQSET:
+            self.irqset |= v & 3
+        return 0
+
+    def irq_pending(self, now: int) -> bool:
+        return bool(self._irqstat(now) & (RESULT_AVAIL | DMA_IN_DONE))
+
+    def next_event(self, now: int) -> int | None:
+        times = [t for t, bit in ((self.result_at, RESULT_AVAIL), (self.in_done_at, DMA_IN_DONE))
+                 if t is not None and t > now and self.irqen & bit]
+        return min(times) if times else None
+
+    # ---- state ---------------------------------------------------------------------------------
+    def _irqstat(self, now: int) -> int:
+        s = self.errors | (self.irqset & 3)
+        if self.result_at is not None and now >= self.result_at:
+            s |= RESULT_AVAIL & self.irqen
+        if self.in_done_at is not None and now >= self.in_done_at:
+            s |= DMA_IN_DONE & self.irqen
+        return s
+
+    def _aesctl(self, now: int) -> int:
+        v = self.ctl & 0x01FF81E4
+        v |= {16: 1, 24: 2, 32: 3}.get(len(self.key or b""), 0) << 3
+        if self.tag_at is not None and now >= self.tag_at:
+            v |= CTL_SAVED_CONTEXT_RDY
+        elif now >= self.busy_until and self.tag_at is None:
+            v |= CTL_CONTEXT_READY | 2           # INPUT_READY: the input buffer is empty
+        return v
+
+    def _busy(self, what: str, now: int) -> None:
+        if now < self.busy_until:
+            raise PeripheralError(f"{self.title}: {what} at cycle {now} while the engine is busy until cycle "
+                                  f"{self.busy_until}; wait for IRQSTAT.RESULT_AVAIL first")
+
+    def _write_ctl(self, v: int, now: int) -> None:
+        if v & CTL_SAVED_CONTEXT_RDY:            # "writing one clears the bit"; other bits ignored
+            self.tag_at = None
+            return
+        self._busy("AESCTL written", now)
+        if self.tag_at is not None:
+            raise PeripheralError(f"{self.title}: AESCTL written before the tag of the last operation was read "
+                                  "(SAVE_CONTEXT: read AESTAGOUT0-3 or write SAVED_CONTEXT_RDY first)")
+        if v & CTL_CBC_MAC:
+            raise PeripheralError(f"{self.title}: AESCTL.CBC_MAC: CBC-MAC alone is not modelled (CCM is)")
+        gcm = (v >> 16) & 3
+        if gcm not in (0, 3):
+            raise PeripheralError(f"{self.title}: AESCTL.GCM = {gcm}: reserved (TRM: only 11, autonomous GHASH)")
+        if (gcm or v & CTL_CCM) and not v & CTL_CTR:
+            raise PeripheralError(f"{self.title}: AESCTL GCM/CCM without CTR: the TRM requires CTR set as well")
+        self.ctl, self.ctx = v, {"in": bytearray(), "t_in": now}
+
+    def _mode(self) -> str:
+        if (self.ctl >> 16) & 3 == 3:
+            return "gcm"
+        if self.ctl & CTL_CCM:
+            return "ccm"
+        if self.ctl & CTL_CTR:
+            return "ctr"
+        return "cbc" if self.ctl & CTL_CBC else "ecb"
+
+    # ---- the key store -------------------------------------------------------------------------
+    def _key_read(self, area: int, now: int) -> None:
+        self._busy("KEYREADAREA written", now)
+        n = KEY_BYTES.get(self.keysize, 16)
+        if area > 7 or area not in self.keys or (n > 16 and area % 2):
+            self.errors |= KEY_ST_RD_ERR         # TRM IRQSTAT: "a key location ... that is not available"
+            return
+        self.key = self.keys[area][:n]
+        self.key_ready_at = now + n // 4 * DMA_WORD
+        self.busy_until = self.key_ready_at
+        self.active.add(now, self.key_ready_at)
+
+    def _key_write(self, data: bytes, now: int, end: int) -> None:
+        n = KEY_BYTES.get(self.keysize)
+        areas = [a for a in range(8) if self.keywritearea >> a & 1]
+        # a key over 128 bits takes two areas from an even one (TRM KEYWRITEAREA); its start area is selected
+        starts = [a for a in areas if n == 16 or a % 2 == 0]
+        if n is None or not starts or len(data) != n * len(starts) or any(a % 2 and a - 1 not in areas
+                                                                           for a in areas if n and n > 16):
+            self.errors |= KEY_ST_WR_ERR         # "a DMA operation does not cover a full key area"
+        else:
+            for i, a in enumerate(starts):
+                self.keys[a] = data[i * n:(i + 1) * n]
+        self.in_done_at = self.result_at = end
+
+    # ---- the DMA and the engines -----------------------------------------------------------------
+    def _dma(self, ch: int, n: int, now: int) -> None:  # long: the three ALGSEL destinations
+        c = self.ch[ch]
+        c["len"] = n
+        if not n or not c["ctl"] & 1:
+            return                                # "starts the transfer if the channel is enabled"
+        alg = self.algsel & ~ALG_TAG
+        if alg not in (ALG_KEY_STORE, ALG_AES, ALG_SHA256):
+            raise PeripheralError(f"{self.title}: DMACH{ch}LEN written with ALGSEL = 0x{self.algsel:x}; expected one "
+                                  "of KEY_STORE (1), AES (2), HASH_SHA_256 (4)")
+        self._check_range(ch, c["addr"], n)
+        if ch == 1:
+            c["end"] = now + (n + 3) // 4 * DMA_WORD
+            if alg == ALG_AES:
+                self._aes_run(now)
+            elif alg == ALG_SHA256:
+                self._hash_out(now)
+            return
+        if alg != ALG_AES or not self.ctx or len(self.ctx["in"]) >= self.authlen:
+            self._busy(f"DMACH{ch}LEN written", now)
+        data = self.memory.read(c["addr"], n)
+        c["end"] = now + (n + 3) // 4 * DMA_WORD
+        if alg == ALG_KEY_STORE:
+            self._key_write(data, now, c["end"])
+            self.busy_until = c["end"]
+            self.active.add(now, c["end"])
+        elif alg == ALG_AES:
+            self._aes_in(data, now)
+        else:
+            self._hash_in(data, now)
+
+    def _check_range(self, ch: int, addr: int, n: int) -> None:
+        if self.memory is None:
+            raise PeripheralError(f"{self.title}: DMA started without the image's memory attached")
+        if not any(lo <= addr and addr + n <= hi for lo, hi in self.dma_regions):
+            raise PeripheralError(f"{self.title}: DMA channel {ch} at 0x{addr:08x}+{n} lies outside the flash "
+                                  "(0x00000000-0x000affff) and SRAM (0x20000000-0x20023fff) of the lp-cc2652r7 map")
+
+    def _aes_in(self, data: bytes, now: int) -> None:
+        ctx = self.ctx
+        if ctx is None:
+            raise PeripheralError(f"{self.title}: AES DMA before AESCTL set up an operation")
+        if self.key is None or now < self.key_ready_at:
+            raise PeripheralError(f"{self.title}: AES DMA with no key in the engine; load one with KEYREADAREA "
+                                  "and wait for its BUSY bit to clear")
+        mode = self._mode()
+        aad = self.authlen if mode in ("gcm", "ccm") else 0
+        if len(ctx["in"]) + len(data) > aad + self.datalen and self.datalen:
+            raise PeripheralError(f"{self.title}: {len(ctx['in']) + len(data)} bytes through DMA channel 0, more than "
+                                  f"AESAUTHLEN + AESDATALEN = {aad + self.datalen}")
+        before = len(ctx["in"])
+        ctx["in"] += data
+        nr = aes_rounds(len(self.key))
+        if before < aad:                         # an AAD transfer: it ends when its blocks are absorbed
+            blocks = (min(len(ctx["in"]), aad) - before + 15) // 16
+            self.busy_until = max(now, self.busy_until) + blocks * (4 * DMA_WORD + nr)
+            self.active.add(now, self.busy_until)
+            self.in_done_at = self.busy_until
+            if len(ctx["in"]) == aad and not self.datalen:
+                self._aes_finish(now)
+        ctx["t_in"] = now
+        self._aes_run(now)
+
+    def _aes_run(self, now: int) -> None:
+        ctx = self.ctx
+        mode = self._mode()
+        aad = self.authlen if mode in ("gcm", "ccm") else 0
+        if not ctx or not self.datalen or len(ctx["in"]) < aad + self.datalen or ctx.get("done"):
+            return
+        c1 = self.ch[1]
+        if not (c1["ctl"] & 1 and c1["len"] >= self.datalen):
+            return                                # waiting for channel 1 (TI writes it after channel 0)
+        self._check_range(1, c1["addr"], self.datalen)
+        self._aes_finish(max(now, ctx["t_in"]))
+        self.memory.write(c1["addr"], ctx["out"])
+
+    def _aes_finish(self, start: int) -> None:  # long: one call per mode
+        ctx, mode, key = self.ctx, self._mode(), self.key
+        aad_len = self.authlen if mode in ("gcm", "ccm") else 0
+        aad, data = bytes(ctx["in"][:aad_len]), bytes(ctx["in"][aad_len:])
+        enc = bool(self.ctl & CTL_DIR)
+        if mode in ("ecb", "cbc") and len(data) % 16:
+            raise PeripheralError(f"{self.title}: AESDATALEN = {len(data)} in {mode.upper()} mode; the TRM requires a "
+                                  "multiple of the 16-byte block")
+        tag = None
+        if mode == "ecb":
+            out, iv_after = aes_core.ecb(key, data, enc), self.iv
+        elif mode == "cbc":
+            out, iv_after = aes_core.cbc(key, self.iv, data, enc)
+        elif mode == "ctr":
+            width = 32 * (((self.ctl >> 7) & 3) + 1)
+            out, iv_after = aes_core.ctr(key, self.iv, data, width)
+        elif mode == "gcm":
+            out, tag = aes_core.gcm(key, self.iv, aad, data, enc)
+            iv_after = self.iv
+        else:
+            m = 2 * (((self.ctl >> 22) & 7) + 1)
+            lq = ((self.ctl >> 19) & 7) + 1
+            if self.iv[0] & 7 != lq - 1:
+                raise PeripheralError(f"{self.title}: CCM A0 flags give L = {(self.iv[0] & 7) + 1}, AESCTL.CCM_L gives "
+                                      f"{lq}; the TRM: 'L must be a copy' of AESCTL's")
+            if m < 4:
+                raise PeripheralError(f"{self.title}: AESCTL.CCM_M gives a {m}-byte tag; CCM needs 4 to 16 (SP 800-38C)")
+            out, tag = aes_core.ccm(key, self.iv, m, aad, data, enc)
+            tag = tag.ljust(16, b"\0")
+            iv_after = self.iv
+        nr = aes_rounds(len(key))
+        blocks = (len(data) + 15) // 16
+        end = max(start, self.busy_until) + blocks * (nr + 8 * DMA_WORD) + (nr if tag is not None else 0)
+        self.active.add(start, end)
+        ctx.update(out=out, iv_after=iv_after, done=True)
+        self.busy_until = self.result_at = end
+        if data:
+            self.in_done_at = end - (nr + 4 * DMA_WORD)
+        if tag is not None or self.ctl & CTL_SAVE_CONTEXT:
+            self.tag = tag if tag is not None else iv_after
+            self.tag_at = end if self.ctl & CTL_SAVE_CONTEXT else None
+        self.iv = iv_after
+
+    def _hash_in(self, data: bytes, now: int) -> None:
+        algo = "sha224" if self.hashmode & HM_SHA224 else "sha256" if self.hashmode & HM_SHA256 else None
+        if algo is None:
+            raise PeripheralError(f"{self.title}: hash DMA with HASHMODE = 0x{self.hashmode:x}; expected SHA256_MODE "
+                                  "or SHA224_MODE")
+        if self.digest_at is not None:
+            raise PeripheralError(f"{self.title}: hash DMA while HASHIOBUFCTRL.OUTPUT_FULL is set; read the digest and "
+                                  "write OUTPUT_FULL first (TRM HASHIOBUFCTRL)")
+        if self.hashmode & HM_NEW_HASH or self.hash is None:
+            if not self.hashmode & HM_NEW_HASH:
+                raise PeripheralError(f"{self.title}: hash DMA without HASHMODE.NEW_HASH and no session to continue")
+            self.hash, self.hashed = hashlib.new(algo), 0
+            self.hashmode &= ~HM_NEW_HASH        # "automatically cleared when hash processing is started"
+        self.hash.update(data)
+        self.hashed += len(data)
+        final = bool(self.hashbuf & HB_PAD_DMA)
+        if final:
+            if self.inlen != 8 * self.hashed:
+                raise PeripheralError(f"{self.title}: HASHINLENL/H = {self.inlen} bits, but {self.hashed} bytes of the "
+                                      "message went through the DMA; the engine pads with HASHINLEN")
+            blocks = (len(data) + 9 + 63) // 64
+            self.digest = self.hash.digest()
+            self.hash = None
+        else:
+            if len(data) % 64:
+                raise PeripheralError(f"{self.title}: a non-final hash part of {len(data)} bytes; without "
+                                      "PAD_DMA_MESSAGE a part must be whole 64-byte blocks")
+            blocks = len(data) // 64
+            self.digest = b""                    # the intermediate state is not modelled (reads 0)
+        end = now + blocks * SHA256_BLOCK
+        self.active.add(now, end)
+        self.busy_until = self.result_at = end
+        self.in_done_at = end
+        self.digest_at = end if final else None
+
+    def _hash_out(self, now: int) -> None:
+        if self.algsel & ALG_TAG and self.digest and self.ch[1]["ctl"] & 1:
+            self.memory.write(self.ch[1]["addr"], self.digest[:self.ch[1]["len"]])

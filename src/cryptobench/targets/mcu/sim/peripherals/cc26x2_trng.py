@@ -1,0 +1,150 @@
+"""The TRNG of TI's CC13x2/CC26x2 as SWCU185G (CC13x2/CC26x2 TRM, revision G), chapter "TRNG"
+describes it: free-running oscillators sampled into an LFSR, a 64-bit result in OUT0/OUT1 once
+enough samples are gathered. Base 0x4002 8000 (TRM "Memory Map").
+
+Registers (TRM TRNG register map, the same offsets as TI's hw_trng.h):
+  OUT0 0x00, OUT1 0x04       the 64-bit result (valid while IRQFLAGSTAT.RDY = 1)
+  IRQFLAGSTAT 0x08           RDY (0), SHUTDOWN_OVF (1), NEED_CLOCK (31)
+  IRQFLAGMASK 0x0C, IRQFLAGCLR 0x10 (write RDY to take the number and start the next)
+  CTL 0x14                   STARTUP_CYCLES (31:16), TRNG_EN (10), NO_LFSR_FB (2), TEST_MODE (1)
+  CFG0 0x18                  MAX_REFILL_CYCLES (31:16), SMPL_DIV (11:8), MIN_REFILL_CYCLES (7:0)
+  ALARMCNT 0x1C, FROEN 0x20, FRODETUNE 0x24, ALARMMASK 0x28, ALARMSTOP 0x2C: kept as written
+  IRQSTATMASK 0x1FD8, IRQSET 0x1FEC, SWRESET 0x1FF0, IRQSTAT 0x1FF8
+
+Timing (TRM CTL/CFG0 field descriptions): after TRNG_EN the first number needs STARTUP_CYCLES x 2^8
+samples (0: 2^24); after a number is taken (IRQFLAGCLR.RDY) the next needs MIN_REFILL_CYCLES x 2^6
+samples when that field is nonzero (the minimum the TRM allows), else MAX_REFILL_CYCLES x 2^8
+(0: 2^24). A sample is taken every SMPL_DIV + 1 cycles of the module clock (TRM SMPL_DIV: "0
+indicates that samples are taken every clock cycle"); the module clock is taken to be the 48 MHz
+system clock the core runs at (the profile's clock; the TRM's clock chapter feeds the peripheral
+bus from it), so one module cycle is one core cycle at the cc2652 profile's 48 MHz. The model keeps
+`clock_ratio` (core cycles per TRNG clock cycle) for a profile that clocks them apart.
+
+Values: TIMING-ONLY. OUT0/OUT1 are a deterministic sequence (SHA-256 of a fixed seed and a counter),
+not entropy: a run is repeatable and nothing here is random. Not modelled: the FRO alarm/shutdown
+machinery (SHUTDOWN_OVF never sets), TEST_MODE and the LFSR registers (read 0)."""
+from __future__ import annotations
+
+import hashlib
+
+from .base import Peripheral, PeripheralError, word
+
+OUT0, OUT1, IRQFLAGSTAT, IRQFLAGMASK, IRQFLAGCLR, CTL, CFG0 = 0x00, 0x04, 0x08, 0x0C, 0x10, 0x14, 0x18
+KEPT = (0x1C, 0x20, 0x24, 0x28, 0x2C)
+IRQSTATMASK, IRQSET, SWRESET, IRQSTAT = 0x1FD8, 0x1FEC, 0x1FF0, 0x1FF8
+RDY, NEED_CLOCK = 1, 1 << 31
+CTL_TRNG_EN, CTL_TEST_MODE = 1 << 10, 1 << 1
+SEED = b"cryptobench cc26x2-trng model: timing only, not entropy"
+
+
+def startup_samples(ctl: int) -> int:
+    n = (ctl >> 16) & 0xFFFF
+    return n << 8 if n else 1 << 24
+
+
+def refill_samples(cfg0: int) -> int:
+    lo, hi = cfg0 & 0xFF, (cfg0 >> 16) & 0xFFFF
+    return lo << 6 if lo else (hi << 8 if hi else 1 << 24)
+
+
+class Cc26x2Trng(Peripheral):
+    kind = "cc26x2-trng"
+    title = "TI CC26x2 TRNG"
+    size = 0x2000
+    source = "TI SWCU185G (CC13x2/CC26x2 TRM) chapter 'TRNG' (TRNG registers)"
+    latency_source = ("SWCU185G TRNG CTL.STARTUP_CYCLES (x 2^8 samples), CFG0.MIN_REFILL_CYCLES (x 2^6) / "
+                      "MAX_REFILL_CYCLES (x 2^8), one sample every SMPL_DIV + 1 module clocks; module clock = the "
+                      "48 MHz core clock (the profile's assumption); values timing-only")
+    clock_ratio = 1
+
+    def __init__(self, base: int, irq: int | None, memory=None):
+        super().__init__(base, irq, memory)
+        self.ctl = self.cfg0 = self.mask = 0
+        self.kept = {o: 0 for o in KEPT}
+        self.ready_at: int | None = None
+        self.count = 0
+        self.value = 0
+        self.irqset = 0
+
+    def _sample_cycles(self, samples: int) -> int:
+        return samples * (((self.cfg0 >> 8) & 0xF) + 1) * self.clock_ratio
+
+    def _next(self, now: int, samples: int) -> None:
+        self.ready_at = now + self._sample_cycles(samples)
+        self.active.add(now, self.ready_at)
+        self.value = int.from_bytes(hashlib.sha256(SEED + self.count.to_bytes(8, "little")).digest()[:8], "little")
+        self.count += 1
+
+    def _flags(self, now: int) -> int:
+        f = self.irqset
+        if self.ready_at is not None:
+            f |= RDY if now >= self.ready_at else NEED_CLOCK
+        return f
+
+    def read(self, offset: int, size: int, now: int) -> int:
+        o = offset & ~3
+        ready = self.ready_at is not None and now >= self.ready_at
+        if o == OUT0:
+            value = self.value & 0xFFFFFFFF if ready else 0
+        elif o == OUT1:
+            value = self.value >> 32 if ready else 0
+        elif o in (IRQFLAGSTAT, IRQSTAT):
+            value = self._flags(now)
+        elif o == IRQSTATMASK:
+            value = self._flags(now) & self.mask
+        elif o == IRQFLAGMASK:
+            value = self.mask
+        elif o == CTL:
+            value = self.ctl
+        elif o == CFG0:
+            value = self.cfg0
+        else:
+            value = self.kept.get(o, 0)
+        return word(value, size, offset)
+
+    def write(self, offset: int, size: int, value: int, now: int) -> int:
+        if size != 4:
+            raise PeripheralError(f"{self.title}: a {size}-byte store at offset 0x{offset:x}; the TRNG registers take "
+                                  "32-bit writes (SWCU185G TRNG register map)")
+        v = value & 0xFFFFFFFF
+        if offset == CTL:
+            if v & CTL_TEST_MODE:
+                raise PeripheralError(f"{self.title}: CTL.TEST_MODE is not modelled")
+            was_on = self.ctl & CTL_TRNG_EN
+            if was_on and v & CTL_TRNG_EN:
+                v = (v & ~0xFFFF0000) | (self.ctl & 0xFFFF0000)     # STARTUP_CYCLES ignored while enabled
+            self.ctl = v
+            if v & CTL_TRNG_EN and not was_on:
+                self._next(now, startup_samples(v))
+            elif not v & CTL_TRNG_EN:
+                self.ready_at = None                               # "forces all TRNG logic back into idle"
+        elif offset == CFG0:
+            if self.ctl & CTL_TRNG_EN:
+                raise PeripheralError(f"{self.title}: CFG0 written while CTL.TRNG_EN = 1; the TRM: 'can only be "
+                                      "modified while CTL.TRNG_EN = 0'")
+            lo, hi = v & 0xFF, (v >> 16) & 0xFFFF
+            if lo and (lo << 6) > ((hi << 8) if hi else 1 << 24):
+                raise PeripheralError(f"{self.title}: CFG0 MIN_REFILL_CYCLES x 2^6 = {lo << 6} samples exceeds "
+                                      f"MAX_REFILL_CYCLES x 2^8; the TRM: 'no random value will be created'")
+            self.cfg0 = v
+        elif offset == IRQFLAGMASK:
+            self.mask = v & 3
+        elif offset == IRQFLAGCLR:
+            self.irqset &= ~v
+            if v & RDY and self.ready_at is not None and now >= self.ready_at and self.ctl & CTL_TRNG_EN:
+                self._next(now, refill_samples(self.cfg0))
+        elif offset == IRQSET:
+            self.irqset |= v & 3
+        elif offset == SWRESET and v & 1:
+            self.__init__(self.base, self.irq, self.memory)
+        elif offset in self.kept:
+            self.kept[offset] = v
+        return 0
+
+    def irq_pending(self, now: int) -> bool:
+        return bool(self._flags(now) & self.mask & 3)
+
+    def next_event(self, now: int) -> int | None:
+        if self.mask & RDY and self.ready_at is not None and self.ready_at > now:
+            return self.ready_at
+        return None
