@@ -83,7 +83,7 @@ def aes_rounds(key_bytes: int) -> int:
 
 class Cc26x2Crypto(Peripheral):
     kind = "cc26x2-crypto"
-    title = "TI CC26x2 CRYPTO (AES + SHA-2)"
+    title = "TI CC26x2 CRYPTO"
     size = 0x800
     source = "TI SWCU185G (CC13x2/CC26x2 TRM) chapter 'Cryptography' (CRYPTO registers)"
     latency_source = ("assumption (structural estimate, lower confidence): SWCU185G gives no cycle counts; DMA one "
