@@ -137,7 +137,7 @@ def ctr(key: bytes, counter: bytes, data: bytes, width_bits: int = 128) -> tuple
     return b"".join(out), counter
 
 
-def _gmul(x: int, y: int) -> int:
+def gmul(x: int, y: int) -> int:
     """SP 800-38D 6.3: multiplication in GF(2^128), bit 0 the most significant."""
     z, v = 0, y
     for i in range(127, -1, -1):
@@ -150,7 +150,7 @@ def _gmul(x: int, y: int) -> int:
 def ghash(h: bytes, data: bytes) -> bytes:
     hi, y = int.from_bytes(h, "big"), 0
     for i in range(0, len(data), 16):
-        y = _gmul(y ^ int.from_bytes(data[i:i + 16].ljust(16, b"\0"), "big"), hi)
+        y = gmul(y ^ int.from_bytes(data[i:i + 16].ljust(16, b"\0"), "big"), hi)
     return y.to_bytes(16, "big")
 
 

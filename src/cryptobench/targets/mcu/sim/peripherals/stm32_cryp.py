@@ -78,16 +78,6 @@ def _unswap(block_bytes: bytes, datatype: int) -> int:
     return int.from_bytes(_swap(int.from_bytes(block_bytes, "big"), datatype), "big")
 
 
-def _gmul(x: int, y: int) -> int:
-    """Multiplication in GF(2^128) as NIST SP 800-38D 6.3 defines it (bit 0 the leftmost)."""
-    z, v = 0, y
-    for i in range(127, -1, -1):
-        if (x >> i) & 1:
-            z ^= v
-        v = (v >> 1) ^ (0xE1 << 120) if v & 1 else v >> 1
-    return z
-
-
 def _inc32(block: bytes, by: int = 1) -> bytes:
     """The block with its last 32 bits (a big-endian counter) increased by `by` modulo 2^32."""
     return block[:12] + ((int.from_bytes(block[12:], "big") + by) & 0xFFFFFFFF).to_bytes(4, "big")
@@ -370,14 +360,14 @@ class Stm32Cryp(Peripheral):
         if mode == "gcm":
             h = ctx["h"]
             if phase == "header":
-                ctx["s"] = _gmul(ctx["s"] ^ int.from_bytes(block, "big"), h)
+                ctx["s"] = aes_core.gmul(ctx["s"] ^ int.from_bytes(block, "big"), h)
                 return None, cycles
             if phase == "payload":
                 out = _xor(block, self._enc(ctx["ctr"]))
                 ctx["ctr"] = self.iv = _inc32(ctx["ctr"])
-                ctx["s"] = _gmul(ctx["s"] ^ int.from_bytes(block if decrypt else out, "big"), h)
+                ctx["s"] = aes_core.gmul(ctx["s"] ^ int.from_bytes(block if decrypt else out, "big"), h)
                 return out, cycles
-            s = _gmul(ctx["s"] ^ int.from_bytes(block, "big"), h)       # final: the lengths block
+            s = aes_core.gmul(ctx["s"] ^ int.from_bytes(block, "big"), h)       # final: the lengths block
             return _xor(s.to_bytes(16, "big"), self._enc(ctx["j0"])), cycles
         if phase == "header":
             ctx["x"] = self._enc(_xor(ctx["x"], block))
