@@ -282,6 +282,7 @@ def test_a_recipe_requiring_an_unknown_peripheral_is_one_line(tmp_path):
 def test_cc26x2_crypto_cells_pass_their_vectors_on_the_modelled_engine(tmp_path):
     doc = _run(tmp_path, "--target", "sim:cortex-m4", "--device", "cc2652", "--engine", "cc26x2-crypto",
                "--op", "aes-cbc-encrypt", "--op", "aes-ctr-encrypt", "--op", "aes-ecb-encrypt", "--op", "aes-gcm-encrypt",
+               "--op", "aes-ccm-encrypt",
                "--op", "sha256", "--op", "sha224", "--param", "bytes=64,1024", "--param", "key_bits=128,256",
                "--param", "aad_bytes=16", "--timeout", "120")
     cells = [r for r in doc["results"] if r["status"] != "unsupported"]
@@ -290,4 +291,4 @@ def test_cc26x2_crypto_cells_pass_their_vectors_on_the_modelled_engine(tmp_path)
         assert r["status"] == "ok" and r["kat"] == "pass", (r["op"], r["params"], r["detail"])
         assert r["served_by"].startswith("peripheral: TI CC26x2 CRYPTO (model of TI SWCU185G")
     assert {r["op"] for r in cells} == {"aes-cbc-encrypt", "aes-ctr-encrypt", "aes-ecb-encrypt", "aes-gcm-encrypt",
-                                        "sha256", "sha224"}
+                                        "aes-ccm-encrypt", "sha256", "sha224"}

@@ -5,6 +5,7 @@
  *
  *   aes-ecb/cbc/ctr-encrypt   key store + AES engine through its DMA, RESULT_AVAIL polled
  *   aes-gcm-encrypt           the same with the AAD first; the tag from AESTAGOUT (12-byte nonce)
+ *   aes-ccm-encrypt           the same in CCM (7-13 byte nonce, even 4-16 byte tag; A0 in AESIV)
  *   sha224 / sha256           the hash engine through its DMA, padded by the engine
  *
  * Every operation loads its key into the key store (rekey=1 and rekey=0 alike: the engine keeps
@@ -20,7 +21,7 @@ const char fw_lib_version[] = "cryptobench CC26x2 register driver, SWCU185G, pol
                               "(served by peripheral: TI CC26x2 CRYPTO)";
 
 #if defined(FW_OP_AES_ECB_ENCRYPT) || defined(FW_OP_AES_CBC_ENCRYPT) || defined(FW_OP_AES_CTR_ENCRYPT) \
-    || defined(FW_OP_AES_GCM_ENCRYPT)
+    || defined(FW_OP_AES_GCM_ENCRYPT) || defined(FW_OP_AES_CCM_ENCRYPT)
 static int
 aes_supports(const fw_params *p, const char **why)
 {
@@ -83,7 +84,7 @@ ctr_run(const fw_params *p, fw_io *io)
 #define FW_GLUE_AES_CTR_ENCRYPT aes_supports, ctr_run
 #endif
 
-#ifdef FW_OP_AES_GCM_ENCRYPT
+#if defined(FW_OP_AES_GCM_ENCRYPT) || defined(FW_OP_AES_CCM_ENCRYPT)
 static int
 gcm_supports(const fw_params *p, const char **why)
 {
@@ -96,6 +97,9 @@ gcm_supports(const fw_params *p, const char **why)
 	return FW_OK;
 }
 
+#endif
+
+#ifdef FW_OP_AES_GCM_ENCRYPT
 /* GCM's IV is the catalog's 12-byte nonce (J0 = nonce || 1); another length fails the call */
 static int
 gcm_run(const fw_params *p, fw_io *io)
@@ -110,6 +114,34 @@ gcm_run(const fw_params *p, fw_io *io)
 	return FW_OK;
 }
 #define FW_GLUE_AES_GCM_ENCRYPT gcm_supports, gcm_run
+#endif
+
+#ifdef FW_OP_AES_CCM_ENCRYPT
+static int
+ccm_supports(const fw_params *p, const char **why)
+{
+	if (gcm_supports(p, why) != FW_OK)
+		return FW_UNSUPPORTED;
+	if (p->nonce_bytes < 7 || p->nonce_bytes > 13 || p->tag_bytes < 4 || p->tag_bytes > 16 || p->tag_bytes % 2) {
+		*why = "CCM takes a 7-13 byte nonce and an even 4-16 byte tag (SP 800-38C)";
+		return FW_UNSUPPORTED;
+	}
+	return FW_OK;
+}
+
+static int
+ccm_run(const fw_params *p, fw_io *io)
+{
+	size_t t = (size_t)p->tag_bytes;
+	if (!fits(io, io->msg_len + t))
+		return FW_ERR;
+	if (cc26x2_aes_ccm(io->key, io->key_len, io->iv, io->iv_len, io->aad, io->aad_len, io->msg, io->out, io->msg_len,
+	                   io->out + io->msg_len, t))
+		return FW_ERR;
+	io->out_len = io->msg_len + t;
+	return FW_OK;
+}
+#define FW_GLUE_AES_CCM_ENCRYPT ccm_supports, ccm_run
 #endif
 
 #if defined(FW_OP_SHA224) || defined(FW_OP_SHA256)

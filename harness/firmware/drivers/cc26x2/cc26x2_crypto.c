@@ -51,6 +51,7 @@
 #define CTL_CTR_WIDTH_32 (0u << 7)
 #define CTL_CTR_WIDTH_128 (3u << 7)
 #define CTL_GCM (3u << 16)
+#define CTL_CCM (1u << 18)
 #define CTL_SAVE_CONTEXT (1u << 29)
 #define CTL_SAVED_CONTEXT_RDY (1u << 30)
 #define KEY_AREA 0u
@@ -143,6 +144,34 @@ int cc26x2_aes(int mode, int encrypt, const uint8_t *key, size_t key_len, const 
     return 0;
 }
 
+/* The AAD, then the payload through the engine; the tag from AESTAGOUT once SAVED_CONTEXT_RDY */
+static void aead_run(const uint8_t *aad, size_t aad_len, const uint8_t *in, uint8_t *out, size_t len, uint8_t *tag,
+                     size_t tag_len)
+{
+    R(AESDATALEN0) = (uint32_t)len;
+    R(AESDATALEN1) = 0;
+    R(AESAUTHLEN) = (uint32_t)aad_len;
+    if (aad_len) {
+        dma(aad, (uint32_t)aad_len, 0, 0);
+        wait(DMA_IN_DONE);
+        R(IRQCLR) = DMA_IN_DONE;
+    }
+    if (len)
+        dma(in, (uint32_t)len, out, (uint32_t)len);
+    wait(RESULT_AVAIL);
+    while (!(R(AESCTL) & CTL_SAVED_CONTEXT_RDY)) {
+    }
+    uint8_t t[16];
+    for (uint32_t i = 0; i < 4; i++) {
+        uint32_t w = R(AESTAGOUT(i));
+        for (uint32_t b = 0; b < 4; b++)
+            t[4 * i + b] = (uint8_t)(w >> (8 * b));
+    }
+    for (size_t i = 0; i < tag_len; i++)
+        tag[i] = t[i];
+    done();
+}
+
 int cc26x2_aes_gcm(const uint8_t *key, size_t key_len, const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
                    const uint8_t *in, uint8_t *out, size_t len, uint8_t *tag)
 {
@@ -157,25 +186,25 @@ int cc26x2_aes_gcm(const uint8_t *key, size_t key_len, const uint8_t *nonce, con
     key_into_engine();
     set_iv(j0);
     R(AESCTL) = CTL_DIR | CTL_CTR | CTL_CTR_WIDTH_32 | CTL_GCM | CTL_SAVE_CONTEXT;
-    R(AESDATALEN0) = (uint32_t)len;
-    R(AESDATALEN1) = 0;
-    R(AESAUTHLEN) = (uint32_t)aad_len;
-    if (aad_len) {
-        dma(aad, (uint32_t)aad_len, 0, 0);
-        wait(DMA_IN_DONE);
-        R(IRQCLR) = DMA_IN_DONE;
-    }
-    if (len)
-        dma(in, (uint32_t)len, out, (uint32_t)len);
-    wait(RESULT_AVAIL);
-    while (!(R(AESCTL) & CTL_SAVED_CONTEXT_RDY)) {
-    }
-    for (uint32_t i = 0; i < 4; i++) {
-        uint32_t w = R(AESTAGOUT(i));
-        for (uint32_t b = 0; b < 4; b++)
-            tag[4 * i + b] = (uint8_t)(w >> (8 * b));
-    }
-    done();
+    aead_run(aad, aad_len, in, out, len, tag, 16);
+    return 0;
+}
+
+int cc26x2_aes_ccm(const uint8_t *key, size_t key_len, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad,
+                   size_t aad_len, const uint8_t *in, uint8_t *out, size_t len, uint8_t *tag, size_t tag_len)
+{
+    if (nonce_len < 7 || nonce_len > 13 || tag_len < 4 || tag_len > 16 || tag_len % 2 || load_key(key, key_len))
+        return -1;
+    uint32_t l = 15u - (uint32_t)nonce_len;         /* the length field's bytes (SP 800-38C A.2) */
+    uint8_t a0[16] = {0};
+    a0[0] = (uint8_t)(l - 1u);                      /* CTR0's flags: L - 1; counter 0 */
+    for (size_t i = 0; i < nonce_len; i++)
+        a0[1 + i] = nonce[i];
+    select(ALG_AES | ALG_TAG);
+    key_into_engine();
+    set_iv(a0);
+    R(AESCTL) = CTL_DIR | CTL_CTR | CTL_CCM | ((l - 1u) << 19) | ((uint32_t)(tag_len - 2) / 2u << 22) | CTL_SAVE_CONTEXT;
+    aead_run(aad, aad_len, in, out, len, tag, tag_len);
     return 0;
 }
 

@@ -21,6 +21,11 @@ int cc26x2_aes(int mode, int encrypt, const uint8_t *key, size_t key_len, const 
 int cc26x2_aes_gcm(const uint8_t *key, size_t key_len, const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
                    const uint8_t *in, uint8_t *out, size_t len, uint8_t *tag);
 
+/* AES-CCM (SP 800-38C) with a 7-13 byte nonce and a 4-16 byte tag (even): out = ciphertext, tag =
+ * the tag_len-byte tag. Returns 0 or -1. */
+int cc26x2_aes_ccm(const uint8_t *key, size_t key_len, const uint8_t *nonce, size_t nonce_len, const uint8_t *aad,
+                   size_t aad_len, const uint8_t *in, uint8_t *out, size_t len, uint8_t *tag, size_t tag_len);
+
 /* SHA-256 (or SHA-224 with sha224 = 1) of len bytes, through the engine's DMA, message padded by
  * the engine. Returns 0. */
 int cc26x2_sha2(int sha224, const uint8_t *msg, size_t len, uint8_t *digest);

@@ -39,8 +39,11 @@ labelled as an assumption and of lower confidence than a manual figure:
   * the DMA moves one 32-bit word per cycle on the AHB (assumption);
   * AES: one round per cycle (10/12/14 rounds for 128/192/256-bit keys, FIPS 197 5), so a payload
     block costs 4 words in + Nr rounds + 4 words out = Nr + 8 cycles, an AAD block (GCM/CCM) 4 + Nr;
-    the GHASH / CBC-MAC half of GCM/CCM runs beside the CTR half (assumption) and a GCM/CCM
-    operation adds one block time for the tag (E(J0) / E(A0)); loading a key from the key store
+    GCM's GHASH (a GF(2^128) multiplier of its own) runs beside the CTR half (assumption), while a
+    CCM block needs two block encryptions (CBC-MAC and CTR, SP 800-38C 6.1) on the one AES core,
+    2 Nr + 8 cycles a block plus Nr for B0; a GCM/CCM operation adds one block time for the tag
+    (E(J0) / E(A0)). (Model v1 ran CCM's CBC-MAC beside its CTR as GCM's GHASH: a single AES core
+    cannot; bench/accel_vs_published's CCM rows, 0.17 of TI's, are what showed it.) Loading a key from the key store
     is one cycle per key word (4/6/8);
   * SHA-256/224: 64 rounds (FIPS 180-4 6.2), one per cycle, plus 16 words in: 80 cycles per 512-bit
     block, one block per padded block of the final part.
@@ -87,7 +90,7 @@ class Cc26x2Crypto(Peripheral):
     size = 0x800
     source = "TI SWCU185G (CC13x2/CC26x2 TRM) chapter 'Cryptography' (CRYPTO registers)"
     latency_source = ("assumption (structural estimate, lower confidence): SWCU185G gives no cycle counts; DMA one "
-                      "word per cycle, AES one round per cycle (Nr + 8 a payload block), SHA-256 one round per "
+                      "word per cycle, AES one round per cycle (Nr + 8 a payload block; CCM 2 Nr + 8), SHA-256 one round per "
                       "cycle (80 a block with its 16 words)")
     # the memories the crypto DMA may reach: the lp-cc2652r7 map (boards.toml; TRM 'Memory Map':
     # flash from 0x0000 0000, SRAM from 0x2000 0000)
@@ -442,7 +445,11 @@ class Cc26x2Crypto(Peripheral):
             iv_after = self.iv
         nr = aes_rounds(len(key))
         blocks = (len(data) + 15) // 16
-        end = max(start, self.busy_until) + blocks * (nr + 8 * DMA_WORD) + (nr if tag is not None else 0)
+        # CCM needs two block encryptions a block (CBC-MAC and CTR, SP 800-38C 6.1) and one for B0, and
+        # the engine has one AES core: they follow each other; GCM's GHASH is a multiplier of its own
+        per_block = (2 * nr if mode == "ccm" else nr) + 8 * DMA_WORD
+        end = (max(start, self.busy_until) + blocks * per_block + (nr if tag is not None else 0)
+               + (nr if mode == "ccm" else 0))
         self.active.add(start, end)
         ctx.update(out=out, iv_after=iv_after, done=True)
         self.busy_until = self.result_at = end
