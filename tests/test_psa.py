@@ -54,6 +54,11 @@ def test_served_by_is_read_from_the_glue_version_string():
     assert served_by_firmware("Mbed TLS 3.5.1 PSA Crypto API (served by builtin)") == "builtin"
     assert served_by_firmware(f"Mbed TLS 3.5.1 PSA Crypto API (served by {DRIVER})") == DRIVER
     assert served_by_firmware("2.28.10") is None
+    # a glue driving two engines names one per op family; an op neither names is served by neither
+    two = "drivers (served by peripheral: STM32F4 HASH for sha*; peripheral: STM32F4 CRYP for aes-*)"
+    assert served_by_firmware(two, "sha256") == "peripheral: STM32F4 HASH"
+    assert served_by_firmware(two, "aes-cbc-encrypt") == "peripheral: STM32F4 CRYP"
+    assert served_by_firmware(two, "hmac-sha256") is None
 
 
 # --- firmware ---------------------------------------------------------------------------------------

@@ -4,18 +4,19 @@
  * annotated model's (docs/accelerators.md); on an STM32F43x board they are the part's.
  *
  *   sha1 / sha224 / sha256    the HASH processor, fed by the core, completion polled
+ *   aes-ecb/cbc-encrypt       the CRYP processor, fed and read by the core through its FIFOs
  *
- * No heap. rekey does not apply (a hash has no key). */
+ * No heap. The CRYP takes its key in every operation (rekey=0 is refused: no schedule to keep). */
 
 #include <string.h>
 
 #include "fw.h"
+#include "stm32f4_cryp.h"
 #include "stm32f4_hash.h"
 
 const char fw_lib_name[] = "stm32-cryp-hash";
 const char fw_lib_version[] = "cryptobench STM32F4 register drivers, RM0090 Rev 11, polling "
-                              "(served by peripheral: STM32F4 HASH)";
-const uint8_t fw_lib_keeps_key = 1;     /* fw.h: nothing to keep */
+                              "(served by peripheral: STM32F4 HASH for sha*; peripheral: STM32F4 CRYP for aes-*)";
 
 #if defined(FW_OP_SHA1) || defined(FW_OP_SHA224) || defined(FW_OP_SHA256)
 static int
@@ -66,6 +67,49 @@ sha256_run(const fw_params *p, fw_io *io)
 	return hash_run(io, STM32F4_HASH_SHA256, 32);
 }
 #define FW_GLUE_SHA256 supports_any, sha256_run
+#endif
+
+#if defined(FW_OP_AES_ECB_ENCRYPT) || defined(FW_OP_AES_CBC_ENCRYPT)
+static int
+aes_supports(const fw_params *p, const char **why)
+{
+	if (p->key_bits != 128 && p->key_bits != 192 && p->key_bits != 256) {
+		*why = "key_bits must be 128, 192 or 256";
+		return FW_UNSUPPORTED;
+	}
+	return FW_OK;
+}
+
+static int
+aes_run(fw_io *io, uint32_t mode)
+{
+	if (io->out == NULL || io->out_cap < io->msg_len || (mode == STM32F4_CRYP_CBC && io->iv_len != 16))
+		return FW_ERR;
+	if (stm32f4_cryp_encrypt(mode, io->key, io->key_len, io->iv, io->msg, io->out, io->msg_len))
+		return FW_ERR;
+	io->out_len = io->msg_len;
+	return FW_OK;
+}
+#endif
+
+#ifdef FW_OP_AES_ECB_ENCRYPT
+static int
+ecb_run(const fw_params *p, fw_io *io)
+{
+	(void)p;
+	return aes_run(io, STM32F4_CRYP_ECB);
+}
+#define FW_GLUE_AES_ECB_ENCRYPT aes_supports, ecb_run
+#endif
+
+#ifdef FW_OP_AES_CBC_ENCRYPT
+static int
+cbc_run(const fw_params *p, fw_io *io)
+{
+	(void)p;
+	return aes_run(io, STM32F4_CRYP_CBC);
+}
+#define FW_GLUE_AES_CBC_ENCRYPT aes_supports, cbc_run
 #endif
 
 /* The op table: the rows of fw_ops_table.h (generated from the catalog) for the FW_GLUE_* above. */

@@ -5,6 +5,7 @@ the host's OpenSSL, store stack, heap and code size cell by cell, and cycles and
 the transport has a cycle model (a board, the simulator; never QEMU)."""
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -307,7 +308,7 @@ class McuTarget:
                   "code_size": sizes, "flags": []}
         if "alt_calls" in line:       # calls into _ALT replacement code (fw_alt_calls, core/fw.h)
             result["alt_calls"] = int(line["alt_calls"])
-        served = served_by_firmware(report.hello.get("lib_version", ""))
+        served = served_by_firmware(report.hello.get("lib_version", ""), op)
         if served:                   # a PSA glue: builtin software or the driver; a peripheral driver: the engine
             result["served_by"] = self.transport.served_by(served)
         samples = None
@@ -368,11 +369,22 @@ class McuTarget:
         return "n/a", ""
 
 
-def served_by_firmware(lib_version: str) -> str | None:
+def served_by_firmware(lib_version: str, op: str = "") -> str | None:
     """The implementation a glue says serves its calls, as "(served by X)" in its fw_lib_version
-    (glue/psa.c, which fails every op its driver did not serve): "builtin" or "driver: NAME"."""
+    (glue/psa.c, which fails every op its driver did not serve): "builtin" or "driver: NAME". A glue
+    driving several engines names one per op family, "(served by X for sha*; Y for aes-*)": the
+    entry whose op patterns (shell-style) match `op`, else None."""
     m = re.search(r"\(served by ([^)]+)\)", lib_version or "")
-    return m.group(1).strip() if m else None
+    if not m:
+        return None
+    entries = [e.strip() for e in m.group(1).split(";")]
+    if len(entries) == 1 and " for " not in entries[0]:
+        return entries[0]
+    for entry in entries:
+        name, _, patterns = entry.rpartition(" for ")
+        if name and any(fnmatch.fnmatchcase(op, p.strip()) for p in patterns.split(",")):
+            return name.strip()
+    return None
 
 
 def matching_vectors_for_op(vectors: list[dict], op: str) -> list[dict]:
