@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from .base import Memory, Peripheral, PeripheralError
 from .cc26x2_crypto import Cc26x2Crypto
+from .cc26x2_pka import Cc26x2Pka
 from .cc26x2_trng import Cc26x2Trng
 from .stm32_cryp import Stm32Cryp
 from .stm32_hash import Stm32Hash
 from .stm32_rng import Stm32Rng
 
 KINDS: dict[str, type[Peripheral]] = {cls.kind: cls for cls in (Stm32Hash, Stm32Cryp, Stm32Rng, Cc26x2Crypto,
-                                                                  Cc26x2Trng)}
+                                                                  Cc26x2Trng, Cc26x2Pka)}
 BASE_KEYS = ("kind", "base", "irq", "enable", "source")
 
 

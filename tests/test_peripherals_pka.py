@@ -1,0 +1,209 @@
+"""The TI CC26x2 PKA model (peripherals/cc26x2_pka.py) against SWCU185G: P-256 known answers through
+ECC-MUL / ECC-ADD with the TRM's vector layout, the PKCP operations TI's ECDSA path needs (multiply,
+add, subtract, modulo, ModInv, compare) with MSW/DIVMSW/COMPARE/SHIFT, FUNCTION.RUN clearing after the
+modelled latency, the interrupt as RUN's complement, misuse as one line, and ecdsa-verify / ECDH cells
+through the register-level driver on the simulated cc2652."""
+import pytest
+from conftest import cli
+
+from cryptobench.targets.mcu.sim.peripherals import cc26x2_pka as P
+from cryptobench.targets.mcu.sim.peripherals.base import PeripheralError
+
+PRIME = 2**256 - 2**224 + 2**192 + 2**96 - 1                       # FIPS 186-4 D.1.2.3 (P-256)
+A_COEF = PRIME - 3
+B_COEF = 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B
+ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+GX = 0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296
+GY = 0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5
+N = 8                                                               # words
+S = P.stride(N)                                                    # 10 words between coordinates
+
+
+class Core:
+    """A core driving the model one access per cycle, vectors laid out as the TRM's ECC table says."""
+
+    def __init__(self):
+        self.p, self.t = P.Cc26x2Pka(0x40025000, 3), 0
+
+    def w(self, off, v):
+        self.t += 1 + self.p.write(off, 4, v, self.t)
+
+    def r(self, off):
+        self.t += 1
+        return self.p.read(off, 4, self.t)
+
+    def put(self, word_at, value, n=N):
+        for i in range(n):
+            self.w(P.RAM + 4 * (word_at + i), (value >> (32 * i)) & 0xFFFFFFFF)
+
+    def get(self, word_at, n=N):
+        return sum(self.r(P.RAM + 4 * (word_at + i)) << (32 * i) for i in range(n))
+
+    def wait(self):
+        while self.r(P.FUNCTION) & P.F_RUN:
+            pass
+
+    def run(self, function):
+        self.w(P.FUNCTION, P.F_RUN | function)
+        start = self.t
+        self.wait()
+        return start
+
+    def ecc_mul(self, k, x, y):
+        self.put(0, k)
+        self.w(P.APTR, 0), self.w(P.ALENGTH, N)
+        for i, v in enumerate((PRIME, A_COEF, B_COEF)):
+            self.put(S + i * S, v)
+        self.w(P.BPTR, S), self.w(P.BLENGTH, N)
+        self.put(4 * S, x), self.put(5 * S, y)
+        self.w(P.CPTR, 4 * S), self.w(P.DPTR, 6 * S)
+        start = self.run(P.SEQ_ECC_MUL << P.SEQ_SHIFT)
+        return self.r(P.SHIFT), self.get(6 * S), self.get(7 * S), start
+
+    def basic(self, function, a, b, alen=N, blen=N):
+        self.put(0, a, alen)
+        self.put(16, b, blen)
+        self.w(P.APTR, 0), self.w(P.ALENGTH, alen), self.w(P.BPTR, 16), self.w(P.BLENGTH, blen)
+        self.w(P.CPTR, 32), self.w(P.DPTR, 64)
+        self.run(function)
+
+
+def test_ecc_mul_gives_rfc5903_public_keys_and_the_shared_secret():
+    d_i = 0xC88F01F510D9AC3F70A292DAA2316DE544E9AAB8AFE84049C62A9C57862D1433
+    d_r = 0xC6EF9C5D78AE012A011164ACB397CE2088685D8F06BF9BE0B283AB46476BEE53
+    shift, qx, qy, _ = Core().ecc_mul(d_i, GX, GY)
+    assert shift == P.SHIFT_OK
+    assert qx == 0xDAD0B65394221CF9B051E1FECA5787D098DFE637FC90B9EF945D0C3772581180
+    assert qy == 0x5271A0461CDB8252D61F1C456FA3E59AB1F45B33ACCF5F58389E0577B8990BB3
+    shift, rx, ry, _ = Core().ecc_mul(d_r, GX, GY)
+    shift, zx, _, _ = Core().ecc_mul(d_r, qx, qy)                  # RFC 5903 8.1: the shared x
+    assert zx == 0xD6840F6B42F6EDAFD13116E0E12565202FEF8E9ECE7DCE03812464D04B9442DE
+    assert Core().ecc_mul(d_i, rx, ry)[1] == zx
+
+
+def test_ecc_mul_by_the_order_is_the_point_at_infinity_and_a_bad_prime_is_error_31():
+    c = Core()
+    shift, _, _, _ = c.ecc_mul(ORDER, GX, GY)
+    assert shift == P.SHIFT_INFINITY and c.r(P.MSW) & P.MSW_ZERO
+    c = Core()
+    c.put(P.stride(N), PRIME - 1)                                 # an even p: the TRM's "error"
+    c.p.ram[4 * S:4 * S + 32] = (PRIME - 1).to_bytes(32, "little")
+    c.w(P.APTR, 0), c.w(P.ALENGTH, N), c.w(P.BPTR, S), c.w(P.BLENGTH, N), c.w(P.CPTR, 4 * S), c.w(P.DPTR, 6 * S)
+    c.run(P.SEQ_ECC_MUL << P.SEQ_SHIFT)
+    assert c.r(P.SHIFT) == P.SHIFT_ERROR
+
+
+def test_ecc_add_doubles_and_adds():
+    c = Core()
+    c.put(0, GX), c.put(S, GY)
+    c.put(2 * S, PRIME), c.put(3 * S, A_COEF)
+    c.put(4 * S, GX), c.put(5 * S, GY)
+    c.w(P.APTR, 0), c.w(P.BPTR, 2 * S), c.w(P.BLENGTH, N), c.w(P.CPTR, 4 * S), c.w(P.DPTR, 6 * S)
+    c.run(P.SEQ_ECC_ADD << P.SEQ_SHIFT)
+    two_g = P.mul(2, (GX, GY), PRIME, A_COEF)
+    assert c.r(P.SHIFT) == 0 and (c.get(6 * S), c.get(7 * S)) == two_g
+    c.put(4 * S, GX), c.put(5 * S, PRIME - GY)                     # G + (-G)
+    c.run(P.SEQ_ECC_ADD << P.SEQ_SHIFT)
+    assert c.r(P.SHIFT) == P.SHIFT_INFINITY
+
+
+def test_pkcp_operations_and_their_result_registers():
+    a, b = 0x1234_5678_9ABC_DEF0 << 190 | 77, ORDER
+    c = Core()
+    c.basic(P.F_MULTIPLY, a, b)
+    assert c.get(32, 16) == a * b and c.r(P.MSW) == 32 + ((a * b).bit_length() - 1) // 32
+    c.basic(P.F_ADD, a, b)
+    assert c.get(32, 9) == a + b
+    c.basic(P.F_SUBTRACT, b, a)
+    assert c.get(32) == b - a
+    c.basic(P.F_MODULO, a * b + 5, b, alen=16)
+    assert c.get(32, 9) == 5 and c.r(P.DIVMSW) == 32
+    c.basic(P.F_DIVIDE, a * b + 5, b, alen=16)
+    assert c.get(64, 9) == a and c.r(P.MSW) == 64 + (a.bit_length() - 1) // 32
+    c.basic(P.F_MODULO, 2 * b, b, alen=16)
+    assert c.r(P.DIVMSW) == P.MSW_ZERO                              # a zero remainder
+    c.basic(P.SEQ_MODINV << P.SEQ_SHIFT, a, b)
+    assert c.r(P.SHIFT) == 0 and c.get(64) * a % b == 1
+    c.basic(P.F_COMPARE, a, b)
+    assert c.r(P.COMPARE) == P.CMP_LT
+    c.basic(P.F_COMPARE, b, a)
+    assert c.r(P.COMPARE) == P.CMP_GT
+    c.basic(P.F_COMPARE, a, a)
+    assert c.r(P.COMPARE) == P.CMP_EQ
+    c.w(P.SHIFT, 4)
+    c.basic(P.F_RSHIFT, a, 0)
+    assert c.get(32) == a >> 4
+
+
+def test_run_clears_after_the_structural_latency_and_the_interrupt_is_its_complement():
+    c = Core()
+    _, _, _, start = c.ecc_mul(5, GX, GY)
+    write_at = start - 1                                            # the FUNCTION write's cycle
+    assert c.p.busy_until == write_at + P.ecc_mul_cycles(N, N) == write_at + 865_744
+    assert P.modmul_cycles(8) == 160 and P.modinv_cycles(8) == 4616
+    assert not c.p.irq_pending(write_at + 10) and c.p.next_event(write_at + 10) == c.p.busy_until
+    assert c.p.irq_since(c.p.busy_until) == c.p.busy_until
+    d = Core()
+    d.basic(P.F_MULTIPLY, 3, 5)
+    span = d.p.active.spans[-1]
+    assert span[1] - span[0] == P.START + N * N
+    assert Core().p.read(P.HWREV, 4, 0) == 0xE31C and Core().p.read(P.FWREV, 4, 0) >> 28 == 2
+
+
+@pytest.mark.parametrize("steps, message", [
+    ([(P.FUNCTION, P.F_RUN)], "expected exactly one operation"),
+    ([(P.FUNCTION, P.F_RUN | P.F_ADD | P.F_MULTIPLY)], "expected exactly one operation"),
+    ([(P.FUNCTION, P.F_RUN | 1 << P.SEQ_SHIFT)], "sequencer operation 1 (ExpMod-CRT) is not modelled"),
+    ([(P.FUNCTION, P.F_RUN | P.F_ADDSUB)], "STALL_RESULT, ADDSUB or MS_ONE"),
+    ([(P.APTR, 3), (P.FUNCTION, P.F_RUN | P.F_ADD)], "bit [0] must be zero"),
+    ([(P.APTR, 508), (P.FUNCTION, P.F_RUN | P.F_ADD)], "runs past the 2048-byte PKA RAM"),
+    ([(P.ALENGTH, 0), (P.FUNCTION, P.F_RUN | P.F_ADD)], "expected nonzero vector lengths"),
+    ([(P.FUNCTION, P.F_RUN | P.F_MULTIPLY), (P.RAM, 1)], "a write to PKA RAM offset 0x0 while the engine runs"),
+    ([(P.FUNCTION, P.F_RUN | P.F_MULTIPLY), (P.APTR, 0)], "a write to APTR while the engine runs"),
+    ([(P.FUNCTION, P.F_RUN | P.F_MULTIPLY), (P.FUNCTION, P.F_RUN | P.F_ADD)], "FUNCTION written with RUN while"),
+])
+def test_pka_misuse_is_one_line(steps, message):
+    c = Core()
+    c.w(P.ALENGTH, N), c.w(P.BLENGTH, N), c.w(P.BPTR, 16), c.w(P.CPTR, 32)
+    c.put(16, 1 << 255)
+    with pytest.raises(PeripheralError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
+                       .replace("]", r"\]")) as e:
+        for off, v in steps:
+            c.w(off, v)
+    assert "\n" not in str(e.value)
+
+
+def test_subtract_below_zero_and_a_narrow_store_are_refused():
+    c = Core()
+    with pytest.raises(PeripheralError, match="Subtract with A < B"):
+        c.basic(P.F_SUBTRACT, 1, 2)
+    with pytest.raises(PeripheralError, match="a 1-byte store at offset 0x1c"):
+        c.p.write(P.FUNCTION, 1, 0, c.t)
+
+
+def test_the_cc2652_profile_lists_the_pka():
+    from cryptobench.targets.mcu.sim import devices
+    kinds = {(m["kind"], m["base"], m["irq"]) for m in devices._load()["cc2652"].peripheral_models}
+    assert ("cc26x2-pka", 0x40025000, 3) in kinds
+
+
+def _run(tmp_path, *args):
+    out = tmp_path / "run.json"
+    proc = cli("run", *args, "--db", str(tmp_path / "run.sqlite"), "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return __import__("json").loads(out.read_text())
+
+
+@pytest.mark.e2e
+def test_ecc_cells_on_the_modelled_pka_pass_their_vectors_and_name_the_pka(tmp_path):
+    doc = _run(tmp_path, "--target", "sim:cortex-m4", "--device", "cc2652", "--engine", "cc26x2-crypto",
+               "--op", "ecdsa-verify", "--op", "ecdh-shared-secret", "--op", "ecdh-keygen", "--op", "ecdsa-sign",
+               "--param", "curve=p256", "--timeout", "300")
+    cells = [r for r in doc["results"] if r["engine"] == "cc26x2-crypto"]
+    assert {r["op"] for r in cells} == {"ecdsa-verify", "ecdh-shared-secret", "ecdh-keygen", "ecdsa-sign"}
+    for r in cells:
+        assert r["status"] == "ok" and r["kat"] == "pass", (r["op"], r["params"], r["detail"])
+        assert r["served_by"].startswith("peripheral: TI CC26x2 PKA (model of TI SWCU185G"), r["served_by"]
+    # the engine's ECC-MUL dominates: an ECDH cell is at least one modelled ECC-MUL
+    ecdh = next(r for r in cells if r["op"] == "ecdh-shared-secret")
+    assert ecdh["cycles"]["per_op_median"] > P.ecc_mul_cycles(N, N)
