@@ -286,10 +286,10 @@ def test_trng_interrupt_and_misuse():
         t.write(T.CFG0, 4, (1 << 16) | 0xFF, 301)
 
 
-def test_the_cc2652_profile_lists_both_models():
+def test_the_cc2652_profile_lists_its_models():
     from cryptobench.targets.mcu.sim import devices
     kinds = {(m["kind"], m["base"], m["irq"]) for m in devices._load()["cc2652"].peripheral_models}
-    assert kinds == {("cc26x2-crypto", 0x40024000, 23), ("cc26x2-trng", 0x40028000, 33)}
+    assert kinds == {("cc26x2-crypto", 0x40024000, 23), ("cc26x2-trng", 0x40028000, 33), ("cc26x2-pka", 0x40025000, 3)}
 
 
 def test_the_driver_image_gives_the_known_answers_with_the_same_cycles_on_both_executors(tmp_path):

@@ -7,18 +7,26 @@
  *   aes-gcm-encrypt           the same with the AAD first; the tag from AESTAGOUT (12-byte nonce)
  *   aes-ccm-encrypt           the same in CCM (7-13 byte nonce, even 4-16 byte tag; A0 in AESIV)
  *   sha224 / sha256           the hash engine through its DMA, padded by the engine
+ *   ecdh-keygen               Q = d x G on the PKA (ECC-MUL), P-256: out = 04 || X || Y
+ *   ecdh-shared-secret        z = x(d x peer) on the PKA, after checking the peer point is on P-256
+ *   ecdsa-sign                FIPS 186-4 6.4 on the PKA (ECC-MUL, ModInv, Multiply, Add, Modulo),
+ *                             the nonce k from fw_random; out = r || s
+ *   ecdsa-verify              FIPS 186-4 6.4.2 on the PKA (ModInv, Multiply/Modulo, two ECC-MULs,
+ *                             ECC-ADD, Compare); out = 01 / 00
  *
- * Every operation loads its key into the key store (rekey=1 and rekey=0 alike: the engine keeps
- * no schedule a glue could hold outside the timed region). No heap. */
+ * Every AES/hash operation loads its key into the key store (rekey=1 and rekey=0 alike: the engine
+ * keeps no schedule a glue could hold outside the timed region). No heap. */
 
 #include <string.h>
 
 #include "cc26x2_crypto.h"
+#include "cc26x2_pka.h"
 #include "fw.h"
 
 const char fw_lib_name[] = "cc26x2-crypto";
 const char fw_lib_version[] = "cryptobench CC26x2 register driver, SWCU185G, polling "
-                              "(served by peripheral: TI CC26x2 CRYPTO)";
+                              "(served by peripheral: TI CC26x2 CRYPTO for aes-*, sha*; "
+                              "peripheral: TI CC26x2 PKA for ecdh-*, ecdsa-*)";
 
 #if defined(FW_OP_AES_ECB_ENCRYPT) || defined(FW_OP_AES_CBC_ENCRYPT) || defined(FW_OP_AES_CTR_ENCRYPT) \
     || defined(FW_OP_AES_GCM_ENCRYPT) || defined(FW_OP_AES_CCM_ENCRYPT)
@@ -182,6 +190,194 @@ sha256_run(const fw_params *p, fw_io *io)
 	return FW_OK;
 }
 #define FW_GLUE_SHA256 sha_supports, sha256_run
+#endif
+
+/* ---- P-256 on the PKA (big-endian d, hash, r, s; points 04 || X || Y) ----------------------- */
+
+#if defined(FW_OP_ECDH_KEYGEN) || defined(FW_OP_ECDH_SHARED_SECRET) || defined(FW_OP_ECDSA_SIGN) \
+    || defined(FW_OP_ECDSA_VERIFY)
+#define W CC26X2_P256_WORDS
+
+static int
+p256_supports(const fw_params *p, const char **why)
+{
+	if (strncmp(p->curve, "p256", sizeof p->curve) != 0) {
+		*why = "this driver runs P-256 on the PKA only (ECmontMUL for X25519 and longer curves are not driven)";
+		return FW_UNSUPPORTED;
+	}
+	return FW_OK;
+}
+
+static int
+is_zero(const uint32_t *v)
+{
+	uint32_t any = 0;
+	for (int i = 0; i < W; i++)
+		any |= v[i];
+	return any == 0;
+}
+
+/* 1 <= v < n */
+static int
+in_order_range(const uint32_t *v)
+{
+	return !is_zero(v) && cc26x2_pka_cmp(v, cc26x2_p256_n) < 0;
+}
+
+/* an uncompressed point 04 || X || Y that lies on P-256 */
+static int
+read_point(const uint8_t *in, size_t len, uint32_t *x, uint32_t *y)
+{
+	if (in == NULL || len != 1 + 8 * W || in[0] != 4)
+		return 0;
+	cc26x2_pka_from_be(x, in + 1);
+	cc26x2_pka_from_be(y, in + 1 + 4 * W);
+	return cc26x2_pka_p256_on_curve(x, y);
+}
+
+static void
+write_point(uint8_t *out, const uint32_t *x, const uint32_t *y)
+{
+	out[0] = 4;
+	cc26x2_pka_to_be(out + 1, x);
+	cc26x2_pka_to_be(out + 1 + 4 * W, y);
+}
+#endif
+
+#if defined(FW_OP_ECDSA_SIGN) || defined(FW_OP_ECDSA_VERIFY)
+/* e: the hash's leftmost 256 bits as a number (FIPS 186-4 6.4: a shorter hash is taken as it is) */
+static void
+hash_number(const uint8_t *h, size_t len, uint32_t *e)
+{
+	uint8_t be[4 * W];
+	size_t n = len < sizeof be ? len : sizeof be;
+	memset(be, 0, sizeof be);
+	memcpy(be + sizeof be - n, h, n);
+	cc26x2_pka_from_be(e, be);
+}
+#endif
+
+#ifdef FW_OP_ECDH_KEYGEN
+static int
+ecdh_keygen_run(const fw_params *p, fw_io *io)
+{
+	uint32_t d[W], qx[W], qy[W];
+	(void)p;
+	if (io->key_len != 4 * W || io->out == NULL || io->out_cap < 1 + 8 * W)
+		return FW_ERR;
+	cc26x2_pka_from_be(d, io->key);
+	if (!in_order_range(d) || cc26x2_pka_ecc_mul(d, cc26x2_p256_gx, cc26x2_p256_gy, qx, qy) != CC26X2_PKA_OK)
+		return FW_ERR;
+	write_point(io->out, qx, qy);
+	io->out_len = 1 + 8 * W;
+	return FW_OK;
+}
+#define FW_GLUE_ECDH_KEYGEN p256_supports, ecdh_keygen_run
+#endif
+
+#ifdef FW_OP_ECDH_SHARED_SECRET
+static int
+ecdh_shared_run(const fw_params *p, fw_io *io)
+{
+	uint32_t d[W], px[W], py[W], zx[W], zy[W];
+	(void)p;
+	if (io->key_len != 4 * W || io->out == NULL || io->out_cap < 4 * W)
+		return FW_ERR;
+	cc26x2_pka_from_be(d, io->key);
+	if (!in_order_range(d) || !read_point(io->peer, io->peer_len, px, py))
+		return FW_ERR;
+	if (cc26x2_pka_ecc_mul(d, px, py, zx, zy) != CC26X2_PKA_OK)
+		return FW_ERR;
+	cc26x2_pka_to_be(io->out, zx);
+	io->out_len = 4 * W;
+	return FW_OK;
+}
+#define FW_GLUE_ECDH_SHARED_SECRET p256_supports, ecdh_shared_run
+#endif
+
+#ifdef FW_OP_ECDSA_SIGN
+/* k from fw_random until 1 <= k < n and neither r nor s is 0 */
+static int
+ecdsa_sign_run(const fw_params *p, fw_io *io)
+{
+	uint32_t d[W], e[W], k[W], kinv[W], rx[W], ry[W], r[W], s[W];
+	uint8_t kb[4 * W];
+	(void)p;
+	if (io->key_len != 4 * W || io->out == NULL || io->out_cap < 8 * W)
+		return FW_ERR;
+	cc26x2_pka_from_be(d, io->key);
+	if (!in_order_range(d))
+		return FW_ERR;
+	hash_number(io->msg, io->msg_len, e);
+	cc26x2_pka_mod(e, cc26x2_p256_n, e);
+	for (int tries = 0; tries < 16; tries++) {
+		if (fw_random(NULL, kb, sizeof kb) != 0)
+			return FW_ERR;
+		cc26x2_pka_from_be(k, kb);
+		if (!in_order_range(k) || cc26x2_pka_ecc_mul(k, cc26x2_p256_gx, cc26x2_p256_gy, rx, ry) != CC26X2_PKA_OK)
+			continue;
+		cc26x2_pka_mod(rx, cc26x2_p256_n, r);                  /* r = x1 mod n */
+		if (is_zero(r) || cc26x2_pka_inv_mod(k, cc26x2_p256_n, kinv) != CC26X2_PKA_OK)
+			continue;
+		cc26x2_pka_mul_mod(r, d, cc26x2_p256_n, s);            /* s = k^-1 (e + r d) mod n */
+		cc26x2_pka_add_mod(s, e, cc26x2_p256_n, s);
+		cc26x2_pka_mul_mod(s, kinv, cc26x2_p256_n, s);
+		if (is_zero(s))
+			continue;
+		cc26x2_pka_to_be(io->out, r);
+		cc26x2_pka_to_be(io->out + 4 * W, s);
+		io->out_len = 8 * W;
+		return FW_OK;
+	}
+	return FW_ERR;
+}
+#define FW_GLUE_ECDSA_SIGN p256_supports, ecdsa_sign_run
+#endif
+
+#ifdef FW_OP_ECDSA_VERIFY
+/* out = 01 (valid) or 00: r or s out of [1, n-1], a key that is not a point of P-256, or a
+ * signature that does not verify are all a result 00 (as the Mbed TLS glue reports them) */
+static int
+ecdsa_verify_ok(fw_io *io)
+{
+	uint32_t qx[W], qy[W], r[W], s[W], e[W], w[W], u1[W], u2[W], x1[W], y1[W], x2[W], y2[W], v[W];
+	int st1, st2;
+	if (!read_point(io->peer, io->peer_len, qx, qy))
+		return 0;
+	cc26x2_pka_from_be(r, io->sig);
+	cc26x2_pka_from_be(s, io->sig + 4 * W);
+	if (!in_order_range(r) || !in_order_range(s))
+		return 0;
+	hash_number(io->msg, io->msg_len, e);
+	if (cc26x2_pka_inv_mod(s, cc26x2_p256_n, w) != CC26X2_PKA_OK)
+		return 0;
+	cc26x2_pka_mul_mod(e, w, cc26x2_p256_n, u1);               /* u1 = e w, u2 = r w mod n */
+	cc26x2_pka_mul_mod(r, w, cc26x2_p256_n, u2);
+	st1 = cc26x2_pka_ecc_mul(u1, cc26x2_p256_gx, cc26x2_p256_gy, x1, y1);
+	st2 = cc26x2_pka_ecc_mul(u2, qx, qy, x2, y2);
+	if (st1 == CC26X2_PKA_OK && st2 == CC26X2_PKA_OK) {
+		if (cc26x2_pka_ecc_add(x1, y1, x2, y2, x1, y1) != CC26X2_PKA_OK)
+			return 0;                                           /* u1 G + u2 Q is the point at infinity */
+	} else if (st1 == CC26X2_PKA_INFINITY && st2 == CC26X2_PKA_OK) {
+		memcpy(x1, x2, sizeof x1);
+	} else if (st1 != CC26X2_PKA_OK || st2 != CC26X2_PKA_INFINITY) {
+		return 0;
+	}
+	cc26x2_pka_mod(x1, cc26x2_p256_n, v);                      /* v = x mod n, valid when v = r */
+	return cc26x2_pka_cmp(v, r) == 0;
+}
+
+static int
+ecdsa_verify_run(const fw_params *p, fw_io *io)
+{
+	(void)p;
+	if (io->sig == NULL || io->sig_len != 8 * W || io->out == NULL || io->out_cap < 1)
+		return FW_ERR;
+	io->out[0] = (uint8_t)ecdsa_verify_ok(io);
+	io->out_len = 1;
+	return FW_OK;
+}
+#define FW_GLUE_ECDSA_VERIFY p256_supports, ecdsa_verify_run
 #endif
 
 /* The op table: the rows of fw_ops_table.h (generated from the catalog) for the FW_GLUE_* above. */
