@@ -52,14 +52,39 @@ def test_a_cells_profile_is_its_median_repetition_paired_as_its_cycles_are():
     reads = [0, 10, 20, 50, 60, 80, 90, 91] + [100, 105, 110, 112, 120, 124, 130, 131]
     report = SimpleNamespace(profiler=Prof(), profile_snaps=list(reads), counter_reads=reads,
                              counter_insns=[2 * r for r in reads],
-                             cells={0: {"status": "ok", "cyc": [1, 1, 1]}, 1: {"status": "failed"},
-                                    2: {"status": "ok", "cyc": [1, 1, 1]}})
+                             cells={0: {"status": "ok", "cyc": [10, 30, 20]}, 1: {"status": "failed"},
+                                    2: {"status": "ok", "cyc": [5, 2, 4]}})
     got = sim_profiles(report)
     assert set(got) == {0, 2}
     assert got[0]["repetition"] == 2 and got[0]["cycles"] == 20 and got[0]["instructions"] == 40   # 10, 30, 20
     assert got[2]["repetition"] == 2 and got[2]["cycles"] == 4                                      # 5, 2, 4
     assert got[0]["rows"] == [{"function": "f", "cycles": 20, "instructions": 0, "calls": 0}]
     assert sim_profiles(SimpleNamespace(profiler=None)) == {}
+
+
+def test_a_counter_read_the_harness_did_not_make_does_not_shift_later_cells_windows():
+    """A library that reads DWT CYCCNT itself (a HAL_GetTick built on it, as a user's glue for ST's
+    HAL might write) adds a read inside a timed window: pairing the log in order would give each
+    later window another's cycles. The firmware's own counts expose it; from there on the cells
+    keep those counts and get no instruction counts or profile."""
+    from cryptobench.targets.mcu.sim_reading import paired_cells, sim_cycles, sim_profiles
+
+    class Prof:
+        def window(self, a, b):
+            return []
+
+    # cell 0 as the harness reads it; cell 2 with one extra read (at 105) inside its first window
+    reads = [0, 10, 20, 50, 90, 91] + [100, 105, 107, 110, 112, 130, 131]
+    cells = {0: {"status": "ok", "cyc": [10, 30]}, 2: {"status": "ok", "cyc": [7, 2]}}
+    report = SimpleNamespace(profiler=Prof(), profile_snaps=list(reads), counter_reads=reads,
+                             counter_insns=list(reads), cells=cells)
+    assert paired_cells(report) == {0: 0}
+    assert sim_cycles(report) == {0: ([10, 30], 1)}
+    assert set(sim_profiles(report)) == {0}
+    # a firmware count that wrapped (SysTick keeps 24 bits) still agrees: the log keeps the exact one
+    report.counter_reads = [0, (1 << 24) + 10, 20, 50, 90, 91]
+    report.cells = {0: {"status": "ok", "cyc": [10, 30]}}
+    assert paired_cells(report) == {0: 0}
 
 
 def test_profile_applies_to_sim_targets_only():

@@ -86,16 +86,39 @@ def sim_marker(report) -> dict:
 def sim_cycles(report, reads: list | None = None) -> dict:
     """Each ok cell's cycles from the simulator's log of counter reads (exact, never wrapped):
     per repetition a (before, after) pair, then one pair for the counter's own overhead. With
-    `reads` = the report's counter_insns, the instructions executed in the same windows."""
-    reads, at, out = report.counter_reads if reads is None else reads, 0, {}
+    `reads` = the report's counter_insns, the instructions executed in the same windows. Only the
+    cells whose windows `paired_cells` found agree with the firmware's own counts are given."""
+    reads = report.counter_reads if reads is None else reads
+    out = {}
+    for i, at in paired_cells(report).items():
+        n = len(report.cells[i]["cyc"])
+        pairs = [(reads[at + 2 * r], reads[at + 2 * r + 1]) for r in range(n + 1)]
+        out[i] = ([b - a for a, b in pairs[:n]], pairs[n][1] - pairs[n][0])
+    return out
+
+
+COUNT_MASK = 0xFFFFFF     # the bits both counters keep (SysTick's 24; DWT CYCCNT's 32 agree on them)
+
+
+def paired_cells(report) -> dict:
+    """Each ok cell's index of its first read in the log of counter reads, for the cells whose
+    log windows agree with the counts the firmware printed for them (compared on the low 24 bits,
+    which a SysTick-extended count and DWT CYCCNT both keep). The log pairs reads in order, assuming
+    that the harness made them all: a library that reads DWT CYCCNT or SysTick itself (a HAL_GetTick
+    built on the cycle counter) adds reads that shift every later pair, which would give a cell
+    another window's cycles. From the first cell that disagrees on, cells keep the firmware's own
+    counts (the same model cycles, read by the image) and have no instruction counts or profile."""
+    reads, at, out = report.counter_reads, 0, {}
     for i in sorted(report.cells):
         line = report.cells[i]
         if line.get("status") != "ok" or "cyc" not in line:
             continue
         n = len(line["cyc"])
-        pairs = [(reads[at + 2 * r], reads[at + 2 * r + 1]) for r in range(n + 1) if at + 2 * r + 1 < len(reads)]
-        if len(pairs) == n + 1:
-            out[i] = ([b - a for a, b in pairs[:n]], pairs[n][1] - pairs[n][0])
+        if at + 2 * n + 1 >= len(reads):
+            break
+        if any((reads[at + 2 * r + 1] - reads[at + 2 * r] - c) & COUNT_MASK for r, c in enumerate(line["cyc"])):
+            break
+        out[i] = at
         at += 2 * (n + 1)
     return out
 
@@ -126,12 +149,9 @@ def sim_profiles(report) -> dict:
     if prof is None:
         return {}
     snaps, reads, insns = report.profile_snaps, report.counter_reads, report.counter_insns
-    out, at = {}, 0
-    for i in sorted(report.cells):
-        line = report.cells[i]
-        if line.get("status") != "ok" or "cyc" not in line:
-            continue
-        n = len(line["cyc"])
+    out = {}
+    for i, at in paired_cells(report).items():
+        n = len(report.cells[i]["cyc"])
         if at + 2 * n <= len(snaps):
             windows = [reads[at + 2 * r + 1] - reads[at + 2 * r] for r in range(n)]
             r = windows.index(sorted(windows)[n // 2])
@@ -139,5 +159,4 @@ def sim_profiles(report) -> dict:
             if a is not None and b is not None:
                 out[i] = {"repetition": r, "cycles": windows[r], "instructions": insns[at + 2 * r + 1] - insns[at + 2 * r],
                           "rows": prof.window(a, b), "provenance": "simulated"}
-        at += 2 * (n + 1)
     return out
