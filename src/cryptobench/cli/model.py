@@ -1,5 +1,5 @@
 """`cryptobench model …`: accelerator (the Pisa Cortex-A53 paper's eq. 1), offload (the TI
-CC13x2/CC26x2 report §4: polling vs blocking), crossover (from which length engine B beats A),
+CC13x2/CC26x2 report §4: polling vs blocking; with a RUN, over its cells: cli/model_offload.py), crossover (from which length engine B beats A),
 battery (a duty cycle's share of a battery).
 Every output is provenance `modeled`. Formulas: docs/models.md."""
 from __future__ import annotations
@@ -15,6 +15,7 @@ from ..references import load_reference
 from ..core.table import LEFT, Column, Table, columns
 from ..report.terminal import print_table
 from .commands import COMMANDS
+from .model_offload import offload_from_run
 from .common import (OneLineParser, add_db, add_output, checked_output, console_for, key_values, resolve_one_run,
                      write_atomic)
 from ..analysis.models.accelerator import accelerator_model, additional_latency, fit_setup_per_block, solve_latency
@@ -82,18 +83,35 @@ def _add_accelerator_parser(msub) -> None:
 
 def _add_offload_parser(msub) -> None:
     off = msub.add_parser("offload", help="the TI CC13x2/CC26x2 report §4: polling vs blocking energy over payload "
-                                          "length, and the length from which blocking is cheaper")
-    off.add_argument("--setup-us", type=float, required=True, help="CPU-active setup time per operation (µs)")
-    off.add_argument("--per-block-us", type=float, required=True, help="peripheral time per block (µs)")
+                                          "length (flags only); or, with a RUN, the accelerator against software "
+                                          "over a stored run's cells: fitted set-up and per-block cost, polling "
+                                          "and interrupt completion, the payload length from which it wins")
+    off.add_argument("run", nargs="?", metavar="RUN_ID|latest",
+                     help="a stored run with both engines' cells of --op over a payload sweep (omit: the flag-only "
+                          "model)")
+    off.add_argument("--setup-us", type=float, help="flag-only: CPU-active setup time per operation (µs)")
+    off.add_argument("--per-block-us", type=float, help="flag-only: peripheral time per block (µs)")
     off.add_argument("--block-bytes", type=int, default=16, help="bytes per block (default 16)")
-    off.add_argument("--overhead-us", type=float, required=True,
-                     help="blocking/callback overhead: context switch, semaphore, idle entry and exit (µs, CPU active)")
+    off.add_argument("--overhead-us", type=float,
+                     help="flag-only: blocking/callback overhead: context switch, semaphore, idle entry and exit "
+                          "(µs, CPU active)")
     off.add_argument("--active-ma", type=float, help="CPU active current (mA)")
     off.add_argument("--idle-ma", type=float, help="idle current, CPU domain off (mA)")
     off.add_argument("--peripheral-ma", type=float, help="the peripheral's extra current while it works (mA; default 0)")
     off.add_argument("--voltage", type=float, help="supply voltage (V; default 3.3, or the profile's)")
-    off.add_argument("--profile", help="take currents and voltage from a power profile (e.g. cc2652); flags override")
-    off.add_argument("--lengths", help="payload lengths to tabulate, comma-separated (bytes)")
+    off.add_argument("--profile", help="take currents and voltage from a power profile (e.g. cc2652); flags override; "
+                                       "with a RUN: model energy t·V·I where cells have no stored energy")
+    off.add_argument("--lengths", help="flag-only: payload lengths to tabulate, comma-separated (bytes)")
+    off.add_argument("--op", help="with a RUN: the operation (e.g. aes-cbc-encrypt)")
+    off.add_argument("--hw", metavar="ENGINE", help="with a RUN: the accelerator's engine (e.g. cc26x2-crypto)")
+    off.add_argument("--sw", metavar="ENGINE", help="with a RUN: the software engine (e.g. mbedtls)")
+    off.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                     help="with a RUN: select cells (other than bytes), e.g. key_bits=128")
+    off.add_argument("--completion", choices=["polling", "interrupt"], default="polling",
+                     help="with a RUN: how the driver learns the engine is done (default polling, as the cells "
+                          "ran); interrupt adds the core's exception entry and return cycles")
+    off.add_argument("--figure", metavar="FILE.svg|png", help="with a RUN: draw time vs payload, crossover marked")
+    add_db(off)
     add_output(off, "--json", "also write the model\'s figures as JSON")
 
 
@@ -344,6 +362,18 @@ def _fit(args, out) -> int:
 
 # --------------------------------------------------------------------------------------- offload
 def _offload(args, out) -> int:
+    if args.run is not None:
+        return offload_from_run(args, out)
+    with_run = [f for f, v in (("--op", args.op), ("--hw", args.hw), ("--sw", args.sw), ("--figure", args.figure),
+                                ("--param", args.param)) if v]
+    if with_run:
+        raise UsageError(f"model offload: {', '.join(with_run)} need a RUN (model offload RUN_ID|latest --op OP "
+                         "--hw ENGINE --sw ENGINE)")
+    missing = [f for f, v in (("--setup-us", args.setup_us), ("--per-block-us", args.per_block_us),
+                              ("--overhead-us", args.overhead_us)) if v is None]
+    if missing:
+        raise UsageError(f"model offload: {', '.join(missing)} required (or a RUN: model offload RUN_ID|latest "
+                         "--op OP --hw ENGINE --sw ENGINE)")
     active, idle, peri, volts, src = args.active_ma, args.idle_ma, args.peripheral_ma, args.voltage, "flags"
     if args.profile:
         prof = load_profile(args.profile)

@@ -5,7 +5,8 @@ state, no display, safe in threads).
     crossover_rows(runs, baseline=None) -> [dict]        the crossover lengths, for a table
 
 One module per kind: sweep.py (duration, energy, cycles), heatmap.py, energy_split.py, scaling.py,
-crossover.py; style.py holds the drawing helpers they share.
+crossover.py; style.py holds the drawing helpers they share. offload.py draws `model offload
+RUN --figure` (not a report kind).
 
 Kinds (only where the data exists):
   duration      host cells: time per operation vs payload length (params['bytes'] with at
