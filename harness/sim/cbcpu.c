@@ -645,8 +645,9 @@ void cbcpu_stop(cbcpu *c) { c->stop = 1; }
 
 /* With `on` (`cryptobench sim run`), each block is entered through cbsim_enter (the accounting's
  * alarm and watched functions), and the run also stops before the next block after an instruction
- * that may unmask interrupts (CPSIE, MSR to PRIMASK/BASEPRI/FAULTMASK) and after an exception
- * return, so the host holding a pending exception of its own (SysTick) can take it there. */
+ * that may unmask interrupts (CPSIE, MSR to PRIMASK/BASEPRI/FAULTMASK), after an exception
+ * return, so the host holding a pending exception of its own (SysTick) can take it there, and after
+ * a WFI (which ends its block), where the host may put the core to sleep until an interrupt. */
 void cbcpu_set_wake(cbcpu *c, int on) { c->wake = c->enter = on ? 1 : 0; }
 /* With `on`, each block is entered through cbsim_enter, without the wake's stops: cryptobench's
  * own images with the per-function profile on (`cryptobench run --profile`). */

@@ -78,7 +78,7 @@ struct cbcpu {
     uint32_t ipsr, primask, basepri, faultmask, control, other_sp, vtor, fpscr;
     uint32_t sx[32];        /* s0-s31 (d0-d15 as pairs) */
     int arch, stop, status;
-    int wake;               /* cbcpu_set_wake: stop after unmasking or an exception return */
+    int wake;               /* cbcpu_set_wake: stop after unmasking, an exception return or WFI */
     int enter;              /* blocks through cbsim_enter (cbcpu_set_wake, cbcpu_set_enter) */
     uint8_t *flash, *ram;
     uint32_t flash_lo, flash_size, ram_lo, ram_size;

@@ -48,6 +48,9 @@ FAULT_HANDLER(NMI_Handler, nmi)
 FAULT_HANDLER(Default_Handler, unexpected)
 
 void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
+/* every external interrupt: a driver that completes by interrupt defines it (reading IPSR for
+ * which); otherwise it is an unexpected interrupt */
+void fw_external_irq(void) __attribute__((weak, alias("Default_Handler")));
 
 __attribute__((section(".isr_vector"), used))
 void (*const vector_table[16 + 32])(void) = {
@@ -64,5 +67,5 @@ void (*const vector_table[16 + 32])(void) = {
     0,
     Default_Handler,        /* PendSV */
     SysTick_Handler,
-    [16 ... 47] = Default_Handler,
+    [16 ... 47] = fw_external_irq,
 };

@@ -23,10 +23,16 @@
 #include "cc26x2_pka.h"
 #include "fw.h"
 
+#ifdef CC26X2_COMPLETION_IRQ          /* the cc26x2-crypto-irq recipe: the driver waits in WFI */
+const char fw_lib_name[] = "cc26x2-crypto-irq";
+const char fw_lib_version[] = "cryptobench CC26x2 register driver, SWCU185G, interrupt completion "
+                              "(served by peripheral: TI CC26x2 CRYPTO for aes-*, sha*)";
+#else
 const char fw_lib_name[] = "cc26x2-crypto";
 const char fw_lib_version[] = "cryptobench CC26x2 register driver, SWCU185G, polling "
                               "(served by peripheral: TI CC26x2 CRYPTO for aes-*, sha*; "
                               "peripheral: TI CC26x2 PKA for ecdh-*, ecdsa-*)";
+#endif
 
 #if defined(FW_OP_AES_ECB_ENCRYPT) || defined(FW_OP_AES_CBC_ENCRYPT) || defined(FW_OP_AES_CTR_ENCRYPT) \
     || defined(FW_OP_AES_GCM_ENCRYPT) || defined(FW_OP_AES_CCM_ENCRYPT)

@@ -117,6 +117,22 @@ def modeled_energy(duration_s: float, profile: PowerProfile, state: str = "activ
             "source": profile.source}
 
 
+def modeled_states_energy(duration_s: float, asleep_s: float, profile: PowerProfile) -> dict:
+    """E = V · (I_active · (t - t_sleep) + I_idle · t_sleep): a core that slept in WFI for
+    t_sleep of the operation's t (interrupt completion), provenance modeled. The engine's own
+    current is not added (the profiles have none for it; in the polling-vs-blocking comparison
+    it cancels out, TI SWRA667 4.3)."""
+    active, idle = profile.current("active"), profile.current("idle")
+    asleep_s = min(max(asleep_s, 0.0), duration_s)
+    energy = profile.supply_v * (active * (duration_s - asleep_s) + idle * asleep_s)
+    avg = energy / (profile.supply_v * duration_s) if duration_s else active
+    return {"per_op_j": energy, "avg_power_w": energy / duration_s if duration_s else None, "avg_current_a": avg,
+            "provenance": "modeled", "states": {"active_s": duration_s - asleep_s, "asleep_s": asleep_s},
+            "method": (f"E = {profile.supply_v:g} V x ({active * 1e3:g} mA active x {(duration_s - asleep_s) * 1e6:.4g} us "
+                       f"+ {idle * 1e3:g} mA idle x {asleep_s * 1e6:.4g} us asleep in WFI)"),
+            "source": profile.source}
+
+
 def per_unit(energy_per_op_j: float, duration_s: float, nbytes: int | None = None) -> dict:
     """Energy per op / byte / bit, average power, throughput, and FoM = TH / E_bit (the Pisa
     Cortex-A53 paper: throughput in Mb/s over energy in mJ/Mb)."""

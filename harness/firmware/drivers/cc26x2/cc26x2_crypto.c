@@ -7,8 +7,15 @@
  * associated data through channel 0 and the payload through channels 0 (in) and 1 (out), and waits
  * for IRQSTAT.RESULT_AVAIL; GCM's tag is read from AESTAGOUT once AESCTL.SAVED_CONTEXT_RDY is set. A
  * hash sets ALGSEL = HASH_SHA_256, HASHMODE, HASHINLEN and HASHIOBUFCTRL.PAD_DMA_MESSAGE and moves the
- * message through channel 0. Completion is polled (the interrupt mode comes with interrupts in
- * cells). Clocks and power domains (PRCM) are the board start-up's, not this driver's. */
+ * message through channel 0. Clocks and power domains (PRCM) are the board start-up's, not this
+ * driver's.
+ *
+ * Completion: polled (IRQSTAT read until the bit is set), or with CC26X2_COMPLETION_IRQ by
+ * interrupt: CRYPTO_RESULT_AVAIL_IRQ (NVIC interrupt 23, SWCU185G "Interrupts and Events") is
+ * enabled, the core waits in WFI and the handler records and clears IRQSTAT's bits (IRQCLR). The
+ * wait masks interrupts around its test of the flag so that an interrupt between the test and
+ * the WFI cannot be lost: WFI wakes on a pending interrupt even with PRIMASK set (ARMv7-M ARM
+ * B1.5.19), and CPSIE then takes it. */
 #include "cc26x2_crypto.h"
 
 #define CRYPTO 0x40024000u                          /* SWCU185G memory map */
@@ -56,11 +63,39 @@
 #define CTL_SAVED_CONTEXT_RDY (1u << 30)
 #define KEY_AREA 0u
 
+#ifdef CC26X2_COMPLETION_IRQ
+#define CRYPTO_IRQ 23u                              /* CRYPTO_RESULT_AVAIL_IRQ: exception 39 */
+#define NVIC_ISER0 (*(volatile uint32_t *)0xE000E100u)
+static volatile uint32_t irq_seen;                  /* IRQSTAT bits the handler has taken */
+
+void fw_external_irq(void)
+{
+    uint32_t ipsr;
+    __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
+    if (ipsr != 16u + CRYPTO_IRQ)
+        return;
+    uint32_t stat = R(IRQSTAT) & (RESULT_AVAIL | DMA_IN_DONE);
+    irq_seen |= stat;
+    R(IRQCLR) = stat;                               /* the line falls with its sources */
+}
+
+static void wait(uint32_t bits)
+{
+    __asm__ volatile("cpsid i" ::: "memory");
+    while (!(irq_seen & bits)) {
+        __asm__ volatile("wfi");
+        __asm__ volatile("cpsie i\n\tisb\n\tcpsid i" ::: "memory");
+    }
+    irq_seen &= ~bits;
+    __asm__ volatile("cpsie i" ::: "memory");
+}
+#else
 static void wait(uint32_t bits)
 {
     while (!(R(IRQSTAT) & bits)) {
     }
 }
+#endif
 
 static void select(uint32_t algsel)
 {
@@ -68,6 +103,10 @@ static void select(uint32_t algsel)
     R(IRQEN) = RESULT_AVAIL | DMA_IN_DONE;
     R(ALGSEL) = algsel;
     R(IRQCLR) = RESULT_AVAIL | DMA_IN_DONE;
+#ifdef CC26X2_COMPLETION_IRQ
+    irq_seen = 0;
+    NVIC_ISER0 = 1u << CRYPTO_IRQ;
+#endif
 }
 
 static void done(void)

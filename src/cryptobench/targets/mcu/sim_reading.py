@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from ...catalog.ops import OPS
 from .reading import Reading
-from ..power import modeled_energy, per_unit, profile_from_device
+from ..power import modeled_energy, modeled_states_energy, per_unit, profile_from_device
 from .sim.devices import DEVICES
 from .sim.error_band import band_for
 from .sim.timing import MODEL_NAME, MODEL_VERSION
@@ -24,6 +24,9 @@ class SimReading(Reading):
         self.stats = report.stats
         self.cycle_windows = sim_cycles(report)
         self.insn_windows = sim_cycles(report, report.counter_insns)
+        # cycles the core slept in WFI (interrupt completion), in the same windows
+        self.sleep_windows = sim_cycles(report, report.counter_sleep) \
+            if len(getattr(report, "counter_sleep", ())) == len(report.counter_reads) else {}
         self.markers = sim_marker(report)
         self.profiles = sim_profiles(report)
 
@@ -39,7 +42,12 @@ class SimReading(Reading):
         if n in self.profiles:
             result["profile"] = dict(self.profiles[n], ops_in_window=2 if OPS[op].halve else 1)
         result["error_band"] = self.error_band()
-        energy = self._modeled_energy(result, params, op)
+        sleep = self._sleep_per_op(n, op)
+        if sleep is not None:
+            result["sleep"] = {"cycles_per_op": sleep, "provenance": "simulated",
+                               "what": "cycles per operation the core slept in WFI waiting for an interrupt "
+                                       "(the median repetition's)"}
+        energy = self._modeled_energy(result, params, op, sleep or 0)
         if energy:
             result["energy"] = energy
 
@@ -47,13 +55,30 @@ class SimReading(Reading):
         """The band of the device's condition class (bench/sim_vs_silicon's rows), or "unvalidated"."""
         return band_for(self.device, f"{MODEL_NAME} v{MODEL_VERSION}")
 
-    def _modeled_energy(self, result: dict, params: Mapping, op: str) -> dict | None:
-        """Energy from the simulated duration and the device profile's active current (modeled)."""
+    def _sleep_per_op(self, n: int, op: str) -> float | None:
+        """The slept cycles of the cell's median repetition (by cycles), per operation; None
+        where the core never slept in the cell."""
+        if n not in self.sleep_windows or n not in self.cycle_windows:
+            return None
+        cycles, slept = self.cycle_windows[n][0], self.sleep_windows[n][0]
+        if not any(slept):
+            return None
+        r = cycles.index(sorted(cycles)[len(cycles) // 2])
+        return slept[r] / (2.0 if OPS[op].halve else 1.0)
+
+    def _modeled_energy(self, result: dict, params: Mapping, op: str, sleep_cycles: float = 0) -> dict | None:
+        """Energy from the simulated duration and the device profile's currents (modeled): the
+        active current throughout, or, where the core slept in WFI, the idle current for the
+        slept cycles and the active current for the rest (TI SWRA667 4.3's two states)."""
         dev = self.device
         if dev.active_current_a <= 0 or dev.clock_hz != DEVICES[dev.name].clock_hz:
             return None              # the profile's current holds at its own clock only
         t = result["time_s"]["median"]
-        e = modeled_energy(t, profile_from_device(dev))
+        profile = profile_from_device(dev)
+        if sleep_cycles and dev.idle_current_a > 0:
+            e = modeled_states_energy(t, sleep_cycles / dev.clock_hz, profile)
+        else:
+            e = modeled_energy(t, profile)
         nbytes = params.get("bytes") if OPS[op].payload else None
         e.update(per_unit(e["per_op_j"], t, nbytes))
         return e

@@ -200,6 +200,7 @@ class FirmwareBuilder:
                 "board": self.board.name, "cpu": self.cpu, "opt": self.opt,
                 "counter": CPUS[self.cpu]["counter"], "console": self.board.console,
                 **({"library_cflags": " ".join(self.extra_cflags)} if self.extra_cflags else {}),
+                **({"driver_completion": self.recipe.completion} if getattr(self.recipe, "completion", "") else {}),
                 **({"variants": {v.name: v.describe() for v in self.recipe.variants}}
                    if getattr(self.recipe, "variants", None) else {}),
                 **({"alt": {"defines": list(self.recipe.alt_defines),

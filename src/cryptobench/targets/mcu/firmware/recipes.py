@@ -35,7 +35,9 @@ FIRMWARE_DIR = REPO_ROOT / "harness" / "firmware"
 LIBRARY_KEYS = {"name", "version", "crate", "crate_version", "root", "license", "glue", "config_dir",
                 "include_dirs", "sources", "defines", "heap", "cflags",
                 "alt_sources", "alt_include_dirs", "alt_defines",     # Mbed TLS _ALT: see docs/firmware.md
-                "requires"}     # the peripheral models (sim/peripherals/registry.py kinds) a driver recipe needs
+                "requires",     # the peripheral models (sim/peripherals/registry.py kinds) a driver recipe needs
+                "completion"}   # a driver recipe's completion mode: "polling" or "interrupt" (in the conditions)
+COMPLETIONS = ("polling", "interrupt")
 VARIANT_KEYS = {"name", "when", "ops", "defines", "cflags"}
 REQUIRED = ("name", "version", "glue", "sources")
 # a recipe's name and version become part of a folder name in the cache: one name, no '/'
@@ -112,6 +114,7 @@ class Recipe:
     alt_include_dirs: list[Path] = field(default_factory=list)
     alt_defines: list[str] = field(default_factory=list)
     requires: list[str] = field(default_factory=list)   # peripheral kinds the target's device must have
+    completion: str = ""                  # a driver's completion mode (COMPLETIONS); "" for a library
 
     def files(self) -> list[Path]:
         """The source files, globs expanded, in a stable order."""
@@ -188,7 +191,7 @@ def load_recipe(name_or_path: str) -> Recipe:
                   license=lib.get("license", ""), heap=lib.get("heap", False), ops=dict(ops),
                   unavailable=dict(unavailable), cflags=cflags, variants=variants, home=home,
                   alt_sources=alt_sources, alt_include_dirs=alt_include_dirs, alt_defines=lib.get("alt_defines", []),
-                  requires=list(lib.get("requires", [])))
+                  requires=list(lib.get("requires", [])), completion=lib.get("completion", ""))
 
 
 def _op_tables(path: Path, lines: list[str], doc: dict) -> tuple[dict, dict]:
@@ -269,6 +272,9 @@ def _check_types(path: Path, lines: list[str], lib: dict) -> None:
         if kind not in PERIPHERAL_KINDS:
             raise UsageError(f"{path}:{toml_line(lines, 'requires')}: 'requires' names {quoted(kind)}; expected "
                              "peripheral model kinds: " + ", ".join(sorted(PERIPHERAL_KINDS)))
+    if "completion" in lib and lib["completion"] not in COMPLETIONS:
+        raise UsageError(f"{path}:{toml_line(lines, 'completion')}: 'completion' = {quoted(lib['completion'])}: "
+                         "expected \"polling\" or \"interrupt\" (how the driver waits for its engine)")
     if not lib["sources"]:
         raise UsageError(f"{path}:{toml_line(lines, 'sources')}: 'sources' is empty; name at least one source file")
 

@@ -19,8 +19,9 @@ from ....core.extras import require
 from ..firmware.protocol import FirmwareReport, LineSplitter
 from ....core.paths import REPO_ROOT
 from ..boards import Board
-from . import consoleuart, stamp, timing
-from .executor import PROBLEM, UnicornExecutor
+from . import consoleuart, exceptions, stamp, timing
+from .executor import EXCP_EXCEPTION_EXIT, PROBLEM, STOPPED, TIMEOUT, UnicornExecutor
+from .interrupts import ExecutorCpu, PeripheralInterrupts, unmasking_sites
 from .cstructs import MISS_FN, CbBlock, check_sizes, fill_line_offsets  # noqa: F401 (CbBlock: the tests' import)
 from .devices import Device, FlashCache
 from .peripherals.registry import PeripheralBus
@@ -31,6 +32,8 @@ DWT_CYCCNT = 0xE0001004
 SYST_CVR = 0xE000E018
 SYST_TOP = 0x00FFFFFF
 PPB, PPB_SIZE = 0xE0000000, 0x00100000
+NO_ALARM = 0xFFFFFFFFFFFFFFFF
+POLL_MASKED = 1 << 16        # a due interrupt under PRIMASK or in a handler is looked at again this often
 CPU_MODEL = {"cortex-m0": "UC_CPU_ARM_CORTEX_M0", "cortex-m0plus": "UC_CPU_ARM_CORTEX_M0",
              "cortex-m3": "UC_CPU_ARM_CORTEX_M3", "cortex-m4": "UC_CPU_ARM_CORTEX_M4",
              "cortex-m7": "UC_CPU_ARM_CORTEX_M7", "cortex-m33": "UC_CPU_ARM_CORTEX_M33"}
@@ -78,6 +81,8 @@ def load_library() -> ctypes.CDLL:
     lib.cbsim_account_flash_read.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
     lib.cbsim_account_dynamic.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32]
     lib.cbsim_add_cycles.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+    lib.cbsim_set_alarm.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32]
+    lib.cbsim_alarm_fired.argtypes = [ctypes.c_void_p]
     return lib
 
 
@@ -102,6 +107,7 @@ def unicorn_handle(uc) -> ctypes.c_void_p:
 class SimReport(FirmwareReport):
     counter_reads: list = field(default_factory=list)     # model cycles at each counter read
     counter_insns: list = field(default_factory=list)     # instructions executed at each counter read (same index)
+    counter_sleep: list = field(default_factory=list)     # cycles slept in WFI so far, at each counter read (same index)
     marker_edges: list = field(default_factory=list)      # (model cycles, 1 raised / 0 lowered) per marker write
     stats: dict = field(default_factory=dict)
     timing_report: timing.TimingReport = field(default_factory=timing.TimingReport)   # this run's default-cost instructions
@@ -265,8 +271,16 @@ class _Emulation:
         self.ex.set_reg("vtor", self.flash_lo)
         self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
         self.cs.detail = True
-        self.ex.map_mmio(PPB, PPB_SIZE, self._ppb_read, self._ignore_write)
+        self.ex.map_mmio(PPB, PPB_SIZE, self._ppb_read, self._ppb_write)
         self.bus = PeripheralBus(simulator.device.peripheral_models, self.ex, core_clock_hz=simulator.device.clock_hz)   # crypto peripherals
+        # interrupt completion (a driver that enables its engine's line in the NVIC and waits in WFI)
+        self.irqs = PeripheralInterrupts(self.bus)
+        self.cpu_view = ExecutorCpu(self.ex)          # registers and words, as exceptions.py takes them
+        self.irq_waiting = False                      # an interrupt is due but masked
+        self.irq_early = False                        # the last alarm stop came before its event
+        self.ended = False                            # SYS_EXIT
+        self.sleep_cycles = 0                         # cycles the core slept in WFI
+        self.exceptions_taken = 0
         self._map_console()
         self._map_peripherals()
 
@@ -301,6 +315,7 @@ class _Emulation:
         c = self.stamper.at_access(self.sim, self.ex, addr) if self.sim else 0
         self.report.counter_reads.append(c)
         self.report.counter_insns.append(self.lib.cbsim_insns(self.sim) if self.sim else 0)
+        self.report.counter_sleep.append(self.sleep_cycles)
         if self.report.profiler is not None:
             self.report.profile_snaps.append(self.report.profiler.snap(self.sim, c))
         return c
@@ -314,9 +329,15 @@ class _Emulation:
             return SYST_TOP - (self._log_read(addr) % (SYST_TOP + 1))
         return 0
 
-    @staticmethod
-    def _ignore_write(offset, size, value):
-        pass
+    def _ppb_write(self, offset, size, value):
+        """NVIC ISER/ICER (interrupts.py): the first enabled line turns interrupt completion on;
+        the other system registers' stores are ignored, as before (the cells' images set none)."""
+        if self.irqs.write(PPB + offset, value) and self.irqs.enabled:
+            self._interrupts_on()
+            self._rearm()
+
+    def _interrupts_on(self) -> None:
+        """The executor stops where an interrupt may be taken (the native one overrides this)."""
 
     def _map_console(self) -> None:
         """The board's UART (boards.toml console): always ready, every byte written goes to emit.
@@ -361,6 +382,8 @@ class _Emulation:
                 stall = self.bus.access(addr, size, lambda: self._stamp(addr), value)
                 if stall and self.sim:
                     self.lib.cbsim_add_cycles(self.sim, stall)      # the bus held the store: the core waited
+                if self.irqs.enabled:
+                    self._rearm()            # the store may have started an operation whose end interrupts
 
             self.ex.map_mmio(base, size, read, write)
 
@@ -379,9 +402,17 @@ class _Emulation:
             self.emit(self.ex.read(ptr, n).decode("utf-8", "replace"))
 
     def _on_intr(self, intno):
-        """Semihosting: SYS_WRITE0 prints a string, SYS_EXIT ends the run; anything else is a problem."""
+        """Semihosting: SYS_WRITE0 prints a string, SYS_EXIT ends the run; Unicorn's exception
+        return (a handler's end) is emulated (exceptions.py); anything else is a problem."""
         ex = self.ex
         here = ex.reg("pc")
+        if intno == EXCP_EXCEPTION_EXIT:
+            try:
+                exceptions.leave(self.cpu_view, here | 1)
+            except (exceptions.ExceptionError, ValueError) as exc:
+                self.report.problem = self.report.problem or f"{exc} (exception return at pc=0x{here:08x})"
+                ex.stop()
+            return
         op, arg = ex.reg("r0"), ex.reg("r1")
         if op == 0x04:                                   # SYS_WRITE0
             data, a = b"", arg
@@ -395,6 +426,7 @@ class _Emulation:
             self.emit(data.decode("utf-8", "replace"))
             ex.set_reg("pc", (here + 2) | 1)
         elif op == 0x18:                                 # SYS_EXIT
+            self.ended = True
             ex.stop()
         else:
             self.report.problem = f"unexpected exception {intno} (r0=0x{op:x}) at pc=0x{here:08x}"
@@ -429,6 +461,9 @@ class _Emulation:
         self._set_flash_model()
         for addr, kind, ra, rb in dyns:
             self.lib.cbsim_add_dynamic(self.sim, addr, kind, self.ex.reg_id(ra), self.ex.reg_id(rb))
+        if self.bus:                 # interrupt completion: a masked interrupt is looked at where it may be unmasked
+            for addr in unmasking_sites(self.cs, self.ex.read, self.funcs):
+                self.ex.hook_code(addr, self._unmasking)
 
     def start_profile(self) -> None:
         """The per-function profile (profile.py) from now on, cut at every counter read."""
@@ -444,7 +479,8 @@ class _Emulation:
         """Runs the image from its reset vector until it ends, faults or times out; returns the
         wall-clock seconds it took."""
         t0 = time.perf_counter()
-        if self.ex.run(self.pc | 1, timeout_s) == PROBLEM:
+        self.ex.set_reg("pc", self.pc | 1)
+        if self._loop(lambda left: self.ex.run(self.ex.reg("pc") | 1, left), timeout_s) == PROBLEM:
             self.report.problem = self.report.problem or self.ex.fault("the target")
         wall = time.perf_counter() - t0
         if not self.report.complete and not self.report.problem:
@@ -452,12 +488,110 @@ class _Emulation:
                 "the image stopped before its end line"
         return wall
 
+    def _loop(self, run, timeout_s: float) -> int:
+        """run(seconds_left) until the image ends. A run whose image enabled no interrupt is one
+        run, as before. With interrupt completion on, a stop may be the alarm (a model's line is
+        due: it is taken), a WFI (the core sleeps until the line rises), or on the native executor
+        an exception return or unmasking (a masked interrupt is looked at again)."""
+        deadline = time.perf_counter() + timeout_s
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return TIMEOUT
+            if self.irqs.enabled and self.sim is not None:
+                if self.irq_waiting:
+                    self.lib.cbsim_set_alarm(self.sim, self.cycles() + POLL_MASKED, 1)
+                else:
+                    due = self.irqs.next_due(self.cycles())
+                    self.lib.cbsim_set_alarm(self.sim, NO_ALARM if due is None else due, 1 if self.irq_early else 0)
+            status = run(left)
+            if status != STOPPED or self.ended or self.report.complete or self.report.problem or self.sim is None:
+                return status
+            fired = self.irqs.enabled and self.lib.cbsim_alarm_fired(self.sim)
+            if fired or (self.irq_waiting and self.ex.wakes):
+                entered = self.exceptions_taken
+                self.irq_early = False
+                self.irq_waiting = not self._take_irq()
+                self.irq_early = fired and self.exceptions_taken == entered and not self.irq_waiting
+            elif self._after_wfi():
+                if self.irqs.enabled:
+                    self._sleep()
+                # no line enabled: WFI costs its table cycles and the run goes on (as `sim run`'s)
+            elif not (self.irqs.enabled and self.ex.wakes):
+                return status                # Unicorn: a stop with no cause of ours is the end (or its timeout)
+
+    def _after_wfi(self) -> bool:
+        """Whether the executor stopped right after a WFI (T1 0xBF30, T2 0xF3AF 0x8003): WFI ends a
+        block on both executors (cbdecode.c; QEMU halts after it)."""
+        pc = self.ex.reg("pc") & ~1
+        try:
+            return self.ex.read(pc - 2, 2) == b"\x30\xbf" or self.ex.read(pc - 4, 4) == b"\xaf\xf3\x03\x80"
+        except Exception:
+            return False
+
+    def _sleep(self) -> None:
+        """WFI: the core sleeps from now until an enabled line rises (its cycles counted as
+        sleep), then the interrupt is taken; with none coming the run stops, as the core would
+        never wake."""
+        now = self.cycles()
+        wake = self.irqs.sleep_until(now)
+        if wake is None:
+            self.report.problem = (f"WFI at pc=0x{self.ex.reg('pc') & ~1:08x} with no enabled interrupt coming: the "
+                                   "core would sleep for ever")
+            return
+        if wake > now:
+            self.lib.cbsim_add_cycles(self.sim, wake - now)
+            self.sleep_cycles += wake - now
+        self.irq_waiting = not self._take_irq()
+
+    def _take_irq(self) -> bool:
+        """The first enabled peripheral line high now, entered unless masked (PRIMASK, or a
+        handler running: one priority); True when none is left waiting. Entry costs the core's
+        interrupt latency (exceptions.ENTRY_CYCLES, from its TRM)."""
+        due = self.irqs.due(self.cycles())
+        if due is None:
+            return True
+        if self.ex.reg("primask") & 1 or exceptions.handler_mode(self.cpu_view):
+            return False
+        irq, rise = due
+        self.irqs.taken(irq, rise)
+        try:
+            self._enter(16 + irq)
+        except (exceptions.ExceptionError, ValueError) as exc:
+            self.report.problem = f"interrupt {irq}: {exc}"
+            return True
+        self.lib.cbsim_add_cycles(self.sim, exceptions.ENTRY_CYCLES[self.s.device.core])
+        self.exceptions_taken += 1
+        return True
+
+    def _enter(self, number: int) -> None:
+        """Unicorn: the frame pushed and the handler's address set here (exceptions.py); its
+        vector is a data read, charged as any other (from flash it waits)."""
+        vtor = self.ex.reg("vtor")
+        exceptions.enter(self.cpu_view, number, vtor)
+        vector = vtor + 4 * number
+        if self.flash_lo <= vector < self.flash_lo + self.flash_len:
+            self.lib.cbsim_account_flash_read(self.sim, vector, 4)
+
+    def _unmasking(self) -> None:
+        """Unicorn's hook before an instruction that may unmask interrupts: a waiting one is looked
+        at before the next block (the native executor stops there by itself)."""
+        if self.irq_waiting and self.sim is not None:
+            self.lib.cbsim_set_alarm(self.sim, self.cycles(), 0)
+
+    def _rearm(self) -> None:
+        """After a store that may have changed when an interrupt is due: the alarm again."""
+        if self.sim is not None and not self.irq_waiting:
+            due = self.irqs.next_due(self.cycles())
+            self.lib.cbsim_set_alarm(self.sim, NO_ALARM if due is None else due, 0)
+
     def finish(self, wall: float) -> None:
         """The run's statistics into the report; frees the native accounting."""
         report, lib, sim = self.report, self.lib, self.sim
         if sim:
             insns = lib.cbsim_insns(sim)
             report.stats = {"cycles": lib.cbsim_cycles(sim), "instructions": insns,
+                            "sleep_cycles": self.sleep_cycles, "exceptions_taken": self.exceptions_taken,
                             "blocks": lib.cbsim_blocks(sim), "distinct_blocks": lib.cbsim_distinct_blocks(sim),
                             "wall_s": wall, "instructions_per_s": insns / wall if wall > 0 else None,
                             "unknown_mnemonics": sorted(report.timing_report.unknown_mnemonics)}

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from ....core.errors import UsageError
 from . import consoleuart, exceptions, limits, markers, semihosting, stamp, timing
+from .interrupts import PeripheralInterrupts, nvic_word, unmasking_sites
 from .boundedlog import ConsoleLog, HeadTail, SegmentLog
 from .cstructs import fill_line_offsets
 from .devices import Device
@@ -37,14 +38,10 @@ from .profile import FunctionProfile
 from .systick import EXCEPTION as SYSTICK, CycleCounter, SysTick
 
 DWT_CYCCNT, SCB_VTOR, SYST_CVR = 0xE0001004, 0xE000ED08, 0xE000E018
-# NVIC set-enable and clear-enable registers, 16 words each (ARMv7-M ARM B3.4.4, B3.4.5; ARMv6-M B3.4):
-# external interrupt n is bit n % 32 of word n // 32 and exception number 16 + n
-NVIC_ISER, NVIC_ICER, NVIC_WORDS = 0xE000E100, 0xE000E180, 16
 STAMPED = ((0xE0001000, 0xE0001007), (0xE000E010, 0xE000E01B))   # DWT CTRL, CYCCNT; SysTick: stamp.py
 MAX_READS = 100_000           # counter reads kept for the JSON document
 NO_ALARM = 0xFFFFFFFFFFFFFFFF
 POLL_MASKED = 1 << 16        # a pending SysTick under a mask no unmasking site lifts is looked at this often
-UNMASKING = ("cpsie", "msr")  # instructions that may lift PRIMASK/BASEPRI/FAULTMASK
 MARKER_PAGE = "the marker register"
 PLAIN = ("peripherals", MARKER_PAGE)   # regions that are plainmemory.py's, on both executors
 ACCOUNTING_FAILED = "the simulator's accounting failed (a watched call nested deeper than 256, or out of memory)"
@@ -229,9 +226,8 @@ class ImageRun:
         self.deadline = None                      # perf_counter() time the run must stop by (run())
         self.systick, self.dwt, self.vtor, self.ppb = SysTick(), CycleCounter(), image.vector_table, {}
         self.pending, self.ended, self.sim, self.miss = False, False, None, None
-        self.nvic_enabled: set[int] = set()       # external interrupts enabled in the NVIC
+        self.irqs = PeripheralInterrupts(self.bus)   # the NVIC's enabled lines and the rises taken
         self.irq_waiting = False                  # a peripheral's interrupt is due but masked
-        self.irq_served: dict[int, int] = {}     # interrupt -> the rise of its line last taken
         self.irq_early = False                    # the last alarm stop came before its event
         self.semihosting_state: dict = {}
         self.reads_dropped = 0
@@ -365,9 +361,9 @@ class ImageRun:
                 self.reads_dropped += 1
         if addr == SCB_VTOR:
             return self.vtor if self.device.core != "cortex-m0" else 0
-        nvic = self._nvic_word(addr)
+        nvic = nvic_word(addr)
         if nvic is not None:                 # ISER and ICER both read the enable bits
-            return sum(1 << b for b in range(32) if 32 * nvic + b in self.nvic_enabled)
+            return sum(1 << b for b in range(32) if 32 * nvic + b in self.irqs.enabled)
         return self.ppb.get(addr, 0) if value is None else value
 
     def _now(self, addr: int) -> int:
@@ -377,23 +373,9 @@ class ImageRun:
             return self.stamper.at_access(self.sim, self.ex, addr)
         return self.cycles()
 
-    @staticmethod
-    def _nvic_word(addr: int) -> int | None:
-        """The word index of an NVIC ISER/ICER register at `addr`, or None."""
-        for base in (NVIC_ISER, NVIC_ICER):
-            if base <= addr < base + 4 * NVIC_WORDS and addr % 4 == 0:
-                return (addr - base) // 4
-        return None
-
     def _ppb_write(self, offset, size, value):
         addr = PPB + offset
-        nvic = self._nvic_word(addr)
-        if nvic is not None:                 # write 1 to enable (ISER) or disable (ICER); 0s do nothing
-            bits = {32 * nvic + b for b in range(32) if value >> b & 1}
-            if addr < NVIC_ICER:
-                self.nvic_enabled |= bits
-            else:
-                self.nvic_enabled -= bits
+        if self.irqs.write(addr, value):     # NVIC ISER/ICER: write 1 to enable or disable; 0s do nothing
             self._rearm()
             return
         now = self._now(addr)              # once per access: under Unicorn it counts the block's accesses
@@ -548,20 +530,10 @@ class ImageRun:
             if seg.run != seg.load and seg.data:
                 ex.write(seg.run, seg.data)
         dyns = self.simulator._dynamic_sites(self.cs, ex.read, funcs)
-        unmasking = self._unmasking_sites(funcs)
+        unmasking = unmasking_sites(self.cs, self.ex.read, funcs)
         for addr, before in moved:
             ex.write(addr, before)
         return dyns, unmasking
-
-    def _unmasking_sites(self, funcs) -> list[int]:
-        """CPSIE and MSR to PRIMASK/BASEPRI/FAULTMASK in the image's functions."""
-        sites = []
-        for start, size in funcs:
-            for insn in self.cs.disasm(self.ex.read(start, size), start):
-                m = insn.mnemonic.split(".")[0]
-                if m == "cpsie" or (m == "msr" and any(k in insn.op_str for k in ("primask", "basepri", "faultmask"))):
-                    sites.append(insn.address)
-        return sites
 
     def _unmasking(self):
         """An instruction that may unmask interrupts is about to run (Unicorn's hook): a pending
@@ -575,19 +547,8 @@ class ImageRun:
         next interrupt (one whose line is enabled in the NVIC)."""
         wrap = self.systick.next_wrap()
         alarm = NO_ALARM if wrap is None else wrap
-        if self.bus and self.nvic_enabled:
-            now = self.cycles()
-            for model in self.bus.models:
-                if model.irq in self.nvic_enabled:
-                    due = now if self._rose(model, now) is not None else model.next_event(now)
-                    if due is not None:
-                        alarm = min(alarm, due)
-        return alarm
-
-    def _rose(self, model, now: int) -> int | None:
-        """The rise of the model's interrupt line not yet taken, if its line is high now."""
-        since = model.irq_since(now)
-        return since if since is not None and since != self.irq_served.get(model.irq) else None
+        due = self.irqs.next_due(self.cycles()) if self.bus else None
+        return alarm if due is None else min(alarm, due)
 
     def _rearm(self) -> None:
         """After a store that may have changed when an exception is due: the alarm again (unless
@@ -603,17 +564,13 @@ class ImageRun:
         """The first peripheral interrupt due (enabled in the NVIC, its model's line high), taken
         now unless masked; True when none is left waiting. All external interrupts have one
         priority here (the NVIC's priority registers are not modelled): the lowest number first."""
-        if not (self.bus and self.nvic_enabled):
-            return True
-        now = self.cycles()
-        due = sorted((m.irq, self._rose(m, now)) for m in self.bus.models
-                     if m.irq in self.nvic_enabled and self._rose(m, now) is not None)
-        if not due:
+        due = self.irqs.due(self.cycles()) if self.bus else None
+        if due is None:
             return True
         if self.cpu.reg("primask") & 1 or exceptions.handler_mode(self.cpu):
             return False
-        irq, rise = due[0]
-        self.irq_served[irq] = rise
+        irq, rise = due
+        self.irqs.taken(irq, rise)
         try:
             self._enter(16 + irq)
         except exceptions.ExceptionError as exc:
@@ -704,7 +661,7 @@ class ImageRun:
                 self.irq_early = False
                 if self.pending or self._systick_due():
                     self.pending = not self._take_systick()
-                elif self.bus and self.nvic_enabled:        # one exception entered per stop: SysTick first
+                elif self.bus and self.irqs.enabled:        # one exception entered per stop: SysTick first
                     entered = self.result.exceptions_taken
                     self.irq_waiting = not self._take_irq()
                     self.irq_early = self.result.exceptions_taken == entered and not self.irq_waiting

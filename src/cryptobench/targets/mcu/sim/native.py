@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from ....core.errors import UsageError
-from . import engine, stamp, timing
+from . import engine, exceptions, stamp, timing
 from .cstructs import BKPT_FN, READ_FN, WRITE_FN
 from .executor import EXCP_BKPT
 from .engine import MISS_FN, SimReport, _Emulation  # noqa: F401 (SimReport: for importers of this module)
@@ -265,6 +265,16 @@ class NativeEmulation(_Emulation):
         super().start_profile()
         self.lib.cbcpu_set_enter(self.cpu.h, 1)
 
+    def _interrupts_on(self) -> None:
+        """The executor stops at the alarm, after an exception return or unmasking, and after WFI
+        (cbcpu_set_wake); each block goes through cbsim_enter from now on."""
+        self.lib.cbcpu_set_wake(self.cpu.h, 1)
+
+    def _enter(self, number: int) -> None:
+        """The executor takes the exception pended, before its next block (frame, vector read)."""
+        exceptions.refuse_fp_context(self.cpu_view)
+        self.ex.pend(number)
+
     def execute(self, timeout_s: float) -> float:
         cpu = self.cpu
         cpu.set_reg(REG_PC, self.pc)
@@ -272,7 +282,8 @@ class NativeEmulation(_Emulation):
         status = cpu.run(1, timeout_s)                  # the first block: decode and first instruction
         self.startup_s = time.perf_counter() - self.t_start
         if status == LIMIT:
-            status = cpu.run(2**64 - 1, max(0.0, timeout_s - (time.perf_counter() - t0)))
+            status = self._loop(lambda left: cpu.run(2**64 - 1, left),
+                                max(0.0, timeout_s - (time.perf_counter() - t0)))
         wall = time.perf_counter() - t0
         problem = cpu.problem()
         if problem and not self.report.problem:

@@ -104,6 +104,7 @@ class Cc26x2Crypto(Peripheral):
         self.ch = [{"ctl": 0, "addr": 0, "len": 0, "end": 0}, {"ctl": 0, "addr": 0, "len": 0, "end": 0}]
         self.algsel = self.irqen = self.irqtype = 0
         self.errors = self.irqset = 0
+        self.irqset_at = 0
         self.in_done_at: int | None = None
         self.result_at: int | None = None
         self.busy_until = 0
@@ -252,11 +253,22 @@ class Cc26x2Crypto(Peripheral):
                 self.in_done_at, self.irqset = None, self.irqset & ~DMA_IN_DONE
             self.errors &= ~(v & (KEY_ST_RD_ERR | KEY_ST_WR_ERR | DMA_BUS_ERR))
         elif offset == IRQSET:
+            if v & 3 & ~self.irqset:
+                self.irqset_at = now
             self.irqset |= v & 3
         return 0
 
     def irq_pending(self, now: int) -> bool:
         return bool(self._irqstat(now) & (RESULT_AVAIL | DMA_IN_DONE))
+
+    def irq_since(self, now: int) -> int | None:
+        """The cycle the interrupt line (IRQSTAT's enabled RESULT_AVAIL / DMA_IN_DONE) went high,
+        if it is high at `now`: the earliest of the set sources (IRQSET's: when it was written)."""
+        times = [t for t, bit in ((self.result_at, RESULT_AVAIL), (self.in_done_at, DMA_IN_DONE))
+                 if t is not None and t <= now and self.irqen & bit]
+        if self.irqset & self.irqen:
+            times.append(self.irqset_at)
+        return min(times) if times else None
 
     def next_event(self, now: int) -> int | None:
         times = [t for t, bit in ((self.result_at, RESULT_AVAIL), (self.in_done_at, DMA_IN_DONE))

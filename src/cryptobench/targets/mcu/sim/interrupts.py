@@ -1,0 +1,106 @@
+"""The NVIC's view of the peripheral models' interrupt lines, for any run on either executor
+(`sim run`'s imagerun.py and cryptobench's own cells in engine.py).
+
+Enabling: NVIC_ISER/ICER words (ARMv7-M ARM B3.4.4, B3.4.5; ARMv6-M ARM B3.4): external
+interrupt n is bit n % 32 of word n // 32 and exception number 16 + n. A model's line is taken
+once per rise (a handler clears its source, as drivers do). All external interrupts have one
+priority here (the NVIC's priority registers are not modelled): the lowest number goes first.
+
+Sleep: WFI puts the core to sleep until an interrupt that can wake it (ARMv7-M ARM B1.5.19:
+"Wait For Interrupt"; an enabled interrupt's arrival wakes it). `sleep_until` says when: now,
+where a line is already high, else the next event of an enabled model; None where nothing
+enabled is coming (the core would sleep forever)."""
+from __future__ import annotations
+
+NVIC_ISER, NVIC_ICER, NVIC_WORDS = 0xE000E100, 0xE000E180, 16
+
+
+def nvic_word(addr: int) -> int | None:
+    """The word index of an NVIC ISER/ICER register at `addr`, or None."""
+    for base in (NVIC_ISER, NVIC_ICER):
+        if base <= addr < base + 4 * NVIC_WORDS and addr % 4 == 0:
+            return (addr - base) // 4
+    return None
+
+
+class PeripheralInterrupts:
+    """The enabled lines of the models on `bus` (peripherals/registry.py) and the rises taken."""
+
+    def __init__(self, bus):
+        self.bus = bus
+        self.enabled: set[int] = set()        # external interrupts enabled in the NVIC
+        self.served: dict[int, int] = {}      # interrupt -> the rise of its line last taken
+
+    def write(self, addr: int, value: int) -> bool:
+        """A store to the PPB: True when it was an NVIC ISER/ICER word (write 1 to enable or to
+        disable; 0s do nothing)."""
+        index = nvic_word(addr)
+        if index is None:
+            return False
+        bits = {32 * index + b for b in range(32) if value >> b & 1}
+        if addr < NVIC_ICER:
+            self.enabled |= bits
+        else:
+            self.enabled -= bits
+        return True
+
+    def _watched(self):
+        return [m for m in (self.bus.models if self.bus else ()) if m.irq in self.enabled]
+
+    def rose(self, model, now: int) -> int | None:
+        """The rise of the model's interrupt line not yet taken, if its line is high now."""
+        since = model.irq_since(now)
+        return since if since is not None and since != self.served.get(model.irq) else None
+
+    def next_due(self, now: int) -> int | None:
+        """The first cycle from `now` at which an enabled line is (or goes) high, or None."""
+        due = None
+        for model in self._watched():
+            at = now if self.rose(model, now) is not None else model.next_event(now)
+            if at is not None:
+                due = at if due is None else min(due, at)
+        return due
+
+    def due(self, now: int) -> tuple[int, int] | None:
+        """(interrupt, rise) of the first enabled line high at `now` and not yet taken, or None."""
+        high = sorted((m.irq, self.rose(m, now)) for m in self._watched() if self.rose(m, now) is not None)
+        return high[0] if high else None
+
+    def taken(self, irq: int, rise: int) -> None:
+        self.served[irq] = rise
+
+    def sleep_until(self, now: int) -> int | None:
+        """The cycle a core that executed WFI at `now` wakes at, or None: no enabled interrupt is
+        coming, so it would sleep for ever."""
+        return self.next_due(now)
+
+
+def unmasking_sites(cs, read, funcs) -> list[int]:
+    """CPSIE and MSR to PRIMASK/BASEPRI/FAULTMASK in the image's functions (start, size): where
+    Unicorn, which has no wake stops of its own, must look at a masked interrupt again."""
+    sites = []
+    for start, size in funcs:
+        for insn in cs.disasm(read(start, size), start):
+            m = insn.mnemonic.split(".")[0]
+            if m == "cpsie" or (m == "msr" and any(k in insn.op_str for k in ("primask", "basepri", "faultmask"))):
+                sites.append(insn.address)
+    return sites
+
+
+class ExecutorCpu:
+    """An executor (executor.py) as exceptions.py takes a core: registers by name, 32-bit words."""
+
+    def __init__(self, ex):
+        self.ex = ex
+
+    def reg(self, name):
+        return self.ex.reg(name)
+
+    def set_reg(self, name, value):
+        self.ex.set_reg(name, value)
+
+    def read32(self, addr):
+        return int.from_bytes(self.ex.read(addr, 4), "little")
+
+    def write32(self, addr, value):
+        self.ex.write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))
