@@ -144,7 +144,11 @@ def _table(run: Run, label: str, cells: list[Cell], comps: dict) -> Table:
     table.notes = notes + cell_notes(shown, lambda c: " ".join(
         [c.engine, _op_text(c.op, c.params)] + [f"{n}={c.params.get(n)}" for n in varying]))
     if en.modeled:
-        table.notes.append("Average Current: modeled (the device profile's active current), not measured")
+        slept = sorted({c.engine for c in shown if (c.result or {}).get("sleep")})
+        table.notes.append("Average Current: modeled (the device profile's active current), not measured"
+                           + (f"; {', '.join(slept)}: the idle current while the core slept in WFI waiting for the "
+                              "engine's interrupt, the active current for the rest (E = V(I_active t_active + "
+                              "I_idle t_sleep))" if slept else ""))
     return table
 
 
