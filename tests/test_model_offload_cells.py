@@ -22,13 +22,15 @@ def _line(setup, per_block, lengths=LENGTHS):
     return [{"x": float(n), "y": setup + per_block * n / 16} for n in lengths]
 
 
-def _store(db, engines=(("hw", HW), ("sw", SW)), target=True, watts=None):
+def _store(db, engines=(("hw", HW), ("sw", SW)), target=True, watts=None, builds=None):
     """A complete stored run of aes-cbc-encrypt cells on a simulated cc2652 (cortex-m4 at 48 MHz)."""
     from cryptobench.store.database import Store
     store = Store(db)
     names = [e for e, _ in engines]
     plan = {"suite": None, "baseline": None, "options": {"engines": names, "repeat": 2}, "groups": []}
     cond = {"host": {}, "harness": {}, "engines": {}}
+    if builds:
+        cond["builds"] = builds
     if target:
         cond["target"] = {"kind": "sim", "core": "cortex-m4", "device": "cc2652", "clock_hz": CLOCK}
     rid = store.create_run(Plan.from_json(plan), cond)
@@ -124,6 +126,18 @@ def test_cli_usage_errors_are_one_line_exit_2(tmp_path, extra, needle):
     p = cli("model", "offload", "latest", *extra, "--db", str(db), cwd=tmp_path)
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert len(p.stderr.strip().splitlines()) == 1 and p.stderr.startswith("cryptobench: error:") and needle in p.stderr
+
+
+@pytest.mark.e2e
+def test_interrupt_completed_cells_are_not_given_the_latency_twice(tmp_path):
+    db = tmp_path / "r.sqlite"
+    _store(db, builds={"hw": {"library": "hw", "driver_completion": "interrupt"}, "sw": {"library": "sw"}})
+    p = cli("model", "offload", "latest", "--op", "aes-cbc-encrypt", "--hw", "hw", "--sw", "sw", "--db", str(db))
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    assert "completed by interrupt" in p.stderr and "model crossover" in p.stderr
+    _store(db2 := tmp_path / "p.sqlite", builds={"hw": {"library": "hw", "driver_completion": "polling"}})
+    p = cli("model", "offload", "latest", "--op", "aes-cbc-encrypt", "--hw", "hw", "--sw", "sw", "--db", str(db2))
+    assert p.returncode == 0 and "driver mode: polling (the recipe's completion" in p.stdout
 
 
 @pytest.mark.e2e

@@ -35,6 +35,13 @@ def offload_from_run(args, out) -> int:
     run = store.load_run(resolve_one_run(store, args.run, "model offload RUN"))
     prof = load_profile(args.profile) if args.profile else None
     params = key_values(args.param, "--param")
+    mode = driver_completion(run, args.hw)
+    if mode == "interrupt":
+        raise UsageError(f"model offload: the cells of {args.hw} completed by interrupt (its recipe's completion), so "
+                         "they hold the interrupt's entry, return and the core's sleep already; give a polling "
+                         "driver's cells as --hw (--completion interrupt then models the latency), or set the two "
+                         "drivers side by side with `cryptobench model crossover RUN --op OP --a POLLING --b "
+                         "INTERRUPT`")
     sweeps = {}
     for role, engine in (("sw", args.sw), ("hw", args.hw)):
         s = sweep_from_run(run, args.op, engine, params, prof)
@@ -50,7 +57,7 @@ def offload_from_run(args, out) -> int:
         latency = interrupt_latency(cond["core"], cond["clock_hz"])
     view = offload_view(sweeps["sw"]["time"], sweeps["hw"]["time"], args.block_bytes, latency, args.completion,
                         sweeps["sw"]["energy"], sweeps["hw"]["energy"])
-    doc = _document(run, args, cond, sweeps, view, prof)
+    doc = _document(run, args, cond, sweeps, view, prof, mode)
     _print(out, doc)
     if args.json:
         write_atomic(Path(args.json), json.dumps(doc, indent=2, default=str) + "\n", "--json")
@@ -76,7 +83,13 @@ def _cells_used(run, args, engine: str, xs) -> dict:
             "targets": sorted({c.target for c in cells}), "provenance": sorted({c.provenance for c in cells})}
 
 
-def _document(run, args, cond, sweeps, view, prof) -> dict:
+def driver_completion(run, engine: str) -> str | None:
+    """The completion mode a driver recipe's build records in the run's conditions (None: not recorded)."""
+    build = ((run.conditions or {}).get("builds") or {}).get(engine) or {}
+    return build.get("driver_completion")
+
+
+def _document(run, args, cond, sweeps, view, prof, mode) -> dict:
     used = {role: _cells_used(run, args, getattr(args, role), {p["x"] for p in sweeps[role]["time"]})
             for role in ("sw", "hw")}
     energy_prov = sorted(set(sweeps["sw"]["energy_provenance"]) | set(sweeps["hw"]["energy_provenance"]))
@@ -87,7 +100,8 @@ def _document(run, args, cond, sweeps, view, prof) -> dict:
             "energy_provenance": energy_prov if has_energy else [],
             "energy_from": (prof.inputs_text() if prof is not None and "modeled" in energy_prov else
                             "the cells' stored energy" if has_energy else None),
-            "driver_mode_of_cells": "polling (today's recipes poll, and a cell records no driver mode)"}
+            "driver_mode_of_cells": ("polling (the recipe's completion, in the run's build conditions)" if mode else
+                                     "not recorded (not a driver recipe's build): taken as polling")}
 
 
 def _where(doc) -> str:
