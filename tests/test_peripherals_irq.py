@@ -123,6 +123,7 @@ def test_polling_and_interrupt_cells_agree_and_the_blocking_energy_crossover_com
     at = float(energy.split("cheaper from ")[1].split(" bytes")[0])
     assert 16 < at < 1024
     assert "time: B is not cheaper" in proc.stdout          # blocking is never faster
+    assert "A polls, B completes by interrupt" in proc.stdout
 
 
 @pytest.mark.e2e

@@ -20,7 +20,7 @@ from .common import (OneLineParser, add_db, add_output, checked_output, console_
                      write_atomic)
 from ..analysis.models.accelerator import accelerator_model, additional_latency, fit_setup_per_block, solve_latency
 from ..analysis.models.battery import battery_view, capacity_j, parse_rate
-from ..analysis.models.crossover import crossover, sweep_from_run
+from ..analysis.models.crossover import crossover, driver_completion, sweep_from_run
 from ..analysis.models.offload import OffloadModel
 from ..store.database import Store
 from ..targets.power import load_profile, modeled_energy
@@ -444,6 +444,12 @@ def _crossover(args, out) -> int:
     doc = {"provenance": "modeled", "run": run.id, "op": args.op, "a": args.a, "b": args.b}
     out.write(f"crossover, run {run.id}, {args.op}: from which payload length is {args.b} (B) cheaper than "
               f"{args.a} (A)\n")
+    modes = {e: driver_completion(run, e) for e in (args.a, args.b)}
+    if {modes[args.a], modes[args.b]} == {"polling", "interrupt"}:
+        doc["driver_completion"] = modes
+        poller = "A" if modes[args.a] == "polling" else "B"
+        out.write(f"  driver modes: {poller} polls, {'B' if poller == 'A' else 'A'} completes by interrupt with the core "
+                  "asleep in WFI: the polling-vs-blocking question of TI SWRA667 Table 3, from the model\n")
     for metric, unit, k in (("time", "µs", 1e6), ("energy", "µJ", 1e6)):
         a_pts, b_pts = sweeps[args.a][metric], sweeps[args.b][metric]
         if not a_pts or not b_pts:

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from ..core.errors import UsageError
-from ..analysis.models.crossover import sweep_from_run
+from ..analysis.models.crossover import driver_completion, sweep_from_run
 from ..analysis.models.offload_cells import interrupt_latency, offload_view
 from ..store.database import Store
 from ..targets.power import load_profile
@@ -81,12 +81,6 @@ def _cells_used(run, args, engine: str, xs) -> dict:
     fixed = sorted({f"{k}={v}" for c in cells for k, v in c.params.items() if k != "bytes"})
     return {"engine": engine, "op": args.op, "params": fixed, "bytes": sorted(xs),
             "targets": sorted({c.target for c in cells}), "provenance": sorted({c.provenance for c in cells})}
-
-
-def driver_completion(run, engine: str) -> str | None:
-    """The completion mode a driver recipe's build records in the run's conditions (None: not recorded)."""
-    build = ((run.conditions or {}).get("builds") or {}).get(engine) or {}
-    return build.get("driver_completion")
 
 
 def _document(run, args, cond, sweeps, view, prof, mode) -> dict:

@@ -109,3 +109,10 @@ def sweep_from_run(run: Run, op: str, engine: str, params: dict | None = None, p
     energy_pts.sort(key=lambda p: p["x"])
     return {"time": time_pts, "energy": energy_pts if len(energy_pts) == len(time_pts) else [],
             "energy_provenance": sorted(energy_prov), "time_provenance": sorted(time_prov)}
+
+
+def driver_completion(run, engine: str) -> str | None:
+    """The completion mode ("polling" / "interrupt") a driver recipe's build records in the run's
+    conditions (builds.<engine>.driver_completion); None where not recorded (not a driver recipe)."""
+    build = ((run.conditions or {}).get("builds") or {}).get(engine) or {}
+    return build.get("driver_completion")
