@@ -270,7 +270,7 @@ def test_a_driver_recipe_runs_only_where_its_peripheral_is(tmp_path):
     proc = cli("run", "--target", "sim:cortex-m4", "--device", "stm32f407", "--engine", "stm32-cryp-hash",
                "--op", "sha256", "--db", str(tmp_path / "x.sqlite"))
     assert proc.returncode == 2
-    assert proc.stderr.strip().endswith("--engine stm32-cryp-hash: drives stm32f4-hash, stm32f4-cryp, which --device stm32f407 "
+    assert proc.stderr.strip().endswith("--engine stm32-cryp-hash: drives stm32f4-hash, stm32f4-cryp, stm32f4-rng, which --device stm32f407 "
                                         "does not have; on the simulator pick a device that models it (cryptobench "
                                         "list targets: 'peripherals modelled')")
     from cryptobench.runner.plan import _mcu_libraries

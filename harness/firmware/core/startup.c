@@ -52,8 +52,13 @@ void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
  * which); otherwise it is an unexpected interrupt */
 void fw_external_irq(void) __attribute__((weak, alias("Default_Handler")));
 
+/* the part's external interrupts (the board's external_irqs, boards.toml); 32 by default */
+#ifndef FW_EXTERNAL_IRQS
+#define FW_EXTERNAL_IRQS 32
+#endif
+
 __attribute__((section(".isr_vector"), used))
-void (*const vector_table[16 + 32])(void) = {
+void (*const vector_table[16 + FW_EXTERNAL_IRQS])(void) = {
     (void (*)(void))(uintptr_t)&__stack_top,
     Reset_Handler,
     NMI_Handler,
@@ -67,5 +72,5 @@ void (*const vector_table[16 + 32])(void) = {
     0,
     Default_Handler,        /* PendSV */
     SysTick_Handler,
-    [16 ... 47] = fw_external_irq,
+    [16 ... 15 + FW_EXTERNAL_IRQS] = fw_external_irq,
 };

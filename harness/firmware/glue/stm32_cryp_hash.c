@@ -3,8 +3,13 @@
  * HASH processor serves. On the simulator (`--device stm32f437`) the registers are the timing-
  * annotated model's (docs/accelerators.md); on an STM32F43x board they are the part's.
  *
- *   sha1 / sha224 / sha256    the HASH processor, fed by the core, completion polled
+ *   sha1 / sha224 / sha256    the HASH processor, fed by the core
  *   aes-ecb/cbc-encrypt       the CRYP processor, fed and read by the core through its FIFOs
+ *   random                    the RNG's 32-bit values (RM0090 ch. 24); the catalog's source
+ *                             parameter is not read: the bytes are always the RNG's
+ *
+ * Completion polled (stm32-cryp-hash), or by interrupt with STM32F4_COMPLETION_IRQ
+ * (stm32-cryp-hash-irq: the drivers wait in WFI for CRYP, interrupt 79, and HASH_RNG, 80).
  *
  * No heap. The CRYP takes its key in every operation (rekey=0 is refused: no schedule to keep). */
 
@@ -13,10 +18,19 @@
 #include "fw.h"
 #include "stm32f4_cryp.h"
 #include "stm32f4_hash.h"
+#include "stm32f4_rng.h"
 
+#ifdef STM32F4_COMPLETION_IRQ          /* the stm32-cryp-hash-irq recipe: the drivers wait in WFI */
+const char fw_lib_name[] = "stm32-cryp-hash-irq";
+const char fw_lib_version[] = "cryptobench STM32F4 register drivers, RM0090 Rev 11, interrupt completion "
+                              "(served by peripheral: STM32F4 HASH for sha*; peripheral: STM32F4 CRYP for aes-*; "
+                              "peripheral: STM32F4 RNG for random)";
+#else
 const char fw_lib_name[] = "stm32-cryp-hash";
 const char fw_lib_version[] = "cryptobench STM32F4 register drivers, RM0090 Rev 11, polling "
-                              "(served by peripheral: STM32F4 HASH for sha*; peripheral: STM32F4 CRYP for aes-*)";
+                              "(served by peripheral: STM32F4 HASH for sha*; peripheral: STM32F4 CRYP for aes-*; "
+                              "peripheral: STM32F4 RNG for random)";
+#endif
 
 #if defined(FW_OP_SHA1) || defined(FW_OP_SHA224) || defined(FW_OP_SHA256)
 static int
@@ -110,6 +124,27 @@ cbc_run(const fw_params *p, fw_io *io)
 	return aes_run(io, STM32F4_CRYP_CBC);
 }
 #define FW_GLUE_AES_CBC_ENCRYPT aes_supports, cbc_run
+#endif
+
+#ifdef FW_OP_RANDOM
+static int
+random_supports(const fw_params *p, const char **why)
+{
+	(void)p;
+	(void)why;
+	return FW_OK;
+}
+
+static int
+random_run(const fw_params *p, fw_io *io)
+{
+	size_t n = p->bytes > 0 ? (size_t)p->bytes : 0;
+	if (io->out == NULL || io->out_cap < n || stm32f4_rng_read(io->out, n))
+		return FW_ERR;
+	io->out_len = n;
+	return FW_OK;
+}
+#define FW_GLUE_RANDOM random_supports, random_run
 #endif
 
 /* The op table: the rows of fw_ops_table.h (generated from the catalog) for the FW_GLUE_* above. */

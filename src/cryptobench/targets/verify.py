@@ -504,26 +504,34 @@ class Verifier:
         return Verdict("pass", "both sides agree; a wrong password does not")
 
     def _cross_random(self, engine, op, params) -> Verdict:
-        p = {**params, "bytes": 2500}
+        p = {**params, "bytes": HEALTH_BYTES}
         a = bytes.fromhex(self._compute(engine, op, p, {})["bits"])
         b = bytes.fromhex(self._compute(engine, op, p, {})["bits"])
-        if len(a) != 2500 or len(b) != 2500:
+        if len(a) != HEALTH_BYTES or len(b) != HEALTH_BYTES:
             return Verdict("fail", f"asked for 2500 bytes, got {len(a) if len(a) != 2500 else len(b)}")
         if a == b:
             return Verdict("fail", "two requests returned the same bytes")
         # a good generator fails the monobit bounds once in about 10,000 draws: only a failure that
         # the second, independent draw repeats condemns it (about one false alarm in 10^8)
-        why = _health_failure(a)
-        if why and _health_failure(b):
+        why = health_failure(a)
+        if why and health_failure(b):
             return Verdict("fail", why + "; a second draw failed as well")
         return Verdict("pass", "health tests (distinct outputs, FIPS 140-2 monobit, repetition count)")
 
 
-def _health_failure(draw: bytes) -> str | None:
+HEALTH_BYTES = 2500                 # FIPS 140-2's monobit test: 20,000 bits
+
+
+def health_failure(draw: bytes) -> str | None:
     """Why 2,500 random bytes fail the FIPS 140-2 monobit or a repetition count test; None if they pass."""
     ones = sum(bin(x).count("1") for x in draw)
     if not 9725 < ones < 10275:
         return f"monobit test failed: {ones} ones in 20000 bits (FIPS 140-2 bounds)"
+    return repetition_failure(draw)
+
+
+def repetition_failure(draw: bytes) -> str | None:
+    """Why random bytes fail the repetition count test (a byte repeated 5 times running); None if not."""
     run = longest = 1
     for x, y in zip(draw, draw[1:]):
         run = run + 1 if x == y else 1

@@ -6,10 +6,16 @@
  * KEYSIZE and DATATYPE = 8-bit data (each word the 4 message bytes as little-endian memory holds
  * them), FFLUSH empties the FIFOs, CRYPEN starts it; then each block is 4 words into CRYP_DIN
  * (waiting while the IN FIFO is full, IFNF = 0) and 4 words out of CRYP_DOUT (waiting for OFNE).
- * Encryption needs no key preparation (ALGOMODE = 111 is for decryption). */
+ * Encryption needs no key preparation (ALGOMODE = 111 is for decryption).
+ *
+ * Completion: OFNE polled, or with STM32F4_COMPLETION_IRQ by interrupt (RM0090 23.5 'CRYP
+ * interrupts', 23.6.5-23.6.7): after a block's 4 words, OUTIM in CRYP_IMSCR, the core waiting in WFI
+ * for CRYP (NVIC interrupt 79, stm32f4_irq.c) and the handler masking OUTIM once CRYP_MISR shows
+ * OUTMIS (the output FIFO not empty). */
 #include <string.h>
 
 #include "stm32f4_cryp.h"
+#include "stm32f4_irq.h"
 
 #define CRYP_BASE 0x50060000u                      /* RM0090 2.3, AHB2 */
 #define CRYP_REG(o) (*(volatile uint32_t *)(CRYP_BASE + (o)))
@@ -17,6 +23,8 @@
 #define CRYP_SR CRYP_REG(0x04)
 #define CRYP_DIN CRYP_REG(0x08)
 #define CRYP_DOUT CRYP_REG(0x0C)
+#define CRYP_IMSCR CRYP_REG(0x14)
+#define CRYP_MISR CRYP_REG(0x1C)
 #define CRYP_K(i) CRYP_REG(0x20 + 4u * (i))        /* K0LR .. K3RR */
 #define CRYP_IV(i) CRYP_REG(0x40 + 4u * (i))       /* IV0LR .. IV1RR */
 #define CR_DATATYPE_8 (2u << 6)
@@ -24,10 +32,44 @@
 #define CR_CRYPEN (1u << 15)
 #define SR_IFNF (1u << 1)
 #define SR_OFNE (1u << 2)
+#define IM_OUT (1u << 1)                           /* CRYP_IMSCR OUTIM, CRYP_MISR OUTMIS */
 
 /* RCC_AHB2ENR.CRYPEN (RM0090 6.3.11): the processor's clock */
 #define RCC_AHB2ENR (*(volatile uint32_t *)0x40023834u)
 #define RCC_AHB2ENR_CRYPEN (1u << 4)
+
+#ifdef STM32F4_COMPLETION_IRQ
+static volatile uint32_t cryp_seen;                 /* CRYP_MISR bits the handler has taken */
+
+void stm32f4_cryp_isr(void)
+{
+    uint32_t mis = CRYP_MISR;
+    cryp_seen |= mis;
+    CRYP_IMSCR &= ~mis;                            /* OUTRIS stays high until DOUT is read: mask it */
+}
+
+/* until the block is in the OUT FIFO: OUTIM set, then WFI until the handler saw OUTMIS. The
+ * processor puts a block's 4 words into the FIFO together, so they are read without polling. */
+static void wait_block(void)
+{
+    CRYP_IMSCR = IM_OUT;
+    stm32f4_irq_wait(&cryp_seen, IM_OUT);
+}
+
+static void wait_word(void)
+{
+}
+#else
+static void wait_block(void)
+{
+}
+
+static void wait_word(void)
+{
+    while (!(CRYP_SR & SR_OFNE)) {
+    }
+}
+#endif
 
 static uint32_t be32(const uint8_t *p)
 {
@@ -42,6 +84,11 @@ int stm32f4_cryp_encrypt(uint32_t mode, const uint8_t *key, size_t key_len, cons
         return -1;
     RCC_AHB2ENR |= RCC_AHB2ENR_CRYPEN;
     CRYP_CR = 0;
+    CRYP_IMSCR = 0;
+#ifdef STM32F4_COMPLETION_IRQ
+    cryp_seen = 0;
+    stm32f4_irq_enable(STM32F4_CRYP_IRQ);
+#endif
     uint32_t words = (uint32_t)key_len / 4u;
     for (uint32_t i = 0; i < words; i++)
         CRYP_K(8u - words + i) = be32(key + 4 * i);
@@ -59,9 +106,9 @@ int stm32f4_cryp_encrypt(uint32_t mode, const uint8_t *key, size_t key_len, cons
             }
             CRYP_DIN = w;
         }
+        wait_block();
         for (size_t k = 0; k < 16; k += 4) {
-            while (!(CRYP_SR & SR_OFNE)) {
-            }
+            wait_word();
             uint32_t w = CRYP_DOUT;
             memcpy(out + i + k, &w, 4);
         }

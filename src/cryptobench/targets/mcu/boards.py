@@ -46,6 +46,7 @@ class Board:
     hardware: str = ""                 # real boards: "untested" (no silicon here) or "tested"
     uart_pins: str = ""                # the board's USB serial bridge pins, where no UART driver exists yet
     regions: tuple[MemoryRegion, ...] = ()   # the part's other memories (TCM, more SRAM), for `list targets`
+    external_irqs: int = 32            # external interrupt vectors the firmware's table holds (core/startup.c)
 
 
 class BoardsFileError(UsageError):
@@ -136,12 +137,17 @@ def _load() -> tuple[dict[str, Board], dict[str, dict]]:
                                   "(whether it was run on silicon)")
         console, uart = _console(name, b, where)
         regions = _regions(b.get("regions", []), where)
+        irqs = b.get("external_irqs", 32)
+        if not isinstance(irqs, int) or not 1 <= irqs <= 496:
+            raise BoardsFileError(f"{where}: external_irqs: expected the part's number of external interrupts, "
+                                  f"1 to 496 (ARMv7-M), got {irqs!r}")
         boards[name] = Board(name=name, title=b["title"], core=b["core"], cpus=tuple(b["cpus"]),
                              clock_hz=int(b["clock_hz"]), flash=tuple(b["flash"]), ram=tuple(b["ram"]),
                              console=console, qemu_machine=b.get("qemu_machine", ""),
                              pyocd_target=b.get("pyocd_target", ""), marker=b.get("marker", {}),
                              console_uart=uart, flash_method=b.get("flash_method", ""),
-                             hardware=b.get("hardware", ""), uart_pins=b.get("uart_pins", ""), regions=regions)
+                             hardware=b.get("hardware", ""), uart_pins=b.get("uart_pins", ""), regions=regions,
+                             external_irqs=irqs)
     return boards, doc["cpu"]
 
 

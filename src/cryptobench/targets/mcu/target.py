@@ -25,7 +25,8 @@ from ...catalog.bytes_diff import difference_text
 from ...core.records import McuTargetSpec, Plan, cell_key
 from ..base import RunSession
 from .boards import BOARDS
-from ..verify import NO_REFERENCE, Verdict, gate, load_vectors, python_reference
+from ..verify import (HEALTH_BYTES, NO_REFERENCE, Verdict, gate, health_failure, load_vectors, python_reference,
+                      repetition_failure)
 from .transports import Transport, transport_for
 from ...core.extras import MissingExtra
 from .sim.devices import device_spec
@@ -71,6 +72,10 @@ def make_inputs(host: HarnessProcess | None, op: str, params: Mapping,
     elif fam == "ecjpake":
         values["key"] = values["iv"] = b"threadjpaketest"
         return Inputs(op, params, values), {"equal_halves": True}
+    elif fam == "random":
+        # fresh bytes each time: no known answer (catalog/vector_check.RANDOM_OUTPUT); the target's
+        # output is checked by its length and the health tests the host's cross-check uses
+        return Inputs(op, params, values), {"random": int(params.get("bytes", 0) or 0)}
     elif fam in ("ecdh", "ecc", "ecdsa"):
         if host is None:
             raise HarnessError("ECC cells need the host harness to make keys")
@@ -356,6 +361,8 @@ class McuTarget:
             if half and got[:half] == got[half:]:
                 return "pass", "client and server derived the same premaster secret on the target"
             return "fail", "client and server premaster secrets differ on the target"
+        if "random" in check:
+            return random_verdict(got, check["random"])
         if "verify" in check:
             q, h = check["verify"]
             try:
@@ -367,6 +374,21 @@ class McuTarget:
                 return "pass", "the target's signature verifies in the host's OpenSSL"
             return "fail", "the target's signature does not verify in the host's OpenSSL"
         return "n/a", ""
+
+
+def random_verdict(got: bytes, want: int) -> tuple[str, str]:
+    """A `random` cell's output: the length asked for; the repetition count test on any length, and
+    FIPS 140-2's monobit test on its first 2,500 bytes where it has that many (verify.health_failure,
+    as the host's cross-check of two 2,500-byte draws)."""
+    if len(got) != want:
+        return "fail", f"asked for {want} random bytes, the target returned {len(got)}"
+    why = health_failure(got[:HEALTH_BYTES]) if want >= HEALTH_BYTES else repetition_failure(got)
+    if why:
+        return "fail", why + " on the target's output"
+    if want >= HEALTH_BYTES:
+        return "pass", f"health tests on the target's first {HEALTH_BYTES} bytes (FIPS 140-2 monobit, repetition count)"
+    return "pass", (f"{want} bytes, repetition count test (FIPS 140-2's monobit test needs {HEALTH_BYTES} bytes: "
+                    "run bytes=2500 for it)")
 
 
 def served_by_firmware(lib_version: str, op: str = "") -> str | None:

@@ -259,6 +259,8 @@ class FirmwareBuilder:
         defines = [f"-D{k}={v}" for k, v in ram_budget(self.board.ram[1]).items() if k != "STACK_BYTES"] + [
             f"-DFW_COUNTER_{CPUS[self.cpu]['counter'].upper()}", "-DFW_EXIT_SEMIHOSTING"
                    if self.board.qemu_machine or console == "semihosting" else "-DFW_EXIT_PARK"]
+        if self.board.external_irqs != 32:          # the vector table's length (core/startup.c)
+            defines.append(f"-DFW_EXTERNAL_IRQS={self.board.external_irqs}")
         if console == "semihosting":
             defines.append("-DFW_CONSOLE_SEMIHOSTING")
         else:

@@ -5,6 +5,9 @@ Enabling: NVIC_ISER/ICER words (ARMv7-M ARM B3.4.4, B3.4.5; ARMv6-M ARM B3.4): e
 interrupt n is bit n % 32 of word n // 32 and exception number 16 + n. A model's line is taken
 once per rise (a handler clears its source, as drivers do). All external interrupts have one
 priority here (the NVIC's priority registers are not modelled): the lowest number goes first.
+Two models may share a line (the STM32F4's HASH and RNG on HASH_RNG, interrupt 80, RM0090 12.2):
+the line is high while either source is, and each source's rise is taken once (an entry while
+both are high serves both: the handler reads both status registers, as on silicon).
 
 Sleep: WFI puts the core to sleep until an interrupt that can wake it (ARMv7-M ARM B1.5.19:
 "Wait For Interrupt"; an enabled interrupt's arrival wakes it). `sleep_until` says when: now,
@@ -29,7 +32,8 @@ class PeripheralInterrupts:
     def __init__(self, bus):
         self.bus = bus
         self.enabled: set[int] = set()        # external interrupts enabled in the NVIC
-        self.served: dict[int, int] = {}      # interrupt -> the rise of its line last taken
+        self.served: dict[int, int] = {}      # id(model) -> the rise of its line last taken
+        self._high: list = []                 # (irq, rise, model) of the lines due() last saw high
 
     def write(self, addr: int, value: int) -> bool:
         """A store to the PPB: True when it was an NVIC ISER/ICER word (write 1 to enable or to
@@ -50,7 +54,7 @@ class PeripheralInterrupts:
     def rose(self, model, now: int) -> int | None:
         """The rise of the model's interrupt line not yet taken, if its line is high now."""
         since = model.irq_since(now)
-        return since if since is not None and since != self.served.get(model.irq) else None
+        return since if since is not None and since != self.served.get(id(model)) else None
 
     def next_due(self, now: int) -> int | None:
         """The first cycle from `now` at which an enabled line is (or goes) high, or None."""
@@ -63,11 +67,16 @@ class PeripheralInterrupts:
 
     def due(self, now: int) -> tuple[int, int] | None:
         """(interrupt, rise) of the first enabled line high at `now` and not yet taken, or None."""
-        high = sorted((m.irq, self.rose(m, now)) for m in self._watched() if self.rose(m, now) is not None)
-        return high[0] if high else None
+        self._high = sorted(((m.irq, r, m) for m in self._watched() if (r := self.rose(m, now)) is not None),
+                            key=lambda h: h[:2])
+        return self._high[0][:2] if self._high else None
 
     def taken(self, irq: int, rise: int) -> None:
-        self.served[irq] = rise
+        """The entry for line `irq` serves every source due() saw high on it (a shared line)."""
+        for line, since, model in self._high:
+            if line == irq:
+                self.served[id(model)] = since
+        self._high = []
 
     def sleep_until(self, now: int) -> int | None:
         """The cycle a core that executed WFI at `now` wakes at, or None: no enabled interrupt is

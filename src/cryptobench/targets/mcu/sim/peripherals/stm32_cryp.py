@@ -29,7 +29,12 @@ the counter block CTR0 in; the 16-byte tag out). GCM's IV registers hold the fir
 counter block (J0 + 1: the 32-bit counter at 2 for a 96-bit IV, as ST's own examples load them),
 so the tag uses J0 = that block with its counter less 1; CCM's hold CTR1.
 
-Timing: the cycles each block keeps the engine busy are in LATENCY below, each cited; BUSY reads 1
+Interrupt (RM0090 23.5): the line is CRYP_MISR, INRIS/OUTRIS under CRYP_IMSCR; irq_since says when
+the unmasked source rose (OUTRIS when a block's result reached the OUT FIFO, INRIS when the IN FIFO
+fell below 4 words with CRYPEN set), next_event when the block under way ends.
+
+Timing: the cycles each block keeps the engine busy are in LATENCY below, each cited, with which
+values are confirmed and which are not; BUSY reads 1
 for them, a DIN store to a full IN FIFO waits (returns stall cycles) until the engine takes a block.
 Not modelled: DES and TDES, DMA requests (DIEN/DOEN need the DMA2 controller), the context swap
 registers (they read 0 and refuse writes), partial last blocks beyond what the driver writes (the
@@ -54,9 +59,12 @@ PHASES = ("init", "header", "payload", "final")
 # RM0090 23.3 Table "Processing time (in clock cycle)": AES 14 / 16 / 18 for 128 / 192 / 256-bit keys
 # (ECB, CBC, CTR). RM0090 23.3 Table "Processing time (in clock cycle) for GCM and CCM per 128-bit
 # block" (F43x): GCM init 24/28/32, header 10, payload 14/16/18, tag 14/16/18; CCM init 12/14/16,
-# header 14/16/18, payload 25/29/33, tag 14/16/18. (Transcribed for this model; the sources searched
-# while writing it did not hold RM0090 chapter 23's text, so these rows await a check against the
-# PDF. ST RM0477's "CRYP versus SAES features" table gives the same 14 cycles for AES-128 ECB.)
+# header 14/16/18, payload 25/29/33, tag 14/16/18.
+# Confidence, per value: CONFIRMED only the AES-128 block, 14 cycles, by ST RM0477 (STM32H7Rx/7Sx)
+# Table 324 "CRYP versus SAES features" ("AES 128-bit ECB encryption in cycles: 14"), the same CRYP
+# design; NOT CONFIRMED against RM0090's own text: the 192/256-bit block rows and the whole GCM/CCM
+# table (transcribed from memory of RM0090 23.3; a search of the stored manual pages and docs
+# found no copy of RM0090 chapter 23, so no value could be checked, and none was contradicted).
 # The key preparation (ALGOMODE = 111): the manual gives no figure; the model charges one block
 # time at the key size (an assumption: the schedule runs the same rounds a block does).
 LATENCY = {
@@ -93,7 +101,9 @@ class Stm32Cryp(Peripheral):
     size = 0x400
     source = "ST RM0090 Rev 11 chapter 23 (CRYP)"
     latency_source = ("RM0090 23.3 'Processing time (in clock cycle)': AES 14/16/18 cycles a block (128/192/256-bit "
-                      "key); the F43x GCM/CCM table per phase; key preparation one block time (assumption: no figure)")
+                      "key; the 14 confirmed by RM0477 Table 324, the rest not yet checked against RM0090's text); "
+                      "the F43x GCM/CCM table per phase (not yet checked); key preparation one block time "
+                      "(assumption: no figure)")
 
     def __init__(self, base: int, irq: int | None, memory=None):
         super().__init__(base, irq, memory)
@@ -107,6 +117,7 @@ class Stm32Cryp(Peripheral):
         self.pending: list[int] | None = None     # the words the block under way will put in the OUT FIFO
         self.prepared: tuple | None = None         # (key, key bits) the last key preparation was for
         self.ctx: dict = {}                        # the GCM/CCM message under way: phase state
+        self.ris_since = {1: None, 2: None}        # INRIS / OUTRIS bit -> the cycle it last rose (None: low)
 
     # ---- the core's view -----------------------------------------------------------------------
     def read(self, offset: int, size: int, now: int) -> int:
@@ -131,6 +142,7 @@ class Stm32Cryp(Peripheral):
             value = int.from_bytes(self.iv[i:i + 4], "big")
         else:
             value = 0                     # DIN, the key registers (write-only) and the context swap ones
+        self._mark(now)
         return word(value, size, offset)
 
     def write(self, offset: int, size: int, value: int, now: int) -> int:
@@ -162,11 +174,16 @@ class Stm32Cryp(Peripheral):
         elif CS_LO <= offset < CS_HI:
             raise PeripheralError(f"{self.title}: the GCM/CCM context swap registers (offset 0x{offset:x}) are not "
                                   "modelled; finish a message before starting another")
+        self._mark(now + stall)
         return stall
 
-    def irq_pending(self, now: int) -> bool:
+    def irq_since(self, now: int) -> int | None:
+        """The cycle the interrupt line (CRYP_MISR: the raw INRIS/OUTRIS under CRYP_IMSCR) went high,
+        if it is high at `now`: the earliest rise of a source that is high and unmasked."""
         self._advance(now)
-        return bool(self._ris() & self.imscr)
+        masked = self._ris() & self.imscr
+        times = [t for bit, t in self.ris_since.items() if masked & bit and t is not None]
+        return min(times) if times else None
 
     def next_event(self, now: int) -> int | None:
         self._advance(now)
@@ -205,6 +222,15 @@ class Stm32Cryp(Peripheral):
         sr |= SR_OFNE if self.fifo_out else 0
         sr |= SR_OFFU if len(self.fifo_out) >= FIFO_WORDS else 0
         return sr
+
+    def _mark(self, t: int) -> None:
+        """Records when INRIS and OUTRIS rose (and that they fell) after a change at cycle t."""
+        ris = self._ris()
+        for bit in (1, 2):
+            if not ris & bit:
+                self.ris_since[bit] = None
+            elif self.ris_since[bit] is None:
+                self.ris_since[bit] = t
 
     def _ris(self) -> int:
         """INRIS: the IN FIFO has fewer than 4 words (room for a block) while CRYPEN is set;
@@ -272,6 +298,7 @@ class Stm32Cryp(Peripheral):
             if self.ctx.get("init_running"):
                 self.ctx["init_running"] = False
                 self.cr &= ~CR_CRYPEN        # the init phase ends with CRYPEN cleared by hardware
+            self._mark(done)
             self._try_start(done)
 
     def _try_start(self, t: int) -> None:
@@ -297,6 +324,7 @@ class Stm32Cryp(Peripheral):
         self.busy_until = t + cycles
         self.pending = result if result is not None else []
         self.active.add(t, self.busy_until)
+        self._mark(t)                       # the engine took its words from the IN FIFO
 
     def _start_init(self, t: int) -> None:
         ctx = self.ctx

@@ -77,8 +77,10 @@ class Stm32Rng(Peripheral):
             pass                               # CEIS/SEIS are cleared by writing 0; they are never set here
         return 0
 
-    def irq_pending(self, now: int) -> bool:
-        return bool(self.cr & CR_IE and self._ready(now))
+    def irq_since(self, now: int) -> int | None:
+        """RNG_CR.IE with DRDY (RM0090 24.3.3: the interrupt is pending while DRDY, SEIS or CEIS is
+        set; the error flags stay 0 here): since the value was ready."""
+        return self.ready_at if self.cr & CR_IE and self._ready(now) else None
 
     def next_event(self, now: int) -> int | None:
         if self.cr & CR_IE and self.ready_at is not None and self.ready_at > now:
