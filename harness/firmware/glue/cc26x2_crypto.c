@@ -3,7 +3,8 @@
  * engine serves. On the simulator (`--device cc2652`) the registers are the timing-annotated
  * model's (docs/accelerators.md); on a CC26x2 board they are the part's.
  *
- *   aes-ecb/cbc/ctr-encrypt   key store + AES engine through its DMA, RESULT_AVAIL polled
+ *   aes-ecb/cbc/ctr-encrypt   key store + AES engine through its DMA, RESULT_AVAIL polled (or by
+ *                             interrupt in the cc26x2-crypto-irq build, as is the PKA's RUN)
  *   aes-gcm-encrypt           the same with the AAD first; the tag from AESTAGOUT (12-byte nonce)
  *   aes-ccm-encrypt           the same in CCM (7-13 byte nonce, even 4-16 byte tag; A0 in AESIV)
  *   sha224 / sha256           the hash engine through its DMA, padded by the engine
@@ -26,7 +27,8 @@
 #ifdef CC26X2_COMPLETION_IRQ          /* the cc26x2-crypto-irq recipe: the driver waits in WFI */
 const char fw_lib_name[] = "cc26x2-crypto-irq";
 const char fw_lib_version[] = "cryptobench CC26x2 register driver, SWCU185G, interrupt completion "
-                              "(served by peripheral: TI CC26x2 CRYPTO for aes-*, sha*)";
+                              "(served by peripheral: TI CC26x2 CRYPTO for aes-*, sha*; "
+                              "peripheral: TI CC26x2 PKA for ecdh-*, ecdsa-*)";
 #else
 const char fw_lib_name[] = "cc26x2-crypto";
 const char fw_lib_version[] = "cryptobench CC26x2 register driver, SWCU185G, polling "
