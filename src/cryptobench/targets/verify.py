@@ -513,13 +513,13 @@ class Verifier:
             return Verdict("fail", "two requests returned the same bytes")
         # a good generator fails the monobit bounds once in about 10,000 draws: only a failure that
         # the second, independent draw repeats condemns it (about one false alarm in 10^8)
-        why = _health_failure(a)
-        if why and _health_failure(b):
+        why = health_failure(a)
+        if why and health_failure(b):
             return Verdict("fail", why + "; a second draw failed as well")
         return Verdict("pass", "health tests (distinct outputs, FIPS 140-2 monobit, repetition count)")
 
 
-def _health_failure(draw: bytes) -> str | None:
+def health_failure(draw: bytes) -> str | None:
     """Why 2,500 random bytes fail the FIPS 140-2 monobit or a repetition count test; None if they pass."""
     ones = sum(bin(x).count("1") for x in draw)
     if not 9725 < ones < 10275:

@@ -25,7 +25,7 @@ from ...catalog.bytes_diff import difference_text
 from ...core.records import McuTargetSpec, Plan, cell_key
 from ..base import RunSession
 from .boards import BOARDS
-from ..verify import NO_REFERENCE, Verdict, gate, load_vectors, python_reference
+from ..verify import NO_REFERENCE, Verdict, gate, health_failure, load_vectors, python_reference
 from .transports import Transport, transport_for
 from ...core.extras import MissingExtra
 from .sim.devices import device_spec
@@ -68,6 +68,10 @@ def make_inputs(host: HarnessProcess | None, op: str, params: Mapping,
         # vectors are the check.
         values["key"] = fill(48, 7)
         return Inputs(op, params, values), {"none": True}
+    elif op == "random":
+        # fresh bytes every call: no known answer and no host to repeat them (verify.py's two-draw
+        # cross-check needs a second request); the target's own output is checked (McuTarget._check)
+        return Inputs(op, params, values), {"random_bytes": int(params.get("bytes", 64))}
     elif fam == "ecjpake":
         values["key"] = values["iv"] = b"threadjpaketest"
         return Inputs(op, params, values), {"equal_halves": True}
@@ -351,6 +355,8 @@ class McuTarget:
             if got == check["expect"]:
                 return "pass", f"output matches {by}"
             return "fail", f"output differs from {by}: {difference_text(got, check['expect'])}"
+        if "random_bytes" in check:
+            return random_check(got, check["random_bytes"])
         if check.get("equal_halves"):
             half = len(got) // 2
             if half and got[:half] == got[half:]:
@@ -367,6 +373,22 @@ class McuTarget:
                 return "pass", "the target's signature verifies in the host's OpenSSL"
             return "fail", "the target's signature does not verify in the host's OpenSSL"
         return "n/a", ""
+
+
+def random_check(got: bytes, n: int) -> tuple[str, str]:
+    """A `random` cell's output on the target: the length asked for, not one repeated byte (a driver
+    reading its engine's output before it is ready reads zeros), and from 2,500 bytes the host's
+    health tests (FIPS 140-2 monobit, repetition count: verify.health_failure)."""
+    if len(got) != n:
+        return "fail", f"asked for {n} random bytes, the target returned {len(got)}"
+    if n >= 16 and len(set(got)) == 1:
+        return "fail", f"all {n} random bytes are 0x{got[0]:02x}"
+    if n >= 2500:
+        why = health_failure(got[:2500])
+        if why:
+            return "fail", why
+        return "pass", f"{n} bytes passing the health tests (FIPS 140-2 monobit, repetition count); no known answer"
+    return "pass", f"{n} bytes, not one repeated value (random output: no known answer)"
 
 
 def served_by_firmware(lib_version: str, op: str = "") -> str | None:
