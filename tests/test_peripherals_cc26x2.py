@@ -286,6 +286,36 @@ def test_trng_interrupt_and_misuse():
         t.write(T.CFG0, 4, (1 << 16) | 0xFF, 301)
 
 
+def test_trng_line_rises_once_per_number_and_falls_when_masked_or_taken():
+    """irq_since (peripherals/base.py): the cycle the level RDY & IRQFLAGMASK rose, for the simulator to
+    take it once per number."""
+    t = T.Cc26x2Trng(0x40028000, 33)
+    t.write(T.CFG0, 4, (1 << 16) | 4, 0)                      # 256 samples a number
+    t.write(T.CTL, 4, (1 << 16) | T.CTL_TRNG_EN, 0)
+    assert t.irq_since(300) is None and t.next_event(0) is None        # masked: no line, no event
+    t.write(T.IRQFLAGMASK, 4, T.RDY, 300)
+    assert t.irq_since(300) == 256 and t.irq_pending(300)             # ready before it was unmasked
+    t.write(T.IRQFLAGMASK, 4, 0, 310)
+    assert t.irq_since(310) is None                                   # a handler masking RDY lowers it
+    t.write(T.IRQFLAGMASK, 4, T.RDY, 320)
+    t.write(T.IRQFLAGCLR, 4, T.RDY, 320)                              # taken: the next number from 320
+    assert t.irq_since(400) is None and t.next_event(400) == 576 and t.irq_since(576) == 576
+    t.write(T.IRQSET, 4, 2, 600)
+    t.write(T.IRQFLAGCLR, 4, T.RDY, 600)
+    t.write(T.IRQFLAGMASK, 4, 2, 600)
+    assert t.irq_since(601) == 600                                    # IRQSET's flag is a rise of its own
+
+
+def test_a_random_cell_is_checked_on_its_own_output():
+    from cryptobench.targets.mcu.target import random_verdict
+    assert random_verdict(hashlib.shake_256(b"y").digest(32), 32)[0] == "pass"
+    assert random_verdict(bytes(31), 32) == ("fail", "asked for 32 random bytes, the target returned 31")
+    assert random_verdict(bytes(32), 32)[0] == "fail"                  # a driver reading too early: zeros
+    verdict, why = random_verdict(b"\x0f" * 1250 + b"\xf0" * 1250, 2500)    # balanced bits, long repeats
+    assert verdict == "fail" and "repetition count test failed" in why
+    assert random_verdict(hashlib.shake_256(b"x").digest(2500), 2500)[0] == "pass"
+
+
 def test_the_cc2652_profile_lists_its_models():
     from cryptobench.targets.mcu.sim import devices
     kinds = {(m["kind"], m["base"], m["irq"]) for m in devices._load()["cc2652"].peripheral_models}
@@ -311,3 +341,34 @@ def test_the_driver_image_gives_the_known_answers_with_the_same_cycles_on_both_e
     assert got["sha256-abc"] == hashlib.sha256(b"abc").hexdigest()
     assert got["sha256-1000"] == hashlib.sha256(msg).hexdigest()
     assert len(got["trng"]) == 16 and all(int(c) > 0 for _, _, c in outs["native"])
+
+
+def _random_cells(tmp_path, executor):
+    import json
+    import os
+    out = tmp_path / f"{executor}.json"
+    proc = cli("run", "--target", "sim:cortex-m4", "--device", "cc2652", "--engine", "cc26x2-crypto", "--engine",
+               "cc26x2-crypto-irq", "--op", "random", "--param", "bytes=32,2500", "--db",
+               str(tmp_path / f"{executor}.sqlite"), "--json", str(out),
+               env={**os.environ, "CRYPTOBENCH_SIM_EXECUTOR": executor})
+    assert proc.returncode == 0, proc.stderr
+    return {(r["engine"], r["params"]["bytes"]): r for r in json.loads(out.read_text())["results"]}
+
+
+@pytest.mark.e2e
+def test_random_through_the_trng_polled_and_by_interrupt_on_both_executors(tmp_path):
+    """The TRNG driver (drivers/cc26x2/cc26x2_trng.c): RDY polled, or TRNG_IRQ (NVIC 33, beyond startup.c's
+    32 vectors: the driver's .isr_vector words continue the table) waited for in WFI."""
+    native, uc = _random_cells(tmp_path, "native"), _random_cells(tmp_path, "unicorn")
+    assert len(native) == 4
+    for (engine, n), r in native.items():
+        assert r["status"] == "ok" and r["kat"] == "pass", (engine, n, r["detail"])
+        assert r["served_by"].startswith("peripheral: TI CC26x2 TRNG (model of TI SWCU185G"), r["served_by"]
+        assert ("health tests" in r["detail"]) == (n == 2500)
+        assert ("sleep" in r) == (engine == "cc26x2-crypto-irq")
+        # 256 samples a number, one a cycle: at least that many cycles per 8 bytes
+        assert r["cycles"]["per_op_median"] >= 256 * (n // 8)
+
+    def counts(cells):
+        return {k: (r["cycles"]["per_op_median"], (r.get("sleep") or {}).get("cycles_per_op")) for k, r in cells.items()}
+    assert counts(native) == counts(uc)

@@ -44,6 +44,9 @@ def test_nvic_words_enable_and_disable_lines():
     assert irqs.write(NVIC_ISER, 0) and irqs.enabled == {23, 33}          # 0s do nothing
     assert irqs.write(NVIC_ICER, 1 << 23) and irqs.enabled == {33}
     assert not irqs.write(0xE000ED08, 0x1000)                              # VTOR: not the NVIC's
+    irqs.write(NVIC_ICER + 4, 1 << 1)
+    assert irqs.enabled == set() and irqs.ever      # completion stays on after a handler masks its line
+    assert not PeripheralInterrupts(FakeBus()).ever
 
 
 def test_wfi_sleeps_until_an_enabled_line_rises_and_each_rise_is_taken_once():

@@ -3,7 +3,8 @@
  * engine serves. On the simulator (`--device cc2652`) the registers are the timing-annotated
  * model's (docs/accelerators.md); on a CC26x2 board they are the part's.
  *
- *   aes-ecb/cbc/ctr-encrypt   key store + AES engine through its DMA, RESULT_AVAIL polled
+ *   aes-ecb/cbc/ctr-encrypt   key store + AES engine through its DMA, RESULT_AVAIL polled (or by
+ *                             interrupt in the cc26x2-crypto-irq build, as is the PKA's RUN)
  *   aes-gcm-encrypt           the same with the AAD first; the tag from AESTAGOUT (12-byte nonce)
  *   aes-ccm-encrypt           the same in CCM (7-13 byte nonce, even 4-16 byte tag; A0 in AESIV)
  *   sha224 / sha256           the hash engine through its DMA, padded by the engine
@@ -13,6 +14,7 @@
  *                             the nonce k from fw_random; out = r || s
  *   ecdsa-verify              FIPS 186-4 6.4.2 on the PKA (ModInv, Multiply/Modulo, two ECC-MULs,
  *                             ECC-ADD, Compare); out = 01 / 00
+ *   random                    `bytes` bytes from the TRNG, 8 a number (OUT0/OUT1 once RDY)
  *
  * Every AES/hash operation loads its key into the key store (rekey=1 and rekey=0 alike: the engine
  * keeps no schedule a glue could hold outside the timed region). No heap. */
@@ -21,17 +23,21 @@
 
 #include "cc26x2_crypto.h"
 #include "cc26x2_pka.h"
+#include "cc26x2_trng.h"
 #include "fw.h"
 
 #ifdef CC26X2_COMPLETION_IRQ          /* the cc26x2-crypto-irq recipe: the driver waits in WFI */
 const char fw_lib_name[] = "cc26x2-crypto-irq";
 const char fw_lib_version[] = "cryptobench CC26x2 register driver, SWCU185G, interrupt completion "
-                              "(served by peripheral: TI CC26x2 CRYPTO for aes-*, sha*)";
+                              "(served by peripheral: TI CC26x2 CRYPTO for aes-*, sha*; "
+                              "peripheral: TI CC26x2 PKA for ecdh-*, ecdsa-*; "
+                              "peripheral: TI CC26x2 TRNG for random)";
 #else
 const char fw_lib_name[] = "cc26x2-crypto";
 const char fw_lib_version[] = "cryptobench CC26x2 register driver, SWCU185G, polling "
                               "(served by peripheral: TI CC26x2 CRYPTO for aes-*, sha*; "
-                              "peripheral: TI CC26x2 PKA for ecdh-*, ecdsa-*)";
+                              "peripheral: TI CC26x2 PKA for ecdh-*, ecdsa-*; "
+                              "peripheral: TI CC26x2 TRNG for random)";
 #endif
 
 #if defined(FW_OP_AES_ECB_ENCRYPT) || defined(FW_OP_AES_CBC_ENCRYPT) || defined(FW_OP_AES_CTR_ENCRYPT) \
@@ -384,6 +390,28 @@ ecdsa_verify_run(const fw_params *p, fw_io *io)
 	return FW_OK;
 }
 #define FW_GLUE_ECDSA_VERIFY p256_supports, ecdsa_verify_run
+#endif
+
+#ifdef FW_OP_RANDOM
+static int
+random_supports(const fw_params *p, const char **why)
+{
+	(void)p;
+	(void)why;
+	return FW_OK;
+}
+
+static int
+random_run(const fw_params *p, fw_io *io)
+{
+	size_t n = p->bytes < 0 ? 0u : (size_t)p->bytes;
+	if (io->out == NULL || io->out_cap < n)
+		return FW_ERR;
+	cc26x2_trng_read(io->out, n);
+	io->out_len = n;
+	return FW_OK;
+}
+#define FW_GLUE_RANDOM random_supports, random_run
 #endif
 
 /* The op table: the rows of fw_ops_table.h (generated from the catalog) for the FW_GLUE_* above. */

@@ -12,7 +12,8 @@
  *
  * Completion: polled (IRQSTAT read until the bit is set), or with CC26X2_COMPLETION_IRQ by
  * interrupt: CRYPTO_RESULT_AVAIL_IRQ (NVIC interrupt 23, SWCU185G "Interrupts and Events") is
- * enabled, the core waits in WFI and the handler records and clears IRQSTAT's bits (IRQCLR). The
+ * enabled, the core waits in WFI and the handler (cc26x2_crypto_irq, called by cc26x2_irq.c's
+ * fw_external_irq) records and clears IRQSTAT's bits (IRQCLR). The
  * wait masks interrupts around its test of the flag so that an interrupt between the test and
  * the WFI cannot be lost: WFI wakes on a pending interrupt even with PRIMASK set (ARMv7-M ARM
  * B1.5.19), and CPSIE then takes it. */
@@ -64,16 +65,12 @@
 #define KEY_AREA 0u
 
 #ifdef CC26X2_COMPLETION_IRQ
-#define CRYPTO_IRQ 23u                              /* CRYPTO_RESULT_AVAIL_IRQ: exception 39 */
-#define NVIC_ISER0 (*(volatile uint32_t *)0xE000E100u)
+#include "cc26x2_irq.h"
 static volatile uint32_t irq_seen;                  /* IRQSTAT bits the handler has taken */
 
-void fw_external_irq(void)
+/* CRYPTO_RESULT_AVAIL_IRQ, called by fw_external_irq (cc26x2_irq.c) */
+void cc26x2_crypto_irq(void)
 {
-    uint32_t ipsr;
-    __asm__ volatile("mrs %0, ipsr" : "=r"(ipsr));
-    if (ipsr != 16u + CRYPTO_IRQ)
-        return;
     uint32_t stat = R(IRQSTAT) & (RESULT_AVAIL | DMA_IN_DONE);
     irq_seen |= stat;
     R(IRQCLR) = stat;                               /* the line falls with its sources */
@@ -83,8 +80,7 @@ static void wait(uint32_t bits)
 {
     __asm__ volatile("cpsid i" ::: "memory");
     while (!(irq_seen & bits)) {
-        __asm__ volatile("wfi");
-        __asm__ volatile("cpsie i\n\tisb\n\tcpsid i" ::: "memory");
+        cc26x2_irq_sleep();
     }
     irq_seen &= ~bits;
     __asm__ volatile("cpsie i" ::: "memory");
@@ -105,7 +101,7 @@ static void select(uint32_t algsel)
     R(IRQCLR) = RESULT_AVAIL | DMA_IN_DONE;
 #ifdef CC26X2_COMPLETION_IRQ
     irq_seen = 0;
-    NVIC_ISER0 = 1u << CRYPTO_IRQ;
+    CC26X2_NVIC_ENABLE(CC26X2_CRYPTO_IRQ);
 #endif
 }
 

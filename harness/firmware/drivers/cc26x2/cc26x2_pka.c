@@ -8,8 +8,17 @@
  * quotient in D) and set MSW / DIVMSW / COMPARE; the sequencer's ECC-MUL, ECC-ADD and ModInv leave
  * theirs in vector D and a result code in SHIFT. For the ECC operations a point's y, and the curve's
  * a and b, follow their predecessor at the next even-word address plus two words (the TRM's
- * "followed by"), so with 8-word numbers every 10 words. Completion is polled; the PKA interrupt
- * (the complement of RUN) is not used. Clocks and power domains (PRCM) are the board start-up's. */
+ * "followed by"), so with 8-word numbers every 10 words. Clocks and power domains (PRCM) are the
+ * board start-up's.
+ *
+ * Completion: polled (FUNCTION.RUN read until 0), or with CC26X2_COMPLETION_IRQ by interrupt:
+ * PKA_IRQ (NVIC interrupt 3, SWCU185G "Interrupts and Events") is the complement of RUN, a level
+ * that stays high while the engine is idle, so it cannot be cleared at its source. The driver
+ * enables it in the NVIC once the operation is started, waits in WFI, and the handler
+ * (cc26x2_pka_irq, called by cc26x2_irq.c's fw_external_irq) disables it again (NVIC_ICER) so that
+ * the idle engine's line does not re-enter. As in the CRYPTO driver, interrupts are masked around
+ * the test of RUN so that the end of an operation between the test and the WFI is not lost (WFI
+ * wakes on a pending interrupt with PRIMASK set, ARMv7-M ARM B1.5.19; CPSIE takes it). */
 #include "cc26x2_pka.h"
 
 #define PKA 0x40025000u                             /* SWCU185G memory map */
@@ -84,12 +93,34 @@ static void get(uint32_t at, uint32_t *v, uint32_t n)
 }
 
 /* FUNCTION with RUN starts the operation; the engine clears RUN when it is done */
+#ifdef CC26X2_COMPLETION_IRQ
+#include "cc26x2_irq.h"
+
+/* PKA_IRQ, called by fw_external_irq (cc26x2_irq.c): the level stays high while the engine is
+ * idle, so the handler masks the line in the NVIC; run() enables it for the next operation */
+void cc26x2_pka_irq(void)
+{
+    CC26X2_NVIC_DISABLE(CC26X2_PKA_IRQ);
+}
+
+static void run(uint32_t function)
+{
+    R(FUNCTION) = F_RUN | function;
+    __asm__ volatile("cpsid i" ::: "memory");
+    CC26X2_NVIC_ENABLE(CC26X2_PKA_IRQ);
+    while (R(FUNCTION) & F_RUN) {
+        cc26x2_irq_sleep();
+    }
+    __asm__ volatile("cpsie i" ::: "memory");       /* a line that rose before the test is taken here */
+}
+#else
 static void run(uint32_t function)
 {
     R(FUNCTION) = F_RUN | function;
     while (R(FUNCTION) & F_RUN) {
     }
 }
+#endif
 
 static void vectors(uint32_t a, uint32_t alen, uint32_t b, uint32_t blen, uint32_t c, uint32_t d)
 {

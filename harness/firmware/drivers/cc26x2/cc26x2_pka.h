@@ -1,6 +1,7 @@
 /* cc26x2_pka.h - cryptobench's own register-level driver for the CC13x2/CC26x2 PKA (the EIP-28
  * public-key engine), written from TI SWCU185G's "PKA Engine" and "PKA Registers" sections. See
- * cc26x2_pka.c. Completion is polled (FUNCTION.RUN). P-256 only: every number is 8 little-endian
+ * cc26x2_pka.c. Completion is polled (FUNCTION.RUN), or by PKA_IRQ in WFI with
+ * CC26X2_COMPLETION_IRQ. P-256 only: every number is 8 little-endian
  * 32-bit words (word 0 least significant). */
 #ifndef CB_CC26X2_PKA_H
 #define CB_CC26X2_PKA_H

@@ -492,13 +492,14 @@ class _Emulation:
         """run(seconds_left) until the image ends. A run whose image enabled no interrupt is one
         run, as before. With interrupt completion on, a stop may be the alarm (a model's line is
         due: it is taken), a WFI (the core sleeps until the line rises), or on the native executor
-        an exception return or unmasking (a masked interrupt is looked at again)."""
+        an exception return or unmasking (a masked interrupt is looked at again). Once a line was
+        enabled these stops stay ours even while a handler has disabled every line."""
         deadline = time.perf_counter() + timeout_s
         while True:
             left = deadline - time.perf_counter()
             if left <= 0:
                 return TIMEOUT
-            if self.irqs.enabled and self.sim is not None:
+            if self.irqs.ever and self.sim is not None:
                 if self.irq_waiting:
                     self.lib.cbsim_set_alarm(self.sim, self.cycles() + POLL_MASKED, 1)
                 else:
@@ -507,7 +508,7 @@ class _Emulation:
             status = run(left)
             if status != STOPPED or self.ended or self.report.complete or self.report.problem or self.sim is None:
                 return status
-            fired = self.irqs.enabled and self.lib.cbsim_alarm_fired(self.sim)
+            fired = self.irqs.ever and self.lib.cbsim_alarm_fired(self.sim)
             if fired or (self.irq_waiting and self.ex.wakes):
                 entered = self.exceptions_taken
                 self.irq_early = False
@@ -517,7 +518,7 @@ class _Emulation:
                 if self.irqs.enabled:
                     self._sleep()
                 # no line enabled: WFI costs its table cycles and the run goes on (as `sim run`'s)
-            elif not (self.irqs.enabled and self.ex.wakes):
+            elif not (self.irqs.ever and self.ex.wakes):
                 return status                # Unicorn: a stop with no cause of ours is the end (or its timeout)
 
     def _after_wfi(self) -> bool:

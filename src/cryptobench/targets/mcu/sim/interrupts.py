@@ -34,6 +34,9 @@ class PeripheralInterrupts:
         self.enabled: set[int] = set()        # external interrupts enabled in the NVIC
         self.served: dict[int, int] = {}      # id(model) -> the rise of its line last taken
         self._high: list = []                 # (irq, rise, model) of the lines due() last saw high
+        # a line was enabled once: interrupt completion is on for the rest of the run, even while a
+        # handler has disabled every line (the CC26x2 PKA driver masks its level line in its handler)
+        self.ever = False
 
     def write(self, addr: int, value: int) -> bool:
         """A store to the PPB: True when it was an NVIC ISER/ICER word (write 1 to enable or to
@@ -44,6 +47,7 @@ class PeripheralInterrupts:
         bits = {32 * index + b for b in range(32) if value >> b & 1}
         if addr < NVIC_ICER:
             self.enabled |= bits
+            self.ever = self.ever or bool(bits)
         else:
             self.enabled -= bits
         return True

@@ -65,6 +65,7 @@ class Cc26x2Trng(Peripheral):
         self.count = 0
         self.value = 0
         self.irqset = 0
+        self.irqset_at = 0                  # the cycle IRQSET last raised a flag (its line's rise)
 
     def _sample_cycles(self, samples: int) -> int:
         return samples * (((self.cfg0 >> 8) & 0xF) + 1) * self.clock_ratio
@@ -134,6 +135,8 @@ class Cc26x2Trng(Peripheral):
             if v & RDY and self.ready_at is not None and now >= self.ready_at and self.ctl & CTL_TRNG_EN:
                 self._next(now, refill_samples(self.cfg0))
         elif offset == IRQSET:
+            if v & 3 & ~self.irqset:
+                self.irqset_at = now
             self.irqset |= v & 3
         elif offset == SWRESET and v & 1:
             self.__init__(self.base, self.irq, self.memory)
@@ -141,8 +144,14 @@ class Cc26x2Trng(Peripheral):
             self.kept[offset] = v
         return 0
 
-    def irq_pending(self, now: int) -> bool:
-        return bool(self._flags(now) & self.mask & 3)
+    def irq_since(self, now: int) -> int | None:
+        """TRNG_IRQ is IRQFLAGSTAT & IRQFLAGMASK (a level): it rose when the number became ready (or
+        IRQSET raised a flag); a handler lowers it by masking RDY or taking the number."""
+        if self.mask & RDY and self.ready_at is not None and now >= self.ready_at:
+            return self.ready_at
+        if self.irqset & self.mask & 3:
+            return self.irqset_at
+        return None
 
     def next_event(self, now: int) -> int | None:
         if self.mask & RDY and self.ready_at is not None and self.ready_at > now:
