@@ -14,10 +14,10 @@ def test_the_ti_driverlib_example_recipe_loads_without_the_sdk():
     recipe = load_recipe(str(EXAMPLE / "ti-driverlib.toml"))
     assert recipe.name == "ti-driverlib"
     assert recipe.glue == EXAMPLE / "glue.c"
-    assert set(recipe.ops) == {"sha256", "aes-ecb-encrypt", "aes-cbc-encrypt"}
-    assert recipe.requires == ["cc26x2-crypto"]                       # runs where the model (or the part) is
+    assert set(recipe.ops) == {"sha256", "aes-ecb-encrypt", "aes-cbc-encrypt", "ecdh-keygen", "ecdh-shared-secret"}
+    assert recipe.requires == ["cc26x2-crypto", "cc26x2-pka"]         # runs where the models (or the part) are
     assert recipe.completion == "polling"
-    assert sorted(recipe.sources) == sorted(DRIVERLIB + f for f in ("aes.c", "sha2.c", "interrupt.c", "cpu.c"))
+    assert sorted(recipe.sources) == sorted(DRIVERLIB + f for f in ("aes.c", "sha2.c", "pka.c", "interrupt.c", "cpu.c"))
     # driverlib's flash functions, not calls into the part's ROM (rom.h), which the image lacks
     assert set(recipe.defines) == {"DeviceFamily_CC26X2", "DRIVERLIB_NOROM"}
 
