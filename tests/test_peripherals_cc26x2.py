@@ -160,6 +160,23 @@ def test_sha256_and_sha224_fips180_through_the_dma(n):
         assert Core().sha(msg, C.HM_SHA224, 7) == hashlib.sha224(msg).digest()
 
 
+def test_an_empty_message_is_one_dma_byte_with_hashinlen_zero():
+    """SWCU185G HASHINLENL ("used by the hash engine during the message padding phase"): the DMA
+    cannot move 0 bytes, so TI's driverlib (sha2.c SHA2ExecuteHash) sends one with HASHINLEN = 0
+    and states that the engine overwrites it; the digest is the empty message's, in one block."""
+    c = Core()
+    c.ram.write(SRAM + 0x1000, b"\xa5")
+    c.setup(C.ALG_SHA256)
+    c.w(C.HASHMODE, C.HM_NEW_HASH | C.HM_SHA256), c.w(C.HASHINLENL, 0), c.w(C.HASHINLENH, 0)
+    c.w(C.HASHIOBUFCTRL, C.HB_PAD_DMA)
+    t0 = c.t
+    c.dma(SRAM + 0x1000, 1)                      # DMACH0LEN, the third store, at t0 + 2
+    c.wait(C.RESULT_AVAIL)
+    assert c.p.result_at == t0 + 2 + C.SHA256_BLOCK   # the one padding block (the structural estimate)
+    got = b"".join(c.r(C.HASHDIGEST + 4 * i).to_bytes(4, "little") for i in range(8))
+    assert got == hashlib.sha256(b"").digest()
+
+
 def test_sha256_abc_digest_registers_are_fips180_b1():
     assert Core().sha(b"abc").hex() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 
@@ -357,8 +374,8 @@ def _random_cells(tmp_path, executor):
 
 @pytest.mark.e2e
 def test_random_through_the_trng_polled_and_by_interrupt_on_both_executors(tmp_path):
-    """The TRNG driver (drivers/cc26x2/cc26x2_trng.c): RDY polled, or TRNG_IRQ (NVIC 33, beyond startup.c's
-    32 vectors: the driver's .isr_vector words continue the table) waited for in WFI."""
+    """The TRNG driver (drivers/cc26x2/cc26x2_trng.c): RDY polled, or TRNG_IRQ (NVIC 33; the board's vector
+    table holds the part's 38 external interrupts) waited for in WFI."""
     native, uc = _random_cells(tmp_path, "native"), _random_cells(tmp_path, "unicorn")
     assert len(native) == 4
     for (engine, n), r in native.items():
@@ -372,3 +389,28 @@ def test_random_through_the_trng_polled_and_by_interrupt_on_both_executors(tmp_p
     def counts(cells):
         return {k: (r["cycles"]["per_op_median"], (r.get("sleep") or {}).get("cycles_per_op")) for k, r in cells.items()}
     assert counts(native) == counts(uc)
+
+
+def test_the_bit_band_alias_reaches_the_registers_as_driverlib_sets_the_dma_enables():
+    """ARMv7-M ARM B3.5.3 / Cortex-M4 TRM 3.7 (SWCU185G "Bit-Banding" for the CC26x2's M4F): the word
+    at 0x4200 0000 + (byte - 0x4000 0000) * 32 + bit * 4 is one bit of the peripheral region; TI's
+    driverlib writes DMACH0CTL.EN and DMACH1CTL.EN through it (HWREGBITW)."""
+    from cryptobench.targets.mcu.sim.peripherals import bitband
+    from cryptobench.targets.mcu.sim.peripherals.registry import PeripheralBus
+    assert bitband.target(0x42480000, 4) == (0x40024000, 0)          # DMACH0CTL bit 0
+    assert bitband.target(0x4248001C, 4) == (0x40024000, 7)
+    assert bitband.target(0x42480020, 4) == (0x40024000, 8)          # the next byte, in the same word
+    assert bitband.target(0x42480400, 4) == (0x40024020, 0)          # DMACH1CTL bit 0
+    spec = {"kind": "cc26x2-crypto", "base": 0x40024000, "irq": 23, "source": "x"}
+    bus = PeripheralBus([spec], Ram(), core="cortex-m4")
+    assert bus.owns(0x42480400) and (0x42480000, 0x20000) in bus.pages()
+    now = lambda: 0                                                      # noqa: E731
+    bus.access(0x40024000 + C.ALGSEL, 4, now, C.ALG_AES)
+    bus.access(0x42480400, 4, now, 1)                                  # DMACH1CTL.EN = 1
+    assert bus.access(0x40024020, 4, now) == 1 and bus.access(0x42480400, 4, now) == 1
+    assert bus.access(0x40024000 + C.ALGSEL, 4, now) == C.ALG_AES     # only the addressed word changed
+    bus.access(0x42480400, 4, now, 0)
+    assert bus.access(0x40024020, 4, now) == 0
+    # the Cortex-M33 (and M0, M7) has no bit-band region: the alias is not the bus's there
+    m33 = PeripheralBus([spec], Ram(), core="cortex-m33")
+    assert not m33.owns(0x42480400) and m33.pages() == [(0x40024000, 0x1000)]

@@ -272,7 +272,8 @@ class _Emulation:
         self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
         self.cs.detail = True
         self.ex.map_mmio(PPB, PPB_SIZE, self._ppb_read, self._ppb_write)
-        self.bus = PeripheralBus(simulator.device.peripheral_models, self.ex, core_clock_hz=simulator.device.clock_hz)   # crypto peripherals
+        self.bus = PeripheralBus(simulator.device.peripheral_models, self.ex, core_clock_hz=simulator.device.clock_hz,
+                                 core=simulator.device.core)   # crypto peripherals
         # interrupt completion (a driver that enables its engine's line in the NVIC and waits in WFI)
         self.irqs = PeripheralInterrupts(self.bus)
         self.cpu_view = ExecutorCpu(self.ex)          # registers and words, as exceptions.py takes them

@@ -219,7 +219,8 @@ class ImageRun:
         if self.uart is not None:
             self.result.notes.append(f"the board's console UART ({self.uart[0]} at 0x{self.uart[1]:08x}) reads ready "
                                      "to send and its data register's bytes are the console")
-        self.bus = PeripheralBus(device.peripheral_models, _DmaMemory(self), core_clock_hz=device.clock_hz)   # crypto peripherals (peripherals/)
+        self.bus = PeripheralBus(device.peripheral_models, _DmaMemory(self), core_clock_hz=device.clock_hz,
+                                 core=device.core)   # crypto peripherals (peripherals/)
         for line in self.bus.describe():
             self.result.notes.append(f"peripheral modelled: {line}")
         self.regions = list(image.regions) + self._marker_pages()

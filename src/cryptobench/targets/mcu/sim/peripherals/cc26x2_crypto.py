@@ -47,6 +47,9 @@ labelled as an assumption and of lower confidence than a manual figure:
     is one cycle per key word (4/6/8);
   * SHA-256/224: 64 rounds (FIPS 180-4 6.2), one per cycle, plus 16 words in: 80 cycles per 512-bit
     block, one block per padded block of the final part.
+An empty message is a final part with HASHINLEN = 0 that still moves a byte (the DMA cannot move
+none): the engine pads at HASHINLEN, so the byte is not hashed (TI's driverlib sha2.c says so where
+it sends it); any other final part must carry exactly HASHINLEN's bytes.
 Not modelled: host-fed data (AESDATAIN / HASHDATAIN with INPUT_READY / DATA_IN_AV), CBC-MAC, SHA-384
 and SHA-512 (TI's sources disagree on ALGSEL's SHA-512 bit), resuming a hash from written digest
 registers, the GHASH/KEY2/KEY3 context registers (read 0), pulse-type interrupts (IRQTYPE = 0 is
@@ -485,9 +488,15 @@ class Cc26x2Crypto(Peripheral):
                 raise PeripheralError(f"{self.title}: hash DMA without HASHMODE.NEW_HASH and no session to continue")
             self.hash, self.hashed = hashlib.new(algo), 0
             self.hashmode &= ~HM_NEW_HASH        # "automatically cleared when hash processing is started"
+        final = bool(self.hashbuf & HB_PAD_DMA)
+        if final and self.inlen == 0 and self.hashed == 0:
+            # the empty message: the DMA cannot move 0 bytes, so a driver sends one and HASHINLEN = 0;
+            # the engine pads at HASHINLEN and the byte is overwritten (TI driverlib sha2.c, the
+            # published statement beside SHA2ExecuteHash's 1-byte transfer; SWCU185G HASHINLENL:
+            # "used by the hash engine during the message padding phase")
+            data = b""
         self.hash.update(data)
         self.hashed += len(data)
-        final = bool(self.hashbuf & HB_PAD_DMA)
         if final:
             if self.inlen != 8 * self.hashed:
                 raise PeripheralError(f"{self.title}: HASHINLENL/H = {self.inlen} bits, but {self.hashed} bytes of the "

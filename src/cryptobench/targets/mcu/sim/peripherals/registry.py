@@ -2,6 +2,7 @@
 bus a run reaches them through."""
 from __future__ import annotations
 
+from . import bitband
 from .base import Memory, Peripheral, PeripheralError
 from .cc26x2_crypto import Cc26x2Crypto
 from .cc26x2_pka import Cc26x2Pka
@@ -63,15 +64,19 @@ class PeripheralBus:
     whose clock-enable bit (the spec's `enable`: [register, mask]) is clear refuses its accesses,
     as a part's unclocked peripheral ignores them."""
 
-    def __init__(self, specs: list[dict], memory: Memory | None, core_clock_hz: int | None = None):
+    def __init__(self, specs: list[dict], memory: Memory | None, core_clock_hz: int | None = None,
+                 core: str = ""):
         """`core_clock_hz`, where the run knows it (a --device clock= option), overrides a spec's own
-        core_clock_hz for the models that convert a peripheral clock to core cycles (the RNG)."""
+        core_clock_hz for the models that convert a peripheral clock to core cycles (the RNG).
+        On a Cortex-M3/M4 `core` the pages' bit-band alias (bitband.py) reaches them as well."""
         self.models: list[Peripheral] = [KINDS[s["kind"]](s["base"], s.get("irq"), memory,
                                                           **_options(s, core_clock_hz)) for s in specs]
         self.enable = {id(m): s.get("enable") for m, s in zip(self.models, specs)}
         self.plain: dict[int, int] = {}          # other registers of the pages: byte address -> byte
         self._pages = self._merge([(m.base, m.base + m.size) for m in self.models]
                                   + [(s["enable"][0], s["enable"][0] + 4) for s in specs if s.get("enable")])
+        spans = [bitband.alias_span(lo, size) for lo, size in self._pages] if core in bitband.CORES else []
+        self._alias = [s for s in spans if s is not None]
 
     def __bool__(self) -> bool:
         return bool(self.models)
@@ -83,12 +88,15 @@ class PeripheralBus:
         return None
 
     def owns(self, addr: int) -> bool:
-        """Whether `addr` lies in one of the bus's pages (a model's, or a clock-enable register's)."""
-        return any(lo <= addr < lo + size for lo, size in self._pages)
+        """Whether `addr` lies in one of the bus's pages (a model's, or a clock-enable register's), or
+        in their bit-band alias."""
+        return any(lo <= addr < lo + size for lo, size in self._pages + self._alias)
 
     def access(self, addr: int, size: int, now, value: int | None = None) -> int:
         """One access to the bus's pages: a read's value (value None) or a store's stall cycles.
         `now` is called only for a model's register (it stamps the accessing instruction)."""
+        if bitband.is_alias(addr):
+            return self._bit_access(addr, size, now, value)
         p = self.find(addr)
         if p is None:
             if value is None:
@@ -104,6 +112,15 @@ class PeripheralBus:
             return p.read(addr - p.base, size, now()) & 0xFFFFFFFF
         return p.write(addr - p.base, size, value, now())
 
+    def _bit_access(self, alias: int, size: int, now, value: int | None) -> int:
+        """A bit-band alias access (bitband.py): the bit read, or a read-modify-write of the word."""
+        addr, bit = bitband.target(alias, size)
+        word = self.access(addr, size, now)
+        if value is None:
+            return (word >> bit) & 1
+        word = (word | 1 << bit) if value & 1 else (word & ~(1 << bit))
+        return self.access(addr, size, now, word)
+
     def _read_plain(self, addr: int) -> int:
         return sum(self.plain.get(addr + i, 0) << (8 * i) for i in range(4))
 
@@ -115,8 +132,9 @@ class PeripheralBus:
         return p.write(addr - p.base, size, value, now)
 
     def pages(self) -> list[tuple[int, int]]:
-        """(base, size) of the 4 KiB page runs the models' registers and enable registers lie in."""
-        return list(self._pages)
+        """(base, size) of the 4 KiB page runs the models' registers and enable registers lie in, and
+        of their bit-band alias (an M3/M4 core's)."""
+        return list(self._pages) + list(self._alias)
 
     @staticmethod
     def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
