@@ -110,6 +110,10 @@ def test_polling_and_interrupt_cells_agree_and_the_blocking_energy_crossover_com
         # the core slept through most of the engine's work, woken by its interrupt
         assert 0 < irq["sleep"]["cycles_per_op"] < irq["cycles"]["per_op_median"]
         assert irq["energy"]["states"]["asleep_s"] > 0 and "idle" in irq["energy"]["method"]
+        # the engine worked the same cycles whichever way the driver waited, and the core slept
+        # through no more than the engine's work plus the wake-up
+        assert irq["engine_active"] == poll["engine_active"] and irq["engine_active"]["provenance"] == "modeled"
+        assert irq["sleep"]["cycles_per_op"] <= irq["engine_active"]["cycles_per_op"]
         # blocking costs time (the interrupt's entry and return) and saves energy on long payloads
         assert irq["cycles"]["per_op_median"] > poll["cycles"]["per_op_median"]
         assert irq["energy"]["per_op_j"] < poll["energy"]["per_op_j"]
@@ -140,3 +144,13 @@ def test_interrupt_cells_count_the_same_on_both_executors(tmp_path):
                                                   r["sim"]["instructions_per_op"]) for r in doc["results"]}
     assert counts(native) == counts(uc)
     assert all(v[1] for v in counts(native).values())       # every one of them slept
+
+
+def test_active_time_until_is_within_from_zero():
+    from cryptobench.targets.mcu.sim.peripherals.base import ActiveTime
+    a = ActiveTime()
+    for s, e in ((10, 20), (15, 30), (40, 50), (60, 61), (61, 70)):
+        a.add(s, e)
+    assert a.spans == [(10, 30), (40, 50), (60, 70)]
+    for t in (0, 10, 11, 30, 35, 45, 50, 65, 70, 1000):
+        assert a.until(t) == a.within(0, t), t

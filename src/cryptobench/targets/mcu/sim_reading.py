@@ -27,6 +27,9 @@ class SimReading(Reading):
         # cycles the core slept in WFI (interrupt completion), in the same windows
         self.sleep_windows = sim_cycles(report, report.counter_sleep) \
             if len(getattr(report, "counter_sleep", ())) == len(report.counter_reads) else {}
+        # cycles the modeled crypto engines worked, in the same windows
+        self.engine_windows = sim_cycles(report, report.counter_engine) \
+            if len(getattr(report, "counter_engine", ())) == len(report.counter_reads) else {}
         self.markers = sim_marker(report)
         self.profiles = sim_profiles(report)
 
@@ -47,6 +50,11 @@ class SimReading(Reading):
             result["sleep"] = {"cycles_per_op": sleep, "provenance": "simulated",
                                "what": "cycles per operation the core slept in WFI waiting for an interrupt "
                                        "(the median repetition's)"}
+        engine = self._median_rep(self.engine_windows, n, op)
+        if engine:
+            result["engine_active"] = {"cycles_per_op": engine, "provenance": "modeled",
+                                       "what": "cycles per operation the modeled crypto engine(s) worked (their "
+                                               "latency; the median repetition's)"}
         energy = self._modeled_energy(result, params, op, sleep or 0)
         if energy:
             result["energy"] = energy
@@ -58,13 +66,18 @@ class SimReading(Reading):
     def _sleep_per_op(self, n: int, op: str) -> float | None:
         """The slept cycles of the cell's median repetition (by cycles), per operation; None
         where the core never slept in the cell."""
-        if n not in self.sleep_windows or n not in self.cycle_windows:
+        return self._median_rep(self.sleep_windows, n, op)
+
+    def _median_rep(self, windows: dict, n: int, op: str) -> float | None:
+        """`windows`' count in the cell's median repetition (by cycles), per operation; None where
+        it is 0 in every repetition."""
+        if n not in windows or n not in self.cycle_windows:
             return None
-        cycles, slept = self.cycle_windows[n][0], self.sleep_windows[n][0]
-        if not any(slept):
+        cycles, counts = self.cycle_windows[n][0], windows[n][0]
+        if not any(counts):
             return None
         r = cycles.index(sorted(cycles)[len(cycles) // 2])
-        return slept[r] / (2.0 if OPS[op].halve else 1.0)
+        return counts[r] / (2.0 if OPS[op].halve else 1.0)
 
     def _modeled_energy(self, result: dict, params: Mapping, op: str, sleep_cycles: float = 0) -> dict | None:
         """Energy from the simulated duration and the device profile's currents (modeled): the

@@ -108,6 +108,7 @@ class SimReport(FirmwareReport):
     counter_reads: list = field(default_factory=list)     # model cycles at each counter read
     counter_insns: list = field(default_factory=list)     # instructions executed at each counter read (same index)
     counter_sleep: list = field(default_factory=list)     # cycles slept in WFI so far, at each counter read (same index)
+    counter_engine: list = field(default_factory=list)    # cycles the peripheral models worked so far (same index)
     marker_edges: list = field(default_factory=list)      # (model cycles, 1 raised / 0 lowered) per marker write
     stats: dict = field(default_factory=dict)
     timing_report: timing.TimingReport = field(default_factory=timing.TimingReport)   # this run's default-cost instructions
@@ -317,6 +318,7 @@ class _Emulation:
         self.report.counter_reads.append(c)
         self.report.counter_insns.append(self.lib.cbsim_insns(self.sim) if self.sim else 0)
         self.report.counter_sleep.append(self.sleep_cycles)
+        self.report.counter_engine.append(self.bus.engine_cycles(c) if self.bus else 0)
         if self.report.profiler is not None:
             self.report.profile_snaps.append(self.report.profiler.snap(self.sim, c))
         return c

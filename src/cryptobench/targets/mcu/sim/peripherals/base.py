@@ -14,6 +14,8 @@ it (for a core waiting in WFI). `active` records the cycles it worked, for the e
 states the run went through (CPU active, CPU asleep, peripheral active)."""
 from __future__ import annotations
 
+import bisect
+
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -33,8 +35,10 @@ class PeripheralError(Exception):
 
 @dataclass
 class ActiveTime:
-    """The cycles a model worked, as merged [start, end) intervals."""
+    """The cycles a model worked, as merged [start, end) intervals (added in time order)."""
     spans: list = field(default_factory=list)
+    _starts: list = field(default_factory=list, repr=False)   # each span's start (for bisect)
+    _before: list = field(default_factory=list, repr=False)   # cycles of work in the spans before each
 
     def add(self, start: int, end: int) -> None:
         if end <= start:
@@ -42,11 +46,22 @@ class ActiveTime:
         if self.spans and start <= self.spans[-1][1]:
             self.spans[-1] = (self.spans[-1][0], max(self.spans[-1][1], end))
         else:
+            done = self._before[-1] + self.spans[-1][1] - self.spans[-1][0] if self.spans else 0
             self.spans.append((start, end))
+            self._starts.append(start)
+            self._before.append(done)
 
     def within(self, a: int, b: int) -> int:
         """Cycles of work inside [a, b)."""
         return sum(max(0, min(e, b) - max(s, a)) for s, e in self.spans)
+
+    def until(self, t: int) -> int:
+        """Cycles of work before cycle t (within(0, t), in log time: read at every counter read)."""
+        i = bisect.bisect_right(self._starts, t)
+        if i == 0:
+            return 0
+        s, e = self.spans[i - 1]
+        return self._before[i - 1] + min(e, t) - s
 
 
 class Peripheral:

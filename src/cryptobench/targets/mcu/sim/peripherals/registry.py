@@ -131,6 +131,10 @@ class PeripheralBus:
         """The store's stall cycles (0 normally)."""
         return p.write(addr - p.base, size, value, now)
 
+    def engine_cycles(self, now: int) -> int:
+        """Cycles the models worked before `now`, summed over the models (two engines at once count twice)."""
+        return sum(m.active.until(now) for m in self.models)
+
     def pages(self) -> list[tuple[int, int]]:
         """(base, size) of the 4 KiB page runs the models' registers and enable registers lie in, and
         of their bit-band alias (an M3/M4 core's)."""
