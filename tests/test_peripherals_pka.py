@@ -1,8 +1,9 @@
 """The TI CC26x2 PKA model (peripherals/cc26x2_pka.py) against SWCU185G: P-256 known answers through
 ECC-MUL / ECC-ADD with the TRM's vector layout, the PKCP operations TI's ECDSA path needs (multiply,
 add, subtract, modulo, ModInv, compare) with MSW/DIVMSW/COMPARE/SHIFT, FUNCTION.RUN clearing after the
-modelled latency, the interrupt as RUN's complement, misuse as one line, and ecdsa-verify / ECDH cells
-through the register-level driver on the simulated cc2652."""
+modelled latency, the interrupt as RUN's complement, misuse as one line, the sequencer's ECmontMUL
+against RFC 7748's X25519 vectors, and ecdsa-verify / ECDH (P-256 and X25519) cells through the
+register-level driver on the simulated cc2652."""
 import pytest
 from conftest import cli
 
@@ -15,6 +16,7 @@ B_COEF = 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B
 ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 GX = 0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296
 GY = 0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5
+C25519_P, C25519_A = 2**255 - 19, 486662                          # RFC 7748 4.1 (TI's Curve25519_a is A)
 N = 8                                                               # words
 S = P.stride(N)                                                    # 10 words between coordinates
 
@@ -60,6 +62,16 @@ class Core:
         start = self.run(P.SEQ_ECC_MUL << P.SEQ_SHIFT)
         return self.r(P.SHIFT), self.get(6 * S), self.get(7 * S), start
 
+    def ecmont_mul(self, k, u, prime=C25519_P):
+        """ECmontMUL with the layout TI's driverlib writes: A k at 0; B p, then A from 10; C u; D the result."""
+        self.put(0, k)
+        self.put(S, prime), self.put(2 * S, C25519_A)
+        self.put(3 * S, u)
+        self.w(P.APTR, 0), self.w(P.ALENGTH, N), self.w(P.BPTR, S), self.w(P.BLENGTH, N)
+        self.w(P.CPTR, 3 * S), self.w(P.DPTR, 4 * S)
+        start = self.run(P.SEQ_ECMONT_MUL << P.SEQ_SHIFT)
+        return self.r(P.SHIFT), self.get(4 * S), start
+
     def basic(self, function, a, b, alen=N, blen=N):
         self.put(0, a, alen)
         self.put(16, b, blen)
@@ -91,6 +103,49 @@ def test_ecc_mul_by_the_order_is_the_point_at_infinity_and_a_bad_prime_is_error_
     c.w(P.APTR, 0), c.w(P.ALENGTH, N), c.w(P.BPTR, S), c.w(P.BLENGTH, N), c.w(P.CPTR, 4 * S), c.w(P.DPTR, 6 * S)
     c.run(P.SEQ_ECC_MUL << P.SEQ_SHIFT)
     assert c.r(P.SHIFT) == P.SHIFT_ERROR
+
+
+def x25519(k_hex, u_hex):
+    """RFC 7748's X25519 on the model: the scalar clamped and u's top bit masked first, as the driver does."""
+    k = bytearray(bytes.fromhex(k_hex))
+    k[0] &= 248
+    k[31] = (k[31] & 127) | 64
+    u = int.from_bytes(bytes.fromhex(u_hex), "little") & (2**255 - 1)
+    shift, r, _ = Core().ecmont_mul(int.from_bytes(k, "little"), u)
+    assert shift == P.SHIFT_OK
+    return r.to_bytes(32, "little").hex()
+
+
+def test_ecmont_mul_gives_rfc7748_x25519_vectors():
+    # section 5.2, the two test vectors (the second u has its top bit set: masked)
+    assert x25519("a546e36bf0527c9d3b16154b82465edd62144c0ac1fc5a18506a2244ba449ac4",
+                  "e6db6867583030db3594c1a424b15f7c726624ec26b3353b10a903a6d0ab1c4c") == \
+        "c3da55379de9c6908e94ea4df28d084f32eccf03491c71f754b4075577a28552"
+    assert x25519("4b66e9d4d1b4673c5ad22691957d6af5c11b6421e0ea01d42ca4169e7918ba0d",
+                  "e5210f12786811d3f4b7959d0538ae2c31dbe7106fc03c3efc4cd549c715a493") == \
+        "95cbde9476e8907d7aade45cb4b873f88b595a68799fa152e6f8f7647aac7957"
+    nine = "09" + "00" * 31                                           # 5.2: one iteration of k = u = 9
+    assert x25519(nine, nine) == "422c8e7a6227d7bca1350b3e2bb7279f7897b87bb6854b783c60e80311ae3079"
+    # section 6.1: both public keys from u = 9, and the shared secret from both sides
+    alice, bob = ("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a",
+                  "5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb")
+    alice_pub, bob_pub = x25519(alice, nine), x25519(bob, nine)
+    assert alice_pub == "8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a"
+    assert bob_pub == "de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f"
+    shared = "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742"
+    assert x25519(alice, bob_pub) == shared and x25519(bob, alice_pub) == shared
+
+
+def test_ecmont_mul_latency_infinity_and_a_bad_prime():
+    c = Core()
+    shift, _, start = c.ecmont_mul(9, 9)
+    assert shift == P.SHIFT_OK
+    assert c.p.busy_until == start - 1 + P.ecmont_mul_cycles(N, N) == start - 1 + 414_864
+    assert c.p.active.spans[-1][1] - c.p.active.spans[-1][0] == 414_864
+    c = Core()
+    shift, x, _ = c.ecmont_mul(1 << 254, 0)                        # u = 0, a point of order 2: infinity
+    assert shift == P.SHIFT_INFINITY and x == 0 and c.r(P.MSW) & P.MSW_ZERO
+    assert Core().ecmont_mul(9, 9, prime=C25519_P - 1)[0] == P.SHIFT_ERROR   # an even p
 
 
 def test_ecc_add_doubles_and_adds():
@@ -158,6 +213,7 @@ def test_run_clears_after_the_structural_latency_and_the_interrupt_is_its_comple
     ([(P.APTR, 3), (P.FUNCTION, P.F_RUN | P.F_ADD)], "bit [0] must be zero"),
     ([(P.APTR, 508), (P.FUNCTION, P.F_RUN | P.F_ADD)], "runs past the 2048-byte PKA RAM"),
     ([(P.ALENGTH, 0), (P.FUNCTION, P.F_RUN | P.F_ADD)], "expected nonzero vector lengths"),
+    ([(P.ALENGTH, 0), (P.FUNCTION, P.F_RUN | P.SEQ_ECMONT_MUL << P.SEQ_SHIFT)], "ECmontMUL with ALENGTH 0"),
     ([(P.FUNCTION, P.F_RUN | P.F_MULTIPLY), (P.RAM, 1)], "a write to PKA RAM offset 0x0 while the engine runs"),
     ([(P.FUNCTION, P.F_RUN | P.F_MULTIPLY), (P.APTR, 0)], "a write to APTR while the engine runs"),
     ([(P.FUNCTION, P.F_RUN | P.F_MULTIPLY), (P.FUNCTION, P.F_RUN | P.F_ADD)], "FUNCTION written with RUN while"),
@@ -239,3 +295,20 @@ def test_ecc_cells_by_pka_interrupt_sleep_pass_their_vectors_and_count_the_same_
         assert r["energy"]["states"]["asleep_s"] > 0
     assert len(counts(docs["native"])) == 4 and counts(docs["native"]) == counts(docs["unicorn"])
     assert docs["native"]["conditions"]["builds"]["cc26x2-crypto-irq"]["driver_completion"] == "interrupt"
+
+
+@pytest.mark.e2e
+def test_x25519_cells_on_the_pka_by_polling_and_by_interrupt_pass_their_vectors_and_name_the_pka(tmp_path):
+    """X25519 (ecdh-keygen, ecdh-shared-secret) through the driver's ECmontMUL, polled and in WFI."""
+    doc = _run(tmp_path, "--target", "sim:cortex-m4", "--device", "cc2652", "--engine", "cc26x2-crypto",
+               "--engine", "cc26x2-crypto-irq", "--op", "ecdh-shared-secret", "--op", "ecdh-keygen",
+               "--param", "curve=x25519")
+    cells = doc["results"]
+    assert {(r["engine"], r["op"]) for r in cells} == {(e, o) for e in ("cc26x2-crypto", "cc26x2-crypto-irq")
+                                                        for o in ("ecdh-shared-secret", "ecdh-keygen")}
+    for r in cells:
+        assert r["status"] == "ok" and r["kat"] == "pass", (r["engine"], r["op"], r["detail"])
+        assert r["served_by"].startswith("peripheral: TI CC26x2 PKA (model of TI SWCU185G"), r["served_by"]
+        assert r["cycles"]["per_op_median"] > P.ecmont_mul_cycles(N, N)          # one ECmontMUL a cell
+        if r["engine"] == "cc26x2-crypto-irq":
+            assert 0.99 * P.ecmont_mul_cycles(N, N) < r["sleep"]["cycles_per_op"] < r["cycles"]["per_op_median"]

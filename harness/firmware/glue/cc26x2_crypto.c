@@ -8,8 +8,10 @@
  *   aes-gcm-encrypt           the same with the AAD first; the tag from AESTAGOUT (12-byte nonce)
  *   aes-ccm-encrypt           the same in CCM (7-13 byte nonce, even 4-16 byte tag; A0 in AESIV)
  *   sha224 / sha256           the hash engine through its DMA, padded by the engine
- *   ecdh-keygen               Q = d x G on the PKA (ECC-MUL), P-256: out = 04 || X || Y
- *   ecdh-shared-secret        z = x(d x peer) on the PKA, after checking the peer point is on P-256
+ *   ecdh-keygen               Q = d x G on the PKA (ECC-MUL), P-256: out = 04 || X || Y;
+ *                             X25519: X25519(d, 9) on the PKA (ECmontMUL), RFC 7748 strings
+ *   ecdh-shared-secret        z = x(d x peer) on the PKA, after checking the peer point is on P-256;
+ *                             X25519: X25519(d, peer) (ECmontMUL; the all-zero result refused)
  *   ecdsa-sign                FIPS 186-4 6.4 on the PKA (ECC-MUL, ModInv, Multiply, Add, Modulo),
  *                             the nonce k from fw_random; out = r || s
  *   ecdsa-verify              FIPS 186-4 6.4.2 on the PKA (ModInv, Multiply/Modulo, two ECC-MULs,
@@ -204,7 +206,7 @@ sha256_run(const fw_params *p, fw_io *io)
 #define FW_GLUE_SHA256 sha_supports, sha256_run
 #endif
 
-/* ---- P-256 on the PKA (big-endian d, hash, r, s; points 04 || X || Y) ----------------------- */
+/* ---- P-256 on the PKA (big-endian d, hash, r, s; points 04 || X || Y); X25519 (RFC 7748 strings) */
 
 #if defined(FW_OP_ECDH_KEYGEN) || defined(FW_OP_ECDH_SHARED_SECRET) || defined(FW_OP_ECDSA_SIGN) \
     || defined(FW_OP_ECDSA_VERIFY)
@@ -214,7 +216,7 @@ static int
 p256_supports(const fw_params *p, const char **why)
 {
 	if (strncmp(p->curve, "p256", sizeof p->curve) != 0) {
-		*why = "this driver runs P-256 on the PKA only (ECmontMUL for X25519 and longer curves are not driven)";
+		*why = "this driver runs ECDSA on P-256 on the PKA only (longer curves are not driven)";
 		return FW_UNSUPPORTED;
 	}
 	return FW_OK;
@@ -269,12 +271,48 @@ hash_number(const uint8_t *h, size_t len, uint32_t *e)
 }
 #endif
 
+#if defined(FW_OP_ECDH_KEYGEN) || defined(FW_OP_ECDH_SHARED_SECRET)
+static int
+is_x25519(const fw_params *p)
+{
+	return strncmp(p->curve, "x25519", sizeof p->curve) == 0;
+}
+
+static int
+ecdh_supports(const fw_params *p, const char **why)
+{
+	if (is_x25519(p))
+		return FW_OK;
+	if (p256_supports(p, why) != FW_OK) {
+		*why = "this driver runs ECDH on P-256 (ECC-MUL) and X25519 (ECmontMUL) on the PKA only";
+		return FW_UNSUPPORTED;
+	}
+	return FW_OK;
+}
+
+/* X25519(d, u) into out (32 bytes, RFC 7748 little-endian); the all-zero result (a low-order u) is
+ * refused, as RFC 7748 section 6.1 allows and the Mbed TLS glue's library does */
+static int
+x25519_run(fw_io *io, const uint8_t *u)
+{
+	if (io->key_len != 4 * W || io->out == NULL || io->out_cap < 4 * W)
+		return FW_ERR;
+	if (cc26x2_pka_x25519(io->out, io->key, u) != CC26X2_PKA_OK)
+		return FW_ERR;
+	io->out_len = 4 * W;
+	return FW_OK;
+}
+#endif
+
 #ifdef FW_OP_ECDH_KEYGEN
+static const uint8_t x25519_base[4 * W] = {9};       /* RFC 7748 section 4.1: u = 9 */
+
 static int
 ecdh_keygen_run(const fw_params *p, fw_io *io)
 {
 	uint32_t d[W], qx[W], qy[W];
-	(void)p;
+	if (is_x25519(p))
+		return x25519_run(io, x25519_base);
 	if (io->key_len != 4 * W || io->out == NULL || io->out_cap < 1 + 8 * W)
 		return FW_ERR;
 	cc26x2_pka_from_be(d, io->key);
@@ -284,7 +322,7 @@ ecdh_keygen_run(const fw_params *p, fw_io *io)
 	io->out_len = 1 + 8 * W;
 	return FW_OK;
 }
-#define FW_GLUE_ECDH_KEYGEN p256_supports, ecdh_keygen_run
+#define FW_GLUE_ECDH_KEYGEN ecdh_supports, ecdh_keygen_run
 #endif
 
 #ifdef FW_OP_ECDH_SHARED_SECRET
@@ -292,7 +330,8 @@ static int
 ecdh_shared_run(const fw_params *p, fw_io *io)
 {
 	uint32_t d[W], px[W], py[W], zx[W], zy[W];
-	(void)p;
+	if (is_x25519(p))
+		return io->peer != NULL && io->peer_len == 4 * W ? x25519_run(io, io->peer) : FW_ERR;
 	if (io->key_len != 4 * W || io->out == NULL || io->out_cap < 4 * W)
 		return FW_ERR;
 	cc26x2_pka_from_be(d, io->key);
@@ -304,7 +343,7 @@ ecdh_shared_run(const fw_params *p, fw_io *io)
 	io->out_len = 4 * W;
 	return FW_OK;
 }
-#define FW_GLUE_ECDH_SHARED_SECRET p256_supports, ecdh_shared_run
+#define FW_GLUE_ECDH_SHARED_SECRET ecdh_supports, ecdh_shared_run
 #endif
 
 #ifdef FW_OP_ECDSA_SIGN

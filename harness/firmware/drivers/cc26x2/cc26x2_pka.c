@@ -8,8 +8,11 @@
  * quotient in D) and set MSW / DIVMSW / COMPARE; the sequencer's ECC-MUL, ECC-ADD and ModInv leave
  * theirs in vector D and a result code in SHIFT. For the ECC operations a point's y, and the curve's
  * a and b, follow their predecessor at the next even-word address plus two words (the TRM's
- * "followed by"), so with 8-word numbers every 10 words. Clocks and power domains (PRCM) are the
- * board start-up's.
+ * "followed by"), so with 8-word numbers every 10 words. ECmontMUL (sequencer operation 2, TI's
+ * hw_pka.h SEQUENCER_OPERATIONS field) takes the scalar in A, the prime and then the Montgomery
+ * coefficient A (486662 for Curve25519) in B, u in C, and leaves the result's u in D; the TRM does
+ * not say that the engine clamps the scalar, so cc26x2_pka_x25519 does RFC 7748's decoding itself.
+ * Clocks and power domains (PRCM) are the board start-up's.
  *
  * Completion: polled (FUNCTION.RUN read until 0), or with CC26X2_COMPLETION_IRQ by interrupt:
  * PKA_IRQ (NVIC interrupt 3, SWCU185G "Interrupts and Events") is the complement of RUN, a level
@@ -40,6 +43,7 @@
 #define F_COMPARE (1u << 10)
 #define F_RUN (1u << 15)
 #define SEQ(op) ((uint32_t)(op) << 12)
+#define SEQ_ECMONT_MUL 2u
 #define SEQ_ECC_ADD 3u
 #define SEQ_ECC_MUL 5u
 #define SEQ_MODINV 7u
@@ -60,6 +64,11 @@ const uint32_t cc26x2_p256_gx[8] = {0xd898c296u, 0xf4a13945u, 0x2deb33a0u, 0x770
                                     0x63a440f2u, 0xf8bce6e5u, 0xe12c4247u, 0x6b17d1f2u};
 const uint32_t cc26x2_p256_gy[8] = {0x37bf51f5u, 0xcbb64068u, 0x6b315eceu, 0x2bce3357u,
                                     0x7c0f9e16u, 0x8ee7eb4au, 0xfe1a7f9bu, 0x4fe342e2u};
+
+/* Curve25519 (RFC 7748 section 4.1): p = 2^255 - 19 and the Montgomery coefficient A = 486662 */
+static const uint32_t c25519_p[8] = {0xffffffedu, 0xffffffffu, 0xffffffffu, 0xffffffffu,
+                                     0xffffffffu, 0xffffffffu, 0xffffffffu, 0x7fffffffu};
+static const uint32_t c25519_a[8] = {486662u, 0, 0, 0, 0, 0, 0, 0};
 
 void cc26x2_pka_from_be(uint32_t *w, const uint8_t *be)
 {
@@ -147,6 +156,46 @@ int cc26x2_pka_ecc_mul(const uint32_t *k, const uint32_t *x, const uint32_t *y, 
     if (status == CC26X2_PKA_OK) {
         get(6 * STRIDE, rx, N);
         get(7 * STRIDE, ry, N);
+    }
+    return status;
+}
+
+int cc26x2_pka_ecmont_mul(const uint32_t *k, const uint32_t *u, uint32_t *r)
+{
+    /* A: k at 0; B: p, A from 10; C: u at 30; D: the result at 40 */
+    put(0, k, N);
+    put(STRIDE, c25519_p, N);
+    put(2 * STRIDE, c25519_a, N);
+    put(3 * STRIDE, u, N);
+    vectors(0, N, STRIDE, N, 3 * STRIDE, 4 * STRIDE);
+    run(SEQ(SEQ_ECMONT_MUL));
+    int status = (int)R(SHIFT);
+    if (status == CC26X2_PKA_OK)
+        get(4 * STRIDE, r, N);
+    return status;
+}
+
+/* little-endian bytes <-> little-endian words (RFC 7748 encodes its numbers little-endian) */
+static void from_le(uint32_t *w, const uint8_t *le)
+{
+    for (unsigned i = 0; i < N; i++) {
+        const uint8_t *b = le + 4u * i;
+        w[i] = (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
+    }
+}
+
+int cc26x2_pka_x25519(uint8_t *out, const uint8_t *k, const uint8_t *u)
+{
+    uint32_t kw[N], uw[N], rw[N];
+    from_le(kw, k);
+    from_le(uw, u);
+    kw[0] &= ~7u;                                   /* decodeScalar25519: clear bits 0-2 and 255, set 254 */
+    kw[N - 1] = (kw[N - 1] & 0x7fffffffu) | 0x40000000u;
+    uw[N - 1] &= 0x7fffffffu;                       /* decodeUCoordinate: mask bit 255 */
+    int status = cc26x2_pka_ecmont_mul(kw, uw, rw);
+    if (status == CC26X2_PKA_OK) {
+        for (unsigned i = 0; i < 4u * N; i++)
+            out[i] = (uint8_t)(rw[i / 4u] >> (8u * (i % 4u)));
     }
     return status;
 }

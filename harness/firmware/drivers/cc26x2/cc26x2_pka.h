@@ -1,8 +1,9 @@
 /* cc26x2_pka.h - cryptobench's own register-level driver for the CC13x2/CC26x2 PKA (the EIP-28
  * public-key engine), written from TI SWCU185G's "PKA Engine" and "PKA Registers" sections. See
  * cc26x2_pka.c. Completion is polled (FUNCTION.RUN), or by PKA_IRQ in WFI with
- * CC26X2_COMPLETION_IRQ. P-256 only: every number is 8 little-endian
- * 32-bit words (word 0 least significant). */
+ * CC26X2_COMPLETION_IRQ. P-256 (ECC-MUL, ECC-ADD and the PKCP operations) and X25519 (the
+ * sequencer's ECmontMUL on Curve25519): every number is 8 little-endian 32-bit words (word 0 least
+ * significant). */
 #ifndef CB_CC26X2_PKA_H
 #define CB_CC26X2_PKA_H
 
@@ -28,6 +29,13 @@ int cc26x2_pka_ecc_mul(const uint32_t *k, const uint32_t *x, const uint32_t *y, 
 /* (rx, ry) = (x1, y1) + (x2, y2) on P-256 (ECC-ADD; doubles when the points are equal). */
 int cc26x2_pka_ecc_add(const uint32_t *x1, const uint32_t *y1, const uint32_t *x2, const uint32_t *y2,
                        uint32_t *rx, uint32_t *ry);
+/* r = x(k x P) for x(P) = u on Curve25519 (ECmontMUL, as given: no clamping). Returns a PKA_SHIFT
+ * code (CC26X2_PKA_INFINITY: the all-zero result). */
+int cc26x2_pka_ecmont_mul(const uint32_t *k, const uint32_t *u, uint32_t *r);
+/* RFC 7748 X25519(k, u) on 32-byte little-endian strings: k clamped (decodeScalar25519) and u's top
+ * bit masked (decodeUCoordinate) here in software, then ECmontMUL. Returns a PKA_SHIFT code. */
+int cc26x2_pka_x25519(uint8_t *out, const uint8_t *k, const uint8_t *u);
+
 /* -1, 0 or 1 as a <, =, > b (Compare) */
 int cc26x2_pka_cmp(const uint32_t *a, const uint32_t *b);
 /* r = a mod m (Modulo) */

@@ -13,8 +13,8 @@ Registers (offsets from the base; TRM PKA register map, the same as TI's hw_pka.
                                                0 success, 7 point at infinity / no inverse, 31 error
   FUNCTION 0x1C                                MULTIPLY 0, ADDSUB 1, MS_ONE 3, ADD 4, SUBTRACT 5,
                                                RSHIFT 6, LSHIFT 7, DIVIDE 8, MODULO 9, COMPARE 10,
-                                               COPY 11, SEQUENCER_OPERATIONS 14:12 (3 ECC-ADD, 5 ECC-MUL,
-                                               7 ModInv; 1/2/4/6 ExpMod/ECmontMUL), RUN 15 (cleared by
+                                               COPY 11, SEQUENCER_OPERATIONS 14:12 (2 ECmontMUL, 3 ECC-ADD,
+                                               5 ECC-MUL, 7 ModInv; 1/4/6 ExpMod), RUN 15 (cleared by
                                                the engine when done), STALL_RESULT 24
   COMPARE 0x20                                 A_EQUALS_B 0, A_LESS_THAN_B 1, A_GREATER_THAN_B 2
   MSW 0x24, DIVMSW 0x28                        word address of the result's (remainder's) most
@@ -25,12 +25,19 @@ Operations (TRM tables "PKCP operations" and "ECC operations"): numbers are litt
 words. Multiply A*B -> C; Add A+B -> C; Subtract A-B -> C; Rshift/Lshift A by SHIFT -> C; Divide
 A mod B -> C and A div B -> D; Modulo A mod B -> C (DIVMSW); Compare A to B (ALENGTH words) ->
 COMPARE; Copy A -> C; ModInv A^-1 mod B -> D; ECC-MUL k (A) x pntC -> pntD over the curve p, a, b
-(B); ECC-ADD pntA + pntC -> pntD over p, a (B). A point's y, and the curve's a and b, follow
-their predecessor "at the next highest even-word address" plus two words (each BLENGTH long), so
-a stride of BLENGTH + BLENGTH % 2 + 2 words (the layout TI's driverlib writes). The results are
-exact (Python integers; any short-Weierstrass curve, P-256 being the one the drivers use) and are
-in PKA RAM when RUN is written; RUN, COMPARE, MSW, DIVMSW and SHIFT read their done values once
-the latency has passed.
+(B); ECC-ADD pntA + pntC -> pntD over p, a (B); ECmontMUL (sequencer operation 2, hw_pka.h's
+SEQUENCER_OPERATIONS field) k (A) x u (C, the x coordinate alone) -> x of the result (D) on the
+Montgomery curve By^2 = x^3 + Ax^2 + x over p, A (B: p, then A): the layout TI's driverlib
+PKAEccMontgomeryMultiplyStart writes, whose Curve25519_a is A = 486662. A point's y, and the
+curve's a and b, follow their predecessor "at the next highest even-word address" plus two words
+(each BLENGTH long), so a stride of BLENGTH + BLENGTH % 2 + 2 words (the layout TI's driverlib
+writes). The results are exact (Python integers; any short-Weierstrass curve, P-256 being the one
+the drivers use; for ECmontMUL any Montgomery curve, computed with RFC 7748 section 5's ladder over
+all 32 x ALENGTH bits of k as given: the engine is not documented to clamp, so a driver clamps
+(RFC 7748 decodeScalar25519) and masks u's top bit (decodeUCoordinate) before loading them; u is
+taken mod p; a zero result, the point at infinity, leaves x = 0 in D, MSW.RESULT_IS_ZERO and
+SHIFT 7 as ECC-MUL's infinity) and are in PKA RAM when RUN is written; RUN, COMPARE, MSW, DIVMSW
+and SHIFT read their done values once the latency has passed.
 
 Interrupt: OPTIONS.INT_MASKING = 0 on this part's configuration (as modelled): the PKA interrupt
 (PKA_IRQ, NVIC interrupt 3) is the complement of FUNCTION.RUN, so it is high whenever the engine is
@@ -57,8 +64,14 @@ confidence than a manual figure, from what the TRM says of the engine's structur
     mixed addition (11 M) (a regular double-and-add-always ladder, assumed for a side-channel
     resistant engine), plus 6 M of coordinate conversion and one ModInv back to affine;
   * ECC-ADD (affine): one ModInv and 3 M.
-For P-256 (n = 8) that is 865,744 cycles an ECC-MUL (about 18 ms at 48 MHz).
-Not modelled (each refused with one line): ExpMod and ECmontMUL (sequencer operations 1, 2, 4, 6),
+  * ECmontMUL (lower confidence still: nothing says how the sequencer firmware runs it): every bit of
+    the 32 x ALENGTH-bit scalar costs one RFC 7748 ladder step, 10 modular multiplications on the
+    same multiplier (4 squarings, 5 products, 1 by a24; the ladder's additions and conditional swaps
+    assumed hidden behind them, as in ECC-MUL's estimate), plus 4 M (u and a24 into the Montgomery
+    domain, x2 z2^-1, out of it) and one ModInv for z2^-1.
+For P-256 (n = 8) that is 865,744 cycles an ECC-MUL (about 18 ms at 48 MHz); for Curve25519 (n = 8)
+414,864 cycles an ECmontMUL (about 8.6 ms at 48 MHz).
+Not modelled (each refused with one line): ExpMod (sequencer operations 1, 4, 6),
 ADDSUB, MS_ONE, STALL_RESULT, a subtraction with A < B, the host touching the PKA RAM or a vector
 register while RUN is set, sequencer reset (SEQCTRL.RESET)."""
 from __future__ import annotations
@@ -74,7 +87,7 @@ F_MULTIPLY, F_ADDSUB, F_MS_ONE, F_ADD, F_SUBTRACT = 1, 1 << 1, 1 << 3, 1 << 4, 1
 F_RSHIFT, F_LSHIFT, F_DIVIDE, F_MODULO, F_COMPARE, F_COPY = 1 << 6, 1 << 7, 1 << 8, 1 << 9, 1 << 10, 1 << 11
 F_RUN, F_STALL_RESULT = 1 << 15, 1 << 24
 SEQ_SHIFT, SEQ_MASK = 12, 7
-SEQ_ECC_ADD, SEQ_ECC_MUL, SEQ_MODINV = 3, 5, 7
+SEQ_ECMONT_MUL, SEQ_ECC_ADD, SEQ_ECC_MUL, SEQ_MODINV = 2, 3, 5, 7
 CMP_EQ, CMP_LT, CMP_GT = 1, 2, 4
 MSW_ZERO = 1 << 15
 SHIFT_OK, SHIFT_INFINITY, SHIFT_ERROR = 0, 7, 31
@@ -86,6 +99,7 @@ SEQ_NAMES = {1: "ExpMod-CRT", 2: "ECmontMUL", 3: "ECC-ADD", 4: "ExpMod-ACT2", 5:
 # the assumed structural costs (module docstring): cycles
 START = 8
 DBL_M, ADD_M, CONV_M, ECC_ADD_M = 10, 11, 6, 3
+LADDER_M, MONT_CONV_M = 10, 4         # ECmontMUL: an RFC 7748 ladder step; domain conversions
 
 
 def modmul_cycles(n: int) -> int:
@@ -99,6 +113,10 @@ def modinv_cycles(n: int) -> int:
 
 def ecc_mul_cycles(alen: int, blen: int) -> int:
     return START + 32 * alen * (DBL_M + ADD_M) * modmul_cycles(blen) + CONV_M * modmul_cycles(blen) + modinv_cycles(blen)
+
+
+def ecmont_mul_cycles(alen: int, blen: int) -> int:
+    return START + 32 * alen * LADDER_M * modmul_cycles(blen) + MONT_CONV_M * modmul_cycles(blen) + modinv_cycles(blen)
 
 
 def ecc_add_cycles(blen: int) -> int:
@@ -125,7 +143,9 @@ class Cc26x2Pka(Peripheral):
     source = "TI SWCU185G (CC13x2/CC26x2 TRM) chapter 'Cryptography' (PKA engine, PKA registers, PKA RAM)"
     latency_source = ("assumption (structural estimate, lower confidence): SWCU185G gives no PKA cycle counts; one "
                       "32x32 MAC a cycle, word-serial PKCP operations, 8 cycles to start; ECC-MUL 21 modular "
-                      "multiplications (2n^2 + 4n cycles each) a scalar bit plus a ModInv (P-256: 865,744 cycles)")
+                      "multiplications (2n^2 + 4n cycles each) a scalar bit plus a ModInv (P-256: 865,744 cycles); "
+                      "ECmontMUL, lower confidence still, 10 a bit (an RFC 7748 ladder step) plus a ModInv "
+                      "(Curve25519: 414,864 cycles)")
 
     def __init__(self, base: int, irq: int | None, memory=None):
         super().__init__(base, irq, memory)
@@ -220,16 +240,17 @@ class Cc26x2Pka(Peripheral):
         basic = [bit for bit in BASIC if v & bit]
         if seq and basic or len(basic) > 1 or not (seq or basic):
             raise PeripheralError(f"{self.title}: FUNCTION 0x{v:08x} with RUN; expected exactly one operation (one of "
-                                  "the PKCP bits MULTIPLY..COPY, or SEQUENCER_OPERATIONS 3 ECC-ADD / 5 ECC-MUL / "
-                                  "7 ModInv)")
+                                  "the PKCP bits MULTIPLY..COPY, or SEQUENCER_OPERATIONS 2 ECmontMUL / 3 ECC-ADD / "
+                                  "5 ECC-MUL / 7 ModInv)")
         self.function = v
         self.shift_out = None
         if seq:
-            if seq not in (SEQ_ECC_ADD, SEQ_ECC_MUL, SEQ_MODINV):
+            if seq not in (SEQ_ECMONT_MUL, SEQ_ECC_ADD, SEQ_ECC_MUL, SEQ_MODINV):
                 raise PeripheralError(f"{self.title}: sequencer operation {seq} ({SEQ_NAMES[seq]}) is not modelled; "
-                                      "expected 3 (ECC-ADD), 5 (ECC-MUL) or 7 (ModInv)")
+                                      "expected 2 (ECmontMUL), 3 (ECC-ADD), 5 (ECC-MUL) or 7 (ModInv)")
             self.op_name = SEQ_NAMES[seq]
-            cycles = {SEQ_ECC_ADD: self._ecc_add, SEQ_ECC_MUL: self._ecc_mul, SEQ_MODINV: self._modinv}[seq]()
+            cycles = {SEQ_ECMONT_MUL: self._ecmont_mul, SEQ_ECC_ADD: self._ecc_add, SEQ_ECC_MUL: self._ecc_mul,
+                      SEQ_MODINV: self._modinv}[seq]()
         else:
             self.op_name = BASIC[basic[0]]
             cycles = self._basic(basic[0])
@@ -363,6 +384,23 @@ class Cc26x2Pka(Peripheral):
         self._ecc_result(blen, mul(k, self._point(CPTR, blen, "pntC"), curve[0], curve[1]))
         return cycles
 
+    def _ecmont_mul(self) -> int:
+        """ECmontMUL: A scalar, B p then A (the Montgomery coefficient), C u; D the result's x alone."""
+        alen, blen = self._lengths()
+        cycles = ecmont_mul_cycles(alen, blen)
+        curve = self._curve(blen, with_b=False)
+        if curve is None:
+            self.shift_out, self.msw = SHIFT_ERROR, MSW_ZERO
+            return cycles
+        k = self._get(self._ptr(APTR), alen, "scalar k")
+        u = self._get(self._ptr(CPTR), blen, "u (pntC.x)")
+        d = self._ptr(DPTR)
+        x = ladder(k, u, curve[0], curve[1], 32 * alen)
+        self._put(d, blen, x, "result u (pntD.x)")
+        self.shift_out = SHIFT_OK if x else SHIFT_INFINITY
+        self.msw = self._msw(d, x)
+        return cycles
+
     def _ecc_add(self) -> int:
         _, blen = self._lengths(need_a=False)           # the TRM: "A_Len is not used"
         curve = self._curve(blen, with_b=False)
@@ -403,3 +441,24 @@ def mul(k: int, point, p: int, a: int):
         addend = add(addend, addend, p, a)
         k >>= 1
     return result
+
+
+# ---- the Montgomery ladder (RFC 7748 section 5; x-only, projective (x : z), one inversion at the end) ----
+def ladder(k: int, u: int, p: int, a: int, bits: int) -> int:
+    """x(k x P) for x(P) = u on By^2 = x^3 + ax^2 + x over p; 0 for the point at infinity. Every one of
+    `bits` bits is a ladder step (the engine's scalar is not clamped here: see the module docstring)."""
+    a24 = (a - 2) * pow(4, -1, p) % p             # RFC 7748: a24 = (A - 2) / 4 (121665 for Curve25519)
+    x1, x2, z2, x3, z3, swap = u % p, 1, 0, u % p, 1, 0
+    for t in reversed(range(bits)):
+        bit = (k >> t) & 1
+        if swap ^ bit:
+            x2, x3, z2, z3 = x3, x2, z3, z2
+        swap = bit
+        aa, bb = (x2 + z2) ** 2 % p, (x2 - z2) ** 2 % p
+        e = (aa - bb) % p
+        da, cb = (x3 - z3) * (x2 + z2) % p, (x3 + z3) * (x2 - z2) % p
+        x3, z3 = (da + cb) ** 2 % p, x1 * (da - cb) ** 2 % p
+        x2, z2 = aa * bb % p, e * (aa + a24 * e) % p
+    if swap:
+        x2, z2 = x3, z3
+    return x2 * pow(z2, p - 2, p) % p
