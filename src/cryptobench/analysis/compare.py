@@ -25,6 +25,7 @@ Published rows with no matching cell, and cells with no published row, are liste
 from __future__ import annotations
 
 from ..catalog.ops import OPS
+from . import compare_rows
 from .long_message import likely_throughput
 from ..core.quantity import fmt_hz, fmt_sig
 from ..core.records import Cell, Result, Run, params_key
@@ -327,11 +328,16 @@ def _in_convention(ratios: list[dict], convention: str) -> list[dict]:
 # ------------------------------------------------------------------------------------ the document
 def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
     engines = list(dict.fromkeys(c.engine for c in run.cells if c.ok))
-    comparable = [r for r in ref.rows if r.op is not None and r.metric in USER_VALUE]
+    # rows naming their implementation (pqm4's) are compared one published row per line (compare_rows.py)
+    per_row = [r for r in ref.rows if r.implementation]
+    comparable = [r for r in ref.rows if r.op is not None and r.metric in USER_VALUE and not r.implementation]
     clock = run_clock_hz(run)
     absolute = [r for r in comparable if same_kind(run, r.source)]
     other_kind = [r for r in comparable if not same_kind(run, r.source)]
     groups, unmatched, used = _absolute(run, ref, absolute, clock)
+    rows_view = compare_rows.view(run, per_row, all(same_kind(run, r.source) for r in per_row))
+    shown = {(e["op"], str(e["level"]), e["engine"]) for k in ("speed", "stack", "hashing") for e in rows_view[k]}
+    used |= {id(c) for c in run.cells if (c.op, str(c.params.get("level")), c.engine) in shown}
     sources = list(dict.fromkeys(sid for g in groups.values() for sid in g["published"]))
     against = against or next((s.id for s in ref.sources.values() if s.engine_kind == "sw library" and s.id in sources),
                               sources[0] if sources else None)
@@ -356,6 +362,7 @@ def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
             "ratio_convention": ref.ratio, "run_kind": run_kind(run), "run_where": run_where(run), "baseline": run.plan.baseline,
             "kind_lines": _kind_lines(run, ref, other_kind, absolute),
             "groups": ordered,
+            "per_row": rows_view,
             "ratios": sorted(ratios, key=lambda r: table_order(r["table"])),
             "not_same_kind": [{"table": r.table, "label": r.label, "metric": r.metric, "source": r.source.id}
                               for r in other_kind],
@@ -365,7 +372,7 @@ def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
                                      "why": _why_unmatched(run, r)}
                                     for r in sorted(unmatched, key=lambda r: table_order(r.table))],
             "not_comparable": [{"table": r.table, "label": r.label, "metric": r.metric}
-                               for r in ref.rows if r not in comparable],
+                               for r in ref.rows if r not in comparable and not r.implementation],
             "unmatched_yours": [{"op": c.op, "params": c.params.to_dict(), "engine": c.engine} for c in extra]}
 
 
@@ -535,7 +542,7 @@ def tables(doc: dict) -> list[Table]:
         for r in doc["ratios"]:
             rby.setdefault((r["table"], r["metric"]), []).append(r)
         out += [_ratio_table(doc, table, metric, rs) for (table, metric), rs in rby.items()]
-    return out
+    return out + compare_rows.tables(doc["per_row"])
 
 
 def text_lines(doc: dict) -> list[str]:
@@ -556,7 +563,8 @@ def text_lines(doc: dict) -> list[str]:
     if scaled:
         lines.append(f"  yours: times and rates shown at the study's clock ({', '.join(sorted(scaled))}) from your "
                      "cycles, so that each ratio divides values at one clock (cycles are compared as they are)")
-    if not doc["groups"] and not (doc["baseline"] and doc["ratios"]):
+    pr = doc["per_row"]
+    if not doc["groups"] and not (doc["baseline"] and doc["ratios"]) and not any(pr[k] for k in compare_rows.KINDS):
         lines.append("nothing to set side by side: no published value of the same kind of target matched, and no "
                      "published Improvement matched the run's Improvements")
     return lines
@@ -584,7 +592,7 @@ def _unmatched_row(u: dict) -> str:
 def unmatched_lines(doc: dict, verbose: bool = False) -> list[str]:
     """What was not set side by side; the published rows one line per operation and reason, or
     (verbose) a line each; --format json always has them all."""
-    out = []
+    out = compare_rows.unmatched_lines(doc["per_row"])
     if doc["unmatched_published"]:
         out.append(f"published rows with no matching result in run {doc['run']} ({len(doc['unmatched_published'])}"
                    + ("" if verbose else "; by operation and reason, each row with --verbose or in --format json") + "):")

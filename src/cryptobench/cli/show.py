@@ -22,7 +22,7 @@ HELP = COMMANDS[NAME].help
 def add_layout(parser) -> None:
     parser.add_argument("--layout", choices=list(LAYOUT_NAMES), metavar="{" + ",".join(LAYOUT_NAMES) + "}",
                         help="print the tables as a study lays them out (docs/layouts.md): ti, nxp, cifra, zhaw, "
-                             "pisa, or default (the plain per-operation tables). Default: the run's suite's layout "
+                             "pisa, pqm4, or default (the plain per-operation tables). Default: the run's suite's layout "
                              "(the five study suites name theirs) for --format table and md, else the plain "
                              "tables; csv and json keep their data forms unless --layout is given (json: the "
                              "tables as data)")

@@ -43,7 +43,10 @@ METRICS = {
     "stack": "bytes", "code_size": "bytes", "ram": "bytes", "rsd": "percent",
     "duration_improvement": "ratio", "energy_efficiency_improvement": "ratio", "ratio": "ratio",
     "latency": "latency_cycles", "execution_time": "time", "data": "bytes", "clock": "frequency",
+    "hashing_share": "percent",     # pqm4: the share of an operation's cycles spent hashing (Keccak for ML-KEM/DSA)
 }
+# a row that is one statistic of a published distribution (pqm4's AVG / MIN / MAX over N executions)
+STATS = ("avg", "min", "max")
 ENGINE_KINDS = ("sw library", "cpu extensions", "on-chip accelerator", "secure element", "model")
 # what kind of machine a source ran on, as a run's target is one: "mcu" (a microcontroller: a board, or
 # what the simulator models), "host" (an application processor running an OS: x86-64, Cortex-A), "model"
@@ -99,6 +102,11 @@ class Row:
     # the clock a time or rate was taken or computed at where it is not the source's: the Cifra post counts
     # cycles at the part's reset clock but computes its likely throughput at 48 MHz
     clock_hz: float | None = None
+    # the implementation the row measured, as the study names it (pqm4's `clean`, `m4fstack`): compare
+    # sets such rows one published row per line beside the run (analysis/compare_rows.py)
+    implementation: str = ""
+    stat: str = ""                 # STATS: which statistic of `executions` runs the value is ("": one value)
+    executions: int | None = None
 
     @property
     def at_hz(self) -> float | None:
@@ -243,7 +251,7 @@ def _row(path: Path, i: int, r: dict, sources: dict[str, Source], line: int) -> 
     """The i-th [[row]] entry, checked, its parameters completed with the catalog's defaults."""
     where = f"row {i}" + (f" ({r.get('table')} '{r.get('label')}')" if isinstance(r, dict) and r.get("label") else "")
     known = {"table", "label", "op", "params", "source", "metric", "value", "unit", "printed", "note", "derived",
-             "clock_hz"}
+             "clock_hz", "implementation", "stat", "executions"}
     unknown = set(r) - known
     if unknown:
         _fail(path, where, f"unknown field '{sorted(unknown)[0]}'", line)
@@ -267,9 +275,22 @@ def _row(path: Path, i: int, r: dict, sources: dict[str, Source], line: int) -> 
             _fail(path, where, f"field '{key}': expected a string, got {r[key]!r}", line)
     if "clock_hz" in r and not is_amount(r["clock_hz"], positive=True):
         _fail(path, where, f"field 'clock_hz': expected a finite number > 0, got {r['clock_hz']!r}", line)
+    _check_distribution(path, where, r, line)
     return Row(i, r["table"], r["label"], r.get("op"), _row_params(path, where, r, line), sources[r["source"]],
                r["metric"], float(v), r["unit"], str(r.get("printed", "")), str(r.get("note", "")), str(r.get("derived", "")),
-               dict(r.get("params", {})), float(r["clock_hz"]) if "clock_hz" in r else None)
+               dict(r.get("params", {})), float(r["clock_hz"]) if "clock_hz" in r else None,
+               str(r.get("implementation", "")), str(r.get("stat", "")), r.get("executions"))
+
+
+def _check_distribution(path: Path, where: str, r: dict, line: int) -> None:
+    """The optional implementation, stat and executions of a row (pqm4's AVG / MIN / MAX rows)."""
+    if "implementation" in r and (not isinstance(r["implementation"], str) or not r["implementation"]):
+        _fail(path, where, f"field 'implementation': expected a non-empty string, got {r['implementation']!r}", line)
+    if "stat" in r and r["stat"] not in STATS:
+        _fail(path, where, f"field 'stat': expected one of {', '.join(STATS)}, got {r['stat']!r}", line)
+    n = r.get("executions")
+    if "executions" in r and not (isinstance(n, int) and not isinstance(n, bool) and n >= 1):
+        _fail(path, where, f"field 'executions': expected a whole number >= 1, got {n!r}", line)
 
 
 def _row_params(path: Path, where: str, r: dict, line: int) -> dict:
