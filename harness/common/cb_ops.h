@@ -39,6 +39,12 @@ typedef enum {
     CB_OP_RSA_KEYGEN,                   /* RSA key-pair generation (e=65537) */
     CB_OP_RSA_SIGN,                     /* RSA PKCS#1 v1.5 sign (SHA-256 digest) */
     CB_OP_RSA_VERIFY,                   /* RSA PKCS#1 v1.5 verify (SHA-256 digest) */
+    CB_OP_ML_KEM_KEYGEN,                /* ML-KEM key generation */
+    CB_OP_ML_KEM_ENCAPS,                /* ML-KEM encapsulation */
+    CB_OP_ML_KEM_DECAPS,                /* ML-KEM decapsulation */
+    CB_OP_ML_DSA_KEYGEN,                /* ML-DSA key generation */
+    CB_OP_ML_DSA_SIGN,                  /* ML-DSA sign (hedged; empty context) */
+    CB_OP_ML_DSA_VERIFY,                /* ML-DSA verify (empty context) */
     CB_OP_RANDOM,                       /* random bytes */
     CB_OP_REFERENCE_LOOP,               /* reference loop (integer add-rotate-xor mix, no crypto) */
     CB_N_OPS
@@ -56,6 +62,8 @@ typedef enum {
     CB_FAMILY_ECDSA,
     CB_FAMILY_ECJPAKE,
     CB_FAMILY_RSA,
+    CB_FAMILY_ML_KEM,
+    CB_FAMILY_ML_DSA,
     CB_FAMILY_RANDOM,
     CB_FAMILY_REFERENCE,
     CB_N_FAMILIES
@@ -71,6 +79,7 @@ typedef enum {
     CB_PARAM_NONCE_BYTES,               /* CCM nonce length in bytes (15 - L: 11 is L = 4, as ... */
     CB_PARAM_CURVE,                     /* elliptic curve */
     CB_PARAM_RSA_BITS,                  /* RSA modulus length in bits */
+    CB_PARAM_LEVEL,                     /* ML-KEM parameter set: ML-KEM-512, -768 or -1024 ... */
     CB_PARAM_SOURCE,                    /* where random bytes come from: the engine's own ... */
     CB_N_PARAMS
 } cb_param_id;
@@ -104,6 +113,7 @@ typedef struct {
     long nonce_bytes;
     const char *curve;
     long rsa_bits;
+    long level;
     const char *source;
 } cb_param_values;
 
@@ -130,6 +140,7 @@ static inline const cb_param_info *cb_param(cb_param_id id)
         [CB_PARAM_NONCE_BYTES] = {"nonce_bytes", 0, 13, ""},
         [CB_PARAM_CURVE] = {"curve", 1, -1, ""},
         [CB_PARAM_RSA_BITS] = {"rsa_bits", 0, -1, ""},
+        [CB_PARAM_LEVEL] = {"level", 0, -1, ""},
         [CB_PARAM_SOURCE] = {"source", 1, -1, "library"},
     };
     return &table[id];
@@ -143,7 +154,7 @@ static inline const cb_op_info *cb_op(cb_op_id id)
             CB_PARAM_BIT(CB_PARAM_KEY_BITS) | CB_PARAM_BIT(CB_PARAM_BYTES) |
             CB_PARAM_BIT(CB_PARAM_REKEY),
             {.key_bits = 128, .bytes = 64, .rekey = 0, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 1, 0,
         },
         [CB_OP_AES_CBC_ENCRYPT] = {
@@ -151,7 +162,7 @@ static inline const cb_op_info *cb_op(cb_op_id id)
             CB_PARAM_BIT(CB_PARAM_KEY_BITS) | CB_PARAM_BIT(CB_PARAM_BYTES) |
             CB_PARAM_BIT(CB_PARAM_REKEY),
             {.key_bits = 128, .bytes = 64, .rekey = 0, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, "iv", 16, 1, 0,
         },
         [CB_OP_AES_CTR_ENCRYPT] = {
@@ -159,7 +170,7 @@ static inline const cb_op_info *cb_op(cb_op_id id)
             CB_PARAM_BIT(CB_PARAM_KEY_BITS) | CB_PARAM_BIT(CB_PARAM_BYTES) |
             CB_PARAM_BIT(CB_PARAM_REKEY),
             {.key_bits = 128, .bytes = 64, .rekey = 0, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, "iv", 16, 1, 0,
         },
         [CB_OP_AES_CCM_ENCRYPT] = {
@@ -168,7 +179,7 @@ static inline const cb_op_info *cb_op(cb_op_id id)
             CB_PARAM_BIT(CB_PARAM_AAD_BYTES) | CB_PARAM_BIT(CB_PARAM_TAG_BYTES) |
             CB_PARAM_BIT(CB_PARAM_NONCE_BYTES) | CB_PARAM_BIT(CB_PARAM_REKEY),
             {.key_bits = 128, .bytes = 64, .rekey = 0, .aad_bytes = 0, .tag_bytes = 16,
-            .nonce_bytes = 13, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = 13, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, "nonce", 0, 1, 0,
         },
         [CB_OP_AES_GCM_ENCRYPT] = {
@@ -176,7 +187,7 @@ static inline const cb_op_info *cb_op(cb_op_id id)
             CB_PARAM_BIT(CB_PARAM_KEY_BITS) | CB_PARAM_BIT(CB_PARAM_BYTES) |
             CB_PARAM_BIT(CB_PARAM_AAD_BYTES) | CB_PARAM_BIT(CB_PARAM_REKEY),
             {.key_bits = 128, .bytes = 64, .rekey = 0, .aad_bytes = 0, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, "iv", 12, 1, 0,
         },
         [CB_OP_AES_EAX_ENCRYPT] = {
@@ -185,7 +196,7 @@ static inline const cb_op_info *cb_op(cb_op_id id)
             CB_PARAM_BIT(CB_PARAM_AAD_BYTES) | CB_PARAM_BIT(CB_PARAM_NONCE_BYTES) |
             CB_PARAM_BIT(CB_PARAM_REKEY),
             {.key_bits = 128, .bytes = 64, .rekey = 0, .aad_bytes = 0, .tag_bytes = -1,
-            .nonce_bytes = 16, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = 16, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, "nonce", 0, 1, 0,
         },
         [CB_OP_CHACHA20_POLY1305_ENCRYPT] = {
@@ -193,161 +204,203 @@ static inline const cb_op_info *cb_op(cb_op_id id)
             CB_PARAM_BIT(CB_PARAM_BYTES) | CB_PARAM_BIT(CB_PARAM_AAD_BYTES) |
             CB_PARAM_BIT(CB_PARAM_REKEY),
             {.key_bits = -1, .bytes = 64, .rekey = 0, .aad_bytes = 0, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             32, "nonce", 12, 1, 0,
         },
         [CB_OP_CHACHA20_ENCRYPT] = {
             "chacha20-encrypt", CB_FAMILY_STREAM,
             CB_PARAM_BIT(CB_PARAM_BYTES) | CB_PARAM_BIT(CB_PARAM_REKEY),
             {.key_bits = -1, .bytes = 64, .rekey = 0, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             32, "iv", 16, 1, 0,
         },
         [CB_OP_NORX32_4_1_ENCRYPT] = {
             "norx32-4-1-encrypt", CB_FAMILY_AEAD,
             CB_PARAM_BIT(CB_PARAM_BYTES) | CB_PARAM_BIT(CB_PARAM_AAD_BYTES),
             {.key_bits = -1, .bytes = 64, .rekey = -1, .aad_bytes = 0, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             16, "nonce", 16, 1, 0,
         },
         [CB_OP_NORX32_4_1_V1_ENCRYPT] = {
             "norx32-4-1-v1-encrypt", CB_FAMILY_AEAD,
             CB_PARAM_BIT(CB_PARAM_BYTES) | CB_PARAM_BIT(CB_PARAM_AAD_BYTES),
             {.key_bits = -1, .bytes = 64, .rekey = -1, .aad_bytes = 0, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             16, "nonce", 8, 1, 0,
         },
         [CB_OP_CTR_DRBG_INSTANTIATE] = {
             "ctr-drbg-instantiate", CB_FAMILY_DRBG,
             0,
             {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 0, 0,
         },
         [CB_OP_CTR_DRBG_RESEED] = {
             "ctr-drbg-reseed", CB_FAMILY_DRBG,
             0,
             {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 0, 0,
         },
         [CB_OP_CTR_DRBG_GENERATE] = {
             "ctr-drbg-generate", CB_FAMILY_DRBG,
             CB_PARAM_BIT(CB_PARAM_BYTES),
             {.key_bits = -1, .bytes = 32, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 1, 0,
         },
         [CB_OP_SHA1] = {
             "sha1", CB_FAMILY_SHA,
             CB_PARAM_BIT(CB_PARAM_BYTES),
             {.key_bits = -1, .bytes = 64, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 1, 0,
         },
         [CB_OP_SHA224] = {
             "sha224", CB_FAMILY_SHA,
             CB_PARAM_BIT(CB_PARAM_BYTES),
             {.key_bits = -1, .bytes = 64, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 1, 0,
         },
         [CB_OP_SHA256] = {
             "sha256", CB_FAMILY_SHA,
             CB_PARAM_BIT(CB_PARAM_BYTES),
             {.key_bits = -1, .bytes = 64, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 1, 0,
         },
         [CB_OP_SHA384] = {
             "sha384", CB_FAMILY_SHA,
             CB_PARAM_BIT(CB_PARAM_BYTES),
             {.key_bits = -1, .bytes = 64, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 1, 0,
         },
         [CB_OP_SHA512] = {
             "sha512", CB_FAMILY_SHA,
             CB_PARAM_BIT(CB_PARAM_BYTES),
             {.key_bits = -1, .bytes = 64, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 1, 0,
         },
         [CB_OP_ECDH_KEYGEN] = {
             "ecdh-keygen", CB_FAMILY_ECDH,
             CB_PARAM_BIT(CB_PARAM_CURVE),
             {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = "p256", .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = "p256", .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 0, 0,
         },
         [CB_OP_ECDH_SHARED_SECRET] = {
             "ecdh-shared-secret", CB_FAMILY_ECDH,
             CB_PARAM_BIT(CB_PARAM_CURVE),
             {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = "p256", .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = "p256", .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 0, 0,
         },
         [CB_OP_ECC_KEYGEN] = {
             "ecc-keygen", CB_FAMILY_ECC,
             CB_PARAM_BIT(CB_PARAM_CURVE),
             {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = "p256", .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = "p256", .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 0, 0,
         },
         [CB_OP_ECDSA_SIGN] = {
             "ecdsa-sign", CB_FAMILY_ECDSA,
             CB_PARAM_BIT(CB_PARAM_CURVE),
             {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = "p256", .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = "p256", .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 0, 0,
         },
         [CB_OP_ECDSA_VERIFY] = {
             "ecdsa-verify", CB_FAMILY_ECDSA,
             CB_PARAM_BIT(CB_PARAM_CURVE),
             {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = "p256", .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = "p256", .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 0, 0,
         },
         [CB_OP_ECJPAKE_EXCHANGE] = {
             "ecjpake-exchange", CB_FAMILY_ECJPAKE,
             CB_PARAM_BIT(CB_PARAM_CURVE),
             {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = "p256", .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = "p256", .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 0, 1,
         },
         [CB_OP_RSA_KEYGEN] = {
             "rsa-keygen", CB_FAMILY_RSA,
             CB_PARAM_BIT(CB_PARAM_RSA_BITS),
             {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = 2048, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = 2048, .level = -1, .source = NULL},
             0, NULL, 0, 0, 0,
         },
         [CB_OP_RSA_SIGN] = {
             "rsa-sign", CB_FAMILY_RSA,
             CB_PARAM_BIT(CB_PARAM_RSA_BITS),
             {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = 2048, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = 2048, .level = -1, .source = NULL},
             0, NULL, 0, 0, 0,
         },
         [CB_OP_RSA_VERIFY] = {
             "rsa-verify", CB_FAMILY_RSA,
             CB_PARAM_BIT(CB_PARAM_RSA_BITS),
             {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = 2048, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = 2048, .level = -1, .source = NULL},
+            0, NULL, 0, 0, 0,
+        },
+        [CB_OP_ML_KEM_KEYGEN] = {
+            "ml-kem-keygen", CB_FAMILY_ML_KEM,
+            CB_PARAM_BIT(CB_PARAM_LEVEL),
+            {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = 768, .source = NULL},
+            0, NULL, 0, 0, 0,
+        },
+        [CB_OP_ML_KEM_ENCAPS] = {
+            "ml-kem-encaps", CB_FAMILY_ML_KEM,
+            CB_PARAM_BIT(CB_PARAM_LEVEL),
+            {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = 768, .source = NULL},
+            0, NULL, 0, 0, 0,
+        },
+        [CB_OP_ML_KEM_DECAPS] = {
+            "ml-kem-decaps", CB_FAMILY_ML_KEM,
+            CB_PARAM_BIT(CB_PARAM_LEVEL),
+            {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = 768, .source = NULL},
+            0, NULL, 0, 0, 0,
+        },
+        [CB_OP_ML_DSA_KEYGEN] = {
+            "ml-dsa-keygen", CB_FAMILY_ML_DSA,
+            CB_PARAM_BIT(CB_PARAM_LEVEL),
+            {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = 65, .source = NULL},
+            0, NULL, 0, 0, 0,
+        },
+        [CB_OP_ML_DSA_SIGN] = {
+            "ml-dsa-sign", CB_FAMILY_ML_DSA,
+            CB_PARAM_BIT(CB_PARAM_LEVEL) | CB_PARAM_BIT(CB_PARAM_BYTES),
+            {.key_bits = -1, .bytes = 59, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = 65, .source = NULL},
+            0, NULL, 0, 0, 0,
+        },
+        [CB_OP_ML_DSA_VERIFY] = {
+            "ml-dsa-verify", CB_FAMILY_ML_DSA,
+            CB_PARAM_BIT(CB_PARAM_LEVEL) | CB_PARAM_BIT(CB_PARAM_BYTES),
+            {.key_bits = -1, .bytes = 59, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = 65, .source = NULL},
             0, NULL, 0, 0, 0,
         },
         [CB_OP_RANDOM] = {
             "random", CB_FAMILY_RANDOM,
             CB_PARAM_BIT(CB_PARAM_BYTES) | CB_PARAM_BIT(CB_PARAM_SOURCE),
             {.key_bits = -1, .bytes = 64, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = "library"},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = "library"},
             0, NULL, 0, 1, 0,
         },
         [CB_OP_REFERENCE_LOOP] = {
             "reference-loop", CB_FAMILY_REFERENCE,
             0,
             {.key_bits = -1, .bytes = -1, .rekey = -1, .aad_bytes = -1, .tag_bytes = -1,
-            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .source = NULL},
+            .nonce_bytes = -1, .curve = NULL, .rsa_bits = -1, .level = -1, .source = NULL},
             0, NULL, 0, 0, 0,
         },
     };

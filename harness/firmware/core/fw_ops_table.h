@@ -89,6 +89,24 @@ const fw_op fw_lib_ops[] = {
 #if defined(FW_OP_RSA_VERIFY) && defined(FW_GLUE_RSA_VERIFY)
     {"rsa-verify", FW_GLUE_RSA_VERIFY},
 #endif
+#if defined(FW_OP_ML_KEM_KEYGEN) && defined(FW_GLUE_ML_KEM_KEYGEN)
+    {"ml-kem-keygen", FW_GLUE_ML_KEM_KEYGEN},
+#endif
+#if defined(FW_OP_ML_KEM_ENCAPS) && defined(FW_GLUE_ML_KEM_ENCAPS)
+    {"ml-kem-encaps", FW_GLUE_ML_KEM_ENCAPS},
+#endif
+#if defined(FW_OP_ML_KEM_DECAPS) && defined(FW_GLUE_ML_KEM_DECAPS)
+    {"ml-kem-decaps", FW_GLUE_ML_KEM_DECAPS},
+#endif
+#if defined(FW_OP_ML_DSA_KEYGEN) && defined(FW_GLUE_ML_DSA_KEYGEN)
+    {"ml-dsa-keygen", FW_GLUE_ML_DSA_KEYGEN},
+#endif
+#if defined(FW_OP_ML_DSA_SIGN) && defined(FW_GLUE_ML_DSA_SIGN)
+    {"ml-dsa-sign", FW_GLUE_ML_DSA_SIGN},
+#endif
+#if defined(FW_OP_ML_DSA_VERIFY) && defined(FW_GLUE_ML_DSA_VERIFY)
+    {"ml-dsa-verify", FW_GLUE_ML_DSA_VERIFY},
+#endif
 #if defined(FW_OP_RANDOM) && defined(FW_GLUE_RANDOM)
     {"random", FW_GLUE_RANDOM},
 #endif

@@ -63,6 +63,11 @@ DRBG_BYTES = Param("bytes", 32, (), "bytes generated per request")
 RANDOM_SOURCE = Param("source", "library", ("library", "getrandom", "rdrand", "rdseed", "hwrng"),
                       "where random bytes come from: the engine's own CSPRNG, or an OS/CPU source",
                       harness_default=True)
+# FIPS 203 / 204 parameter sets, by the number in their names (ML-KEM-768, ML-DSA-65)
+MLKEM_LEVEL = Param("level", 768, (512, 768, 1024), "ML-KEM parameter set: ML-KEM-512, -768 or -1024 (FIPS 203)")
+MLDSA_LEVEL = Param("level", 65, (44, 65, 87), "ML-DSA parameter set: ML-DSA-44, -65 or -87 (FIPS 204)")
+# 59 bytes is pqm4's MLEN (mupq's speed benchmark), so its published signing rows compare
+MLDSA_BYTES = Param("bytes", 59, (), "message length in bytes (default 59: pqm4's MLEN)")
 
 
 @dataclass(frozen=True)
@@ -158,6 +163,16 @@ OPS: dict[str, Op] = {op.id: op for op in [
     Op("rsa-keygen", "rsa", (RSA_BITS,), "RSA key-pair generation (e=65537)"),
     Op("rsa-sign", "rsa", (RSA_BITS,), "RSA PKCS#1 v1.5 sign (SHA-256 digest)"),
     Op("rsa-verify", "rsa", (RSA_BITS,), "RSA PKCS#1 v1.5 verify (SHA-256 digest)"),
+    # Post-quantum: ML-KEM (FIPS 203) and ML-DSA (FIPS 204, pure ML-DSA with an empty context string).
+    # Key generation from its seeds (d, z / xi) when the request gives them, else from fresh randomness.
+    Op("ml-kem-keygen", "ml-kem", (MLKEM_LEVEL,), "ML-KEM key generation", reference="FIPS 203 Algorithm 19"),
+    Op("ml-kem-encaps", "ml-kem", (MLKEM_LEVEL,), "ML-KEM encapsulation", reference="FIPS 203 Algorithm 20"),
+    Op("ml-kem-decaps", "ml-kem", (MLKEM_LEVEL,), "ML-KEM decapsulation", reference="FIPS 203 Algorithm 21"),
+    Op("ml-dsa-keygen", "ml-dsa", (MLDSA_LEVEL,), "ML-DSA key generation", reference="FIPS 204 Algorithm 1"),
+    Op("ml-dsa-sign", "ml-dsa", (MLDSA_LEVEL, MLDSA_BYTES), "ML-DSA sign (hedged; empty context)",
+       reference="FIPS 204 Algorithm 2"),
+    Op("ml-dsa-verify", "ml-dsa", (MLDSA_LEVEL, MLDSA_BYTES), "ML-DSA verify (empty context)",
+       reference="FIPS 204 Algorithm 3"),
     Op("random", "random", (BYTES, RANDOM_SOURCE), "random bytes", payload=True),
     Op("reference-loop", "reference", (), "reference loop (integer add-rotate-xor mix, no crypto)",
        reference="the machine's noise floor: see docs/statistics.md"),
