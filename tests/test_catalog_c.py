@@ -76,8 +76,9 @@ int main(void)
         printf("%s{\"id\":\"%s\",\"family\":%d,\"find\":%d,\"params\":%u,", i ? "," : "", o->id,
                (int)o->family, cb_op_find(o->id), o->params);
         printf("\"defaults\":{\"key_bits\":%ld,\"bytes\":%ld,\"rekey\":%ld,\"aad_bytes\":%ld,"
-               "\"tag_bytes\":%ld,\"nonce_bytes\":%ld,\"rsa_bits\":%ld,\"curve\":",
-               d->key_bits, d->bytes, d->rekey, d->aad_bytes, d->tag_bytes, d->nonce_bytes, d->rsa_bits);
+               "\"tag_bytes\":%ld,\"nonce_bytes\":%ld,\"rsa_bits\":%ld,\"level\":%ld,\"curve\":",
+               d->key_bits, d->bytes, d->rekey, d->aad_bytes, d->tag_bytes, d->nonce_bytes, d->rsa_bits,
+               d->level);
         text(d->curve);
         printf(",\"source\":");
         text(d->source);

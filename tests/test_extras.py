@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT
 from cryptobench.core.extras import MissingExtra, require
 
-EXTRAS = ("sim", "lab", "serial", "parquet", "figures", "nvml", "reference", "store", "labgrid")
+EXTRAS = ("sim", "lab", "serial", "parquet", "figures", "nvml", "reference", "pqc", "store", "labgrid")
 
 
 def _one_line(text: str, extra: str, module: str) -> None:

@@ -32,6 +32,7 @@ typedef struct {
     long rsa_bits;      /* 1024/2048/... */
     char curve[16];     /* "p256", "p521", "x25519" */
     char source[16];    /* random source: "library", "getrandom", "rdrand", "rdseed", "hwrng" */
+    long level;         /* ML-KEM 512/768/1024, ML-DSA 44/65/87 */
 } cb_params;
 
 /* Named byte strings: inputs and outputs of `compute`. */
@@ -87,5 +88,6 @@ extern const cb_engine cb_engine_system;
 extern const cb_engine cb_engine_pkcs11;   /* any PKCS#11 module: secure elements, HSMs, SoftHSM2 */
 extern const cb_engine cb_engine_tpm;      /* TPM 2.0 through tpm2-tss ESAPI */
 extern const cb_engine cb_engine_psa;      /* the PSA Crypto API of Mbed TLS 3.5 (cbh-psa only) */
+extern const cb_engine cb_engine_pqclean;  /* ML-KEM / ML-DSA from PQClean's clean sources (cbh-pqclean only) */
 
 #endif

@@ -64,6 +64,9 @@ static const cb_engine *const engines[] = {
     &cb_engine_system,
     &cb_engine_pkcs11,
     &cb_engine_tpm,
+#if defined(CBH_PQCLEAN)
+    &cb_engine_pqclean,     /* cbh-pqclean: the ML-KEM / ML-DSA engine, beside the usual ones */
+#endif
 };
 #define N_ENGINES (sizeof engines / sizeof engines[0])
 
@@ -85,8 +88,9 @@ static const struct { size_t off, size; } param_field[CB_N_PARAMS] = {
     [CB_PARAM_RSA_BITS] = INT_FIELD(rsa_bits),
     [CB_PARAM_CURVE] = TEXT_FIELD(curve),
     [CB_PARAM_SOURCE] = TEXT_FIELD(source),
+    [CB_PARAM_LEVEL] = INT_FIELD(level),
 };
-_Static_assert(CB_N_PARAMS == 9, "catalog/ops.py's parameters changed: give each one a field in "
+_Static_assert(CB_N_PARAMS == 10, "catalog/ops.py's parameters changed: give each one a field in "
                "cb_params (engine.h) and a line in param_field");
 
 typedef struct {

@@ -30,6 +30,14 @@ IO: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "rsa-sign": (("n", "e", "d", "hash"), ("sig",)),
     "rsa-verify": (("n", "e", "hash", "sig"), ("ok",)),
     "reference-loop": (("v",), ("v",)),
+    # FIPS 203 / 204 names (as in NIST's ACVP files): seeds d, z (ML-KEM) and xi as `seed` (ML-DSA); rnd:
+    # ML-DSA's 32 signing random bytes (all zero: the deterministic variant)
+    "ml-kem-keygen": (("d", "z"), ("ek", "dk")),
+    "ml-kem-encaps": (("ek", "m"), ("c", "k")),
+    "ml-kem-decaps": (("dk", "c"), ("k",)),
+    "ml-dsa-keygen": (("seed",), ("pk", "sk")),
+    "ml-dsa-sign": (("sk", "msg", "rnd"), ("sig",)),
+    "ml-dsa-verify": (("pk", "msg", "sig"), ("ok",)),
 }
 # ops whose output is fresh randomness every time: no known answer can check them (targets/verify.py
 # cross-checks them instead)
@@ -38,12 +46,15 @@ RANDOM_OUTPUT = {"ecc-keygen": "a fresh key pair", "rsa-keygen": "a fresh key pa
 VECTOR_KEYS = {"id", "op", "params", "in", "out", "source"}
 # the parameters that choose which cells a vector checks (verify.matching_vectors): a vector names
 # each its op has, or it would be run against every key size, curve or modulus
-SELECTING = ("key_bits", "curve", "rsa_bits", "tag_bytes", "nonce_bytes")
+SELECTING = ("key_bits", "curve", "rsa_bits", "tag_bytes", "nonce_bytes", "level")
 MAX_FIELD_BYTES = 1 << 20          # one input or output: 1 MiB (the bundled vectors' longest is 1 KiB)
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")
 _ID = re.compile(r"[^\x00-\x1f\x7f-\x9f]{1,120}")
 # curve -> (private scalar, public key, shared secret, ECDSA signature) in bytes
 CURVE_BYTES = {"p256": (32, 65, 32, 64), "p521": (66, 133, 66, 132), "x25519": (32, 32, 32, 0)}
+# FIPS 203 Table 3 (ek, dk, c) / FIPS 204 Table 2 (pk, sk, sig) lengths in bytes, by level
+MLKEM_BYTES = {512: (800, 1632, 768), 768: (1184, 2400, 1088), 1024: (1568, 3168, 1568)}
+MLDSA_BYTES = {44: (1312, 2560, 2420), 65: (1952, 4032, 3309), 87: (2592, 4896, 4627)}
 DIGEST_BYTES = {"sha1": 20, "sha224": 28, "sha256": 32, "sha384": 48, "sha512": 64}
 
 
@@ -187,6 +198,14 @@ def expected_length(op: Op, p: dict, given: dict, name: str, ins: dict) -> range
     if op.family == "rsa":
         k = int(p["rsa_bits"]) // 8
         return {"n": exact(k), "sig": exact(k), "d": range(1, k + 1), "e": range(1, k + 1), "hash": exact(32),
+                "ok": exact(1)}.get(name)
+    if op.family == "ml-kem":
+        ek, dk, c = MLKEM_BYTES[int(p["level"])]
+        return {"d": exact(32), "z": exact(32), "m": exact(32), "k": exact(32), "ek": exact(ek), "dk": exact(dk),
+                "c": exact(c)}.get(name)
+    if op.family == "ml-dsa":
+        pk, sk, sig = MLDSA_BYTES[int(p["level"])]
+        return {"seed": exact(32), "rnd": exact(32), "pk": exact(pk), "sk": exact(sk), "sig": exact(sig),
                 "ok": exact(1)}.get(name)
     if op.id == "reference-loop":
         return exact(32)

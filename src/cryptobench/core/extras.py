@@ -9,6 +9,7 @@ to install when its module is missing:
     figures  matplotlib                       the HTML report's figures (cryptobench report)
     nvml     nvidia-ml-py                     the nvml energy meter (targets/host/meters/nvml.py says so itself)
     reference pycryptodome                    the AES-EAX and ChaCha20 host references (verify.python_reference)
+    pqc      kyber-py, dilithium-py           the ML-KEM / ML-DSA cross-check (targets/pqc_check.py)
     store    psycopg                          a shared PostgreSQL result store (--db postgresql://…)
     labgrid  labgrid                          boards in a labgrid lab (--target labgrid:PLACE; targets/mcu/lab/places.py)
 """
