@@ -233,4 +233,4 @@ def test_show_prints_the_suites_layout_and_layout_default_the_plain_tables(ti_ru
 def test_run_and_show_help_name_the_layouts_and_their_default():
     for cmd in ("run", "show"):
         text = " ".join(cli(cmd, "--help").stdout.split())
-        assert "--layout {default,ti,nxp,cifra,zhaw,pisa}" in text and "Default: the run's suite's layout" in text
+        assert "--layout {default,ti,nxp,cifra,zhaw,pisa,pqm4,pqc-migration}" in text and "Default: the run's suite's layout" in text

@@ -35,7 +35,7 @@ SUITES_DIR = Path(__file__).resolve().parent / "suites"
 SUITE_KEYS = {"title", "source", "baseline", "repeat", "warmup", "min_time", "engines", "description", "single",
               "relative", "budget", "precision", "layout"}
 # the studies' own layouts (layouts/, docs/layouts.md); "default" is the plain per-operation tables
-LAYOUT_NAMES = ("default", "ti", "nxp", "cifra", "zhaw", "pisa", "pqm4")
+LAYOUT_NAMES = ("default", "ti", "nxp", "cifra", "zhaw", "pisa", "pqm4", "pqc-migration")
 # which way a study's ratios read: "improvement" t_baseline / t_engine (TI, NXP), "over-baseline"
 # t_engine / t_baseline (ZHAW's figure 2: ×2.7 = 2.7 times as long); the same names as a
 # reference's `ratio` (references/data/*.toml), so a run of the study and its comparison agree

@@ -10,6 +10,8 @@ per-operation tables of report/tables.py.
            highest-RSD tables, repetitions
     pisa   the Pisa paper's Tables I-V: cores, Exec. time, D, TH, P, E; the hardware side; FoM
     pqm4   pqm4's benchmarks.md for ML-KEM / ML-DSA: speed (cycles AVG/MIN/MAX), stack, hashing %, size
+    pqc-migration  what moving a party from ECDH / ECDSA to ML-KEM / ML-DSA costs: × time, stack,
+           code size, energy and bytes sent (analysis/migration.py)
 
 A suite names its layout in [suite] (`layout = "ti"`); `run` and `show` print it, or the one
 `--layout` names (`--layout default`: the plain tables)."""
@@ -21,7 +23,7 @@ from ...core.records import Run
 from ...core.table import Csv, Markdown, Table, to_json
 from ..terminal import print_lines, print_table
 from ...runner.suites import LAYOUT_NAMES
-from . import cifra, nxp, pisa, pqm4, ti, zhaw
+from . import cifra, migration, nxp, pisa, pqm4, ti, zhaw
 from .common import is_qemu
 from ...analysis.relative import direction_text, relative_tables
 from ...core.printable import printable
@@ -29,7 +31,7 @@ from ..tables import ESTIMATOR_TEXT, build_tables, conditions_lines, summary_lin
 
 LAYOUTS: dict[str, Callable[[Run], list[Table]]] = {
     "ti": ti.tables, "nxp": nxp.tables, "cifra": cifra.tables, "zhaw": zhaw.tables, "pisa": pisa.tables,
-    "pqm4": pqm4.tables}
+    "pqm4": pqm4.tables, "pqc-migration": migration.tables}
 NAMES = LAYOUT_NAMES
 assert set(LAYOUTS) == set(NAMES) - {"default"}, "suites.LAYOUT_NAMES and layouts.LAYOUTS name the same layouts"
 
@@ -38,7 +40,8 @@ TITLES = {"ti": "the TI CC13x2/CC26x2 report's Tables 6-17 (TI SWRA667)",
           "cifra": "the Cifra AEAD post's results table and cycles-vs-length chart",
           "zhaw": "the ZHAW IoT white paper's Tables 3-9",
           "pisa": "the Pisa Cortex-A53 paper's Tables I-V",
-          "pqm4": "pqm4's benchmark tables (speed, stack, hashing, size) for ML-KEM and ML-DSA"}
+          "pqm4": "pqm4's benchmark tables (speed, stack, hashing, size) for ML-KEM and ML-DSA",
+          "pqc-migration": "what the post-quantum migration costs (ML-KEM / ML-DSA over ECDH / ECDSA)"}
 
 
 def layout_for(run: Run, asked: str | None = None) -> str:
