@@ -22,12 +22,13 @@ from ..core.files import read_utf8
 from ..core.paths import PACKAGE_DIR
 from ..catalog.vector_check import SELECTING, check_vector
 from ..core.extras import require
+from . import pqc_check
 
 VECTORS_DIR = PACKAGE_DIR / "catalog" / "vectors"
 MAX_FILE_BYTES = 16 << 20        # one vector file (the bundled ones are at most 40 KB)
 CHECKER_PREFERENCE = ("openssl-hw", "mbedtls", "libsodium", "openssl-sw")
 DRBG_OPS = ("ctr-drbg-instantiate", "ctr-drbg-reseed", "ctr-drbg-generate")
-VERIFY_OPS = ("ecdsa-verify", "rsa-verify")      # the ops whose output is `ok`
+VERIFY_OPS = ("ecdsa-verify", "rsa-verify", "ml-dsa-verify")      # the ops whose output is `ok`
 
 
 @dataclass
@@ -261,6 +262,8 @@ class Verifier:
         if vectors:
             yield self._run_vectors(engine, op, params, vectors)
         cross = getattr(self, "_cross_" + op.replace("-", "_"), None)
+        if OPS[op].family in ("ml-kem", "ml-dsa"):
+            cross = self._cross_pqc
         if cross is not None:
             yield cross(engine, op, params)
         if not vectors and cross is None and OPS[op].family in ("aes", "aead", "stream", "sha"):
@@ -293,6 +296,11 @@ class Verifier:
         return Verdict("pass", f"{len(passed)} known-answer vectors")
 
     # --- cross-checks for ops whose output is random ------------------------------------------
+    def _cross_pqc(self, engine, op, params) -> Verdict:
+        """ML-KEM / ML-DSA both ways against the pure-Python kyber-py / dilithium-py (pqc_check)."""
+        passed, detail = pqc_check.check(op, params, lambda o, p, i: self._compute(engine, o, p, i))
+        return Verdict("pass" if passed else "fail", detail)
+
     def _cross_same_output(self, engine, op, params) -> Verdict:
         """Deterministic ops without a vector for these parameters: same inputs, same output elsewhere."""
         checkers = self._checkers(engine, op, params)

@@ -134,6 +134,10 @@ ENGINES: dict[str, Engine] = {e.name: e for e in [
            "dispatched to the driver, which wraps the builtin code (docs/psa.md)",
            binary="cbh-psa-testdriver", default=False, dispatch=True,
            build_hint="make -C harness/host psa builds it from the vendored Mbed TLS 3.5.1 source"),
+    Engine("pqclean", "pqclean", "ML-KEM (FIPS 203) and ML-DSA (FIPS 204) from PQClean's portable clean C sources, "
+           "vendored by the pqcrypto-mlkem / pqcrypto-mldsa 0.1.0 crates, built here (docs/pqc.md)",
+           binary="cbh-pqclean", default=False,
+           build_hint="make -C harness/host pqclean builds it from the vendored PQClean sources"),
     Engine("libsodium", "libsodium", "libsodium (system library)"),
     Engine("system", "system", "the OS and CPU entropy sources: getrandom(2), RDRAND, RDSEED, /dev/hwrng"),
     Engine("pkcs11", "pkcs11", "a PKCS#11 token: a secure element, HSM or smart card through its vendor's "
