@@ -1,8 +1,12 @@
 """The `pqc-migration` suite and layout (analysis/migration.py, report/layouts/migration.py): each
 protocol party's post-quantum work beside its classical work, as ratios of time, stack, code size,
 energy and bytes sent, from one stored run."""
+import subprocess
+from pathlib import Path
+
 import pytest
 
+from conftest import cli
 from storeutil import stored_run
 
 from cryptobench.analysis.migration import ROLES, costs, pairs
@@ -69,7 +73,8 @@ def test_the_layout_prints_ratios_then_costs_on_a_simulated_run(tmp_path):
     assert verify[6] == "—"                                                 # a verifier sends nothing
     assert any("FIPS 203 Table 3" in n for n in ratios.notes)
     assert any("energy is left out" in n for n in ratios.notes)
-    assert cost.headers[:4] == ["Role", "Scheme", "Engine", "Cycles"]
+    assert cost.headers == ["Role", "Scheme", "Engine", "Cycles", "Stack (B)", "Code size (B)", "Bytes sent"]
+    assert next(r.cells for r in cost.rows if r.cells[1] == "ECDSA P-256")[4:] == ["1,500", "20,000", "65"]
 
 
 def test_the_layout_on_the_host_times_in_microseconds_and_says_why_stack_is_out(tmp_path):
@@ -77,7 +82,8 @@ def test_the_layout_on_the_host_times_in_microseconds_and_says_why_stack_is_out(
     run = stored_run(tmp_path / "h.sqlite", cells)
     ratios, cost = layout_tables(run, "pqc-migration")
     assert ratios.headers == ["Role", "Post-quantum", "Classical", "× time", "× bytes sent"]
-    assert cost.headers[3] == "Time (µs)"
+    assert cost.headers == ["Role", "Scheme", "Engine", "Time (µs)", "Bytes sent"]      # no stack, size, energy
+    assert next(r.cells for r in cost.rows if r.cells[1] == "ML-DSA-65")[-1] == "1,952"
     assert any("only microcontroller targets" in n for n in ratios.notes)
 
 
@@ -98,3 +104,17 @@ def test_the_suite_names_the_layout_and_pairs_768_with_p256_and_x25519():
     combos = {(g.op, g.params.get("level") or g.params.get("curve")) for g in suite.benches}
     assert ("ml-kem-encaps", 768) in combos and ("ml-dsa-sign", 65) in combos
     assert ("ecdh-keygen", "x25519") in combos and ("ecdsa-verify", "p256") in combos
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_the_suite_on_the_host_prints_the_ratios_with_the_real_engines(tmp_path, harness):
+    """The real suite on the host: pqclean, Mbed TLS and OpenSSL verified, then timed and paired."""
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run(["make", "-s", "-C", str(root / "harness" / "host"), f"BUILD={root / 'build' / 'host'}", "pqclean"],
+                   check=True, capture_output=True)
+    proc = cli("run", "--suite", "pqc-migration", "--repeat", "3", "--budget", "10", "--db", str(tmp_path / "db.sqlite"))
+    assert proc.returncode == 0, proc.stderr
+    out = " ".join(proc.stdout.split())
+    assert "What the migration costs" in out and "ML-KEM-768 (pqclean)" in out and "ECDSA P-256 (openssl-sw)" in out
+    assert "×51.7" in out                       # an ML-DSA-65 signature is 3309 bytes against 64

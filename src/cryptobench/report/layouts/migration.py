@@ -53,15 +53,21 @@ def _ratio_table(run: Run, found: list) -> Table:
     return table
 
 
+def _count(v) -> str:
+    return "—" if v is None else f"{int(v):,}"
+
+
 def _cost_table(run: Run, found: list) -> Table:
     label, unit, _ = _times(run)
-    timed = not is_qemu(run)
     seen: dict[tuple[str, str, str], Cost] = {}
     for p in found:
         for c in (p.pq, p.classical):
             seen.setdefault((c.role, c.scheme, c.engine), c)
-    labels = ["Role", "Scheme", "Engine"] + ([label] if timed else []) + ["Stack (B)", "Code size (B)", "Energy (µJ)",
-                                                                          "Bytes sent"]
+    has = {"Stack (B)": any(c.stack_bytes is not None for c in seen.values()),
+           "Code size (B)": any(c.code_bytes is not None for c in seen.values()),
+           "Energy (µJ)": any(c.energy_j is not None for c in seen.values())}
+    labels = ["Role", "Scheme", "Engine"] + ([label] if not is_qemu(run) else []) \
+        + [l for l in ("Stack (B)", "Code size (B)", "Energy (µJ)") if has[l]] + ["Bytes sent"]
     units = {label: unit, "Stack (B)": "B", "Code size (B)": "B", "Energy (µJ)": "µJ", "Bytes sent": "B"}
     cols = [Column(l, LEFT if i < 3 else "right", units.get(l, "")) for i, l in enumerate(labels)]
     table = Table("The costs behind the ratios (one party's operations, summed)", cols, key="pqc-migration-costs")
@@ -69,8 +75,8 @@ def _cost_table(run: Run, found: list) -> Table:
         t = _time_of(run, c)
         e = c.energy_j * 1e6 if c.energy_j is not None else None
         row = {"Role": c.role, "Scheme": c.scheme, "Engine": c.engine, label: fmt_num(t),
-               "Stack (B)": fmt_num(c.stack_bytes), "Code size (B)": fmt_num(c.code_bytes), "Energy (µJ)": fmt_num(e),
-               "Bytes sent": fmt_num(c.wire_bytes)}
+               "Stack (B)": _count(c.stack_bytes), "Code size (B)": _count(c.code_bytes), "Energy (µJ)": fmt_num(e),
+               "Bytes sent": _count(c.wire_bytes)}
         values = {label: t, "Stack (B)": c.stack_bytes, "Code size (B)": c.code_bytes, "Energy (µJ)": e,
                   "Bytes sent": c.wire_bytes}
         table.add([row[l] for l in labels], [values.get(l) for l in labels])
