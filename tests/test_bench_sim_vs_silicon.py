@@ -41,3 +41,46 @@ def test_every_source_image_row_names_its_figure_and_every_board_its_build():
     for board in lib["board"]:
         assert {"core", "device", "board", "cpu", "opt", "compiler", "impl", "runs"} <= set(board)
         assert all(isinstance(row["cycles"], int) and row["label"] for row in board["rows"])
+
+
+def _bench_module():
+    """bench/sim_vs_silicon as a module (it has no .py suffix), for its pure helpers."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("sim_vs_silicon", str(BENCH))
+    spec = importlib.util.spec_from_loader("sim_vs_silicon", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_the_fips_203_204_rows_parse_and_cite_pqm4_and_the_crates():
+    doc = tomllib.loads((ROOT / "bench" / "silicon" / "rows.toml").read_text())
+    lib = next(lib for lib in doc["library"] if lib["name"] == "PQClean FIPS 203/204")
+    assert lib["kind"] == "image" and (ROOT / "bench" / "silicon" / lib["image"] / "image.c").is_file()
+    # the figures' commit (the newest pqm4 read) and the commits each group was last measured at
+    for cited in ("cc2c1b992b60", "4af91da", "68e1ca7", "PQClean c3e6861"):
+        assert cited in lib["source"], cited
+    assert "c3e6861" in lib["version_note"] and "cycles outside hashing" in lib["compared"]
+    rows = [(board, row) for board in lib["board"] for row in board["rows"]]
+    for board, _ in rows:
+        assert board["device"] == "stm32f407:clock=24MHz" and board["clock_hz"] == 24_000_000
+        assert board["opt"] == "O3" and board["cpu"] == "m4" and board["compiler"] in ("gcc12", "gcc8")
+    kem = {(r["scheme"], r["op"]) for _, r in rows if r["crate"] == "pqcrypto-mlkem"}
+    assert kem == {(f"ml-kem-{n}", op) for n in (512, 768, 1024) for op in ("keypair", "encaps", "decaps")}
+    dsa = {(r["scheme"], r["op"], r.get("stat")) for _, r in rows if r["crate"] == "pqcrypto-mldsa"}
+    assert dsa == {(f"ml-dsa-{n}", op, stat) for n in (44, 65, 87)
+                   for op, stat in (("keypair", None), ("verify", None), ("sign", "mean"), ("sign", "min"),
+                                    ("sign", "max"))}
+    for _, r in rows:
+        assert r["crate_version"] == "0.1.0" and isinstance(r["cycles"], int) and 0 < r["hash_pct"] < 100
+
+
+def test_a_distribution_row_is_labelled_with_its_statistic_and_count():
+    bench_mod = _bench_module()
+    board = {"iterations": 10}
+    assert bench_mod.row_label({"label": "ml-dsa-44 sign", "stat": "min"}, board) == "ml-dsa-44 sign min/10"
+    assert bench_mod.row_label({"label": "ml-kem-512 keypair"}, board) == "ml-kem-512 keypair"
+    assert bench_mod.STATS["max"]([3, 9, 4]) == 9 and bench_mod.STATS["mean"]([2, 4]) == 3
+    # published cycles outside hashing: the figure times (1 - the hashing share)
+    assert bench_mod.published_cycles({"cycles": 1000, "hash_pct": 25.0}, board) == 750.0
