@@ -53,6 +53,23 @@
 
 volatile uint32_t hash_cycles;
 
+/* With -DCOUNT_ATTEMPTS (signature schemes), the scheme's polyvecl_uniform_gamma1 is linked through
+ * `-Wl,--wrap=` (bench/sim_vs_silicon): ML-DSA's sign.c calls it exactly once per attempt of its
+ * rejection loop (it draws the masking vector y right after the `rej:` label), so `attempts`
+ * counts the attempts of each signature; the bench prints "attempts N 0" after each "sign" line.
+ * The count costs a few cycles an attempt inside the timed call (about 10 of ~2 million). */
+volatile uint32_t attempts;
+#ifdef COUNT_ATTEMPTS
+#define UNIFORM_GAMMA1 CAT(NS, polyvecl_uniform_gamma1)
+void CAT(__real, UNIFORM_GAMMA1)(void *y, const uint8_t *seed, uint16_t nonce);
+void CAT(__wrap, UNIFORM_GAMMA1)(void *y, const uint8_t *seed, uint16_t nonce);
+void CAT(__wrap, UNIFORM_GAMMA1)(void *y, const uint8_t *seed, uint16_t nonce)
+{
+    attempts++;
+    CAT(__real, UNIFORM_GAMMA1)(y, seed, nonce);
+}
+#endif
+
 #ifdef CCM_BUFFERS
 #define BUFFER __attribute__((section(".ccmram")))
 #else
@@ -292,7 +309,11 @@ static int timed_rounds(void)
         size_t smlen, mlen;
         TIMED("keypair", sign_keypair(pk, sk));
         randombytes(sm, MSG_TIMED);         /* mupq's speed.c: a new message each round */
+        attempts = 0;
         TIMED("sign", sign_make(sm, &smlen, sm, MSG_TIMED, sk));
+#ifdef COUNT_ATTEMPTS
+        report("attempts", attempts, 0);
+#endif
         TIMED("verify", sign_open(sm, &mlen, sm, smlen, pk));
         if (mlen != MSG_TIMED) {
             put("ERROR the signature did not open to its message\n");
