@@ -6,7 +6,7 @@
  *    hashed with SHA-256 and printed as "kat HEX"; the bench compares it with the scheme's META.yml
  *    `nistkat-sha256`. No cycles count unless it matches.
  * 2. Timing, as mupq's crypto_kem/speed.c (keypair, enc, dec) or crypto_sign/speed.c (keypair, a
- *    signature of a 59-byte message made in place, its opening in place): ITERATIONS rounds, each
+ *    signature of a fresh random 59-byte message made in place, its opening in place): ITERATIONS rounds, each
  *    operation printed as "OP TOTAL HASH": TOTAL from the DWT cycle counter around the call, HASH
  *    the cycles spent inside the FIPS 202 functions (wrap.S, mupq's PROFILE_HASHING). Each KEM round
  *    checks that enc and dec agree on the shared secret, each signature round that the signature
@@ -14,7 +14,9 @@
  *    (pqm3's and pqm4's randombytes read RNG_DR: a few cycles a word either way).
  *
  * Built with -DNS=PQCLEAN_LIGHTSABER_CLEAN (the scheme's namespace), -DITERATIONS=N and, for a
- * signature scheme, -DSIGN. */
+ * signature scheme, -DSIGN. With -DCCM_BUFFERS the image's own buffers (keys, ciphertext or signed
+ * message, the KAT text) go to the STM32F4's 64 KiB CCM data RAM (link.ld): ML-DSA-87's signing
+ * needs about 120 KiB of stack (pqm4's stack table), which with them would not fit the 128 KiB of SRAM. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -50,6 +52,29 @@
 #define DEMCR (*(volatile uint32_t *)0xE000EDFCu)
 
 volatile uint32_t hash_cycles;
+
+/* With -DCOUNT_ATTEMPTS (signature schemes), the scheme's polyvecl_uniform_gamma1 is linked through
+ * `-Wl,--wrap=` (bench/sim_vs_silicon): ML-DSA's sign.c calls it exactly once per attempt of its
+ * rejection loop (it draws the masking vector y right after the `rej:` label), so `attempts`
+ * counts the attempts of each signature; the bench prints "attempts N 0" after each "sign" line.
+ * The count costs a few cycles an attempt inside the timed call (about 10 of ~2 million). */
+volatile uint32_t attempts;
+#ifdef COUNT_ATTEMPTS
+#define UNIFORM_GAMMA1 CAT(NS, polyvecl_uniform_gamma1)
+void CAT(__real, UNIFORM_GAMMA1)(void *y, const uint8_t *seed, uint16_t nonce);
+void CAT(__wrap, UNIFORM_GAMMA1)(void *y, const uint8_t *seed, uint16_t nonce);
+void CAT(__wrap, UNIFORM_GAMMA1)(void *y, const uint8_t *seed, uint16_t nonce)
+{
+    attempts++;
+    CAT(__real, UNIFORM_GAMMA1)(y, seed, nonce);
+}
+#endif
+
+#ifdef CCM_BUFFERS
+#define BUFFER __attribute__((section(".ccmram")))
+#else
+#define BUFFER
+#endif
 
 /* ---- semihosting: the image's only output ---- */
 static int semihost(int call, const void *arg)
@@ -148,7 +173,7 @@ int randombytes(uint8_t *out, size_t n)
 }
 
 /* ---- the KAT entry, as text, hashed ---- */
-static char kat[2 * KAT_BYTES + 96];
+BUFFER static char kat[2 * KAT_BYTES + 96];
 static size_t kat_len;
 
 static void kat_str(const char *s)
@@ -195,10 +220,12 @@ static void kat_begin(uint8_t seed[48])
     kat_hex("seed = ", seed, 48);
 }
 
-static uint8_t pk[PK_BYTES], sk[SK_BYTES];
+BUFFER static uint8_t pk[PK_BYTES];
+BUFFER static uint8_t sk[SK_BYTES];
 
 #ifdef SIGN
-static uint8_t msg[MSG_KAT], sm[MSG_TIMED + SIG_BYTES];
+BUFFER static uint8_t msg[MSG_KAT];
+BUFFER static uint8_t sm[MSG_TIMED + SIG_BYTES];
 
 static int known_answer(void)
 {
@@ -226,7 +253,8 @@ static int known_answer(void)
     return 0;
 }
 #else
-static uint8_t ct[CT_BYTES], ss_enc[SS_BYTES], ss_dec[SS_BYTES];
+BUFFER static uint8_t ct[CT_BYTES];
+static uint8_t ss_enc[SS_BYTES], ss_dec[SS_BYTES];
 
 static int known_answer(void)
 {
@@ -280,7 +308,12 @@ static int timed_rounds(void)
 #ifdef SIGN
         size_t smlen, mlen;
         TIMED("keypair", sign_keypair(pk, sk));
+        randombytes(sm, MSG_TIMED);         /* mupq's speed.c: a new message each round */
+        attempts = 0;
         TIMED("sign", sign_make(sm, &smlen, sm, MSG_TIMED, sk));
+#ifdef COUNT_ATTEMPTS
+        report("attempts", attempts, 0);
+#endif
         TIMED("verify", sign_open(sm, &mlen, sm, smlen, pk));
         if (mlen != MSG_TIMED) {
             put("ERROR the signature did not open to its message\n");
