@@ -25,7 +25,7 @@ from ..catalog.ops import OPS
 from .pqc import cycle_distribution, keccak_share, same_implementation
 
 KINDS = ("speed", "stack", "hashing", "size")
-PQM4_HZ = 24_000_000      # pqm4's clock: 0 flash wait states on the STM32F407 (its README)
+PQM4_HZ = 20_000_000      # pqm4's clock: 0 flash wait states on the NUCLEO-L4R5ZI (common/hal-opencm3.c; pqm4.toml)
 
 
 
@@ -172,7 +172,7 @@ def tables(v: dict) -> list[Table]:
                    str(e["executions"] or "—"), e["engine"], _int(y["mean"]), _int(y["median"]), _int(y["min"]),
                    _int(y["max"]), str(y["n"]), fmt_sig(e["ratio"]) if e["ratio"] else "—",
                    fmt_sig(e["median_ratio"]) if e["median_ratio"] else "—"])
-        t.notes = ["published: pqm4 benchmarks.md, STM32F4DISCOVERY, cycles over N executions; yours: cycles per "
+        t.notes = ["published: pqm4 benchmarks.md, NUCLEO-L4R5ZI at 20 MHz, cycles over N executions; yours: cycles per "
                    "operation over the cell's repetitions (" + ", ".join(sorted({e["provenance"] for e in v["speed"]}))
                    + "), each line one published row", _where(v),
                    "a min and max over fewer executions than pqm4's N are narrower by chance (ML-DSA signing's "

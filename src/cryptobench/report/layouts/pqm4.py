@@ -49,8 +49,8 @@ def _conditions(run: Run) -> str:
     t = run.conditions.target
     clock = core_clock_hz(run)
     where = f"{t.get('device') or t.get('board') or t.get('core') or 'host'}" + (f" at {fmt_hz(clock)}" if clock else "")
-    return (f"{provenance_word(run)} on {where}; pqm4's own tables are measured on the STM32F4DISCOVERY (STM32F407) "
-            "at 24 MHz, 0 flash wait states (compare --reference pqm4 sets them side by side)")
+    return (f"{provenance_word(run)} on {where}; pqm4's own tables are measured on the NUCLEO-L4R5ZI (STM32L4R5) "
+            "at 20 MHz, 0 flash wait states (compare --reference pqm4 sets them side by side)")
 
 
 def _speed(run: Run, kind: str) -> Table:
