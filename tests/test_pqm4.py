@@ -35,7 +35,7 @@ def _store(db, clock=CLOCK, profile=True, engine="pqclean") -> int:
     store = Store(db)
     plan = {"suite": None, "baseline": None, "options": {"engines": [engine], "repeat": 3}, "groups": []}
     cond = {"host": {}, "harness": {}, "engines": {},
-            "target": {"kind": "sim", "core": "cortex-m4", "device": "stm32f407", "board": "stm32f4discovery",
+            "target": {"kind": "sim", "core": "cortex-m4", "device": "stm32l4r5", "board": "sim-stm32l4r5zi",
                        "cpu": "cortex-m4", "opt": "O3", "clock_hz": clock}}
     rid = store.create_run(Plan.from_json(plan), cond)
     for seq, (op, params, cycles, stack, (text, rodata, data, bss), keccak, other) in enumerate(CELLS):
@@ -55,7 +55,7 @@ def _store(db, clock=CLOCK, profile=True, engine="pqclean") -> int:
                                  "rows": [{"function": "PQCLEAN_poly_ntt", "cycles": other, "instructions": 1, "calls": 1},
                                           {"function": "KeccakF1600_StatePermute", "cycles": keccak,
                                            "instructions": 1, "calls": 1}]}
-        save_cell_at(store, rid, seq, {"op": op, "params": params, "engine": engine, "target": "sim:cortex-m4:stm32f407",
+        save_cell_at(store, rid, seq, {"op": op, "params": params, "engine": engine, "target": "sim:cortex-m4:stm32l4r5",
                                        "provenance": "simulated", "status": "ok", "kat": "pass", "detail": "synthetic",
                                        "samples": samples, "result": result})
     store.set_status(rid, "complete")
@@ -219,6 +219,108 @@ def test_show_layout_pqm4_cli(tmp_path):
     out = got.stdout
     assert "layout pqm4" in out and "Speed Evaluation" in out and "Hashing Evaluation" in out
     assert "histogram of cycles per signature" in out and "#" * 40 in out
+
+
+# ------------------------------------------------------------------------------------ the distribution figure
+
+def _signing_run(db) -> int:
+    """A stored simulated run of ML-DSA signing at two levels and two engines, 200 executions each (k = 1):
+    a base cost plus a whole number of rejection-loop rounds, drawn from a seeded geometric law (synthetic)."""
+    import random
+    from cryptobench.stats.results import derive
+    from cryptobench.store.database import Store
+    store = Store(db)
+    cond = {"host": {}, "harness": {}, "engines": {},
+            "target": {"kind": "sim", "core": "cortex-m4", "device": "stm32l4r5", "board": "sim-stm32l4r5zi",
+                       "cpu": "cortex-m4", "opt": "O3", "clock_hz": CLOCK}}
+    plan = {"suite": None, "baseline": None, "options": {"engines": ["pqclean", "pqclean-m4f"], "repeat": 200},
+            "groups": []}
+    rid = store.create_run(Plan.from_json(plan), cond)
+    rng = random.Random(35)
+    seq = 0
+    for level, base, per in ((44, 1_000_000, 1_500_000), (65, 1_600_000, 2_300_000)):
+        for engine, scale in (("pqclean", 1.0), ("pqclean-m4f", 0.4)):
+            cycles = []
+            for _ in range(200):
+                rounds = 1
+                while rng.random() < 0.75:          # about 4 rounds on average
+                    rounds += 1
+                cycles.append(int(scale * (base + per * rounds)))
+            samples = [[1, int(c / CLOCK * 1e9), c] for c in cycles]
+            params = {"level": level, "bytes": 59}
+            result = {**derive("ml-dsa-sign", params, samples, {"counter": "model", "counter_hz": CLOCK}, True),
+                      "stack_bytes": 1, "heap_bytes": 0, "code_size": {}}
+            save_cell_at(store, rid, seq, {"op": "ml-dsa-sign", "params": params, "engine": engine,
+                                           "target": "sim:cortex-m4:stm32l4r5", "provenance": "simulated",
+                                           "status": "ok", "kat": "pass", "detail": "synthetic", "result": result,
+                                           "samples": samples})
+            seq += 1
+    store.set_status(rid, "complete")
+    store.close()
+    return rid
+
+
+def test_distribution_figure_a_panel_per_level_and_engine(tmp_path):
+    import io
+    from cryptobench.report.figures import build_figures
+    from cryptobench.store.database import Store
+    db = tmp_path / "r.db"
+    run = Store(db).load_run(_signing_run(db))
+    figs = [f for f in build_figures([run]) if f.kind == "distribution"]
+    assert len(figs) == 1
+    f = figs[0]
+    assert f.provenance == ["simulated"] and f.id.startswith("distribution-ml-dsa-sign-r")
+    assert "simulated" in f.title and "stm32l4r5 at 20 MHz" in f.title and "ML-DSA sign" in f.title
+    axes = f.fig.axes
+    assert len(axes) == 4
+    titles = [ax.get_title(loc="left") for ax in axes]
+    assert titles == ["ml-dsa-44 · 59 B · pqclean (n = 200)", "ml-dsa-44 · 59 B · pqclean-m4f (n = 200)",
+                      "ml-dsa-65 · 59 B · pqclean (n = 200)", "ml-dsa-65 · 59 B · pqclean-m4f (n = 200)"]
+    for ax, cell in zip(axes, run.cells):
+        xs = [s[2] for s in cell.samples]
+        assert ax.get_xlabel() == "cycles per execution (millions)" and ax.get_ylabel() == "executions"
+        assert ax.get_title(loc="right") == "simulated"
+        assert sum(p.get_height() for p in ax.patches) == 200            # every execution in a bin
+        lines = {l.get_label().split()[0]: l.get_xdata()[0] * 1e6 for l in ax.get_lines()}
+        assert lines["min"] == pytest.approx(min(xs)) and lines["max"] == pytest.approx(max(xs))
+        assert lines["mean"] == pytest.approx(sum(xs) / len(xs))
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+            f"mean {sum(xs) / len(xs):,.0f}", f"min {min(xs):,}", f"max {max(xs):,}"]
+    for word in ("Provenance: simulated", "n = 200 executions per panel", "k = 1", "rejection loop",
+                 "1000 executions", "max / min", "stm32l4r5", "cortex-m4"):
+        assert word in f.caption, word
+    for fmt in ("png", "svg"):
+        buf = io.BytesIO()
+        f.fig.savefig(buf, format=fmt)
+        assert buf.getbuffer().nbytes > 1000
+
+
+def test_no_distribution_figure_for_batched_or_uncounted_cells(tmp_path):
+    from dataclasses import replace
+    from cryptobench.report.figures import build_figures
+    from cryptobench.report.figures.distribution import execution_cycles
+    run = _run(tmp_path / "r.db")
+    sign = next(c for c in run.cells if c.op == "ml-dsa-sign")
+    assert len(execution_cycles(sign)) == 7
+    assert [f.kind for f in build_figures([run])].count("distribution") == 1
+    batched = replace(sign, samples=[[10, 1, 10 * c] for _, _, c in sign.samples])     # a batch's mean only
+    assert execution_cycles(batched) == []
+    keygen = next(c for c in run.cells if c.op == "ml-kem-keygen")       # a cost that does not vary by design
+    assert execution_cycles(keygen) == []
+    assert not [f for f in build_figures([replace(run, cells=[batched, keygen])]) if f.kind == "distribution"]
+
+
+def test_report_cli_writes_the_distribution_figure(tmp_path):
+    db = tmp_path / "r.db"
+    rid = _signing_run(db)
+    out = tmp_path / "rep"
+    got = cli("report", str(rid), "--db", str(db), "--out", str(out))
+    assert got.returncode == 0, got.stderr
+    pngs = sorted(p.name for p in (out / "figures").glob("distribution-*.png"))
+    assert pngs == [f"distribution-ml-dsa-sign-r{rid}.png"]
+    assert (out / "figures" / pngs[0].replace(".png", ".svg")).stat().st_size > 1000
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "ML-DSA sign (hedged; empty context): cycles per execution" in html
 
 
 def test_bad_executions_and_implementation_are_one_line_naming_file_and_line(tmp_path):

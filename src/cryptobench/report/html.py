@@ -18,6 +18,7 @@ KIND_TITLES = [
     ("energy-split", "Energy split between supplies"),
     ("scaling", "Scaling over cores"),
     ("crossover", "Crossover lengths"),
+    ("distribution", "Per-execution distributions (ML-DSA signing)"),
 ]
 
 STYLE = """

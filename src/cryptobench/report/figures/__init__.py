@@ -5,7 +5,7 @@ state, no display, safe in threads).
     crossover_rows(runs, baseline=None) -> [dict]        the crossover lengths, for a table
 
 One module per kind: sweep.py (duration, energy, cycles), heatmap.py, energy_split.py, scaling.py,
-crossover.py; style.py holds the drawing helpers they share. offload.py draws `model offload
+crossover.py, distribution.py; style.py holds the drawing helpers they share. offload.py draws `model offload
 RUN --figure` (not a report kind).
 
 Kinds (only where the data exists):
@@ -25,6 +25,9 @@ Kinds (only where the data exists):
   scaling       parallel runs: aggregate throughput and parallel efficiency vs N (the Pisa Cortex-A53 paper)
   crossover     per run with a baseline, per operation swept over >= 2 lengths: t_engine /
                 t_baseline vs length, with the crossover lengths of models.crossover (modeled)
+  distribution  per run, per operation whose cost varies by design (catalog Op.executions: ML-DSA
+                signing): a histogram of the cycles of every timed execution (k = 1 samples), a
+                panel per cell, mean / min / max marked (pqm4's AVG / MIN / MAX)
 
 The baseline of a heat-map or crossover figure: `baseline` when that engine is in the run, else the
 run's own plan baseline; a run with neither gets no heat-map and no crossover figure (a ratio to an
@@ -35,6 +38,7 @@ from __future__ import annotations
 from ...core.records import Run
 
 from .crossover import crossover_figure, crossover_groups, crossover_rows
+from .distribution import distribution_figures
 from .energy_split import energy_split_figure
 from .heatmap import baseline_runs, heatmap_figure, resolve_baseline
 from .scaling import scaling_figures
@@ -45,7 +49,7 @@ from ...targets.host.parallel import is_parallel_run
 __all__ = ["KINDS", "Figure", "build_figures", "crossover_rows", "figures_of_sweeps", "resolve_baseline",
            "run_figures"]
 
-KINDS = ["duration", "energy", "cycles", "heatmap", "energy-split", "scaling", "crossover"]
+KINDS = ["duration", "energy", "cycles", "heatmap", "energy-split", "scaling", "crossover", "distribution"]
 
 
 def build_figures(runs: list[Run], baseline: str | None = None, references: list | tuple = ()) -> list[Figure]:
@@ -66,7 +70,7 @@ def build_figures(runs: list[Run], baseline: str | None = None, references: list
 
 def run_figures(run: Run, baseline: str | None, used: set, cache: dict | None = None):
     """The figures of one run alone, one at a time: its relative heat-maps (time, energy), its
-    energy split, its scaling figures and its crossover figures."""
+    energy split, its scaling figures, its crossover figures and its per-execution distributions."""
     cache = {} if cache is None else cache
     for _, b, why in baseline_runs([run], baseline):
         for metric in ("time", "energy"):
@@ -83,3 +87,4 @@ def run_figures(run: Run, baseline: str | None, used: set, cache: dict | None = 
         slugs = param_slugs([(g["op"], g["fixed"]) for g in groups])
         for g, ps in zip(groups, slugs):
             yield crossover_figure(run, b, why, g, ps, used)
+    yield from distribution_figures(run, used)

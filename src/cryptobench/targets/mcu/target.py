@@ -19,6 +19,7 @@ from .firmware.plan import Cell, Inputs, fill, kat_from_vector, out_name, plan_c
 from .firmware.recipes import load_recipe, resolve
 from .firmware.seeded import DEFAULT_SEED, cell_seed, ecdsa_signature, scalar
 from ..host.harness import HarnessProcess
+from ...stats.distribution import summarize_distribution
 from ...stats.results import derive
 from ...core import records
 from ...catalog.bytes_diff import difference_text
@@ -27,6 +28,7 @@ from ..base import RunSession
 from .boards import BOARDS
 from ..verify import (HEALTH_BYTES, NO_REFERENCE, Verdict, gate, health_failure, load_vectors, python_reference,
                       repetition_failure)
+from .executions import cell_executions, kept_repetitions
 from .transports import Transport, transport_for
 from ...core.extras import MissingExtra
 from .sim.devices import device_spec
@@ -232,16 +234,18 @@ class McuTarget:
             for i, g in items:
                 save(i, g, "unsupported", "n/a", why)
             return
-        repeat = self.transport.repeat
-        cells, checks = [], []
+        cells, checks, runs = [], [], []
         try:
             for i, g in items:
                 seed = cell_seed(self.seed, op, g.params)
                 inputs, check = make_inputs(self.host, op, g.params, seed)
                 if not check:
                     check = self._host_expect(op, g.params, inputs)
-                cells.append(Cell(inputs, repeat or int(g.repeat or self.plan.options.repeat), seed))
+                ex = cell_executions(op, g.repeat, self.plan.options, self.transport.repeat,
+                                     self.transport.functional_only, kept_repetitions(self.board.ram[1]))
+                cells.append(Cell(inputs, ex.repeat, seed))
                 checks.append(check)
+                runs.append(ex)
         except HarnessError as exc:
             for i, g in items:
                 save(i, g, "failed", "n/a", f"could not make inputs on the host: {exc}")
@@ -265,9 +269,9 @@ class McuTarget:
             return
         sizes = code_size(size_img, empty)
         report = self.transport.run(run_img.elf)
-        self._store_cells(save, op, items, checks, report, sizes, variant, [c.seed for c in cells])
+        self._store_cells(save, op, items, checks, report, sizes, variant, [c.seed for c in cells], runs)
 
-    def _store_cells(self, save, op, items, checks, report, sizes, variant, seeds) -> None:
+    def _store_cells(self, save, op, items, checks, report, sizes, variant, seeds, runs) -> None:
         """Each cell of one image's report: a number only where every check passed (verify.gate)."""
         reading = self.transport.reading(report, op, self.log)
         kat_lines = report.kats_for(op)
@@ -297,7 +301,7 @@ class McuTarget:
             if passed.kat == "fail":
                 save(i, g, "failed", "fail", passed.detail)
                 continue
-            result, samples = self._result(n, op, g.params, line, sizes, report, reading)
+            result, samples = self._result(n, op, g.params, line, sizes, report, reading, runs[n])
             result["input_seed"] = seeds[n]           # the cell's input and fw_random seed (seeded.cell_seed)
             parts = [passed.detail]
             if variant is not None:
@@ -307,7 +311,7 @@ class McuTarget:
             save(i, g, "ok", "pass", "; ".join(parts), result=result, samples=samples,
                  provenance=self.transport.provenance)
 
-    def _result(self, n, op, params, line, sizes, report, reading) -> tuple[dict, list | None]:
+    def _result(self, n, op, params, line, sizes, report, reading, ex) -> tuple[dict, list | None]:
         """An ok cell's result: stack, heap, code size, and its cycles where the transport counts them."""
         result = {"stack_bytes": int(line.get("stack", 0)), "heap_bytes": int(line.get("heap", 0)),
                   "code_size": sizes, "flags": []}
@@ -325,7 +329,19 @@ class McuTarget:
                                  True))
             result["cycles_overhead"] = overhead
             reading.annotate(n, op, params, result)
+            if OPS[op].executions:
+                result["distribution"] = self._distribution(op, samples, ex)
         return result, samples
+
+    def _distribution(self, op: str, samples: list, ex) -> dict:
+        """result["distribution"] of an op whose cost varies by design: every timed execution's cycles
+        summarized (docs/schema.md), with how many were asked for and why, and what the numbers are."""
+        div = 2.0 if OPS[op].halve else 1.0
+        d = summarize_distribution([c / k / div for k, _, c in samples], "cycles per execution")
+        d.update(provenance=self.transport.provenance, executions_asked=ex.asked, executions_from=ex.source)
+        if ex.repeat < ex.asked:
+            d["limited_by"] = f"the image keeps {ex.repeat} timed repetitions per cell on {self.board.name} (FW_MAX_REPEAT)"
+        return d
 
     def _host_expect(self, op: str, params: Mapping, inputs: Inputs) -> dict:
         params = dict(params)              # the harness's requests are JSON
