@@ -30,6 +30,7 @@ from ..verify import (HEALTH_BYTES, NO_REFERENCE, Verdict, gate, health_failure,
 from .transports import Transport, transport_for
 from ...core.extras import MissingExtra
 from .sim.devices import device_spec
+from .pqc_cells import pqc_cell
 
 HOST_CHECKER = "openssl"       # the host harness engine that makes inputs and checks outputs
 NO_CHECK = "no known-answer test and no host cross-check for this op: not reported"
@@ -76,6 +77,12 @@ def make_inputs(host: HarnessProcess | None, op: str, params: Mapping,
         # fresh bytes each time: no known answer (catalog/vector_check.RANDOM_OUTPUT); the target's
         # output is checked by its length and the health tests the host's cross-check uses
         return Inputs(op, params, values), {"random": int(params.get("bytes", 0) or 0)}
+    elif fam in ("ml-kem", "ml-dsa"):
+        # inputs and expected outputs from kyber-py / dilithium-py; rejection cases as on-target KATs
+        try:
+            return pqc_cell(op, params, seed)
+        except MissingExtra as exc:
+            raise HarnessError(str(exc)) from exc
     elif fam in ("ecdh", "ecc", "ecdsa"):
         if host is None:
             raise HarnessError("ECC cells need the host harness to make keys")
@@ -233,7 +240,7 @@ class McuTarget:
                 save(i, g, "unsupported", "n/a", why)
             return
         repeat = self.transport.repeat
-        cells, checks = [], []
+        cells, checks, cross_kats = [], [], []
         try:
             for i, g in items:
                 seed = cell_seed(self.seed, op, g.params)
@@ -241,6 +248,7 @@ class McuTarget:
                 if not check:
                     check = self._host_expect(op, g.params, inputs)
                 cells.append(Cell(inputs, repeat or int(g.repeat or self.plan.options.repeat), seed))
+                cross_kats += check.pop("kats", [])      # the host's rejection cases, checked on the target
                 checks.append(check)
         except HarnessError as exc:
             for i, g in items:
@@ -249,7 +257,7 @@ class McuTarget:
         variant = builder.variant
         kats = [k for v in matching_vectors_for_op(self.vectors, op)
                 if (variant is None or all(v["params"].get(p, x) == x for p, x in variant.when.items()))
-                and (k := kat_from_vector(v, op))]
+                and (k := kat_from_vector(v, op))] + cross_kats
         build = f"{recipe.name} {builder.cpu} -{builder.opt}" + (f" {variant.name}" if variant else "")
         try:
             size_img = builder.image(op, [op], plan_c([], [], self.board.name, builder.cpu, build))
