@@ -18,7 +18,12 @@
  * or cell (the output the host checks) and with fw_random's bytes in the timed repetitions after it
  * (fw_keyed marks that first call: the harness clears it before each KAT and cell), so repetitions
  * show rejection sampling's spread as pqm4's hedged signing does, and repeat between runs. A sign
- * call without rnd is FIPS 204's deterministic variant (rnd = 32 zero bytes). No heap.
+ * call without rnd is FIPS 204's deterministic variant (rnd = 32 zero bytes).
+ *
+ * Heap: PQClean's common/fips202.c keeps each SHAKE/SHA-3 state (200-208 bytes) in malloc'd memory
+ * and calls exit(111) when malloc fails. newlib's malloc has no heap here (_sbrk fails), so malloc
+ * and free below take the harness's arena (fw_calloc: its peak is the cell's heap B); the recipe
+ * sizes the arena (`heap` = bytes) and gives the rest of the RAM to the stack.
  */
 
 #include <string.h>
@@ -45,6 +50,17 @@ int PQCLEAN_randombytes(uint8_t *out, size_t n)
     memcpy(out, fed, take);
     fed += take, fed_len -= take;
     return n > take ? fw_random(NULL, out + take, n - take) : 0;
+}
+
+/* ---- malloc/free: the harness's arena --------------------------------------------------------- */
+void *malloc(size_t n)
+{
+    return fw_calloc(1, n);
+}
+
+void free(void *p)
+{
+    fw_free(p);
 }
 
 static __attribute__((unused)) int out_fits(const fw_io *io, size_t n)

@@ -272,6 +272,14 @@ class McuTarget:
                      f"build failed: {why}" if not why.startswith("does not fit") else why)
             return
         sizes = code_size(size_img, empty)
+        need = variant.stack_needs.get(op) if variant is not None else None
+        if need and need > run_img.sizes["stack"]:         # it would overflow into data and bss: refuse
+            for i, g in items:
+                save(i, g, "unsupported", "n/a",
+                     f"{variant.name} {op} needs about {need:,} bytes of stack ({recipe.path.name}: stack_needs); "
+                     f"the image for {self.board.name} links {run_img.sizes['stack']:,} "
+                     f"({self.board.ram[1] // 1024} KiB RAM): choose a device whose board links more RAM")
+            return
         report = self.transport.run(run_img.elf)
         self._store_cells(save, op, items, checks, report, sizes, variant, [c.seed for c in cells])
 

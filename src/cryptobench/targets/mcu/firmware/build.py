@@ -177,7 +177,7 @@ class FirmwareBuilder:
                            + [f"-I{recipe.source_dir / d}" for d in recipe.include_dirs]
                            + ([f"-I{recipe.config_dir}"] if recipe.config_dir else [])
                            + [f"-D{d}" for d in defines] + [f"-I{CORE}", f"-I{COMMON_DIR}"])
-        config = sorted((f.name, _file_digest(f)) for f in recipe.config_dir.glob("*")) if recipe.config_dir else []
+        config = _config_files(recipe.config_dir) if recipe.config_dir else []
         key = _digest(self.lib_tool["compiler"], self.lib_cflags, str(recipe.source_dir),
                       variant.sources if variant and variant.sources else recipe.sources, config,
                       *([[str(f) for f in recipe.alt_sources]] if getattr(recipe, "alt_sources", None) else []))
@@ -258,10 +258,14 @@ class FirmwareBuilder:
 
     def _ram_budget(self) -> dict:
         """ram_budget, with a recipe's stack_bytes: a size of its own, or "rest" (then a library
-        without heap keeps a token arena, so its stack gets that RAM too)."""
+        without heap keeps a token arena, so its stack gets that RAM too), and its heap: a number
+        is the arena's size (a library with a few small allocations leaves the rest to the stack)."""
         budget = ram_budget(self.board.ram[1])
         stack = getattr(self.recipe, "stack_bytes", None)
-        if stack == STACK_REST and not self.recipe.heap:
+        heap = self.recipe.heap
+        if type(heap) is int:
+            budget["FW_ARENA_BYTES"] = (heap + 7) // 8 * 8
+        elif stack == STACK_REST and not heap:
             budget["FW_ARENA_BYTES"] = 64
         if stack is not None:
             budget["STACK_BYTES"] = stack
@@ -331,6 +335,14 @@ class FirmwareBuilder:
                   str(archive), "-lc", "-lgcc", "-o", str(tmp)], tmp, elf, f"linking {name} for {self.board.name}",
                  self.roots)
         return Image(elf, section_sizes(elf))
+
+
+def _config_files(config_dir: Path) -> list[tuple[str, str]]:
+    """(path inside config_dir, digest) of every file in a recipe's config_dir, subfolders too (a
+    header included as "sub/x.h" changes the build as much as one at the top); folders themselves
+    are not files and have no digest."""
+    return sorted((f.relative_to(config_dir).as_posix(), _file_digest(f))
+                  for f in config_dir.rglob("*") if f.is_file())
 
 
 def _private(path: Path) -> Path:

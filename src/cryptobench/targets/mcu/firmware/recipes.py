@@ -39,7 +39,8 @@ LIBRARY_KEYS = {"name", "version", "crate", "crate_version", "root", "license", 
                 "completion",   # a driver recipe's completion mode: "polling" or "interrupt" (in the conditions)
                 "stack_bytes"}  # the images' stack: bytes, or "rest" (the RAM after data, bss and the arena)
 COMPLETIONS = ("polling", "interrupt")
-VARIANT_KEYS = {"name", "when", "ops", "defines", "cflags", "sources"}   # sources: replace the library's
+VARIANT_KEYS = {"name", "when", "ops", "defines", "cflags", "sources",   # sources: replace the library's
+                "stack_needs"}  # op -> bytes of stack it needs: a board that links less is refused before the run
 STACK_REST = "rest"
 REQUIRED = ("name", "version", "glue", "sources")
 # a recipe's name and version become part of a folder name in the cache: one name, no '/'
@@ -80,6 +81,9 @@ class Variant:
     # the variant's own sources (globs, relative to the library tree) in place of [library]'s: one
     # parameter set of a library whose sets are separate trees (PQClean's ml-kem-512/768/1024)
     sources: list[str] = field(default_factory=list)
+    # op -> the stack it needs (bytes, as measured on a board with room): an image that links less
+    # stack is refused before it runs, with one line, instead of overflowing into data and bss
+    stack_needs: dict[str, int] = field(default_factory=dict)
 
     def matches(self, op: str, params) -> bool:
         if self.ops and op not in self.ops:
@@ -105,7 +109,7 @@ class Recipe:
     crate_version: str = ""
     root: str = ""
     license: str = ""
-    heap: bool = False
+    heap: bool | int = False              # allocates from fw_calloc; a number: the arena's bytes
     ops: dict[str, str] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
     cflags: list[str] = field(default_factory=list)
@@ -253,13 +257,19 @@ def _alt_paths(path: Path, lines: list[str], lib: dict) -> tuple[list[Path], lis
 _TYPES = {"name": (str, "a string"), "version": ((str, int, float), "a version string"),
           "crate": (str, "a string"), "crate_version": ((str, int, float), "a version string"),
           "root": (str, "a string"), "license": (str, "a string"), "glue": (str, "a path (string)"),
-          "config_dir": (str, "a path (string)"), "heap": (bool, "true or false")}
+          "config_dir": (str, "a path (string)"),
+          "heap": ((bool, int), "true, false or the arena's size in bytes (64 to 16 MiB)")}
 
 
 def _check_types(path: Path, lines: list[str], lib: dict) -> None:
     for key, (typ, what) in _TYPES.items():
-        if key in lib and (not isinstance(lib[key], typ) or (typ is not bool and isinstance(lib[key], bool))):
+        bool_ok = typ is bool or (isinstance(typ, tuple) and bool in typ)
+        if key in lib and (not isinstance(lib[key], typ) or (not bool_ok and isinstance(lib[key], bool))):
             raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' must be {what}, got {lib[key]!r}")
+    heap = lib.get("heap")
+    if type(heap) is int and not 64 <= heap <= 1 << 24:
+        raise UsageError(f"{path}:{toml_line(lines, 'heap')}: 'heap' = {heap}: expected true, false or the arena's "
+                         "size in bytes (64 to 16 MiB)")
     if not NAME_RX.fullmatch(lib["name"]):
         raise UsageError(f"{path}:{toml_line(lines, 'name')}: 'name' = {quoted(lib['name'])}: expected letters, digits, "
                          "'.', '_', '+' or '-' (at most 64, not first a '.' or '-'): the name is an engine's and a "
@@ -359,9 +369,25 @@ def _variants(tables, path: Path, lines: list[str], ops: dict) -> list[Variant]:
             _relative_inside(rel, path, lines, "sources")
         _check_cflags(t.get("cflags", []), path, lines, at("cflags"))
         _check_defines(t.get("defines", []), path, lines, at("defines"), "defines")
+        needs = _stack_needs(t.get("stack_needs", {}), path, at("stack_needs"), name, ops)
         out.append(Variant(name, dict(when), list(t.get("ops", [])), list(t.get("defines", [])),
-                           list(t.get("cflags", [])), list(t.get("sources", []))))
+                           list(t.get("cflags", [])), list(t.get("sources", [])), needs))
     return out
+
+
+def _stack_needs(table, path: Path, line: int, name: str, ops: dict) -> dict[str, int]:
+    """A variant's stack_needs: { "op" = bytes, ... } for ops of [ops], each 1 to 16 MiB."""
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}:{line}: 'stack_needs' in variant '{name}' must be a table of op = bytes, e.g. "
+                         '{ "ml-dsa-sign" = 122448 }')
+    for op, n in table.items():
+        if op not in ops:
+            raise UsageError(f"{path}:{line}: 'stack_needs' in variant '{name}' names op '{op}', which [ops] does "
+                             "not list")
+        if type(n) is not int or not 1 <= n <= 1 << 24:
+            raise UsageError(f"{path}:{line}: 'stack_needs' \"{op}\" = {n!r} in variant '{name}': expected a "
+                             "number of bytes (1 to 16 MiB)")
+    return dict(table)
 
 
 def _in_home(home: Path, rel: str, path: Path, lines: list[str], key: str) -> Path:
