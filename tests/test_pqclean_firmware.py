@@ -173,10 +173,10 @@ def test_a_config_dir_with_a_subfolder_builds_and_its_files_key_the_build(tmp_pa
 
 # --- on the simulator (slow) -------------------------------------------------------------------------
 
-def _run(tmp_path, *args, name="run"):
+def _run(tmp_path, *args, name="run", repeat=2):
     out = tmp_path / f"{name}.json"
     proc = cli("run", "--target", "sim:cortex-m4", "--device", "stm32f407:clock=24MHz", "--engine", "pqclean",
-               "--repeat", "2", *args, "--db", str(tmp_path / "db.sqlite"), "--json", str(out), "--quiet")
+               "--repeat", str(repeat), *args, "--db", str(tmp_path / "db.sqlite"), "--json", str(out), "--quiet")
     assert out.exists(), proc.stderr
     return proc, json.loads(out.read_text())["results"]
 
@@ -208,9 +208,56 @@ def test_ml_kem_768_and_ml_dsa_44_run_verified_on_the_simulated_m4(tmp_path, ops
 @needs_arm
 @needs_pqclean
 @needs_pqc
+def test_ml_dsa_signing_takes_the_asked_repetitions_on_the_simulator_and_shows_their_spread(tmp_path):
+    # the simulator fixes 2 repetitions (it is deterministic); hedged signing is not: each timed
+    # repetition draws its own rnd, so rejection sampling loops a different number of times
+    proc, results = _run(tmp_path, "--op", "ml-dsa-sign", "--op", "ml-dsa-verify", "--param", "level=44", repeat=6)
+    assert proc.returncode == 0, proc.stderr
+    by_op = {r["op"]: r for r in results}
+    sign = [s[2] for s in by_op["ml-dsa-sign"]["samples"]]
+    assert len(sign) == 6 and len(set(sign)) > 1
+    assert len({s[2] for s in by_op["ml-dsa-verify"]["samples"]}) == 1
+
+
+@pytest.mark.slow
+@needs_arm
+@needs_pqclean
+@needs_pqc
 def test_ml_dsa_87_on_a_96_kib_board_is_refused_in_one_line_before_it_runs(tmp_path):
     proc, results = _run(tmp_path, "--op", "ml-dsa-verify", "--param", "level=87")
     (r,) = results
     assert r["status"] == "unsupported", r["detail"]
     assert "needs about 92,648 bytes of stack" in r["detail"] and "nucleo-f401re links" in r["detail"]
     assert "\n" not in r["detail"]
+
+
+EXITS_GLUE = r'''/* a library that gives up as PQClean's fips202.c does when malloc fails: exit(111) */
+#include <stdlib.h>
+#include "fw.h"
+const char fw_lib_name[] = "exits";
+const char fw_lib_version[] = "0";
+static int yes(const fw_params *p, const char **why) { (void)p; (void)why; return FW_OK; }
+static int gives_up(const fw_params *p, fw_io *io) { (void)p; (void)io; exit(111); return FW_OK; }
+const fw_op fw_lib_ops[] = {{"sha256", yes, gives_up}, {0, 0, 0}};
+const int fw_lib_n_ops = 1;
+'''
+
+
+@pytest.mark.slow
+@needs_arm
+def test_a_library_that_calls_exit_is_a_failed_cell_at_once_not_a_watchdog(tmp_path):
+    # what used to go wrong: exit(111) parked the core silently and the run waited for its watchdog
+    home = tmp_path / "exits"
+    (home / "src").mkdir(parents=True)
+    (home / "src" / "empty.c").write_text("int exits_empty;\n")
+    (home / "exits.c").write_text(EXITS_GLUE)
+    (home / "exits.toml").write_text('[library]\nname = "exits"\nversion = "0"\nglue = "exits.c"\n'
+                                     'sources = ["src/*.c"]\n\n[ops]\n"sha256" = "calls exit(111)"\n')
+    out = tmp_path / "run.json"
+    proc = cli("run", "--target", "sim:cortex-m4", "--device", "stm32f407", "--recipe", str(home / "exits.toml"),
+               "--library-source", str(home), "--op", "sha256", "--param", "bytes=3", "--repeat", "2",
+               "--timeout", "600", "--db", str(tmp_path / "db.sqlite"), "--json", str(out), "--quiet")
+    assert out.exists(), proc.stderr
+    (r,) = json.loads(out.read_text())["results"]
+    assert r["status"] == "failed" and "the library called exit(111)" in r["detail"], r["detail"]
+    assert "watchdog" not in r["detail"]
