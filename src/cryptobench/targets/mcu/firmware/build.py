@@ -262,7 +262,7 @@ class FirmwareBuilder:
         is the arena's size (a library with a few small allocations leaves the rest to the stack)."""
         budget = ram_budget(self.board.ram[1])
         stack = getattr(self.recipe, "stack_bytes", None)
-        heap = self.recipe.heap
+        heap = getattr(self.recipe, "heap", False)
         if type(heap) is int:
             budget["FW_ARENA_BYTES"] = (heap + 7) // 8 * 8
         elif stack == STACK_REST and not heap:
