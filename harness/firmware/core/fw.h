@@ -27,6 +27,7 @@ typedef struct {
     int32_t aad_bytes;      /* AEAD associated data length */
     int32_t tag_bytes;      /* CCM tag length */
     int32_t nonce_bytes;    /* CCM nonce length */
+    int32_t level;          /* ML-KEM 512/768/1024, ML-DSA 44/65/87 */
     char curve[8];          /* "p256", "x25519" */
     int32_t rekey;          /* 1: set the key in every operation; 0: keep the schedule (fw_keyed) */
 } fw_params;
@@ -35,7 +36,10 @@ typedef struct {
  * sets every pointer an op may read; `out` has room for `out_cap` bytes and the op sets
  * `out_len`. Encodings as in the host protocol: AEAD out = ciphertext || tag, hash out = digest,
  * CBC/CTR out = ciphertext, ecdh-keygen out = public key, ecdh-shared-secret out = z,
- * ecdsa-sign out = r||s, ecdsa-verify out = one byte 01/00. */
+ * ecdsa-sign out = r||s, ecdsa-verify out = one byte 01/00. ML-KEM / ML-DSA (compute names in
+ * brackets): keygen key = d [or seed], iv = z; encaps peer = ek, msg = m; decaps key = dk, sig = c;
+ * sign key = sk, msg, iv = rnd; verify peer = pk, msg, sig; out = the op's outputs in catalog order,
+ * concatenated (ek||dk, c||k, k, pk||sk, sig, ok: firmware/plan.py OUT_NAMES). */
 typedef struct {
     const uint8_t *key;   size_t key_len;     /* AES/ChaCha key; ECC private key d */
     const uint8_t *iv;    size_t iv_len;      /* IV / nonce */

@@ -223,6 +223,10 @@ static void load_io(const fw_inputs *in)
 
 /* Paint the free stack below us, run the op once, return its stack use in bytes (from our own
  * stack pointer down to the deepest word it changed). */
+static uint8_t stack_exhausted;     /* the last painted run used the whole stack (run_painted) */
+static const char stack_why[] = "the operation used the whole stack of this image (its RAM after data, "
+                                "bss and the arena): it needs more RAM than this board has";
+
 static __attribute__((noinline)) uint32_t run_painted(const fw_op *op, const fw_params *p, int *rc)
 {
     uint32_t *sp;
@@ -234,6 +238,8 @@ static __attribute__((noinline)) uint32_t run_painted(const fw_op *op, const fw_
     uint32_t *w = &__stack_limit;
     while (w < top && *w == STACK_PAINT)
         w++;
+    /* not one painted word left: the op reached the stack's end and may have written past it */
+    stack_exhausted = w == &__stack_limit;
     return (uint32_t)((uintptr_t)sp - (uintptr_t)w);
 }
 
@@ -278,7 +284,9 @@ static void run_kats(void)
             int rc;
             fw_keyed = 0;
             (void)run_painted(op, &k->in.params, &rc);
-            ok = rc == FW_OK && io.out_len == k->expect.len
+            if (stack_exhausted)
+                put_str("why", stack_why);
+            ok = !stack_exhausted && rc == FW_OK && io.out_len == k->expect.len
                  && memcmp(io.out, k->expect.p, io.out_len) == 0;
             if (!ok)
                 put_hex("got", io.out, rc == FW_OK ? io.out_len : 0);
@@ -322,6 +330,7 @@ static void run_cell(int index, const fw_cell *c)
     uint32_t alt0 = fw_alt_calls ? fw_alt_calls() : 0;
     arena_peak = 0;
     arena_exhausted = 0;
+    stack_exhausted = 0;
     random_seed = c->seed;
     fw_keyed = 0;
     if (keep) {                                          /* rekey=0: the key schedule, untimed */
@@ -331,9 +340,10 @@ static void run_cell(int index, const fw_cell *c)
     load_io(&c->in);
     if (rc == FW_OK)
         stack = run_painted(op, &c->in.params, &rc);         /* the output and stack run */
-    if (rc != FW_OK) {
+    if (rc != FW_OK || stack_exhausted) {
         put_str("status", "failed");
-        put_str("why", arena_exhausted ? "heap arena exhausted" : "operation returned an error");
+        put_str("why", stack_exhausted ? stack_why
+                       : arena_exhausted ? "heap arena exhausted" : "operation returned an error");
         end();
         return;
     }

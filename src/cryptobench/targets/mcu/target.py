@@ -32,6 +32,7 @@ from .executions import cell_executions, kept_repetitions
 from .transports import Transport, transport_for
 from ...core.extras import MissingExtra
 from .sim.devices import device_spec
+from .pqc_cells import pqc_cell
 
 HOST_CHECKER = "openssl"       # the host harness engine that makes inputs and checks outputs
 NO_CHECK = "no known-answer test and no host cross-check for this op: not reported"
@@ -78,6 +79,12 @@ def make_inputs(host: HarnessProcess | None, op: str, params: Mapping,
         # fresh bytes each time: no known answer (catalog/vector_check.RANDOM_OUTPUT); the target's
         # output is checked by its length and the health tests the host's cross-check uses
         return Inputs(op, params, values), {"random": int(params.get("bytes", 0) or 0)}
+    elif fam in ("ml-kem", "ml-dsa"):
+        # inputs and expected outputs from kyber-py / dilithium-py; rejection cases as on-target KATs
+        try:
+            return pqc_cell(op, params, seed)
+        except MissingExtra as exc:
+            raise HarnessError(str(exc)) from exc
     elif fam in ("ecdh", "ecc", "ecdsa"):
         if host is None:
             raise HarnessError("ECC cells need the host harness to make keys")
@@ -234,7 +241,7 @@ class McuTarget:
             for i, g in items:
                 save(i, g, "unsupported", "n/a", why)
             return
-        cells, checks, runs = [], [], []
+        cells, checks, runs, cross_kats = [], [], [], []
         try:
             for i, g in items:
                 seed = cell_seed(self.seed, op, g.params)
@@ -244,6 +251,7 @@ class McuTarget:
                 ex = cell_executions(op, g.repeat, self.plan.options, self.transport.repeat,
                                      self.transport.functional_only, kept_repetitions(self.board.ram[1]))
                 cells.append(Cell(inputs, ex.repeat, seed))
+                cross_kats += check.pop("kats", [])      # the host's rejection cases, checked on the target
                 checks.append(check)
                 runs.append(ex)
         except HarnessError as exc:
@@ -253,7 +261,7 @@ class McuTarget:
         variant = builder.variant
         kats = [k for v in matching_vectors_for_op(self.vectors, op)
                 if (variant is None or all(v["params"].get(p, x) == x for p, x in variant.when.items()))
-                and (k := kat_from_vector(v, op))]
+                and (k := kat_from_vector(v, op))] + cross_kats
         build = f"{recipe.name} {builder.cpu} -{builder.opt}" + (f" {variant.name}" if variant else "")
         try:
             size_img = builder.image(op, [op], plan_c([], [], self.board.name, builder.cpu, build))
@@ -268,6 +276,14 @@ class McuTarget:
                      f"build failed: {why}" if not why.startswith("does not fit") else why)
             return
         sizes = code_size(size_img, empty)
+        need = variant.stack_needs.get(op) if variant is not None else None
+        if need and need > run_img.sizes["stack"]:         # it would overflow into data and bss: refuse
+            for i, g in items:
+                save(i, g, "unsupported", "n/a",
+                     f"{variant.name} {op} needs about {need:,} bytes of stack ({recipe.path.name}: stack_needs); "
+                     f"the image for {self.board.name} links {run_img.sizes['stack']:,} "
+                     f"({self.board.ram[1] // 1024} KiB RAM): choose a device whose board links more RAM")
+            return
         report = self.transport.run(run_img.elf)
         self._store_cells(save, op, items, checks, report, sizes, variant, [c.seed for c in cells], runs)
 

@@ -21,7 +21,7 @@ from ....core.files import write_atomic
 from ..boards import CPUS, Board
 from .cflags import include_dir
 from .diagnostics import confine
-from .recipes import FIRMWARE_DIR, Recipe, Variant, cache_dir
+from .recipes import FIRMWARE_DIR, STACK_REST, Recipe, Variant, cache_dir
 from ....core.processes import child_environment
 
 CC = "arm-none-eabi-gcc"
@@ -177,8 +177,9 @@ class FirmwareBuilder:
                            + [f"-I{recipe.source_dir / d}" for d in recipe.include_dirs]
                            + ([f"-I{recipe.config_dir}"] if recipe.config_dir else [])
                            + [f"-D{d}" for d in defines] + [f"-I{CORE}", f"-I{COMMON_DIR}"])
-        config = sorted((f.name, _file_digest(f)) for f in recipe.config_dir.glob("*")) if recipe.config_dir else []
-        key = _digest(self.lib_tool["compiler"], self.lib_cflags, str(recipe.source_dir), recipe.sources, config,
+        config = _config_files(recipe.config_dir) if recipe.config_dir else []
+        key = _digest(self.lib_tool["compiler"], self.lib_cflags, str(recipe.source_dir),
+                      variant.sources if variant and variant.sources else recipe.sources, config,
                       *([[str(f) for f in recipe.alt_sources]] if getattr(recipe, "alt_sources", None) else []))
         tag = f"-{variant.name}" if variant else ""
         self.lib_dir = cache_dir() / "firmware" / f"{recipe.name}{tag}-{recipe.version}-{cpu}-{opt}-{key}"
@@ -197,6 +198,7 @@ class FirmwareBuilder:
                    if self.library_cc else {}),
                 "library": self.recipe.name, "library_version": self.recipe.version,
                 "library_source": str(self.recipe.source_dir), "recipe": str(self.recipe.path),
+                **({"crate": f"{self.recipe.crate} {self.recipe.crate_version}"} if self.recipe.crate else {}),
                 "board": self.board.name, "cpu": self.cpu, "opt": self.opt,
                 "counter": CPUS[self.cpu]["counter"], "console": self.board.console,
                 **({"library_cflags": " ".join(self.extra_cflags)} if self.extra_cflags else {}),
@@ -240,7 +242,7 @@ class FirmwareBuilder:
 
     def library(self) -> Path:
         """The library's archive (objects rebuilt only when their source or the flags change)."""
-        files = self.recipe.files()
+        files = self.recipe.files(self.variant)
         objs_dir = self.lib_dir / "obj"
         with ThreadPoolExecutor(self.jobs) as pool:
             objs = list(pool.map(lambda f: self._object(f, objs_dir, [], self.lib_cflags, self.lib_tool["cc"]), files))
@@ -254,9 +256,24 @@ class FirmwareBuilder:
             write_atomic(stamp, want, "the firmware cache")
         return archive
 
+    def _ram_budget(self) -> dict:
+        """ram_budget, with a recipe's stack_bytes: a size of its own, or "rest" (then a library
+        without heap keeps a token arena, so its stack gets that RAM too), and its heap: a number
+        is the arena's size (a library with a few small allocations leaves the rest to the stack)."""
+        budget = ram_budget(self.board.ram[1])
+        stack = getattr(self.recipe, "stack_bytes", None)
+        heap = getattr(self.recipe, "heap", False)
+        if type(heap) is int:
+            budget["FW_ARENA_BYTES"] = (heap + 7) // 8 * 8
+        elif stack == STACK_REST and not heap:
+            budget["FW_ARENA_BYTES"] = 64
+        if stack is not None:
+            budget["STACK_BYTES"] = stack
+        return budget
+
     def _core_objects(self) -> list[Path]:
         console = self.board.console
-        defines = [f"-D{k}={v}" for k, v in ram_budget(self.board.ram[1]).items() if k != "STACK_BYTES"] + [
+        defines = [f"-D{k}={v}" for k, v in self._ram_budget().items() if k != "STACK_BYTES"] + [
             f"-DFW_COUNTER_{CPUS[self.cpu]['counter'].upper()}", "-DFW_EXIT_SEMIHOSTING"
                    if self.board.qemu_machine or console == "semihosting" else "-DFW_EXIT_PARK"]
         if self.board.external_irqs != 32:          # the vector table's length (core/startup.c)
@@ -290,9 +307,12 @@ class FirmwareBuilder:
     def _linker_script(self) -> Path:
         b = self.board
         text = (CORE / "link.ld.in").read_text()
+        stack = self._ram_budget()["STACK_BYTES"]
+        if stack == STACK_REST:            # up to the end of RAM, less 8 bytes, from the aligned start
+            stack = "(ORIGIN(RAM) + LENGTH(RAM) - ABSOLUTE(.) - 8)"
         for k, v in {"FLASH_ORIGIN": b.flash[0], "FLASH_LENGTH": b.flash[1], "RAM_ORIGIN": b.ram[0],
-                     "RAM_LENGTH": b.ram[1], "STACK_BYTES": ram_budget(b.ram[1])["STACK_BYTES"]}.items():
-            text = text.replace(f"@{k}@", hex(v))
+                     "RAM_LENGTH": b.ram[1], "STACK_BYTES": stack}.items():
+            text = text.replace(f"@{k}@", v if isinstance(v, str) else hex(v))
         path = self.lib_dir / f"link-{b.name}.ld"
         if not path.exists() or path.read_text() != text:
             write_atomic(path, text, "the firmware cache")
@@ -315,6 +335,14 @@ class FirmwareBuilder:
                   str(archive), "-lc", "-lgcc", "-o", str(tmp)], tmp, elf, f"linking {name} for {self.board.name}",
                  self.roots)
         return Image(elf, section_sizes(elf))
+
+
+def _config_files(config_dir: Path) -> list[tuple[str, str]]:
+    """(path inside config_dir, digest) of every file in a recipe's config_dir, subfolders too (a
+    header included as "sub/x.h" changes the build as much as one at the top); folders themselves
+    are not files and have no digest."""
+    return sorted((f.relative_to(config_dir).as_posix(), _file_digest(f))
+                  for f in config_dir.rglob("*") if f.is_file())
 
 
 def _private(path: Path) -> Path:

@@ -91,8 +91,12 @@ class FirmwareReport:
             return True
         elif kind == "fault":
             self.fault = msg
-            self.problem = (f"the target faulted ({msg.get('kind')} at pc=0x{int(msg.get('pc', 0)):08x}, "
-                            f"lr=0x{int(msg.get('lr', 0)):08x})")
+            if msg.get("kind") == "exit":             # a library called exit(code) (newlib_stubs.c's _exit)
+                self.problem = (f"the library called exit({int(msg.get('code', 0))}) (from pc=0x"
+                                f"{int(msg.get('pc', 0)):08x}): it gave up, e.g. malloc found no memory")
+            else:
+                self.problem = (f"the target faulted ({msg.get('kind')} at pc=0x{int(msg.get('pc', 0)):08x}, "
+                                f"lr=0x{int(msg.get('lr', 0)):08x})")
             return True
         return False
 

@@ -36,9 +36,12 @@ LIBRARY_KEYS = {"name", "version", "crate", "crate_version", "root", "license", 
                 "include_dirs", "sources", "defines", "heap", "cflags",
                 "alt_sources", "alt_include_dirs", "alt_defines",     # Mbed TLS _ALT: see docs/firmware.md
                 "requires",     # the peripheral models (sim/peripherals/registry.py kinds) a driver recipe needs
-                "completion"}   # a driver recipe's completion mode: "polling" or "interrupt" (in the conditions)
+                "completion",   # a driver recipe's completion mode: "polling" or "interrupt" (in the conditions)
+                "stack_bytes"}  # the images' stack: bytes, or "rest" (the RAM after data, bss and the arena)
 COMPLETIONS = ("polling", "interrupt")
-VARIANT_KEYS = {"name", "when", "ops", "defines", "cflags"}
+VARIANT_KEYS = {"name", "when", "ops", "defines", "cflags", "sources",   # sources: replace the library's
+                "stack_needs"}  # op -> bytes of stack it needs: a board that links less is refused before the run
+STACK_REST = "rest"
 REQUIRED = ("name", "version", "glue", "sources")
 # a recipe's name and version become part of a folder name in the cache: one name, no '/'
 NAME_RX = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
@@ -75,6 +78,12 @@ class Variant:
     ops: list[str] = field(default_factory=list)  # empty: every op
     defines: list[str] = field(default_factory=list)
     cflags: list[str] = field(default_factory=list)
+    # the variant's own sources (globs, relative to the library tree) in place of [library]'s: one
+    # parameter set of a library whose sets are separate trees (PQClean's ml-kem-512/768/1024)
+    sources: list[str] = field(default_factory=list)
+    # op -> the stack it needs (bytes, as measured on a board with room): an image that links less
+    # stack is refused before it runs, with one line, instead of overflowing into data and bss
+    stack_needs: dict[str, int] = field(default_factory=dict)
 
     def matches(self, op: str, params) -> bool:
         if self.ops and op not in self.ops:
@@ -100,7 +109,7 @@ class Recipe:
     crate_version: str = ""
     root: str = ""
     license: str = ""
-    heap: bool = False
+    heap: bool | int = False              # allocates from fw_calloc; a number: the arena's bytes
     ops: dict[str, str] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
     cflags: list[str] = field(default_factory=list)
@@ -115,11 +124,12 @@ class Recipe:
     alt_defines: list[str] = field(default_factory=list)
     requires: list[str] = field(default_factory=list)   # peripheral kinds the target's device must have
     completion: str = ""                  # a driver's completion mode (COMPLETIONS); "" for a library
+    stack_bytes: int | str | None = None  # the images' stack (bytes, or STACK_REST); None: the board's budget
 
-    def files(self) -> list[Path]:
-        """The source files, globs expanded, in a stable order."""
+    def files(self, variant: Variant | None = None) -> list[Path]:
+        """The source files, globs expanded, in a stable order: the variant's own where it has them."""
         out = []
-        for pattern in self.sources:
+        for pattern in (variant.sources if variant is not None and variant.sources else self.sources):
             hits = sorted(glob.glob(str(self.source_dir / pattern)))
             out += [Path(h) for h in hits]
         return out + list(self.alt_sources)
@@ -191,7 +201,8 @@ def load_recipe(name_or_path: str) -> Recipe:
                   license=lib.get("license", ""), heap=lib.get("heap", False), ops=dict(ops),
                   unavailable=dict(unavailable), cflags=cflags, variants=variants, home=home,
                   alt_sources=alt_sources, alt_include_dirs=alt_include_dirs, alt_defines=lib.get("alt_defines", []),
-                  requires=list(lib.get("requires", [])), completion=lib.get("completion", ""))
+                  requires=list(lib.get("requires", [])), completion=lib.get("completion", ""),
+                  stack_bytes=lib.get("stack_bytes"))
 
 
 def _op_tables(path: Path, lines: list[str], doc: dict) -> tuple[dict, dict]:
@@ -246,13 +257,19 @@ def _alt_paths(path: Path, lines: list[str], lib: dict) -> tuple[list[Path], lis
 _TYPES = {"name": (str, "a string"), "version": ((str, int, float), "a version string"),
           "crate": (str, "a string"), "crate_version": ((str, int, float), "a version string"),
           "root": (str, "a string"), "license": (str, "a string"), "glue": (str, "a path (string)"),
-          "config_dir": (str, "a path (string)"), "heap": (bool, "true or false")}
+          "config_dir": (str, "a path (string)"),
+          "heap": ((bool, int), "true, false or the arena's size in bytes (64 to 16 MiB)")}
 
 
 def _check_types(path: Path, lines: list[str], lib: dict) -> None:
     for key, (typ, what) in _TYPES.items():
-        if key in lib and (not isinstance(lib[key], typ) or (typ is not bool and isinstance(lib[key], bool))):
+        bool_ok = typ is bool or (isinstance(typ, tuple) and bool in typ)
+        if key in lib and (not isinstance(lib[key], typ) or (not bool_ok and isinstance(lib[key], bool))):
             raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' must be {what}, got {lib[key]!r}")
+    heap = lib.get("heap")
+    if type(heap) is int and not 64 <= heap <= 1 << 24:
+        raise UsageError(f"{path}:{toml_line(lines, 'heap')}: 'heap' = {heap}: expected true, false or the arena's "
+                         "size in bytes (64 to 16 MiB)")
     if not NAME_RX.fullmatch(lib["name"]):
         raise UsageError(f"{path}:{toml_line(lines, 'name')}: 'name' = {quoted(lib['name'])}: expected letters, digits, "
                          "'.', '_', '+' or '-' (at most 64, not first a '.' or '-'): the name is an engine's and a "
@@ -275,6 +292,10 @@ def _check_types(path: Path, lines: list[str], lib: dict) -> None:
     if "completion" in lib and lib["completion"] not in COMPLETIONS:
         raise UsageError(f"{path}:{toml_line(lines, 'completion')}: 'completion' = {quoted(lib['completion'])}: "
                          "expected \"polling\" or \"interrupt\" (how the driver waits for its engine)")
+    stack = lib.get("stack_bytes")
+    if stack is not None and not (stack == STACK_REST or (type(stack) is int and 1024 <= stack <= 1 << 24)):
+        raise UsageError(f"{path}:{toml_line(lines, 'stack_bytes')}: 'stack_bytes' = {stack!r}: expected a number "
+                         f"of bytes (1024 to 16 MiB) or \"{STACK_REST}\" (all RAM after data, bss and the heap arena)")
     if not lib["sources"]:
         raise UsageError(f"{path}:{toml_line(lines, 'sources')}: 'sources' is empty; name at least one source file")
 
@@ -338,17 +359,35 @@ def _variants(tables, path: Path, lines: list[str], ops: dict) -> list[Variant]:
                                  + ", ".join(PARAM_NAMES))
             if not isinstance(v, (str, int)) or isinstance(v, bool):
                 raise UsageError(f"{path}:{at('when')}: 'when' {k} = {v!r}: expected a number or a string")
-        for key in ("ops", "defines", "cflags"):
+        for key in ("ops", "defines", "cflags", "sources"):
             if key in t and not (isinstance(t[key], list) and all(isinstance(x, str) for x in t[key])):
                 raise UsageError(f"{path}:{at(key)}: '{key}' in [[variant]] must be a list of strings")
         for op in t.get("ops", []):
             if op not in ops:
                 raise UsageError(f"{path}:{at('ops')}: variant '{name}' names op '{op}', which [ops] does not list")
+        for rel in t.get("sources", []):
+            _relative_inside(rel, path, lines, "sources")
         _check_cflags(t.get("cflags", []), path, lines, at("cflags"))
         _check_defines(t.get("defines", []), path, lines, at("defines"), "defines")
+        needs = _stack_needs(t.get("stack_needs", {}), path, at("stack_needs"), name, ops)
         out.append(Variant(name, dict(when), list(t.get("ops", [])), list(t.get("defines", [])),
-                           list(t.get("cflags", []))))
+                           list(t.get("cflags", [])), list(t.get("sources", [])), needs))
     return out
+
+
+def _stack_needs(table, path: Path, line: int, name: str, ops: dict) -> dict[str, int]:
+    """A variant's stack_needs: { "op" = bytes, ... } for ops of [ops], each 1 to 16 MiB."""
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}:{line}: 'stack_needs' in variant '{name}' must be a table of op = bytes, e.g. "
+                         '{ "ml-dsa-sign" = 122448 }')
+    for op, n in table.items():
+        if op not in ops:
+            raise UsageError(f"{path}:{line}: 'stack_needs' in variant '{name}' names op '{op}', which [ops] does "
+                             "not list")
+        if type(n) is not int or not 1 <= n <= 1 << 24:
+            raise UsageError(f"{path}:{line}: 'stack_needs' \"{op}\" = {n!r} in variant '{name}': expected a "
+                             "number of bytes (1 to 16 MiB)")
+    return dict(table)
 
 
 def _in_home(home: Path, rel: str, path: Path, lines: list[str], key: str) -> Path:
@@ -408,11 +447,13 @@ def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: No
                              "--library-source DIR (or 'root', the library's folder relative to the recipe)")
     recipe.source_dir = root
     lines = read_utf8(recipe.path).splitlines()
-    for pattern in recipe.sources:
+    patterns = [(p, toml_line(lines, "sources")) for p in recipe.sources] + [
+        (p, next((n + 1 for n, text in enumerate(lines) if json.dumps(p) in text), 1))
+        for v in recipe.variants for p in v.sources]
+    for pattern, line in patterns:
         hits = glob.glob(str(root / pattern))
         if not hits:
-            raise UsageError(f"{recipe.path}:{toml_line(lines, 'sources')}: key 'sources': '{pattern}' matches no "
-                             f"file under {root}")
+            raise UsageError(f"{recipe.path}:{line}: key 'sources': '{pattern}' matches no file under {root}")
         for hit in hits:
             _confined(Path(hit), recipe, root, lines, "sources", pattern)
     for inc in recipe.include_dirs:
