@@ -165,3 +165,25 @@ def test_samples_and_out_file(db, host_run, tmp_path):
     p = _export(db, host_run.id, "bencher", "--out", str(out))
     assert p.returncode == 0 and p.stdout == ""
     jsonschema.validate(json.loads(out.read_text()), BMF_SCHEMA)
+
+
+@pytest.mark.slow
+def test_a_real_simulated_run_exports_its_exact_figures(db):
+    """The simulator really run (sim:cortex-m4 on the STM32F407's profile): the names carry the
+    cell's target, the figures are the stored cell's, the instructions are there and nothing has a band."""
+    run = cli("run", "--target", "sim:cortex-m4", "--device", "stm32f407", "--op", "sha256", "--param", "bytes=64",
+              "--engine", "mbedtls", "--db", str(db), "--quiet")
+    assert run.returncode == 0, run.stderr
+    cell = Store(db).load_run(1).cells[0]
+    bmf = json.loads(_export(db, 1, "bencher").stdout)
+    jsonschema.validate(bmf, BMF_SCHEMA)
+    m = bmf["sha256/bytes=64/mbedtls/sim:cortex-m4:stm32f407"]
+    assert m == {"latency": {"value": pytest.approx(cell.result.time_s["median"] * 1e9)},
+                 "cycles": {"value": cell.result.cycles["per_op_median"]},
+                 "instructions": {"value": cell.result.sim["instructions_per_op"]},
+                 "stack-bytes": {"value": cell.result.stack_bytes},
+                 "code-bytes": {"value": cell.result.code_size["flash_bytes"]}}
+    gab = json.loads(_export(db, 1, "github-action-benchmark").stdout)
+    jsonschema.validate(gab, GAB_SCHEMA)
+    assert len(gab) == 5 and not any("range" in e for e in gab)
+    assert all("cycle counter: model" in e["extra"] and "simulator error band: " in e["extra"] for e in gab)

@@ -112,6 +112,15 @@ def _library_commit(row: dict) -> str | None:
     return None
 
 
+def _band(row: dict) -> str | None:
+    """A simulated cell's band against published silicon (targets/mcu/sim/error_band.py), or why none."""
+    if row.get("sim_error_band_validated") is None:
+        return None
+    if not row["sim_error_band_validated"]:
+        return f"unvalidated ({row.get('sim_error_band_class')})"
+    return f"± {row.get('sim_error_band_pct')} % ({row.get('sim_error_band_class')}, {row.get('sim_error_band_rows')} rows)"
+
+
 def _conditions(run: Run, row: dict) -> dict[str, str]:
     """What a dashboard entry says about how its numbers were obtained (the rules: every number says
     what it is, its estimator and its conditions)."""
@@ -128,6 +137,7 @@ def _conditions(run: Run, row: dict) -> dict[str, str]:
         ("library version", row.get("engine_version")),
         ("library commit", _library_commit(row)),
         ("cycle counter", row.get("cycle_counter")),
+        ("simulator error band", _band(row)),
         ("energy", row.get("energy_provenance")),
         ("cryptobench", row.get("cryptobench_version")),
         ("run", run.id),
