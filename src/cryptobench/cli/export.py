@@ -1,4 +1,6 @@
-"""`cryptobench export RUN… --format parquet|csv|json`: stored runs as one flat table (export.py).
+"""`cryptobench export RUN… --format parquet|csv|json`: stored runs as one flat table (export.py);
+`--format bencher|github-action-benchmark`: the same cells for a continuous-benchmarking dashboard
+(report/export_ci.py, docs/ci.md).
 
 The cells are streamed: read from the store a batch at a time (Store.iter_cells), each turned into
 its row and written (report/export_write.py), so memory stays the same for 10 k cells or 100 k. A first
@@ -6,12 +8,15 @@ pass over the cells' parameters alone fixes the param_<name> columns and their t
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from pathlib import Path
 
 from ..core.errors import UsageError
 from ..report.export import ParamColumns, export_rows, metadata, require_parquet
+from ..report.export_ci import bencher_doc, ci_cells, github_action_benchmark_doc
 from ..report.export_write import write_csv, write_json, write_parquet
+from ..core.printable import printable_json
 from ..core.files import atomic_file
 from ..store.database import Store
 from .commands import COMMANDS
@@ -24,14 +29,19 @@ HELP = COMMANDS[NAME].help
 def add_parser(sub) -> None:
     e = sub.add_parser("export", help=HELP)
     add_runs(e)
-    add_format(e, ("parquet", "csv", "json"), required=True)
-    add_output(e, "--out", "output file (default: stdout for csv and json; required for parquet)")
+    add_format(e, ("parquet", "csv", "json") + CI_FORMATS, required=True)
+    add_output(e, "--out", "output file (default: stdout for csv, json and the CI formats; required for parquet)")
     e.add_argument("--samples", action="store_true",
                    help="one row per timed sample (k operations) instead of one per cell")
     add_db(e)
 
 
+CI_FORMATS = ("bencher", "github-action-benchmark")
+
+
 def run(args, out) -> int:
+    if args.format in CI_FORMATS:
+        return _run_ci(args, out)
     to_stdout = args.out in (None, "-")
     if args.format == "parquet":
         if args.out is None:
@@ -56,6 +66,33 @@ def run(args, out) -> int:
     word = "run" if len(ids) == 1 else "runs"
     sys.stderr.write(f"exported {n} row{'' if n == 1 else 's'} from {word} {', '.join(map(str, ids))}"
                      f" to {'stdout' if to_stdout else args.out}{' (one per sample)' if args.samples else ''}\n")
+    return 0
+
+
+def _run_ci(args, out) -> int:
+    """A dashboard's JSON (bencher, github-action-benchmark): built whole (one entry per ok cell and
+    measure: small), then written; the cells left out are named on stderr, one line each, so that
+    stdout stays the JSON a pipe expects."""
+    if args.samples:
+        raise UsageError(f"--format {args.format} takes one figure per cell; --samples is for the flat table")
+    checked_output(args, "--out")
+    store = Store(args.db, create=False)
+    try:
+        ids = resolve_runs(store, args.run_ids)
+        runs = [store.load_run(i) for i in ids]
+    finally:
+        store.close()
+    cells, left_out = ci_cells(runs)
+    doc = bencher_doc(cells) if args.format == "bencher" else github_action_benchmark_doc(cells)
+    data = (printable_json(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n").encode("utf-8")
+    with _destination(args.out, out) as f:
+        f.write(data)
+    for line in left_out:
+        sys.stderr.write(line + "\n")
+    word = "run" if len(ids) == 1 else "runs"
+    sys.stderr.write(f"exported {len(cells)} cell{'' if len(cells) == 1 else 's'} ({args.format}) from {word} "
+                     f"{', '.join(map(str, ids))} to {'stdout' if args.out in (None, '-') else args.out}"
+                     f"{f'; {len(left_out)} left out' if left_out else ''}\n")
     return 0
 
 

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# cryptobench's regression gate for a library's pull request (docs/ci.md): the simulator measures the
+# library at the request's base and at its head, `cryptobench gate` compares the two runs, its
+# Markdown is posted on the request, and the head run is exported for the dashboards.
+# github-actions.yml and gitlab-ci.yml both call this one script, so it runs the same way on a laptop.
+#
+# Exit status: the gate's (0 pass, 1 regression, 2 refusal or usage error), or the first failing
+# command's. Tokens are read from the environment by the tools that use them (gh: GH_TOKEN; curl: a
+# header file only this process can read): never on a command line, never printed (no `set -x`).
+#
+# Settings (environment):
+#   GATE_LIBRARY_DIR  the library's git checkout (default: the current folder)
+#   GATE_RECIPE       the library's cryptobench recipe (required)
+#   GATE_OPS          operations to measure, space-separated (default: sha256)
+#   GATE_TARGET       default sim:cortex-m4          GATE_DEVICE   default stm32f407
+#   GATE_RUN_ARGS     more `cryptobench run` options, space-separated (e.g. "--param bytes=64,1024")
+#   GATE_GATE_ARGS    more `cryptobench gate` options (e.g. "--max-cycles 0.5%")
+#   GATE_OUT          folder for gate.sqlite, gate.md and the exports (default: gate-out)
+#   GATE_BASE_SHA / GATE_HEAD_SHA  the commits; else from the CI's variables:
+#     GitLab: CI_MERGE_REQUEST_DIFF_BASE_SHA, CI_COMMIT_SHA
+#     GitHub: GITHUB_BASE_REF (merge base with the checked-out head), the checkout's HEAD
+#   GATE_POST         1: post gate.md on the request (default), 0: do not
+#   GitHub: GATE_PR_NUMBER (else from GITHUB_REF refs/pull/N/merge) and GH_TOKEN, read by gh
+#   GitLab: CI_MERGE_REQUEST_IID, CI_API_V4_URL, CI_PROJECT_ID and GATE_GITLAB_TOKEN (a project
+#           access token with the api scope, as a masked variable: CI_JOB_TOKEN may not write notes)
+set -euo pipefail
+
+CRYPTOBENCH=${CRYPTOBENCH:-cryptobench}
+lib=${GATE_LIBRARY_DIR:-$PWD}
+out=${GATE_OUT:-gate-out}
+db="$out/gate.sqlite"
+
+say() { printf 'gate.sh: %s\n' "$*" >&2; }
+die() { say "$1"; exit "${2:-2}"; }
+
+[ -n "${GATE_RECIPE:-}" ] || die "GATE_RECIPE is not set: the library's recipe (docs/own-library.md)"
+git -C "$lib" rev-parse --git-dir >/dev/null 2>&1 || die "GATE_LIBRARY_DIR $lib is not a git checkout"
+
+commit() {      # a ref as a full commit hash, or a one-line error naming what was asked
+    git -C "$lib" rev-parse --verify --quiet "$1^{commit}" || die "$2 '$1' is not a commit of $lib"
+}
+
+base=${GATE_BASE_SHA:-${CI_MERGE_REQUEST_DIFF_BASE_SHA:-}}
+if [ -z "$base" ] && [ -n "${GITHUB_BASE_REF:-}" ]; then
+    ref="origin/$GITHUB_BASE_REF"
+    git -C "$lib" rev-parse --verify --quiet "$ref^{commit}" >/dev/null || ref=$GITHUB_BASE_REF
+    base=$(git -C "$lib" merge-base "$(commit "$ref" GITHUB_BASE_REF)" HEAD) \
+        || die "no merge base of $ref and HEAD in $lib (fetch the history: fetch-depth 0 / GIT_DEPTH 0)"
+fi
+[ -n "$base" ] || die "no base commit: set GATE_BASE_SHA (or run on a merge request / pull request)"
+head=${GATE_HEAD_SHA:-${CI_COMMIT_SHA:-HEAD}}
+base=$(commit "$base" "base")
+head=$(commit "$head" "head")
+say "base $base, head $head"
+
+mkdir -p "$out"
+rm -f "$db" "$out/gate.md" "$out/gate.err" "$out/bencher.json" "$out/github-action-benchmark.json"
+
+read -r -a ops <<< "${GATE_OPS:-sha256}"
+read -r -a run_args <<< "${GATE_RUN_ARGS:-}"
+read -r -a gate_args <<< "${GATE_GATE_ARGS:-}"
+op_args=()
+for op in "${ops[@]}"; do op_args+=(--op "$op"); done
+
+measure() {     # $1: commit, $2: label; a fresh store, so base is run 1 and head is run 2
+    "$CRYPTOBENCH" run --target "${GATE_TARGET:-sim:cortex-m4}" --device "${GATE_DEVICE:-stm32f407}" \
+        --recipe "$GATE_RECIPE" --library-source "$lib@$1" "${op_args[@]}" "${run_args[@]}" \
+        --label "$2 $1" --db "$db" --quiet
+}
+measure "$base" base || die "the base run failed" $?
+measure "$head" head || die "the head run failed" $?
+
+# the head's figures for the dashboards (failed cells are left out and named on stderr)
+"$CRYPTOBENCH" export 2 --format bencher --db "$db" --out "$out/bencher.json"
+"$CRYPTOBENCH" export 2 --format github-action-benchmark --db "$db" --out "$out/github-action-benchmark.json"
+
+set +e
+"$CRYPTOBENCH" gate 1 2 --db "$db" --format md "${gate_args[@]}" > "$out/gate.md" 2> "$out/gate.err"
+status=$?
+set -e
+cat "$out/gate.err" >&2
+if [ "$status" -ge 2 ] && [ ! -s "$out/gate.md" ]; then
+    # a refusal (a condition differs between the runs) or a usage error: the message is the comment
+    { printf '### cryptobench gate: refused (exit %s)\n\n```\n' "$status"; cat "$out/gate.err"; printf '```\n'; } \
+        > "$out/gate.md"
+fi
+case $status in
+    0) say "gate passed" ;;
+    1) say "gate failed: a regression (gate.md says where)" ;;
+    *) say "gate refused or failed (exit $status): $(head -n 1 "$out/gate.err")" ;;
+esac
+
+post_github() {
+    local pr=${GATE_PR_NUMBER:-}
+    if [ -z "$pr" ] && [[ "${GITHUB_REF:-}" =~ ^refs/pull/([0-9]+)/ ]]; then pr=${BASH_REMATCH[1]}; fi
+    [ -n "$pr" ] || { say "not posted: no pull request number (GATE_PR_NUMBER)"; return 0; }
+    [ -n "${GH_TOKEN:-}" ] || { say "not posted: GH_TOKEN is not set"; return 0; }
+    gh pr comment "$pr" --body-file "$out/gate.md" >/dev/null && say "posted gate.md on pull request #$pr"
+}
+
+post_gitlab() {
+    local iid=${CI_MERGE_REQUEST_IID:-}
+    [ -n "$iid" ] || { say "not posted: not a merge request pipeline (CI_MERGE_REQUEST_IID)"; return 0; }
+    [ -n "${GATE_GITLAB_TOKEN:-}" ] || { say "not posted: GATE_GITLAB_TOKEN is not set"; return 0; }
+    local header rc=0
+    header=$(umask 077 && mktemp)
+    printf 'PRIVATE-TOKEN: %s\n' "$GATE_GITLAB_TOKEN" > "$header"      # printf is a builtin: no command line
+    curl --fail --silent --show-error --output /dev/null --header "@$header" \
+        --data-urlencode "body@$out/gate.md" \
+        "$CI_API_V4_URL/projects/$CI_PROJECT_ID/merge_requests/$iid/notes" || rc=$?
+    rm -f "$header"
+    [ "$rc" = 0 ] && say "posted gate.md on merge request !$iid"
+    return "$rc"
+}
+
+if [ "${GATE_POST:-1}" = 1 ]; then
+    if [ "${GITHUB_ACTIONS:-}" = true ]; then
+        post_github || say "posting the comment failed (the gate's result stands)"
+    elif [ "${GITLAB_CI:-}" = true ]; then
+        post_gitlab || say "posting the comment failed (the gate's result stands)"
+    else
+        say "not posted: not on GitHub Actions or GitLab CI (gate.md is in $out)"
+    fi
+fi
+exit "$status"
