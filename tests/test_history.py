@@ -18,6 +18,7 @@ from cryptobench.store.database import Store
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "t",
        "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 SIM = {"kind": "sim", "board": "sim-m4", "cpu": "cortex-m4", "opt": "-O2", "libraries": ["tiny"], "core": "cortex-m4",
+       "device": "stm32f407",
        "clock_hz": 16e6}
 
 
@@ -47,7 +48,8 @@ def store_run(db, values, commit=None, repo=None, simulated=True, version="1.0",
     store = Store(db)
     groups = [{"op": "sha256", "params": {"bytes": b}, "engines": ["tiny"]} for b in values]
     plan = {"options": {"engines": ["tiny"], "repeat": n}, "groups": groups, **({"target": SIM} if simulated else {})}
-    build = {"library": "tiny", "library_version": version,
+    build = {"library": "tiny", "library_version": version, "compiler": "arm-none-eabi-gcc 12.2", "cflags": "-O2",
+             "ldflags": "", "counter": "dwt", "console": "semihosting",
              **({"library_commit": commit, "library_ref": "x", "library_repo": str(repo)} if commit else {})}
     cond = {"host": {"cpu": {"model": "Test CPU"}}, "harness": {"counter": "tsc", "counter_hz": 2.4e9},
             **({"target": SIM, "builds": {"tiny": build}} if simulated else {"engines": {"tiny": {"version": version}}})}
@@ -164,3 +166,40 @@ def test_usage_errors_exit_2_in_one_line(tmp_path, args, expected):
     proc = cli("history", *args, "--db", str(db))
     assert proc.returncode == 2, proc.stdout
     assert expected in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_history_figure_marks_the_change_points(tmp_path, commits):
+    from cryptobench.analysis.history import build_series
+    from cryptobench.report.figures import KINDS, history_figures
+    repo, (c0, c1, c2) = commits
+    db = tmp_path / "db.sqlite"
+    ids = [store_run(db, {64: v}, c, repo) for v, c in ((1000, c0), (1000, c1), (1100, c2))]
+    store = Store(db, create=False)
+    runs = [store.load_run(i) for i in ids]
+    store.close()
+    (fig,) = history_figures(build_series(runs, "sha256", "cycles"), set())
+    assert fig.kind == "history" and "history" in KINDS
+    assert fig.id.startswith("history-sha256-cycles-tiny-")
+    ax = fig.fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [f"run {i}\n{c[:12]}" for i, c in zip(ids, (c0, c1, c2))]
+    steps = [c for c in ax.collections if c.get_label() == "change point"]
+    assert len(steps) == 1 and [tuple(o) for o in steps[0].get_offsets()] == [(2.0, 1100.0)]
+    assert "+10.0 %" in [t.get_text() for t in ax.texts]
+    assert f"run {ids[2]} ({c2[:12]}): +10.00 %" in fig.caption and "ordered by commit" in fig.caption
+    assert "provenance: simulated" in fig.caption.lower()
+
+
+@pytest.mark.e2e
+def test_report_with_history_writes_the_figure(tmp_path, commits):
+    repo, cs = commits
+    db = tmp_path / "db.sqlite"
+    for v, c in zip((1000, 1000, 1050), cs):
+        store_run(db, {64: v}, c, repo)
+    proc = cli("report", "1-3", "--out", str(tmp_path / "rep"), "--history", "sha256", "--db", str(db), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    figs = sorted(p.name for p in (tmp_path / "rep" / "figures").glob("history-*"))
+    assert figs == ["history-sha256-cycles-tiny-r1-2-3.png", "history-sha256-cycles-tiny-r1-2-3.svg"]
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "History over the runs" in html and f"at commit {cs[2][:12]} (x)" in html
+    bad = cli("report", "1-3", "--out", str(tmp_path / "rep2"), "--history", "aes-gcm-encrypt", "--db", str(db))
+    assert bad.returncode == 2 and bad.stderr.strip().startswith("cryptobench: error: --history: no ok aes-gcm-encrypt")
