@@ -138,6 +138,11 @@ def test_plain_dir_records_head_and_dirtiness(repo, tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()
     assert plain_dir_state(plain) == {}
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "exclude").write_text("vendor/\n")
+    (repo / "vendor").mkdir()
+    (repo / "vendor" / "x.c").write_text("int x;\n")
+    assert plain_dir_state(repo / "vendor") == {}          # an ignored folder (a crate in a cache) is no commit of it
 
 
 def test_the_command_line_refuses_a_bad_ref_in_one_line(repo, tmp_path):

@@ -25,7 +25,8 @@ from ..core.records import Cell, Run, place_of
 from ..targets.mcu.firmware.library_ref import HASH_RX, git
 from .diff import compare_pair
 
-METRICS = {"cycles": "cycles", "time": "s", "stack": "B", "code-size": "B"}
+METRICS = {"cycles": "cycles", "time": "s", "stack": "B", "code-size": "B"}     # the values' units
+HEADERS = {"cycles": "cycles", "time": "time (µs)", "stack": "stack (B)", "code-size": "code size (B)"}
 
 
 @dataclass
@@ -177,15 +178,14 @@ def as_json(series: list[Series]) -> dict:
 
 def _value_text(v: float, metric: str) -> str:
     if metric == "time":
-        return fmt_num(v * 1e6) + " µs"
+        return fmt_num(v * 1e6)
     return f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}"
 
 
 def history_table(s: Series) -> Table:
     """One series as a table: a row per run, in the series' order; a change point marked ◆ (and
     'step' in the style the terminal prints regressions in)."""
-    unit = METRICS[s.metric]
-    t = Table(f"{s.label}: {s.metric}", columns(["run", "date", "library", "commit", f"{s.metric} ({unit})",
+    t = Table(f"{s.label}: {s.metric}", columns(["run", "date", "library", "commit", HEADERS[s.metric],
                                                   "change", "step"], left=4), key=s.metric)
     for p in s.points:
         change = "" if p.change is None else f"{p.change * 100:+.2f} %"

@@ -191,7 +191,15 @@ def _writable_and_retry(func, path, _exc) -> None:
 
 def plain_dir_state(folder: Path) -> dict:
     """For a plain --library-source DIR inside a git work tree (and not ignored by it): the HEAD
-    commit and whether the tree was dirty (changes or untracked files under DIR), else {}."""
+    commit and whether the tree was dirty (changes or untracked files under DIR), else {} (also
+    where git is not installed: a plain DIR needs no git)."""
+    try:
+        return _plain_dir_state(folder)
+    except UsageError:
+        return {}
+
+
+def _plain_dir_state(folder: Path) -> dict:
     if git(folder, "rev-parse", "--is-inside-work-tree", check=False) != "true\n":
         return {}
     if git(folder, "check-ignore", "-q", ".", check=False) is not None:
