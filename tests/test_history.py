@@ -64,7 +64,7 @@ def store_run(db, values, commit=None, repo=None, simulated=True, version="1.0",
             samples = [[1, int(v * rng.gauss(1, 0.01) * 1e9), 0] for _ in range(n)]
             result = derive("sha256", {"bytes": b}, samples, {"counter": "none", "counter_hz": 0}, True)
         store.save_cell(rid, Cell.from_json({"op": "sha256", "params": {"bytes": b}, "engine": "tiny",
-                                             "target": "sim:cortex-m4" if simulated else "host",
+                                             "target": "sim:cortex-m4:stm32f407" if simulated else "host",
                                              "provenance": "simulated" if simulated else "measured", "status": "ok",
                                              "kat": "pass", "detail": "", "samples": samples, "result": result,
                                              "seq": seq}))
@@ -136,6 +136,8 @@ def test_the_param_filter_keeps_one_series(tmp_path):
     assert len(history(db)) == 2
     (s,) = history(db, "--param", "bytes=1024")
     assert s["params"] == {"bytes": 1024} and [p["value"] for p in s["points"]] == [9000, 9100]
+    assert len(history(db, "--target", "sim:cortex-m4")) == 2           # a core takes its cells' targets
+    assert cli("history", "--op", "sha256", "--target", "host", "--db", str(db)).returncode == 2
 
 
 def test_table_md_and_csv_formats(tmp_path, commits):

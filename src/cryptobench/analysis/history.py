@@ -92,7 +92,9 @@ def library_of(run: Run, engine: str) -> tuple[str | None, str | None, str | Non
 def matches(cell: Cell, op: str, params: dict[str, list[str]], engine: str | None, target: str | None) -> bool:
     if cell.op != op or (engine and cell.engine != engine):
         return False
-    if target and place_of(cell.target)[0] != target and cell.target != target:
+    where = place_of(cell.target)[0]
+    # sim:cortex-m0 takes the cells of every device profile of that core (sim:cortex-m0:stm32f030)
+    if target and target not in (where, cell.target) and not where.startswith(target + ":"):
         return False
     given = cell.params.to_dict()
     return all(k in given and str(given[k]) in vs for k, vs in params.items())
