@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+from ..analysis.history import build_series
+from ..catalog.ops import get_op
+from ..core.errors import UsageError
 from ..report.build import build_report, check_baseline
 from ..core.printable import printable
 from ..report.folder import check_folder, remove_stale, staged
@@ -33,6 +37,9 @@ def add_parser(sub) -> None:
     r.add_argument("--reference", action="append", default=[], metavar="NAME",
                    help="draw a study's published points beside yours in the duration, energy and cycles figures "
                         "(repeatable; `cryptobench list references`, or a reference .toml)")
+    r.add_argument("--history", action="append", default=[], metavar="OP",
+                   help="add a figure of OP's value over the runs, per engine, target and parameters, in the "
+                        "library's commit order (else time) with change points marked (repeatable; docs/history.md)")
     r.add_argument("--title", help="report title (default: from the runs)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     add_db(r)
@@ -46,18 +53,33 @@ def run(args, out) -> int:
         runs = [store.load_run(i, cells=False) for i in resolve_runs(store, args.run_ids)]
         check_baseline(runs, args.baseline, store.cell_engines)
         references = [load_reference(name) for name in dict.fromkeys(args.reference)]
+        history = _history(store, runs, args.history)
         stale = remove_stale(out_dir)        # staging folders of a report killed earlier (report/folder.py)
         if stale:
             sys.stderr.write(f"note: {printable(stale, keep_newlines=False)}\n")
         with staged(out_dir) as stage, _progress(args.quiet) as progress:
             summary = build_report(runs, stage, args.baseline, args.title, progress, references,
-                                   cells_of=lambda r: store.iter_cells(r.id))
+                                   cells_of=lambda r: store.iter_cells(r.id), history=history)
     finally:
         store.close()
     where = lambda name: printable(str(out_dir / name), keep_newlines=False)        # noqa: E731
     out.write(f"wrote {where('report.html')} ({summary['n_figures']} figures, {summary['n_tables']} tables; "
               f"PNG/SVG in {where('figures')}, Markdown/CSV/LaTeX in {where('tables')})\n")
     return 0
+
+
+def _history(store, runs: list, ops: list[str]) -> list:
+    """The series of each --history OP over the report's runs: cycles where its cells have them,
+    else the printed time (analysis/history.py)."""
+    series = []
+    for op in dict.fromkeys(get_op(o, "--history").id for o in ops):
+        with_cells = [replace(r, cells=[c for c in store.iter_cells(r.id) if c.op == op]) for r in runs]
+        found = build_series(with_cells, op, "cycles") or build_series(with_cells, op, "time")
+        if not found:
+            raise UsageError(f"--history: no ok {op} cell with cycles or a time in runs "
+                             + ", ".join(str(r.id) for r in runs))
+        series += found
+    return series
 
 
 @contextlib.contextmanager

@@ -119,7 +119,9 @@ def add_parser(sub) -> None:  # long: the option list, one declaration per optio
     mcu.add_argument("--opt", help="optimisation level: O0, Os (default), O2, O3")
     mcu.add_argument("--recipe", action="append", metavar="FILE",
                      help="a library recipe .toml of your own (repeatable; default: every built-in recipe)")
-    mcu.add_argument("--library-source", metavar="DIR", help="your own library tree for --recipe")
+    mcu.add_argument("--library-source", metavar="DIR[@REF]",
+                     help="your own library tree for --recipe; DIR@REF: a git repository at a branch, tag or commit, "
+                          "exported into the cache and its commit recorded (docs/own-library.md)")
     mcu.add_argument("--library-cc", metavar="GCC", help="another GCC-compatible cross compiler for the "
                      "libraries' own sources (the harness and glue keep arm-none-eabi-gcc); recorded in the conditions")
     mcu.add_argument("--profile", action="store_true",

@@ -411,7 +411,7 @@ class McuTargetSpec(_Stored):
     simulator or labgrid places), for what core and optimisation level, with which libraries, and
     how long the watchdog waits. Its JSON form is the dict earlier versions stored, key for key and
     in this field order; a stored one is written back as it was read."""
-    OPTIONAL = ("device_options", "library_cc", "places", "coordinator", "emulated", "lease_s", "place", "profile")
+    OPTIONAL = ("device_options", "library_cc", "library_ref", "library_commit", "places", "coordinator", "emulated", "lease_s", "place", "profile")
     kind: Literal["qemu", "board", "sim", "labgrid"] = "qemu"
     board: str = ""
     cpu: str | None = None
@@ -420,7 +420,9 @@ class McuTargetSpec(_Stored):
     core: str | None = None                # sim: the simulated core (sim:CORE)
     device: str | None = None              # sim: the device profile's name
     device_options: dict | None = None     # sim: the profile's options (clock, ws, prefetch)
-    library_source: str | None = None      # --library-source, resolved
+    library_source: str | None = None      # --library-source, resolved (DIR@REF: the repository's DIR)
+    library_ref: str | None = None         # --library-source DIR@REF: the ref as given
+    library_commit: str | None = None      # ... and the full commit hash it named when the run was planned
     library_cc: str | None = None          # --library-cc
     port: str | None = None                # board: its serial port
     baud: int = 115200

@@ -120,12 +120,13 @@ def _crossover_table(rows: list[dict]) -> Table | None:
 
 
 def build_report(runs: list[Run], out_dir: Path, baseline: str | None = None, title: str | None = None,
-                 progress=None, references: list | tuple = (), cells_of=None) -> dict:
+                 progress=None, references: list | tuple = (), cells_of=None, history: list | tuple = ()) -> dict:
     """Writes everything into out_dir; returns a summary {html, figures: [...], tables: [...]} of the
     paths written. `runs` may come without their cells and `cells_of(run)` give them (the store reads
     them a run at a time: Store.iter_cells): one run's cells are held at a time, each figure is
     written and dropped as it is drawn, and the page is written a piece at a time, so memory does
-    not grow with the runs (only the sweep figures' points do, a few numbers per cell)."""
+    not grow with the runs (only the sweep figures' points do, a few numbers per cell). `history`:
+    the series (analysis/history.py) of `report --history OP`, a figure each."""
     require("matplotlib", "figures", "the HTML report's figures (cryptobench report)")
     fig_dir, tab_dir = out_dir / "figures", out_dir / "tables"
     fig_dir.mkdir(parents=True, exist_ok=True)
@@ -146,6 +147,10 @@ def build_report(runs: list[Run], out_dir: Path, baseline: str | None = None, ti
                 sections.append({**section, "tables": [], "n_tables": len(section["tables"])})
                 crossings += rows
         extra = _across_runs(runs, sweeps, crossings, figures, files, references, step)
+        if history:
+            from .figures import history_figures
+            for f in history_figures(list(history), figures.used):
+                figures.add(f)
         files.write_collections()
         step("writing report.html")
         doc = _document(runs, title, len(figures.shown), sections, figures.shown, extra)

@@ -19,6 +19,7 @@ KIND_TITLES = [
     ("scaling", "Scaling over cores"),
     ("crossover", "Crossover lengths"),
     ("distribution", "Per-execution distributions (ML-DSA signing)"),
+    ("history", "History over the runs (report --history OP)"),
 ]
 
 STYLE = """

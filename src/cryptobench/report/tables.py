@@ -322,7 +322,11 @@ def _target_lines(cond: Conditions, cells=()) -> list[str]:
         lines.append(f"  {name} {b['library_version']}: {b['compiler']} {b['cflags']} {b['ldflags']} · "
                      f"counter {b['counter']} · console {b['console']}"
                      + (f" · the library's sources by {b['library_compiler']} (--library-cc)"
-                        if b.get("library_compiler") else ""))
+                        if b.get("library_compiler") else "")
+                     + (f" · at commit {str(b['library_commit'])[:12]}"
+                        + (f" ({b['library_ref']})" if b.get("library_ref") else "")
+                        + (" with uncommitted changes" if b.get("library_dirty") else "")
+                        if b.get("library_commit") else ""))
     if cond.get("energy_trace"):
         et = cond["energy_trace"]
         lines.append(f"µJ = measured energy per operation: Σ V·I·Δt over the marker windows of a {et['format']} trace "

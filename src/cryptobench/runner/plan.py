@@ -14,6 +14,7 @@ from ..stats.sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION, PER_VISIT, PRO
 from .suites import Suite, load_suite
 from ..targets.mcu.boards import BOARDS, check_cpu, check_opt, get_board
 from ..targets.mcu.firmware.build import toolchain
+from ..targets.mcu.firmware.library_ref import resolve_ref
 from ..targets.mcu.firmware.recipes import builtin_recipes, load_recipe
 from ..targets.mcu.firmware.seeded import DEFAULT_SEED as MCU_DEFAULT_SEED
 from ..targets.mcu.lab.leases import DEFAULT_LEASE_S
@@ -186,6 +187,7 @@ def build_mcu_plan(o: McuOptions, find_places=None) -> Plan:
         raise UsageError(f"--profile: applies to sim:CORE targets only (the simulator sees every instruction); "
                          f"got --target {o.target}")
     libs = _mcu_libraries(o, device if kind != "labgrid" else None)
+    at = resolve_ref(o.library_source) if o.library_source else None    # DIR@REF: resolved once, here
     names = [load_recipe(l).name for l in libs]
     plan = _mcu_groups(o, names)
     lab = None
@@ -195,7 +197,8 @@ def build_mcu_plan(o: McuOptions, find_places=None) -> Plan:
     plan.target = McuTargetSpec(
         kind=kind, board=board.name, cpu=cpu, opt=opt, libraries=libs, core=name if kind == "sim" else None,
         device=device.name if device else None, device_options=device.options if device and device.options else None,
-        library_source=str(Path(o.library_source).resolve()) if o.library_source else None,
+        library_source=at.repo if at else str(Path(o.library_source).resolve()) if o.library_source else None,
+        library_ref=at.ref if at else None, library_commit=at.commit if at else None,
         library_cc=o.library_cc or None, port=o.port, baud=o.baud, no_flash=o.no_flash, timeout_s=o.timeout,
         silence_s=min(30.0, o.timeout), profile=True if o.profile else None,
         **({"places": lab.names, "coordinator": lab.coordinator, "emulated": lab.emulated,

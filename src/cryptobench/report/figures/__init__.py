@@ -25,6 +25,9 @@ Kinds (only where the data exists):
   scaling       parallel runs: aggregate throughput and parallel efficiency vs N (the Pisa Cortex-A53 paper)
   crossover     per run with a baseline, per operation swept over >= 2 lengths: t_engine /
                 t_baseline vs length, with the crossover lengths of models.crossover (modeled)
+  history       with `report --history OP`: per series (engine, target, parameters) of OP across the
+                runs, its value in the library's commit order (else time), change points marked
+                (analysis/history.py; history.py here)
   distribution  per run, per operation whose cost varies by design (catalog Op.executions: ML-DSA
                 signing): a histogram of the cycles of every timed execution (k = 1 samples), a
                 panel per cell, mean / min / max marked (pqm4's AVG / MIN / MAX)
@@ -40,16 +43,17 @@ from ...core.records import Run
 from .crossover import crossover_figure, crossover_groups, crossover_rows
 from .distribution import distribution_figures
 from .energy_split import energy_split_figure
+from .history import history_figures
 from .heatmap import baseline_runs, heatmap_figure, resolve_baseline
 from .scaling import scaling_figures
 from .style import Figure, param_slugs
 from .sweep import figures_of_sweeps, sweep_figures
 from ...targets.host.parallel import is_parallel_run
 
-__all__ = ["KINDS", "Figure", "build_figures", "crossover_rows", "figures_of_sweeps", "resolve_baseline",
+__all__ = ["KINDS", "Figure", "build_figures", "crossover_rows", "figures_of_sweeps", "history_figures", "resolve_baseline",
            "run_figures"]
 
-KINDS = ["duration", "energy", "cycles", "heatmap", "energy-split", "scaling", "crossover", "distribution"]
+KINDS = ["duration", "energy", "cycles", "heatmap", "energy-split", "scaling", "crossover", "distribution", "history"]
 
 
 def build_figures(runs: list[Run], baseline: str | None = None, references: list | tuple = ()) -> list[Figure]:

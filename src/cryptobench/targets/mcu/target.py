@@ -16,7 +16,8 @@ from ...core.conditions import host_conditions
 from ...core.errors import HarnessError
 from .firmware.build import BuildError, FirmwareBuilder, code_size
 from .firmware.plan import Cell, Inputs, fill, kat_from_vector, out_name, plan_c
-from .firmware.recipes import load_recipe, resolve
+from .firmware.library_ref import checkout, plain_dir_state
+from .firmware.recipes import cache_dir, load_recipe, resolve
 from .firmware.seeded import DEFAULT_SEED, cell_seed, ecdsa_signature, scalar
 from ..host.harness import HarnessProcess
 from ...stats.distribution import summarize_distribution
@@ -152,14 +153,28 @@ class McuTarget:
     # --- the Target protocol ------------------------------------------------------------------
     def open(self) -> dict:
         self.recipes = []
+        source, git_state = self._library_tree()
         for name in self.target.libraries:
             r = load_recipe(name)
-            resolve(r, Path(self.target.library_source) if self.target.library_source else None, self.log)
+            resolve(r, source, self.log)
+            if source is not None:
+                r.source_git = git_state      # the commit measured: in the build's conditions
             self.recipes.append(r)
         self.builders = {r.name: FirmwareBuilder(r, self.board, self.target.cpu, self.target.opt, log=self.log,
                                                  library_cc=self.target.library_cc)
                          for r in self.recipes}
         return self.conditions({n: b.conditions() for n, b in self.builders.items()})
+
+    def _library_tree(self) -> tuple[Path | None, dict]:
+        """--library-source's tree and what git says of it: DIR@REF's commit exported into the
+        cache (library_ref.py), or a plain DIR with its HEAD and dirtiness where it is a git work tree."""
+        t = self.target
+        if not t.library_source:
+            return None, {}
+        if t.library_commit:
+            return checkout(t.library_source, t.library_ref or t.library_commit, t.library_commit, cache_dir())
+        folder = Path(t.library_source)
+        return folder, plain_dir_state(folder) if folder.is_dir() else {}
 
     def measure(self, session: RunSession) -> None:
         self.session = session

@@ -116,6 +116,7 @@ class Recipe:
     variants: list[Variant] = field(default_factory=list)
     home: Path = FIRMWARE_DIR                  # where glue and config_dir are found
     source_dir: Path | None = None        # set by resolve()
+    source_git: dict = field(default_factory=dict)   # --library-source: commit, ref, dirtiness (library_ref.py)
     # Mbed TLS-style _ALT replacements (docs/firmware.md, "Mbed TLS _ALT"): sources and include
     # dirs of the user's own folder (beside the recipe), built into the library archive, and the
     # defines (MBEDTLS_SHA256_ALT, ...) that switch the library's own code off
