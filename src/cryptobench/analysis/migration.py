@@ -8,7 +8,8 @@ same role, on the same run's target, so both were timed under the same condition
 
     key exchange, initiator   ML-KEM keygen + decaps         ECDH keygen + shared secret
     key exchange, responder   ML-KEM encaps                  ECDH keygen + shared secret
-    signature, key pair       ML-DSA keygen                  EC key-pair generation (P-256)
+    signature, key pair       ML-DSA keygen                  EC key-pair generation (P-256; ECDH keygen
+                                                             stands in where an engine lacks it)
     signature, sign           ML-DSA sign                    ECDSA sign (of a SHA-256 digest)
     signature, verify         ML-DSA verify                  ECDSA verify
 
@@ -44,18 +45,22 @@ class Role:
     classical_ops: tuple[str, ...]              # the classical ones
     pq_sends: str                               # what the party sends (wire-size key)
     classical_sends: str
+    # where an engine lacks the classical ops, these stand in for them (the same computation)
+    classical_stand_in: tuple[str, ...] = ()
 
 
 ROLES = (
     Role("key exchange, initiator", "kem", ("ml-kem-keygen", "ml-kem-decaps"),
          ("ecdh-keygen", "ecdh-shared-secret"), "ek", "point"),
     Role("key exchange, responder", "kem", ("ml-kem-encaps",), ("ecdh-keygen", "ecdh-shared-secret"), "c", "point"),
-    Role("signature, key pair", "signature", ("ml-dsa-keygen",), ("ecc-keygen",), "pk", "pk"),
+    # an ECDSA key pair is a random scalar d and its point [d]G: ECDH key generation on the same curve
+    # computes exactly that, so it stands in on engines without ecc-keygen (the MCU recipes)
+    Role("signature, key pair", "signature", ("ml-dsa-keygen",), ("ecc-keygen",), "pk", "pk", ("ecdh-keygen",)),
     Role("signature, sign", "signature", ("ml-dsa-sign",), ("ecdsa-sign",), "sig", "sig"),
     Role("signature, verify", "signature", ("ml-dsa-verify",), ("ecdsa-verify",), "", ""),
 )
 PQ_OPS = {op for r in ROLES for op in r.pq_ops}
-CLASSICAL_OPS = {op for r in ROLES for op in r.classical_ops}
+CLASSICAL_OPS = {op for r in ROLES for op in r.classical_ops + r.classical_stand_in}
 
 
 @dataclass
@@ -72,6 +77,7 @@ class Cost:
     energy_j: float | None = None   # summed where every op has a usable figure
     wire_bytes: int | None = None   # what the party sends (the standards' sizes)
     cells: list[Cell] = field(default_factory=list)
+    stand_in: tuple[str, ...] = ()  # the ops that stood in for the role's own (ROLES' classical_stand_in)
 
 
 @dataclass
@@ -123,34 +129,47 @@ def _wire(role: Role, pq: bool, size) -> int | None:
     return (ECDSA_PK if sends == "pk" else ECDSA_SIG).get(size)
 
 
+def _role_cells(ok: list[Cell], role: Role, pq: bool, ops: tuple[str, ...]) -> dict:
+    """(scheme, engine) -> ({op: its first ok cell}, the scheme's size) for the cells of `ops`."""
+    found: dict[tuple[str, str], dict[str, Cell]] = {}
+    sizes: dict[tuple[str, str], object] = {}
+    for c in ok:
+        if c.op not in ops:
+            continue
+        scheme, size = _scheme(c.op, c.params)
+        if role.kind == "signature" and not pq:
+            if size not in ECDSA_SIG:
+                continue            # EC key pairs on curves with no ECDSA here
+            scheme = f"ECDSA {scheme.split(' ', 1)[1]}"
+        found.setdefault((scheme, c.engine), {}).setdefault(c.op, c)
+        sizes[(scheme, c.engine)] = size
+    return {k: (v, sizes[k]) for k, v in found.items() if set(v) == set(ops)}
+
+
 def costs(run: Run) -> list[Cost]:
     """Every complete role cost of the run: each (scheme, engine) with an ok cell for every one of
-    the role's operations (the first such cell each, in plan order)."""
+    the role's operations (the first such cell each, in plan order); a classical stand-in only for
+    an engine that lacks the role's own operations."""
     ok = [c for c in sorted(run.cells, key=lambda c: c.seq) if c.ok and c.result is not None]
     out = []
     for role in ROLES:
-        for pq, ops in ((True, role.pq_ops), (False, role.classical_ops)):
-            found: dict[tuple[str, str], dict[str, Cell]] = {}
-            sizes: dict[tuple[str, str], object] = {}
-            for c in ok:
-                if c.op not in ops:
+        sides = [(True, role.pq_ops, role.pq_ops), (False, role.classical_ops, role.classical_ops)]
+        if role.classical_stand_in:
+            sides.append((False, role.classical_stand_in, role.classical_ops))
+        have: set[tuple[str, str]] = set()
+        for pq, ops, own in sides:
+            for (scheme, engine), (by_op, size) in _role_cells(ok, role, pq, ops).items():
+                if ops != own and (scheme, engine) in have:
                     continue
-                scheme, size = _scheme(c.op, c.params)
-                if role.kind == "signature" and not pq and size not in ECDSA_SIG:
-                    continue            # EC key pairs on curves with no ECDSA here
-                found.setdefault((scheme, c.engine), {}).setdefault(c.op, c)
-                sizes[(scheme, c.engine)] = size
-            for (scheme, engine), by_op in found.items():
-                if set(by_op) != set(ops):
-                    continue
+                have.add((scheme, engine))
                 cells = [by_op[o] for o in ops]
                 times = [c.reported_time()[0] if c.reported_time() else None for c in cells]
                 energies = [c.energy.per_op_j if c.energy is not None and c.energy.usable else None for c in cells]
                 out.append(Cost(role.name, scheme, engine, pq, seconds=_sum(times), cycles=_sum([_cycles(c) for c in cells]),
                                 stack_bytes=_max([c.result.stack_bytes for c in cells]),
                                 code_bytes=_max([c.result.code_size.get("flash_bytes") for c in cells]),
-                                energy_j=_sum(energies), wire_bytes=_wire(role, pq, sizes[(scheme, engine)]),
-                                cells=cells))
+                                energy_j=_sum(energies), wire_bytes=_wire(role, pq, size), cells=cells,
+                                stand_in=ops if ops != own else ()))
     return out
 
 
