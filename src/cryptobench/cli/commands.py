@@ -19,6 +19,9 @@ COMMANDS: dict[str, Command] = {
     "compare": Command("compare", "a stored run beside a study's published results (references/)"),
     "diff": Command("diff", "per cell, the change from RUN_A to RUN_B of the printed time, with a significance test; "
                       "exit 1 on a significant regression beyond --threshold"),
+    "gate": Command("gate", "a regression gate BASE → HEAD: deterministic cycles, instructions, stack and code size "
+                      "compared exactly and named by function, measured times as diff; exit 1 on a regression, "
+                      "4 when the runs' conditions differ"),
     "export": Command("export", "stored runs as a flat table for pandas or DuckDB: parquet, csv or json"),
     "report": Command("report", "a self-contained HTML report with figures (PNG, SVG) and tables (Markdown, CSV, LaTeX) "
                       "from stored runs"),
