@@ -308,3 +308,27 @@ def test_code_size_records_the_functions_the_op_image_adds_from_the_elf(tmp_path
     assert set(got["functions"]) == {"lib_mix", "glue_run", "main"}     # main differs; the harness's own does not
     assert got["functions"]["lib_mix"] == sizes["lib_mix"] and "functions_omitted" not in got
     assert list(got["functions"].values()) == sorted(got["functions"].values(), reverse=True)
+
+
+# ------------------------------------------------------------------------------------ end to end
+@pytest.mark.e2e
+def test_a_library_simulated_twice_passes_the_gate_with_its_functions_recorded(tmp_path):
+    """The same library built and simulated twice (two run documents, --json): every figure is
+    identical, so the gate passes; the cells carry the profile and the per-function sizes the gate
+    names changes by."""
+    from test_sim import needs_sim    # noqa: F401  (the simulator's native library must be built)
+    docs = []
+    for name in ("base", "head"):
+        out = tmp_path / f"{name}.json"
+        proc = cli("run", "--target", "sim:cortex-m4", "--device", "cc2652", "--op", "sha256", "--param", "bytes=64",
+                   "--engine", "mbedtls", "--profile", "--db", str(tmp_path / f"{name}.sqlite"), "--json", str(out),
+                   "--quiet")
+        assert proc.returncode == 0, proc.stderr
+        docs.append(out)
+    cell = json.loads(docs[1].read_text())["results"][0]
+    assert cell["code_size"]["functions"]["mbedtls_internal_sha256_process"] > 0 and cell["profile"]["rows"]
+    proc = cli("gate", "--json", str(docs[0]), "--json", str(docs[1]), "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    gated = json.loads(proc.stdout)
+    assert gated["verdict"] == "pass" and gated["counts"]["unchanged"] == 1
+    assert {m["metric"] for m in gated["cells"][0]["metrics"]} == {"cycles", "instructions", "stack", "code_size"}

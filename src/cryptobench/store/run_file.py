@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 
 from ..core.errors import UsageError
-from ..core.records import Cell, Run
+from dataclasses import fields
+
+from ..core.records import Cell, McuTargetSpec, Run
 
 # the fields of a result document's cell that are the cell's own; every other one is its result
 _CELL_FIELDS = ("op", "params", "engine", "target", "provenance", "status", "kat", "detail", "samples")
@@ -49,7 +51,18 @@ def _from_document(doc: dict) -> Run:
                                      "result": result or None}))
     plan = {"suite": info.get("suite"), "baseline": info.get("baseline"), "options": info.get("options") or {},
             **({"label": info["label"]} if info.get("label") else {}),
-            **({"target": doc["conditions"]["target"]} if (doc.get("conditions") or {}).get("target") else {})}
+            **({"target": _plan_target(doc["conditions"]["target"])}
+               if (doc.get("conditions") or {}).get("target") else {})}
     return Run(id=info.get("id") or 0, plan=plan, conditions=doc.get("conditions") or {}, cells=cells,
                status=info.get("status") or "complete", created=info.get("created"), finished=info.get("finished"),
                suite=info.get("suite"))
+
+
+def _plan_target(target: dict) -> dict:
+    """The plan's target from the conditions' (the document keeps only the latter): the spec's own
+    fields, `profile` (a sentence in the conditions) back to the flag it was."""
+    names = {f.name for f in fields(McuTargetSpec)} - {"extra", "given"}
+    spec = {k: v for k, v in target.items() if k in names}
+    if "profile" in spec:
+        spec["profile"] = True
+    return spec
