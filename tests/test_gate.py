@@ -157,6 +157,16 @@ def test_code_size_change_is_named_by_function_largest_first(db):
     assert size_changes({"functions": FUNCS}, {"functions": FUNCS}) == []
 
 
+def test_a_function_that_grew_into_padding_is_named_though_the_total_is_the_same(db):
+    grown = {**FUNCS, "mbedtls_sha256_update": 238}        # +18 B absorbed by the section's alignment
+    a, b = sim_run(db, [sim_cell(flash=2060)]), sim_run(db, [sim_cell(flash=2060, funcs=grown)])
+    doc = _gate(db, a, b)
+    cell = doc["cells"][0]
+    assert _metric(doc, "code_size")["verdict"] == "same" and doc["verdict"] == "pass"
+    assert cell["kind"] == "changed" and cell["verdict"] == "functions changed, totals the same"
+    assert [(s["function"], s["bytes_change"]) for s in cell["attribution"]["sizes"]] == [("mbedtls_sha256_update", 18)]
+
+
 def test_a_change_without_profiles_says_how_to_get_them(db):
     bare = sim_cell(cycles=10005)
     del bare["result"]["profile"]

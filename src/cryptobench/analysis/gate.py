@@ -202,26 +202,29 @@ def size_changes(base_code: dict, head_code: dict) -> list[dict]:
 
 
 def attribution(ca: Cell, cb: Cell, changed: set[str]) -> dict:
-    """Where a changed cell's change is: functions by cycles (from both profiles) when its cycles or
-    instructions changed, by size when its code size changed; a note where a side has no record."""
+    """Where a cell's change is: the functions whose cycles, instructions or calls differ between
+    the two profiles, and those whose size differs between the two code_size.functions — looked
+    at even where the totals are equal (a function may grow into the section's alignment padding,
+    or trade cycles with another); a note where a total changed and a side has no record."""
     out: dict = {}
-    if changed & {"cycles", "instructions"}:
-        pa, pb = ca.result.get("profile"), cb.result.get("profile")
-        if pa and pb:
-            out["functions"] = function_changes(pa, pb)
-            out["ops_in_window"] = pb.get("ops_in_window", 1)
-        else:
-            out["functions_note"] = ("no per-function profile on " + " and ".join(
-                s for s, p in (("BASE", pa), ("HEAD", pb)) if not p) + " (run the simulator with --profile)")
-    if "code_size" in changed:
-        ka, kb = ca.result.code_size, cb.result.code_size
-        if "functions" in ka and "functions" in kb:
-            out["sizes"] = size_changes(ka, kb)
+    pa, pb = ca.result.get("profile"), cb.result.get("profile")
+    if pa and pb:
+        funcs = function_changes(pa, pb)
+        if funcs or changed & {"cycles", "instructions"}:
+            out["functions"], out["ops_in_window"] = funcs, pb.get("ops_in_window", 1)
+    elif changed & {"cycles", "instructions"}:
+        out["functions_note"] = ("no per-function profile on " + " and ".join(
+            s for s, p in (("BASE", pa), ("HEAD", pb)) if not p) + " (run the simulator with --profile)")
+    ka, kb = ca.result.code_size, cb.result.code_size
+    if "functions" in ka and "functions" in kb:
+        sizes = size_changes(ka, kb)
+        if sizes or "code_size" in changed:
+            out["sizes"] = sizes
             if ka.get("functions_omitted") or kb.get("functions_omitted"):
                 out["sizes_note"] = "only each side's largest functions are recorded (code_size.functions_omitted)"
-        else:
-            out["sizes_note"] = ("no per-function sizes on " + " and ".join(
-                s for s, k in (("BASE", ka), ("HEAD", kb)) if "functions" not in k) + " (recorded since gate existed)")
+    elif "code_size" in changed:
+        out["sizes_note"] = ("no per-function sizes on " + " and ".join(
+            s for s, k in (("BASE", ka), ("HEAD", kb)) if "functions" not in k) + " (cells built before gate existed)")
     return out
 
 
@@ -277,16 +280,17 @@ def gate_pair(ca: Cell | None, cb: Cell | None, limits: dict[str, Limit], alpha:
         row["measured"] = _measured(ca, cb, limits["time"], alpha)
     verdicts = [x["verdict"] for x in row["metrics"]] + ([row["measured"]["kind"]] if row["measured"] else [])
     changed = {x["metric"] for x in row["metrics"] if x["verdict"] != "same"}
-    row["attribution"] = attribution(ca, cb, changed) if changed else {}
+    row["attribution"] = att = attribution(ca, cb, changed)
     if "regression" in verdicts:
         row["kind"] = "regression"
     elif "improvement" in verdicts:
         row["kind"] = "improvement"
-    elif changed:
+    elif changed or att.get("functions") or att.get("sizes"):
         row["kind"] = "changed"
     else:
         row["kind"] = "unchanged"
-    row["verdict"] = row["kind"] if row["kind"] != "changed" else "changed within threshold"
+    row["verdict"] = {"changed": "changed within threshold" if changed else "functions changed, totals the same"}.get(
+        row["kind"], row["kind"])
     return row
 
 

@@ -154,7 +154,7 @@ def render_md(doc: dict, out) -> None:
         if not (tables or notes):
             continue
         out.write(f"<details><summary>{esc(summary_text(r))}</summary>\n\n")
-        out.write("".join(md.render(t) + "\n" for t in tables))
+        out.write("".join(md.render(t, caption=t.title) + "\n" for t in tables))
         out.write("".join(f"- {esc(n)}\n" for n in notes) + ("\n" if notes else ""))
         out.write("</details>\n\n")
 
