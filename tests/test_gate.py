@@ -225,6 +225,15 @@ def test_a_cell_on_one_side_only_is_reported_and_fails_only_when_asked(db):
     assert strict["verdict"] == "fail" and strict["regressions"] == 2
 
 
+def test_a_cell_that_fails_in_head_is_a_regression(db):
+    broken = {**sim_cell(), "status": "failed", "kat": "fail", "detail": "known-answer test failed on the target",
+              "result": None, "samples": None}
+    a, b = sim_run(db, [sim_cell()]), sim_run(db, [broken])
+    doc = _gate(db, a, b)
+    assert doc["cells"][0]["kind"] == "regression" and doc["verdict"] == "fail"
+    assert "known-answer test failed" in doc["cells"][0]["verdict"]
+
+
 # ------------------------------------------------------------------------------------ the command
 def test_exit_codes_through_the_cli(db, tmp_path):
     a = sim_run(db, [sim_cell()])

@@ -195,7 +195,8 @@ def function_changes(base_profile: dict, head_profile: dict) -> list[dict]:
 def size_changes(base_code: dict, head_code: dict) -> list[dict]:
     """The functions whose size differs between two cells' code_size.functions, largest |Δ| first."""
     fa, fb = base_code.get("functions") or {}, head_code.get("functions") or {}
-    out = [{"function": n, "bytes_base": fa.get(n), "bytes_head": fb.get(n), "bytes_change": (fb.get(n) or 0) - (fa.get(n) or 0)}
+    out = [{"function": n, "bytes_base": fa.get(n), "bytes_head": fb.get(n),
+            "bytes_change": (fb.get(n) or 0) - (fa.get(n) or 0)}
            for n in list(fa) + [n for n in fb if n not in fa] if fa.get(n) != fb.get(n)]
     out.sort(key=lambda r: (-abs(r["bytes_change"]), r["function"]))
     return out
