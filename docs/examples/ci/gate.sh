@@ -87,7 +87,8 @@ fi
 case $status in
     0) say "gate passed" ;;
     1) say "gate failed: a regression (gate.md says where)" ;;
-    *) say "gate refused or failed (exit $status): $(head -n 1 "$out/gate.err")" ;;
+    4) say "gate refused: the runs' conditions differ: $(head -n 1 "$out/gate.err")" ;;
+    *) say "gate failed (exit $status): $(head -n 1 "$out/gate.err")" ;;
 esac
 
 post_github() {

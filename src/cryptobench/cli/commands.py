@@ -19,6 +19,9 @@ COMMANDS: dict[str, Command] = {
     "compare": Command("compare", "a stored run beside a study's published results (references/)"),
     "diff": Command("diff", "per cell, the change from RUN_A to RUN_B of the printed time, with a significance test; "
                       "exit 1 on a significant regression beyond --threshold"),
+    "gate": Command("gate", "a regression gate BASE → HEAD: deterministic cycles, instructions, stack and code size "
+                      "compared exactly and named by function, measured times as diff; exit 1 on a regression, "
+                      "4 when the runs' conditions differ"),
     "history": Command("history", "one operation's value over the stored runs, ordered by the library's commit (else "
                         "time), with change points marked"),
     "export": Command("export", "stored runs as a flat table for pandas or DuckDB (parquet, csv, json) or for a "

@@ -366,11 +366,43 @@ def section_sizes(elf: Path) -> dict:
     return sizes
 
 
+MAX_FUNCTIONS = 400      # per-function sizes kept per cell: the largest; the rest counted (functions_omitted)
+
+
+def function_sizes(elf: Path) -> dict[str, int]:
+    """name -> bytes of every sized FUNC symbol in the ELF's symbol table (readelf -s: st_size; the
+    first symbol of a name, as the simulator's profile names functions)."""
+    out = subprocess.run(["arm-none-eabi-readelf", "-sW", str(elf)], capture_output=True, text=True, check=True,
+                         env=child_environment()).stdout
+    sizes: dict[str, int] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        # "Num: Value Size Type Bind Vis Ndx Name"; a size may be written in hex (0x…) when large
+        if len(parts) >= 8 and parts[0].endswith(":") and parts[3] == "FUNC":
+            size = int(parts[2], 0)
+            if size:
+                sizes.setdefault(parts[7], size)
+    return sizes
+
+
+def op_functions(image: Path, empty: Path) -> tuple[dict[str, int], int]:
+    """The functions the op's image adds or changes over the empty harness (the library's, the
+    glue's, and what of libc only they pull in): name -> bytes, the MAX_FUNCTIONS largest (ties by
+    name), and how many more there were. The gate names the functions whose size changed."""
+    base = function_sizes(empty)
+    mine = [(n, b) for n, b in function_sizes(image).items() if base.get(n) != b]
+    mine.sort(key=lambda nb: (-nb[1], nb[0]))
+    return dict(mine[:MAX_FUNCTIONS]), max(0, len(mine) - MAX_FUNCTIONS)
+
+
 def code_size(image: Image, empty: Image) -> dict:
-    """Flash (text + rodata + data) and RAM (data + bss) of an op's image beyond the empty harness."""
+    """Flash (text + rodata + data) and RAM (data + bss) of an op's image beyond the empty harness,
+    and the sizes of the functions it adds (op_functions)."""
     flash = lambda s: s["text"] + s["rodata"] + s["data"]
     ram = lambda s: s["data"] + s["bss"]
+    functions, omitted = op_functions(image.elf, empty.elf)
     return {"flash_bytes": flash(image.sizes) - flash(empty.sizes), "ram_bytes": ram(image.sizes) - ram(empty.sizes),
             "text": image.sizes["text"] - empty.sizes["text"], "rodata": image.sizes["rodata"] - empty.sizes["rodata"],
             "data": image.sizes["data"] - empty.sizes["data"], "bss": image.sizes["bss"] - empty.sizes["bss"],
-            "empty_flash_bytes": flash(empty.sizes)}
+            "empty_flash_bytes": flash(empty.sizes), "functions": functions,
+            **({"functions_omitted": omitted} if omitted else {})}
