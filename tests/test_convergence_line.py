@@ -120,3 +120,12 @@ def test_noise_gets_more_time_and_a_noisy_machine_the_noisy_machine_advice():
     [conv] = [line for line in lines if line.startswith("convergence:")]
     assert "give the run more time (--budget 180)" in conv and "drifted" not in conv
     assert sum("noisy machine: of 20 cells, 10 vary more than" in line for line in lines) == 1
+
+
+def test_simulated_cells_spread_is_not_called_a_noisy_machine():
+    """The simulator is deterministic: a simulated cell whose samples spread (ML-DSA signing's
+    rejection loop) says nothing about the machine, so no "noisy machine" line counts it."""
+    run = _flagged_run([["high-rsd", "outliers"]] * 6, 0.002, [0.0, 0.001])
+    for c in run.cells:
+        c.provenance = "simulated"
+    assert not any("noisy machine" in line or "outlying" in line for line in summary_lines(run))

@@ -55,8 +55,10 @@ def noted_flags(flags: list[str]) -> list[str]:
 def summary_lines(run: Run) -> list[str]:
     """Under the tables: what no table shows (unsupported_lines), the run's one statement about
     convergence (stats/convergence.py, counted from the cells' flags), and one line of advice when cells
-    carry the flags of a noisy machine, naming how many carry each."""
-    ok = [c.result for c in run.cells if c.ok and c.result]
+    carry the flags of a noisy machine, naming how many carry each. Simulated cells are not counted:
+    the simulator is deterministic, so their spread is the operation's own (ML-DSA signing's rejection
+    loop), never the machine's."""
+    ok = [c.result for c in run.cells if c.ok and c.result and c.provenance != "simulated"]
     conv = convergence_of(run)
     lines = unsupported_lines(run)
     opts = run.plan.options
