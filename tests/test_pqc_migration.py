@@ -118,3 +118,17 @@ def test_the_suite_on_the_host_prints_the_ratios_with_the_real_engines(tmp_path,
     out = " ".join(proc.stdout.split())
     assert "What the migration costs" in out and "ML-KEM-768 (pqclean)" in out and "ECDSA P-256 (openssl-sw)" in out
     assert "×51.7" in out                       # an ML-DSA-65 signature is 3309 bytes against 64
+
+
+def test_ecdh_keygen_stands_in_for_an_ecdsa_key_pair_and_says_so(tmp_path):
+    ops = {k: v for k, v in CYCLES.items() if k[0] != "ecc-keygen"}
+    run = stored_run(tmp_path / "m.sqlite", _cells(ops), target=SIM, extra=_stack)
+    pair = next(p for p in pairs(costs(run)) if p.role == "signature, key pair")
+    assert pair.classical.scheme == "ECDSA P-256" and pair.classical.stand_in == ("ecdh-keygen",)
+    assert pair.classical.cycles == pytest.approx(2_000_000, rel=0.02)
+    ratios, _ = layout_tables(run, "pqc-migration")
+    assert any("ecdh-keygen stands in" in n and "mbedtls" in n for n in ratios.notes)
+    # with its own ecc-keygen the engine is paired once, without a stand-in
+    run = stored_run(tmp_path / "n.sqlite", _cells(), target=SIM, extra=_stack)
+    kp = [p for p in pairs(costs(run)) if p.role == "signature, key pair"]
+    assert len(kp) == 1 and kp[0].classical.stand_in == ()

@@ -90,6 +90,13 @@ def _notes(run: Run, found: list) -> list[str]:
              "time and energy add over a role's operations; stack and code size are the largest of its operations' "
              "(each image holds one operation: code size is a lower bound for a firmware holding them all)",
              WIRE_SOURCES]
+    stand_ins: dict[tuple[str, ...], list[str]] = {}
+    for p in found:
+        if p.classical.stand_in and p.classical.engine not in stand_ins.setdefault(p.classical.stand_in, []):
+            stand_ins[p.classical.stand_in].append(p.classical.engine)
+    for ops, engines in stand_ins.items():
+        notes.append(f"{', '.join(ops)} stands in for the classical key pair on {', '.join(engines)} (no ecc-keygen "
+                     "there; the same computation: a random scalar and its point)")
     if is_qemu(run):
         notes.append("QEMU runs are functional: no time ratios (use sim:CORE or a board)")
     elif core_clock_hz(run):
