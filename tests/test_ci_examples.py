@@ -124,7 +124,7 @@ def test_github_pull_request_runs_base_and_head_gates_exports_and_comments(tmp_p
     cb = [c["args"] for c in calls if c["cmd"] == "cryptobench"]
     db = str(Path("gate-out") / "gate.sqlite")
     common = ["--target", "sim:cortex-m4", "--device", "stm32f407", "--recipe", str(repo / "recipe.toml")]
-    ops = ["--op", "sha256", "--op", "ecdsa-verify", "--param", "bytes=64,1024"]
+    ops = ["--op", "sha256", "--op", "ecdsa-verify", "--param", "bytes=64,1024", "--profile"]
     assert cb[0] == ["run", *common, "--library-source", f"{repo}@{base}", *ops, "--label", f"base {base}",
                      "--db", db, "--quiet"]           # GITHUB_BASE_REF: the merge base with the head
     assert cb[1] == ["run", *common, "--library-source", f"{repo}@{head}", *ops, "--label", f"head {head}",

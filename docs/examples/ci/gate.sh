@@ -62,10 +62,13 @@ read -r -a run_args <<< "${GATE_RUN_ARGS:-}"
 read -r -a gate_args <<< "${GATE_GATE_ARGS:-}"
 op_args=()
 for op in "${ops[@]}"; do op_args+=(--op "$op"); done
+target=${GATE_TARGET:-sim:cortex-m4}
+profile=()      # the simulator's per-function profile: the gate names a change in cycles by function
+[[ "$target" == sim:* ]] && profile=(--profile)
 
 measure() {     # $1: commit, $2: label; a fresh store, so base is run 1 and head is run 2
-    "$CRYPTOBENCH" run --target "${GATE_TARGET:-sim:cortex-m4}" --device "${GATE_DEVICE:-stm32f407}" \
-        --recipe "$GATE_RECIPE" --library-source "$lib@$1" "${op_args[@]}" "${run_args[@]}" \
+    "$CRYPTOBENCH" run --target "$target" --device "${GATE_DEVICE:-stm32f407}" \
+        --recipe "$GATE_RECIPE" --library-source "$lib@$1" "${op_args[@]}" "${run_args[@]}" "${profile[@]}" \
         --label "$2 $1" --db "$db" --quiet
 }
 measured() {    # run's exit 1 means some cells failed: the run is stored and the gate reports them (a
