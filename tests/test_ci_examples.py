@@ -35,6 +35,8 @@ if "NAME" == "curl":
     rec["header_path"] = header
 with open(os.environ["STUB_LOG"], "a") as f:
     f.write(json.dumps(rec) + "\n")
+if "NAME" == "cryptobench" and args[0] == "run" and os.environ.get("STUB_RUN_RC"):
+    sys.exit(int(os.environ["STUB_RUN_RC"]))     # run's exit 1: some cells failed (the run is stored)
 if "NAME" == "cryptobench" and args[0] == "export":
     fmt = args[args.index("--format") + 1]
     with open(args[args.index("--out") + 1], "w") as f:
@@ -79,7 +81,7 @@ def library(tmp_path) -> tuple[Path, str, str]:
     return repo, base, _git(repo, "rev-parse", "HEAD")
 
 
-def _run(tmp_path: Path, library: Path, ci_env: dict, gate_rc: int = 0):
+def _run(tmp_path: Path, library: Path, ci_env: dict, gate_rc: int = 0, run_rc: int = 0):
     stubs = tmp_path / "stubs"
     stubs.mkdir(exist_ok=True)
     for name in ("cryptobench", "gh", "curl"):
@@ -90,7 +92,7 @@ def _run(tmp_path: Path, library: Path, ci_env: dict, gate_rc: int = 0):
     work.mkdir(exist_ok=True)
     # a clean environment: whatever CI runs this test must not leak its own GITHUB_* / CI_* variables
     env = {"PATH": f"{stubs}{os.pathsep}{os.path.dirname(shutil.which('git'))}{os.pathsep}/usr/bin{os.pathsep}/bin",
-           "HOME": str(tmp_path), "STUB_LOG": str(log), "STUB_GATE_RC": str(gate_rc),
+           "HOME": str(tmp_path), "STUB_LOG": str(log), "STUB_GATE_RC": str(gate_rc), "STUB_RUN_RC": str(run_rc),
            "GATE_LIBRARY_DIR": str(library), "GATE_RECIPE": str(library / "recipe.toml"),
            "GATE_OPS": "sha256 ecdsa-verify", "GATE_RUN_ARGS": "--param bytes=64,1024", **ci_env}
     p = subprocess.run(["bash", str(GATE_SH)], cwd=work, env=env, capture_output=True, text=True)
@@ -122,7 +124,7 @@ def test_github_pull_request_runs_base_and_head_gates_exports_and_comments(tmp_p
     cb = [c["args"] for c in calls if c["cmd"] == "cryptobench"]
     db = str(Path("gate-out") / "gate.sqlite")
     common = ["--target", "sim:cortex-m4", "--device", "stm32f407", "--recipe", str(repo / "recipe.toml")]
-    ops = ["--op", "sha256", "--op", "ecdsa-verify", "--param", "bytes=64,1024"]
+    ops = ["--op", "sha256", "--op", "ecdsa-verify", "--param", "bytes=64,1024", "--profile"]
     assert cb[0] == ["run", *common, "--library-source", f"{repo}@{base}", *ops, "--label", f"base {base}",
                      "--db", db, "--quiet"]           # GITHUB_BASE_REF: the merge base with the head
     assert cb[1] == ["run", *common, "--library-source", f"{repo}@{head}", *ops, "--label", f"head {head}",
@@ -177,6 +179,17 @@ def test_outside_ci_nothing_is_posted_and_a_bad_base_is_one_line(tmp_path, libra
     p, calls, _ = _run(tmp_path, repo, {"GATE_BASE_SHA": "no-such-ref"})
     assert p.returncode == 2 and not calls
     assert p.stderr.strip().splitlines()[-1] == f"gate.sh: base 'no-such-ref' is not a commit of {repo}"
+
+
+def test_a_run_with_failed_cells_is_still_gated(tmp_path, library):
+    """run's exit 1 (some cells failed, the run stored): the gate runs and reports a cell that fails
+    in the head as a regression, rather than the job stopping without a comment."""
+    repo, base, head = library
+    p, calls, out = _run(tmp_path, repo, {"GATE_BASE_SHA": base, "GATE_HEAD_SHA": head}, gate_rc=1, run_rc=1)
+    assert p.returncode == 1
+    assert [c["args"][0] for c in calls if c["cmd"] == "cryptobench"] == ["run", "run", "export", "export", "gate"]
+    assert "the head run has failed cells (stored; the gate reports them)" in p.stderr
+    assert "gate failed: a regression" in p.stderr and (out / "gate.md").exists()
 
 
 def test_a_failed_run_stops_before_the_gate(tmp_path, library):

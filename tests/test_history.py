@@ -1,4 +1,4 @@
-"""`cryptobench history` (analysis/history.py, docs/history.md): one op's value over stored runs,
+"""`cryptobench history` (analysis/history.py, docs/gate.md "History"): one op's value over stored runs,
 ordered by the library's commit (a git repository made here) or else by time, change points on any
 change of a deterministic value and on diff's significant changes of a measured one, the --param
 filter, the report's history figure, and usage errors in one line."""

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# cryptobench's regression gate for a library's pull request (docs/ci.md): the simulator measures the
+# cryptobench's regression gate for a library's pull request (docs/gate.md, "CI"): the simulator measures the
 # library at the request's base and at its head, `cryptobench gate` compares the two runs, its
 # Markdown is posted on the request, and the head run is exported for the dashboards.
 # github-actions.yml and gitlab-ci.yml both call this one script, so it runs the same way on a laptop.
 #
-# Exit status: the gate's (0 pass, 1 regression, 2 refusal or usage error), or the first failing
-# command's. Tokens are read from the environment by the tools that use them (gh: GH_TOKEN; curl: a
+# Exit status: the gate's (0 pass, 1 regression, 2 usage error, 4 refused: the runs' conditions
+# differ), or that of a run that measured nothing or the first other failing command's. A run
+# whose cells partly failed (its exit 1) is still gated: a cell failing in the head is a regression. Tokens are read from the environment by the tools that use them (gh: GH_TOKEN; curl: a
 # header file only this process can read): never on a command line, never printed (no `set -x`).
 #
 # Settings (environment):
@@ -61,14 +62,27 @@ read -r -a run_args <<< "${GATE_RUN_ARGS:-}"
 read -r -a gate_args <<< "${GATE_GATE_ARGS:-}"
 op_args=()
 for op in "${ops[@]}"; do op_args+=(--op "$op"); done
+target=${GATE_TARGET:-sim:cortex-m4}
+profile=()      # the simulator's per-function profile: the gate names a change in cycles by function
+[[ "$target" == sim:* ]] && profile=(--profile)
 
 measure() {     # $1: commit, $2: label; a fresh store, so base is run 1 and head is run 2
-    "$CRYPTOBENCH" run --target "${GATE_TARGET:-sim:cortex-m4}" --device "${GATE_DEVICE:-stm32f407}" \
-        --recipe "$GATE_RECIPE" --library-source "$lib@$1" "${op_args[@]}" "${run_args[@]}" \
+    "$CRYPTOBENCH" run --target "$target" --device "${GATE_DEVICE:-stm32f407}" \
+        --recipe "$GATE_RECIPE" --library-source "$lib@$1" "${op_args[@]}" "${run_args[@]}" "${profile[@]}" \
         --label "$2 $1" --db "$db" --quiet
 }
-measure "$base" base || die "the base run failed" $?
-measure "$head" head || die "the head run failed" $?
+measured() {    # run's exit 1 means some cells failed: the run is stored and the gate reports them (a
+    # cell ok in the base that fails in the head is a regression); any other failure stops here
+    local rc=0
+    measure "$1" "$2" || rc=$?
+    if [ "$rc" = 1 ]; then
+        say "the $2 run has failed cells (stored; the gate reports them)"
+    elif [ "$rc" != 0 ]; then
+        die "the $2 run failed (exit $rc)" "$rc"
+    fi
+}
+measured "$base" base
+measured "$head" head
 
 # the head's figures for the dashboards (failed cells are left out and named on stderr)
 "$CRYPTOBENCH" export 2 --format bencher --db "$db" --out "$out/bencher.json"
@@ -87,7 +101,10 @@ fi
 case $status in
     0) say "gate passed" ;;
     1) say "gate failed: a regression (gate.md says where)" ;;
-    4) say "gate refused: the runs' conditions differ: $(head -n 1 "$out/gate.err")" ;;
+    4) # cryptobench gate prints its refusal (each differing condition) in its output, gate.md
+        why=$(head -n 1 "$out/gate.err")
+        [ -n "$why" ] || why=$(grep -m 1 -o 'refused: .*' "$out/gate.md" || true)
+        say "gate refused: the runs' conditions differ: $why" ;;
     *) say "gate failed (exit $status): $(head -n 1 "$out/gate.err")" ;;
 esac
 

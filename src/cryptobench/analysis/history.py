@@ -1,5 +1,5 @@
 """History: one operation's value over stored runs, with change points (`cryptobench history`,
-the report's `--history OP` figures; docs/history.md).
+the report's `--history OP` figures; docs/gate.md "History").
 
 A series is one (engine, target, parameters) cell across the runs that measured it. Its points are
 ordered by the library's commit where every point's build recorded one (conditions.builds.<engine>

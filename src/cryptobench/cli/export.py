@@ -1,6 +1,6 @@
 """`cryptobench export RUN… --format parquet|csv|json`: stored runs as one flat table (export.py);
 `--format bencher|github-action-benchmark`: the same cells for a continuous-benchmarking dashboard
-(report/export_ci.py, docs/ci.md).
+(report/export_ci.py, docs/gate.md "CI").
 
 The cells are streamed: read from the store a batch at a time (Store.iter_cells), each turned into
 its row and written (report/export_write.py), so memory stays the same for 10 k cells or 100 k. A first

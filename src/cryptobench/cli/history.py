@@ -1,6 +1,6 @@
 """`cryptobench history --op OP`: one operation's value over the stored runs, ordered by the
 library's commit (else the run's time), with change points marked (analysis/history.py,
-docs/history.md)."""
+docs/gate.md "History")."""
 from __future__ import annotations
 
 import json

@@ -39,7 +39,7 @@ def add_parser(sub) -> None:
                         "(repeatable; `cryptobench list references`, or a reference .toml)")
     r.add_argument("--history", action="append", default=[], metavar="OP",
                    help="add a figure of OP's value over the runs, per engine, target and parameters, in the "
-                        "library's commit order (else time) with change points marked (repeatable; docs/history.md)")
+                        "library's commit order (else time) with change points marked (repeatable; docs/gate.md, History)")
     r.add_argument("--title", help="report title (default: from the runs)")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     add_db(r)

@@ -1,5 +1,5 @@
 """`cryptobench export --format bencher | github-action-benchmark`: stored runs in the two formats that
-continuous-benchmarking dashboards read (docs/ci.md).
+continuous-benchmarking dashboards read (docs/gate.md, "CI").
 
 - Bencher Metric Format (BMF, bencher.dev/docs/reference/bencher-metric-format): one JSON object,
   benchmark name -> measure -> {"value", "lower_value"?, "upper_value"?}; `bencher run --adapter json`.
