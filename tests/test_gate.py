@@ -45,10 +45,10 @@ def sim_cell(cycles=10000, insns=7750, stack=600, flash=2060, profile=PROFILE, f
                                    "provenance": "simulated", "rows": rows}}}
 
 
-def sim_run(db, cells, target=SIM, build=BUILD) -> int:
+def sim_run(db, cells, target=SIM, build=BUILD, seed=1) -> int:
     """A complete sim run stored with its target and library build conditions (save_cell_at)."""
     store = Store(db)
-    plan = {"suite": None, "baseline": None, "options": {"engines": ["mbedtls"], "repeat": 3},
+    plan = {"suite": None, "baseline": None, "options": {"engines": ["mbedtls"], "repeat": 3, "seed": seed},
             "groups": [{"op": c["op"], "params": c["params"], "engines": ["mbedtls"]} for c in cells],
             "target": {k: v for k, v in target.items() if k != "simulator"}}
     rid = store.create_run(Plan.from_json(plan), {"host": {"cpu": {"model": "Test CPU"}}, "target": target,
@@ -190,6 +190,13 @@ def test_mismatched_conditions_are_refused_naming_the_field(db, field, target, b
     doc = _gate(db, a, b)
     assert doc["verdict"] == "refused" and doc["cells"] == [] and doc["regressions"] == 0
     assert any(named in why for why in doc["refusal"]), doc["refusal"]
+
+
+def test_another_input_seed_is_refused_not_a_regression(db):
+    """Another --seed measures other keys (ECC cycles follow the inputs): a refusal naming the seed."""
+    a, b = sim_run(db, [sim_cell()]), sim_run(db, [sim_cell(cycles=10500)], seed=2)
+    doc = _gate(db, a, b)
+    assert doc["verdict"] == "refused" and any("input seed differs: BASE 1, HEAD 2" in w for w in doc["refusal"])
 
 
 def test_the_library_version_and_commit_differing_is_shown_not_refused(db):

@@ -137,6 +137,11 @@ def mismatches(base: Run, head: Run) -> list[str]:
                   Path(str((bb[lib] or {}).get("recipe") or "")).name or None)
         if ra != rb:
             out.append(f"{lib}: recipe differs: BASE {_shown(ra)}, HEAD {_shown(rb)}")
+    # MCU cells' inputs (keys, scalars, nonces) come from the run's seed (docs/firmware.md): another seed
+    # measures other work (ECC verify cycles differ by up to 3 %), which is not the library's change
+    sa, sb = base.plan.options.seed, head.plan.options.seed
+    if ta and sa != sb:
+        out.append(f"input seed differs: BASE {_shown(sa)}, HEAD {_shown(sb)} (--seed: other keys, other work)")
     if not ta or ta.get("kind") in ("board", "labgrid"):      # measured times: diff's method checks, the device
         a_dev, b_dev = run_info(base)["device"], run_info(head)["device"]
         if not ta and a_dev != b_dev:
