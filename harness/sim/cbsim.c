@@ -74,6 +74,15 @@ typedef struct {
     uint64_t next_ready;       /* when the prefetched line cur_line + 1 arrives (absolute cycles) */
     uint64_t last_fill;        /* miss cycles of the last block's lines copied into the I-cache */
     uint64_t debt;             /* fetch cycles of a block taken back (the alarm), owed when it runs */
+    /* Both executors cut straight-line code into blocks at a 1 KiB page and after 512 instructions
+     * (QEMU's rules, which the native decoder follows: cbcpu_int.h), and there the data reads' delay
+     * on the prefetch lands (below). Unicorn also cuts where its op buffer fills, anywhere: the
+     * fetches must not depend on that. A block entered by falling through such a cut continues the
+     * one before it: its lines are timed as if there were no cut (data_since: the data-read cycles
+     * the one uncut block's fetch schedule does not see) and its reads' delays (pending) wait for
+     * the next cut both executors make or the next branch. */
+    uint64_t data_since;       /* data-read cycles counted since that block's start */
+    uint64_t pending;          /* prefetch delays of those reads (shared port), owed at the next real cut */
     cbsim_cache icache, dcache;    /* sets == 0: that cache is absent or off */
 } cbsim_flash;
 
@@ -81,6 +90,7 @@ typedef struct cbsim {
     uc_engine *uc;
     uint64_t cycles, insns, blocks;
     uint32_t prev_end, prev_fall, prev_taken_extra;
+    uint32_t prev_insns;       /* the block before's instructions (a cut at 512: both executors cut there) */
     uint32_t ws_data;
     cbsim_flash flash;
     cbsim_miss_fn miss;
@@ -230,14 +240,19 @@ static int cache_access(cbsim_cache *c, uint32_t line)
  *  - any other line is read from flash: miss_cycles (the wait states: the instruction's own fetch
  *    cycle is in its table cost), copied into the instruction cache (a miss, ST's RM).
  * With prefetch on, the line after the one just started is requested at that moment. */
-static void flash_fetch(cbsim *s, const cbsim_block *b, int seq)
+static void flash_fetch(cbsim *s, const cbsim_block *b, int seq, int cont)
 {
     cbsim_flash *f = &s->flash;
     uint32_t addr = b->addr;
+    if (!cont) {                 /* a branch or a cut both executors make: the reads before it delay the prefetch now */
+        f->next_ready += f->pending;
+        f->pending = 0;
+        f->data_since = 0;
+    }
     if (addr < f->code_lo || addr > f->code_hi)
         return;
     uint32_t first = addr >> f->line_shift, last = (addr + b->size - 1) >> f->line_shift;
-    uint64_t t0 = s->cycles, stall = 0;
+    uint64_t t0 = s->cycles - f->data_since, stall = 0;
     f->last_fill = 0;
     for (uint32_t line = first, k = 0; line <= last; line++, k++) {
         uint64_t reach = t0 + stall + (k < b->nlines ? b->line_off[k] : 0);
@@ -281,7 +296,8 @@ int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
     if (branched)
         s->cycles += b->entry_extra;
     if (s->flash.on) {          /* the fetches, timed from the block's start (the count now) */
-        flash_fetch(s, b, addr == s->prev_fall);
+        flash_fetch(s, b, addr == s->prev_fall, s->prev_end == END_NONE && addr == s->prev_fall &&
+                    (addr & ((1u << 10) - 1)) != 0 && s->prev_insns < 512);
         s->cycles += s->flash.debt;
         s->flash.debt = 0;
     }
@@ -293,6 +309,7 @@ int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
     s->prev_end = b->end;
     s->prev_fall = addr + size;
     s->prev_taken_extra = b->taken_extra;
+    s->prev_insns = b->insns;
     return 0;
 }
 
@@ -305,15 +322,18 @@ void cbsim_account_flash_read(cbsim *s, uint32_t addr, uint32_t size)
         if (cache_access(&f->dcache, addr >> f->line_shift))
             return;
         s->cycles += f->miss_cycles;
+        f->data_since += f->miss_cycles;
     } else {
         s->cycles += s->ws_data;
+        if (f->on)
+            f->data_since += s->ws_data;
     }
     /* the read went to the flash: where data and instructions share its port (the profile's
      * fetch_shared_port), the prefetch under way waits for it (RM0090 3.5.2: D-Code accesses have
      * priority over I-Code). When in the block the read happened is not known here: the line after
      * the block's last arrives read_cycles later, which only matters if it had not arrived yet. */
     if (f->on && f->shared_port && f->prefetch)
-        f->next_ready += f->read_cycles;
+        f->pending += f->read_cycles;
 }
 
 typedef uint32_t (*cbsim_lr_fn)(void *ctx);
@@ -337,7 +357,8 @@ int cbsim_enter(cbsim *s, uint32_t addr, uint32_t size, cbsim_lr_fn lr, void *ct
         return cbsim_account_block(s, addr, size);
     uint64_t c0 = s->cycles, i0 = s->insns, b0 = s->blocks;
     uint32_t pe = s->prev_end, pf = s->prev_fall, pt = s->prev_taken_extra, line = s->flash.cur_line;
-    uint64_t ready = s->flash.next_ready;
+    uint32_t pi = s->prev_insns;
+    uint64_t ready = s->flash.next_ready, pending = s->flash.pending, data_since = s->flash.data_since;
     if (cbsim_account_block(s, addr, size) != 0)
         return -1;
     if (s->alarm_skip > 0) {
@@ -351,10 +372,13 @@ int cbsim_enter(cbsim *s, uint32_t addr, uint32_t size, cbsim_lr_fn lr, void *ct
         s->prev_end = pe;
         s->prev_fall = pf;
         s->prev_taken_extra = pt;
+        s->prev_insns = pi;
         /* the flash caches keep the lines it filled: the misses it was charged for them are owed
          * instead (the other fetches and the stalls are counted again when it runs) */
         s->flash.cur_line = line;
         s->flash.next_ready = ready;
+        s->flash.pending = pending;
+        s->flash.data_since = data_since;
         s->flash.debt = s->flash.last_fill;
         s->alarm = UINT64_MAX;
         s->alarm_fired = 1;
@@ -499,6 +523,8 @@ int cbsim_set_flash(cbsim *s, uint32_t line_shift, uint32_t miss_cycles, int pre
     f->prefetch = prefetch;
     f->shared_port = shared_port;
     f->next_ready = 0;
+    f->pending = 0;
+    f->data_since = 0;
     f->code_lo = code_lo;
     f->code_hi = code_hi;
     f->cur_line = UINT32_MAX;
