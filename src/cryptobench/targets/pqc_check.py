@@ -18,17 +18,20 @@ KYBER = "kyber-py (pure-Python ML-KEM)"
 DILITHIUM = "dilithium-py (pure-Python ML-DSA)"
 
 
-def _kem(level: int):
+def ml_kem(level: int):
+    """kyber-py's ML-KEM parameter set (the `pqc` extra)."""
     mod = require("kyber_py.ml_kem", "pqc", "the ML-KEM cross-check")
     return getattr(mod, f"ML_KEM_{level}")
 
 
-def _dsa(level: int):
+def ml_dsa(level: int):
+    """dilithium-py's ML-DSA parameter set (the `pqc` extra)."""
     mod = require("dilithium_py.ml_dsa", "pqc", "the ML-DSA cross-check")
     return getattr(mod, f"ML_DSA_{level}")
 
 
-def _flip(data: bytes, at: int) -> bytes:
+def flip_bit(data: bytes, at: int) -> bytes:
+    """`data` with the low bit of byte `at` (modulo its length) flipped."""
     out = bytearray(data)
     out[at % len(out)] ^= 0x01
     return bytes(out)
@@ -43,7 +46,7 @@ def check(op: str, params: dict, compute: Compute) -> tuple[bool, str]:
 
 
 def _check_kem(op: str, level: int, params: dict, compute: Compute) -> tuple[bool, str]:
-    ref = _kem(level)
+    ref = ml_kem(level)
     if op == "ml-kem-keygen":
         d, z = os.urandom(32), os.urandom(32)
         got = compute(op, params, {"d": d.hex(), "z": z.hex()})
@@ -71,7 +74,7 @@ def _check_kem(op: str, level: int, params: dict, compute: Compute) -> tuple[boo
     mine = compute(op, params, {"dk": dk.hex(), "c": c.hex()}).get("k")
     if mine != k.hex():
         return False, f"decapsulates {KYBER}'s encapsulation to another key"
-    bad = _flip(c, int.from_bytes(os.urandom(2), "little"))
+    bad = flip_bit(c, int.from_bytes(os.urandom(2), "little"))
     rejected = compute(op, params, {"dk": dk.hex(), "c": bad.hex()}).get("k")
     if rejected == k.hex() or rejected != ref.decaps(dk, bad).hex():
         return False, ("a ciphertext with one bit flipped gives "
@@ -81,7 +84,7 @@ def _check_kem(op: str, level: int, params: dict, compute: Compute) -> tuple[boo
 
 
 def _check_dsa(op: str, level: int, params: dict, compute: Compute) -> tuple[bool, str]:
-    ref = _dsa(level)
+    ref = ml_dsa(level)
     msg = os.urandom(int(params.get("bytes", 59)))
     if op == "ml-dsa-keygen":
         seed = os.urandom(32)
@@ -103,7 +106,7 @@ def _check_dsa(op: str, level: int, params: dict, compute: Compute) -> tuple[boo
         hedged = bytes.fromhex(compute(op, {**params, "bytes": len(msg)}, {"sk": sk.hex(), "msg": msg.hex()})["sig"])
         if not ref.verify(pk, msg, hedged):
             return False, f"a hedged signature made here does not verify in {DILITHIUM}"
-        if ref.verify(pk, msg, _flip(hedged, 40 + len(msg))):
+        if ref.verify(pk, msg, flip_bit(hedged, 40 + len(msg))):
             return False, f"{DILITHIUM} accepts the engine's signature with one bit flipped"
         return True, (f"same signature as {DILITHIUM} for a given rnd; a hedged one verifies there, "
                       "and with one bit flipped does not")
@@ -111,8 +114,8 @@ def _check_dsa(op: str, level: int, params: dict, compute: Compute) -> tuple[boo
     args = lambda s, m=msg: {"pk": pk.hex(), "msg": m.hex(), "sig": s.hex()}
     if compute(op, params, args(sig)).get("ok") != "01":
         return False, f"rejects a valid signature made by {DILITHIUM}"
-    if compute(op, params, args(_flip(sig, 40 + len(msg)))).get("ok") != "00":
+    if compute(op, params, args(flip_bit(sig, 40 + len(msg)))).get("ok") != "00":
         return False, "accepts a signature with one bit flipped"
-    if compute(op, params, args(sig, _flip(msg, 0) if msg else b"\x00")).get("ok") != "00":
+    if compute(op, params, args(sig, flip_bit(msg, 0) if msg else b"\x00")).get("ok") != "00":
         return False, "accepts a signature over another message"
     return True, f"accepts {DILITHIUM}'s signature; rejects it with one bit flipped, or over another message"

@@ -9,17 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ...core.extras import require
+from ..pqc_check import DILITHIUM, KYBER, flip_bit, ml_dsa, ml_kem
 from .firmware.plan import Inputs, Kat, fill
-
-KYBER = "kyber-py (pure-Python ML-KEM)"
-DILITHIUM = "dilithium-py (pure-Python ML-DSA)"
-
-
-def _flip(data: bytes, at: int) -> bytes:
-    out = bytearray(data)
-    out[at % len(out)] ^= 0x01
-    return bytes(out)
 
 
 def pqc_cell(op: str, params: Mapping, seed: int) -> tuple[Inputs, dict]:
@@ -27,19 +18,19 @@ def pqc_cell(op: str, params: Mapping, seed: int) -> tuple[Inputs, dict]:
     level = int(params["level"])
     s = lambda k: fill(32, seed * 8 + k)                 # noqa: E731 - the cell's 32-byte seeds
     if op.startswith("ml-kem-"):
-        ref = getattr(require("kyber_py.ml_kem", "pqc", "the ML-KEM firmware check"), f"ML_KEM_{level}")
+        ref = ml_kem(level)
         ek, dk = ref._keygen_internal(s(0), s(1))
         if op == "ml-kem-keygen":
             return Inputs(op, params, {"d": s(0), "z": s(1)}), {"expect": ek + dk, "by": KYBER}
         k, c = ref._encaps_internal(ek, s(2))
         if op == "ml-kem-encaps":
             return Inputs(op, params, {"ek": ek, "m": s(2)}), {"expect": c + k, "by": KYBER}
-        bad = _flip(c, seed)
+        bad = flip_bit(c, seed)
         rejected = ref.decaps(dk, bad)
         assert rejected != k, "kyber-py's implicit rejection gave the sender's key"
         kat = Kat(f"{KYBER.split()[0]}-mlkem{level}-flipped-c", Inputs(op, params, {"dk": dk, "c": bad}), rejected)
         return Inputs(op, params, {"dk": dk, "c": c}), {"expect": k, "by": KYBER, "kats": [kat]}
-    ref = getattr(require("dilithium_py.ml_dsa", "pqc", "the ML-DSA firmware check"), f"ML_DSA_{level}")
+    ref = ml_dsa(level)
     pk, sk = ref._keygen_internal(s(0))
     if op == "ml-dsa-keygen":
         return Inputs(op, params, {"seed": s(0)}), {"expect": pk + sk, "by": DILITHIUM}
@@ -48,8 +39,8 @@ def pqc_cell(op: str, params: Mapping, seed: int) -> tuple[Inputs, dict]:
     if op == "ml-dsa-sign":
         return Inputs(op, params, {"sk": sk, "msg": msg, "rnd": s(2)}), {"expect": sig, "by": DILITHIUM}
     tag = f"{DILITHIUM.split()[0]}-mldsa{level}"
-    kats = [Kat(f"{tag}-flipped-sig", Inputs(op, params, {"pk": pk, "msg": msg, "sig": _flip(sig, 40 + len(msg))}),
+    kats = [Kat(f"{tag}-flipped-sig", Inputs(op, params, {"pk": pk, "msg": msg, "sig": flip_bit(sig, 40 + len(msg))}),
                 b"\x00"),
-            Kat(f"{tag}-other-msg", Inputs(op, params, {"pk": pk, "msg": _flip(msg, 0) if msg else b"\x00",
+            Kat(f"{tag}-other-msg", Inputs(op, params, {"pk": pk, "msg": flip_bit(msg, 0) if msg else b"\x00",
                                                          "sig": sig}), b"\x00")]
     return Inputs(op, params, {"pk": pk, "msg": msg, "sig": sig}), {"expect": b"\x01", "by": DILITHIUM, "kats": kats}
