@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "cb_pqclean.h"
 #include "engine.h"
 
 #ifndef CBH_PQCLEAN_SOURCE
@@ -31,26 +32,13 @@
 #define CBH_PQCLEAN_LIBFLAGS ""
 #endif
 
-/* ---- PQClean's entry points (api.h / kem.h of each scheme; declared here because the schemes'
- * headers share macro names such as KYBER_K and cannot all be included in one file) ---------------- */
-#define KEM_DECL(P)                                                                                   \
-    int P##_crypto_kem_keypair_derand(uint8_t *pk, uint8_t *sk, const uint8_t *coins);               \
-    int P##_crypto_kem_keypair(uint8_t *pk, uint8_t *sk);                                            \
-    int P##_crypto_kem_enc_derand(uint8_t *ct, uint8_t *ss, const uint8_t *pk, const uint8_t *coins); \
-    int P##_crypto_kem_enc(uint8_t *ct, uint8_t *ss, const uint8_t *pk);                             \
-    int P##_crypto_kem_dec(uint8_t *ss, const uint8_t *ct, const uint8_t *sk);
-#define DSA_DECL(P)                                                                                   \
-    int P##_crypto_sign_keypair(uint8_t *pk, uint8_t *sk);                                           \
-    int P##_crypto_sign_signature_ctx(uint8_t *sig, size_t *siglen, const uint8_t *m, size_t mlen,  \
-                                      const uint8_t *ctx, size_t ctxlen, const uint8_t *sk);        \
-    int P##_crypto_sign_verify_ctx(const uint8_t *sig, size_t siglen, const uint8_t *m, size_t mlen, \
-                                   const uint8_t *ctx, size_t ctxlen, const uint8_t *pk);
-KEM_DECL(PQCLEAN_MLKEM512_CLEAN)
-KEM_DECL(PQCLEAN_MLKEM768_CLEAN)
-KEM_DECL(PQCLEAN_MLKEM1024_CLEAN)
-DSA_DECL(PQCLEAN_MLDSA44_CLEAN)
-DSA_DECL(PQCLEAN_MLDSA65_CLEAN)
-DSA_DECL(PQCLEAN_MLDSA87_CLEAN)
+/* ---- PQClean's entry points (harness/common/cb_pqclean.h says why they are declared by hand) ---- */
+CB_PQCLEAN_KEM_DECL(PQCLEAN_MLKEM512_CLEAN)
+CB_PQCLEAN_KEM_DECL(PQCLEAN_MLKEM768_CLEAN)
+CB_PQCLEAN_KEM_DECL(PQCLEAN_MLKEM1024_CLEAN)
+CB_PQCLEAN_DSA_DECL(PQCLEAN_MLDSA44_CLEAN)
+CB_PQCLEAN_DSA_DECL(PQCLEAN_MLDSA65_CLEAN)
+CB_PQCLEAN_DSA_DECL(PQCLEAN_MLDSA87_CLEAN)
 
 typedef struct {
     long level;

@@ -28,6 +28,7 @@
 
 #include <string.h>
 
+#include "cb_pqclean.h"
 #include "fw.h"
 
 const char fw_lib_name[] = "pqclean";
@@ -71,10 +72,6 @@ static __attribute__((unused)) int out_fits(const fw_io *io, size_t n)
 /* ---- ML-KEM ------------------------------------------------------------------------------------ */
 #if defined(PQ_KEM_LEVEL) && (defined(FW_OP_ML_KEM_KEYGEN) || defined(FW_OP_ML_KEM_ENCAPS) \
                               || defined(FW_OP_ML_KEM_DECAPS))
-#define KEM_DECL(P)                                                                                   \
-    int P##_crypto_kem_keypair_derand(uint8_t *pk, uint8_t *sk, const uint8_t *coins);               \
-    int P##_crypto_kem_enc_derand(uint8_t *ct, uint8_t *ss, const uint8_t *pk, const uint8_t *coins); \
-    int P##_crypto_kem_dec(uint8_t *ss, const uint8_t *ct, const uint8_t *sk);
 #if PQ_KEM_LEVEL == 512
 #define KEM_P PQCLEAN_MLKEM512_CLEAN
 #define KEM_EK 800
@@ -96,9 +93,9 @@ static __attribute__((unused)) int out_fits(const fw_io *io, size_t n)
 #define KEM_CAT_(P, F) P##_##F
 #define KEM_CAT(P, F) KEM_CAT_(P, F)
 #define KEM_FN(F) KEM_CAT(KEM_P, F)
-KEM_DECL(PQCLEAN_MLKEM512_CLEAN)
-KEM_DECL(PQCLEAN_MLKEM768_CLEAN)
-KEM_DECL(PQCLEAN_MLKEM1024_CLEAN)
+CB_PQCLEAN_KEM_DECL(PQCLEAN_MLKEM512_CLEAN)
+CB_PQCLEAN_KEM_DECL(PQCLEAN_MLKEM768_CLEAN)
+CB_PQCLEAN_KEM_DECL(PQCLEAN_MLKEM1024_CLEAN)
 #define SS_BYTES 32
 
 static int kem_supports(const fw_params *p, const char **why)
@@ -156,12 +153,6 @@ static int kem_decaps_run(const fw_params *p, fw_io *io)
 /* ---- ML-DSA ------------------------------------------------------------------------------------ */
 #if defined(PQ_DSA_LEVEL) && (defined(FW_OP_ML_DSA_KEYGEN) || defined(FW_OP_ML_DSA_SIGN) \
                               || defined(FW_OP_ML_DSA_VERIFY))
-#define DSA_DECL(P)                                                                                   \
-    int P##_crypto_sign_keypair(uint8_t *pk, uint8_t *sk);                                           \
-    int P##_crypto_sign_signature_ctx(uint8_t *sig, size_t *siglen, const uint8_t *m, size_t mlen,  \
-                                      const uint8_t *ctx, size_t ctxlen, const uint8_t *sk);        \
-    int P##_crypto_sign_verify_ctx(const uint8_t *sig, size_t siglen, const uint8_t *m, size_t mlen, \
-                                   const uint8_t *ctx, size_t ctxlen, const uint8_t *pk);
 #if PQ_DSA_LEVEL == 44
 #define DSA_P PQCLEAN_MLDSA44_CLEAN
 #define DSA_PK 1312
@@ -183,9 +174,9 @@ static int kem_decaps_run(const fw_params *p, fw_io *io)
 #define DSA_CAT_(P, F) P##_##F
 #define DSA_CAT(P, F) DSA_CAT_(P, F)
 #define DSA_FN(F) DSA_CAT(DSA_P, F)
-DSA_DECL(PQCLEAN_MLDSA44_CLEAN)
-DSA_DECL(PQCLEAN_MLDSA65_CLEAN)
-DSA_DECL(PQCLEAN_MLDSA87_CLEAN)
+CB_PQCLEAN_DSA_DECL(PQCLEAN_MLDSA44_CLEAN)
+CB_PQCLEAN_DSA_DECL(PQCLEAN_MLDSA65_CLEAN)
+CB_PQCLEAN_DSA_DECL(PQCLEAN_MLDSA87_CLEAN)
 
 static int dsa_supports(const fw_params *p, const char **why)
 {
