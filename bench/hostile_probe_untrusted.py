@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Inputs from others stay data (issue 30): recipes, vector files, firmware images, store locations,
-labels and lab files, each tried as a hostile user would, through the command that reads it, in a
+"""Inputs from others stay data (issues 30 and 43): recipes, vector files, firmware images, store
+locations, labels and lab files (issue 30); a library's git repository, gate documents, the
+pull-request comment and images that misuse the simulator (issue 43), each tried as a hostile user would, through the command that reads it, in a
 fresh process whose working folder is a scratch folder of its own.
 
 Every case is judged on six things the summary line counts:
@@ -29,7 +30,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from untrusted_core import BAD, SHOWN, judge, make_world, seed_store  # noqa: E402
-from untrusted_cases import CLASSES  # noqa: E402
+from untrusted_cases import CLASSES as INPUT_CLASSES  # noqa: E402
+from untrusted_cases_repo import CLASSES as REPO_CLASSES  # noqa: E402
+from untrusted_cases_gate import CLASSES as GATE_CLASSES  # noqa: E402
+from untrusted_cases_sim import CLASSES as SIM_CLASSES  # noqa: E402
+
+CLASSES = {**INPUT_CLASSES, **REPO_CLASSES, **GATE_CLASSES, **SIM_CLASSES}
 
 
 def main() -> int:
