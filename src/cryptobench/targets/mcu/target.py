@@ -172,7 +172,8 @@ class McuTarget:
         if not t.library_source:
             return None, {}
         if t.library_commit:
-            return checkout(t.library_source, t.library_ref or t.library_commit, t.library_commit, cache_dir())
+            return checkout(t.library_source, t.library_ref or t.library_commit, t.library_commit, cache_dir(),
+                            log=self.log)
         folder = Path(t.library_source)
         return folder, plain_dir_state(folder) if folder.is_dir() else {}
 

@@ -10,33 +10,39 @@ its tree was dirty are recorded.
 The repository is someone else's data (project rule: inputs from others are data):
 * the ref is checked before git sees it (no option: a ref starting with '-' is refused, and
   `rev-parse --verify --end-of-options REF^{commit}` never reads it as one);
-* git runs with the system and global configuration off, hooks and fsmonitor off, no prompt, no
-  inherited GIT_* variable (GIT_DIR, GIT_WORK_TREE, …) and no secret variable (child_environment);
+* a ref that names two things (a tag and a branch of one name, a name that is also the start of a
+  commit's hash) is refused, naming both: git would silently take one;
+* git runs so that no program the repository's configuration names can start (git_run.py);
 * the export reads objects only (ls-tree, cat-file): no checkout, so no filter, no hook, no
-  attribute (export-subst) runs, and nothing is written into the user's repository (no worktree
-  entry, no index refresh: GIT_OPTIONAL_LOCKS=0 for `status`); the exported files are read-only;
+  attribute (export-subst) runs, and nothing is written into the user's repository; the commit's
+  tree is checked and written so that nothing lands outside its folder, within caps on size
+  (tree_export.py); the exported files are read-only;
+* a cached export is checked against its commit before each use and written again where it
+  differs, so a tree changed in the cache is never measured under the commit's name; an export a
+  killed process left half-written is removed by the next one;
 * every failure is one line naming --library-source, the argument and what was expected."""
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import stat
-import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ....core.errors import UsageError
-from ....core.processes import child_environment
+from .git_run import FLAG, HASH_RX, git, git_environment  # noqa: F401  (history reads git through here)
+from .tree_export import Caps, deadline, list_tree, verify, write_tree
+from .worktree_state import plain_dir_state  # noqa: F401  (the plain DIR's state: target.py)
 
-FLAG = "--library-source"
-HASH_RX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")      # SHA-1 or SHA-256 repositories
 # a ref as a user types it: printable, no whitespace, no option, at most 200 characters
 REF_RX = re.compile(r"[^\x00-\x20\x7f-][^\x00-\x20\x7f]{0,199}")
-GIT_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "protocol.allow=never",
-              "-c", "core.untrackedCache=false")
-GIT_TIMEOUT_S = 120.0
+HEX_PREFIX_RX = re.compile(r"[0-9a-fA-F]{4,63}")
+TEMP_RX = re.compile(r"\.[0-9a-f]{12}-.+")        # an export being written (mkdtemp's name below)
+ABANDONED_AFTER_S = 10.0     # an unlocked temporary export this long untouched is a dead process's, not one starting
 
 
 @dataclass(frozen=True)
@@ -47,34 +53,6 @@ class LibraryRef:
     ref: str
     commit: str
     prefix: str = ""
-
-
-def git_environment() -> dict[str, str]:
-    """The environment git runs with: no system or global configuration, no prompt, no inherited
-    GIT_* variable (which could point git at another repository or work tree), no secret."""
-    drop = {k: None for k in os.environ if k.startswith("GIT_")}
-    return child_environment({**drop, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-                              "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "GIT_ASKPASS": None,
-                              "SSH_ASKPASS": None, "LC_ALL": "C"})
-
-
-def git(folder: Path, *args: str, data: bool = False, check: bool = True, input: bytes | None = None):
-    """Run git in `folder` with the sanitized environment; stdout as text (bytes with `data`).
-    None when git fails and `check` is False; a UsageError naming --library-source otherwise."""
-    try:
-        proc = subprocess.run(["git", *GIT_CONFIG, "-C", str(folder), *args], capture_output=True,
-                              env=git_environment(), timeout=GIT_TIMEOUT_S, input=input, stdin=None if input else
-                              subprocess.DEVNULL)
-    except FileNotFoundError:
-        raise UsageError(f"{FLAG}: DIR@REF needs git, which is not installed")
-    except subprocess.TimeoutExpired:
-        raise UsageError(f"{FLAG}: git {args[0]} in {folder} took over {GIT_TIMEOUT_S:.0f} s")
-    if proc.returncode != 0:
-        if not check:
-            return None
-        why = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["no output"])[-1]
-        raise UsageError(f"{FLAG}: git {args[0]} failed in {folder}: {why}")
-    return proc.stdout if data else proc.stdout.decode("utf-8", "replace")
 
 
 def split_source(given: str) -> tuple[str, str | None]:
@@ -103,6 +81,7 @@ def resolve_ref(given: str) -> LibraryRef | None:
             git(root, "rev-parse", "--git-dir", check=False) is None:
         raise UsageError(f"{FLAG}: {given}: {folder} is not a git repository; expected DIR@REF with DIR a git "
                          "repository (or a plain DIR without @REF)")
+    _refuse_ambiguous(root, given, ref)
     out = git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False)
     commit = (out or "").strip()
     if not HASH_RX.fullmatch(commit):
@@ -111,27 +90,50 @@ def resolve_ref(given: str) -> LibraryRef | None:
     return LibraryRef(repo=str(root), ref=ref, commit=commit, prefix=prefix)
 
 
+def _refuse_ambiguous(root: Path, given: str, ref: str) -> None:
+    """A ref that git would resolve by its own precedence among several things is refused, naming
+    them: a tag and a branch of one name (git takes the tag), a ref that is also the start of a
+    commit's hash (git takes the ref). A full hash, or a full ref name (refs/heads/x), is never
+    ambiguous."""
+    if HASH_RX.fullmatch(ref) or ref.startswith("refs/") or not re.fullmatch(r"[^~^:@{}\\?*\[]+", ref):
+        return
+    candidates = [f"refs/{ref}", f"refs/tags/{ref}", f"refs/heads/{ref}", f"refs/remotes/{ref}",
+                  f"refs/remotes/{ref}/HEAD"]
+    listed = git(root, "for-each-ref", "--format=%(refname)", "--", *candidates, check=False) or ""
+    named = [name for name in listed.splitlines() if name in candidates]
+    if HEX_PREFIX_RX.fullmatch(ref) and named:
+        objects = git(root, "rev-parse", "--disambiguate=" + ref.lower(), check=False) or ""
+        named += [f"commit {o[:12]}…" for o in objects.split() if HASH_RX.fullmatch(o)
+                  and (git(root, "cat-file", "-t", o, check=False) or "").strip() == "commit"]
+    if len(named) > 1:
+        raise UsageError(f"{FLAG}: {given}: '{ref}' names {len(named)} things in {root.name}: {', '.join(named)}; "
+                         f"give the full name (e.g. {named[0] if named[0].startswith('refs/') else named[1]}) or a "
+                         "commit hash")
+
+
 def commits_dir(cache: Path) -> Path:
     return cache / "library-commits"
 
 
-def export_tree(lib: LibraryRef, cache: Path) -> Path:
-    """The commit's tree in the cache (exported on first use), and the folder in it that DIR was:
-    the library tree the recipe's sources are found in."""
+def export_tree(lib: LibraryRef, cache: Path, log=lambda line: None) -> Path:
+    """The commit's tree in the cache, and the folder in it that DIR was: the library tree the
+    recipe's sources are found in. Exported on first use; on every later use checked against the
+    commit first, and exported again where it differs (`log` says so)."""
     dest = commits_dir(cache) / lib.commit
+    where = f"{FLAG}: {Path(lib.repo).name}@{lib.ref}"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned(dest.parent)
+    caps = Caps.from_environment()
+    if dest.is_dir() and not dest.is_symlink():
+        why = verify(Path(lib.repo), lib.commit, dest, where, caps)
+        if why:
+            log(f"the cached tree of commit {lib.commit[:12]} differs from the commit ({why}): exported again")
+            _set_aside(dest)
+    elif os.path.lexists(dest):
+        log(f"the cache's {dest.name[:12]}… is not a folder: exported again")
+        _set_aside(dest)
     if not dest.is_dir():
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{lib.commit[:12]}-", dir=dest.parent))
-        try:
-            _write_tree(Path(lib.repo), lib.commit, tmp)
-            try:
-                tmp.rename(dest)
-            except OSError:
-                if not dest.is_dir():        # another run exported the same commit first: theirs is the same tree
-                    raise
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, onerror=_writable_and_retry)
+        _export(lib, dest, where, caps)
     tree = dest / lib.prefix if lib.prefix else dest
     if not tree.is_dir():
         raise UsageError(f"{FLAG}: {lib.repo}@{lib.ref}: the folder '{lib.prefix}' does not exist at commit "
@@ -139,49 +141,56 @@ def export_tree(lib: LibraryRef, cache: Path) -> Path:
     return tree
 
 
-def _write_tree(repo: Path, commit: str, out: Path) -> None:
-    """Every blob and symlink of `commit`, written from the object store as it is (no filter, no
-    attribute); submodules are left out (an empty folder), as their commits are not in this repository."""
-    listing = git(repo, "ls-tree", "-r", "-z", "--full-tree", commit, data=True)
-    entries = []
-    for item in listing.split(b"\0"):
-        if not item:
+def _export(lib: LibraryRef, dest: Path, where: str, caps: Caps) -> None:
+    """The commit's tree written into a temporary folder held under a lock while it is written (so
+    `_remove_abandoned` of another run leaves it alone), then renamed into place in one step."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".{lib.commit[:12]}-", dir=dest.parent))
+    held = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        until = deadline()
+        write_tree(Path(lib.repo), list_tree(Path(lib.repo), lib.commit, where, caps, until), tmp, where, until)
+        try:
+            tmp.rename(dest)
+        except OSError:
+            if not dest.is_dir():        # another run exported the same commit first: theirs is the same tree
+                raise UsageError(f"{where}: could not move the export into {dest.parent}")
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, onerror=_writable_and_retry)
+        os.close(held)
+
+
+def _set_aside(dest: Path) -> None:
+    """Move a cached tree out of the commit's name in one step (a run reading it keeps its files),
+    then remove it."""
+    aside = Path(tempfile.mkdtemp(prefix=f".{dest.name[:12]}-stale-", dir=dest.parent))
+    os.rename(dest, aside / "tree")
+    shutil.rmtree(aside, onerror=_writable_and_retry)
+
+
+def _remove_abandoned(folder: Path) -> None:
+    """Remove the temporary folders of exports whose process died (kill -9, a power cut): no
+    process holds their lock any more (and none is about to take it: the folder is not new)."""
+    for tmp in folder.iterdir():
+        if not TEMP_RX.fullmatch(tmp.name) or tmp.is_symlink() or not tmp.is_dir() or \
+                time.time() - tmp.stat().st_mtime < ABANDONED_AFTER_S:
             continue
-        meta, _, name = item.partition(b"\t")
-        mode, kind, obj = meta.split(b" ")
-        path = os.fsdecode(name)
-        if path.startswith("/") or ".." in Path(path).parts or ".git" in Path(path).parts:
-            raise UsageError(f"{FLAG}: {repo}@{commit[:12]}: the commit holds a path git itself would refuse: "
-                             f"{path!r}")
-        entries.append((mode.decode(), kind.decode(), obj.decode(), path))
-    blobs = [e for e in entries if e[1] == "blob"]
-    contents = _cat_blobs(repo, [e[2] for e in blobs]) if blobs else []
-    for (mode, _, _, path), data in zip(blobs, contents):
-        target = out / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if mode == "120000":
-            os.symlink(os.fsdecode(data), target)    # resolve() refuses one that leads out of the tree
-        else:
-            target.write_bytes(data)
-            target.chmod(0o555 if mode == "100755" else 0o444)     # read-only data
-    for mode, kind, _, path in entries:
-        if kind == "commit":
-            (out / path).mkdir(parents=True, exist_ok=True)
-
-
-def _cat_blobs(repo: Path, objects: list[str]) -> list[bytes]:
-    """The blobs' contents, read in one `git cat-file --batch`."""
-    raw = git(repo, "cat-file", "--batch", data=True, input=("\n".join(objects) + "\n").encode())
-    out, at = [], 0
-    for obj in objects:
-        end = raw.index(b"\n", at)
-        header = raw[at:end].split(b" ")
-        if len(header) != 3 or header[0].decode() != obj:
-            raise UsageError(f"{FLAG}: {repo}: git cat-file answered {raw[at:end][:80]!r} for object {obj}")
-        size = int(header[2])
-        out.append(raw[end + 1:end + 1 + size])
-        at = end + 1 + size + 1
-    return out
+        try:
+            fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)              # an export being written by a living process
+            continue
+        try:
+            shutil.rmtree(tmp, onerror=_writable_and_retry)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def _writable_and_retry(func, path, _exc) -> None:
@@ -189,29 +198,7 @@ def _writable_and_retry(func, path, _exc) -> None:
     func(path)
 
 
-def plain_dir_state(folder: Path) -> dict:
-    """For a plain --library-source DIR inside a git work tree (and not ignored by it): the HEAD
-    commit and whether the tree was dirty (changes or untracked files under DIR), else {} (also
-    where git is not installed: a plain DIR needs no git)."""
-    try:
-        return _plain_dir_state(folder)
-    except UsageError:
-        return {}
-
-
-def _plain_dir_state(folder: Path) -> dict:
-    if git(folder, "rev-parse", "--is-inside-work-tree", check=False) != "true\n":
-        return {}
-    if git(folder, "check-ignore", "-q", ".", check=False) is not None:
-        return {}            # an ignored folder of another repository (a crate in cryptobench's .cache)
-    head = (git(folder, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False) or "").strip()
-    if not HASH_RX.fullmatch(head):
-        return {}
-    status = git(folder, "status", "--porcelain", "--untracked-files=normal", "--", ".", check=False)
-    return {"library_commit": head, "library_dirty": bool(status and status.strip())}
-
-
-def checkout(repo: str, ref: str, commit: str, cache: Path) -> tuple[Path, dict]:
+def checkout(repo: str, ref: str, commit: str, cache: Path, log=lambda line: None) -> tuple[Path, dict]:
     """(the library tree, its build conditions) of a run planned with DIR@REF: the stored commit
     (a resumed run measures the same one, wherever the ref moved since), exported into the cache."""
     folder = Path(repo)
@@ -224,7 +211,7 @@ def checkout(repo: str, ref: str, commit: str, cache: Path) -> tuple[Path, dict]
         raise UsageError(f"{FLAG}: {repo}@{ref}: no commit {commit} in {repo} any more")
     prefix = (git(folder, "rev-parse", "--show-prefix", check=False) or "").strip().rstrip("/")
     lib = LibraryRef(repo=repo, ref=ref, commit=commit, prefix=prefix)
-    return export_tree(lib, cache), conditions_of(lib)
+    return export_tree(lib, cache, log), conditions_of(lib)
 
 
 def conditions_of(lib: LibraryRef) -> dict:
