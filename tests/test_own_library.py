@@ -327,3 +327,52 @@ def test_an_eax_cell_on_a_target_is_cross_checked_against_the_reference():
     assert check["expect"] == python_reference("aes-eax-encrypt", {}, vals)[0] and "pycryptodome" in check["by"]
     check = McuTarget._python_expect("norx32-4-1-encrypt", {}, Inputs("norx32-4-1-encrypt", {}, {}))
     assert "no maintained Python package" in check["why"]
+
+
+def test_sources_are_expanded_once_to_files_the_build_compiles(tmp_path):
+    """`**` spans folders; folders, headers and what a build writes into the tree later (objects,
+    temporary files) are never sources: the list is fixed when the recipe is resolved."""
+    home, tree = tmp_path / "home", tmp_path / "tree"
+    (tree / "src" / "deep").mkdir(parents=True)
+    for name in ("src/a.c", "src/deep/b.c", "src/deep/c.S", "src/a.h", "README"):
+        (tree / name).write_text("int x;\n")
+    (home / "glue.c").parent.mkdir(parents=True)
+    (home / "glue.c").write_text("\n")
+    r = resolve(load_recipe(str(_recipe(home, BASE + 'glue = "glue.c"\nsources = ["**/*"]\n'))), tree)
+    expected = [tree / "src" / "a.c", tree / "src" / "deep" / "b.c", tree / "src" / "deep" / "c.S"]
+    assert r.files() == expected
+    (tree / "src" / "tmp.1234.c").write_text("vanishes\n")        # what a glob at build time would pick up
+    assert r.files() == expected
+    with pytest.raises(UsageError, match=r"r2.toml:5: key 'sources': '\*\*/\*.h' matches no source file"):
+        resolve(load_recipe(str(_recipe(home, BASE + 'glue = "glue.c"\nsources = ["**/*.h"]\n', "r2.toml"))), tree)
+
+
+def test_a_bad_variant_source_is_reported_at_the_variants_line(tmp_path):
+    home, tree = tmp_path / "home", tmp_path / "tree"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "a.c").write_text("int a;\n")
+    (home / "glue.c").parent.mkdir(parents=True)
+    (home / "glue.c").write_text("\n")
+    body = (BASE + 'glue = "glue.c"\nsources = ["src/a.c"]\n[[variant]]\nname = "v"\nwhen = { bytes = 64 }\n'
+            'sources = ["src/missing.c"]\n[ops]\n"sha256" = "x"\n')
+    with pytest.raises(UsageError, match=r"r.toml:9: key 'sources': 'src/missing.c' matches no source file"):
+        resolve(load_recipe(str(_recipe(home, body))), tree)
+    outside = body.replace('"src/missing.c"', '"../../etc/*.c"')
+    with pytest.raises(UsageError, match=r"r.toml:9: 'sources' entry '../../etc/\*.c' leads outside"):
+        load_recipe(str(_recipe(home, outside)))
+    same = body.replace('"src/missing.c"', '"src/a.c"')       # the same text as [library]'s: still its own line
+    (tree / "src" / "a.c").unlink()
+    with pytest.raises(UsageError, match=r"r.toml:5: key 'sources'"):
+        resolve(load_recipe(str(_recipe(home, same))), tree)
+
+
+def test_a_recipes_crate_download_is_said_before_it_starts(tmp_path, monkeypatch, capsys):
+    from cryptobench.targets.mcu.firmware.recipes import crate_tree
+    monkeypatch.setenv("CRYPTOBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CARGO_HOME", str(tmp_path / "cargo"))       # an empty cargo, offline: the fetch fails at once
+    monkeypatch.setenv("CARGO_NET_OFFLINE", "true")
+    with pytest.raises(UsageError, match="r.toml: could not fetch crate no-such-crate-cb 9.9.9"):
+        crate_tree("no-such-crate-cb", "9.9.9", "r.toml")
+    said = capsys.readouterr().err
+    assert said.startswith("cryptobench: r.toml: downloading crate no-such-crate-cb 9.9.9 from the Rust crate registry")
+    assert "as its 'crate' key asks" in said

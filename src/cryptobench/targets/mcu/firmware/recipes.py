@@ -18,6 +18,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from ....catalog.ops import OPS
 from ....core.errors import UsageError
 from ....core.files import read_toml, read_utf8, toml_line
 from ....core.paths import REPO_ROOT
-from ....core.printable import quoted
+from ....core.printable import printable, quoted
 from ....core.processes import child_environment
 from ..sim.peripherals.registry import KINDS as PERIPHERAL_KINDS
 from .cflags import define_problem, flag_problem, include_dir
@@ -57,10 +58,16 @@ def cache_dir() -> Path:
 
 def crate_tree(crate: str, version: str, where: str, log=lambda s: None) -> Path:
     """The crate's unpacked tree in the cache, fetched (scripts/fetch_crate.sh) on first use; a
-    fetch that fails is a UsageError that starts with `where` (the file that asked for the crate)."""
+    fetch that fails is a UsageError that starts with `where` (the file that asked for the crate).
+    A download is a side effect the recipe chose: it is said on stderr before it starts, with the
+    file that asked for it, whatever --quiet or the progress bar do with `log`."""
     crates = cache_dir() / "crates"
     unpacked = crates / f"{crate}-{version}"
     if not unpacked.is_dir():
+        sys.stderr.write(printable(f"cryptobench: {where}: downloading crate {crate} {version} from the Rust crate "
+                                   f"registry (cargo's configuration) into {crates}, as its 'crate' key asks; "
+                                   "--library-source DIR builds a tree of your own instead") + "\n")
+        sys.stderr.flush()
         log(f"fetching {crate} {version} into {crates}")
         proc = subprocess.run(["bash", str(REPO_ROOT / "scripts" / "fetch_crate.sh"), crate, version, str(crates)],
                               capture_output=True, text=True, env=child_environment())
@@ -84,6 +91,7 @@ class Variant:
     # op -> the stack it needs (bytes, as measured on a board with room): an image that links less
     # stack is refused before it runs, with one line, instead of overflowing into data and bss
     stack_needs: dict[str, int] = field(default_factory=dict)
+    sources_line: int = 0         # where the recipe sets this variant's sources (errors name it)
 
     def matches(self, op: str, params) -> bool:
         if self.ops and op not in self.ops:
@@ -116,6 +124,9 @@ class Recipe:
     variants: list[Variant] = field(default_factory=list)
     home: Path = FIRMWARE_DIR                  # where glue and config_dir are found
     source_dir: Path | None = None        # set by resolve()
+    # the source files, globs expanded once by resolve() (variant name, '' for [library]'s): the
+    # build compiles exactly these, never what a glob finds later in a tree a build writes into
+    source_files: dict[str, list[Path]] = field(default_factory=dict)
     source_git: dict = field(default_factory=dict)   # --library-source: commit, ref, dirtiness (library_ref.py)
     # Mbed TLS-style _ALT replacements (docs/firmware.md, "Mbed TLS _ALT"): sources and include
     # dirs of the user's own folder (beside the recipe), built into the library archive, and the
@@ -129,11 +140,12 @@ class Recipe:
 
     def files(self, variant: Variant | None = None) -> list[Path]:
         """The source files, globs expanded, in a stable order: the variant's own where it has them."""
-        out = []
-        for pattern in (variant.sources if variant is not None and variant.sources else self.sources):
-            hits = sorted(glob.glob(str(self.source_dir / pattern)))
-            out += [Path(h) for h in hits]
-        return out + list(self.alt_sources)
+        own = variant is not None and variant.sources
+        key = variant.name if own else ""
+        if key not in self.source_files:
+            self.source_files[key] = [f for pattern in (variant.sources if own else self.sources)
+                                      for f in source_files(self.source_dir, pattern)]
+        return self.source_files[key] + list(self.alt_sources)
 
     def variant_for(self, op: str, params) -> Variant | None:
         """The first variant whose `ops` and `when` match the cell; None: the [library] build."""
@@ -329,6 +341,16 @@ def _entry_line(lines: list[str], key_line: int, entry: str) -> int:
     return key_line
 
 
+SOURCE_SUFFIXES = (".c", ".s", ".S")        # what the firmware build compiles (C, assembler, preprocessed assembler)
+
+
+def source_files(root: Path, pattern: str) -> list[Path]:
+    """The files a `sources` glob names under `root`, sorted: `**` spans folders; folders and files
+    the build does not compile (headers, objects, a build's temporary files) are left out."""
+    hits = sorted(glob.glob(str(root / pattern), recursive=True))
+    return [Path(h) for h in hits if Path(h).suffix in SOURCE_SUFFIXES and os.path.isfile(h)]
+
+
 def _variants(tables, path: Path, lines: list[str], ops: dict) -> list[Variant]:
     """The [[variant]] tables: each a build of its own (defines, cflags) chosen by op and params."""
     if not isinstance(tables, list):
@@ -367,12 +389,13 @@ def _variants(tables, path: Path, lines: list[str], ops: dict) -> list[Variant]:
             if op not in ops:
                 raise UsageError(f"{path}:{at('ops')}: variant '{name}' names op '{op}', which [ops] does not list")
         for rel in t.get("sources", []):
-            _relative_inside(rel, path, lines, "sources")
+            _relative_inside(rel, path, lines, "sources", at("sources"))
         _check_cflags(t.get("cflags", []), path, lines, at("cflags"))
         _check_defines(t.get("defines", []), path, lines, at("defines"), "defines")
         needs = _stack_needs(t.get("stack_needs", {}), path, at("stack_needs"), name, ops)
         out.append(Variant(name, dict(when), list(t.get("ops", [])), list(t.get("defines", [])),
-                           list(t.get("cflags", [])), list(t.get("sources", [])), needs))
+                           list(t.get("cflags", [])), list(t.get("sources", [])), needs,
+                           sources_line=at("sources")))
     return out
 
 
@@ -408,7 +431,7 @@ def _in_home(home: Path, rel: str, path: Path, lines: list[str], key: str) -> Pa
     return target
 
 
-def _relative_inside(rel: str, path: Path, lines: list[str], key: str) -> None:
+def _relative_inside(rel: str, path: Path, lines: list[str], key: str, line: int | None = None) -> None:
     """A path (or glob) relative to the library's tree must stay inside it: no absolute path and
     no '..' that climbs above the tree's top."""
     depth = 0
@@ -417,15 +440,16 @@ def _relative_inside(rel: str, path: Path, lines: list[str], key: str) -> None:
         if depth < 0:
             break
     if Path(rel).is_absolute() or depth < 0:
-        raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' entry '{rel}' leads outside the library's tree; "
+        raise UsageError(f"{path}:{line or toml_line(lines, key)}: '{key}' entry '{rel}' leads outside the library's tree; "
                          "expected a path relative to it")
 
 
-def _confined(target: Path, recipe: Recipe, root: Path, lines: list[str], key: str, shown: str) -> None:
+def _confined(target: Path, recipe: Recipe, root: Path, lines: list[str], key: str, shown: str,
+              line: int | None = None) -> None:
     """`target` (symlinks followed) must lie inside the recipe's home or the library tree."""
     real = target.resolve()
     if not (real.is_relative_to(recipe.home) or real.is_relative_to(root.resolve())):
-        raise UsageError(f"{recipe.path}:{toml_line(lines, key)}: '{key}' entry '{shown}' leads to {real}, outside "
+        raise UsageError(f"{recipe.path}:{line or toml_line(lines, key)}: '{key}' entry '{shown}' leads to {real}, outside "
                          f"the recipe's folder {recipe.home} and the library tree {root}; expected a path inside "
                          "one of them")
 
@@ -448,15 +472,19 @@ def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: No
                              "--library-source DIR (or 'root', the library's folder relative to the recipe)")
     recipe.source_dir = root
     lines = read_utf8(recipe.path).splitlines()
-    patterns = [(p, toml_line(lines, "sources")) for p in recipe.sources] + [
-        (p, next((n + 1 for n, text in enumerate(lines) if json.dumps(p) in text), 1))
-        for v in recipe.variants for p in v.sources]
-    for pattern, line in patterns:
-        hits = glob.glob(str(root / pattern))
-        if not hits:
-            raise UsageError(f"{recipe.path}:{line}: key 'sources': '{pattern}' matches no file under {root}")
-        for hit in hits:
-            _confined(Path(hit), recipe, root, lines, "sources", pattern)
+    builds = [("", recipe.sources, toml_line(lines, "sources"))] + [
+        (v.name, v.sources, v.sources_line) for v in recipe.variants if v.sources]
+    recipe.source_files = {}
+    for name, patterns, line in builds:
+        files = recipe.source_files.setdefault(name, [])
+        for pattern in patterns:
+            hits = source_files(root, pattern)
+            if not hits:
+                raise UsageError(f"{recipe.path}:{line}: key 'sources': '{pattern}' matches no source file "
+                                 f"({', '.join(SOURCE_SUFFIXES)}) under {root}")
+            for hit in hits:
+                _confined(hit, recipe, root, lines, "sources", pattern, line)
+            files += hits
     for inc in recipe.include_dirs:
         if not (root / inc).is_dir():
             raise UsageError(f"{recipe.path}:{toml_line(lines, 'include_dirs')}: key 'include_dirs': '{inc}' is not a "
