@@ -32,6 +32,7 @@ class Case:
     one_line: bool = True                  # a refusal is one line on stderr
     allowed_outputs: tuple[str, ...] = ()  # names (in the scratch folder) the command may create
     stdin: str | None = None
+    before: Callable[[], None] | None = None   # prepares what the case needs just before it runs (a tampered cache)
 
 
 @dataclass
@@ -75,6 +76,8 @@ def token_count(db: Path, token: str) -> int:
 
 def judge(case: Case, world: World) -> tuple[str, str]:
     scratch = Path(tempfile.mkdtemp(prefix="case-", dir=world.work / "scratch"))
+    if case.before:
+        case.before()
     digests = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in case.inputs if p.is_file()}
     before = snapshot(world.watched)
     stored_before = token_count(world.db, world.token)
