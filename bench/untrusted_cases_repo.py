@@ -16,34 +16,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from untrusted_core import Case, World, cli_argv
+from untrusted_core import Case, World, cli_argv  # noqa: E402  (untrusted_core puts src/ on the path)
+
+from cryptobench.devtools.crafted_git import arm_canaries, blob, bomb, commit, git, nested, tree, zero_blob  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MONOCYPHER = ROOT / ".cache" / "crates" / "monocypher-sys-4.0.2" / "Monocypher"
 RECIPE = ROOT / "tests" / "fixtures" / "own-library" / "recipe.toml"
 CHILD = str(Path(__file__).resolve().parent / "untrusted_child.py")
-GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "h",
-           "GIT_AUTHOR_EMAIL": "h@h", "GIT_COMMITTER_NAME": "h", "GIT_COMMITTER_EMAIL": "h@h"}
-
-
-def git(repo: Path, *args: str, input: bytes | None = None) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True, env=GIT_ENV,
-                          input=input).stdout.decode().strip()
-
-
-def blob(repo: Path, data: bytes) -> str:
-    return git(repo, "hash-object", "-w", "--stdin", input=data)
-
-
-def tree(repo: Path, entries: list[tuple[str, bytes, str]]) -> str:
-    raw = b"".join(mode.encode() + b" " + name + b"\0" + bytes.fromhex(oid) for mode, name, oid in entries)
-    return git(repo, "hash-object", "-t", "tree", "--literally", "-w", "--stdin", input=raw)
-
-
-def commit(repo: Path, tree_id: str) -> str:
-    return git(repo, "commit-tree", tree_id, "-m", "crafted")
-
-
 def monocypher_repo(where: Path) -> Path:
     """Monocypher's src/ committed in a fresh repository (its `main`)."""
     repo = where
@@ -79,7 +59,6 @@ def repository(world: World) -> list[Case]:
     base = world.work / "repos"
     base.mkdir(exist_ok=True)
     mono = monocypher_repo(base / "monocypher")
-    src_tree = git(mono, "rev-parse", "HEAD^{tree}")
     victim = world.work / "host-victim"
     victim.mkdir(exist_ok=True)
     (victim / "keep.txt").write_text("host file\n")
@@ -114,28 +93,19 @@ def repository(world: World) -> list[Case]:
             "a path git itself would refuse")
     crafted("empty-name", [("100644", b"", blob(mono, b"x"))], "empty filename")
     crafted("long-name", [("100644", b"n" * 300, blob(mono, b"x"))], "a name over 255 bytes")
-    deep = tree(mono, [("100644", b"f.c", blob(mono, b"x"))])
-    for _ in range(100):
-        deep = tree(mono, [("40000", b"d", deep)])
-    crafted("nested-100-deep", [("40000", b"deep", deep)], "past the export's cap of 64 (CRYPTOBENCH_EXPORT_MAX_DEPTH")
-    long_path = tree(mono, [("100644", b"f.c", blob(mono, b"x"))])
-    for _ in range(8):
-        long_path = tree(mono, [("40000", b"p" * 250, long_path)])
-    crafted("path-over-the-cap", [("40000", b"long", long_path)], "a path over 1024 bytes, the export's cap")
+    crafted("nested-100-deep", [("40000", b"deep", nested(mono, 100))], "past the export's cap of 64 (CRYPTOBENCH_EXPORT_MAX_DEPTH")
+    crafted("path-over-the-cap", [("40000", b"long", nested(mono, 8, b"p" * 250))], "a path over 1024 bytes, the export's cap")
     crafted("symlink-over-path-max", [("120000", b"l", blob(mono, b"x" * 5000))], "a symlink's target is at most 4096")
     crafted("mode-100600-read-as-gits-100644", [("100600", b"m.c", blob(mono, b"x"))], "", rc=(0,), one_line=False)
     # class 4: size
-    bomb = tree(mono, [("100644", b"f", blob(mono, b"x"))])
-    for _ in range(7):
-        bomb = tree(mono, [("40000", bytes([ord("a") + i]), bomb) for i in range(10)])
-    crafted("git-bomb-10M-paths", [("40000", b"bomb", bomb)], "more than 100,000 files, the export's cap")
-    big = _big_blob(mono, 1536 << 20)
+    crafted("git-bomb-10M-paths", [("40000", b"bomb", bomb(mono))], "more than 100,000 files, the export's cap")
+    big = zero_blob(mono, 1536 << 20)
     crafted("blob-1.5GB", [("100644", b"big.bin", big)], "MiB, the export's cap (CRYPTOBENCH_EXPORT_MAX_BYTES")
-    cid = commit(mono, tree(mono, [src_entry, ("100644", b"big.bin", _big_blob(mono, 300 << 20))]))
+    cid = commit(mono, tree(mono, [src_entry, ("100644", b"big.bin", zero_blob(mono, 300 << 20))]))
     cases.append(_case(world, "blob-300MB-streamed", [sys.executable, CHILD, "--rss", "--", *run_argv(f"{mono}@{cid}")],
                        rc=(0,), one_line=False, env={"CRYPTOBENCH_EXPORT_MAX_BYTES": str(1 << 30)},
                        check=lambda proc, scratch: _rss_below(proc, 250)))
-    cid = commit(mono, tree(mono, [src_entry, ("100644", b"pad.bin", _big_blob(mono, 8 << 20))]))
+    cid = commit(mono, tree(mono, [src_entry, ("100644", b"pad.bin", zero_blob(mono, 8 << 20))]))
     cases.append(_case(world, "full-disk", [sys.executable, CHILD, "--fsize", str(1 << 20), "--",
                                             *run_argv(f"{mono}@{cid}")],
                        fragment="could not write the commit's tree into"))
@@ -159,17 +129,6 @@ def repository(world: World) -> list[Case]:
     # class 2: a copied repository's configuration names programs
     cases += _copied_repository(world, base)
     return cases
-
-
-def _big_blob(repo: Path, size: int) -> str:
-    """A blob of `size` zero bytes, streamed into git (compressed, it is a few hundred KB)."""
-    proc = subprocess.Popen(["git", "-C", str(repo), "hash-object", "-w", "--stdin"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, env=GIT_ENV)
-    chunk = b"\0" * (1 << 20)
-    for _ in range(size >> 20):
-        proc.stdin.write(chunk)
-    out, _ = proc.communicate()
-    return out.decode().strip()
 
 
 def _rss_below(proc, mib: int) -> str:
@@ -221,19 +180,6 @@ def _abandoned_export(world: World, mono: Path) -> Case:
                  check=lambda proc, scratch: "the killed export's folder is still there" if left.exists() else "")
 
 
-CANARY_CONFIG = {
-    "filter.evil.clean": "{canary} clean", "filter.evil.smudge": "{canary} smudge",
-    "filter.evil.process": "{canary} process", "filter.evil.required": "true",
-    "diff.evil.textconv": "{canary} textconv", "diff.evil.command": "{canary} diff", "diff.external": "{canary} ext",
-    "core.fsmonitor": "{canary} fsmonitor", "core.hooksPath": "{hooks}", "core.pager": "{canary} pager",
-    "pager.status": "{canary} pager", "credential.helper": "!{canary} credential", "core.sshCommand": "{canary} ssh",
-    "gpg.program": "{canary} gpg", "log.showSignature": "true", "core.askPass": "{canary} askpass",
-    "core.editor": "{canary} editor", "core.alternateRefsCommand": "{canary} alternate",
-    "protocol.ext.allow": "always", "protocol.file.allow": "always", "remote.origin.url": "ext::{canary} %S",
-    "remote.origin.promisor": "true", "extensions.partialClone": "origin", "core.untrackedCache": "true",
-}
-
-
 def _copied_repository(world: World, base: Path) -> list[Case]:
     """Monocypher as a copied repository whose .git/config (and a file it includes) names the canary
     for every setting that can start a program, with attributes routing every file through the
@@ -243,25 +189,9 @@ def _copied_repository(world: World, base: Path) -> list[Case]:
     canary = world.canary_bin / "git-canary"
     canary.write_text(f"#!/bin/sh\necho \"git-canary $*\" > '{world.marker}'\ncat\n")
     canary.chmod(0o755)
-    hooks = world.canary_bin / "hooks"
-    hooks.mkdir(exist_ok=True)
-    for hook in ("post-checkout", "post-index-change", "reference-transaction", "pre-auto-gc", "post-merge"):
-        (hooks / hook).write_text(f"#!/bin/sh\necho hook {hook} > '{world.marker}'\n")
-        (hooks / hook).chmod(0o755)
     if not repo.is_dir():
         monocypher_repo(repo)
-        (repo / ".gitattributes").write_text("* filter=evil diff=evil\n")
-        git(repo, "add", ".gitattributes")
-        git(repo, "commit", "-q", "-m", "attributes")
-        included = repo.parent / "copied-include.config"
-        for key, value in CANARY_CONFIG.items():
-            value = value.format(canary=canary, hooks=hooks)
-            git(repo, "config", "--local", key, value)
-            git(repo, "config", "--file", str(included), key, value)
-        git(repo, "config", "--local", "include.path", str(included))
-        for hook in ("post-checkout", "post-index-change", "reference-transaction"):
-            (repo / ".git" / "hooks" / hook).write_text(f"#!/bin/sh\necho local hook > '{world.marker}'\n")
-            (repo / ".git" / "hooks" / hook).chmod(0o755)
+        arm_canaries(repo, canary, world.marker)
         with open(repo / "src" / "monocypher.c", "a") as f:
             f.write("\n/* changed here */\n")
         os.utime(repo / ".git" / "index", (0, 0))

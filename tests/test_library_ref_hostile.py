@@ -8,7 +8,6 @@ export costs one line and leaves nothing behind; a ref naming two things is refu
 export changed after the fact is exported again before it is used; and reading a copied
 repository (a plain DIR, DIR@REF) starts none of the programs its configuration names."""
 import os
-import resource
 import signal
 import stat
 import subprocess
@@ -21,31 +20,9 @@ import pytest
 from conftest import ROOT
 
 from cryptobench.core.errors import UsageError
+from cryptobench.devtools.crafted_git import arm_canaries, blob, bomb, commit, git, nested, tree
 from cryptobench.targets.mcu.firmware.library_ref import (LibraryRef, commits_dir, export_tree, plain_dir_state,
                                                            resolve_ref)
-
-ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "t",
-       "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-
-
-def git(repo: Path, *args: str, input: bytes | None = None) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True, env=ENV,
-                          input=input).stdout.decode().strip()
-
-
-def blob(repo: Path, data: bytes) -> str:
-    return git(repo, "hash-object", "-w", "--stdin", input=data)
-
-
-def tree(repo: Path, entries: list[tuple[str, bytes, str]]) -> str:
-    """A tree object of exactly these entries, in this order, unchecked (as a crafted commit has it)."""
-    raw = b"".join(mode.encode() + b" " + name + b"\0" + bytes.fromhex(oid) for mode, name, oid in entries)
-    return git(repo, "hash-object", "-t", "tree", "--literally", "-w", "--stdin", input=raw)
-
-
-def commit(repo: Path, tree_id: str) -> str:
-    return git(repo, "commit-tree", tree_id, "-m", "crafted")
-
 
 @pytest.fixture
 def repo(tmp_path):
@@ -136,26 +113,17 @@ def test_a_symlink_leading_out_is_written_as_a_symlink_and_never_followed(repo, 
 # ------------------------------------------------------------------------------------ caps
 def test_a_git_bomb_stops_at_the_file_cap_with_its_name(repo, tmp_path):
     """Ten entries of one tree, seven levels deep: 10^7 paths from a few hundred bytes of objects."""
-    level = tree(repo, [("100644", b"f", blob(repo, b"x"))])
-    for _ in range(7):
-        level = tree(repo, [("40000", bytes([ord("a") + i]), level) for i in range(10)])
-    crafted = commit(repo, level)
+    crafted = commit(repo, bomb(repo))
     with pytest.raises(UsageError, match=r"more than 100,000 files, the export's cap \(CRYPTOBENCH_EXPORT_MAX_FILES"):
         export(repo, crafted, tmp_path / "cache")
     assert not list(commits_dir(tmp_path / "cache").iterdir())
 
 
 def test_deep_nesting_and_long_paths_stop_at_their_caps(repo, tmp_path):
-    level = tree(repo, [("100644", b"f.c", blob(repo, b"x"))])
-    for _ in range(70):
-        level = tree(repo, [("40000", b"d", level)])
     with pytest.raises(UsageError, match="nests folders 70 deep, past the export's cap of 64"):
-        export(repo, commit(repo, level), tmp_path / "cache")
-    level = tree(repo, [("100644", b"f.c", blob(repo, b"x"))])
-    for _ in range(6):
-        level = tree(repo, [("40000", b"n" * 200, level)])
+        export(repo, commit(repo, nested(repo, 70)), tmp_path / "cache")
     with pytest.raises(UsageError, match="a path over 1024 bytes, the export's cap"):
-        export(repo, commit(repo, level), tmp_path / "cache")
+        export(repo, commit(repo, nested(repo, 6, b"n" * 200)), tmp_path / "cache")
     with pytest.raises(UsageError, match="a name over 255 bytes"):
         export(repo, commit(repo, tree(repo, [("100644", b"n" * 300, blob(repo, b"x"))])), tmp_path / "cache")
 
@@ -170,17 +138,23 @@ def test_the_byte_cap_is_checked_before_a_byte_is_written(repo, tmp_path, monkey
         export(repo, crafted, tmp_path / "cache")
 
 
+def export_in_child(repo: Path, crafted: str, cache: Path, limits: str) -> subprocess.CompletedProcess:
+    """export_tree in a child process under resource `limits` (Python statements run first); a
+    UsageError is printed and exit 2, the tree's big.bin size printed otherwise."""
+    code = ("import resource, signal, sys; from pathlib import Path\n" + limits + "\n"
+            "from cryptobench.core.errors import UsageError\n"
+            "from cryptobench.targets.mcu.firmware.library_ref import LibraryRef, export_tree\n"
+            f"try: t = export_tree(LibraryRef(repo={str(repo)!r}, ref='x', commit={crafted!r}), Path({str(cache)!r}))\n"
+            "except UsageError as e: print(e); sys.exit(2)\n"
+            "print((t / 'big.bin').stat().st_size)")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+
+
 def test_a_large_blob_is_streamed_not_held(repo, tmp_path):
     """64 MiB of one blob, exported by a child whose address space could not hold it twice."""
-    big = blob(repo, b"\0" * (64 << 20))
-    crafted = commit(repo, tree(repo, [("100644", b"big.bin", big)]))
-    code = ("import resource, sys; from pathlib import Path; "
-            "resource.setrlimit(resource.RLIMIT_AS, (600 << 20, 600 << 20)); "
-            "from cryptobench.targets.mcu.firmware.library_ref import LibraryRef, export_tree; "
-            f"t = export_tree(LibraryRef(repo={str(repo)!r}, ref='x', commit={crafted!r}), Path({str(tmp_path)!r})); "
-            "print((t / 'big.bin').stat().st_size)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    crafted = commit(repo, tree(repo, [("100644", b"big.bin", blob(repo, b"\0" * (64 << 20)))]))
+    proc = export_in_child(repo, crafted, tmp_path, "resource.setrlimit(resource.RLIMIT_AS, (600 << 20, 600 << 20))")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(64 << 20)
 
@@ -188,15 +162,8 @@ def test_a_large_blob_is_streamed_not_held(repo, tmp_path):
 def test_a_full_disk_is_one_line_and_leaves_no_folder(repo, tmp_path):
     """RLIMIT_FSIZE makes a write fail as a full disk does (EFBIG rather than ENOSPC: both OSErrors)."""
     crafted = commit(repo, tree(repo, [("100644", b"big.bin", blob(repo, b"\1" * 200_000))]))
-    code = ("import resource, signal, sys; from pathlib import Path; "
-            "signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
-            "resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536)); "
-            "from cryptobench.core.errors import UsageError; "
-            "from cryptobench.targets.mcu.firmware.library_ref import LibraryRef, export_tree\n"
-            f"try: export_tree(LibraryRef(repo={str(repo)!r}, ref='x', commit={crafted!r}), Path({str(tmp_path)!r}))\n"
-            "except UsageError as e: print(e); sys.exit(2)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    proc = export_in_child(repo, crafted, tmp_path, "signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+                           "resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))")
     assert proc.returncode == 2, proc.stderr
     assert "could not write the commit's tree into" in proc.stdout and "File too large" in proc.stdout
     assert len(proc.stdout.strip().splitlines()) == 1
@@ -301,22 +268,6 @@ def test_a_cached_tree_changed_afterwards_is_exported_again(repo, tmp_path):
 
 
 # ------------------------------------------------------------------------------------ programs
-CANARY_KEYS = {
-    "filter-clean": ("filter.evil.clean", "{canary} clean"), "filter-smudge": ("filter.evil.smudge", "{canary} smudge"),
-    "filter-process": ("filter.evil.process", "{canary} process"), "filter-required": ("filter.evil.required", "true"),
-    "textconv": ("diff.evil.textconv", "{canary} textconv"), "diff-command": ("diff.evil.command", "{canary} diff"),
-    "diff-external": ("diff.external", "{canary} external"), "fsmonitor": ("core.fsmonitor", "{canary} fsmonitor"),
-    "hooks-path": ("core.hooksPath", "{hooks}"), "pager": ("core.pager", "{canary} pager"),
-    "pager-status": ("pager.status", "{canary} pager-status"), "credential": ("credential.helper", "!{canary} cred"),
-    "ssh": ("core.sshCommand", "{canary} ssh"), "gpg": ("gpg.program", "{canary} gpg"),
-    "show-signature": ("log.showSignature", "true"), "askpass": ("core.askPass", "{canary} askpass"),
-    "editor": ("core.editor", "{canary} editor"), "alternate-refs": ("core.alternateRefsCommand", "{canary} alt"),
-    "ext-allowed": ("protocol.ext.allow", "always"), "promisor": ("remote.origin.promisor", "true"),
-    "partial": ("extensions.partialClone", "origin"), "remote-url": ("remote.origin.url", "ext::{canary} %S"),
-    "untracked-cache": ("core.untrackedCache", "true"),
-}
-
-
 @pytest.fixture
 def copied(tmp_path, repo):
     """A repository as copied from someone else: its own .git/config (and a file it includes) names
@@ -327,24 +278,7 @@ def copied(tmp_path, repo):
     canary = tmp_path / "canary.sh"
     canary.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\ncat\n")
     canary.chmod(0o755)
-    hooks = tmp_path / "hooks"
-    hooks.mkdir()
-    for name in ("pre-commit", "post-checkout", "post-index-change", "reference-transaction", "post-merge",
-                 "pre-auto-gc", "fsmonitor-watchman", "post-rewrite", "push-to-checkout"):
-        (hooks / name).write_text(f"#!/bin/sh\necho hook {name} >> {marker}\n")
-        (hooks / name).chmod(0o755)
-    (repo / ".gitattributes").write_text("* filter=evil diff=evil\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "attributes")
-    included = tmp_path / "included.config"
-    for key, value in CANARY_KEYS.values():
-        value = value.format(canary=canary, hooks=hooks)
-        git(repo, "config", "--local", key, value)
-        git(repo, "config", "--file", str(included), key, value)
-    git(repo, "config", "--local", "include.path", str(included))
-    for name in ("post-checkout", "post-index-change", "reference-transaction"):
-        (repo / ".git" / "hooks" / name).write_text(f"#!/bin/sh\necho local hook {name} >> {marker}\n")
-        (repo / ".git" / "hooks" / name).chmod(0o755)
+    arm_canaries(repo, canary, marker)
     (repo / "a.c").write_text("int a = 3;\n")
     (repo / "new.c").write_text("int n;\n")
     os.utime(repo / ".git" / "index", (0, 0))         # an old index: status would refresh it (and hash with filters)

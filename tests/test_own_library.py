@@ -343,7 +343,7 @@ def test_sources_are_expanded_once_to_files_the_build_compiles(tmp_path):
     assert r.files() == expected
     (tree / "src" / "tmp.1234.c").write_text("vanishes\n")        # what a glob at build time would pick up
     assert r.files() == expected
-    with pytest.raises(UsageError, match=r"r2.toml:5: key 'sources': '\*\*/\*.h' matches no source file"):
+    with pytest.raises(UsageError, match=r"r2.toml:5: key 'sources': '\*\*/\*.h' matches no file under"):
         resolve(load_recipe(str(_recipe(home, BASE + 'glue = "glue.c"\nsources = ["**/*.h"]\n', "r2.toml"))), tree)
 
 
@@ -355,7 +355,7 @@ def test_a_bad_variant_source_is_reported_at_the_variants_line(tmp_path):
     (home / "glue.c").write_text("\n")
     body = (BASE + 'glue = "glue.c"\nsources = ["src/a.c"]\n[[variant]]\nname = "v"\nwhen = { bytes = 64 }\n'
             'sources = ["src/missing.c"]\n[ops]\n"sha256" = "x"\n')
-    with pytest.raises(UsageError, match=r"r.toml:9: key 'sources': 'src/missing.c' matches no source file"):
+    with pytest.raises(UsageError, match=r"r.toml:9: key 'sources': 'src/missing.c' matches no file under"):
         resolve(load_recipe(str(_recipe(home, body))), tree)
     outside = body.replace('"src/missing.c"', '"../../etc/*.c"')
     with pytest.raises(UsageError, match=r"r.toml:9: 'sources' entry '../../etc/\*.c' leads outside"):

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ....core.errors import UsageError
-from .git_run import FLAG, HASH_RX, git, git_environment  # noqa: F401  (history reads git through here)
+from .git_run import FLAG, HASH_RX, git  # noqa: F401  (history reads git and HASH_RX through here)
 from .tree_export import Caps, deadline, list_tree, verify, write_tree
 from .worktree_state import plain_dir_state  # noqa: F401  (the plain DIR's state: target.py)
 

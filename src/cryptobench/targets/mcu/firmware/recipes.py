@@ -480,8 +480,8 @@ def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: No
         for pattern in patterns:
             hits = source_files(root, pattern)
             if not hits:
-                raise UsageError(f"{recipe.path}:{line}: key 'sources': '{pattern}' matches no source file "
-                                 f"({', '.join(SOURCE_SUFFIXES)}) under {root}")
+                raise UsageError(f"{recipe.path}:{line}: key 'sources': '{pattern}' matches no file "
+                                 f"under {root} that the build compiles ({', '.join(SOURCE_SUFFIXES)})")
             for hit in hits:
                 _confined(hit, recipe, root, lines, "sources", pattern, line)
             files += hits

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ....core.errors import UsageError
-from .git_run import FLAG, GIT_TIMEOUT_S, GitStream
+from .git_run import GIT_TIMEOUT_S, GitStream
 
 FILE_MODES = {"100644": 0o444, "100664": 0o444, "100755": 0o555}     # 100664: git's old group-writable mode
 SYMLINK, SUBMODULE = "120000", "160000"
