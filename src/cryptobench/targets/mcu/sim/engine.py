@@ -19,9 +19,9 @@ from ....core.extras import require
 from ..firmware.protocol import FirmwareReport, LineSplitter
 from ....core.paths import REPO_ROOT
 from ..boards import Board
-from . import consoleuart, exceptions, stamp, timing
+from . import codescan, consoleuart, exceptions, stamp, timing
 from .executor import EXCP_EXCEPTION_EXIT, PROBLEM, STOPPED, TIMEOUT, UnicornExecutor
-from .interrupts import ExecutorCpu, PeripheralInterrupts, unmasking_sites
+from .interrupts import ExecutorCpu, PeripheralInterrupts
 from .cstructs import MISS_FN, CbBlock, check_sizes, fill_line_offsets  # noqa: F401 (CbBlock: the tests' import)
 from .devices import Device, FlashCache
 from .peripherals.registry import PeripheralBus
@@ -218,25 +218,10 @@ class Simulator:
 
             ex.map_mmio(page, 0x1000, read, write)
 
-    def _dynamic_sites(self, cs, read, funcs) -> list:
-        """Data-dependent instructions, found by disassembling every function of the image once."""
-        sites = {}
-        # its own TimingReport, never the run's: this scan also decodes literal pools, and only
-        # what really executes may be reported
-        scan = timing.TimingReport()
-        for start, size in funcs:
-            code = read(start, size)
-            offset = 0
-            while offset < size:
-                got = False
-                for insn in cs.disasm(code[offset:], start + offset):
-                    got = True
-                    offset = insn.address + insn.size - start
-                    for d in timing.block_cost(self.device.core, self.dev, [insn], scan).dynamic:
-                        sites[d[0]] = d
-                if not got:
-                    offset += 2
-        return list(sites.values())
+    def _code_sites(self, cs, read, funcs) -> "codescan.Sites":
+        """Data-dependent instructions, unmasking sites and SEVs, found by disassembling every
+        function of the image once (codescan.py)."""
+        return codescan.scan(cs, read, funcs, self.device.core, self.dev)
 
 
 def set_flash_model(lib, sim, simulator: "Simulator", flash_lo: int, flash_len: int) -> None:
@@ -455,7 +440,8 @@ class _Emulation:
         device = self.s.device
         self.miss = MISS_FN(self._on_miss)
         self.stamper = stamp.Stamper(self.lib, self.cs, self.ex.read, device.core, self.s.dev)
-        dyns = self.s._dynamic_sites(self.cs, self.ex.read, self.funcs)
+        sites = self.s._code_sites(self.cs, self.ex.read, self.funcs)
+        dyns = sites.dynamic
         ws_data = device.flash_ws if device.code_in_flash else 0
         self.sim = self.lib.cbsim_new(unicorn_handle(self.ex.uc), self.miss, ws_data, self.flash_lo,
                                       self.flash_lo + self.flash_len - 1, len(dyns) + 1)
@@ -465,7 +451,7 @@ class _Emulation:
         for addr, kind, ra, rb in dyns:
             self.lib.cbsim_add_dynamic(self.sim, addr, kind, self.ex.reg_id(ra), self.ex.reg_id(rb))
         if self.bus:                 # interrupt completion: a masked interrupt is looked at where it may be unmasked
-            for addr in unmasking_sites(self.cs, self.ex.read, self.funcs):
+            for addr in sites.unmasking:
                 self.ex.hook_code(addr, self._unmasking)
 
     def start_profile(self) -> None:

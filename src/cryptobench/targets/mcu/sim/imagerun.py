@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from ....core.errors import UsageError
 from . import consoleuart, exceptions, limits, markers, semihosting, stamp, timing
-from .interrupts import PeripheralInterrupts, nvic_word, unmasking_sites
+from .interrupts import PeripheralInterrupts, nvic_word
 from .boundedlog import ConsoleLog, HeadTail, SegmentLog
 from .cstructs import fill_line_offsets
 from .devices import Device
@@ -492,7 +492,8 @@ class ImageRun:
         self.stamper = stamp.Stamper(self.lib, self.cs, self.ex.read, d.core, self.simulator.dev)
         flash = self.simulator.board.flash
         if isinstance(self.ex, UnicornExecutor):
-            dyns, unmasking = self._scan()
+            sites = self._scan()
+            dyns, unmasking = sites.dynamic, sites.unmasking
             handle = unicorn_handle(self.ex.uc)
         else:                            # the native executor finds its data-dependent instructions itself
             dyns, unmasking, handle = [], [], None
@@ -518,9 +519,9 @@ class ImageRun:
         if self.profile is not None:
             self.profile.start(self.lib, self.sim)
 
-    def _scan(self) -> tuple[list, list]:
-        """Unicorn's hooks need them: the data-dependent instructions and the unmasking sites of
-        the image's functions; code that start-up copies to RAM is scanned there, in a copy put
+    def _scan(self):
+        """Unicorn's hooks need them (codescan.py): the data-dependent instructions, the unmasking
+        sites and the SEVs of the image's functions; code that start-up copies to RAM is scanned there, in a copy put
         back afterwards."""
         ex = self.ex
         funcs = [f for f in self.image.funcs
@@ -530,11 +531,10 @@ class ImageRun:
         for seg in self.image.segments:
             if seg.run != seg.load and seg.data:
                 ex.write(seg.run, seg.data)
-        dyns = self.simulator._dynamic_sites(self.cs, ex.read, funcs)
-        unmasking = unmasking_sites(self.cs, self.ex.read, funcs)
+        sites = self.simulator._code_sites(self.cs, ex.read, funcs)
         for addr, before in moved:
             ex.write(addr, before)
-        return dyns, unmasking
+        return sites
 
     def _unmasking(self):
         """An instruction that may unmask interrupts is about to run (Unicorn's hook): a pending
