@@ -72,3 +72,23 @@ def _classify(cs, code, start, address, size, mnemonic, op_str, core, dev, repor
         sites.unmasking.append(address)
     elif base == "sev":
         sites.sev.append(address)
+
+
+CPSIE = (0xB661, 0xB662, 0xB663)     # CPSIE f / i / if (T1; ARMv7-M ARM B5.2.1)
+SEV_T1, SEV_T2 = 0xBF40, (0xF3AF, 0x8004)
+
+
+def raw_sites(blobs) -> Sites:
+    """SEV and CPSIE found by their encodings at every halfword of `blobs` ((address, bytes): the
+    image's segments at their load and run addresses), for code no function symbol covers (a
+    hand-written image has none). A halfword of data that matches only puts a hook where no
+    instruction starts, or one that is that instruction if it runs."""
+    sites = Sites()
+    for base, data in blobs:
+        halves = memoryview(bytes(data[:len(data) & ~1])).cast("H")
+        for i, h in enumerate(halves):
+            if h == SEV_T1 or (h == SEV_T2[0] and i + 1 < len(halves) and halves[i + 1] == SEV_T2[1]):
+                sites.sev.append(base + 2 * i)
+            elif h in CPSIE:
+                sites.unmasking.append(base + 2 * i)
+    return sites

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from ....core.errors import UsageError
-from . import consoleuart, exceptions, limits, markers, semihosting, sleep, stamp, timing
+from . import codescan, consoleuart, exceptions, limits, markers, semihosting, sleep, stamp, timing
 from .interrupts import PeripheralInterrupts, nvic_word
 from .boundedlog import ConsoleLog, HeadTail, SegmentLog
 from .cstructs import fill_line_offsets
@@ -553,6 +553,10 @@ class ImageRun:
             if seg.run != seg.load and seg.data:
                 ex.write(seg.run, seg.data)
         sites = self.simulator._code_sites(self.cs, ex.read, funcs)
+        raw = codescan.raw_sites([(seg.load, seg.data) for seg in self.image.segments]
+                                 + [(seg.run, seg.data) for seg in self.image.segments if seg.run != seg.load])
+        sites.sev = sorted(set(sites.sev) | set(raw.sev))
+        sites.unmasking = sorted(set(sites.unmasking) | set(raw.unmasking))
         for addr, before in moved:
             ex.write(addr, before)
         return sites
