@@ -437,7 +437,7 @@ class ImageRun:
         except exceptions.ExceptionError as exc:
             self._stop(f"{exc} (SVC at pc=0x{pc - 2:08x})")
         except ValueError as exc:
-            self._stop(f"the image faulted: {exc} (exception entry for SVC at pc=0x{pc - 2:08x})")
+            self._stop(f"the image faulted: {exc} (pc=0x{pc - 2:08x})")   # the native executor's words
 
     def _semihost(self, pc: int) -> None:
         if self._past_deadline():
