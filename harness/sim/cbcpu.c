@@ -439,6 +439,7 @@ static void exc_return(cbcpu *c, uint32_t v)
     c->ge = (vals[7] >> 16) & 15;
     c->ipsr = to_thread ? 0 : (vals[7] & 0x1FF);
     c->r[13] = f + 0x20 + ((vals[7] >> 9) & 1) * 4;
+    c->event = 1;                   /* an exception return sets the event register (ARMv7-M ARM B1.5.18) */
     if (c->wake)
         c->stop = 1;
 }
@@ -614,6 +615,7 @@ uint32_t cbcpu_reg(const cbcpu *c, int r)
     case CBCPU_VTOR: return c->vtor;
     case CBCPU_BASEPRI: return c->basepri;
     case CBCPU_FAULTMASK: return c->faultmask;
+    case CBCPU_EVENT: return c->event;
     default: return 0;
     }
 }
@@ -628,6 +630,7 @@ void cbcpu_set_reg(cbcpu *c, int r, uint32_t v)
     else if (r == CBCPU_CONTROL) c->control = v & 7;
     else if (r == CBCPU_FPSCR) c->fpscr = v;
     else if (r == CBCPU_VTOR) c->vtor = v;
+    else if (r == CBCPU_EVENT) c->event = v & 1;
     else if (r == CBCPU_MSP) { if (c->control & 2) c->other_sp = v; else c->r[13] = v; }
     else if (r == CBCPU_PSP) { if (c->control & 2) c->r[13] = v; else c->other_sp = v; }
 }
@@ -652,6 +655,11 @@ void cbcpu_set_wake(cbcpu *c, int on) { c->wake = c->enter = on ? 1 : 0; }
 /* With `on`, each block is entered through cbsim_enter, without the wake's stops: cryptobench's
  * own images with the per-function profile on (`cryptobench run --profile`). */
 void cbcpu_set_enter(cbcpu *c, int on) { c->enter = (on || c->wake) ? 1 : 0; }
+/* With `on`, the run stops after a WFI and after a WFE that found no event, without the wake's
+ * other stops: cryptobench's own images, whose run loop sleeps the core there or stops the run. */
+void cbcpu_set_hints(cbcpu *c, int on) { c->hints = on ? 1 : 0; }
+/* The hint that stopped the last run: 3 after a WFI, 2 after a WFE without an event, else 0. */
+int cbcpu_slept(const cbcpu *c) { return c->slept; }
 const char *cbcpu_problem(const cbcpu *c) { return c->status == CBCPU_PROBLEM ? c->problem : NULL; }
 uint64_t cbcpu_insns(const cbcpu *c) { return c->insns; }
 /* the instruction under way (in a memory callback: the one making the access) */

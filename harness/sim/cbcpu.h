@@ -27,6 +27,7 @@ enum { CBCPU_STOPPED = 0, CBCPU_LIMIT = 1, CBCPU_PROBLEM = 2, CBCPU_TIMEOUT = 3 
 
 /* Registers as cbcpu_reg/cbcpu_set_reg number them: r0-r15 are 0-15. */
 enum { CBCPU_XPSR = 16, CBCPU_MSP = 17, CBCPU_PSP = 18, CBCPU_PRIMASK = 19, CBCPU_CONTROL = 20,
-       CBCPU_FPSCR = 21, CBCPU_VTOR = 22, CBCPU_BASEPRI = 23, CBCPU_FAULTMASK = 24, CBCPU_S0 = 32 };
+       CBCPU_FPSCR = 21, CBCPU_VTOR = 22, CBCPU_BASEPRI = 23, CBCPU_FAULTMASK = 24,
+       CBCPU_EVENT = 25, CBCPU_S0 = 32 };   /* CBCPU_EVENT: the event register (0 or 1) */
 
 #endif

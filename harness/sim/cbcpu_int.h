@@ -79,6 +79,9 @@ struct cbcpu {
     uint32_t sx[32];        /* s0-s31 (d0-d15 as pairs) */
     int arch, stop, status;
     int wake;               /* cbcpu_set_wake: stop after unmasking, an exception return or WFI */
+    int hints;              /* cbcpu_set_hints: stop after WFI and after a WFE that found no event */
+    int slept;              /* the hint (2 WFE, 3 WFI) that stopped the last run, else 0 */
+    uint32_t event;         /* the event register (ARMv7-M ARM B1.5.18): SEV and exception return set it */
     int enter;              /* blocks through cbsim_enter (cbcpu_set_wake, cbcpu_set_enter) */
     uint8_t *flash, *ram;
     uint32_t flash_lo, flash_size, ram_lo, ram_size;

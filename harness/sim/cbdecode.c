@@ -57,6 +57,20 @@ static uint32_t thumb_expand_imm(uint32_t imm12, uint8_t *cf)
     return r;
 }
 
+/* The hints NOP 0, YIELD 1, WFE 2, WFI 3, SEV 4 (ARMv7-M ARM A7.7, the hint instructions): K_WFI carries the
+ * number. YIELD, WFE and WFI end their block, as QEMU's do (so the blocks stay Unicorn's); SEV does
+ * not. */
+static int hint_op(op_t *o, uint32_t hint)
+{
+    if (hint < 1 || hint > 4) {
+        o->k = K_NOP;
+        return D_NEXT;
+    }
+    o->k = K_WFI;
+    o->imm = hint;
+    return hint == 4 ? D_NEXT : D_END;
+}
+
 /* DecodeImmShift: sets the shift of a register operand; returns the ALU form (R for LSL #0) */
 static int imm_shift(op_t *o, uint32_t type, uint32_t imm5)
 {
@@ -144,9 +158,7 @@ static int dec16_misc(cbcpu *c, op_t *o, uint32_t h, int s)
             o->imm = h & 0xFF;
             return D_IT;
         }
-        uint32_t hint = (h >> 4) & 0xF;                 /* NOP YIELD WFE WFI SEV */
-        o->k = (hint >= 1 && hint <= 3) ? K_WFI : K_NOP;
-        return (hint >= 1 && hint <= 3) ? D_END : D_NEXT;
+        return hint_op(o, (h >> 4) & 0xF);              /* NOP YIELD WFE WFI SEV */
     }
     o->k = K_UNDEF;
     return D_END;
@@ -514,9 +526,7 @@ static int dec32_branch_misc(op_t *o, uint32_t h1, uint32_t h2)
             return D_END;
         }
         if (op == 0x3A) {                               /* hints */
-            uint32_t hint = h2 & 0xFF;
-            o->k = (hint >= 1 && hint <= 3) ? K_WFI : K_NOP;
-            return (hint >= 1 && hint <= 3) ? D_END : D_NEXT;
+            return hint_op(o, h2 & 0xFF);
         }
         if (op == 0x3B) {                               /* CLREX DSB DMB ISB */
             uint32_t x = (h2 >> 4) & 15;

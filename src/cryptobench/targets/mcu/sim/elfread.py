@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from . import limits
 from .limits import size_text
 
 EM_ARM = 40
+STT_FUNC = 2            # st_info's low nibble for a function (ELF gABI, Symbol Table)
 ELF32_HEADER = 52
 ADDRESS_SPACE = 1 << 32
 
@@ -133,7 +135,10 @@ class ElfFile:
 
     def symbols(self) -> tuple[dict, list]:
         """name -> (address, size) of the function symbols (Thumb bit cleared), and (address, size)
-        of every sized one; the symbol tables are checked against the file and MAX_SYMBOLS first."""
+        of every sized one; the symbol tables are checked against the file and MAX_SYMBOLS first.
+        The entries are unpacked here (ELF32 Elf32_Sym: st_name, st_value, st_size, st_info,
+        st_other, st_shndx), not one by one through pyelftools, whose per-entry parse took most of
+        a load near MAX_SYMBOLS (tens of seconds)."""
         from elftools.elf.sections import SymbolTableSection
         names, funcs, seen, code = {}, [], 0, 0
         with self.guard("symbol table"):
@@ -147,18 +152,40 @@ class ElfFile:
             if seen > limits.MAX_SYMBOLS:
                 raise self._refuse(f"the ELF has {seen} symbols; at most {limits.MAX_SYMBOLS} are read")
             for sec in tables:
-                for sym in sec.iter_symbols():
-                    if sym["st_info"]["type"] != "STT_FUNC" or not sym.name:
+                strtab = self._strings(sec)
+                for name_at, value, size, info, _, _ in struct.iter_unpack("<IIIBBH", self._bytes(sec)):
+                    if info & 0xF != STT_FUNC or not name_at or name_at >= len(strtab):
                         continue
-                    addr = sym["st_value"] & ~1
-                    names.setdefault(sym.name, (addr, sym["st_size"]))
-                    if sym["st_size"]:
-                        funcs.append((addr, sym["st_size"]))
-                        code += sym["st_size"]
+                    end = strtab.find(b"\0", name_at)
+                    name = strtab[name_at:end if end >= 0 else len(strtab)].decode("utf-8", "replace")
+                    if not name:
+                        continue
+                    addr = value & ~1
+                    names.setdefault(name, (addr, size))
+                    if size:
+                        funcs.append((addr, size))
+                        code += size
         if code > limits.MAX_SCANNED_CODE:
             raise self._refuse(f"its function symbols span {code} bytes in all, more than the "
                                f"{size_text(limits.MAX_SCANNED_CODE)} the simulator scans")
         return names, funcs
+
+    def _bytes(self, sec) -> bytes:
+        """A section's whole entries (checked by the caller to lie in the file)."""
+        self.f.seek(sec["sh_offset"])
+        return self.f.read(sec["sh_size"] - sec["sh_size"] % 16)
+
+    def _strings(self, sec) -> bytes:
+        """The string table a symbol table links to (sh_link), or b"" where it names none."""
+        link = sec["sh_link"]
+        if not 0 < link < self.shnum:
+            return b""
+        strtab = self.elf.get_section(link)
+        self._within(strtab["sh_offset"], strtab["sh_size"], f"string table {strtab.name!r}")
+        if strtab["sh_size"] > limits.MAX_IMAGE_BYTES:
+            return b""
+        self.f.seek(strtab["sh_offset"])
+        return self.f.read(strtab["sh_size"])
 
     def section(self, name: str):
         """The section called `name`, or None."""

@@ -19,9 +19,9 @@ from ....core.extras import require
 from ..firmware.protocol import FirmwareReport, LineSplitter
 from ....core.paths import REPO_ROOT
 from ..boards import Board
-from . import consoleuart, exceptions, stamp, timing
-from .executor import EXCP_EXCEPTION_EXIT, PROBLEM, STOPPED, TIMEOUT, UnicornExecutor
-from .interrupts import ExecutorCpu, PeripheralInterrupts, unmasking_sites
+from . import codescan, consoleuart, exceptions, sleep, stamp, timing
+from .executor import EXCP_EXCEPTION_EXIT, EXCP_SVC, PROBLEM, STOPPED, TIMEOUT, UnicornExecutor
+from .interrupts import ExecutorCpu, PeripheralInterrupts
 from .cstructs import MISS_FN, CbBlock, check_sizes, fill_line_offsets  # noqa: F401 (CbBlock: the tests' import)
 from .devices import Device, FlashCache
 from .peripherals.registry import PeripheralBus
@@ -218,25 +218,10 @@ class Simulator:
 
             ex.map_mmio(page, 0x1000, read, write)
 
-    def _dynamic_sites(self, cs, read, funcs) -> list:
-        """Data-dependent instructions, found by disassembling every function of the image once."""
-        sites = {}
-        # its own TimingReport, never the run's: this scan also decodes literal pools, and only
-        # what really executes may be reported
-        scan = timing.TimingReport()
-        for start, size in funcs:
-            code = read(start, size)
-            offset = 0
-            while offset < size:
-                got = False
-                for insn in cs.disasm(code[offset:], start + offset):
-                    got = True
-                    offset = insn.address + insn.size - start
-                    for d in timing.block_cost(self.device.core, self.dev, [insn], scan).dynamic:
-                        sites[d[0]] = d
-                if not got:
-                    offset += 2
-        return list(sites.values())
+    def _code_sites(self, cs, read, funcs) -> "codescan.Sites":
+        """Data-dependent instructions, unmasking sites and SEVs, found by disassembling every
+        function of the image once (codescan.py)."""
+        return codescan.scan(cs, read, funcs, self.device.core, self.dev)
 
 
 def set_flash_model(lib, sim, simulator: "Simulator", flash_lo: int, flash_len: int) -> None:
@@ -415,6 +400,14 @@ class _Emulation:
             except (exceptions.ExceptionError, ValueError) as exc:
                 self.report.problem = self.report.problem or f"{exc} (exception return at pc=0x{here:08x})"
                 ex.stop()
+            ex.set_reg("event", 1)           # an exception return sets the event register (sleep.py)
+            return
+        if intno == EXCP_SVC:                # SVCall (exception 11), entered as the native executor does
+            try:
+                self._enter(11)
+            except (exceptions.ExceptionError, ValueError) as exc:
+                self.report.problem = self.report.problem or f"SVC at pc=0x{here - 2:08x}: {exc}"
+                ex.stop()
             return
         op, arg = ex.reg("r0"), ex.reg("r1")
         if op == 0x04:                                   # SYS_WRITE0
@@ -455,7 +448,8 @@ class _Emulation:
         device = self.s.device
         self.miss = MISS_FN(self._on_miss)
         self.stamper = stamp.Stamper(self.lib, self.cs, self.ex.read, device.core, self.s.dev)
-        dyns = self.s._dynamic_sites(self.cs, self.ex.read, self.funcs)
+        sites = self.s._code_sites(self.cs, self.ex.read, self.funcs)
+        dyns = sites.dynamic
         ws_data = device.flash_ws if device.code_in_flash else 0
         self.sim = self.lib.cbsim_new(unicorn_handle(self.ex.uc), self.miss, ws_data, self.flash_lo,
                                       self.flash_lo + self.flash_len - 1, len(dyns) + 1)
@@ -465,8 +459,9 @@ class _Emulation:
         for addr, kind, ra, rb in dyns:
             self.lib.cbsim_add_dynamic(self.sim, addr, kind, self.ex.reg_id(ra), self.ex.reg_id(rb))
         if self.bus:                 # interrupt completion: a masked interrupt is looked at where it may be unmasked
-            for addr in unmasking_sites(self.cs, self.ex.read, self.funcs):
+            for addr in sites.unmasking:
                 self.ex.hook_code(addr, self._unmasking)
+        self.ex.hook_sev(sites.sev)  # SEV sets the event register a WFE consumes (sleep.py)
 
     def start_profile(self) -> None:
         """The per-function profile (profile.py) from now on, cut at every counter read."""
@@ -517,31 +512,24 @@ class _Emulation:
                 self.irq_early = False
                 self.irq_waiting = not self._take_irq()
                 self.irq_early = fired and self.exceptions_taken == entered and not self.irq_waiting
-            elif self._after_wfi():
-                if self.irqs.enabled:
-                    self._sleep()
-                # no line enabled: WFI costs its table cycles and the run goes on (as `sim run`'s)
+            elif self.ex.slept():
+                self._sleep(self.ex.slept())
+                if self.report.problem:
+                    return status
             elif not (self.irqs.ever and self.ex.wakes):
                 return status                # Unicorn: a stop with no cause of ours is the end (or its timeout)
 
-    def _after_wfi(self) -> bool:
-        """Whether the executor stopped right after a WFI (T1 0xBF30, T2 0xF3AF 0x8003): WFI ends a
-        block on both executors (cbdecode.c; QEMU halts after it)."""
-        pc = self.ex.reg("pc") & ~1
-        try:
-            return self.ex.read(pc - 2, 2) == b"\x30\xbf" or self.ex.read(pc - 4, 4) == b"\xaf\xf3\x03\x80"
-        except Exception:
-            return False
-
-    def _sleep(self) -> None:
-        """WFI: the core sleeps from now until an enabled line rises (its cycles counted as
-        sleep), then the interrupt is taken; with none coming the run stops, as the core would
-        never wake."""
+    def _sleep(self, hint: str) -> None:
+        """WFI, or a WFE that found no event (sleep.py): the core sleeps from now until an enabled
+        line rises (its cycles counted as sleep), then the interrupt is taken; with none coming
+        the run stops, as the core would never wake."""
         now = self.cycles()
-        wake = self.irqs.sleep_until(now)
+        masked = bool(self.ex.reg("primask") & 1) or exceptions.handler_mode(self.cpu_view)
+        coming = [now if self.irq_waiting else None, self.irqs.sleep_until(now)]
+        wake = sleep.wake_at(hint, now, coming, masked)
         if wake is None:
-            self.report.problem = (f"WFI at pc=0x{self.ex.reg('pc') & ~1:08x} with no enabled interrupt coming: the "
-                                   "core would sleep for ever")
+            at = sleep.hint_before(self.ex.read, self.ex.reg("pc") & ~1)
+            self.report.problem = sleep.never_wakes(hint, at[1] if at else self.ex.reg("pc") & ~1, masked)
             return
         if wake > now:
             self.lib.cbsim_add_cycles(self.sim, wake - now)

@@ -13,7 +13,7 @@ from typing import Callable, Protocol
 
 # what run() returns (cbcpu.h's CBCPU_* numbers)
 STOPPED, LIMIT, PROBLEM, TIMEOUT = 0, 1, 2, 3
-EXCP_BKPT, EXCP_EXCEPTION_EXIT = 7, 8      # QEMU's exception numbers, as a trap callback gets them
+EXCP_SVC, EXCP_BKPT, EXCP_EXCEPTION_EXIT = 2, 7, 8   # QEMU's exception numbers, as a trap callback gets them
 REG_ALIASES = {"sb": "r9", "sl": "r10", "fp": "r11", "ip": "r12"}
 
 MmioRead = Callable[[int, int], int]               # (offset, size) -> value
@@ -37,6 +37,9 @@ class Executor(Protocol):
     def fault(self, subject: str) -> str:
         """The last run's PROBLEM as one line, `subject` (e.g. "the image") faulted ..."""
 
+    def slept(self) -> str | None:
+        """"wfi" or "wfe" where the last run stopped after that hint for the core to sleep (sleep.py)."""
+
     def insn_addr(self) -> int:
         """In an mmio callback: the accessing instruction's address (Unicorn's: see its class)."""
 
@@ -49,7 +52,8 @@ class Executor(Protocol):
 class UnicornExecutor:
     """A unicorn.Uc as an Executor. Unicorn takes no pended exception (the runs enter SysTick
     themselves, exceptions.py) and does not stop at an unmasking (the runs hook those sites);
-    VTOR is kept here for the host's exception entry."""
+    VTOR is kept here for the host's exception entry, and the event register (sleep.py) for WFE:
+    set at the SEV sites hooked (hook_sev) and by the runs' exception returns."""
 
     name, wakes = "unicorn", False
 
@@ -61,6 +65,9 @@ class UnicornExecutor:
         self.uc.ctl_set_cpu_model(getattr(A, core_model))
         self.uc.hook_add(unicorn.UC_HOOK_INTR, lambda uc_, intno, user: trap(intno))
         self.vtor = 0
+        self.event = 0                        # the event register (ARMv7-M ARM B1.5.18)
+        self.sleep: str | None = None         # the hint the last run stopped at to sleep (slept())
+        self.stopped = False                  # stop() was called during the last run
         self.error: str | None = None         # the last run's UcError
         self.unmapped: str | None = None      # its access outside every region (hook_unmapped)
 
@@ -68,11 +75,15 @@ class UnicornExecutor:
         return getattr(self.A, "UC_ARM_REG_" + REG_ALIASES.get(name, name).upper())
 
     def reg(self, name: str) -> int:
-        return self.vtor if name == "vtor" else self.uc.reg_read(self.reg_id(name))
+        if name in ("vtor", "event"):
+            return getattr(self, name)
+        return self.uc.reg_read(self.reg_id(name))
 
     def set_reg(self, name: str, value: int) -> None:
         if name == "vtor":
             self.vtor = value & 0xFFFFFFFF
+        elif name == "event":
+            self.event = value & 1
         else:
             self.uc.reg_write(self.reg_id(name), value & 0xFFFFFFFF)
 
@@ -80,7 +91,14 @@ class UnicornExecutor:
         return bytes(self.uc.mem_read(addr, n))
 
     def write(self, addr: int, data: bytes) -> None:
-        self.uc.mem_write(addr, bytes(data))
+        """The host's write (a load, an exception frame, a peripheral model's DMA): Unicorn's
+        translations of the bytes written are dropped, so code the write replaced runs anew from
+        the next block on, as on the native executor (which drops its decoded blocks at the end of
+        the block under way), instead of its stale translation."""
+        data = bytes(data)
+        self.uc.mem_write(addr, data)
+        if data:
+            self.uc.ctl_remove_cache(addr, addr + len(data))
 
     def map_ram(self, base: int, size: int) -> None:
         self.uc.mem_map(base, size)
@@ -104,6 +122,11 @@ class UnicornExecutor:
     def hook_code(self, addr: int, fn: Callable[[], None]) -> None:
         self.uc.hook_add(self.unicorn.UC_HOOK_CODE, lambda uc_, a, size, user: fn(), begin=addr, end=addr)
 
+    def hook_sev(self, addrs) -> None:
+        """SEV at each of `addrs` (codescan.py) sets the event register."""
+        for addr in addrs:
+            self.hook_code(addr, lambda: setattr(self, "event", 1))
+
     def hook_writes(self, begin: int, end: int, fn: Callable[[int, int, int], None]) -> None:
         """fn(addr, size, value) for every store into [begin, end]."""
         self.uc.hook_add(self.unicorn.UC_HOOK_MEM_WRITE, lambda uc_, access, addr, size, value, user:
@@ -111,14 +134,36 @@ class UnicornExecutor:
 
     def run(self, pc: int, timeout_s: float, max_blocks: int | None = None) -> int:
         """Unicorn returns alike at a stop and at its timeout: STOPPED for both (the caller looks
-        at the clock); PROBLEM with its UcError. No run here has a block limit (max_blocks)."""
-        self.error = None
-        try:
-            self.uc.emu_start(pc | 1, 0xFFFFFFFF, timeout=max(1, int(timeout_s * 1e6)))
-        except self.unicorn.UcError as exc:
-            self.error = str(exc)
-            return PROBLEM
-        return STOPPED
+        at the clock); PROBLEM with its UcError. No run here has a block limit (max_blocks).
+        After YIELD it goes on, after a WFE it goes on where the event register was set (clearing
+        it) and stops otherwise, as the native executor does (sleep.py)."""
+        import time
+        from .sleep import hint_before
+        self.error, self.sleep, self.stopped = None, None, False
+        deadline = time.perf_counter() + timeout_s
+        while True:
+            try:
+                self.uc.emu_start(pc | 1, 0xFFFFFFFF, timeout=max(1, int((deadline - time.perf_counter()) * 1e6)))
+            except self.unicorn.UcError as exc:
+                pc = self.reg("pc")
+                hint = hint_before(self.read, pc) if exc.errno == self.unicorn.UC_ERR_INSN_INVALID else None
+                if hint is None or hint[0] not in ("yield", "wfe") or self.unmapped:
+                    self.error = str(exc)
+                    return PROBLEM
+                if hint[0] == "wfe" and not self.event:
+                    self.sleep = "wfe"
+                    return STOPPED
+                self.event = 0 if hint[0] == "wfe" else self.event
+                if time.perf_counter() >= deadline:
+                    return STOPPED
+                continue
+            hint = None if self.stopped else hint_before(self.read, self.reg("pc"))
+            self.sleep = "wfi" if hint and hint[0] == "wfi" else None    # QEMU halted after the WFI
+            return STOPPED
+
+    def slept(self) -> str | None:
+        """"wfi" or "wfe" where the last run stopped after that hint to sleep (sleep.py), else None."""
+        return self.sleep
 
     def fault(self, subject: str) -> str:
         if self.unmapped:
@@ -134,6 +179,7 @@ class UnicornExecutor:
         raise NotImplementedError("Unicorn takes no pended exception: the run enters it (exceptions.py)")
 
     def stop(self) -> None:
+        self.stopped = True
         self.uc.emu_stop()
 
     def close(self) -> None:

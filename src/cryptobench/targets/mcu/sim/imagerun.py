@@ -23,13 +23,13 @@ import time
 from dataclasses import dataclass, field
 
 from ....core.errors import UsageError
-from . import consoleuart, exceptions, limits, markers, semihosting, stamp, timing
-from .interrupts import PeripheralInterrupts, nvic_word, unmasking_sites
+from . import codescan, consoleuart, exceptions, limits, markers, semihosting, sleep, stamp, timing
+from .interrupts import PeripheralInterrupts, nvic_word
 from .boundedlog import ConsoleLog, HeadTail, SegmentLog
 from .cstructs import fill_line_offsets
 from .devices import Device
 from .engine import CPU_MODEL, MISS_FN, PPB, PPB_SIZE, Simulator, set_flash_model, unicorn_handle
-from .executor import EXCP_BKPT, EXCP_EXCEPTION_EXIT, PROBLEM, TIMEOUT, UnicornExecutor
+from .executor import EXCP_BKPT, EXCP_EXCEPTION_EXIT, EXCP_SVC, PROBLEM, TIMEOUT, UnicornExecutor
 from .native import NativeExecutor
 from .image import PAGE, Image, Region
 from .peripherals.registry import PeripheralBus, PeripheralError
@@ -38,6 +38,7 @@ from .profile import FunctionProfile
 from .systick import EXCEPTION as SYSTICK, CycleCounter, SysTick
 
 DWT_CYCCNT, SCB_VTOR, SYST_CVR = 0xE0001004, 0xE000ED08, 0xE000E018
+SVCALL = 11                   # SVCall's exception number (ARMv7-M ARM B1.5.2)
 STAMPED = ((0xE0001000, 0xE0001007), (0xE000E010, 0xE000E01B))   # DWT CTRL, CYCCNT; SysTick: stamp.py
 MAX_READS = 100_000           # counter reads kept for the JSON document
 NO_ALARM = 0xFFFFFFFFFFFFFFFF
@@ -232,6 +233,7 @@ class ImageRun:
         self.irq_early = False                    # the last alarm stop came before its event
         self.semihosting_state: dict = {}
         self.reads_dropped = 0
+        self.sleep_cycles = 0                     # cycles the core slept in WFI / WFE (sleep.py)
 
     # --- the memory map and the marker -------------------------------------------------------------
     def _marker_pages(self) -> list[Region]:
@@ -407,8 +409,12 @@ class ImageRun:
                 self._stop(f"{exc} (at pc=0x{pc:08x})")
             except ValueError as exc:        # the frame is not in mapped memory (_Cpu.read)
                 self._stop(f"the image faulted: {exc} (exception return at pc=0x{pc:08x})")
+            self.ex.set_reg("event", 1)      # an exception return sets the event register (sleep.py)
             if self.pending or self.irq_waiting:   # back from a handler: a pending one goes before the next block
                 self.lib.cbsim_set_alarm(self.sim, self.cycles(), 0)
+            return
+        if intno == EXCP_SVC:
+            self._svc(pc)
             return
         if intno == EXCP_BKPT and self.cpu.read(pc, 2) == b"\xab\xbe":
             try:
@@ -416,9 +422,22 @@ class ImageRun:
             except Exception as exc:         # a callback must not raise into the executor
                 self._stop(f"semihosting at pc=0x{pc:08x}: {exc}")
             return
-        what = {1: "an undefined instruction (UsageFault)", 2: "SVC", 7: "a BKPT other than 0xAB (semihosting)"}
+        what = {1: "an undefined instruction (UsageFault)", 7: "a BKPT other than 0xAB (semihosting)"}
         self._stop(f"the image raised {what.get(intno, f'exception {intno}')} at pc=0x{pc:08x}: not served "
-                   "by the simulator (only SysTick, semihosting and exception return are)")
+                   "by the simulator (only SysTick, the peripheral models' interrupts, SVC, semihosting and "
+                   "exception return are)")
+
+    def _svc(self, pc: int) -> None:
+        """Unicorn's SVC (its pc already after the instruction): exception 11 entered through the
+        vector table, as the native executor enters it (ARMv7-M ARM B1.5.6, B1.5.8): the frame with
+        the return address after the SVC, its vector read charged; no interrupt latency, as
+        natively (docs/sim-model.md)."""
+        try:
+            self._enter(SVCALL)
+        except exceptions.ExceptionError as exc:
+            self._stop(f"{exc} (SVC at pc=0x{pc - 2:08x})")
+        except ValueError as exc:
+            self._stop(f"the image faulted: {exc} (pc=0x{pc - 2:08x})")   # the native executor's words
 
     def _semihost(self, pc: int) -> None:
         if self._past_deadline():
@@ -492,7 +511,8 @@ class ImageRun:
         self.stamper = stamp.Stamper(self.lib, self.cs, self.ex.read, d.core, self.simulator.dev)
         flash = self.simulator.board.flash
         if isinstance(self.ex, UnicornExecutor):
-            dyns, unmasking = self._scan()
+            sites = self._scan()
+            dyns, unmasking = sites.dynamic, sites.unmasking
             handle = unicorn_handle(self.ex.uc)
         else:                            # the native executor finds its data-dependent instructions itself
             dyns, unmasking, handle = [], [], None
@@ -513,14 +533,16 @@ class ImageRun:
             self.lib.cbsim_add_dynamic(self.sim, addr, kind, self.ex.reg_id(ra), self.ex.reg_id(rb))
         for addr in unmasking:
             self.ex.hook_code(addr, self._unmasking)
+        if handle is not None:
+            self.ex.hook_sev(sites.sev)
         for name in self.marker.functions:
             self.lib.cbsim_watch(self.sim, self.image.symbols[name][0])
         if self.profile is not None:
             self.profile.start(self.lib, self.sim)
 
-    def _scan(self) -> tuple[list, list]:
-        """Unicorn's hooks need them: the data-dependent instructions and the unmasking sites of
-        the image's functions; code that start-up copies to RAM is scanned there, in a copy put
+    def _scan(self):
+        """Unicorn's hooks need them (codescan.py): the data-dependent instructions, the unmasking
+        sites and the SEVs of the image's functions; code that start-up copies to RAM is scanned there, in a copy put
         back afterwards."""
         ex = self.ex
         funcs = [f for f in self.image.funcs
@@ -530,11 +552,14 @@ class ImageRun:
         for seg in self.image.segments:
             if seg.run != seg.load and seg.data:
                 ex.write(seg.run, seg.data)
-        dyns = self.simulator._dynamic_sites(self.cs, ex.read, funcs)
-        unmasking = unmasking_sites(self.cs, self.ex.read, funcs)
+        sites = self.simulator._code_sites(self.cs, ex.read, funcs)
+        raw = codescan.raw_sites([(seg.load, seg.data) for seg in self.image.segments]
+                                 + [(seg.run, seg.data) for seg in self.image.segments if seg.run != seg.load])
+        sites.sev = sorted(set(sites.sev) | set(raw.sev))
+        sites.unmasking = sorted(set(sites.unmasking) | set(raw.unmasking))
         for addr, before in moved:
             ex.write(addr, before)
-        return dyns, unmasking
+        return sites
 
     def _unmasking(self):
         """An instruction that may unmask interrupts is about to run (Unicorn's hook): a pending
@@ -670,22 +695,34 @@ class ImageRun:
                     self.pending = not self._take_systick()
             elif lib.cbsim_failed(self.sim):
                 self._stop(self.result.problem or ACCOUNTING_FAILED)
-            elif not ex.wakes and self._after_wfi():
-                continue                 # Unicorn halts after a WFI: it runs on as the native executor
-                                         # does (WFI costs its table cycles; the core is not put to sleep)
+            elif ex.slept():
+                self._sleep(ex.slept())
             elif not ex.wakes:           # Unicorn returns alike at a stop and at its timeout
                 self.result.timed_out = time.perf_counter() >= deadline - 0.01
                 if not self.result.timed_out:
                     self._stop(f"the image stopped at pc=0x{ex.reg('pc'):08x} without SYS_EXIT")
                 break
 
-    def _after_wfi(self) -> bool:
-        """Whether the executor stopped right after a WFI (T1 encoding 0xBF30, or T2 0xF3AF 0x8003)."""
-        pc = self.ex.reg("pc") & ~1
-        try:
-            return self.cpu.read(pc - 2, 2) == b"\x30\xbf" or self.cpu.read(pc - 4, 4) == b"\xaf\xf3\x03\x80"
-        except ValueError:
-            return False
+    def _sleep(self, hint: str) -> None:
+        """WFI, or a WFE that found no event (sleep.py): the core sleeps until the first interrupt
+        coming (SysTick's next wrap with TICKINT, an enabled peripheral line), its cycles counted
+        as slept, and the interrupt is then taken unless masked; with none coming the run stops."""
+        now = self.cycles()
+        masked = bool(self.cpu.reg("primask") & 1) or exceptions.handler_mode(self.cpu)
+        coming = [now if self.pending or self.irq_waiting else None, self.systick.next_wrap(),
+                  self.irqs.sleep_until(now) if self.bus else None]
+        wake = sleep.wake_at(hint, now, coming, masked)
+        if wake is None:
+            at = sleep.hint_before(self.cpu.read, self.ex.reg("pc") & ~1)
+            self._stop(sleep.never_wakes(hint, at[1] if at else self.ex.reg("pc") & ~1, masked))
+            return
+        if wake > now:
+            self.lib.cbsim_add_cycles(self.sim, wake - now)
+            self.sleep_cycles += wake - now
+        if self.pending or self._systick_due():
+            self.pending = not self._take_systick()
+        elif self.bus and self.irqs.enabled:
+            self.irq_waiting = not self._take_irq()
 
     def _problem(self) -> str:
         """A run that stopped with a problem: the accounting's failure, else the executor's fault."""
@@ -716,7 +753,8 @@ class ImageRun:
         if self.profile is not None:
             r.profile = self.profile.rows(sim)
         insns = lib.cbsim_insns(sim)
-        r.stats = {"executor": self.ex.name, "cycles": lib.cbsim_cycles(sim), "instructions": insns, "wall_s": wall,
+        r.stats = {"executor": self.ex.name, "cycles": lib.cbsim_cycles(sim), "instructions": insns,
+                   "sleep_cycles": self.sleep_cycles, "wall_s": wall,
                    "instructions_per_s": insns / wall if wall > 0 else None,
                    "unknown_mnemonics": sorted(self.timing_report.unknown_mnemonics)}
         if lib.cbsim_failed(sim) and not r.problem:

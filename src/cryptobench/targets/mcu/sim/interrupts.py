@@ -88,18 +88,6 @@ class PeripheralInterrupts:
         return self.next_due(now)
 
 
-def unmasking_sites(cs, read, funcs) -> list[int]:
-    """CPSIE and MSR to PRIMASK/BASEPRI/FAULTMASK in the image's functions (start, size): where
-    Unicorn, which has no wake stops of its own, must look at a masked interrupt again."""
-    sites = []
-    for start, size in funcs:
-        for insn in cs.disasm(read(start, size), start):
-            m = insn.mnemonic.split(".")[0]
-            if m == "cpsie" or (m == "msr" and any(k in insn.op_str for k in ("primask", "basepri", "faultmask"))):
-                sites.append(insn.address)
-    return sites
-
-
 class ExecutorCpu:
     """An executor (executor.py) as exceptions.py takes a core: registers by name, 32-bit words."""
 

@@ -44,6 +44,9 @@ def bind(lib: ctypes.CDLL) -> ctypes.CDLL:
         return lib
     if not hasattr(lib, "cbcpu_new"):
         raise UsageError(f"{engine.library_path()} has no native executor (cbcpu_new): rebuild it with ./setup.sh")
+    if not hasattr(lib, "cbcpu_set_hints"):
+        raise UsageError(f"{engine.library_path()} is older than this cryptobench (it has no cbcpu_set_hints): "
+                         "rebuild it with ./setup.sh")
     P, U32, U64 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64
     sigs = {"cbcpu_new": (P, [ctypes.c_int, U32, U32, U32, U32]),
             "cbcpu_set_callbacks": (None, [P, READ_FN, WRITE_FN, BKPT_FN]),
@@ -53,6 +56,7 @@ def bind(lib: ctypes.CDLL) -> ctypes.CDLL:
             "cbcpu_reg": (U32, [P, ctypes.c_int]), "cbcpu_set_reg": (None, [P, ctypes.c_int, U32]),
             "cbcpu_pend": (None, [P, ctypes.c_int]), "cbcpu_stop": (None, [P]),
             "cbcpu_set_wake": (None, [P, ctypes.c_int]), "cbcpu_set_enter": (None, [P, ctypes.c_int]),
+            "cbcpu_set_hints": (None, [P, ctypes.c_int]), "cbcpu_slept": (ctypes.c_int, [P]),
             "cbcpu_run": (ctypes.c_int, [P, U64, ctypes.c_double]),
             "cbcpu_problem": (ctypes.c_char_p, [P]), "cbcpu_insns": (U64, [P]), "cbcpu_insn_addr": (U32, [P]), "cbcpu_blocks": (U64, [P]),
             "cbcpu_decoded": (U64, [P]), "cbcpu_flushes": (U64, [P]), "cbcpu_last_insns": (U32, [P]), "cbcpu_last_steps": (U32, [P]), "cbcpu_last_size": (U32, [P]),
@@ -128,7 +132,7 @@ class Cpu:
 # the executor's register numbers (harness/sim/cbcpu.h) for the names the runs use
 REGS = {**{f"r{i}": i for i in range(13)}, "sp": 13, "r13": 13, "lr": 14, "r14": 14, "pc": 15, "r15": 15,
         "xpsr": 16, "msp": 17, "psp": 18, "primask": 19, "control": 20, "fpscr": 21, "vtor": REG_VTOR,
-        "basepri": 23, "faultmask": 24}
+        "basepri": 23, "faultmask": 24, "event": 25}
 
 
 class NativeExecutor:
@@ -166,6 +170,10 @@ class NativeExecutor:
 
     def fault(self, subject: str) -> str:
         return f"{subject} faulted: {self.cpu.problem() or 'the executor stopped'}"
+
+    def slept(self) -> str | None:
+        """"wfi" or "wfe" where the last run stopped after that hint to sleep (sleep.py), else None."""
+        return {3: "wfi", 2: "wfe"}.get(self.lib.cbcpu_slept(self.h))
 
     def insn_addr(self) -> int:
         """In a memory callback: the instruction making the access (cbcpu_insn_addr)."""
@@ -258,6 +266,7 @@ class NativeEmulation(_Emulation):
         self._set_flash_model()
         dyn = [int(table.get(cls) == timing.DYN) for cls in ("div", "lmul", "lmla")]
         self.lib.cbcpu_set_accounting(self.cpu.h, self.sim, *dyn)
+        self.lib.cbcpu_set_hints(self.cpu.h, 1)      # WFI and WFE stop: the run sleeps the core or stops (sleep.py)
 
     def start_profile(self) -> None:
         """The profile needs each block through cbsim_enter (cbcpu_set_enter; the default run

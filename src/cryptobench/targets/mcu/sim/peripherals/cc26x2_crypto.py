@@ -72,6 +72,7 @@ ALGSEL, SWRESET, IRQTYPE, IRQEN, IRQCLR, IRQSET, IRQSTAT, HWVER = 0x700, 0x740, 
 ALG_KEY_STORE, ALG_AES, ALG_SHA256, ALG_TAG = 1, 2, 4, 1 << 31
 RESULT_AVAIL, DMA_IN_DONE = 1, 2
 KEY_ST_RD_ERR, KEY_ST_WR_ERR, DMA_BUS_ERR = 1 << 29, 1 << 30, 1 << 31
+PORT_ERR = 1 << 17                              # DMASTAT
 CTL_DIR, CTL_CBC, CTL_CTR, CTL_CBC_MAC, CTL_CCM = 1 << 2, 1 << 5, 1 << 6, 1 << 15, 1 << 18
 CTL_SAVE_CONTEXT, CTL_SAVED_CONTEXT_RDY, CTL_CONTEXT_READY = 1 << 29, 1 << 30, 1 << 31
 HB_OUTPUT_FULL, HB_RFD_IN, HB_PAD_DMA = 1, 4, 1 << 7
@@ -98,6 +99,12 @@ class Cc26x2Crypto(Peripheral):
     # the memories the crypto DMA may reach: the lp-cc2652r7 map (boards.toml; TRM 'Memory Map':
     # flash from 0x0000 0000, SRAM from 0x2000 0000)
     dma_regions = ((0x00000000, 0x000B0000), (0x20000000, 0x20024000))
+    # where its channel 1 (engine -> memory) may write: SRAM. Flash is programmed through the flash
+    # controller, never by a bus write (SWCU185G "Flash"), so a DMA write there is an AHB error:
+    # nothing is written, IRQSTAT.DMA_BUS_ERR ("an AHB bus error occurred during a DMA transfer")
+    # and DMASTAT.PORT_ERR ("transfer errors on the AHB port") are set (SWCU185G CRYPTO registers),
+    # which TI's driverlib reads after the operation (AESWaitForIRQFlags returns DMA_BUS_ERR)
+    dma_write_regions = ((0x20000000, 0x20024000),)
 
     def __init__(self, base: int, irq: int | None, memory=None):
         super().__init__(base, irq, memory)
@@ -107,6 +114,7 @@ class Cc26x2Crypto(Peripheral):
         self.ch = [{"ctl": 0, "addr": 0, "len": 0, "end": 0}, {"ctl": 0, "addr": 0, "len": 0, "end": 0}]
         self.algsel = self.irqen = self.irqtype = 0
         self.errors = self.irqset = 0
+        self.port_err = False                   # DMASTAT.PORT_ERR: a DMA transfer hit a bus error
         self.irqset_at = 0
         self.in_done_at: int | None = None
         self.result_at: int | None = None
@@ -138,7 +146,7 @@ class Cc26x2Crypto(Peripheral):
         if o == IRQSTAT:
             return self._irqstat(now)
         if o == DMASTAT:
-            return sum(1 << i for i in (0, 1) if now < self.ch[i]["end"])
+            return sum(1 << i for i in (0, 1) if now < self.ch[i]["end"]) | (PORT_ERR if self.port_err else 0)
         if o in (DMACH0CTL, DMACH1CTL):
             return self.ch[o // 0x20]["ctl"]
         if o in (DMACH0EXTADDR, DMACH1EXTADDR):
@@ -194,9 +202,11 @@ class Cc26x2Crypto(Peripheral):
             self._dma(offset // 0x20, v & 0xFFFF, now)
         elif offset == DMASWRESET and v & 1:
             self.keys.clear()
+            self.port_err = False
         elif offset == SWRESET and v & 1:
             self.keys.clear()
             self.errors = self.irqset = 0
+            self.port_err = False
             self.in_done_at = self.result_at = None
         elif offset == KEYWRITEAREA:
             self.keywritearea = v & 0xFF
@@ -390,6 +400,14 @@ class Cc26x2Crypto(Peripheral):
             raise PeripheralError(f"{self.title}: DMA channel {ch} at 0x{addr:08x}+{n} lies outside the flash "
                                   "(0x00000000-0x000affff) and SRAM (0x20000000-0x20023fff) of the lp-cc2652r7 map")
 
+    def _dma_write(self, addr: int, data: bytes) -> None:
+        """Channel 1's output: written where the bus lets it (SRAM), else a bus error (dma_write_regions)."""
+        if any(lo <= addr and addr + len(data) <= hi for lo, hi in self.dma_write_regions):
+            self.memory.write(addr, data)
+            return
+        self.errors |= DMA_BUS_ERR
+        self.port_err = True
+
     def _aes_in(self, data: bytes, now: int) -> None:
         ctx = self.ctx
         if ctx is None:
@@ -426,7 +444,7 @@ class Cc26x2Crypto(Peripheral):
             return                                # waiting for channel 1 (TI writes it after channel 0)
         self._check_range(1, c1["addr"], self.datalen)
         self._aes_finish(max(now, ctx["t_in"]))
-        self.memory.write(c1["addr"], ctx["out"])
+        self._dma_write(c1["addr"], ctx["out"])
 
     def _aes_finish(self, start: int) -> None:  # long: one call per mode
         ctx, mode, key = self.ctx, self._mode(), self.key
@@ -518,4 +536,4 @@ class Cc26x2Crypto(Peripheral):
 
     def _hash_out(self, now: int) -> None:
         if self.algsel & ALG_TAG and self.digest and self.ch[1]["ctl"] & 1:
-            self.memory.write(self.ch[1]["addr"], self.digest[:self.ch[1]["len"]])
+            self._dma_write(self.ch[1]["addr"], self.digest[:self.ch[1]["len"]])
