@@ -275,7 +275,7 @@ def test_two_json_run_documents_are_gated_and_bad_ones_refused(db, tmp_path):
     assert doc["cells"][0]["metrics"][0]["change"] == 3
     (tmp_path / "bad.json").write_text('{"run": 1,\n nope}')
     bad = cli("gate", "--json", str(tmp_path / "a.json"), "--json", str(tmp_path / "bad.json"))
-    assert bad.returncode == 2 and "bad.json line 2" in bad.stderr
+    assert bad.returncode == 2 and "bad.json:2:2:" in bad.stderr
     (tmp_path / "other.json").write_text('{"rows": []}')
     other = cli("gate", "--json", str(tmp_path / "a.json"), "--json", str(tmp_path / "other.json"))
     assert other.returncode == 2 and "run --json" in other.stderr
