@@ -292,12 +292,12 @@ def test_markdown_has_a_verdict_a_table_and_details_with_escaped_names(db):
     md = proc.stdout
     assert md.startswith(f"**cryptobench gate: FAIL (run {a} → run {b}): 1 regression")
     assert "| cell | metric | BASE | HEAD | change | verdict |" in md
-    assert re.search(r"\| sha256 bytes=64 mbedtls sim \| cycles \| 10000 \| 10012 \| \+12 cycles \(\+0\.12 %\) "
-                     r"\| regression \|", md)
-    assert "<details><summary>sha256 bytes=64 mbedtls sim: regression — +12 cycles (+0.12 %)</summary>" in md
-    assert "| f\\|&lt;script&gt; | 9000 | 9012 | +12 | 0 | 2 | 2 |" in md
-    assert "<script>" not in md and md.count("<details>") == md.count("</details>") == 1
-    assert "- mbedtls 3.6.0 → 3.6.0" in md
+    assert "| `sha256 bytes=64 mbedtls sim` | cycles | 10000 | 10012 | +12 cycles (+0.12 %) | regression |" in md
+    assert ("<details><summary><code>sha256 bytes=64 mbedtls sim</code>: regression — +12 cycles (+0.12 %)"
+            "</summary>") in md
+    assert "| `f\\|<script>` | 9000 | 9012 | +12 | 0 | 2 | 2 |" in md      # a code span: <script> is text there
+    assert md.count("<details>") == md.count("</details>") == 1
+    assert "- `mbedtls` `3.6.0` → `3.6.0`" in md and md.endswith("<!-- cryptobench gate: end of comment -->\n")
 
 
 def test_refusal_in_markdown_names_the_difference(db):
@@ -305,7 +305,7 @@ def test_refusal_in_markdown_names_the_difference(db):
     proc = cli("gate", str(a), str(b), "--db", str(db), "--format", "md")
     assert proc.returncode == 4
     assert proc.stdout.startswith("**cryptobench gate: REFUSED")
-    assert "- refused: mbedtls: flags differ: BASE -mcpu=cortex-m4 -Os, HEAD -O3" in proc.stdout
+    assert "- refused: `mbedtls: flags differ: BASE -mcpu=cortex-m4 -Os, HEAD -O3`" in proc.stdout
 
 
 # ------------------------------------------------------------------------------------ per-function sizes
