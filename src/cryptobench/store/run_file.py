@@ -38,6 +38,7 @@ class Malformed(ValueError):
     """A field of the document that is not what the readers expect: where (a JSON path), what."""
 
     def __init__(self, where: str, expected: str, got: Any):
+        where = where if len(where) <= 100 else where[:100] + "…"        # a path 64 levels deep
         super().__init__(f"at {where or 'the top level'}: expected {expected}, got {_kind(got)}")
 
 
