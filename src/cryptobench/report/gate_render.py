@@ -121,7 +121,7 @@ def changes_table(doc: dict, data: Data = str) -> Table:
     table = Table("changed cells", [Column("cell", LEFT), Column("metric", LEFT), Column("BASE"), Column("HEAD"),
                                     Column("change"), Column("verdict", LEFT, styled=True)])
     for r in doc["cells"]:
-        if r["kind"] not in SHOWN:
+        if r["kind"] not in SHOWN and not any(m["verdict"] in UNFIGURED for m in r["metrics"]):
             continue
         style = r["kind"] if r["kind"] in ("regression", "improvement") else "other"
         shown = [m for m in r["metrics"] if m["verdict"] != "same"]
