@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -24,17 +26,23 @@ GATE_SH = CI / "gate.sh"
 TOKEN = "glpat-SECRET-do-not-print-0123456789"
 
 STUB = r'''#!PYTHON
-"""A stand-in for NAME: records its arguments (and, for curl, the header file it was given)."""
-import json, os, sys
+"""A stand-in for NAME: records its arguments (and, for curl, the header file it was given and the
+body it would post; for gh the body file's text)."""
+import json, os, signal, sys, time
 args = sys.argv[1:]
 rec = {"cmd": "NAME", "args": args}
 if "NAME" == "curl":
     header = args[args.index("--header") + 1].lstrip("@")
     rec["header"] = open(header).read()
-    rec["header_mode"] = oct(os.stat(header).st_mode & 0o777)
     rec["header_path"] = header
+    body = next(a for a in args if a.startswith("body@"))[len("body@"):]
+    rec["body"] = open(body).read()
+if "NAME" == "gh":
+    rec["body"] = open(args[args.index("--body-file") + 1]).read()
 with open(os.environ["STUB_LOG"], "a") as f:
     f.write(json.dumps(rec) + "\n")
+if "NAME" == "curl" and os.environ.get("STUB_CURL_SLEEP"):
+    time.sleep(float(os.environ["STUB_CURL_SLEEP"]))     # a slow post: the test sends SIGTERM meanwhile
 if "NAME" == "cryptobench" and args[0] == "run" and os.environ.get("STUB_RUN_RC"):
     sys.exit(int(os.environ["STUB_RUN_RC"]))     # run's exit 1: some cells failed (the run is stored)
 if "NAME" == "cryptobench" and args[0] == "export":
@@ -45,8 +53,15 @@ if "NAME" == "cryptobench" and args[0] == "gate":
     rc = int(os.environ.get("STUB_GATE_RC", "0"))
     if rc == 4:     # cryptobench gate's refusal (docs/gate.md): a condition differs between the runs
         sys.stderr.write("cryptobench: error: refused: compiler differs: gcc 13.2 (run 1) vs gcc 14.1 (run 2)\n")
+        print("**cryptobench gate: REFUSED**\n\n- refused: `compiler differs`")
     else:
         print("### cryptobench gate: " + ("pass" if rc == 0 else "regression in mbedtls_sha256_update"))
+    sys.stdout.flush()
+    how = os.environ.get("STUB_GATE_DIES", "")
+    if how == "kill":           # killed after writing part of the comment (the job's memory limit, a timeout)
+        os.kill(os.getpid(), signal.SIGKILL)
+    if how != "no-end":         # the renderer's last line (report/gate_render.py MD_END)
+        print("<!-- cryptobench gate: end of comment -->")
     sys.exit(rc)
 '''
 
@@ -81,7 +96,8 @@ def library(tmp_path) -> tuple[Path, str, str]:
     return repo, base, _git(repo, "rev-parse", "HEAD")
 
 
-def _run(tmp_path: Path, library: Path, ci_env: dict, gate_rc: int = 0, run_rc: int = 0):
+def _run(tmp_path: Path, library: Path, ci_env: dict, gate_rc: int = 0, run_rc: int = 0, term_after=None,
+         dies: str = ""):
     stubs = tmp_path / "stubs"
     stubs.mkdir(exist_ok=True)
     for name in ("cryptobench", "gh", "curl"):
@@ -92,12 +108,31 @@ def _run(tmp_path: Path, library: Path, ci_env: dict, gate_rc: int = 0, run_rc: 
     work.mkdir(exist_ok=True)
     # a clean environment: whatever CI runs this test must not leak its own GITHUB_* / CI_* variables
     env = {"PATH": f"{stubs}{os.pathsep}{os.path.dirname(shutil.which('git'))}{os.pathsep}/usr/bin{os.pathsep}/bin",
-           "HOME": str(tmp_path), "STUB_LOG": str(log), "STUB_GATE_RC": str(gate_rc), "STUB_RUN_RC": str(run_rc),
+           "HOME": str(tmp_path), "STUB_LOG": str(log), "STUB_GATE_RC": str(gate_rc), "STUB_RUN_RC": str(run_rc), "STUB_GATE_DIES": dies,
            "GATE_LIBRARY_DIR": str(library), "GATE_RECIPE": str(library / "recipe.toml"),
            "GATE_OPS": "sha256 ecdsa-verify", "GATE_RUN_ARGS": "--param bytes=64,1024", **ci_env}
-    p = subprocess.run(["bash", str(GATE_SH)], cwd=work, env=env, capture_output=True, text=True)
+    tmp = tmp_path / "tmp"           # TMPDIR: where a header file would be left
+    tmp.mkdir(exist_ok=True)
+    env["TMPDIR"] = str(tmp)
+    if term_after is None:
+        p = subprocess.run(["bash", str(GATE_SH)], cwd=work, env=env, capture_output=True, text=True)
+    else:
+        p = _terminated(["bash", str(GATE_SH)], work, env, log, term_after)
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return p, calls, work / "gate-out"
+
+
+def _terminated(argv, cwd, env, log: Path, cmd: str):
+    """gate.sh run until `cmd` (a stub) has logged its call, then SIGTERM to the script's process
+    group, as a CI runner cancelling the job sends it."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (log.exists() and f'"cmd": "{cmd}"' in log.read_text()):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def _github(pr="7"):
@@ -135,7 +170,7 @@ def test_github_pull_request_runs_base_and_head_gates_exports_and_comments(tmp_p
     assert cb[4] == ["gate", "1", "2", "--db", db, "--format", "md"]
     (gh,) = [c["args"] for c in calls if c["cmd"] == "gh"]
     assert gh == ["pr", "comment", "7", "--body-file", "gate-out/gate.md"]
-    assert (out / "gate.md").read_text() == "### cryptobench gate: pass\n"
+    assert (out / "gate.md").read_text() == "### cryptobench gate: pass\n<!-- cryptobench gate: end of comment -->\n"
     assert json.loads((out / "bencher.json").read_text()) == {}
     assert json.loads((out / "github-action-benchmark.json").read_text()) == []
     assert "gate passed" in p.stderr and "posted gate.md on pull request #7" in p.stderr
@@ -152,8 +187,9 @@ def test_gitlab_regression_fails_the_job_and_posts_the_note_without_showing_the_
     (curl,) = [c for c in calls if c["cmd"] == "curl"]
     assert curl["args"][-1] == "https://gitlab.example/api/v4/projects/99/merge_requests/12/notes"
     assert "body@gate-out/gate.md" in curl["args"]
-    assert curl["header"] == f"PRIVATE-TOKEN: {TOKEN}\n" and curl["header_mode"] == "0o600"
-    assert not Path(curl["header_path"]).exists()        # removed once posted
+    assert curl["header"] == f"PRIVATE-TOKEN: {TOKEN}\n"
+    assert curl["header_path"].startswith(("/dev/fd/", "/proc/"))       # a pipe: no file ever holds the token
+    assert not list((tmp_path / "tmp").iterdir())
     assert "regression in mbedtls_sha256_update" in (out / "gate.md").read_text()
     assert "gate failed: a regression" in p.stderr
     _no_token(p, calls)
@@ -165,7 +201,7 @@ def test_a_refusal_fails_the_job_with_its_message(tmp_path, library):
     assert p.returncode == 4
     assert "refused: compiler differs: gcc 13.2 (run 1) vs gcc 14.1 (run 2)" in p.stderr
     comment = (out / "gate.md").read_text()
-    assert comment.startswith("### cryptobench gate: refused (exit 4)") and "compiler differs" in comment
+    assert comment.startswith("**cryptobench gate: REFUSED**") and "compiler differs" in comment
     assert [c["cmd"] for c in calls].count("gh") == 1          # the refusal is posted too
     _no_token(p, calls)
 
@@ -204,6 +240,49 @@ def test_a_failed_run_stops_before_the_gate(tmp_path, library):
            "GATE_LIBRARY_DIR": str(repo), "GATE_RECIPE": "r.toml", "GATE_BASE_SHA": base, "GATE_HEAD_SHA": head}
     p = subprocess.run(["bash", str(GATE_SH)], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert p.returncode == 3 and "gate.sh: the base run failed" in p.stderr
+
+
+NOTICE = "### cryptobench gate: no result (exit {})"
+
+
+@pytest.mark.parametrize("dies, rc, expected_rc", [
+    ("kill", 0, 137),          # killed after writing a PASS header: the job fails, nothing of it is posted
+    ("no-end", 0, 0),          # exit 0 but the comment's last line missing: not posted as a verdict
+    ("", 2, 2),                # a usage error: whatever it printed is not a comment
+    ("", 3, 3),                # any other exit (a traceback's 1 is a regression's too: see the marker)
+])
+def test_only_a_complete_comment_is_posted(tmp_path, library, dies, rc, expected_rc):
+    repo, _, _ = library
+    for ci in (_github(), _gitlab(*library[1:])):
+        p, calls, out = _run(tmp_path, repo, ci, gate_rc=rc, dies=dies)
+        assert p.returncode == expected_rc, p.stderr
+        (post,) = [c for c in calls if c["cmd"] in ("gh", "curl")]
+        assert post["body"].startswith(NOTICE.format(expected_rc)), post["body"]
+        assert "cryptobench gate: pass" not in post["body"] and not (out / "gate.md.part").exists()
+        _no_token(p, calls)
+
+
+def test_a_complete_comment_of_a_refusal_or_regression_is_posted_as_written(tmp_path, library):
+    repo, _, _ = library
+    for rc, words in ((1, "regression in mbedtls_sha256_update"), (4, "REFUSED")):
+        p, calls, out = _run(tmp_path, repo, _github(), gate_rc=rc)
+        (gh,) = [c for c in calls if c["cmd"] == "gh"]
+        assert p.returncode == rc and words in gh["body"]
+        assert gh["body"].endswith("<!-- cryptobench gate: end of comment -->\n")
+
+
+def test_sigterm_while_posting_leaves_no_token_anywhere(tmp_path, library):
+    """A job cancelled while curl posts the note: no file under TMPDIR, the job's folder or HOME
+    holds the token afterwards (the header never was a file)."""
+    repo, base, head = library
+    p, calls, out = _run(tmp_path, repo, {**_gitlab(base, head), "STUB_CURL_SLEEP": "30"}, term_after="curl")
+    assert p.returncode in (143, -15), p.stderr
+    assert [c["cmd"] for c in calls].count("curl") == 1
+    assert not list((tmp_path / "tmp").iterdir())
+    for f in tmp_path.rglob("*"):
+        if f.is_file() and f.name != "calls.jsonl" and ".git" not in f.parts:
+            assert TOKEN not in f.read_text(errors="replace"), f
+    _no_token(p, calls)
 
 
 def _yaml(path: Path):

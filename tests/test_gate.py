@@ -275,7 +275,7 @@ def test_two_json_run_documents_are_gated_and_bad_ones_refused(db, tmp_path):
     assert doc["cells"][0]["metrics"][0]["change"] == 3
     (tmp_path / "bad.json").write_text('{"run": 1,\n nope}')
     bad = cli("gate", "--json", str(tmp_path / "a.json"), "--json", str(tmp_path / "bad.json"))
-    assert bad.returncode == 2 and "bad.json line 2" in bad.stderr
+    assert bad.returncode == 2 and "bad.json:2:2:" in bad.stderr
     (tmp_path / "other.json").write_text('{"rows": []}')
     other = cli("gate", "--json", str(tmp_path / "a.json"), "--json", str(tmp_path / "other.json"))
     assert other.returncode == 2 and "run --json" in other.stderr
@@ -292,12 +292,12 @@ def test_markdown_has_a_verdict_a_table_and_details_with_escaped_names(db):
     md = proc.stdout
     assert md.startswith(f"**cryptobench gate: FAIL (run {a} → run {b}): 1 regression")
     assert "| cell | metric | BASE | HEAD | change | verdict |" in md
-    assert re.search(r"\| sha256 bytes=64 mbedtls sim \| cycles \| 10000 \| 10012 \| \+12 cycles \(\+0\.12 %\) "
-                     r"\| regression \|", md)
-    assert "<details><summary>sha256 bytes=64 mbedtls sim: regression — +12 cycles (+0.12 %)</summary>" in md
-    assert "| f\\|&lt;script&gt; | 9000 | 9012 | +12 | 0 | 2 | 2 |" in md
-    assert "<script>" not in md and md.count("<details>") == md.count("</details>") == 1
-    assert "- mbedtls 3.6.0 → 3.6.0" in md
+    assert "| `sha256 bytes=64 mbedtls sim` | cycles | 10000 | 10012 | +12 cycles (+0.12 %) | regression |" in md
+    assert ("<details><summary><code>sha256 bytes=64 mbedtls sim</code>: regression — +12 cycles (+0.12 %)"
+            "</summary>") in md
+    assert "| `f\\|<script>` | 9000 | 9012 | +12 | 0 | 2 | 2 |" in md      # a code span: <script> is text there
+    assert md.count("<details>") == md.count("</details>") == 1
+    assert "- `mbedtls` `3.6.0` → `3.6.0`" in md and md.endswith("<!-- cryptobench gate: end of comment -->\n")
 
 
 def test_refusal_in_markdown_names_the_difference(db):
@@ -305,7 +305,7 @@ def test_refusal_in_markdown_names_the_difference(db):
     proc = cli("gate", str(a), str(b), "--db", str(db), "--format", "md")
     assert proc.returncode == 4
     assert proc.stdout.startswith("**cryptobench gate: REFUSED")
-    assert "- refused: mbedtls: flags differ: BASE -mcpu=cortex-m4 -Os, HEAD -O3" in proc.stdout
+    assert "- refused: `mbedtls: flags differ: BASE -mcpu=cortex-m4 -Os, HEAD -O3`" in proc.stdout
 
 
 # ------------------------------------------------------------------------------------ per-function sizes
@@ -358,3 +358,186 @@ def test_a_library_simulated_twice_passes_the_gate_with_its_functions_recorded(t
     gated = json.loads(proc.stdout)
     assert gated["verdict"] == "pass" and gated["counts"]["unchanged"] == 1
     assert {m["metric"] for m in gated["cells"][0]["metrics"]} == {"cycles", "instructions", "stack", "code_size"}
+
+
+# ------------------------------------------------------------------------------------ issue 43
+# texts a library, recipe or run chose, as a hostile pull request would choose them
+HOSTILE = ("![x](http://evil.example/p.png)", "@octocat [x](javascript:alert(1)) **bold**", "<img src=x>",
+           "a`b``c", "f|g", "line\nbreak", "#1 !2 ~bug $snip", "_em_ # head", "<details>")
+NEEDLES = ("evil.example", "octocat", "javascript", "<img", "**bold**", "#1", "!2", "~bug", "$snip")
+
+
+def test_markdown_inert_is_one_code_span_for_any_text():
+    from cryptobench.core.table import markdown_inert
+    from markdown_it import MarkdownIt
+    for text in HOSTILE + ("`", " lead", "trail ", "``x``", "\\"):
+        md = markdown_inert(text)
+        (para,) = [t for t in MarkdownIt("commonmark").parse(md) if t.type == "inline"]
+        assert [c.type for c in para.children] == ["code_inline"], (text, md)
+        assert para.children[0].content == text.replace("\n", "\\n"), (text, md)
+    assert markdown_inert("a|b", in_table=True) == "`a\\|b`" and markdown_inert("") == ""
+
+
+def test_markdown_comment_lets_no_text_of_a_run_link_embed_mention_or_format(db):
+    from mdcheck import live_spots
+    evil_rows = [{**PROFILE[0], "function": HOSTILE[0]}, {**PROFILE[1], "function": HOSTILE[1]},
+                 {**PROFILE[2], "function": HOSTILE[2] + HOSTILE[3] + HOSTILE[4]}]
+    funcs = {h: 10 + i for i, h in enumerate(HOSTILE)}
+    build = {**BUILD, "library_version": HOSTILE[1], "library_source": "/home/runner/.cache/cb/library-commits/abc",
+             "library_commit": "#1 " + HOSTILE[0]}
+    a = sim_run(db, [sim_cell(profile=evil_rows, funcs=funcs)], build=build)
+    grown = {**funcs, HOSTILE[5]: 99}
+    b = sim_run(db, [sim_cell(cycles=10012, profile=[{**evil_rows[0], "cycles": 9012}, *evil_rows[1:]], funcs=grown)],
+                build={**build, "library_version": HOSTILE[6], "library_source": "/home/me/src/" + HOSTILE[7]})
+    proc = cli("gate", str(a), str(b), "--db", str(db), "--format", "md")
+    assert proc.returncode == 1, proc.stderr
+    assert live_spots(proc.stdout, NEEDLES) == [], proc.stdout
+    assert "/home/" not in proc.stdout and "…/abc" in proc.stdout        # local paths by their last component
+    refused = sim_run(db, [sim_cell()], build={**build, "compiler": HOSTILE[1] + " /opt/ci/" + HOSTILE[0]})
+    proc = cli("gate", str(a), str(refused), "--db", str(db), "--format", "md")
+    assert proc.returncode == 4 and "compiler differ" in proc.stdout
+    assert live_spots(proc.stdout, NEEDLES) == [] and "/opt/ci" not in proc.stdout
+
+
+def test_a_failed_cells_message_and_a_documents_file_name_are_inert_too(db, tmp_path):
+    from mdcheck import live_spots
+    from cryptobench.report import render_json
+    a = sim_run(db, [sim_cell()])
+    failed = {**sim_cell(), "status": "error", "detail": HOSTILE[1] + " at /home/runner/work/x.c"}
+    b = sim_run(db, [failed])
+    store = Store(db)
+    named = tmp_path / "[x](http:evil.example) @octocat.json"
+    named.write_text(render_json(store.load_run(b)))
+    (tmp_path / "a.json").write_text(render_json(store.load_run(a)))
+    proc = cli("gate", "--json", str(tmp_path / "a.json"), "--json", str(named), "--format", "md")
+    assert proc.returncode == 1, proc.stderr
+    assert live_spots(proc.stdout, NEEDLES) == [], proc.stdout
+    assert str(tmp_path) not in proc.stdout and "/home/runner" not in proc.stdout
+
+
+NOT_FIGURES = [("NaN", float("nan")), ("null", None), ("text", "abc"), ("true", True), ("negative", -5),
+               ("-Infinity", float("-inf")), ("Infinity", float("inf")), ("zero", 0), ("a list", "LIST")]
+
+
+def _with_cycles(value):
+    c = sim_cell()
+    if value == "missing":
+        del c["result"]["cycles"]["per_op_median"]
+    else:
+        c["result"]["cycles"]["per_op_median"] = [1] if value == "LIST" else value
+    return c
+
+
+@pytest.mark.parametrize("name, value", NOT_FIGURES[:-1] + [("missing", "missing")])
+def test_a_head_whose_cycles_are_not_a_figure_fails_naming_them(db, name, value):
+    a, b = sim_run(db, [sim_cell()]), sim_run(db, [_with_cycles(value)])
+    doc = _gate(db, a, b)
+    assert doc["verdict"] == "fail" and doc["cells"][0]["kind"] == "regression", doc["cells"][0]
+    assert "HEAD's cycles" in doc["cells"][0]["verdict"]
+    assert _metric(doc, "cycles")["verdict"] == "not a figure in HEAD"
+
+
+@pytest.mark.parametrize("name, value", NOT_FIGURES[:-1])
+def test_a_base_whose_cycles_are_not_a_figure_is_refused_never_an_improvement(db, name, value):
+    a, b = sim_run(db, [_with_cycles(value)]), sim_run(db, [sim_cell()])
+    doc = _gate(db, a, b)
+    assert doc["verdict"] == "refused" and doc["refused_for"] == "figures", doc["cells"][0]
+    assert any("BASE's cycles" in why for why in doc["refusal"])
+    assert doc["counts"]["improvement"] == 0
+
+
+def test_head_stack_nan_and_all_metrics_removed_fail(db):
+    nan_stack = sim_cell()
+    nan_stack["result"]["stack_bytes"] = float("nan")
+    bare = sim_cell()
+    for k in ("cycles", "sim", "stack_bytes", "code_size"):
+        del bare["result"][k]
+    a = sim_run(db, [sim_cell()])
+    for head in (nan_stack, bare):
+        doc = _gate(db, a, sim_run(db, [head]))
+        assert doc["verdict"] == "fail" and doc["cells"][0]["kind"] == "regression"
+
+
+def test_figures_refusal_through_the_cli_is_exit_4_with_the_reason(db):
+    a, b = sim_run(db, [_with_cycles(-5)]), sim_run(db, [sim_cell()])
+    proc = cli("gate", str(a), str(b), "--db", str(db))
+    assert proc.returncode == 4 and "BASE's cycles: -5 is not a possible cycles figure" in proc.stdout
+    lost = cli("gate", str(b), str(sim_run(db, [_with_cycles(float("nan"))])), "--db", str(db), "--format", "md")
+    assert lost.returncode == 1 and "not a figure in HEAD" in lost.stdout and "nan is not a finite number" in lost.stdout
+
+
+# documents as `run --json` writes them, mutated: each is one line on stderr, exit 2, naming where
+def _mutations():
+    def at(path, value):
+        def f(doc):
+            d = doc
+            for k in path[:-1]:
+                d = d[k]
+            d[path[-1]] = value
+        return f
+    return {
+        "builds a list": (at(("conditions", "builds"), [1]), "at conditions.builds: expected an object"),
+        "a build a text": (at(("conditions", "builds", "mbedtls"), "x"), "at conditions.builds.mbedtls"),
+        "code_size a text": (at(("results", 0, "code_size"), "big"), "at results[0].code_size"),
+        "cycles a list": (at(("results", 0, "cycles"), [1, 2]), "at results[0].cycles: expected an object"),
+        "size big": (at(("results", 0, "code_size", "functions", "sha256_run"), "big"),
+                     "at results[0].code_size.functions.sha256_run: expected a finite number >= 0"),
+        "size null": (at(("results", 0, "code_size", "functions", "sha256_run"), None), "functions.sha256_run"),
+        "size NaN": (at(("results", 0, "code_size", "functions", "sha256_run"), float("nan")), "got NaN"),
+        "op an integer": (at(("results", 0, "op"), 7), "at results[0].op: expected a text, got 7"),
+        "profile row a text": (at(("results", 0, "profile", "rows", 0), "x"), "at results[0].profile.rows[0]"),
+        "profile cycles a text": (at(("results", 0, "profile", "rows", 0, "cycles"), "many"), "rows[0].cycles"),
+        "ops_in_window 0": (at(("results", 0, "profile", "ops_in_window"), 0), "ops_in_window"),
+        "run id a text": (at(("run", "id"), "![x](y)"), "at run.id: expected a run id"),
+        "samples a text": (at(("results", 0, "samples"), "s"), "at results[0].samples"),
+        "stack a list": (at(("results", 0, "stack_bytes"), [600]), "at results[0].stack_bytes"),
+        "params a list": (at(("results", 0, "params"), [1]), "at results[0].params"),
+        "target a list": (at(("conditions", "target"), [1]), "at conditions.target"),
+        "seed a text": (at(("run", "options", "seed"), "s"), "at run.options.seed"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_mutations()))
+def test_malformed_documents_are_one_line_and_exit_2(db, tmp_path, name):
+    from cryptobench.report import render_json
+    mutate, fragment = _mutations()[name]
+    a = sim_run(db, [sim_cell()])
+    text = render_json(Store(db).load_run(a))
+    (tmp_path / "a.json").write_text(text)
+    doc = json.loads(text)
+    mutate(doc)
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    proc = cli("gate", "--json", str(tmp_path / "a.json"), "--json", str(tmp_path / "b.json"))
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert "b.json" in proc.stderr and fragment in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("name, text, fragment", [
+    ("400 digits", '{"run": {"id": ' + "1" * 400 + '}, "results": []}', "at run.id: expected a number of at most 40"),
+    ("5000-digit integer", '{"run": {}, "results": [' + "9" * 5000 + ']}', "a number of 5000 characters"),
+    ("1e999", '{"run": {}, "results": [], "conditions": {"x": 1e999}}', "at conditions.x"),
+    ("deep", "[" * 100_000, "nested deeper than 64 levels"),
+    ("deep objects", '{"a":' * 200 + "1" + "}" * 200, "…: expected at most 64 levels of nesting"),
+    ("syntax", '{"run": 1,\n nope}', "b.json:2:2:"),
+    ("not utf-8", b'{"run": "\xff"}', "byte 9: expected UTF-8"),
+    ("empty", "", "b.json:1:1:"),
+])
+def test_documents_that_are_no_json_or_too_big_to_be_one_are_one_line(tmp_path, name, text, fragment):
+    (tmp_path / "b.json").write_bytes(text.encode() if isinstance(text, str) else text)
+    with pytest.raises(UsageError, match=re.escape(fragment)):
+        load_run_file(tmp_path / "b.json")
+
+
+def test_non_regular_and_huge_files_are_refused_without_reading(tmp_path):
+    import os
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(1 << 30)           # sparse: 1 GiB that must not be read
+    for path, fragment in ((fifo, "got a FIFO"), ("/dev/zero", "got a character device"), (tmp_path, "got a folder"),
+                           (big, "over the cap of 64 MiB")):
+        proc = cli("gate", "--json", str(path), "--json", str(path), timeout=60)
+        assert proc.returncode == 2 and fragment in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1

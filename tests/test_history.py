@@ -205,3 +205,35 @@ def test_report_with_history_writes_the_figure(tmp_path, commits):
     assert "History over the runs" in html and f"at commit {cs[2][:12]} (x)" in html
     bad = cli("report", "1-3", "--out", str(tmp_path / "rep2"), "--history", "aes-gcm-encrypt", "--db", str(db))
     assert bad.returncode == 2 and bad.stderr.strip().startswith("cryptobench: error: --history: no ok aes-gcm-encrypt")
+
+
+def test_runs_from_two_repositories_say_so_naming_both(tmp_path, commits):
+    """Issue 43: one run from another repository (a fork's checkout) is not "the repository is not
+    reachable here": the series names both, by their last component, and still orders by commit
+    where one of them holds every run's commit."""
+    repo, (c0, c1, _) = commits
+    fork = tmp_path / "fork"
+    subprocess.run(["git", "clone", "-q", str(repo), str(fork)], check=True, capture_output=True)
+    db = tmp_path / "db.sqlite"
+    store_run(db, {64: 1000}, c1, repo)
+    store_run(db, {64: 1000}, c0, fork)
+    (s,) = history(db)
+    assert s["order"] == "commit" and s["order_why"] in ("commit order of lib", "commit order of fork")
+    db2 = tmp_path / "db2.sqlite"
+    store_run(db2, {64: 1000}, c1, tmp_path / "gone" / "mbedtls")
+    store_run(db2, {64: 1000}, c0, tmp_path / "elsewhere" / "mbedtls-fork")
+    (s,) = history(db2)
+    assert s["order"] == "time" and "runs came from 2 repositories (mbedtls, mbedtls-fork)" in s["order_why"]
+    assert str(tmp_path) not in s["order_why"]
+
+
+def test_markdown_lets_no_recorded_text_link_embed_mention_or_format(tmp_path, commits):
+    from mdcheck import live_spots
+    repo, (c0, c1, _) = commits
+    db = tmp_path / "db.sqlite"
+    store_run(db, {64: 1000}, c0, repo, version="![x](http://evil.example/p.png)")
+    store_run(db, {64: 1100}, c1, repo, version="@octocat [x](javascript:alert(1)) **bold** <img src=x> a|b `c`")
+    md = cli("history", "--op", "sha256", "--db", str(db), "--format", "md")
+    assert md.returncode == 0, md.stderr
+    assert live_spots(md.stdout, ("evil.example", "octocat", "javascript", "<img", "**bold**")) == [], md.stdout
+    assert str(tmp_path) not in md.stdout and "commit order of `lib`" in md.stdout

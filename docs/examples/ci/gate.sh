@@ -6,8 +6,13 @@
 #
 # Exit status: the gate's (0 pass, 1 regression, 2 usage error, 4 refused: the runs' conditions
 # differ), or that of a run that measured nothing or the first other failing command's. A run
-# whose cells partly failed (its exit 1) is still gated: a cell failing in the head is a regression. Tokens are read from the environment by the tools that use them (gh: GH_TOKEN; curl: a
-# header file only this process can read): never on a command line, never printed (no `set -x`).
+# whose cells partly failed (its exit 1) is still gated: a cell failing in the head is a regression.
+#
+# Only a complete comment is posted: the gate writes gate.md.part, which becomes gate.md only when the
+# gate exited 0, 1 or 4 and the file ends with the renderer's last line (MD_END); otherwise (a usage
+# error, a crash, a gate killed half-way) gate.md is a fixed notice that holds nothing the gate wrote.
+# Tokens are read from the environment by the tools that use them (gh: GH_TOKEN; curl: the header on
+# a pipe, from a builtin): never on a command line, never in a file, never printed (no `set -x`).
 #
 # Settings (environment):
 #   GATE_LIBRARY_DIR  the library's git checkout (default: the current folder)
@@ -33,6 +38,9 @@ db="$out/gate.sqlite"
 
 say() { printf 'gate.sh: %s\n' "$*" >&2; }
 die() { say "$1"; exit "${2:-2}"; }
+# a signal ends the script through `exit`, so the EXIT trap (set once there is something to clean) runs
+trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM
+MD_END='<!-- cryptobench gate: end of comment -->'      # report/gate_render.py writes it last
 
 [ -n "${GATE_RECIPE:-}" ] || die "GATE_RECIPE is not set: the library's recipe (docs/own-library.md)"
 git -C "$lib" rev-parse --git-dir >/dev/null 2>&1 || die "GATE_LIBRARY_DIR $lib is not a git checkout"
@@ -55,7 +63,7 @@ head=$(commit "$head" "head")
 say "base $base, head $head"
 
 mkdir -p "$out"
-rm -f "$db" "$out/gate.md" "$out/gate.err" "$out/bencher.json" "$out/github-action-benchmark.json"
+rm -f "$db" "$out/gate.md" "$out/gate.md.part" "$out/gate.err" "$out/bencher.json" "$out/github-action-benchmark.json"
 
 read -r -a ops <<< "${GATE_OPS:-sha256}"
 read -r -a run_args <<< "${GATE_RUN_ARGS:-}"
@@ -88,15 +96,21 @@ measured "$head" head
 "$CRYPTOBENCH" export 2 --format bencher --db "$db" --out "$out/bencher.json"
 "$CRYPTOBENCH" export 2 --format github-action-benchmark --db "$db" --out "$out/github-action-benchmark.json"
 
+part="$out/gate.md.part"
+trap 'rm -f "$part"' EXIT
 set +e
-"$CRYPTOBENCH" gate 1 2 --db "$db" --format md "${gate_args[@]}" > "$out/gate.md" 2> "$out/gate.err"
+"$CRYPTOBENCH" gate 1 2 --db "$db" --format md "${gate_args[@]}" > "$part" 2> "$out/gate.err"
 status=$?
 set -e
 cat "$out/gate.err" >&2
-if [ "$status" -ge 2 ] && [ ! -s "$out/gate.md" ]; then
-    # a refusal (a condition differs between the runs) or a usage error: the message is the comment
-    { printf '### cryptobench gate: refused (exit %s)\n\n```\n' "$status"; cat "$out/gate.err"; printf '```\n'; } \
-        > "$out/gate.md"
+case $status in
+    0|1|4) [ "$(tail -n 1 "$part")" = "$MD_END" ] && mv -f "$part" "$out/gate.md" ;;
+esac
+if [ ! -e "$out/gate.md" ]; then
+    # no complete comment (a usage error, a crash, a gate killed half-way): a notice of our own
+    # words, never what the gate left; its messages are in the job's log
+    printf '### cryptobench gate: no result (exit %s)\n\nThe gate did not complete a comparison; %s\n' \
+        "$status" "its messages are in the CI job's log." > "$out/gate.md"
 fi
 case $status in
     0) say "gate passed" ;;
@@ -104,7 +118,7 @@ case $status in
     4) # cryptobench gate prints its refusal (each differing condition) in its output, gate.md
         why=$(head -n 1 "$out/gate.err")
         [ -n "$why" ] || why=$(grep -m 1 -o 'refused: .*' "$out/gate.md" || true)
-        say "gate refused: the runs' conditions differ: $why" ;;
+        say "gate refused (the runs' conditions or figures): $why" ;;
     *) say "gate failed (exit $status): $(head -n 1 "$out/gate.err")" ;;
 esac
 
@@ -120,13 +134,13 @@ post_gitlab() {
     local iid=${CI_MERGE_REQUEST_IID:-}
     [ -n "$iid" ] || { say "not posted: not a merge request pipeline (CI_MERGE_REQUEST_IID)"; return 0; }
     [ -n "${GATE_GITLAB_TOKEN:-}" ] || { say "not posted: GATE_GITLAB_TOKEN is not set"; return 0; }
-    local header rc=0
-    header=$(umask 077 && mktemp)
-    printf 'PRIVATE-TOKEN: %s\n' "$GATE_GITLAB_TOKEN" > "$header"      # printf is a builtin: no command line
-    curl --fail --silent --show-error --output /dev/null --header "@$header" \
+    local rc=0
+    # the header reaches curl on a pipe (`--header @FILE` of a process substitution), written by the
+    # builtin printf: no command line holds the token, and no file does either, whatever ends the job
+    curl --fail --silent --show-error --output /dev/null \
+        --header @<(printf 'PRIVATE-TOKEN: %s\n' "$GATE_GITLAB_TOKEN") \
         --data-urlencode "body@$out/gate.md" \
         "$CI_API_V4_URL/projects/$CI_PROJECT_ID/merge_requests/$iid/notes" || rc=$?
-    rm -f "$header"
     [ "$rc" = 0 ] && say "posted gate.md on merge request !$iid"
     return "$rc"
 }

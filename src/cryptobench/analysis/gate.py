@@ -23,6 +23,9 @@ from .diff import _key as cell_identity          # the one identity of a cell ac
 from .diff import compare_pair, method_warnings, run_info
 
 REFUSED = "refused"
+# the verdicts of a figure that is not one on a side (unfigured_metric)
+LOST, BAD_BASE, NOT_COMPARED = "not a figure in HEAD", "not a figure in BASE", "not compared"
+UNFIGURED = (LOST, BAD_BASE, NOT_COMPARED)
 
 
 # ------------------------------------------------------------------------------------ thresholds
@@ -74,19 +77,50 @@ METRICS = (
     Metric("stack", "stack", "B", "--max-stack", False),
     Metric("code_size", "code size", "B", "--max-code-size", False),
 )
+TIME = Metric("time", "time", "s", "--max-time", False)      # measured cells: diff's test, not exact
 DEFAULT_LIMITS = {"cycles": "0%", "instructions": "0%", "stack": "0%", "code_size": "0%", "time": "5%"}
 
 
-def metric_value(cell: Cell, name: str) -> float | None:
-    """A cell's deterministic figure: cycles per operation (the median over repetitions, which on
-    the simulator are identical but for a halved op), instructions per operation, the stack's
-    high-water mark, the flash its op adds."""
+ABSENT = object()      # a cell that has no such figure at all (a host cell's instructions)
+# figures that cannot be 0: a completed operation takes at least one cycle, one instruction, some time
+POSITIVE = ("cycles", "instructions", "time")
+
+
+def metric_raw(cell: Cell, name: str):
+    """A cell's deterministic figure as recorded: cycles per operation (the median over
+    repetitions, which on the simulator are identical but for a halved op), instructions per
+    operation, the stack's high-water mark, the flash its op adds; ABSENT where the record has no
+    such key (a null, NaN or text is returned as it is: figure() judges it)."""
     r = cell.result
     if r is None:
-        return None
-    value = {"cycles": lambda: r.cycles.get("per_op_median"), "instructions": lambda: r.sim.get("instructions_per_op"),
-             "stack": lambda: r.stack_bytes, "code_size": lambda: r.code_size.get("flash_bytes")}[name]()
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        return ABSENT
+    where, key = {"cycles": (r.cycles, "per_op_median"), "instructions": (r.sim, "instructions_per_op"),
+                  "stack": (r.to_json(), "stack_bytes"), "code_size": (r.code_size, "flash_bytes")}[name]
+    return where.get(key, ABSENT) if isinstance(where, dict) else ABSENT
+
+
+def figure(value, name: str) -> tuple[float | None, str]:
+    """(the value as a float, "") when it is a figure: a finite number >= 0, and > 0 for cycles
+    and instructions; else (None, why not). A boolean is no number, whatever JSON says."""
+    if value is ABSENT:
+        return None, "missing"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None, f"{'null' if value is None else repr(value)[:40]} is not a number"
+    try:
+        x = float(value)
+    except OverflowError:
+        return None, "too large to be a number"
+    if not math.isfinite(x):
+        return None, f"{x} is not a finite number"
+    if x < 0 or (x == 0 and name in POSITIVE):
+        return None, f"{value:g} is not a possible {name.replace('_', ' ')} figure" + (
+            " (a completed operation takes at least one)" if x == 0 else "")
+    return x, ""
+
+
+def metric_value(cell: Cell, name: str) -> float | None:
+    """A cell's figure when it is one (figure()), else None."""
+    return figure(metric_raw(cell, name), name)[0]
 
 
 # ------------------------------------------------------------------------------------ conditions
@@ -249,6 +283,35 @@ def compare_metric(metric: Metric, base: float, head: float, limit: Limit) -> di
     return row
 
 
+def unfigured_metric(metric: Metric, a, b) -> dict | None:
+    """The row of a figure that is not a figure on a side (figure()), or None where both are
+    figures or neither side records it:
+    - HEAD has none (missing, null, NaN, text, negative) where BASE has one: LOST, a regression —
+      a head that lost its figures is no pass;
+    - BASE records one that is not a figure: BAD_BASE, and the gate refuses (HEAD's figure has
+      nothing to be held against);
+    - BASE has no such key and HEAD has a figure (a figure newer than BASE): NOT_COMPARED, shown."""
+    (fa, why_a), (fb, why_b) = figure(a, metric.name), figure(b, metric.name)
+    if (fa is not None and fb is not None) or (a is ABSENT and b is ABSENT):
+        return None
+    row = {"metric": metric.name, "unit": metric.unit, "base": fa, "head": fb, "change": None, "change_pct": None,
+           "limit": None}
+    if fa is not None:
+        row["verdict"], row["why"] = LOST, f"HEAD's {metric.label}: {why_b}"
+    elif a is ABSENT and fb is not None:
+        row["verdict"], row["why"] = NOT_COMPARED, f"BASE has no {metric.label}"
+    else:
+        row["verdict"], row["why"] = BAD_BASE, f"BASE's {metric.label}: {why_a}"
+    return row
+
+
+def _time_unfigured(ca: Cell, cb: Cell) -> dict | None:
+    """A measured pair whose reported time is not a figure on a side: its row, as unfigured_metric's
+    (diff itself would call such a pair "no timing" or, with NaN, unchanged)."""
+    a, b = (c.reported_time() for c in (ca, cb))
+    return unfigured_metric(TIME, ABSENT if a is None else a[0], ABSENT if b is None else b[0])
+
+
 def _measured(ca: Cell, cb: Cell, limit: Limit, alpha: float) -> dict | None:
     """diff's row for a pair with times that are measured (not simulated): its test and verdict; an
     absolute --max-time is a change in seconds, tested as diff tests (threshold 0) then bounded."""
@@ -279,14 +342,31 @@ def gate_pair(ca: Cell | None, cb: Cell | None, limits: dict[str, Limit], alpha:
     for m in METRICS:
         if m.simulated_only and (ca.provenance != "simulated" or cb.provenance != "simulated"):
             continue
-        a, b = metric_value(ca, m.name), metric_value(cb, m.name)
-        if a is not None and b is not None:
-            row["metrics"].append(compare_metric(m, a, b, limits[m.name]))
+        a, b = metric_raw(ca, m.name), metric_raw(cb, m.name)
+        bad = unfigured_metric(m, a, b)
+        if bad is not None:
+            row["metrics"].append(bad)
+        elif a is not ABSENT:
+            row["metrics"].append(compare_metric(m, float(a), float(b), limits[m.name]))
     if ca.provenance != "simulated" and cb.provenance != "simulated":
-        row["measured"] = _measured(ca, cb, limits["time"], alpha)
+        bad = _time_unfigured(ca, cb)
+        if bad is not None:
+            row["metrics"].append(bad)
+        else:
+            row["measured"] = _measured(ca, cb, limits["time"], alpha)
     verdicts = [x["verdict"] for x in row["metrics"]] + ([row["measured"]["kind"]] if row["measured"] else [])
-    changed = {x["metric"] for x in row["metrics"] if x["verdict"] != "same"}
+    compared = [x for x in row["metrics"] if x["verdict"] not in UNFIGURED] + (
+        [row["measured"]] if row["measured"] and row["measured"]["kind"] != "other" else [])
+    changed = {x["metric"] for x in row["metrics"] if x["verdict"] not in ("same", *UNFIGURED)}
     row["attribution"] = att = attribution(ca, cb, changed)
+    whys = "; ".join(x["why"] for x in row["metrics"] if x["verdict"] in (LOST, BAD_BASE))
+    if LOST in verdicts:
+        row["kind"], row["verdict"] = "regression", f"HEAD lost figures: {whys}"
+        return row
+    if BAD_BASE in verdicts or not compared:
+        why = whys or (row["measured"]["verdict"] if row["measured"] else "no figure on both sides")
+        row["kind"], row["verdict"] = "other", f"not compared: {why}"
+        return row
     if "regression" in verdicts:
         row["kind"] = "regression"
     elif "improvement" in verdicts:
@@ -301,10 +381,13 @@ def gate_pair(ca: Cell | None, cb: Cell | None, limits: dict[str, Limit], alpha:
 
 
 def gate(base: Run, head: Run, limits: dict[str, Limit], alpha: float = 0.01, fail_on_missing: bool = False,
-         base_name: str | None = None, head_name: str | None = None) -> dict:
-    """The gate as plain data (the json format prints exactly this); verdict pass, fail or refused."""
-    doc = {"base": {**run_info(base), "name": base_name or f"run {base.id}"},
-           "head": {**run_info(head), "name": head_name or f"run {head.id}"},
+         base_file: str | None = None, head_file: str | None = None) -> dict:
+    """The gate as plain data (the json format prints exactly this); verdict pass, fail or refused.
+    base_file, head_file: the run documents read (gate --json), else the runs are stored ones."""
+    doc = {"base": {**run_info(base), "id": base.id, "file": base_file,
+                    "name": f"{base_file} (run {base.id})" if base_file else f"run {base.id}"},
+           "head": {**run_info(head), "id": head.id, "file": head_file,
+                    "name": f"{head_file} (run {head.id})" if head_file else f"run {head.id}"},
            "libraries": libraries(base, head),
            "limits": {m: lim.text(next((x.unit for x in METRICS if x.name == m), "s")) for m, lim in limits.items()},
            "alpha": alpha, "fail_on_missing": fail_on_missing, "refusal": mismatches(base, head), "cells": []}
@@ -321,5 +404,24 @@ def gate(base: Run, head: Run, limits: dict[str, Limit], alpha: float = 0.01, fa
              for k in ("regression", "improvement", "changed", "unchanged", "added", "removed", "other")}
     doc["counts"] = count
     doc["regressions"] = count["regression"] + (count["added"] + count["removed"] if fail_on_missing else 0)
+    doc["refused_for"] = "conditions" if doc["refusal"] else None
+    if not doc["refusal"] and not doc["regressions"]:
+        doc["refusal"] = figure_refusals(doc["cells"])
+        doc["refused_for"] = "figures" if doc["refusal"] else None
     doc["verdict"] = REFUSED if doc["refusal"] else ("fail" if doc["regressions"] else "pass")
     return doc
+
+
+def figure_refusals(cells: list[dict]) -> list[str]:
+    """Why a gate without regressions still cannot pass: a BASE figure that is not a figure (HEAD's
+    cannot be held against it), or no figure compared in any cell (a gate of nothing)."""
+    out = [f"{cell_text(r)}: {m['why']}" for r in cells for m in r["metrics"] if m["verdict"] == BAD_BASE]
+    if not out and not any(r["kind"] in ("regression", "improvement", "changed", "unchanged") for r in cells):
+        out.append("no cell has a figure on both sides: nothing was compared")
+    return out
+
+
+def cell_text(r: dict) -> str:
+    """A cell row's name: op, parameters, engine, target."""
+    params = " ".join(f"{k}={v}" for k, v in r["params"].items())
+    return " ".join(str(x) for x in (r["op"], params, r["engine"], r["target"]) if x)

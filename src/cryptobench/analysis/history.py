@@ -3,10 +3,11 @@ the report's `--history OP` figures; docs/gate.md "History").
 
 A series is one (engine, target, parameters) cell across the runs that measured it. Its points are
 ordered by the library's commit where every point's build recorded one (conditions.builds.<engine>
-.library_commit, from `--library-source DIR@REF` or a plain DIR that is a git repository) and the
-repository (library_repo, or the library_source folder) is reachable here: `git rev-list
---topo-order` of those commits, ancestors first; runs of one commit by time. Otherwise by the run's
-time, and the series says why.
+.library_commit, from `--library-source DIR@REF` or a plain DIR that is a git repository) and a
+repository the runs recorded (library_repo, or the library_source folder) is reachable here and
+holds them all: `git rev-list --topo-order` of those commits, ancestors first; runs of one commit
+by time. Otherwise by the run's time, and the series says why (no commit; the repository gone;
+runs from different repositories, named).
 
 A change point is where the value stepped from the previous point:
 * deterministic values (simulated cycles and time, stack bytes, code size: the same image gives the
@@ -52,7 +53,26 @@ class Series:
     metric: str
     points: list[Point]
     order: str = "time"                  # "commit" or "time"
-    order_why: str = ""
+    why: str = "no-commit"               # the reason's kind: commit, no-commit, unreachable, repositories
+    repos: list[str] = field(default_factory=list)     # the repositories the points' runs recorded
+    repo: str | None = None              # the one whose commit order it is
+
+    @property
+    def order_why(self) -> str:
+        return self.reason()
+
+    def reason(self, data=str) -> str:
+        """Why the series is in its order, repositories named by their last component (through
+        `data`: the Markdown output makes them inert)."""
+        names = [data(n) for n in short_names(self.repos)]
+        if self.why == "commit":
+            return f"commit order of {names[self.repos.index(self.repo)]}"
+        if self.why == "no-commit":
+            return "not every run recorded a library commit"
+        if self.why == "repositories":
+            return (f"the runs came from {len(names)} repositories ({', '.join(names)}), "
+                    "and none of them here holds every run's commit")
+        return f"the library's repository ({names[0] if names else 'not recorded'}) is not reachable here"
 
     @property
     def label(self) -> str:
@@ -106,7 +126,6 @@ def build_series(runs: list[Run], op: str, metric: str, params: dict | None = No
     if metric not in METRICS:
         raise UsageError(f"--metric: expected one of {', '.join(METRICS)}; got {metric!r}")
     groups: dict[tuple, Series] = {}
-    repos: dict[tuple, str] = {}
     for run in runs:
         for c in run.cells:
             if not matches(c, op, params or {}, engine, target):
@@ -117,31 +136,46 @@ def build_series(runs: list[Run], op: str, metric: str, params: dict | None = No
             version, commit, repo = library_of(run, c.engine)
             key = (c.engine, place_of(c.target)[0], c.params.key)
             s = groups.setdefault(key, Series(c.engine, key[1], c.params.to_dict(), metric, []))
-            if repo:
-                repos[key] = repo
+            if repo and str(repo) not in s.repos:
+                s.repos.append(str(repo))
             s.points.append(Point(run.id, str(run.created or ""), version, commit, value, det, c.provenance, c))
     out = list(groups.values())
-    for key, s in groups.items():
-        order_points(s, repos.get(key))
+    for s in groups.values():
+        order_points(s)
         mark_changes(s, threshold, alpha)
     return out
 
 
-def order_points(s: Series, repo: str | None) -> None:
-    """By commit order where every point has a commit and the repository knows them all, else by time."""
+def order_points(s: Series) -> None:
+    """By commit order where every point has a commit and one of the recorded repositories knows
+    them all, else by time (s.why says which reason)."""
     by_time = lambda p: (p.created, p.run_id)           # noqa: E731
     commits = list(dict.fromkeys(p.commit for p in s.points if p.commit))
+    s.order = "time"
     if not commits or any(p.commit is None for p in s.points):
         s.points.sort(key=by_time)
-        s.order, s.order_why = "time", "not every run recorded a library commit"
+        s.why = "no-commit"
         return
-    rank = commit_order(commits, repo)
-    if rank is None:
-        s.points.sort(key=by_time)
-        s.order, s.order_why = "time", f"the library's repository ({repo or 'not recorded'}) is not reachable here"
-        return
-    s.points.sort(key=lambda p: (rank[p.commit], *by_time(p)))
-    s.order, s.order_why = "commit", f"commit order of {repo}"
+    for repo in s.repos:
+        rank = commit_order(commits, repo)
+        if rank is not None:
+            s.points.sort(key=lambda p: (rank[p.commit], *by_time(p)))
+            s.order, s.why, s.repo = "commit", "commit", repo
+            return
+    s.points.sort(key=by_time)
+    s.why = "repositories" if len(s.repos) > 1 else "unreachable"
+
+
+def short_names(paths: list[str]) -> list[str]:
+    """Each path by its last component, or as many last components as tell it from the others."""
+    parts = [Path(p).parts or (p,) for p in paths]
+    out = []
+    for i, ps in enumerate(parts):
+        n = 1
+        while n < len(ps) and any(q[-n:] == ps[-n:] for j, q in enumerate(parts) if j != i):
+            n += 1
+        out.append("/".join(ps[-n:]).lstrip("/") or str(paths[i]))
+    return out
 
 
 def commit_order(commits: list[str], repo: str | None) -> dict[str, int] | None:
@@ -184,19 +218,23 @@ def _value_text(v: float, metric: str) -> str:
     return f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}"
 
 
-def history_table(s: Series) -> Table:
+def history_table(s: Series, data=str, cell=None) -> Table:
     """One series as a table: a row per run, in the series' order; a change point marked ◆ (and
-    'step' in the style the terminal prints regressions in)."""
-    t = Table(f"{s.label}: {s.metric}", columns(["run", "date", "library", "commit", HEADERS[s.metric],
-                                                  "change", "step"], left=4), key=s.metric)
+    'step' in the style the terminal prints regressions in). Every text a run recorded (engine,
+    target, parameters, date, version, commit, repository, provenance) passes through `data`
+    (a table cell's through `cell`, default `data`): the Markdown output makes it inert."""
+    cell = cell or data
+    t = Table(f"{data(s.label)}: {s.metric}", columns(["run", "date", "library", "commit", HEADERS[s.metric],
+                                                        "change", "step"], left=4), key=s.metric)
     for p in s.points:
         change = "" if p.change is None else f"{p.change * 100:+.2f} %"
         mark = ("◆ " + p.verdict) if p.step else p.verdict
-        t.add([str(p.run_id), p.created[:19], p.version or "", (p.commit or "")[:12], _value_text(p.value, s.metric),
-               change, mark], [p.run_id, p.created, p.version, p.commit, p.value, p.change, p.step],
+        t.add([str(p.run_id), cell(p.created[:19]), cell(p.version or ""), cell((p.commit or "")[:12]),
+               _value_text(p.value, s.metric), change, cell(mark)],
+              [p.run_id, p.created, p.version, p.commit, p.value, p.change, p.step],
               style="regression" if p.step and (p.change or 0) > 0 else "improvement" if p.step else "")
     kind = "deterministic (any change steps)" if all(p.deterministic for p in s.points) else \
         "measured (a step is a significant change beyond the threshold, as diff tests it)"
-    t.notes.append(f"ordered by {s.order}: {s.order_why}; {kind}; provenance "
-                   + ", ".join(sorted({p.provenance for p in s.points})))
+    t.notes.append(f"ordered by {s.order}: {s.reason(data)}; {kind}; provenance "
+                   + ", ".join(data(x) for x in sorted({p.provenance for p in s.points})))
     return t

@@ -49,7 +49,7 @@ def run(args, out) -> int:
         if args.base or args.head:
             raise UsageError("give BASE and HEAD as run ids, or --json BASE_FILE --json HEAD_FILE, not both")
         base, head = (load_run_file(p, "--json") for p in args.json)
-        names = [f"{p} (run {r.id})" for p, r in zip(args.json, (base, head))]
+        names = list(args.json)
     else:
         if not (args.base and args.head):
             raise UsageError("gate: give BASE and HEAD (run ids or 'latest'), or --json BASE_FILE --json HEAD_FILE")

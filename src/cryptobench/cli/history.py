@@ -11,7 +11,7 @@ from ..analysis.history import METRICS, as_json, build_series, history_table
 from ..catalog.ops import get_op
 from ..core.errors import UsageError
 from ..core.printable import printable_json
-from ..core.table import Csv, Markdown
+from ..core.table import Csv, Markdown, markdown_inert
 from ..report.terminal import print_table
 from ..store.database import Store
 from .commands import COMMANDS
@@ -59,7 +59,10 @@ def run(args, out) -> int:
     elif args.format == "csv":
         out.write("".join(Csv(title_column="series").render(history_table(s)) for s in series))
     elif args.format == "md":
-        out.write("\n".join(Markdown().render(history_table(s)) for s in series))
+        # every text a run recorded is inert (markdown_inert), so the rest needs no escaping
+        md = Markdown(escape=str, prose=str)
+        out.write("\n".join(md.render(history_table(s, markdown_inert, lambda t: markdown_inert(t, in_table=True)))
+                             for s in series))
     else:
         console = console_for(out)
         for s in series:

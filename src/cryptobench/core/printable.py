@@ -64,3 +64,16 @@ class PrintableLines:
             return self.raw.isatty()
         except (AttributeError, ValueError):
             return False
+
+
+# An absolute local path (a runner's cache, a home folder, the library's checkout): `/` or `~/` and
+# at least two components, starting the text, after a space, quote, bracket, `=` or a one-letter
+# flag (-I/abs). Not the middle of a relative path (src/x.c) nor a URL (the `/` after `:` or `/`).
+_SEGMENT = r"[^\s/'\"`()\[\],;:|<>]+"
+_LOCAL_PATH = re.compile(rf"(?:(?<![^\s='\"(\[,])|(?<=-[A-Za-z]))~?(?:/{_SEGMENT}){{2,}}/?|~/{_SEGMENT}/?")
+
+
+def without_local_paths(text: str) -> str:
+    """`text` with each absolute local path shortened to its last component ("…/mbedtls"): what a
+    comment posted for others shows of this machine's folders (docs/gate.md, "What the comment shows")."""
+    return _LOCAL_PATH.sub(lambda m: "…/" + m.group().rstrip("/").rsplit("/", 1)[-1], text)

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from .printable import printable, printable_json
+from .printable import printable, printable_json, without_local_paths
 
 LEFT, RIGHT = "left", "right"
 
@@ -130,6 +130,35 @@ def markdown_escape(text: str) -> str:
     """A table cell in GitHub Markdown: pipes escaped, HTML-looking text made inert, no line breaks."""
     text = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
     return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
+_BACKTICKS = re.compile("`+")
+
+
+def markdown_inert(text: object, in_table: bool = False) -> str:
+    """Text that others chose (a function, version, label, path, error message, engine name) as
+    Markdown that can neither link, embed, mention nor format: one inline code span whose fence is
+    longer than any run of backticks in the text. GFM makes no link, image, autolink, emphasis,
+    HTML, @mention or #123 / !1 / ~label reference inside a code span, and a backslash there is
+    literal. Control characters are shown as escapes and a newline as \\n (a code span cannot
+    hold a line), absolute local paths as their last component; in a pipe-table cell each `|` is
+    written `\\|`, which GFM's table splits on first (and cmark-gfm shows as `|` in the span)."""
+    shown = without_local_paths(printable(str(text), keep_newlines=False))
+    if in_table:
+        shown = shown.replace("|", "\\|")
+    if not shown:
+        return ""
+    fence = "`" * (max(map(len, _BACKTICKS.findall(shown)), default=0) + 1)
+    pad = " " if shown[0] in "` " or shown[-1] in "` " else ""      # one space each side is stripped
+    return f"{fence}{pad}{shown}{pad}{fence}"
+
+
+def html_inert(text: object) -> str:
+    """markdown_inert for raw HTML (a <summary>): the text HTML-escaped in a <code> element, which
+    GitHub's and GitLab's mention and reference filters skip."""
+    shown = without_local_paths(printable(str(text), keep_newlines=False))
+    return "<code>" + shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;") \
+        + "</code>"
 
 
 def escape_pipes(text: str) -> str:
