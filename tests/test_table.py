@@ -2,12 +2,16 @@
 escaping of hostile text, styles in the terminal, and raw values in CSV and JSON."""
 import csv
 import io
+import html
 import json
+import re
 
 import pytest
+from markdown_it import MarkdownIt
 
 from cryptobench.core.table import (LEFT, RIGHT, Column, Csv, Latex, Markdown, Table, as_dict, columns,
                                       csv_text, data_table, markdown_escape, to_json)
+from cryptobench.core.printable import printable
 from cryptobench.report.terminal import console_for, print_table
 
 HOSTILE = "<script>x</script> a|b [red]r[/red] \\ 50%_&"
@@ -45,7 +49,7 @@ def test_markdown_for_report_files_escapes_everything():
     text = Markdown(heading="###", escape=markdown_escape, prose=markdown_escape).render(_table(), "cap <b>")
     assert "<" not in text and ">" not in text
     assert text.startswith("### Title &lt;i&gt;\n\ncap &lt;b&gt;\n\n")
-    assert r"&lt;script&gt;x&lt;/script&gt; a\|b [red]r[/red] \\ 50%_&" in text
+    assert r"&lt;script&gt;x&lt;/script&gt; a\|b \[red\]r\[/red\] \\ 50%\_&amp;" in text
     assert r"- note \| 1" in text
 
 
@@ -102,3 +106,33 @@ def test_terminal_styles_only_styled_columns_and_prints_notes_as_text():
     assert "[bold]not markup[/bold]" in out                # a note is text, never markup
     plain = io.StringIO()
     assert console_for(plain).width == 200 and not console_for(plain).is_terminal
+
+
+HOSTILE_MD = ["![x](http://evil.example/p.png)", "@octocat [x](javascript:alert(1)) **bold**", "<img src=x>",
+              "`code` and ``two``", "a|b", "line\nbreak", "#12 !3 $4 ~label", "see https://evil.example/x",
+              "www.evil.example", "mail me@evil.example", "&#64;octocat", "_under_ ~~gone~~", "<https://x.example>",
+              "[ref]: http://evil.example", "\\[x](y)"]
+
+
+# what GitHub's and GitLab's filters link in rendered text: a mention, an issue, merge request,
+# snippet or label reference, a bare URL or www. address, an e-mail address
+LIVE_IN_TEXT = re.compile(r"(?<![\w`])[@#!$~][\w-]|https?://|www\.|[\w.+-]+@[\w-]+\.\w", re.I)
+
+
+@pytest.mark.parametrize("hostile", HOSTILE_MD)
+def test_markdown_escape_leaves_text_that_cannot_act(hostile):
+    """Every Markdown output's cells, headings and notes (show, diff, compare, report): parsed, the
+    text links, embeds, mentions, references and formats nothing, and reads as written."""
+    from mdcheck import live_spots
+    t = Table(hostile, columns([hostile, "n"]), notes=[hostile])
+    t.add([hostile, "1"])
+    text = Markdown(heading="###", escape=markdown_escape, prose=markdown_escape).render(t, hostile)
+    structure = [spot for spot in live_spots(text) if not spot.startswith("text outside a code span")]
+    assert structure == [], text                       # no link, image, autolink or HTML
+    parsed = MarkdownIt("commonmark").enable("table").parse(text)
+    texts = [c.content for t in parsed for c in (t.children or []) if c.type == "text"]
+    emphasis = [c.type for t in parsed for c in (t.children or []) if c.type in ("em_open", "strong_open", "s_open")]
+    assert emphasis == [] and not any(LIVE_IN_TEXT.search(t) for t in texts), texts
+    rendered = MarkdownIt("commonmark").enable("table").render(text)
+    plain = html.unescape(re.sub(r"<[^>]+>", "", rendered)).replace("\u200b", "")
+    assert printable(hostile, keep_newlines=False) in plain

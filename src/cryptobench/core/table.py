@@ -126,10 +126,23 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch) or _LATEX_UNICODE.get(ch) or ch for ch in str(text))
 
 
+# plain text that GitHub or GitLab would read as markup: the characters that open a link, an
+# image, emphasis, strikethrough, code or a table cell (backslash-escaped: CommonMark shows an
+# escaped punctuation character as itself), and what their reference and autolink filters find in
+# rendered text, where a backslash no longer is (an @mention, #123, !1, $1, ~label, a bare URL or
+# address): those get a zero-width space after their first character, as GitHub's own bots write them
+# (an '@' or '#' then reads as written, and no filter finds a name or a number right after it)
+_MD_PUNCTUATION = re.compile(r"([\\`*_\[\]~|])")
+_MD_LIVE = re.compile(r"(?<=[@#!$%~])(?=[\w-])|(?<=\w:)(?=//)|(?<=www)(?=\.)", re.I)
+_ZWSP = "\u200b"
+
+
 def markdown_escape(text: str) -> str:
-    """A table cell in GitHub Markdown: pipes escaped, HTML-looking text made inert, no line breaks."""
-    text = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-    return text.replace("<", "&lt;").replace(">", "&gt;")
+    """A text as inert Markdown (a table cell, a heading, a list item): on one line, shown as
+    written, and unable to link, embed, mention, reference or format. HTML-looking text is made
+    inert with entities, `&` too (an entity such as &#64; would otherwise spell an '@')."""
+    text = printable(str(text), keep_newlines=False).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_LIVE.sub(_ZWSP, _MD_PUNCTUATION.sub(r"\\\1", text))
 
 
 _BACKTICKS = re.compile("`+")
