@@ -16,15 +16,11 @@ from untrusted_core import LIMIT_S, ROOT, Case, World, cli_argv, write_input
 
 sys.path.insert(0, str(ROOT / "tests"))
 
-SIM = {"kind": "sim", "board": "nucleo-f411re", "cpu": "m4", "opt": "Os", "core": "cortex-m4", "device": "stm32f411",
-       "clock_hz": 100_000_000, "libraries": ["mbedtls"],
-       "simulator": {"model": "cbsim-trm", "model_version": 3, "flash_ws": 3, "prefetch": True}}
-BUILD = {"compiler": "arm-none-eabi-gcc 13.2.1", "cflags": "-mcpu=cortex-m4 -Os", "ldflags": "-nostartfiles",
-         "library": "mbedtls", "library_version": "3.6.0", "library_source": "/home/runner/work/mbedtls",
-         "recipe": "/home/runner/recipes/mbedtls.toml", "counter": "dwt"}
-PROFILE = [{"function": "mbedtls_internal_sha256_process", "cycles": 9000, "instructions": 7000, "calls": 2},
-           {"function": "mbedtls_sha256_update", "cycles": 600, "instructions": 450, "calls": 1}]
-FUNCS = {"mbedtls_internal_sha256_process": 1800, "mbedtls_sha256_update": 220, "sha256_run": 40}
+from gate_fixture import BUILD as TEST_BUILD, FUNCS, PROFILE as TEST_PROFILE, SIM  # noqa: E402
+
+# absolute paths a runner would have: the comment must show none of them
+BUILD = {**TEST_BUILD, "library_source": "/home/runner/work/mbedtls", "recipe": "/home/runner/recipes/mbedtls.toml"}
+PROFILE = TEST_PROFILE[:2]
 HOSTILE = ("![x](http://evil.example/p.png)", "@octocat [x](javascript:alert(1)) **bold**", "<img src=x>",
            "a`b``c|d", "#1 !2 ~bug $snip %m &e", "line\nbreak _em_", "<details><summary>x</summary>",
            "[[_TOC_]] :smile: www.evil.example")
@@ -99,12 +95,17 @@ def _gate_json(klass: str, name: str, base: Path, head: Path, **kw) -> Case:
 
 
 # ------------------------------------------------------------------------------------ gate-json
-def gate_json(world: World) -> list[Case]:
-    db = world.work / "gate-docs.sqlite"
+def _base_documents(world: World, folder: str) -> tuple[dict, dict, Path, Path]:
+    """A simulated and a host run document (a store of their own), and each written as a BASE file."""
+    db = world.work / f"{folder}-docs.sqlite"
     sim = _document(db, _sim_run(db, [_sim_cell()]))
     host = _host_document(world)
-    base_sim = write_input(world, "gate/base-sim.json", json.dumps(sim))
-    base_host = write_input(world, "gate/base-host.json", json.dumps(host))
+    return (sim, host, write_input(world, f"{folder}/base-sim.json", json.dumps(sim)),
+            write_input(world, f"{folder}/base-host.json", json.dumps(host)))
+
+
+def gate_json(world: World) -> list[Case]:
+    sim, host, base_sim, base_host = _base_documents(world, "gate")
     r = ("results", 0)
     mutations = {
         "builds-list": (sim, ("conditions", "builds"), [1], "at conditions.builds: expected an object"),
@@ -195,11 +196,7 @@ def _says(fragment: str):
 
 
 def gate_figures(world: World) -> list[Case]:
-    db = world.work / "gate-figures.sqlite"
-    sim = _document(db, _sim_run(db, [_sim_cell()]))
-    host = _host_document(world)
-    base_sim = write_input(world, "figures/base-sim.json", json.dumps(sim))
-    base_host = write_input(world, "figures/base-host.json", json.dumps(host))
+    sim, host, base_sim, base_host = _base_documents(world, "figures")
     r = ("results", 0)
     values = {"nan": float("nan"), "null": None, "abc": "abc", "true": True, "false": False, "negative": -5,
               "minus-infinity": float("-inf"), "infinity": float("inf"), "zero": 0, "empty-text": "",

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from conftest import cli
+from gate_fixture import BUILD, FUNCS, PROFILE, SIM
 from storeutil import save_cell_at, stored_run
 
 from cryptobench.analysis.gate import DEFAULT_LIMITS, Limit, function_changes, gate, parse_limit, size_changes
@@ -13,17 +14,6 @@ from cryptobench.core.errors import UsageError
 from cryptobench.core.records import Plan
 from cryptobench.store.database import Store
 from cryptobench.store.run_file import load_run_file
-
-SIM = {"kind": "sim", "board": "nucleo-f411re", "cpu": "m4", "opt": "Os", "core": "cortex-m4", "device": "stm32f411",
-       "clock_hz": 100_000_000, "libraries": ["mbedtls"],
-       "simulator": {"model": "cbsim-trm", "model_version": 3, "flash_ws": 3, "prefetch": True}}
-BUILD = {"compiler": "arm-none-eabi-gcc 13.2.1", "cflags": "-mcpu=cortex-m4 -Os", "ldflags": "-nostartfiles",
-         "library": "mbedtls", "library_version": "3.6.0", "library_source": "/src/mbedtls",
-         "recipe": "/x/recipes/mbedtls.toml", "counter": "dwt"}
-PROFILE = [{"function": "mbedtls_internal_sha256_process", "cycles": 9000, "instructions": 7000, "calls": 2},
-           {"function": "mbedtls_sha256_update", "cycles": 600, "instructions": 450, "calls": 1},
-           {"function": "memcpy", "cycles": 400, "instructions": 300, "calls": 3}]
-FUNCS = {"mbedtls_internal_sha256_process": 1800, "mbedtls_sha256_update": 220, "sha256_run": 40}
 
 
 def _limits(**given):
