@@ -123,6 +123,9 @@ def gate_json(world: World) -> list[Case]:
         "size-negative": (sim, r + ("code_size", "functions", "sha256_run"), -4, "functions.sha256_run"),
         "functions-list": (sim, r + ("code_size", "functions"), ["f"], "code_size.functions"),
         "op-integer": (sim, r + ("op",), 7, "at results[0].op: expected a text"),
+        "status-misspelt": (sim, r + ("status",), "fialed", "at results[0].status: expected one of ok, unsupported"),
+        "provenance-guessed": (sim, r + ("provenance",), "guessed", "at results[0].provenance: expected one of"),
+        "kat-maybe": (host, r + ("kat",), "maybe", "at results[0].kat: expected one of pass, fail, n/a"),
         "engine-null": (sim, r + ("engine",), None, "at results[0].engine"),
         "params-list": (sim, r + ("params",), [64], "at results[0].params"),
         "profile-rows-text": (sim, r + ("profile", "rows"), "rows", "at results[0].profile.rows"),
@@ -274,7 +277,7 @@ def comment(world: World) -> list[Case]:
                                                      "cflags": text})
         cases.append(Case("comment", f"gate-md-refused-{i}", cli_argv("gate", str(base), str(refused), "--db", str(db),
                                                                       "--format", "md"), rc=(4,), check=_inert()))
-        failed = _sim_run(db, [{**_sim_cell(), "status": "error", "detail": text + " in /home/me/lib/x.c"}])
+        failed = _sim_run(db, [{**_sim_cell(), "status": "failed", "detail": text + " in /home/me/lib/x.c"}])
         cases.append(Case("comment", f"gate-md-failed-{i}", cli_argv("gate", str(base), str(failed), "--db", str(db),
                                                                      "--format", "md"), rc=(1,), check=_inert()))
     # a hostile op-name-like label cannot be a cell (ops are a fixed catalogue), but engine and

@@ -393,7 +393,7 @@ def test_a_failed_cells_message_and_a_documents_file_name_are_inert_too(db, tmp_
     from mdcheck import live_spots
     from cryptobench.report import render_json
     a = sim_run(db, [sim_cell()])
-    failed = {**sim_cell(), "status": "error", "detail": HOSTILE[1] + " at /home/runner/work/x.c"}
+    failed = {**sim_cell(), "status": "failed", "detail": HOSTILE[1] + " at /home/runner/work/x.c"}
     b = sim_run(db, [failed])
     store = Store(db)
     named = tmp_path / "[x](http:evil.example) @octocat.json"

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from cryptobench.core.records import STATUSES, Params, cell_key, params_key
+from cryptobench.core.records import STATUSES, Cell, Params, cell_key, params_key
 
 
 def test_params_key_ignores_key_order_and_matches_the_stored_spelling():
@@ -75,3 +75,27 @@ def test_key_value_options_are_parsed_in_one_place():
             split_params(bad)
     with pytest.raises(UsageError, match="given twice"):
         key_values(["a=1", "a=2"], "--option")
+
+
+@pytest.mark.parametrize("field, word", [("status", "fialed"), ("provenance", "guessed"), ("kat", "maybe")])
+def test_a_cell_refuses_a_word_outside_its_vocabulary(field, word):
+    from cryptobench.core.records import VocabularyError
+    with pytest.raises(VocabularyError, match=f"a cell's {field} '{word}': expected one of"):
+        Cell(op="sha256", params={}, engine="openssl-sw", **{field: word})
+
+
+def test_a_store_holding_a_misspelt_status_is_one_line(tmp_path):
+    """A store another program wrote into: the cell that holds a word cryptobench never writes is
+    named, in one line, instead of a traceback."""
+    import sqlite3
+    from cryptobench.core.errors import UsageError
+    from cryptobench.store.database import Store
+    from storeutil import stored_run
+    db = tmp_path / "s.sqlite"
+    run_id = stored_run(db, [("sha256", "openssl-sw", {"bytes": 64}, 1e-6)]).id
+    con = sqlite3.connect(db)
+    con.execute("UPDATE cells SET status = 'fialed' WHERE run_id = ?", (run_id,))
+    con.commit()
+    con.close()
+    with pytest.raises(UsageError, match=r"run \d+, cell 0: a cell's status 'fialed': expected one of ok, unsupported"):
+        Store(db, create=False).load_run(run_id)

@@ -16,6 +16,20 @@ from typing import Any, Literal
 # a cell's status (store/database.py, docs/schema.md)
 OK, UNSUPPORTED, FAILED, PARTIAL = "ok", "unsupported", "failed", "partial"
 STATUSES = (OK, UNSUPPORTED, FAILED, PARTIAL)
+# what a cell's number is (docs/schema.md, "provenance"; 'none': a cell that has no number) and
+# what its known-answer check found
+PROVENANCES = ("measured", "simulated", "modeled", "published", "none")
+KATS = ("pass", "fail", "n/a")
+
+
+class VocabularyError(ValueError):
+    """A record's field holding a word outside its vocabulary (Cell(status="fialed")): a bug where
+    code builds the record, a malformed input where a store or a document holds it."""
+
+
+def check_word(record: str, name: str, value: object, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise VocabularyError(f"{record} {name} {value!r}: expected one of {', '.join(allowed)}")
 
 
 def params_key(params: Mapping[str, Any]) -> str:
@@ -218,6 +232,8 @@ class Cell:
     seq: int = 0
 
     def __post_init__(self):
+        for name, allowed in (("status", STATUSES), ("provenance", PROVENANCES), ("kat", KATS)):
+            check_word("a cell's", name, getattr(self, name), allowed)
         if not isinstance(self.params, Params):
             self.params = Params(self.params)
         if self.result is not None and not isinstance(self.result, Result):
@@ -247,8 +263,8 @@ class Cell:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Cell":
         return cls(op=d["op"], params=Params(d.get("params") or {}), engine=d["engine"],
-                   target=d.get("target", "host"), provenance=d.get("provenance", "measured"),
-                   status=d.get("status", OK), kat=d.get("kat", "n/a"), detail=d.get("detail"),
+                   target=d.get("target", "host"), provenance=d.get("provenance") or "measured",
+                   status=d.get("status") or OK, kat=d.get("kat") or "n/a", detail=d.get("detail"),
                    samples=d.get("samples"), result=Result(d["result"]) if d.get("result") is not None else None,
                    seq=d.get("seq", 0))
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..core.errors import UsageError
 from ..core.processes import process_alive
 from ..core.printable import printable
-from ..core.records import Cell, Conditions, Plan, Run, TargetSpecError
+from ..core.records import Cell, Conditions, Plan, Run, TargetSpecError, VocabularyError
 from .backends import StoreUnavailable, open_backend  # noqa: F401 - StoreUnavailable: the Runner's
 from .location import StoreLocation, parse_location
 
@@ -324,11 +324,15 @@ class Store:
         columns = "seq, op, params, engine, target, provenance, status, kat, detail, result" + (
             ", samples" if samples else "")
         for c in self.backend.stream(f"SELECT {columns} FROM cells WHERE run_id = ? ORDER BY seq", (run_id,)):
-            yield Cell.from_json({
-                "op": c["op"], "params": json.loads(c["params"]), "engine": c["engine"], "target": c["target"],
-                "provenance": c["provenance"], "status": c["status"], "kat": c["kat"], "detail": c["detail"],
-                "samples": json.loads(c["samples"] or "null") if samples else None,
-                "result": json.loads(c["result"] or "null"), "seq": c["seq"]})
+            try:
+                cell = Cell.from_json({
+                    "op": c["op"], "params": json.loads(c["params"]), "engine": c["engine"], "target": c["target"],
+                    "provenance": c["provenance"], "status": c["status"], "kat": c["kat"], "detail": c["detail"],
+                    "samples": json.loads(c["samples"] or "null") if samples else None,
+                    "result": json.loads(c["result"] or "null"), "seq": c["seq"]})
+            except VocabularyError as exc:      # a store another program wrote into: one line
+                raise UsageError(f"{self.label}: run {run_id}, cell {c['seq']}: {printable(str(exc))}") from None
+            yield cell
 
     def cell_engines(self, run_id: int) -> list[str]:
         """The engines the run's cells name."""

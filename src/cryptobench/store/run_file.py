@@ -23,7 +23,7 @@ from typing import Any
 
 from ..core.errors import UsageError
 from ..core.printable import quoted
-from ..core.records import Cell, McuTargetSpec, Run, TargetSpecError
+from ..core.records import KATS, PROVENANCES, STATUSES, Cell, McuTargetSpec, Run, TargetSpecError
 
 MAX_BYTES = 64 << 20            # a run document of thousands of cells with their samples is a few MiB
 MAX_DEPTH = 64                  # run documents nest about 8 deep
@@ -273,6 +273,9 @@ def _check_cell(c: Any, where: str, result: dict | None) -> None:
         _text(c.get(key), f"{where}.{key}", optional=False)
     for key in ("target", "provenance", "status", "kat", "detail"):
         _text(c.get(key), f"{where}.{key}")
+    for key, allowed in (("status", STATUSES), ("provenance", PROVENANCES), ("kat", KATS)):
+        if c.get(key) is not None and c[key] not in allowed:
+            raise Malformed(f"{where}.{key}", f"one of {', '.join(allowed)}", c[key])
     for name, value in _obj(c.get("params"), f"{where}.params").items():
         if isinstance(value, (dict, list)) or (isinstance(value, float) and not math.isfinite(value)):
             raise Malformed(f"{where}.params.{name}", "a parameter value (a number or a text)", value)
@@ -330,7 +333,7 @@ def _from_stored(doc: dict) -> Run:
         return Run(id=doc.get("id") or 0, plan=plan, conditions=doc.get("conditions") or {}, cells=doc["cells"],
                    status=doc.get("status") or "complete", created=doc.get("created"), finished=doc.get("finished"),
                    suite=doc.get("suite"))
-    except (TargetSpecError, TypeError, KeyError, AttributeError) as exc:
+    except (TargetSpecError, TypeError, KeyError, AttributeError, ValueError) as exc:
         raise Malformed("plan", "a plan as the store writes it", str(exc)) from None
 
 
