@@ -37,3 +37,10 @@ def test_every_readme_command_parses(command):
     proc = cli(*_variant(command), "--help")
     assert proc.returncode == 0, f"{command}: {proc.stderr.strip()}"
     assert "Traceback" not in proc.stderr and proc.stdout.startswith("usage: cryptobench")
+
+
+def test_every_test_has_a_hang_guard(pytestconfig):
+    """pytest-timeout is loaded and pyproject.toml's timeout applies: a hung child fails its test
+    with a stack dump instead of holding CI (a guard, not a speed target)."""
+    assert pytestconfig.pluginmanager.hasplugin("timeout")
+    assert float(pytestconfig.getini("timeout")) >= 600
