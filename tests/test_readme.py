@@ -44,3 +44,4 @@ def test_every_test_has_a_hang_guard(pytestconfig):
     with a stack dump instead of holding CI (a guard, not a speed target)."""
     assert pytestconfig.pluginmanager.hasplugin("timeout")
     assert float(pytestconfig.getini("timeout")) >= 600
+    assert pytestconfig.getini("timeout_method") == "thread"     # SIGALRM is the simulator's deadline's
