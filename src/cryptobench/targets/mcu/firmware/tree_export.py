@@ -249,6 +249,20 @@ def _file_chunks(fd: int):
         yield chunk
 
 
+def path_blob_id(path: Path, st: os.stat_result, sha256: bool) -> str:
+    """The object id git gives what `path` holds (`st` its lstat): a symlink's target, or a file's
+    bytes, read in chunks without following a symlink. The export's check and a plain DIR's
+    dirtiness both compare it with the commit's."""
+    if stat.S_ISLNK(st.st_mode):
+        target = os.fsencode(os.readlink(path))
+        return blob_id([target], len(target), sha256)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        return blob_id(_file_chunks(fd), st.st_size, sha256)
+    finally:
+        os.close(fd)
+
+
 def verify(repo: Path, commit: str, tree: Path, where: str, caps: Caps) -> str:
     """'' when `tree` holds exactly the commit's entries (every blob's hash, each file's mode, each
     symlink's target, each submodule's empty folder, nothing more); else the first difference."""
@@ -290,17 +304,11 @@ def _differs(path: Path, entry: Entry, sha256: bool) -> str:
     if entry.mode == SYMLINK:
         if not stat.S_ISLNK(st.st_mode):
             return f"{name!r} is no longer a symlink"
-        target = os.fsencode(os.readlink(path))
-        return "" if blob_id([target], len(target), sha256) == entry.oid else f"{name!r} points elsewhere"
+        return "" if path_blob_id(path, st, sha256) == entry.oid else f"{name!r} points elsewhere"
     if not stat.S_ISREG(st.st_mode):
         return f"{name!r} is no longer a file"
     if stat.S_IMODE(st.st_mode) != FILE_MODES[entry.mode]:
         return f"{name!r} has mode {stat.S_IMODE(st.st_mode):o}, not {FILE_MODES[entry.mode]:o}"
     if st.st_size != entry.size:
         return f"{name!r} holds {st.st_size} bytes, not {entry.size}"
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        same = blob_id(_file_chunks(fd), entry.size, sha256) == entry.oid
-    finally:
-        os.close(fd)
-    return "" if same else f"{name!r} is not the commit's blob {entry.oid[:12]}"
+    return "" if path_blob_id(path, st, sha256) == entry.oid else f"{name!r} is not the commit's blob {entry.oid[:12]}"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ....core.errors import UsageError
 from .git_run import HASH_RX, git
-from .tree_export import FILE_MODES, SUBMODULE, SYMLINK, Caps, blob_id, deadline, list_tree
+from .tree_export import FILE_MODES, SUBMODULE, SYMLINK, Caps, deadline, list_tree, path_blob_id
 
 
 def plain_dir_state(folder: Path) -> dict:
@@ -66,13 +66,10 @@ def _changed(path: Path, entry, sha256: bool) -> bool:
     if entry.mode == SYMLINK:
         if not stat.S_ISLNK(st.st_mode):
             return True
-        target = os.fsencode(os.readlink(path))
-        return blob_id([target], len(target), sha256) != entry.oid
-    if not stat.S_ISREG(st.st_mode) or bool(st.st_mode & stat.S_IXUSR) != (FILE_MODES[entry.mode] == 0o555) \
+    elif not stat.S_ISREG(st.st_mode) or bool(st.st_mode & stat.S_IXUSR) != (FILE_MODES[entry.mode] == 0o555) \
             or st.st_size != entry.size:
         return True
-    with open(path, "rb") as f:
-        return blob_id(iter(lambda: f.read(1 << 20), b""), st.st_size, sha256) != entry.oid
+    return path_blob_id(path, st, sha256) != entry.oid
 
 
 def _files_under(folder: Path, tracked: dict):
