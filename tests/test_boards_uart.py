@@ -49,7 +49,7 @@ def test_kats_pass_over_the_stm32_usart_console_on_qemu(tmp_path, board, ops):
 
 def _kat_image(board: str):
     recipe = load_recipe("bearssl")
-    resolve(recipe, None, lambda s: None)
+    resolve(recipe, None)
     b = B.BOARDS[board]
     builder = FirmwareBuilder(recipe, b, b.core, "Os", jobs=1)
     kats = [k for v in matching_vectors_for_op(load_vectors(), "sha256") if (k := kat_from_vector(v, "sha256"))]
@@ -77,7 +77,7 @@ def test_every_uart_driver_compiles_links_and_fits_its_board():
     """The drivers of the boards without silicon here: built with the board's set-up steps and
     divisor, linked into the board's memory map."""
     recipe = load_recipe("bearssl")
-    resolve(recipe, None, lambda s: None)
+    resolve(recipe, None)
     seen = set()
     for name in REAL + ("stm32vldiscovery", "netduinoplus2"):
         b = B.BOARDS[name]

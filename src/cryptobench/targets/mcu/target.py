@@ -156,7 +156,7 @@ class McuTarget:
         source, git_state = self._library_tree()
         for name in self.target.libraries:
             r = load_recipe(name)
-            resolve(r, source, self.log)
+            resolve(r, source)
             if source is not None:
                 r.source_git = git_state      # the commit measured: in the build's conditions
             self.recipes.append(r)

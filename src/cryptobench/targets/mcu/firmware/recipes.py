@@ -56,11 +56,11 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CRYPTOBENCH_CACHE", REPO_ROOT / ".cache"))
 
 
-def crate_tree(crate: str, version: str, where: str, log=lambda s: None) -> Path:
+def crate_tree(crate: str, version: str, where: str) -> Path:
     """The crate's unpacked tree in the cache, fetched (scripts/fetch_crate.sh) on first use; a
     fetch that fails is a UsageError that starts with `where` (the file that asked for the crate).
     A download is a side effect the recipe chose: it is said on stderr before it starts, with the
-    file that asked for it, whatever --quiet or the progress bar do with `log`."""
+    file that asked for it, whatever --quiet or the progress bar do with the run's log."""
     crates = cache_dir() / "crates"
     unpacked = crates / f"{crate}-{version}"
     if not unpacked.is_dir():
@@ -68,7 +68,6 @@ def crate_tree(crate: str, version: str, where: str, log=lambda s: None) -> Path
                                    f"registry (cargo's configuration) into {crates}, as its 'crate' key asks; "
                                    "--library-source DIR builds a tree of your own instead") + "\n")
         sys.stderr.flush()
-        log(f"fetching {crate} {version} into {crates}")
         proc = subprocess.run(["bash", str(REPO_ROOT / "scripts" / "fetch_crate.sh"), crate, version, str(crates)],
                               capture_output=True, text=True, env=child_environment())
         if proc.returncode != 0 or not unpacked.is_dir():
@@ -454,7 +453,7 @@ def _confined(target: Path, recipe: Recipe, root: Path, lines: list[str], key: s
                          "one of them")
 
 
-def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: None) -> Recipe:
+def resolve(recipe: Recipe, library_source: Path | None = None) -> Recipe:
     """Find the library's tree: the user's --library-source, or the recipe's crate, fetched into the
     cache on first use, or (no crate) `root` in the recipe's folder. Then check that every source
     and include dir is there and that no path leads out of the recipe's folder and the tree."""
@@ -463,8 +462,7 @@ def resolve(recipe: Recipe, library_source: Path | None = None, log=lambda s: No
         if not root.is_dir():
             raise UsageError(f"--library-source: '{root}' is not a directory")
     elif recipe.crate:
-        root = crate_tree(recipe.crate, recipe.crate_version, str(recipe.path),
-                          lambda line: log(f"{line} (the {recipe.name} sources)")) / recipe.root
+        root = crate_tree(recipe.crate, recipe.crate_version, str(recipe.path)) / recipe.root
     else:
         root = recipe.home / recipe.root
         if not root.is_dir():
