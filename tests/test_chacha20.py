@@ -11,7 +11,8 @@ from conftest import cli
 from cryptobench.catalog.ops import OPS
 from cryptobench.core.errors import UsageError
 from cryptobench.targets.host.engines import ENGINES
-from cryptobench.targets.verify import Verifier, load_vectors, python_reference
+from cryptobench.targets.host.verifier import Verifier
+from cryptobench.targets.verify import load_vectors, python_reference
 
 OP = "chacha20-encrypt"
 HOST_ENGINES = ["openssl-hw", "openssl-sw", "openssl-portable", "mbedtls", "mbedtls-portable", "libsodium"]

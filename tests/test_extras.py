@@ -20,7 +20,7 @@ def _one_line(text: str, extra: str, module: str) -> None:
 
 @pytest.mark.parametrize("module", ["unicorn", "capstone", "elftools"])
 def test_the_simulator_without_its_modules_names_the_sim_extra(monkeypatch, module):
-    from cryptobench.targets.mcu.sim.engine import load_library
+    from cryptobench.targets.mcu.sim.binding import load_library
     monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(MissingExtra) as exc:
         load_library()

@@ -135,7 +135,7 @@ def test_a_bad_reply_timeout_stops_the_run_before_it_starts(tmp_path):
 
 @pytest.mark.slow
 def test_the_gate_replaces_a_checker_process_that_was_stopped(silent, monkeypatch):
-    from cryptobench.targets.verify import Verifier
+    from cryptobench.targets.host.verifier import Verifier
     monkeypatch.setenv("CRYPTOBENCH_HARNESS", str(silent))
     monkeypatch.setenv(REPLY_TIMEOUT_ENV, "1")
     verifier = Verifier({}, vectors=[])

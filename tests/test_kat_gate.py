@@ -7,7 +7,8 @@ import pytest
 from conftest import cli
 from cryptobench.catalog.ops import OPS
 from cryptobench.targets.host.engines import ENGINES
-from cryptobench.targets.verify import VECTORS_DIR, Verifier, load_vectors
+from cryptobench.targets.host.verifier import Verifier
+from cryptobench.targets.verify import VECTORS_DIR, load_vectors
 
 ENGINE_OPS = [
     ("openssl-hw", "sha256", {"bytes": 64}),

@@ -22,7 +22,7 @@ from cryptobench.targets.host.secure import close_provision, open_provision
 from cryptobench.targets.host.secure.pkcs11 import init_softhsm_token, softhsm_module, softhsm_token
 from cryptobench.store.database import Store
 from cryptobench.runner.suites import load_suite
-from cryptobench.targets.verify import Verifier
+from cryptobench.targets.host.verifier import Verifier
 
 MODULE = softhsm_module()
 pytestmark = pytest.mark.skipif(MODULE is None, reason="SoftHSM2 is not installed (./setup.sh installs it)")

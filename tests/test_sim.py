@@ -22,7 +22,7 @@ def test_unicorns_private_handle_is_read_from_tested_releases_only(monkeypatch):
     import ctypes
     import unicorn
     from cryptobench.core.errors import UsageError
-    from cryptobench.targets.mcu.sim.engine import unicorn_handle
+    from cryptobench.targets.mcu.sim.binding import unicorn_handle
     uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
     handle = unicorn_handle(uc)                 # the installed release is a tested one (pyproject pins it)
     assert isinstance(handle, ctypes.c_void_p) and handle.value

@@ -25,7 +25,7 @@ from cryptobench.targets.mcu.boards import BOARDS
 from cryptobench.targets.mcu.sim import markers
 from cryptobench.targets.mcu.sim.devices import get_device
 from cryptobench.targets.mcu.sim.image import load_image
-from cryptobench.targets.mcu.sim.imagerun_native import image_run
+from cryptobench.targets.mcu.sim.imagerun import image_run
 
 CALLS = 4
 STACK = {"cortex-m4": 0x20018000, "cortex-m0": 0x20002000}

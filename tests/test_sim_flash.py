@@ -28,7 +28,7 @@ class Model:
 
     def __init__(self, prefetch=True, icache=(64, 64), dcache=(8, 8), ends=None, entry_extra=None, line_shift=4,
                  shared_port=False):
-        from cryptobench.targets.mcu.sim.engine import MISS_FN, load_library
+        from cryptobench.targets.mcu.sim.binding import MISS_FN, load_library
         self.lib = load_library()
         ends, entry_extra = ends or {}, entry_extra or {}
 

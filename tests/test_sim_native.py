@@ -19,6 +19,7 @@ from cryptobench.core.errors import UsageError
 from cryptobench.targets.mcu.sim import native
 from cryptobench.targets.mcu.sim.devices import get_device
 from cryptobench.targets.mcu.sim.lockstep import lockstep
+from cryptobench.targets.mcu.sim.simulator import FirmwareRun, Simulator
 from cryptobench.targets.mcu.boards import BOARDS
 
 ISA = Path(__file__).parent / "data" / "sim_isa.S"
@@ -46,7 +47,7 @@ def _asm(tmp_path, source, flags, name="t"):
 
 def _simulator(core, spec=None, executor=None):
     device = get_device(spec, core)
-    return native.Simulator(device, BOARDS[device.board], executor=executor)
+    return Simulator(device, BOARDS[device.board], executor=executor)
 
 
 @pytest.mark.parametrize("name", sorted(CORES))
@@ -145,9 +146,11 @@ def _cpu_run(tmp_path, body, core="cortex-m3", flags=("-mcpu=cortex-m3",), pend=
     """Runs `body` on the native executor alone; returns (registers r0-r15, xPSR, problem)."""
     elf = _asm(tmp_path, VECTORS + body, list(flags))
     sim = _simulator(core)
-    em = native.NativeEmulation(sim, elf, lambda line: None)
-    cpu = em.cpu
-    cpu.set_reg(native.REG_PC, em.pc)
+    run = FirmwareRun(sim, elf, lambda line: None, executor="native")
+    cpu = run.ex.cpu
+    vectors = run.ex.read(run.elf.vectors, 8)
+    run.machine.mem.set_reg("msp", int.from_bytes(vectors[:4], "little"))
+    cpu.set_reg(native.REG_PC, int.from_bytes(vectors[4:], "little"))
     if pend is not None:
         cpu.run(3, 10.0)
         cpu.pend(pend)

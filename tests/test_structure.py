@@ -144,3 +144,31 @@ def test_module_entry_point(pkg):
     done = subprocess.run([sys.executable, "-m", "cryptobench.devtools.structure", str(pkg / "sub" / "e.py")],
                           capture_output=True, text=True, env=env)
     assert done.returncode == 2 and "not a package directory" in done.stderr
+
+
+def test_a_face_and_the_parts_of_a_layer(tmp_path, capsys, monkeypatch):
+    """The simulator's package is used through its __init__ only, and the parts of `targets` are
+    ordered: an import past the face and a back-arrow from a lower part into a higher one fail."""
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "pkg"
+    _write(root, {"__init__.py": "", "core/__init__.py": "", "report/__init__.py": "",
+                  "targets/__init__.py": "", "targets/verify.py": "from .host import engines\n",
+                  "targets/host/__init__.py": "", "targets/host/engines.py": "from .. import verify\n",
+                  "targets/mcu/__init__.py": "", "targets/mcu/sim/__init__.py": "",
+                  "targets/mcu/sim/inner.py": "from ...power import x\n",
+                  "targets/power.py": "from .mcu import sim\n",
+                  "targets/mcu/transports.py": "from .sim import inner\nfrom . import sim\n",
+                  "report/tables.py": "from ..targets.mcu import sim\n"})
+    status, out = _run(capsys, root)
+    assert status == 1
+    report = structure.analyse(root)
+    assert [(e["src"], e["dst"]) for e in report["past_faces"]] == [("pkg.targets.mcu.transports",
+                                                                     "pkg.targets.mcu.sim.inner")]
+    assert sorted((e["src"], e["src_part"], e["dst_part"]) for e in report["back_arrows"]) == [
+        ("pkg.targets.mcu.sim.inner", "simulator", "energy"), ("pkg.targets.verify", "targets", "host, traces")]
+    assert "imports past a face (targets.mcu.sim): 1" in out and "back-arrows inside a layer (targets): 2" in out
+
+
+def test_cryptobench_itself_passes_the_check(capsys):
+    report = structure.analyse(SRC / "cryptobench")
+    assert report["failures"] == [], structure.render(report)

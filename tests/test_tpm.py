@@ -20,7 +20,7 @@ from cryptobench.targets.host.secure import close_provision, open_provision
 from cryptobench.targets.host.secure import tpm as tpm_mod
 from cryptobench.store.database import Store
 from cryptobench.runner.suites import load_suite
-from cryptobench.targets.verify import Verifier
+from cryptobench.targets.host.verifier import Verifier
 
 pytestmark = pytest.mark.skipif(
     not tpm_mod.shutil.which("swtpm") and not os.environ.get(tpm_mod.TCTI_ENV)

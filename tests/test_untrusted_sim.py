@@ -221,7 +221,7 @@ def test_semihosting_refuses_a_length_before_reading_it():
 
 
 def test_the_native_executors_read_checks_the_range_before_allocating():
-    from cryptobench.targets.mcu.sim.engine import load_library
+    from cryptobench.targets.mcu.sim.binding import load_library
     from cryptobench.targets.mcu.sim.native import Cpu
     cpu = Cpu(load_library(), "cortex-m3", (0, 0x1000), (0x20000000, 0x1000))
     try:
@@ -261,10 +261,8 @@ def test_the_watched_call_log_keeps_its_first_events_and_counts_the_rest():
     """cbsim's log of a watched function's entries and returns stops growing at 2^17 events: an
     image calling the function in a tight loop costs the host bounded memory."""
     import ctypes
-    from cryptobench.targets.mcu.sim.engine import MISS_FN, load_library
-    from cryptobench.targets.mcu.sim.imagerun import _bind
+    from cryptobench.targets.mcu.sim.binding import MISS_FN, load_library
     lib = load_library()
-    _bind(lib)
     lib.cbsim_enter.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_void_p]
 
     def cost(bp):

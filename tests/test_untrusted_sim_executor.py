@@ -1,13 +1,13 @@
 """The simulator's executor interface (targets/mcu/sim/executor.py) and the ctypes mirror of the C record
-(targets/mcu/sim/cstructs.py): a library whose cbsim_block differs from the mirror is one line, not memory
+(targets/mcu/sim/binding.py): a library whose cbsim_block differs from the mirror is one line, not memory
 written past a record."""
 import ctypes
 
 import pytest
 
 from cryptobench.core.errors import UsageError
-from cryptobench.targets.mcu.sim import cstructs
-from cryptobench.targets.mcu.sim.engine import library_path, load_library
+from cryptobench.targets.mcu.sim import binding as cstructs
+from cryptobench.targets.mcu.sim.binding import library_path, load_library
 from cryptobench.targets.mcu.sim.executor import Executor, UnicornExecutor
 from cryptobench.targets.mcu.sim.native import NativeExecutor
 
@@ -45,8 +45,8 @@ def test_both_executors_have_every_method_of_the_protocol(cls):
 
 def test_the_native_executor_serves_mapped_registers_and_reports_a_failing_callback():
     problems = []
-    ex = NativeExecutor(load_library(), "cortex-m3", (0, 0x1000), (0x20000000, 0x1000), lambda n: None,
-                        problems.append)
+    ex = NativeExecutor(load_library(), "cortex-m3", (0, 0x1000), (0x20000000, 0x1000))
+    ex.attach(lambda n: None, problems.append)
     try:
         seen = []
         ex.map_mmio(0x40000000, 0x1000, lambda offset, size: 0x1234, lambda offset, size, v: seen.append(v))

@@ -17,7 +17,8 @@ import pytest
 from conftest import ROOT, cli
 from cryptobench.core.errors import HarnessError, UsageError
 from cryptobench.targets.mcu.firmware.plan import Cell, Inputs, Kat, c_string, kat_from_vector, plan_c
-from cryptobench.targets.verify import Verifier, load_vectors
+from cryptobench.targets.host.verifier import Verifier
+from cryptobench.targets.verify import load_vectors
 
 CORPUS = ROOT / "tests" / "hostile" / "vectors"
 

@@ -11,6 +11,10 @@
 #include "cbcpu_int.h"
 
 int cbsim_account_block(struct cbsim *s, uint32_t addr, uint32_t size);
+uint64_t cbsim_cycles(const struct cbsim *s);
+struct cbsim_block *cbsim_block_of(struct cbsim *s, uint32_t addr, uint32_t size);
+const uint32_t *cbsim_generation(const struct cbsim *s);
+void cbsim_account_known(struct cbsim *s, const struct cbsim_block *b);
 int cbsim_enter(struct cbsim *s, uint32_t addr, uint32_t size, uint32_t (*lr)(void *), void *ctx);
 void cbsim_account_flash_read(struct cbsim *s, uint32_t addr, uint32_t size);
 void cbsim_account_dynamic(struct cbsim *s, int kind, uint32_t a, uint32_t b);
@@ -43,6 +47,21 @@ static uint32_t slow_read(cbcpu *c, uint32_t a, uint32_t size)
         return c->vtor;
     if (c->status == CBCPU_PROBLEM)
         return 0;
+    if (c->nholds && c->acct) {
+        /* the count is already the block's end (cbsim charges a block when it is entered), never
+         * before the reading instruction: below `until` the read is the one the host answered */
+        uint64_t now = cbsim_cycles(c->acct);
+        for (int i = 0; i < c->nholds; i++) {
+            if (c->hold[i].addr != a || c->hold[i].size != size)
+                continue;
+            if (now < c->hold[i].until) {
+                c->held++;
+                return c->hold[i].value;
+            }
+            c->hold[i] = c->hold[--c->nholds];
+            break;
+        }
+    }
     c->slow++;
     if (c->rd == NULL || c->rd(a, size, &v) != 0)
         cbcpu_fail(c, "read of %u bytes at unmapped 0x%08x (pc=0x%08x)", size, a, c->r[15] - 4);
@@ -55,6 +74,7 @@ static void slow_write(cbcpu *c, uint32_t a, uint32_t size, uint32_t v)
         c->vtor = v & ~0x7Fu;
     if (c->status == CBCPU_PROBLEM)
         return;
+    c->nholds = 0;          /* a store to any register may change what every held read gives */
     c->slow++;
     if (c->wr == NULL || c->wr(a, size, v) != 0)
         cbcpu_fail(c, "write of %u bytes at unmapped 0x%08x (pc=0x%08x)", size, a, c->r[15] - 4);
@@ -568,6 +588,7 @@ void cbcpu_set_callbacks(cbcpu *c, cbcpu_read_fn rd, cbcpu_write_fn wr, cbcpu_bk
 void cbcpu_set_accounting(cbcpu *c, struct cbsim *s, int dyn_div, int dyn_lmul, int dyn_lmla)
 {
     c->acct = s;
+    c->acct_gen = s ? cbsim_generation(s) : NULL;
     c->dyn_div = (uint16_t)dyn_div;
     c->dyn_lmul = (uint16_t)dyn_lmul;
     c->dyn_lmla = (uint16_t)dyn_lmla;
@@ -658,6 +679,29 @@ void cbcpu_set_enter(cbcpu *c, int on) { c->enter = (on || c->wake) ? 1 : 0; }
 /* With `on`, the run stops after a WFI and after a WFE that found no event, without the wake's
  * other stops: cryptobench's own images, whose run loop sleeps the core there or stops the run. */
 void cbcpu_set_hints(cbcpu *c, int on) { c->hints = on ? 1 : 0; }
+/* From a read callback: the value read at `addr` (`size` bytes) stays the same, with no effect of
+ * reading it, while the accounting's count is below `until`, unless a store reaches the host
+ * first (every held read is dropped then). The oldest of CBCPU_HOLDS gives way to a new one. */
+void cbcpu_hold_read(cbcpu *c, uint32_t addr, uint32_t size, uint32_t value, uint64_t until)
+{
+    int i;
+    for (i = 0; i < c->nholds; i++)
+        if (c->hold[i].addr == addr && c->hold[i].size == size)
+            break;
+    if (i == c->nholds) {
+        if (c->nholds < CBCPU_HOLDS)
+            c->nholds++;
+        else {
+            memmove(&c->hold[0], &c->hold[1], sizeof c->hold[0] * (CBCPU_HOLDS - 1));
+            i = CBCPU_HOLDS - 1;
+        }
+    }
+    c->hold[i].addr = addr;
+    c->hold[i].size = size;
+    c->hold[i].value = value;
+    c->hold[i].until = until;
+}
+uint64_t cbcpu_held_reads(const cbcpu *c) { return c->held; }
 /* The hint that stopped the last run: 3 after a WFI, 2 after a WFE without an event, else 0. */
 int cbcpu_slept(const cbcpu *c) { return c->slept; }
 const char *cbcpu_problem(const cbcpu *c) { return c->status == CBCPU_PROBLEM ? c->problem : NULL; }

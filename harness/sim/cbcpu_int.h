@@ -62,12 +62,16 @@ typedef struct op {
     uint32_t raw;           /* its encoding (hw1 << 16 | hw2, or the halfword) */
 } op_t;
 
+#define CBCPU_HOLDS 8
+
 typedef struct blk {
     uint32_t addr, size;    /* the bytes cbsim_account_block is told */
     uint32_t insns, nops;
     uint32_t its;           /* IT instructions among them (QEMU counts none: see cbcpu_last_steps) */
     struct blk *succ[2];    /* the blocks last entered from here */
     struct blk *chain;      /* every block, for freeing */
+    struct cbsim_block *acct;   /* its record in the accounting (cbsim_block_of), while acct_gen holds */
+    uint32_t acct_gen;
     op_t ops[];
 } blk_t;
 
@@ -88,6 +92,7 @@ struct cbcpu {
     uint8_t *flash_code, *ram_code;   /* per 1 KiB page: decoded code lives there */
     int flush;              /* a write hit decoded code: drop the decoded blocks at the block's end */
     struct cbsim *acct;
+    const uint32_t *acct_gen;   /* the accounting's table generation (cbsim_generation) */
     uint16_t dyn_div, dyn_lmul, dyn_lmla;   /* cbsim DYN kinds, 0 when the model charges a fixed cost */
     cbcpu_read_fn rd;
     cbcpu_write_fn wr;
@@ -103,6 +108,11 @@ struct cbcpu {
     uint8_t pending[512], active[512];
     int any_pending;
     uint32_t slow;          /* callbacks into the host since the clock was last read */
+    /* reads the host said stay the same until a cycle (cbcpu_hold_read): a status register polled
+     * while a modelled engine works is answered here, without a call into the host per read */
+    struct { uint32_t addr, size, value; uint64_t until; } hold[CBCPU_HOLDS];
+    int nholds;
+    uint64_t held;          /* reads answered from `hold` */
     char problem[200];
 };
 

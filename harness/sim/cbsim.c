@@ -30,7 +30,7 @@
 enum { END_NONE = 0, END_COND = 1, END_ALWAYS = 2 };
 enum { DYN_UDIV = 1, DYN_SDIV = 2, DYN_LMUL = 3, DYN_LMLA = 4 };
 
-typedef struct {
+typedef struct cbsim_block {
     uint32_t addr, size;
     uint32_t cycles, insns;
     uint32_t end, taken_extra;
@@ -96,6 +96,7 @@ typedef struct cbsim {
     cbsim_miss_fn miss;
     cbsim_block *table;        /* open addressing on (addr, size) */
     size_t cap, used;
+    uint32_t generation;       /* bumped when the table moves: a record's address kept elsewhere is stale */
     cbsim_dyn *dyn;
     size_t ndyn, dyncap;
     int failed;
@@ -153,6 +154,7 @@ static int grow(cbsim *s)
         s->used++;
     }
     free(old);
+    s->generation++;
     return 0;
 }
 
@@ -283,16 +285,43 @@ static void flash_fetch(cbsim *s, const cbsim_block *b, int seq, int cont)
 /* Entry into the block [addr, addr + size): its static cost, and the taken-branch extra of the
  * block before it when this one is not that block's fall-through. Returns 0, or -1 when the
  * block's cost could not be had (the miss callback failed; the run must stop). */
+static inline void account(cbsim *s, const cbsim_block *b, uint32_t addr, uint32_t size);
+
 int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
 {
-    int branched = s->prev_end == END_ALWAYS || (s->prev_end == END_COND && addr != s->prev_fall);
-    if (s->prev_end == END_COND && addr != s->prev_fall)
-        s->cycles += s->prev_taken_extra;
     cbsim_block *b = lookup(s, addr, size);
     if (b == NULL) {
         s->failed = 1;
         return -1;
     }
+    account(s, b, addr, size);
+    return 0;
+}
+
+/* For an executor that keeps each block's record (cbsim_block_of) with its own decoded block:
+ * the record of [addr, addr + size), costed on first sight (NULL: the cost could not be had, and
+ * the run has failed); valid while *cbsim_generation(s) stays what it was when it was given. */
+cbsim_block *cbsim_block_of(cbsim *s, uint32_t addr, uint32_t size)
+{
+    cbsim_block *b = lookup(s, addr, size);
+    if (b == NULL)
+        s->failed = 1;
+    return b;
+}
+
+const uint32_t *cbsim_generation(const cbsim *s) { return &s->generation; }
+
+/* cbsim_account_block for a record the executor kept (cbsim_block_of): no lookup. */
+void cbsim_account_known(cbsim *s, const cbsim_block *b)
+{
+    account(s, b, b->addr, b->size);
+}
+
+static inline void account(cbsim *s, const cbsim_block *b, uint32_t addr, uint32_t size)
+{
+    int branched = s->prev_end == END_ALWAYS || (s->prev_end == END_COND && addr != s->prev_fall);
+    if (s->prev_end == END_COND && addr != s->prev_fall)
+        s->cycles += s->prev_taken_extra;
     if (branched)
         s->cycles += b->entry_extra;
     if (s->flash.on) {          /* the fetches, timed from the block's start (the count now) */
@@ -310,7 +339,6 @@ int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
     s->prev_fall = addr + size;
     s->prev_taken_extra = b->taken_extra;
     s->prev_insns = b->insns;
-    return 0;
 }
 
 /* A data read of `size` bytes at `addr` from flash (the caller checked the range). */

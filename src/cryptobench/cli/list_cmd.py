@@ -10,7 +10,7 @@ from ..references import available_references, load_reference
 from ..report.one_line import one_line_rows
 from ..store.database import Store
 from ..targets.mcu.boards import BOARDS, hardware_note, memory_map
-from ..targets.mcu.sim.devices import CORE_CPU, DEVICES
+from ..targets.mcu import sim
 
 NAME = "list"
 HELP = COMMANDS[NAME].help
@@ -79,7 +79,6 @@ def _targets(out) -> None:
     """The microcontroller targets: QEMU machines, real boards (with whether they were run on silicon),
     the simulator's cores and devices (data: targets/boards.toml, sim/devices.toml), labgrid places;
     each with its memory map, so that an image of one's own can be linked for `sim run`."""
-    from ..targets.mcu.sim.timing import ROUGH
     for kind, boards in (("qemu:", [b for b in BOARDS.values() if b.qemu_machine]),
                          ("board:", [b for b in BOARDS.values() if b.pyocd_target]),
                          ("", [b for b in BOARDS.values() if b.hardware and not b.pyocd_target])):
@@ -93,9 +92,9 @@ def _targets(out) -> None:
                       + (f" · marker {b.marker['pin']}" if b.marker else "") + "\n"
                       + f"            memory: {memory_map(b)}\n"
                       + (f"            flash: {b.flash_method}\n" if b.flash_method else ""))
-    for core, cpu in CORE_CPU.items():
-        devices = [d for d in DEVICES.values() if d.core == core]
-        note = "simulator, rough model" if core in ROUGH else "simulator"
+    for core, cpu in sim.CORE_CPU.items():
+        devices = [d for d in sim.DEVICES.values() if d.core == core]
+        note = "simulator, rough model" if core in sim.ROUGH else "simulator"
         out.write(f"{'sim:' + core:<24} {note}\n            --cpu {cpu} · --device {', '.join(d.name for d in devices)}\n")
         for d in devices:
             out.write(f"            {d.name}: {_device_condition(d)}\n"

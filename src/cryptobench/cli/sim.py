@@ -19,12 +19,7 @@ from ..core.quantity import fmt_num
 from ..core.table import LEFT, RIGHT, Column, Table
 from ..report.terminal import print_table
 from ..targets.mcu.boards import BOARDS
-from ..targets.mcu.sim import markers
-from ..targets.mcu.sim.condition import describe, split_spec
-from ..targets.mcu.sim.deadline import CommandTimeout, Deadline
-from ..targets.mcu.sim.devices import DEVICES, device_spec, get_device
-from ..targets.mcu.sim.image import load_image, parse_addr
-from ..targets.mcu.sim.limits import CONSOLE_HEAD, CONSOLE_TAIL, DEFAULT_MAX_INSTRUCTIONS, MAX_TIMEOUT_S, size_text
+from ..targets.mcu import sim
 
 NAME = "sim"
 HELP = COMMANDS[NAME].help
@@ -41,8 +36,8 @@ class TimedOut(UsageError):
 
 
 def add_parser(sub) -> None:
-    sim = sub.add_parser("sim", help=HELP)
-    ssub = sim.add_subparsers(dest="sim_command", parser_class=OneLineParser)
+    sim_parser = sub.add_parser("sim", help=HELP)
+    ssub = sim_parser.add_subparsers(dest="sim_command", parser_class=OneLineParser)
     r = ssub.add_parser("run", help="run an ELF cryptobench did not build and print its cycles between markers")
     r.add_argument("image", metavar="IMAGE.elf", help="a Cortex-M ELF (Thumb), as the linker wrote it")
     r.add_argument("--device", required=True,
@@ -61,10 +56,10 @@ def add_parser(sub) -> None:
                         "device's boot address")
     r.add_argument("--timeout", default=str(DEFAULT_TIMEOUT_S), metavar="S",
                    help=f"the whole command (loading the image, the run) ends after S seconds (wall clock; "
-                        f"default {DEFAULT_TIMEOUT_S:g}, at most {MAX_TIMEOUT_S:g}), writing the result at most "
+                        f"default {DEFAULT_TIMEOUT_S:g}, at most {sim.limits.MAX_TIMEOUT_S:g}), writing the result at most "
                         f"{RESULT_GRACE_S:g} s later; a run cut short reports the cycles so far")
-    r.add_argument("--max-instructions", default=str(DEFAULT_MAX_INSTRUCTIONS), metavar="N",
-                   help=f"stop the run once N instructions have executed (default {DEFAULT_MAX_INSTRUCTIONS:.0e}); "
+    r.add_argument("--max-instructions", default=str(sim.limits.DEFAULT_MAX_INSTRUCTIONS), metavar="N",
+                   help=f"stop the run once N instructions have executed (default {sim.limits.DEFAULT_MAX_INSTRUCTIONS:.0e}); "
                         "the cycles so far are reported")
     add_output(r, "--json", "also write the result as JSON to FILE ('-': JSON on stdout instead of the table)")
 
@@ -74,8 +69,8 @@ def _timeout(text: str) -> float:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
-        raise UsageError(f"--timeout {text}: expected a number of seconds greater than 0 and at most {MAX_TIMEOUT_S:g}")
+    if not (math.isfinite(value) and 0 < value <= sim.limits.MAX_TIMEOUT_S):
+        raise UsageError(f"--timeout {text}: expected a number of seconds greater than 0 and at most {sim.limits.MAX_TIMEOUT_S:g}")
     return value
 
 
@@ -92,10 +87,10 @@ def _max_instructions(text: str) -> int:
 
 
 def _device(spec: str):
-    name, _ = split_spec(spec)
-    if name not in DEVICES:
-        raise UsageError(f"--device: unknown device '{name}'; valid: {', '.join(DEVICES)}")
-    return get_device(spec, DEVICES[name].core)
+    name, _ = sim.split_spec(spec)
+    if name not in sim.DEVICES:
+        raise UsageError(f"--device: unknown device '{name}'; valid: {', '.join(sim.DEVICES)}")
+    return sim.get_device(spec, sim.DEVICES[name].core)
 
 
 def run(args, out) -> int:
@@ -104,24 +99,22 @@ def run(args, out) -> int:
     timeout = _timeout(args.timeout)
     max_instructions = _max_instructions(args.max_instructions)
     json_path = checked_output(args, "--json", inputs=((args.image, "the image"),))
-    deadline = Deadline(timeout)
+    deadline = sim.Deadline(timeout)
     try:
         return _run(args, out, json_path, deadline, max_instructions)
-    except CommandTimeout as exc:
+    except sim.CommandTimeout as exc:
         raise TimedOut(f"{args.image}: --timeout {timeout:g} s ran out while {exc.what}") from None
 
 
 def _prepare(args, max_instructions: int):
     """The device, marker, image and its run, set up to its first instruction."""
-    from ..targets.mcu.sim.engine import require_sim
-    from ..targets.mcu.sim.imagerun_native import image_run
     device = _device(args.device)
-    marker = markers.parse_many(args.marker)
-    vt = parse_addr(args.vector_table, "--vector-table") if args.vector_table else None
-    require_sim()
+    marker = sim.parse_markers(args.marker)
+    vt = sim.parse_addr(args.vector_table, "--vector-table") if args.vector_table else None
+    sim.require_sim()
     board = BOARDS[device.board]
-    image = load_image(Path(args.image), board.flash, board.ram, vt, part_regions=board.regions)
-    runner = image_run(image, device, board, marker, profile=getattr(args, "profile", False))
+    image = sim.load_image(Path(args.image), board.flash, board.ram, vt, part_regions=board.regions)
+    runner = sim.image_run(image, device, board, marker, profile=getattr(args, "profile", False))
     runner.prepare(max_instructions)
     return image, device, marker, runner
 
@@ -150,8 +143,8 @@ def _write_console(console) -> None:
     line says how many."""
     for stream, text in console.chunks():
         if stream == "gap":
-            sys.stderr.write(f"\n[cryptobench: {text} of console output not shown; the first {size_text(CONSOLE_HEAD)} "
-                             f"and the last {size_text(CONSOLE_TAIL)} are]\n")
+            sys.stderr.write(f"\n[cryptobench: {text} of console output not shown; the first {sim.limits.size_text(sim.limits.CONSOLE_HEAD)} "
+                             f"and the last {sim.limits.size_text(sim.limits.CONSOLE_TAIL)} are]\n")
         else:
             sys.stderr.write(printable(text.replace("\r\n", "\n")))
     if console and not console.ends_with_newline():
@@ -159,18 +152,17 @@ def _write_console(console) -> None:
 
 
 def _document(image, device, marker, result, timeout_s: float) -> dict:
-    from ..targets.mcu.sim import timing
     hz = device.clock_hz
     segments = [dict(s, time_s=s["cycles"] / hz) for s in result.segments]
     summary = result.segments.summary
     return {
         "image": str(image.path), "provenance": "simulated",
-        "simulator": {"model": timing.MODEL_NAME, "model_version": timing.MODEL_VERSION, "core": device.core,
-                      "rough": device.core in timing.ROUGH,
+        "simulator": {"model": sim.MODEL_NAME, "model_version": sim.MODEL_VERSION, "core": device.core,
+                      "rough": device.core in sim.ROUGH,
                       "executor": result.stats.get("executor", "unknown"),    # the one that ran
                       "engine": result.stats.get("executor", "unknown")},     # its older name, kept for readers
-        "device": device_spec(device.name, device.options), "core": device.core, "clock_hz": hz,
-        "condition": describe(device.condition), "device_condition": device.condition,
+        "device": sim.device_spec(device.name, device.options), "core": device.core, "clock_hz": hz,
+        "condition": sim.describe_condition(device.condition), "device_condition": device.condition,
         "marker": {"spec": marker.spec(), "meaning": marker.describe()},
         "vector_table": {"address": image.vector_table, "found_by": image.vector_source},
         "memory_map": [{"start": r.start, "size": r.size, "what": r.what} for r in image.regions],

@@ -145,3 +145,18 @@ def wfi_line_enabled_nothing_started(path) -> Path:
 def wfi_t2(path) -> Path:
     """wfi.w (T2: 0xf3af 0x8003) with nothing coming."""
     return hints(path, 0xF3AF, 0x8003)
+
+
+def code_rewritten_in_ram(path) -> Path:
+    """A function written to RAM (movs r4, #1; bx lr), called, then rewritten (movs r4, #2) and
+    called again: exit 0 only where the second call ran the new bytes (r4 == 2), else it loops."""
+    fn = RAM + 0x100
+    t = Thumb.new()
+    t.const(0, fn).const(1, 0x2401).op(0x8001)          # strh r1, [r0]: movs r4, #1
+    t.const(1, 0x4770).op(0x8041)                       # strh r1, [r0, #2]: bx lr
+    t.const(2, fn | 1).op(0x4790)                       # blx r2
+    t.const(1, 0x2402).op(0x8001)                       # the first instruction is now movs r4, #2
+    t.op(0x4790)                                        # blx r2
+    t.op(0x2C02, 0xD1FE)                                # cmp r4, #2; bne .
+    t.exit0()
+    return _write(path, elf([Seg(FLASH, t.image())]))

@@ -26,9 +26,18 @@ lowest layer's). A module may import its own layer and the ones below it. An imp
 layer into a higher one is an upward import, and a module outside every layer folder is
 "unassigned"; either fails the check, so the folders keep saying what the code does.
 
-Exit status 1 when there is an import cycle, a long function without a reason, an upward import
-or an unassigned module (0 with
---no-fail), so it can run as a CI check.
+Sub-layers. A layer may order its own parts too (SUBLAYERS: module prefixes from low to high, a
+module in the part of its longest prefix): inside `targets`, the simulator sits below the
+transports that use it and above the board data it reads, and `verify` below every transport.
+An import from a lower part into a higher one is a back-arrow and fails the check like an
+upward import.
+
+Faces. A package named in FACES is used from outside through its `__init__` only (its face): an
+import of one of its modules by a module outside it is an import past the face, and fails.
+
+Exit status 1 when there is an import cycle, a long function without a reason, an upward import,
+a back-arrow, an import past a face or an unassigned module (0 with --no-fail), so it can run as
+a CI check.
 """
 
 from __future__ import annotations
@@ -61,6 +70,21 @@ LAYERS: tuple[str, ...] = (
     "cli",         # the command line
     "devtools",    # the project's own checks and test servers
 )
+
+# Parts of a layer from low to high, each a tuple of module prefixes (relative to the package).
+SUBLAYERS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "targets": (
+        ("targets", ("targets",)),                       # the Target protocol, verify, the PQC checks
+        ("board data", ("targets.mcu.boards", "targets.mcu.firmware.protocol")),
+        ("simulator", ("targets.mcu.sim",)),             # the Cortex-M simulator (a face of its own)
+        ("energy", ("targets.power",)),                  # durations x the device profiles' currents
+        ("host, traces", ("targets.host", "targets.trace")),
+        ("microcontrollers", ("targets.mcu",)),          # firmware, QEMU, boards, the lab, the transports
+        ("selection", ("targets.select",)),
+    ),
+}
+# Packages used from outside through their __init__ only (relative to the package).
+FACES: tuple[str, ...] = ("targets.mcu.sim",)
 
 _REASON = re.compile(r"#\s*long:\s*(.*\S)?")
 
@@ -366,6 +390,46 @@ def upward_imports(edges: list[Import], layer: dict[str, str], order: list[str])
     return found
 
 
+def _under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def sublayer_of(module: str, package: str, sublayers=SUBLAYERS) -> tuple[str, int] | None:
+    """(layer, rank of its part) for a module of a layer that orders its parts, else None."""
+    name = relative_name(module, package)
+    for layer, parts in sublayers.items():
+        best = None
+        for rank, (_, prefixes) in enumerate(parts):
+            for prefix in prefixes:
+                if _under(name, prefix) and (best is None or len(prefix) > best[0]):
+                    best = (len(prefix), rank)
+        if best is not None:
+            return layer, best[1]
+    return None
+
+
+def back_arrows(edges: list[Import], package: str, sublayers=SUBLAYERS) -> list[dict]:
+    """Imports from a lower part of a layer into a higher part of the same layer."""
+    found = []
+    for edge in representative(edges):
+        src, dst = sublayer_of(edge.src, package, sublayers), sublayer_of(edge.dst, package, sublayers)
+        if src and dst and src[0] == dst[0] and src[1] < dst[1]:
+            parts = sublayers[src[0]]
+            found.append({**asdict(edge), "src_part": parts[src[1]][0], "dst_part": parts[dst[1]][0]})
+    return found
+
+
+def past_faces(edges: list[Import], package: str, faces: tuple[str, ...] = FACES) -> list[dict]:
+    """Imports of a faced package's modules by modules outside it."""
+    found = []
+    for edge in edges:
+        src, dst = relative_name(edge.src, package), relative_name(edge.dst, package)
+        for face in faces:
+            if dst.startswith(face + ".") and not _under(src, face):
+                found.append({**asdict(edge), "face": face})
+    return found
+
+
 # --- the report ---------------------------------------------------------------------------
 
 def analyse(root: Path, max_lines: int = MAX_LINES,
@@ -382,12 +446,17 @@ def analyse(root: Path, max_lines: int = MAX_LINES,
         "long_functions": long_functions(sources, max_lines),
         "layers": {"order": list(layers), "modules": layer},
         "upward_imports": upward_imports(edges, layer, list(layers)),
+        "back_arrows": back_arrows(edges, package),
+        "past_faces": past_faces(edges, package),
+        "faces": list(FACES),
     }
     unreasoned = sum(f["reason"] is None for f in report["long_functions"])
     unassigned = sum(v == UNASSIGNED for v in layer.values())
     report["failures"] = ([f"{len(report['cycles'])} import cycle(s)"] if report["cycles"] else []) + \
         ([f"{unreasoned} long function(s) without a reason"] if unreasoned else []) + \
         ([f"{len(report['upward_imports'])} upward import(s)"] if report["upward_imports"] else []) + \
+        ([f"{len(report['back_arrows'])} back-arrow(s) inside a layer"] if report["back_arrows"] else []) + \
+        ([f"{len(report['past_faces'])} import(s) past a face"] if report["past_faces"] else []) + \
         ([f"{unassigned} module(s) outside every layer folder"] if unassigned else [])
     return report
 
@@ -453,11 +522,20 @@ def _render_upward(report: dict) -> list[str]:
         [f"  {e['src_layer']} -> {e['dst_layer']}: {_edge_text(e)}" for e in found]
 
 
+def _render_inside(report: dict) -> list[str]:
+    arrows, past = report["back_arrows"], report["past_faces"]
+    out = [f"back-arrows inside a layer ({', '.join(SUBLAYERS)}): {len(arrows) or 'none'}"]
+    out += [f"  {e['src_part']} -> {e['dst_part']}: {_edge_text(e)}" for e in arrows]
+    out += [f"imports past a face ({', '.join(report['faces'])}): {len(past) or 'none'}"]
+    out += [f"  {e['face']}: {_edge_text(e)}" for e in past]
+    return out
+
+
 def render(report: dict) -> str:
     head = [f"package {report['package']} ({report['root']}): {report['modules']} modules"]
     verdict = ["result: " + ("FAIL: " + ", ".join(report["failures"]) if report["failures"] else "ok")]
     sections = [head, _render_cycles(report), _render_deferred(report), _render_long(report),
-                _render_layers(report), _render_upward(report), verdict]
+                _render_layers(report), _render_upward(report), _render_inside(report), verdict]
     return "\n\n".join("\n".join(lines) for lines in sections) + "\n"
 
 

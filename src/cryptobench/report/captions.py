@@ -3,8 +3,7 @@ tables.conditions_lines shows, compacted), and the pieces every figure caption s
 from __future__ import annotations
 
 from ..core.records import Conditions, Run, place_of
-from ..targets.mcu.sim.condition import describe
-from ..targets.mcu.sim.error_band import band_text
+from ..targets.mcu import sim as sim_face
 
 
 def _join(items) -> str:
@@ -88,9 +87,9 @@ def _target_parts(run: Run) -> list[str]:
                      f"({sim.get('model', 'simulator')} v{sim.get('model_version', '?')}, "
                      f"{sim.get('flash_ws', '?')} flash wait state(s); {sim.get('source', '')})".replace("; )", ")"))
         if sim.get("condition"):
-            parts.append("condition: " + describe(sim["condition"]))
+            parts.append("condition: " + sim_face.describe_condition(sim["condition"]))
         if t.get("error_band"):
-            parts.append("error band: " + band_text(t["error_band"]))
+            parts.append("error band: " + sim_face.band_text(t["error_band"]))
         parts.append(f"image for {t.get('board', '?')}, cpu {t.get('cpu', '?')}, -{t.get('opt', '?')}")
     else:
         what = f"{t.get('kind', '?')}:{t.get('board', '?')}" + (f" ({t['board_title']})" if t.get("board_title") else "")

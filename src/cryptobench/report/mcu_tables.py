@@ -11,7 +11,7 @@ from ..core.quantity import fmt_num, pick_unit
 from ..core.records import Cell, Energy, Result, outcome_text
 from ..core.table import LEFT, Column, Table, columns
 from .verdicts import improvement_text
-from ..targets.mcu.sim.error_band import band_short
+from ..targets.mcu import sim
 
 
 def ok_results(cells: list[Cell]) -> list[Result]:
@@ -63,7 +63,7 @@ def _metric_text(cell: Cell, label: str, scale: float) -> str:
     if label == "CPI":
         return f"{r.sim['cpi']:.3f}" if r.sim.get("cpi") else "—"
     if label == "band":
-        return band_short(r.get("error_band")) or "—"
+        return sim.band_short(r.get("error_band")) or "—"
     if label == "RSD %":
         return f"{r.time_s['rsd_pct']:.1f}"
     if label == "µJ":

@@ -275,7 +275,7 @@ def _mcu_board(o: McuOptions, kind: str, name: str, lab: LabPlaces | None):
     if kind != "sim":
         board = get_board(name, kind)
         return board, check_cpu(board, o.cpu), None
-    from ..targets.mcu.sim.engine import load_library
+    from ..targets.mcu.sim.binding import load_library
     device = get_device(o.device, name)
     board = BOARDS[device.board]
     cpu = CORE_CPU[name]

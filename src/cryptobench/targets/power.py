@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..core.files import read_toml, toml_line
 from ..core.quantity import is_amount
-from .mcu.sim.devices import DEVICES
+from .mcu import sim
 
 STATES = ("active", "idle", "standby")
 
@@ -99,9 +99,9 @@ def load_profile(ref: str) -> PowerProfile:
         return PowerProfile(float(doc["supply_v"]), float(doc["active_current_a"]), float(doc.get("idle_current_a", 0)),
                             float(doc.get("standby_current_a", 0)), dict(peri), doc.get("source", str(path)),
                             doc.get("name", path.stem), at_v)
-    if ref not in DEVICES:
-        raise ValueError(f"power profile '{ref}': not a device ({', '.join(DEVICES)}) nor a .toml file")
-    return profile_from_device(DEVICES[ref])
+    if ref not in sim.DEVICES:
+        raise ValueError(f"power profile '{ref}': not a device ({', '.join(sim.DEVICES)}) nor a .toml file")
+    return profile_from_device(sim.DEVICES[ref])
 
 
 def modeled_energy(duration_s: float, profile: PowerProfile, state: str = "active", peripherals=()) -> dict:

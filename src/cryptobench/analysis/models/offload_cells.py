@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from .accelerator import fit_setup_per_block
-from ...targets.mcu.sim.exceptions import ENTRY_CYCLES
+from ...targets.mcu import sim
 
 # Exception return (unstacking the basic 8-word frame and refilling the pipeline). The Cortex-M TRMs
 # give the entry latency (ENTRY_CYCLES, exceptions.py: M3/M4 12 cycles, ARM DDI 0337I / DDI 0439B
@@ -37,12 +37,12 @@ COMPLETIONS = ("polling", "interrupt")
 def interrupt_latency(core: str, clock_hz: float) -> dict:
     """The cycles and seconds interrupt completion adds to a polled operation on `core` at `clock_hz`:
     the exception's entry (the TRM's interrupt latency, as the simulator charges it) and its return."""
-    if core not in ENTRY_CYCLES:
+    if core not in sim.ENTRY_CYCLES:
         raise ValueError(f"interrupt completion: no exception entry latency for core '{core}' (known: "
-                         f"{', '.join(sorted(ENTRY_CYCLES))}): the run is not on a simulated Cortex-M core")
+                         f"{', '.join(sorted(sim.ENTRY_CYCLES))}): the run is not on a simulated Cortex-M core")
     if not clock_hz or clock_hz <= 0:
         raise ValueError("interrupt completion: the run records no core clock to turn cycles into time")
-    entry = ENTRY_CYCLES[core]
+    entry = sim.ENTRY_CYCLES[core]
     cycles = entry + RETURN_CYCLES
     return {"provenance": "modeled", "core": core, "clock_hz": clock_hz, "entry_cycles": entry,
             "return_cycles": RETURN_CYCLES, "cycles": cycles, "seconds": cycles / clock_hz,

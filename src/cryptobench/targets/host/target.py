@@ -17,7 +17,8 @@ from ...stats.results import derive
 from ...stats.sampling import DEFAULT_BUDGET_S, DEFAULT_PRECISION, PER_VISIT, CellSamples, RoundSampler, Source, StopRule
 from .secure import close_provision, open_provision
 from ...stats.summary import summarize
-from ..verify import Verifier, load_vectors
+from ..verify import load_vectors
+from .verifier import Verifier
 from ..base import RunSession
 from .meters import MeterUnavailable, get_meter
 from .meters.session import EnergySession, measure_group

@@ -10,9 +10,7 @@ from collections.abc import Mapping
 from ...catalog.ops import OPS
 from .reading import Reading
 from ..power import modeled_energy, modeled_states_energy, per_unit, profile_from_device
-from .sim.devices import DEVICES
-from .sim.error_band import band_for
-from .sim.timing import MODEL_NAME, MODEL_VERSION
+from . import sim
 
 PROFILE_CONDITION = ("per function: every cycle of each cell's median timed repetition given to the ELF function "
                      "symbol holding the PC (with its instructions and calls), simulated")
@@ -61,7 +59,7 @@ class SimReading(Reading):
 
     def error_band(self) -> dict:
         """The band of the device's condition class (bench/sim_vs_silicon's rows), or "unvalidated"."""
-        return band_for(self.device, f"{MODEL_NAME} v{MODEL_VERSION}")
+        return sim.band_for(self.device, f"{sim.MODEL_NAME} v{sim.MODEL_VERSION}")
 
     def _sleep_per_op(self, n: int, op: str) -> float | None:
         """The slept cycles of the cell's median repetition (by cycles), per operation; None
@@ -84,7 +82,7 @@ class SimReading(Reading):
         active current throughout, or, where the core slept in WFI, the idle current for the
         slept cycles and the active current for the rest (TI SWRA667 4.3's two states)."""
         dev = self.device
-        if dev.active_current_a <= 0 or dev.clock_hz != DEVICES[dev.name].clock_hz:
+        if dev.active_current_a <= 0 or dev.clock_hz != sim.DEVICES[dev.name].clock_hz:
             return None              # the profile's current holds at its own clock only
         t = result["time_s"]["median"]
         profile = profile_from_device(dev)

@@ -109,7 +109,7 @@ class SimTransport(Transport):
 
     def simulator(self):
         if self._sim is None:
-            from .sim.native import Simulator
+            from .sim.simulator import Simulator
             self._sim = Simulator(get_device(device_spec(self.spec.device, self.spec.device_options), self.spec.core),
                                   self.board)
         return self._sim

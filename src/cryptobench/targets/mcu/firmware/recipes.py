@@ -28,7 +28,7 @@ from ....core.files import read_toml, read_utf8, toml_line
 from ....core.paths import REPO_ROOT
 from ....core.printable import printable, quoted
 from ....core.processes import child_environment
-from ..sim.peripherals.registry import KINDS as PERIPHERAL_KINDS
+from .. import sim
 from .cflags import define_problem, flag_problem, include_dir
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
@@ -298,9 +298,9 @@ def _check_types(path: Path, lines: list[str], lib: dict) -> None:
         if key in lib and not (isinstance(lib[key], list) and all(isinstance(x, str) for x in lib[key])):
             raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' must be a list of strings")
     for kind in lib.get("requires", []):
-        if kind not in PERIPHERAL_KINDS:
+        if kind not in sim.PERIPHERAL_KINDS:
             raise UsageError(f"{path}:{toml_line(lines, 'requires')}: 'requires' names {quoted(kind)}; expected "
-                             "peripheral model kinds: " + ", ".join(sorted(PERIPHERAL_KINDS)))
+                             "peripheral model kinds: " + ", ".join(sorted(sim.PERIPHERAL_KINDS)))
     if "completion" in lib and lib["completion"] not in COMPLETIONS:
         raise UsageError(f"{path}:{toml_line(lines, 'completion')}: 'completion' = {quoted(lib['completion'])}: "
                          "expected \"polling\" or \"interrupt\" (how the driver waits for its engine)")

@@ -1,8 +1,8 @@
 """What the simulator's runs need of a Thumb executor, and Unicorn behind that shape.
 
 Two executors run images: cryptobench's own (harness/sim/cbcpu.c, native.py's NativeExecutor)
-and Unicorn (UnicornExecutor here), the oracle the first is tested against. The runs (engine.py
-for cryptobench's firmware, imagerun.py for any image) are written once against `Executor`:
+and Unicorn (UnicornExecutor here), the oracle the first is tested against. The one machine
+(machine.py), which both the firmware run and `sim run` use, is given an `Executor`:
 memory, registers by name, a run from a pc until a stop, a fault, a timeout or a block limit,
 a pended exception, a stop from a callback, and memory-mapped registers served by the host.
 Callbacks get (offset, size) and (offset, size, value) from a region's base; an exception they
@@ -43,6 +43,10 @@ class Executor(Protocol):
     def insn_addr(self) -> int:
         """In an mmio callback: the accessing instruction's address (Unicorn's: see its class)."""
 
+    def attach(self, trap: Trap, on_error: OnError) -> None:
+        """The callbacks of the machine the executor is given to: traps (BKPT, SVC and exception
+        return where the executor hands them over) and a callback's failure."""
+
     def pend(self, exception: int) -> None: ...
     def stop(self) -> None: ...
     def map_mmio(self, base: int, size: int, read: MmioRead, write: MmioWrite) -> None: ...
@@ -57,19 +61,25 @@ class UnicornExecutor:
 
     name, wakes = "unicorn", False
 
-    def __init__(self, core_model: str, trap: Trap, on_error: OnError):
+    def __init__(self, core_model: str):
         import unicorn
         from unicorn import arm_const as A
-        self.unicorn, self.A, self.on_error = unicorn, A, on_error
+        self.unicorn, self.A = unicorn, A
+        self.trap: Trap = lambda intno: None
+        self.on_error: OnError = lambda problem: None
         self.uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
         self.uc.ctl_set_cpu_model(getattr(A, core_model))
-        self.uc.hook_add(unicorn.UC_HOOK_INTR, lambda uc_, intno, user: trap(intno))
+        self.uc.hook_add(unicorn.UC_HOOK_INTR, lambda uc_, intno, user: self.trap(intno))
         self.vtor = 0
         self.event = 0                        # the event register (ARMv7-M ARM B1.5.18)
         self.sleep: str | None = None         # the hint the last run stopped at to sleep (slept())
         self.stopped = False                  # stop() was called during the last run
         self.error: str | None = None         # the last run's UcError
         self.unmapped: str | None = None      # its access outside every region (hook_unmapped)
+
+    def attach(self, trap: Trap, on_error: OnError) -> None:
+        """The machine's trap and error callbacks (machine.py)."""
+        self.trap, self.on_error = trap, on_error
 
     def reg_id(self, name: str) -> int:
         return getattr(self.A, "UC_ARM_REG_" + REG_ALIASES.get(name, name).upper())

@@ -1,5 +1,5 @@
 """The NVIC's view of the peripheral models' interrupt lines, for any run on either executor
-(`sim run`'s imagerun.py and cryptobench's own cells in engine.py).
+(the machine, machine.py, whichever client built the image).
 
 Enabling: NVIC_ISER/ICER words (ARMv7-M ARM B3.4.4, B3.4.5; ARMv6-M ARM B3.4): external
 interrupt n is bit n % 32 of word n // 32 and exception number 16 + n. A model's line is taken
@@ -86,22 +86,3 @@ class PeripheralInterrupts:
         """The cycle a core that executed WFI at `now` wakes at, or None: no enabled interrupt is
         coming, so it would sleep for ever."""
         return self.next_due(now)
-
-
-class ExecutorCpu:
-    """An executor (executor.py) as exceptions.py takes a core: registers by name, 32-bit words."""
-
-    def __init__(self, ex):
-        self.ex = ex
-
-    def reg(self, name):
-        return self.ex.reg(name)
-
-    def set_reg(self, name, value):
-        self.ex.set_reg(name, value)
-
-    def read32(self, addr):
-        return int.from_bytes(self.ex.read(addr, 4), "little")
-
-    def write32(self, addr, value):
-        self.ex.write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))

@@ -15,8 +15,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .native import REG_PC, REG_XPSR, NativeEmulation, Simulator
-from .engine import _Emulation
+from .native import REG_PC, REG_XPSR
+from .simulator import FirmwareRun, Simulator
 
 from unicorn import UC_HOOK_BLOCK
 from ..boards import BOARDS
@@ -62,10 +62,13 @@ def _native_state(cpu, fpu: bool) -> dict:
 def lockstep(sim: Simulator, elf: Path, max_blocks: int = 10**9) -> tuple[Divergence | None, int]:
     """(the first divergence or None, the blocks compared) of one image on both executors."""
     fpu = sim.device.core in FPU_CORES
-    nat = NativeEmulation(sim, elf, lambda line: None)
-    uni = _Emulation(sim, elf, lambda line: None)
-    cpu, uc, A = nat.cpu, uni.ex.uc, uni.ex.A
-    cpu.set_reg(REG_PC, nat.pc)
+    nat = FirmwareRun(sim, elf, lambda line: None, executor="native")
+    uni = FirmwareRun(sim, elf, lambda line: None, executor="unicorn")
+    cpu, uc, A = nat.ex.cpu, uni.ex.uc, uni.ex.A
+    vectors = nat.ex.read(nat.elf.vectors, 8)
+    for run in (nat, uni):
+        run.machine.mem.set_reg("msp", int.from_bytes(vectors[:4], "little"))
+    cpu.set_reg(REG_PC, int.from_bytes(vectors[4:], "little"))
     entered = []
 
     def on_block(uc_, address, size, user):
@@ -101,13 +104,13 @@ def lockstep(sim: Simulator, elf: Path, max_blocks: int = 10**9) -> tuple[Diverg
         cpu.close()
 
 
-def _listing(nat: NativeEmulation, pc: int) -> list:
+def _listing(nat: FirmwareRun, pc: int) -> list:
     try:
-        code = nat.cpu.read(pc, 64)
+        code = nat.ex.read(pc, 64)
     except ValueError:
         return [f"0x{pc:08x}: (not in flash or RAM)"]
     out = []
-    for insn in nat.cs.disasm(code, pc):
+    for insn in nat.machine.cs.disasm(code, pc):
         out.append(f"0x{insn.address:08x}: {insn.mnemonic} {insn.op_str}")
         if len(out) >= 12 or insn.mnemonic.startswith(("b", "pop", "cb", "tb", "ldm")):
             break

@@ -1,25 +1,19 @@
-"""The simulator on cryptobench's own Thumb executor (harness/sim/cbcpu.c) instead of Unicorn.
+"""cryptobench's own Thumb executor (harness/sim/cbcpu.c) as an Executor (executor.py).
 
 The executor decodes each basic block once, keeps flash and RAM as flat host arrays, and drives
 the same native accounting as the Unicorn path (cbsim.c's cbsim_account_* functions), so the
-cost model is not repeated here. What the image sees of the board (the cycle counters, the UART
-console, the marker GPIO, semihosting) is engine._Emulation's own code, written against
-executor.py's Executor, which NativeExecutor here and UnicornExecutor both implement;
-NativeEmulation only picks the executor and drives its accounting. Unicorn stays selectable (Simulator(..., executor="unicorn") or
-CRYPTOBENCH_SIM_EXECUTOR=unicorn): it is the oracle the executor is tested against
-(tests/test_sim_native.py)."""
+cost model is not repeated here. What the image sees of the target (the counters, SysTick, the
+NVIC, semihosting, interrupts) is the one machine's (machine.py), which is given either executor.
+Unicorn stays selectable (executor="unicorn" or CRYPTOBENCH_SIM_EXECUTOR=unicorn): it is the
+oracle the executor is tested against (tests/test_sim_native.py, lockstep.py)."""
 from __future__ import annotations
 
 import ctypes
 import os
-import time
-from pathlib import Path
 
 from ....core.errors import UsageError
-from . import engine, exceptions, stamp, timing
-from .cstructs import BKPT_FN, READ_FN, WRITE_FN
+from .binding import BKPT_FN, READ_FN, WRITE_FN
 from .executor import EXCP_BKPT
-from .engine import MISS_FN, SimReport, _Emulation  # noqa: F401 (SimReport: for importers of this module)
 
 EXECUTORS = ("native", "unicorn")
 ENV = "CRYPTOBENCH_SIM_EXECUTOR"
@@ -38,43 +32,13 @@ def executor_choice(explicit: str | None = None) -> str:
     return name
 
 
-def bind(lib: ctypes.CDLL) -> ctypes.CDLL:
-    """The executor's entry points in libcbsim.so, typed for ctypes (once per library)."""
-    if getattr(lib, "_cbcpu_bound", False):
-        return lib
-    if not hasattr(lib, "cbcpu_new"):
-        raise UsageError(f"{engine.library_path()} has no native executor (cbcpu_new): rebuild it with ./setup.sh")
-    if not hasattr(lib, "cbcpu_set_hints"):
-        raise UsageError(f"{engine.library_path()} is older than this cryptobench (it has no cbcpu_set_hints): "
-                         "rebuild it with ./setup.sh")
-    P, U32, U64 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64
-    sigs = {"cbcpu_new": (P, [ctypes.c_int, U32, U32, U32, U32]),
-            "cbcpu_set_callbacks": (None, [P, READ_FN, WRITE_FN, BKPT_FN]),
-            "cbcpu_set_accounting": (None, [P, P, ctypes.c_int, ctypes.c_int, ctypes.c_int]),
-            "cbcpu_mem_write": (ctypes.c_int, [P, U32, ctypes.c_char_p, U32]),
-            "cbcpu_mem_read": (ctypes.c_int, [P, U32, ctypes.c_char_p, U32]),
-            "cbcpu_reg": (U32, [P, ctypes.c_int]), "cbcpu_set_reg": (None, [P, ctypes.c_int, U32]),
-            "cbcpu_pend": (None, [P, ctypes.c_int]), "cbcpu_stop": (None, [P]),
-            "cbcpu_set_wake": (None, [P, ctypes.c_int]), "cbcpu_set_enter": (None, [P, ctypes.c_int]),
-            "cbcpu_set_hints": (None, [P, ctypes.c_int]), "cbcpu_slept": (ctypes.c_int, [P]),
-            "cbcpu_run": (ctypes.c_int, [P, U64, ctypes.c_double]),
-            "cbcpu_problem": (ctypes.c_char_p, [P]), "cbcpu_insns": (U64, [P]), "cbcpu_insn_addr": (U32, [P]), "cbcpu_blocks": (U64, [P]),
-            "cbcpu_decoded": (U64, [P]), "cbcpu_flushes": (U64, [P]), "cbcpu_last_insns": (U32, [P]), "cbcpu_last_steps": (U32, [P]), "cbcpu_last_size": (U32, [P]),
-            "cbcpu_free": (None, [P])}
-    for name, (res, args) in sigs.items():
-        fn = getattr(lib, name)
-        fn.restype, fn.argtypes = res, args
-    lib._cbcpu_bound = True
-    return lib
-
-
 class Cpu:
     """One executor instance: the core, its flash and RAM, and the callbacks it needs (kept
     alive here while it runs)."""
 
     def __init__(self, lib, core: str, flash: tuple[int, int], ram: tuple[int, int], read=None, write=None,
                  bkpt=None):
-        self.lib = bind(lib)
+        self.lib = lib
         self.memory = (flash, ram)
         self.h = self.lib.cbcpu_new(ARCH[core], flash[0], flash[1], ram[0], ram[1])
         if not self.h:
@@ -142,12 +106,17 @@ class NativeExecutor:
 
     name, wakes = "native", True
 
-    def __init__(self, lib, core: str, flash: tuple[int, int], ram: tuple[int, int], trap, on_error):
+    def __init__(self, lib, core: str, flash: tuple[int, int], ram: tuple[int, int]):
         self.regions: list = []
         self.write_hooks: list = []       # (begin, end, fn) of hook_writes
-        self.trap, self.on_error = trap, on_error
+        self.trap = lambda intno: None
+        self.on_error = lambda problem: None
         self.cpu = Cpu(lib, core, flash, ram, self._mmio_read, self._mmio_write, self._bkpt)
         self.lib, self.h = self.cpu.lib, self.cpu.h
+
+    def attach(self, trap, on_error) -> None:
+        """The machine's trap and error callbacks (machine.py)."""
+        self.trap, self.on_error = trap, on_error
 
     def read(self, addr: int, n: int) -> bytes:
         return self.cpu.read(addr, n)
@@ -170,6 +139,14 @@ class NativeExecutor:
 
     def fault(self, subject: str) -> str:
         return f"{subject} faulted: {self.cpu.problem() or 'the executor stopped'}"
+
+    def hold_read(self, addr: int, size: int, value: int, until: int) -> None:
+        """The read just served stays the same until the count reaches `until` (cbcpu_hold_read)."""
+        self.lib.cbcpu_hold_read(self.h, addr, size, value & 0xFFFFFFFF, until)
+
+    def held_reads(self) -> int:
+        """Reads of the host's registers the executor answered itself (hold_read)."""
+        return self.lib.cbcpu_held_reads(self.h)
 
     def slept(self) -> str | None:
         """"wfi" or "wfe" where the last run stopped after that hint to sleep (sleep.py), else None."""
@@ -236,100 +213,3 @@ class NativeExecutor:
             self.on_error(f"semihosting at BKPT #{imm}: {exc}")
             return 1
         return 0
-
-
-class NativeEmulation(_Emulation):
-    """One run of an image on the native executor; the report, console, counters, marker edges
-    and semihosting are engine._Emulation's, written against the Executor."""
-
-    def _executor(self) -> NativeExecutor:
-        board = self.s.board
-        return NativeExecutor(self.lib, self.s.device.core, board.flash, board.ram, self._on_intr, self._on_error)
-
-    @property
-    def cpu(self) -> Cpu:
-        """The executor itself, by register number (the lock-step comparison and the tests)."""
-        return self.ex.cpu
-
-    # --- accounting and the run ---------------------------------------------------------------------
-    def install_accounting(self) -> None:
-        """A detached cbsim accounting that the executor drives; the data-dependent instructions
-        are found by the executor's decoder (no disassembly of the image at start-up)."""
-        device = self.s.device
-        table = timing.TABLES[device.core]
-        self.miss = MISS_FN(self._on_miss)
-        self.stamper = stamp.Stamper(self.lib, self.cs, self.ex.read, device.core, self.s.dev)
-        ws_data = device.flash_ws if device.code_in_flash else 0
-        self.sim = self.lib.cbsim_new(None, self.miss, ws_data, self.flash_lo, self.flash_lo + self.flash_len - 1, 1)
-        if not self.sim:
-            raise UsageError("could not create the simulator's accounting")
-        self._set_flash_model()
-        dyn = [int(table.get(cls) == timing.DYN) for cls in ("div", "lmul", "lmla")]
-        self.lib.cbcpu_set_accounting(self.cpu.h, self.sim, *dyn)
-        self.lib.cbcpu_set_hints(self.cpu.h, 1)      # WFI and WFE stop: the run sleeps the core or stops (sleep.py)
-
-    def start_profile(self) -> None:
-        """The profile needs each block through cbsim_enter (cbcpu_set_enter; the default run
-        keeps the accounting's fast path)."""
-        super().start_profile()
-        self.lib.cbcpu_set_enter(self.cpu.h, 1)
-
-    def _interrupts_on(self) -> None:
-        """The executor stops at the alarm, after an exception return or unmasking, and after WFI
-        (cbcpu_set_wake); each block goes through cbsim_enter from now on."""
-        self.lib.cbcpu_set_wake(self.cpu.h, 1)
-
-    def _enter(self, number: int) -> None:
-        """The executor takes the exception pended, before its next block (frame, vector read)."""
-        exceptions.refuse_fp_context(self.cpu_view)
-        self.ex.pend(number)
-
-    def execute(self, timeout_s: float) -> float:
-        cpu = self.cpu
-        cpu.set_reg(REG_PC, self.pc)
-        t0 = time.perf_counter()
-        status = cpu.run(1, timeout_s)                  # the first block: decode and first instruction
-        self.startup_s = time.perf_counter() - self.t_start
-        if status == LIMIT:
-            status = self._loop(lambda left: cpu.run(2**64 - 1, left),
-                                max(0.0, timeout_s - (time.perf_counter() - t0)))
-        wall = time.perf_counter() - t0
-        problem = cpu.problem()
-        if problem and not self.report.problem:
-            self.report.problem = problem
-        if not self.report.complete and not self.report.problem:
-            self.report.problem = f"watchdog: no end after {timeout_s:.0f} s" if status == TIMEOUT else \
-                "the image stopped before its end line"
-        return wall
-
-    def finish(self, wall: float) -> None:
-        insns = self.lib.cbcpu_insns(self.cpu.h)
-        super().finish(wall)
-        stats = self.report.stats
-        stats.setdefault("instructions", insns)
-        stats.setdefault("instructions_per_s", insns / wall if wall > 0 else None)
-        stats.update({"executor": "native", "startup_s": self.startup_s,
-                      "decoded_blocks": self.lib.cbcpu_decoded(self.cpu.h),
-                      "code_flushes": self.lib.cbcpu_flushes(self.cpu.h)})
-        self.cpu.close()
-
-
-class Simulator(engine.Simulator):
-    """engine.Simulator that runs images on the native executor, unless executor="unicorn" (or
-    $CRYPTOBENCH_SIM_EXECUTOR=unicorn) asks for Unicorn, the differential-testing oracle."""
-
-    def __init__(self, device, board, executor: str | None = None):
-        super().__init__(device, board)
-        self.executor = executor_choice(executor)
-
-    def describe(self) -> dict:
-        return {**super().describe(), "executor": self.executor}
-
-    def _emulation(self, elf: Path, on_line):
-        return super()._emulation(elf, on_line) if self.executor == "unicorn" else NativeEmulation(self, elf, on_line)
-
-    def run(self, elf: Path, timeout_s: float = 600.0, on_line=lambda line: None, hooks: bool = True,
-            profile: bool = False) -> SimReport:
-        report = super().run(elf, timeout_s, on_line, hooks, profile)
-        report.stats.setdefault("executor", self.executor)     # NativeEmulation.finish names itself
-        return report

@@ -15,15 +15,6 @@ import ctypes
 OUTSIDE = "(no function)"
 
 
-def _bind(lib) -> None:
-    U32, U64 = ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint64)
-    lib.cbsim_profile_on.restype = ctypes.c_int
-    lib.cbsim_profile_on.argtypes = [ctypes.c_void_p, U32, ctypes.POINTER(U32), ctypes.POINTER(U32)]
-    lib.cbsim_profile_at.argtypes = [ctypes.c_void_p, U32, U64, U64, U64]
-    lib.cbsim_profile_snap.restype = ctypes.c_int
-    lib.cbsim_profile_snap.argtypes = [ctypes.c_void_p, ctypes.c_uint64, U64, U64, U64]
-
-
 def ranges(symbols: dict) -> list[tuple[int, int, str]]:
     """(start, end, name) sorted and not overlapping, from name -> (address, size); a symbol of
     size 0 covers nothing. Aliases at one address: the first name in sorted order."""
@@ -48,7 +39,6 @@ class FunctionProfile:
         self.ranges = ranges(symbols)
 
     def start(self, lib, sim) -> None:
-        _bind(lib)
         self.lib = lib
         n = len(self.ranges)
         lo = (ctypes.c_uint32 * max(n, 1))(*[r[0] for r in self.ranges])

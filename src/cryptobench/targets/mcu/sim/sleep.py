@@ -1,5 +1,5 @@
-"""WFI, WFE, SEV and YIELD on either executor, for both runs (`sim run`'s imagerun.py and
-cryptobench's own cells in engine.py): what the core does at a sleep hint, written once.
+"""WFI, WFE, SEV and YIELD on either executor, for the one machine (machine.py): what the core
+does at a sleep hint.
 
 * WFI (ARMv7-M ARM B1.5.19, "Wait For Interrupt"): the core sleeps until an interrupt it has
   enabled becomes pending; the wake-up happens even with PRIMASK set (the interrupt is then taken

@@ -18,25 +18,16 @@ in the model (1 on the M3/M4, where it pipelines after the first; 2 on the M0/M0
 "Reading the cycle counter"). The block's prefix costs are cached per (block, reading instruction)."""
 from __future__ import annotations
 
-import ctypes
 
 from . import timing
 
 ACCESS = ("ldr", "str")       # single loads and stores (ldr, ldrh, ldrb, str, ... and their .w forms)
 
 
-def bind(lib) -> None:
-    lib.cbsim_block_addr.restype = ctypes.c_uint32
-    lib.cbsim_block_addr.argtypes = [ctypes.c_void_p]
-    lib.cbsim_block_base.restype = ctypes.c_uint64
-    lib.cbsim_block_base.argtypes = [ctypes.c_void_p]
-
-
 class Stamper:
     """Stamps counter reads for one run: `at(sim, pc)` with pc the reading instruction's address."""
 
     def __init__(self, lib, cs, read, core: str, dev: timing.DeviceParams):
-        bind(lib)
         self.lib, self.cs, self.read, self.core, self.dev = lib, cs, read, core, dev
         self.prefix: dict[tuple[int, int], int] = {}
         self.blocks: dict[int, list] = {}       # Unicorn: a block's single loads and stores (at_access)

@@ -13,7 +13,8 @@ Costs come from the instruction timing tables of ARM's Technical Reference Manua
                  table where no measurement says otherwise, with the load/store, multiply, IT and
                  branch timings measured on an RP2350 (issue.py, [J33], [KA]); still rough
 
-block_cost() is called once per block Unicorn translates; the native part (harness/sim/cbsim.c)
+block_cost() is called once per block the accounting first meets (on either executor: the
+machine's miss callback, machine.py); the native part (harness/sim/cbsim.c)
 adds the result up at run time, adds the taken-branch extra of END_COND blocks when the next block
 is not the fall-through, evaluates divides and M3 long multiplies from their operands (the
 DYN_* kinds; formulas in cbsim.c), and charges flash wait states on data reads from flash.
