@@ -30,6 +30,8 @@
 enum { END_NONE = 0, END_COND = 1, END_ALWAYS = 2 };
 enum { DYN_UDIV = 1, DYN_SDIV = 2, DYN_LMUL = 3, DYN_LMLA = 4 };
 
+#define INLINE_LINES 4
+
 typedef struct cbsim_block {
     uint32_t addr, size;
     uint32_t cycles, insns;
@@ -39,7 +41,8 @@ typedef struct cbsim_block {
      * cycles of its instructions before the first one in that line (when the core reaches it).
      * cbsim.c sets line_shift, nlines and line_off (zeroed) before the miss callback fills them. */
     uint32_t line_shift, nlines;
-    uint32_t *line_off;
+    uint32_t *line_off;        /* inline_off for a block of up to INLINE_LINES lines, else its own array */
+    uint32_t inline_off[INLINE_LINES];   /* in the record itself: read with it, no second cache miss */
 } cbsim_block;
 
 /* Fills *b (addr and size are set) with the block's cost; returns 0, or -1 to stop. */
@@ -151,6 +154,8 @@ static int grow(cbsim *s)
         while (t[j].size != 0)
             j = (j + 1) & (cap - 1);
         t[j] = old[i];
+        if (old[i].line_off == old[i].inline_off)
+            t[j].line_off = t[j].inline_off;
         s->used++;
     }
     free(old);
@@ -175,14 +180,15 @@ static cbsim_block *lookup(cbsim *s, uint32_t addr, uint32_t size)
     if (s->flash.on) {
         b->line_shift = s->flash.line_shift;
         b->nlines = ((addr + size - 1) >> b->line_shift) - (addr >> b->line_shift) + 1;
-        b->line_off = calloc(b->nlines, sizeof *b->line_off);
+        b->line_off = b->nlines <= INLINE_LINES ? b->inline_off : calloc(b->nlines, sizeof *b->line_off);
         if (b->line_off == NULL) {
             b->size = 0;
             return NULL;
         }
     }
     if (s->miss(b) != 0) {
-        free(b->line_off);
+        if (b->line_off != b->inline_off)
+            free(b->line_off);
         b->size = 0;
         return NULL;
     }
@@ -603,7 +609,8 @@ void cbsim_free(cbsim *s)
     if (s == NULL)
         return;
     for (size_t i = 0; i < s->cap; i++)
-        free(s->table[i].line_off);
+        if (s->table[i].line_off != s->table[i].inline_off)
+            free(s->table[i].line_off);
     free(s->table);
     free(s->dyn);
     cache_init(&s->flash.icache, 0, 0);
