@@ -237,6 +237,8 @@ M33 = {                         # ROUGH: ARM publishes no cycle table for the Co
 
 TABLES = {"cortex-m0": M0, "cortex-m0plus": M0PLUS, "cortex-m3": M3, "cortex-m4": M4, "cortex-m7": M7,
           "cortex-m33": M33}
+TAKEN = "_taken"                 # "bcond" + TAKEN: the taken cost of a conditional branch class
+TAKEN_CLASSES = ("bcond", "cbz")
 SMALL_MULTIPLIER = 32            # M0/M0+ MULS with the small (iterative) multiplier
 PIPELINED_LS = {"cortex-m3", "cortex-m4"}    # the 3.3.2 load/store rules; the M33's loads and their
                                              # operands follow [J33]'s latencies instead (issue.py)
@@ -327,7 +329,7 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
         if flow and conditional:
             # B<cond>/CBZ/CBNZ: the table's not-taken and taken costs. A PC write made conditional
             # by IT (BXNE LR, POPNE {.., PC}): 1 when its condition fails, its cost when it passes.
-            nt, taken = (c, t.get(cls + "_taken", c)) if cls in ("bcond", "cbz") else (1, c)
+            nt, taken = (c, t.get(cls + TAKEN, c)) if cls in TAKEN_CLASSES else (1, c)
             if branch is not None:
                 nt, taken = branch          # M33: a 16-bit B<cond> paired with the one before
             cycles += nt
@@ -383,6 +385,18 @@ def _issue_rules(core: str, issued: list, item, c: int) -> tuple:
         c += max((issue.m33_latency(prev, item, r) for r in item.reads & prev.writes), default=0)
     item.cost = c
     return c, None
+
+
+def table_keys() -> set[str]:
+    """Every key block_cost can look up in a core's table: the classes of CLASS_OF, the PC-writing and
+    conditional forms _flow_class makes of them, and the taken costs of the conditional branches. A
+    table key outside this set is never looked up (a misspelt key: its class would cost 1 cycle)."""
+    keys = set()
+    for base, cls in CLASS_OF.items():
+        for regs in ([], ["r0"], ["pc"], ["r0", "pc"]):
+            for conditional in (False, True):
+                keys.add(_flow_class(cls, base, regs, conditional))
+    return keys | {cls + TAKEN for cls in TAKEN_CLASSES}
 
 
 def _flow_class(cls: str | None, base: str, regs: list, conditional: bool) -> str | None:

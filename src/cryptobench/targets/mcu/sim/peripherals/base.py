@@ -11,13 +11,19 @@ cycles the core waits, which the run adds to its count.
 A model that moves data itself (an engine's own DMA) reads and writes the image's memory through
 `Memory`. Its interrupt line is `irq_pending(now)`; `next_event(now)` is when it will next raise
 it (for a core waiting in WFI). `active` records the cycles it worked, for the energy of the
-states the run went through (CPU active, CPU asleep, peripheral active)."""
+states the run went through (CPU active, CPU asleep, peripheral active).
+
+Its registers are data (registers.py): the class's `registers` map declares each one (offset,
+name, access, reset value, the handler or attribute a read and a store reach), and `read`,
+`write` and `read_horizon` dispatch through it."""
 from __future__ import annotations
 
 import bisect
 
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from .registers import AccessLog, RegisterMap
 
 
 class Memory(Protocol):
@@ -65,27 +71,46 @@ class ActiveTime:
 
 
 class Peripheral:
-    """One memory-mapped model. Subclasses set the class attributes and implement read/write."""
+    """One memory-mapped model. Subclasses set the class attributes, `registers` among them."""
     kind = ""             # devices.toml `peripheral_models` kind, e.g. "stm32f4-hash"
     title = ""            # e.g. "STM32F4 HASH"
     size = 0x400          # bytes of address space its registers take
     source = ""           # the manual and sections its registers and behaviour follow
     latency_source = ""   # where each latency comes from, and its confidence
     options: dict = {}    # extra devices.toml keys the model takes (name -> what it is), e.g. a clock
+    registers: RegisterMap | None = None    # its register declarations (registers.py)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.registers is not None:       # the handlers' names resolved on this class, checked
+            cls.registers = cls.registers.bind(cls)
 
     def __init__(self, base: int, irq: int | None, memory: Memory | None = None):
         self.base, self.irq, self.memory = base, irq, memory
         self.active = ActiveTime()
+        self.access_log = AccessLog()      # undeclared and unmodelled offsets it was accessed at
 
     def covers(self, addr: int) -> bool:
         return self.base <= addr < self.base + self.size
 
     def read(self, offset: int, size: int, now: int) -> int:
-        raise NotImplementedError
+        return self.registers.read(self, offset, size, now)
 
     def write(self, offset: int, size: int, value: int, now: int) -> int:
         """Handles a store; returns the cycles the core is stalled by it (0 normally)."""
-        raise NotImplementedError
+        self.check_store(offset, size)
+        return self.registers.write(self, offset, value & 0xFFFFFFFF, now)
+
+    def check_store(self, offset: int, size: int) -> None:
+        """Every model's registers take 32-bit stores only (each manual says so of its map)."""
+        if size != 4:
+            raise PeripheralError(f"{self.title}: a {size}-byte store at offset 0x{offset:x}; {self.registers.stores}")
+
+    def read_horizon(self, offset: int, size: int, now: int) -> int:
+        """The first cycle >= now at which a read of `size` bytes at `offset` could give another value
+        than at now or have an effect, no access with an effect coming meanwhile (registers.py,
+        PeripheralBus.read_horizon); now: no guarantee."""
+        return self.registers.horizon(self, offset, now)
 
     def irq_pending(self, now: int) -> bool:
         return self.irq_since(now) is not None
@@ -102,9 +127,3 @@ class Peripheral:
     def describe(self) -> str:
         """`title (source)`: what served a cell, for its served_by and conditions."""
         return f"{self.title} ({self.source})"
-
-
-def word(value: int, size: int, offset: int) -> int:
-    """The `size`-byte part at byte `offset & 3` of a 32-bit register value (a narrower read)."""
-    shift = 8 * (offset & 3)
-    return (value >> shift) & ((1 << (8 * size)) - 1)

@@ -2,24 +2,10 @@
 Technical Reference Manual SWCU185G (CC13x2/CC26x2 SimpleLink TRM, revision G), chapter "Cryptography"
 (AES and Hash Cryptoprocessor, CRYPTO registers) describes it. Base 0x4002 4000 (TRM "Memory Map").
 
-Registers (offsets from the base; TRM CRYPTO register map, the same as TI's hw_crypto.h):
-  DMACH0CTL 0x000 (EN 0), DMACH0EXTADDR 0x004, DMACH0LEN 0x00C (a nonzero write starts channel 0:
-  memory -> engine), DMASTAT 0x018 (CH0_ACT 0, CH1_ACT 1, PORT_ERR 17), DMASWRESET 0x01C,
-  DMACH1CTL/EXTADDR/LEN 0x020/0x024/0x02C (channel 1: engine -> memory)
-  KEYWRITEAREA 0x400 (RAM_AREA0-7), KEYWRITTENAREA 0x404 (write 1 to clear), KEYSIZE 0x408 (1 = 128,
-  2 = 192, 3 = 256 bits; a write invalidates the key store), KEYREADAREA 0x40C (RAM_AREA 3:0, BUSY 31)
-  AESKEY2/3 0x500-0x51C (GHASH H / intermediate values: read 0 here), AESIV0-3 0x540-0x54C,
-  AESCTL 0x550 (OUTPUT_READY 0, INPUT_READY 1, DIR 2, KEY_SIZE 4:3, CBC 5, CTR 6, CTR_WIDTH 8:7,
-  CBC_MAC 15, GCM 17:16, CCM 18, CCM_L 21:19, CCM_M 24:22, SAVE_CONTEXT 29, SAVED_CONTEXT_RDY 30,
-  CONTEXT_READY 31), AESDATALEN0/1 0x554/0x558, AESAUTHLEN 0x55C, AESDATAIN/OUT0-3 0x560-0x56C,
-  AESTAGOUT0-3 0x570-0x57C (reading the 4th clears SAVED_CONTEXT_RDY)
-  HASHDATAIN0-31 0x600-0x67C, HASHIOBUFCTRL 0x680 (OUTPUT_FULL 0, DATA_IN_AV 1, RFD_IN 2,
-  PAD_MESSAGE 5, GET_DIGEST 6, PAD_DMA_MESSAGE 7), HASHMODE 0x684 (NEW_HASH 0, SHA256_MODE 3,
-  SHA224_MODE 4, SHA512_MODE 5, SHA384_MODE 6), HASHINLENL/H 0x688/0x68C (message bits),
-  HASHDIGESTA-P 0x6C0-0x6FC
-  ALGSEL 0x700 (KEY_STORE 0, AES 1, HASH_SHA_256 2, TAG 31), SWRESET 0x740, IRQTYPE 0x780 (LEVEL 0),
-  IRQEN 0x784, IRQCLR 0x788, IRQSET 0x78C, IRQSTAT 0x790 (RESULT_AVAIL 0, DMA_IN_DONE 1,
-  KEY_ST_RD_ERR 29, KEY_ST_WR_ERR 30, DMA_BUS_ERR 31), HWVER 0x7FC (EIP-120t: 0x78)
+Registers: the class's `registers` map (registers.py) declares each, with its fields, at its offset
+from the base (TRM CRYPTO register map, the same offsets as TI's hw_crypto.h). Those the model does
+not model (the DMA's bus configuration, port error and version registers, AESKEY2/3, DMAPROTCTL)
+read 0, ignore stores and are counted in the run's notes, as are the reserved offsets between.
 
 Behaviour: the DMA path only, as TI's drivers use it. A key goes to the key store through channel 0
 (ALGSEL = KEY_STORE, KEYWRITEAREA, KEYSIZE) and into the engine by KEYREADAREA; an AES operation is
@@ -59,15 +45,21 @@ from __future__ import annotations
 import hashlib
 
 from . import aes_core
-from .base import Peripheral, PeripheralError, word
+from .base import Peripheral, PeripheralError
+from .registers import NEVER, STATIC, Access, Register, RegisterMap
+
+RO, WO, RW, W1C = Access.RO, Access.WO, Access.RW, Access.W1C
 
 DMACH0CTL, DMACH0EXTADDR, DMACH0LEN, DMASTAT, DMASWRESET = 0x000, 0x004, 0x00C, 0x018, 0x01C
 DMACH1CTL, DMACH1EXTADDR, DMACH1LEN = 0x020, 0x024, 0x02C
+DMABUSCFG, DMAPORTERR, DMAHWVER = 0x078, 0x07C, 0x0FC
 KEYWRITEAREA, KEYWRITTENAREA, KEYSIZE, KEYREADAREA = 0x400, 0x404, 0x408, 0x40C
+AESKEY2, AESKEY3 = 0x500, 0x510
 AESIV, AESCTL, AESDATALEN0, AESDATALEN1, AESAUTHLEN = 0x540, 0x550, 0x554, 0x558, 0x55C
 AESDATAIN, AESTAGOUT = 0x560, 0x570
 HASHDATAIN, HASHIOBUFCTRL, HASHMODE, HASHINLENL, HASHINLENH, HASHDIGEST = 0x600, 0x680, 0x684, 0x688, 0x68C, 0x6C0
-ALGSEL, SWRESET, IRQTYPE, IRQEN, IRQCLR, IRQSET, IRQSTAT, HWVER = 0x700, 0x740, 0x780, 0x784, 0x788, 0x78C, 0x790, 0x7FC
+ALGSEL, DMAPROTCTL = 0x700, 0x704
+SWRESET, IRQTYPE, IRQEN, IRQCLR, IRQSET, IRQSTAT, HWVER = 0x740, 0x780, 0x784, 0x788, 0x78C, 0x790, 0x7FC
 
 ALG_KEY_STORE, ALG_AES, ALG_SHA256, ALG_TAG = 1, 2, 4, 1 << 31
 RESULT_AVAIL, DMA_IN_DONE = 1, 2
@@ -106,171 +98,260 @@ class Cc26x2Crypto(Peripheral):
     # which TI's driverlib reads after the operation (AESWaitForIRQFlags returns DMA_BUS_ERR)
     dma_write_regions = ((0x20000000, 0x20024000),)
 
+    # the TRM CRYPTO register map (SWCU185G "CRYPTO Registers"; hw_crypto.h's offsets)
+    registers = RegisterMap(
+        Register(DMACH0CTL, "DMACH{n}CTL", RW, bits="EN 0, PRIO 1 (channel 0 at 0x000, channel 1 at 0x020)",
+                 count=2, stride=0x20, read="_ch_ctl", write="_set_ch_ctl", horizon=STATIC),
+        Register(DMACH0EXTADDR, "DMACH{n}EXTADDR", RW, bits="ADDR 31:0", count=2, stride=0x20, read="_ch_addr",
+                 write="_set_ch_addr", horizon=STATIC),
+        Register(DMACH0LEN, "DMACH{n}LEN", RW, bits="DMALEN 15:0: a nonzero store starts the channel (0: memory -> "
+                 "engine, 1: engine -> memory); reads the length until the transfer ends, then 0",
+                 count=2, stride=0x20, read="_ch_len", write="_set_ch_len", horizon="_ch_len_horizon"),
+        Register(DMASTAT, "DMASTAT", RO, bits="CH0_ACT 0, CH1_ACT 1, PORT_ERR 17", read="_dmastat",
+                 horizon="_dmastat_horizon"),
+        Register(DMASWRESET, "DMASWRESET", WO, bits="SWRES 0", write="_dma_swreset"),
+        Register(DMABUSCFG, "DMABUSCFG", RW, modelled=False),
+        Register(DMAPORTERR, "DMAPORTERR", RO, modelled=False),
+        Register(DMAHWVER, "DMAHWVER", RO, modelled=False),
+        Register(KEYWRITEAREA, "KEYWRITEAREA", RW, bits="RAM_AREA0-7 7:0", field="keywritearea", mask=0xFF),
+        Register(KEYWRITTENAREA, "KEYWRITTENAREA", W1C, bits="RAM_AREA_WRITTEN0-7 7:0", read="_keys_written",
+                 write="_clear_keys", horizon=STATIC),
+        Register(KEYSIZE, "KEYSIZE", RW, bits="SIZE 1:0: 1 = 128, 2 = 192, 3 = 256 bits; a store invalidates the "
+                 "key store", field="keysize", write="_set_keysize"),
+        Register(KEYREADAREA, "KEYREADAREA", RW, bits="RAM_AREA 3:0 (a store loads that key), BUSY 31",
+                 read="_key_busy", write="_set_keyreadarea", horizon="_key_busy_horizon"),
+        Register(AESKEY2, "AESKEY2{n}", WO, bits="GHASH H / intermediate values", count=4, modelled=False),
+        Register(AESKEY3, "AESKEY3{n}", WO, bits="intermediate values", count=4, modelled=False),
+        Register(AESIV, "AESIV{n}", RW, bits="the IV; the result IV once an operation is done", count=4,
+                 read="_iv", write="_set_iv", horizon=STATIC),
+        Register(AESCTL, "AESCTL", RW, bits="OUTPUT_READY 0, INPUT_READY 1, DIR 2, KEY_SIZE 4:3, CBC 5, CTR 6, "
+                 "CTR_WIDTH 8:7, CBC_MAC 15, GCM 17:16, CCM 18, CCM_L 21:19, CCM_M 24:22, SAVE_CONTEXT 29, "
+                 "SAVED_CONTEXT_RDY 30, CONTEXT_READY 31", read="_aesctl", write="_set_aesctl",
+                 horizon="_aesctl_horizon"),
+        Register(AESDATALEN0, "AESDATALEN0", WO, bits="C_LENGTH 31:0", field="datalen"),
+        Register(AESDATALEN1, "AESDATALEN1", WO, bits="C_LENGTH 60:32", write="_set_datalen1"),
+        Register(AESAUTHLEN, "AESAUTHLEN", WO, bits="AUTH_LENGTH 31:0", field="authlen"),
+        Register(AESDATAIN, "AESDATAIN{n}/AESDATAOUT{n}", RW, bits="host-fed data: not modelled (reads 0, a store "
+                 "is refused)", count=4, write="_host_fed"),
+        Register(AESTAGOUT, "AESTAGOUT{n}", RO, bits="the tag (or result IV)", count=3, read="_tag", horizon=STATIC),
+        Register(AESTAGOUT + 12, "AESTAGOUT3", RO, read="_tag", effect="a read once SAVED_CONTEXT_RDY is set "
+                 "clears it"),
+        Register(HASHDATAIN, "HASHDATAIN{n}", WO, bits="host-fed data: not modelled (a store is refused)", count=32,
+                 write="_host_fed"),
+        Register(HASHIOBUFCTRL, "HASHIOBUFCTRL", RW, bits="OUTPUT_FULL 0, DATA_IN_AV 1, RFD_IN 2, PAD_MESSAGE 5, "
+                 "GET_DIGEST 6, PAD_DMA_MESSAGE 7", read="_hashbuf", write="_set_hashbuf",
+                 horizon="_hashbuf_horizon"),
+        Register(HASHMODE, "HASHMODE", RW, bits="NEW_HASH 0, SHA256_MODE 3, SHA224_MODE 4, SHA512_MODE 5, "
+                 "SHA384_MODE 6", read="_hashmode", write="_set_hashmode", horizon=STATIC),
+        Register(HASHINLENL, "HASHINLENL", WO, bits="the message's length in bits, 31:0", field="inlen"),
+        Register(HASHINLENH, "HASHINLENH", WO, bits="the message's length in bits, 63:32", write="_set_inlenh"),
+        Register(HASHDIGEST, "HASHDIGEST{n}", RW, bits="HASHDIGESTA-P; a store (resuming a hash) is refused",
+                 count=16, read="_digest", write="_digest_written", horizon="_digest_horizon"),
+        Register(ALGSEL, "ALGSEL", RW, bits="KEY_STORE 0, AES 1, HASH_SHA_256 2, HASH_SHA_512 3, TAG 31",
+                 field="algsel", mask=ALG_KEY_STORE | ALG_AES | ALG_SHA256 | ALG_TAG | 8),
+        Register(DMAPROTCTL, "DMAPROTCTL", RW, modelled=False),
+        Register(SWRESET, "SWRESET", WO, bits="SW_RESET 0", write="_swreset"),
+        Register(IRQTYPE, "IRQTYPE", RW, bits="LEVEL 0", field="irqtype", mask=1),
+        Register(IRQEN, "IRQEN", RW, bits="RESULT_AVAIL 0, DMA_IN_DONE 1", field="irqen", mask=3),
+        Register(IRQCLR, "IRQCLR", WO, bits="RESULT_AVAIL 0, DMA_IN_DONE 1, KEY_ST_RD_ERR 29, KEY_ST_WR_ERR 30, "
+                 "DMA_BUS_ERR 31", write="_irqclr"),
+        Register(IRQSET, "IRQSET", WO, bits="RESULT_AVAIL 0, DMA_IN_DONE 1", write="_irqset"),
+        Register(IRQSTAT, "IRQSTAT", RO, bits="RESULT_AVAIL 0, DMA_IN_DONE 1 (where IRQEN enables them), "
+                 "KEY_ST_RD_ERR 29, KEY_ST_WR_ERR 30, DMA_BUS_ERR 31", read="_read_irqstat",
+                 horizon="_irqstat_horizon"),
+        Register(HWVER, "HWVER", RO, bits="EIP-120t: VER_NUM 0x78 and its complement", reset=0x78 | (0x87 << 8)),
+        stores="the CRYPTO registers take 32-bit writes (SWCU185G CRYPTO register map)")
+
     def __init__(self, base: int, irq: int | None, memory=None):
         super().__init__(base, irq, memory)
         self._reset()
 
     def _reset(self) -> None:
+        self.registers.reset(self)              # the plain registers (IRQEN, ALGSEL, KEYSIZE, ...)
         self.ch = [{"ctl": 0, "addr": 0, "len": 0, "end": 0}, {"ctl": 0, "addr": 0, "len": 0, "end": 0}]
-        self.algsel = self.irqen = self.irqtype = 0
         self.errors = self.irqset = 0
         self.port_err = False                   # DMASTAT.PORT_ERR: a DMA transfer hit a bus error
         self.irqset_at = 0
         self.in_done_at: int | None = None
         self.result_at: int | None = None
         self.busy_until = 0
-        self.keysize = 0
-        self.keywritearea = 0
         self.keys: dict[int, bytes] = {}
         self.key: bytes | None = None           # the key in the AES engine
         self.key_ready_at = 0
         self.iv = bytes(16)
         self.ctl = 0
-        self.datalen = self.authlen = 0
         self.ctx: dict | None = None            # the AES operation under way
         self.tag = bytes(16)
         self.tag_at: int | None = None
-        self.hashmode = self.inlen = 0
+        self.hashmode = 0
         self.hashbuf = 0
         self.hash = None
         self.digest = b""
         self.digest_at: int | None = None
 
-    # ---- the core's view -----------------------------------------------------------------------
-    def read(self, offset: int, size: int, now: int) -> int:
-        o = offset & ~3
-        value = self._read(o, now)
-        return word(value, size, offset)
+    def _read(self, o: int, now: int) -> int:
+        """The value of the register at word offset o, as a 32-bit read there gives it."""
+        return self.registers.read(self, o, 4, now)
 
-    def _read(self, o: int, now: int) -> int:  # long: one arm per register of the TRM's map
-        if o == IRQSTAT:
-            return self._irqstat(now)
-        if o == DMASTAT:
-            return sum(1 << i for i in (0, 1) if now < self.ch[i]["end"]) | (PORT_ERR if self.port_err else 0)
-        if o in (DMACH0CTL, DMACH1CTL):
-            return self.ch[o // 0x20]["ctl"]
-        if o in (DMACH0EXTADDR, DMACH1EXTADDR):
-            return self.ch[o // 0x20]["addr"]
-        if o in (DMACH0LEN, DMACH1LEN):
-            return self.ch[o // 0x20]["len"] if now < self.ch[o // 0x20]["end"] else 0
-        if o == KEYWRITEAREA:
-            return self.keywritearea
-        if o == KEYWRITTENAREA:
-            return sum(1 << a for a in self.keys)
-        if o == KEYSIZE:
-            return self.keysize
-        if o == KEYREADAREA:
-            return 1 << 31 if now < self.key_ready_at else 0
-        if AESIV <= o < AESIV + 16:
-            return int.from_bytes(self.iv[o - AESIV:o - AESIV + 4], "little")     # the result IV once done
-        if o == AESCTL:
-            return self._aesctl(now)
-        if AESTAGOUT <= o < AESTAGOUT + 16:
-            if o == AESTAGOUT + 12 and self.tag_at is not None and now >= self.tag_at:
-                self.tag_at = None                      # the 4th word read clears SAVED_CONTEXT_RDY
-                return int.from_bytes(self.tag[12:16], "little")
-            return int.from_bytes(self.tag[o - AESTAGOUT:o - AESTAGOUT + 4], "little")
-        if o == HASHIOBUFCTRL:
-            full = self.digest_at is not None and now >= self.digest_at
-            return (HB_OUTPUT_FULL if full else 0) | (HB_RFD_IN if now >= self.busy_until else 0)
-        if o == HASHMODE:
-            return self.hashmode & ~HM_NEW_HASH
-        if HASHDIGEST <= o < HASHDIGEST + 64:
-            i = o - HASHDIGEST
-            ready = self.digest_at is not None and now >= self.digest_at
-            return int.from_bytes(self.digest[i:i + 4].ljust(4, b"\0"), "little") if ready else 0
-        if o == ALGSEL:
-            return self.algsel
-        if o == IRQEN:
-            return self.irqen
-        if o == IRQTYPE:
-            return self.irqtype
-        if o == HWVER:
-            return 0x78 | (0x87 << 8)       # EIP-120t: VER_NUM 0x78 and its complement (TRM HWVER)
-        return 0
+    # ---- the registers' handlers (offset o from the base; `registers` above) -------------------
+    def _ch_ctl(self, o: int, now: int) -> int:
+        return self.ch[o // 0x20]["ctl"]
 
-    def write(self, offset: int, size: int, value: int, now: int) -> int:  # long: one arm per register
-        if size != 4:
-            raise PeripheralError(f"{self.title}: a {size}-byte store at offset 0x{offset:x}; the CRYPTO registers "
-                                  "take 32-bit writes (SWCU185G CRYPTO register map)")
-        v = value & 0xFFFFFFFF
-        if offset in (DMACH0CTL, DMACH1CTL):
-            self.ch[offset // 0x20]["ctl"] = v & 3
-        elif offset in (DMACH0EXTADDR, DMACH1EXTADDR):
-            self.ch[offset // 0x20]["addr"] = v
-        elif offset in (DMACH0LEN, DMACH1LEN):
-            self._dma(offset // 0x20, v & 0xFFFF, now)
-        elif offset == DMASWRESET and v & 1:
+    def _set_ch_ctl(self, o: int, v: int, now: int) -> None:
+        self.ch[o // 0x20]["ctl"] = v & 3
+
+    def _ch_addr(self, o: int, now: int) -> int:
+        return self.ch[o // 0x20]["addr"]
+
+    def _set_ch_addr(self, o: int, v: int, now: int) -> None:
+        self.ch[o // 0x20]["addr"] = v
+
+    def _ch_len(self, o: int, now: int) -> int:
+        c = self.ch[o // 0x20]
+        return c["len"] if now < c["end"] else 0
+
+    def _ch_len_horizon(self, o: int, now: int) -> int:
+        end = self.ch[o // 0x20]["end"]
+        return end if end > now else NEVER
+
+    def _set_ch_len(self, o: int, v: int, now: int) -> None:
+        self._dma(o // 0x20, v & 0xFFFF, now)
+
+    def _dmastat(self, o: int, now: int) -> int:
+        return sum(1 << i for i in (0, 1) if now < self.ch[i]["end"]) | (PORT_ERR if self.port_err else 0)
+
+    def _dmastat_horizon(self, o: int, now: int) -> int:
+        return min((c["end"] for c in self.ch if c["end"] > now), default=NEVER)
+
+    def _dma_swreset(self, o: int, v: int, now: int) -> None:
+        if v & 1:
             self.keys.clear()
             self.port_err = False
-        elif offset == SWRESET and v & 1:
+
+    def _keys_written(self, o: int, now: int) -> int:
+        return sum(1 << a for a in self.keys)
+
+    def _clear_keys(self, o: int, v: int, now: int) -> None:
+        for a in range(8):
+            if v >> a & 1:
+                self.keys.pop(a, None)
+
+    def _set_keysize(self, o: int, v: int, now: int) -> None:
+        if v & 3 == 0:
+            raise PeripheralError(f"{self.title}: KEYSIZE = 0 is reserved; expected 1 (128), 2 (192) or 3 (256 bits)")
+        self.keysize, self.keys = v & 3, {}      # "the KEY_STORE_WRITTEN_AREA register is reset"
+
+    def _key_busy(self, o: int, now: int) -> int:
+        return 1 << 31 if now < self.key_ready_at else 0
+
+    def _key_busy_horizon(self, o: int, now: int) -> int:
+        return self.key_ready_at if self.key_ready_at > now else NEVER
+
+    def _set_keyreadarea(self, o: int, v: int, now: int) -> None:
+        self._key_read(v & 0xF, now)
+
+    def _iv(self, o: int, now: int) -> int:
+        i = o - AESIV
+        return int.from_bytes(self.iv[i:i + 4], "little")     # the result IV once done
+
+    def _set_iv(self, o: int, v: int, now: int) -> None:
+        iv = bytearray(self.iv)
+        iv[o - AESIV:o - AESIV + 4] = v.to_bytes(4, "little")
+        self.iv = bytes(iv)
+
+    def _aesctl(self, o: int, now: int) -> int:
+        v = self.ctl & 0x01FF81E4
+        v |= {16: 1, 24: 2, 32: 3}.get(len(self.key or b""), 0) << 3
+        if self.tag_at is not None and now >= self.tag_at:
+            v |= CTL_SAVED_CONTEXT_RDY
+        elif now >= self.busy_until and self.tag_at is None:
+            v |= CTL_CONTEXT_READY | 2           # INPUT_READY: the input buffer is empty
+        return v
+
+    def _aesctl_horizon(self, o: int, now: int) -> int:
+        return min((t for t in (self.tag_at, self.busy_until) if t is not None and t > now), default=NEVER)
+
+    def _set_aesctl(self, o: int, v: int, now: int) -> None:
+        self._write_ctl(v, now)
+
+    def _set_datalen1(self, o: int, v: int, now: int) -> None:
+        self.datalen |= (v & 0x1FFFFFFF) << 32
+
+    def _host_fed(self, o: int, v: int, now: int) -> None:
+        raise PeripheralError(f"{self.title}: host-fed data (offset 0x{o:x}) is not modelled; feed the engine "
+                              "through its DMA (DMACH0/DMACH1), as TI's drivers do")
+
+    def _tag(self, o: int, now: int) -> int:
+        if o == AESTAGOUT + 12 and self.tag_at is not None and now >= self.tag_at:
+            self.tag_at = None                      # the 4th word read clears SAVED_CONTEXT_RDY
+            return int.from_bytes(self.tag[12:16], "little")
+        return int.from_bytes(self.tag[o - AESTAGOUT:o - AESTAGOUT + 4], "little")
+
+    def _hashbuf(self, o: int, now: int) -> int:
+        full = self.digest_at is not None and now >= self.digest_at
+        return (HB_OUTPUT_FULL if full else 0) | (HB_RFD_IN if now >= self.busy_until else 0)
+
+    def _hashbuf_horizon(self, o: int, now: int) -> int:
+        return min((t for t in (self.digest_at, self.busy_until) if t is not None and t > now), default=NEVER)
+
+    def _set_hashbuf(self, o: int, v: int, now: int) -> None:
+        if v & HB_OUTPUT_FULL:
+            self.digest_at = None if self.digest_at is not None and now >= self.digest_at else self.digest_at
+        if v & 0x62:
+            raise PeripheralError(f"{self.title}: HASHIOBUFCTRL 0x{v:x}: DATA_IN_AV / PAD_MESSAGE / GET_DIGEST "
+                                  "drive host-fed hashing, which is not modelled; use PAD_DMA_MESSAGE and the DMA")
+        self.hashbuf = v & HB_PAD_DMA
+
+    def _hashmode(self, o: int, now: int) -> int:
+        return self.hashmode & ~HM_NEW_HASH
+
+    def _set_hashmode(self, o: int, v: int, now: int) -> None:
+        if v & (HM_SHA512 | HM_SHA384):
+            raise PeripheralError(f"{self.title}: HASHMODE 0x{v:x}: SHA-384/SHA-512 are not modelled")
+        self.hashmode = v & 0x7F
+
+    def _set_inlenh(self, o: int, v: int, now: int) -> None:
+        self.inlen = (self.inlen & 0xFFFFFFFF) | (v << 32)
+
+    def _digest(self, o: int, now: int) -> int:
+        i = o - HASHDIGEST
+        ready = self.digest_at is not None and now >= self.digest_at
+        return int.from_bytes(self.digest[i:i + 4].ljust(4, b"\0"), "little") if ready else 0
+
+    def _digest_horizon(self, o: int, now: int) -> int:
+        return self.digest_at if self.digest_at is not None and self.digest_at > now else NEVER
+
+    def _digest_written(self, o: int, v: int, now: int) -> None:
+        raise PeripheralError(f"{self.title}: HASHDIGEST written: resuming a hash from a written digest is not "
+                              "modelled; hash the message in one session (HASHMODE.NEW_HASH, then parts)")
+
+    def _swreset(self, o: int, v: int, now: int) -> None:
+        if v & 1:
             self.keys.clear()
             self.errors = self.irqset = 0
             self.port_err = False
             self.in_done_at = self.result_at = None
-        elif offset == KEYWRITEAREA:
-            self.keywritearea = v & 0xFF
-        elif offset == KEYWRITTENAREA:
-            for a in range(8):
-                if v >> a & 1:
-                    self.keys.pop(a, None)
-        elif offset == KEYSIZE:
-            if v & 3 == 0:
-                raise PeripheralError(f"{self.title}: KEYSIZE = 0 is reserved; expected 1 (128), 2 (192) or 3 (256 bits)")
-            self.keysize, self.keys = v & 3, {}      # "the KEY_STORE_WRITTEN_AREA register is reset"
-        elif offset == KEYREADAREA:
-            self._key_read(v & 0xF, now)
-        elif AESIV <= offset < AESIV + 16:
-            iv = bytearray(self.iv)
-            iv[offset - AESIV:offset - AESIV + 4] = v.to_bytes(4, "little")
-            self.iv = bytes(iv)
-        elif offset == AESCTL:
-            self._write_ctl(v, now)
-        elif offset == AESDATALEN0:
-            self.datalen = v
-        elif offset == AESDATALEN1:
-            self.datalen |= (v & 0x1FFFFFFF) << 32
-        elif offset == AESAUTHLEN:
-            self.authlen = v
-        elif AESDATAIN <= offset < AESDATAIN + 16 or HASHDATAIN <= offset < HASHDATAIN + 0x80:
-            raise PeripheralError(f"{self.title}: host-fed data (offset 0x{offset:x}) is not modelled; feed the engine "
-                                  "through its DMA (DMACH0/DMACH1), as TI's drivers do")
-        elif offset == HASHIOBUFCTRL:
-            if v & HB_OUTPUT_FULL:
-                self.digest_at = None if self.digest_at is not None and now >= self.digest_at else self.digest_at
-            if v & 0x62:
-                raise PeripheralError(f"{self.title}: HASHIOBUFCTRL 0x{v:x}: DATA_IN_AV / PAD_MESSAGE / GET_DIGEST "
-                                      "drive host-fed hashing, which is not modelled; use PAD_DMA_MESSAGE and the DMA")
-            self.hashbuf = v & HB_PAD_DMA
-        elif offset == HASHMODE:
-            if v & (HM_SHA512 | HM_SHA384):
-                raise PeripheralError(f"{self.title}: HASHMODE 0x{v:x}: SHA-384/SHA-512 are not modelled")
-            self.hashmode = v & 0x7F
-        elif offset == HASHINLENL:
-            self.inlen = v
-        elif offset == HASHINLENH:
-            self.inlen = (self.inlen & 0xFFFFFFFF) | (v << 32)
-        elif HASHDIGEST <= offset < HASHDIGEST + 64:
-            raise PeripheralError(f"{self.title}: HASHDIGEST written: resuming a hash from a written digest is not "
-                                  "modelled; hash the message in one session (HASHMODE.NEW_HASH, then parts)")
-        elif offset == ALGSEL:
-            self.algsel = v & (ALG_KEY_STORE | ALG_AES | ALG_SHA256 | ALG_TAG | 8)
-        elif offset == IRQTYPE:
-            self.irqtype = v & 1
-        elif offset == IRQEN:
-            self.irqen = v & 3
-        elif offset == IRQCLR:
-            if v & RESULT_AVAIL:
-                self.result_at, self.irqset = None, self.irqset & ~RESULT_AVAIL
-            if v & DMA_IN_DONE:
-                self.in_done_at, self.irqset = None, self.irqset & ~DMA_IN_DONE
-            self.errors &= ~(v & (KEY_ST_RD_ERR | KEY_ST_WR_ERR | DMA_BUS_ERR))
-        elif offset == IRQSET:
-            if v & 3 & ~self.irqset:
-                self.irqset_at = now
-            self.irqset |= v & 3
-        return 0
 
+    def _irqclr(self, o: int, v: int, now: int) -> None:
+        if v & RESULT_AVAIL:
+            self.result_at, self.irqset = None, self.irqset & ~RESULT_AVAIL
+        if v & DMA_IN_DONE:
+            self.in_done_at, self.irqset = None, self.irqset & ~DMA_IN_DONE
+        self.errors &= ~(v & (KEY_ST_RD_ERR | KEY_ST_WR_ERR | DMA_BUS_ERR))
+
+    def _irqset(self, o: int, v: int, now: int) -> None:
+        if v & 3 & ~self.irqset:
+            self.irqset_at = now
+        self.irqset |= v & 3
+
+    def _read_irqstat(self, o: int, now: int) -> int:
+        return self._irqstat(now)
+
+    def _irqstat_horizon(self, o: int, now: int) -> int:
+        return min((t for t, bit in ((self.result_at, RESULT_AVAIL), (self.in_done_at, DMA_IN_DONE))
+                    if t is not None and t > now and self.irqen & bit), default=NEVER)
+
+    # ---- the interrupt line --------------------------------------------------------------------
     def irq_pending(self, now: int) -> bool:
         return bool(self._irqstat(now) & (RESULT_AVAIL | DMA_IN_DONE))
 
@@ -296,15 +377,6 @@ class Cc26x2Crypto(Peripheral):
         if self.in_done_at is not None and now >= self.in_done_at:
             s |= DMA_IN_DONE & self.irqen
         return s
-
-    def _aesctl(self, now: int) -> int:
-        v = self.ctl & 0x01FF81E4
-        v |= {16: 1, 24: 2, 32: 3}.get(len(self.key or b""), 0) << 3
-        if self.tag_at is not None and now >= self.tag_at:
-            v |= CTL_SAVED_CONTEXT_RDY
-        elif now >= self.busy_until and self.tag_at is None:
-            v |= CTL_CONTEXT_READY | 2           # INPUT_READY: the input buffer is empty
-        return v
 
     def _busy(self, what: str, now: int) -> None:
         if now < self.busy_until:

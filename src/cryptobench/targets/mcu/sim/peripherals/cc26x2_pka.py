@@ -4,22 +4,12 @@ Engine" and "PKA Registers" describe it. Registers at 0x4002 5000, the 2 KiB PKA
 (TRM "Memory Map"; TI's hw_memmap.h for the part agrees): the model spans both, the RAM at offset
 0x1000.
 
-Registers (offsets from the base; TRM PKA register map, the same as TI's hw_pka.h):
-  APTR 0x00, BPTR 0x04, CPTR 0x08, DPTR 0x0C   where vectors A-D start in PKA RAM, in 32-bit words
-                                               (bits 10:0; bit 0 must be 0: 8-byte alignment)
-  ALENGTH 0x10, BLENGTH 0x14                   vector lengths in 32-bit words (bits 8:0)
-  SHIFT 0x18                                   bits to shift (4:0); after a sequencer operation its
-                                               result code (TRM table "PKA_SHIFT result values"):
-                                               0 success, 7 point at infinity / no inverse, 31 error
-  FUNCTION 0x1C                                MULTIPLY 0, ADDSUB 1, MS_ONE 3, ADD 4, SUBTRACT 5,
-                                               RSHIFT 6, LSHIFT 7, DIVIDE 8, MODULO 9, COMPARE 10,
-                                               COPY 11, SEQUENCER_OPERATIONS 14:12 (2 ECmontMUL, 3 ECC-ADD,
-                                               5 ECC-MUL, 7 ModInv; 1/4/6 ExpMod), RUN 15 (cleared by
-                                               the engine when done), STALL_RESULT 24
-  COMPARE 0x20                                 A_EQUALS_B 0, A_LESS_THAN_B 1, A_GREATER_THAN_B 2
-  MSW 0x24, DIVMSW 0x28                        word address of the result's (remainder's) most
-                                               significant nonzero word (10:0), RESULT_IS_ZERO 15
-  SEQCTRL 0xC8, OPTIONS 0xF4, FWREV 0xF8, HWREV 0xFC (EIP-28: 0x1C and its complement 0xE3)
+Registers: the class's `registers` map (registers.py) declares each, with its fields, at its offset
+from the base (TRM PKA register map, the same offsets as TI's hw_pka.h), and the PKA RAM's 512
+words at 0x1000. SHIFT reads, after a sequencer operation, its result code (TRM table "PKA_SHIFT
+result values"): 0 success, 7 point at infinity / no inverse, 31 error. FUNCTION's operation bits:
+MULTIPLY 0, ADDSUB 1, MS_ONE 3, ADD 4, SUBTRACT 5, RSHIFT 6, LSHIFT 7, DIVIDE 8, MODULO 9, COMPARE 10,
+COPY 11, SEQUENCER_OPERATIONS 14:12 (2 ECmontMUL, 3 ECC-ADD, 5 ECC-MUL, 7 ModInv; 1/4/6 ExpMod).
 
 Operations (TRM tables "PKCP operations" and "ECC operations"): numbers are little-endian 32-bit
 words. Multiply A*B -> C; Add A+B -> C; Subtract A-B -> C; Rshift/Lshift A by SHIFT -> C; Divide
@@ -76,7 +66,8 @@ ADDSUB, MS_ONE, STALL_RESULT, a subtraction with A < B, the host touching the PK
 register while RUN is set, sequencer reset (SEQCTRL.RESET)."""
 from __future__ import annotations
 
-from .base import Peripheral, PeripheralError, word
+from .base import Peripheral, PeripheralError
+from .registers import NEVER, STATIC, Access, Register, RegisterMap
 
 APTR, BPTR, CPTR, DPTR, ALENGTH, BLENGTH, SHIFT, FUNCTION = 0x00, 0x04, 0x08, 0x0C, 0x10, 0x14, 0x18, 0x1C
 COMPARE, MSW, DIVMSW, SEQCTRL, OPTIONS, FWREV, HWREV = 0x20, 0x24, 0x28, 0xC8, 0xF4, 0xF8, 0xFC
@@ -100,6 +91,10 @@ SEQ_NAMES = {1: "ExpMod-CRT", 2: "ECmontMUL", 3: "ECC-ADD", 4: "ExpMod-ACT2", 5:
 START = 8
 DBL_M, ADD_M, CONV_M, ECC_ADD_M = 10, 11, 6, 3
 LADDER_M, MONT_CONV_M = 10, 4         # ECmontMUL: an RFC 7748 ladder step; domain conversions
+
+
+_NAMES = {APTR: "APTR", BPTR: "BPTR", CPTR: "CPTR", DPTR: "DPTR", ALENGTH: "ALENGTH", BLENGTH: "BLENGTH",
+          SHIFT: "SHIFT"}
 
 
 def modmul_cycles(n: int) -> int:
@@ -147,6 +142,34 @@ class Cc26x2Pka(Peripheral):
                       "ECmontMUL, lower confidence still, 10 a bit (an RFC 7748 ladder step) plus a ModInv "
                       "(Curve25519: 414,864 cycles)")
 
+    # the TRM PKA register map (SWCU185G "PKA Registers"; hw_pka.h's offsets) and the PKA RAM
+    registers = RegisterMap(
+        *(Register(o, _NAMES[o], Access.RW, bits="the vector's start in PKA RAM, in 32-bit words (10:0; bit 0 "
+                   "must be 0: 8-byte alignment)", read="_vector", write="_set_vector", horizon=STATIC)
+          for o in (APTR, BPTR, CPTR, DPTR)),
+        *(Register(o, _NAMES[o], Access.RW, bits="the vector's length in 32-bit words (8:0)", read="_vector",
+                   write="_set_vector", horizon=STATIC) for o in (ALENGTH, BLENGTH)),
+        Register(SHIFT, "SHIFT", Access.RW, bits="bits to shift (4:0); after a sequencer operation its result code",
+                 read="_shift", write="_set_vector", horizon="_result_horizon"),
+        Register(FUNCTION, "FUNCTION", Access.RW, bits="the operation bits, RUN 15 (cleared by the engine when done), "
+                 "STALL_RESULT 24", read="_function_read", write="_function_write", horizon="_result_horizon"),
+        Register(COMPARE, "COMPARE", Access.RO, bits="A_EQUALS_B 0, A_LESS_THAN_B 1, A_GREATER_THAN_B 2",
+                 read="_result", horizon="_result_horizon"),
+        Register(MSW, "MSW", Access.RO, bits="the result's most significant nonzero word address (10:0), "
+                 "RESULT_IS_ZERO 15", read="_result", horizon="_result_horizon"),
+        Register(DIVMSW, "DIVMSW", Access.RO, bits="the remainder's most significant nonzero word address (10:0), "
+                 "RESULT_IS_ZERO 15", read="_result", horizon="_result_horizon"),
+        Register(SEQCTRL, "SEQCTRL", Access.RW, bits="RESET 31 (not modelled: refused), SEQUENCER_STATUS 15:8 "
+                 "(reads 0)", write="_seqctrl"),
+        Register(OPTIONS, "OPTIONS", Access.RO, bits="PKCP with a 32x32 multiplier, standard sequencer, program ROM, "
+                 "no interrupt masking", reset=2 | 1 << 5),
+        Register(FWREV, "FWREV", Access.RO, bits="FW_CAPABILITIES 2: Modular Inversion and ECC operations",
+                 reset=2 << 28),
+        Register(HWREV, "HWREV", Access.RO, bits="EIP-28 and its complement", reset=0x1C | 0xE3 << 8),
+        Register(RAM, "PKA RAM word {n}", Access.RW, count=RAM_WORDS, read="_ram_read", write="_ram_write",
+                 horizon="_ram_horizon"),
+        stores="the PKA registers and PKA RAM take 32-bit writes (SWCU185G PKA register map)")
+
     def __init__(self, base: int, irq: int | None, memory=None):
         super().__init__(base, irq, memory)
         self.ram = bytearray(RAM_BYTES)
@@ -158,61 +181,56 @@ class Cc26x2Pka(Peripheral):
         self.shift_out: int | None = None        # SHIFT's value once a sequencer operation is done
         self.op_name = ""
 
-    # ---- the core's view -----------------------------------------------------------------------
     def running(self, now: int) -> bool:
         return now < self.busy_until
 
-    def read(self, offset: int, size: int, now: int) -> int:
-        o = offset & ~3
-        if RAM <= o < RAM + RAM_BYTES:
-            self._idle_for(now, f"a read of PKA RAM offset 0x{o - RAM:x}")
-            return word(int.from_bytes(self.ram[o - RAM:o - RAM + 4], "little"), size, offset)
-        return word(self._reg(o, now), size, offset)
+    # ---- the registers' handlers (offset o from the base; `registers` above) -------------------
+    def _vector(self, o: int, now: int) -> int:
+        return self.regs[o]
 
-    def _reg(self, o: int, now: int) -> int:
-        run = F_RUN if self.running(now) else 0
-        if o == FUNCTION:
-            return (self.function & ~F_RUN) | run
-        if run and o in (COMPARE, MSW, DIVMSW, SHIFT):
-            return 0 if o != SHIFT else self.regs[SHIFT]            # results not there yet
+    def _set_vector(self, o: int, v: int, now: int) -> None:
+        self._idle_for(now, f"a write to {_NAMES[o]}")
+        mask = {ALENGTH: 0x1FF, BLENGTH: 0x1FF, SHIFT: 0x1F}.get(o, 0x7FF)
+        self.regs[o] = v & mask
         if o == SHIFT:
-            return self.regs[SHIFT] if self.shift_out is None else self.shift_out
-        if o in self.regs:
-            return self.regs[o]
-        if o == COMPARE:
-            return self.compare
-        if o == MSW:
-            return self.msw
-        if o == DIVMSW:
-            return self.divmsw
-        if o == OPTIONS:
-            return 2 | 1 << 5              # PKCP with a 32x32 multiplier, standard sequencer, program ROM, no masking
-        if o == FWREV:
-            return 2 << 28                 # FW_CAPABILITIES 2: Modular Inversion and ECC operations
-        if o == HWREV:
-            return 0x1C | 0xE3 << 8        # EIP-28 and its complement
-        return 0
+            self.shift_out = None
 
-    def write(self, offset: int, size: int, value: int, now: int) -> int:
-        if size != 4:
-            raise PeripheralError(f"{self.title}: a {size}-byte store at offset 0x{offset:x}; the PKA registers and "
-                                  "PKA RAM take 32-bit writes (SWCU185G PKA register map)")
-        v = value & 0xFFFFFFFF
-        if RAM <= offset < RAM + RAM_BYTES:
-            self._idle_for(now, f"a write to PKA RAM offset 0x{offset - RAM:x}")
-            self.ram[offset - RAM:offset - RAM + 4] = v.to_bytes(4, "little")
-        elif offset in self.regs:
-            self._idle_for(now, f"a write to {_NAMES[offset]}")
-            mask = {ALENGTH: 0x1FF, BLENGTH: 0x1FF, SHIFT: 0x1F}.get(offset, 0x7FF)
-            self.regs[offset] = v & mask
-            if offset == SHIFT:
-                self.shift_out = None
-        elif offset == FUNCTION:
-            self._function(v, now)
-        elif offset == SEQCTRL and v & (1 << 31):
+    def _shift(self, o: int, now: int) -> int:
+        if self.running(now) or self.shift_out is None:
+            return self.regs[SHIFT]                  # the result code not there yet
+        return self.shift_out
+
+    def _function_read(self, o: int, now: int) -> int:
+        return (self.function & ~F_RUN) | (F_RUN if self.running(now) else 0)
+
+    def _function_write(self, o: int, v: int, now: int) -> None:
+        self._function(v, now)
+
+    def _result(self, o: int, now: int) -> int:
+        if self.running(now):
+            return 0                                 # results not there yet
+        return {COMPARE: self.compare, MSW: self.msw, DIVMSW: self.divmsw}[o]
+
+    def _result_horizon(self, o: int, now: int) -> int:
+        """RUN, the results and SHIFT's code change when the operation under way ends, and not again."""
+        return self.busy_until if self.running(now) else NEVER
+
+    def _seqctrl(self, o: int, v: int, now: int) -> None:
+        if v & (1 << 31):
             raise PeripheralError(f"{self.title}: SEQCTRL.RESET written 1; resetting the sequencer is not modelled "
                                   "(the TRM: 'should always be written with zero' with program ROM)")
-        return 0
+
+    def _ram_read(self, o: int, now: int) -> int:
+        self._idle_for(now, f"a read of PKA RAM offset 0x{o - RAM:x}")
+        return int.from_bytes(self.ram[o - RAM:o - RAM + 4], "little")
+
+    def _ram_horizon(self, o: int, now: int) -> int:
+        """While the engine runs a read is refused (no guarantee); idle, only a store changes the RAM."""
+        return now if self.running(now) else NEVER
+
+    def _ram_write(self, o: int, v: int, now: int) -> None:
+        self._idle_for(now, f"a write to PKA RAM offset 0x{o - RAM:x}")
+        self.ram[o - RAM:o - RAM + 4] = v.to_bytes(4, "little")
 
     def _idle_for(self, now: int, what: str) -> None:
         if self.running(now):
@@ -410,10 +428,6 @@ class Cc26x2Pka(Peripheral):
         pa, pc = self._point(APTR, blen, "pntA"), self._point(CPTR, blen, "pntC")
         self._ecc_result(blen, add(pa, pc, curve[0], curve[1]))
         return ecc_add_cycles(blen)
-
-
-_NAMES = {APTR: "APTR", BPTR: "BPTR", CPTR: "CPTR", DPTR: "DPTR", ALENGTH: "ALENGTH", BLENGTH: "BLENGTH",
-          SHIFT: "SHIFT"}
 
 
 # ---- affine short-Weierstrass arithmetic (the exact results; None is the point at infinity) ----

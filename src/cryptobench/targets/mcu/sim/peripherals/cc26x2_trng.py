@@ -2,14 +2,9 @@
 describes it: free-running oscillators sampled into an LFSR, a 64-bit result in OUT0/OUT1 once
 enough samples are gathered. Base 0x4002 8000 (TRM "Memory Map").
 
-Registers (TRM TRNG register map, the same offsets as TI's hw_trng.h):
-  OUT0 0x00, OUT1 0x04       the 64-bit result (valid while IRQFLAGSTAT.RDY = 1)
-  IRQFLAGSTAT 0x08           RDY (0), SHUTDOWN_OVF (1), NEED_CLOCK (31)
-  IRQFLAGMASK 0x0C, IRQFLAGCLR 0x10 (write RDY to take the number and start the next)
-  CTL 0x14                   STARTUP_CYCLES (31:16), TRNG_EN (10), NO_LFSR_FB (2), TEST_MODE (1)
-  CFG0 0x18                  MAX_REFILL_CYCLES (31:16), SMPL_DIV (11:8), MIN_REFILL_CYCLES (7:0)
-  ALARMCNT 0x1C, FROEN 0x20, FRODETUNE 0x24, ALARMMASK 0x28, ALARMSTOP 0x2C: kept as written
-  IRQSTATMASK 0x1FD8, IRQSET 0x1FEC, SWRESET 0x1FF0, IRQSTAT 0x1FF8
+Registers: the class's `registers` map (registers.py) declares each, with its fields, at its offset
+(TRM TRNG register map, the same offsets as TI's hw_trng.h). IRQFLAGCLR.RDY takes the number and
+starts the next. The LFSR readout and the version/option registers are not modelled (read 0).
 
 Timing (TRM CTL/CFG0 field descriptions): after TRNG_EN the first number needs STARTUP_CYCLES x 2^8
 samples (0: 2^24); after a number is taken (IRQFLAGCLR.RDY) the next needs MIN_REFILL_CYCLES x 2^6
@@ -27,11 +22,14 @@ from __future__ import annotations
 
 import hashlib
 
-from .base import Peripheral, PeripheralError, word
+from .base import ActiveTime, Peripheral, PeripheralError
+from .registers import NEVER, STATIC, Access, Register, RegisterMap
 
 OUT0, OUT1, IRQFLAGSTAT, IRQFLAGMASK, IRQFLAGCLR, CTL, CFG0 = 0x00, 0x04, 0x08, 0x0C, 0x10, 0x14, 0x18
-KEPT = (0x1C, 0x20, 0x24, 0x28, 0x2C)
-IRQSTATMASK, IRQSET, SWRESET, IRQSTAT = 0x1FD8, 0x1FEC, 0x1FF0, 0x1FF8
+ALARMCNT, FROEN, FRODETUNE, ALARMMASK, ALARMSTOP = 0x1C, 0x20, 0x24, 0x28, 0x2C
+KEPT = (ALARMCNT, FROEN, FRODETUNE, ALARMMASK, ALARMSTOP)
+LFSR0, HWOPT, HWVER0 = 0x30, 0x78, 0x7C
+IRQSTATMASK, HWVER1, IRQSET, SWRESET, IRQSTAT = 0x1FD8, 0x1FE0, 0x1FEC, 0x1FF0, 0x1FF8
 RDY, NEED_CLOCK = 1, 1 << 31
 CTL_TRNG_EN, CTL_TEST_MODE = 1 << 10, 1 << 1
 SEED = b"cryptobench cc26x2-trng model: timing only, not entropy"
@@ -57,9 +55,42 @@ class Cc26x2Trng(Peripheral):
                       "48 MHz core clock (the profile's assumption); values timing-only")
     clock_ratio = 1
 
+    # the TRM TRNG register map (SWCU185G "TRNG Registers"; hw_trng.h's offsets)
+    registers = RegisterMap(
+        Register(OUT0, "OUT0", Access.RO, bits="VALUE_31_0 (valid while IRQFLAGSTAT.RDY = 1; 0 before)",
+                 read="_out", horizon="_ready_horizon"),
+        Register(OUT1, "OUT1", Access.RO, bits="VALUE_63_32", read="_out", horizon="_ready_horizon"),
+        Register(IRQFLAGSTAT, "IRQFLAGSTAT", Access.RO, bits="RDY 0, SHUTDOWN_OVF 1, NEED_CLOCK 31",
+                 read="_flags_read", horizon="_ready_horizon"),
+        Register(IRQFLAGMASK, "IRQFLAGMASK", Access.RW, bits="RDY 0, SHUTDOWN_OVF 1", field="mask", mask=3),
+        Register(IRQFLAGCLR, "IRQFLAGCLR", Access.WO, bits="RDY 0 (takes the number: the next is started), "
+                 "SHUTDOWN_OVF 1", write="_irqflagclr"),
+        Register(CTL, "CTL", Access.RW, bits="STARTUP_CYCLES 31:16, TRNG_EN 10, NO_LFSR_FB 2, TEST_MODE 1",
+                 field="ctl", write="_set_ctl"),
+        Register(CFG0, "CFG0", Access.RW, bits="MAX_REFILL_CYCLES 31:16, SMPL_DIV 11:8, MIN_REFILL_CYCLES 7:0",
+                 field="cfg0", write="_set_cfg0"),
+        *(Register(o, name, Access.RW, bits="kept as written (the FRO alarm machinery is not modelled)",
+                   read="_kept", write="_keep", horizon=STATIC)
+          for o, name in zip(KEPT, ("ALARMCNT", "FROEN", "FRODETUNE", "ALARMMASK", "ALARMSTOP"))),
+        Register(LFSR0, "LFSR{n}", Access.RO, count=3, modelled=False),
+        Register(HWOPT, "HWOPT", Access.RO, modelled=False),
+        Register(HWVER0, "HWVER0", Access.RO, modelled=False),
+        Register(IRQSTATMASK, "IRQSTATMASK", Access.RO, bits="IRQFLAGSTAT & IRQFLAGMASK", read="_flags_masked",
+                 horizon="_ready_horizon"),
+        Register(HWVER1, "HWVER1", Access.RO, modelled=False),
+        Register(IRQSET, "IRQSET", Access.WO, bits="RDY 0, SHUTDOWN_OVF 1", write="_irqset"),
+        Register(SWRESET, "SWRESET", Access.WO, bits="RESET 0", write="_swreset"),
+        Register(IRQSTAT, "IRQSTAT", Access.RO, bits="as IRQFLAGSTAT", read="_flags_read", horizon="_ready_horizon"),
+        stores="the TRNG registers take 32-bit writes (SWCU185G TRNG register map)")
+
     def __init__(self, base: int, irq: int | None, memory=None):
         super().__init__(base, irq, memory)
-        self.ctl = self.cfg0 = self.mask = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        """The state after reset (SWRESET too: the engine's time and number sequence start again)."""
+        self.active = ActiveTime()
+        self.registers.reset(self)              # CTL, CFG0, IRQFLAGMASK
         self.kept = {o: 0 for o in KEPT}
         self.ready_at: int | None = None
         self.count = 0
@@ -82,68 +113,65 @@ class Cc26x2Trng(Peripheral):
             f |= RDY if now >= self.ready_at else NEED_CLOCK
         return f
 
-    def read(self, offset: int, size: int, now: int) -> int:
-        o = offset & ~3
-        ready = self.ready_at is not None and now >= self.ready_at
-        if o == OUT0:
-            value = self.value & 0xFFFFFFFF if ready else 0
-        elif o == OUT1:
-            value = self.value >> 32 if ready else 0
-        elif o in (IRQFLAGSTAT, IRQSTAT):
-            value = self._flags(now)
-        elif o == IRQSTATMASK:
-            value = self._flags(now) & self.mask
-        elif o == IRQFLAGMASK:
-            value = self.mask
-        elif o == CTL:
-            value = self.ctl
-        elif o == CFG0:
-            value = self.cfg0
-        else:
-            value = self.kept.get(o, 0)
-        return word(value, size, offset)
+    # ---- the registers' handlers (offset o from the base; `registers` above) -------------------
+    def _out(self, o: int, now: int) -> int:
+        if self.ready_at is None or now < self.ready_at:
+            return 0
+        return self.value & 0xFFFFFFFF if o == OUT0 else self.value >> 32
 
-    def write(self, offset: int, size: int, value: int, now: int) -> int:
-        if size != 4:
-            raise PeripheralError(f"{self.title}: a {size}-byte store at offset 0x{offset:x}; the TRNG registers take "
-                                  "32-bit writes (SWCU185G TRNG register map)")
-        v = value & 0xFFFFFFFF
-        if offset == CTL:
-            if v & CTL_TEST_MODE:
-                raise PeripheralError(f"{self.title}: CTL.TEST_MODE is not modelled")
-            was_on = self.ctl & CTL_TRNG_EN
-            if was_on and v & CTL_TRNG_EN:
-                v = (v & ~0xFFFF0000) | (self.ctl & 0xFFFF0000)     # STARTUP_CYCLES ignored while enabled
-            self.ctl = v
-            if v & CTL_TRNG_EN and not was_on:
-                self._next(now, startup_samples(v))
-            elif not v & CTL_TRNG_EN:
-                self.ready_at = None                               # "forces all TRNG logic back into idle"
-        elif offset == CFG0:
-            if self.ctl & CTL_TRNG_EN:
-                raise PeripheralError(f"{self.title}: CFG0 written while CTL.TRNG_EN = 1; the TRM: 'can only be "
-                                      "modified while CTL.TRNG_EN = 0'")
-            lo, hi = v & 0xFF, (v >> 16) & 0xFFFF
-            if lo and (lo << 6) > ((hi << 8) if hi else 1 << 24):
-                raise PeripheralError(f"{self.title}: CFG0 MIN_REFILL_CYCLES x 2^6 = {lo << 6} samples exceeds "
-                                      f"MAX_REFILL_CYCLES x 2^8; the TRM: 'no random value will be created'")
-            self.cfg0 = v
-        elif offset == IRQFLAGMASK:
-            self.mask = v & 3
-        elif offset == IRQFLAGCLR:
-            self.irqset &= ~v
-            if v & RDY and self.ready_at is not None and now >= self.ready_at and self.ctl & CTL_TRNG_EN:
-                self._next(now, refill_samples(self.cfg0))
-        elif offset == IRQSET:
-            if v & 3 & ~self.irqset:
-                self.irqset_at = now
-            self.irqset |= v & 3
-        elif offset == SWRESET and v & 1:
-            self.__init__(self.base, self.irq, self.memory)
-        elif offset in self.kept:
-            self.kept[offset] = v
-        return 0
+    def _ready_horizon(self, o: int, now: int) -> int:
+        """OUT0/OUT1 and the flags change when the number under way is ready, and then only by a store."""
+        return self.ready_at if self.ready_at is not None and self.ready_at > now else NEVER
 
+    def _flags_read(self, o: int, now: int) -> int:
+        return self._flags(now)
+
+    def _flags_masked(self, o: int, now: int) -> int:
+        return self._flags(now) & self.mask
+
+    def _kept(self, o: int, now: int) -> int:
+        return self.kept[o]
+
+    def _keep(self, o: int, v: int, now: int) -> None:
+        self.kept[o] = v
+
+    def _set_ctl(self, o: int, v: int, now: int) -> None:
+        if v & CTL_TEST_MODE:
+            raise PeripheralError(f"{self.title}: CTL.TEST_MODE is not modelled")
+        was_on = self.ctl & CTL_TRNG_EN
+        if was_on and v & CTL_TRNG_EN:
+            v = (v & ~0xFFFF0000) | (self.ctl & 0xFFFF0000)     # STARTUP_CYCLES ignored while enabled
+        self.ctl = v
+        if v & CTL_TRNG_EN and not was_on:
+            self._next(now, startup_samples(v))
+        elif not v & CTL_TRNG_EN:
+            self.ready_at = None                               # "forces all TRNG logic back into idle"
+
+    def _set_cfg0(self, o: int, v: int, now: int) -> None:
+        if self.ctl & CTL_TRNG_EN:
+            raise PeripheralError(f"{self.title}: CFG0 written while CTL.TRNG_EN = 1; the TRM: 'can only be "
+                                  "modified while CTL.TRNG_EN = 0'")
+        lo, hi = v & 0xFF, (v >> 16) & 0xFFFF
+        if lo and (lo << 6) > ((hi << 8) if hi else 1 << 24):
+            raise PeripheralError(f"{self.title}: CFG0 MIN_REFILL_CYCLES x 2^6 = {lo << 6} samples exceeds "
+                                  f"MAX_REFILL_CYCLES x 2^8; the TRM: 'no random value will be created'")
+        self.cfg0 = v
+
+    def _irqflagclr(self, o: int, v: int, now: int) -> None:
+        self.irqset &= ~v
+        if v & RDY and self.ready_at is not None and now >= self.ready_at and self.ctl & CTL_TRNG_EN:
+            self._next(now, refill_samples(self.cfg0))
+
+    def _irqset(self, o: int, v: int, now: int) -> None:
+        if v & 3 & ~self.irqset:
+            self.irqset_at = now
+        self.irqset |= v & 3
+
+    def _swreset(self, o: int, v: int, now: int) -> None:
+        if v & 1:
+            self._reset()
+
+    # ---- the interrupt line --------------------------------------------------------------------
     def irq_since(self, now: int) -> int | None:
         """TRNG_IRQ is IRQFLAGSTAT & IRQFLAGMASK (a level): it rose when the number became ready (or
         IRQSET raised a flag); a handler lowers it by masking RDY or taking the number."""

@@ -7,6 +7,7 @@ from .base import Memory, Peripheral, PeripheralError
 from .cc26x2_crypto import Cc26x2Crypto
 from .cc26x2_pka import Cc26x2Pka
 from .cc26x2_trng import Cc26x2Trng
+from .registers import NEVER
 from .stm32_cryp import Stm32Cryp
 from .stm32_hash import Stm32Hash
 from .stm32_rng import Stm32Rng
@@ -112,6 +113,30 @@ class PeripheralBus:
             return p.read(addr - p.base, size, now()) & 0xFFFFFFFF
         return p.write(addr - p.base, size, value, now())
 
+    def read_horizon(self, addr: int, size: int, now: int) -> int:
+        """The first cycle >= `now` (an int) at which a read of `size` bytes at `addr` could give another
+        value than a read at `now` gave, or have an effect (registers.py), provided no access with an
+        effect reaches any of the bus's models meanwhile: no store, and no read whose own horizon was
+        its cycle (such a read may move other registers: a FIFO pop starts the next block), so a cache
+        of read values is dropped on either. `now` itself: no guarantee. The rest of a page reads back
+        what was stored, so its horizon is NEVER (2**64 - 1), as is that of a model register whose
+        value only a store changes."""
+        if bitband.is_alias(addr):
+            addr, _ = bitband.target(addr, size)
+        p = self.find(addr)
+        if p is None:
+            return NEVER if self.owns(addr) else now
+        enable = self.enable[id(p)]
+        if enable is not None and not self._read_plain(enable[0]) & enable[1]:
+            return now                      # the access is refused: nothing to serve again
+        return max(now, p.read_horizon(addr - p.base, size, now))
+
+    def undeclared(self) -> list[str]:
+        """One line per kind of access the models counted at an offset no register declares, or at a
+        register they do not model (registers.py; reserved: reads 0, stores ignored), e.g.
+        "STM32F4 HASH: 3 reads of undeclared offset 0x0f0 (reserved: reads 0, stores ignored)"."""
+        return [line for p in self.models for line in p.access_log.lines(p.title)]
+
     def _bit_access(self, alias: int, size: int, now, value: int | None) -> int:
         """A bit-band alias access (bitband.py): the bit read, or a read-modify-write of the word."""
         addr, bit = bitband.target(alias, size)
@@ -155,4 +180,4 @@ class PeripheralBus:
         return [p.describe() for p in self.models]
 
 
-__all__ = ["KINDS", "PeripheralBus", "PeripheralError", "check_spec"]
+__all__ = ["KINDS", "NEVER", "PeripheralBus", "PeripheralError", "check_spec"]

@@ -2,20 +2,11 @@
 chapter 23) describes it: AES-128/192/256 in ECB, CBC and CTR, and on the F43x GCM and CCM,
 fed 32 bits at a time by the core through an 8-word IN FIFO and read from an 8-word OUT FIFO.
 
-Registers (RM0090 23.6; offsets from the CRYP base, 0x50060000 on the F4):
-  CRYP_CR     0x00  ALGODIR (2), ALGOMODE[2:0] (5:3), DATATYPE (7:6), KEYSIZE (9:8), FFLUSH (14),
-                    CRYPEN (15), GCM_CCMPH (17:16), ALGOMODE[3] (19). ALGOMODE 000/001 TDES-ECB/CBC,
-                    010/011 DES-ECB/CBC, 100 AES-ECB, 101 AES-CBC, 110 AES-CTR, 111 AES key preparation
-                    (for ECB/CBC decryption), 1000 AES-GCM, 1001 AES-CCM (F43x)
-  CRYP_SR     0x04  IFEM (0), IFNF (1), OFNE (2), OFFU (3), BUSY (4)
-  CRYP_DIN    0x08  into the IN FIFO;  CRYP_DOUT 0x0C  out of the OUT FIFO
-  CRYP_DMACR  0x10  DIEN (0), DOEN (1);  CRYP_IMSCR 0x14  INIM (0), OUTIM (1)
-  CRYP_RISR   0x18  INRIS (0), OUTRIS (1);  CRYP_MISR 0x1C  INMIS (0), OUTMIS (1)
-  CRYP_K0LR..K3RR  0x20-0x3C  the key, most significant word first; a 128-bit key in K2LR..K3RR,
-                    192 in K1LR..K3RR, 256 in K0LR..K3RR (write-only: they read 0)
-  CRYP_IV0LR..IV1RR 0x40-0x4C  IV / counter block, most significant word first (the processor updates
-                    them as blocks go: the CBC chaining value, the counter)
-  CRYP_CSGCMCCM0R..7R 0x50-0x6C, CRYP_CSGCM0R..7R 0x70-0x8C: the F43x's GCM/CCM context swap registers
+Registers: the class's `registers` map (registers.py) declares each, with its fields, at its offset
+from the CRYP base (RM0090 23.6; 0x50060000 on the F4). ALGOMODE 000/001 TDES-ECB/CBC, 010/011
+DES-ECB/CBC, 100 AES-ECB, 101 AES-CBC, 110 AES-CTR, 111 AES key preparation (for ECB/CBC
+decryption), 1000 AES-GCM, 1001 AES-CCM (F43x). The key: a 128-bit key in K2LR..K3RR, 192 in
+K1LR..K3RR, 256 in K0LR..K3RR, most significant word first.
 
 Behaviour (RM0090 23.3): a block is processed once the IN FIFO holds its 4 words, CRYPEN is set
 and the OUT FIFO has room for the result; DATATYPE swaps the bits, bytes or half-words of each
@@ -43,7 +34,8 @@ to software)."""
 from __future__ import annotations
 
 from . import aes_core
-from .base import Peripheral, PeripheralError, word
+from .base import Peripheral, PeripheralError
+from .registers import NEVER, Access, Register, RegisterMap
 from .stm32_hash import _swap
 
 CR, SR, DIN, DOUT, DMACR, IMSCR, RISR, MISR = 0x00, 0x04, 0x08, 0x0C, 0x10, 0x14, 0x18, 0x1C
@@ -105,10 +97,35 @@ class Stm32Cryp(Peripheral):
                       "the F43x GCM/CCM table per phase (not yet checked); key preparation one block time "
                       "(assumption: no figure)")
 
+    # RM0090 23.6 "CRYP registers"
+    registers = RegisterMap(
+        Register(CR, "CRYP_CR", Access.RW, bits="ALGODIR 2, ALGOMODE[2:0] 5:3, DATATYPE 7:6, KEYSIZE 9:8, FFLUSH 14, "
+                 "CRYPEN 15 (cleared by hardware when a GCM/CCM init phase ends), GCM_CCMPH 17:16, ALGOMODE[3] 19",
+                 field="cr", write="_write_cr", horizon="_busy_horizon"),
+        Register(SR, "CRYP_SR", Access.RO, bits="IFEM 0, IFNF 1, OFNE 2, OFFU 3, BUSY 4", read="_read_sr",
+                 horizon="_busy_horizon"),
+        Register(DIN, "CRYP_DIN", Access.WO, bits="into the IN FIFO", write="_write_din"),
+        Register(DOUT, "CRYP_DOUT", Access.RO, bits="out of the OUT FIFO", read="_read_dout",
+                 effect="pops the OUT FIFO (the engine may start the next block)"),
+        Register(DMACR, "CRYP_DMACR", Access.RW, bits="DIEN 0, DOEN 1 (DMA requests: not modelled, refused; "
+                 "reads 0)", write="_write_dmacr"),
+        Register(IMSCR, "CRYP_IMSCR", Access.RW, bits="INIM 0, OUTIM 1", field="imscr", mask=3),
+        Register(RISR, "CRYP_RISR", Access.RO, bits="INRIS 0, OUTRIS 1", read="_read_risr", horizon="_busy_horizon"),
+        Register(MISR, "CRYP_MISR", Access.RO, bits="INMIS 0, OUTMIS 1", read="_read_misr", horizon="_busy_horizon"),
+        Register(KEY_REGS, "CRYP_K{n}", Access.WO, bits="K0LR, K0RR, ... K3RR: the key, most significant word first",
+                 count=8, write="_write_key_iv"),
+        Register(IV_REGS, "CRYP_IV{n}", Access.RW, bits="IV0LR, IV0RR, IV1LR, IV1RR: the IV / counter block, most "
+                 "significant word first (the processor updates them as blocks go)", count=4, read="_read_iv",
+                 write="_write_key_iv", horizon="_busy_horizon"),
+        Register(CS_LO, "CRYP_CS{n}", Access.RW, bits="CSGCMCCM0R-7R, CSGCM0R-7R: the F43x's GCM/CCM context swap "
+                 "registers (not modelled: read 0, a store is refused)", count=(CS_HI - CS_LO) // 4,
+                 write="_write_context_swap"),
+        stores="the CRYP registers take 32-bit writes (RM0090 23.6)")
+
     def __init__(self, base: int, irq: int | None, memory=None):
         super().__init__(base, irq, memory)
         self._aes_mod = None                        # (key, its round keys): aes_core's schedule
-        self.cr = self.imscr = 0
+        self.registers.reset(self)                 # CRYP_CR, CRYP_IMSCR
         self.key_words = [0] * 8
         self.iv = bytes(16)
         self.fifo_in: list[int] = []
@@ -121,61 +138,58 @@ class Stm32Cryp(Peripheral):
 
     # ---- the core's view -----------------------------------------------------------------------
     def read(self, offset: int, size: int, now: int) -> int:
+        """Through the register map, with the engine caught up to `now` first (the blocks that ended
+        by then moved to the OUT FIFO) and the interrupt sources' rises recorded after."""
         self._advance(now)
-        o = offset & ~3
-        if o == CR:
-            value = self.cr
-        elif o == SR:
-            value = self._sr(now)
-        elif o == DOUT:
-            value = self._read_dout(now)
-        elif o == DMACR:
-            value = 0
-        elif o == IMSCR:
-            value = self.imscr
-        elif o == RISR:
-            value = self._ris()
-        elif o == MISR:
-            value = self._ris() & self.imscr
-        elif IV_REGS <= o < IV_REGS + 16:
-            i = o - IV_REGS
-            value = int.from_bytes(self.iv[i:i + 4], "big")
-        else:
-            value = 0                     # DIN, the key registers (write-only) and the context swap ones
+        value = self.registers.read(self, offset, size, now)
         self._mark(now)
-        return word(value, size, offset)
+        return value
 
     def write(self, offset: int, size: int, value: int, now: int) -> int:
-        if size != 4:
-            raise PeripheralError(f"{self.title}: a {size}-byte store at offset 0x{offset:x}; the CRYP registers "
-                                  "take 32-bit writes (RM0090 23.6)")
+        self.check_store(offset, size)
         self._advance(now)
-        value &= 0xFFFFFFFF
-        stall = 0
-        if offset == CR:
-            self._write_cr(value, now)
-        elif offset == DIN:
-            stall = self._write_din(value, now)
-        elif offset == DMACR:
-            if value & 3:
-                raise PeripheralError(f"{self.title}: DMA requests (CRYP_DMACR.DIEN/DOEN) need the DMA2 controller, "
-                                      "which is not modelled; feed CRYP_DIN from the core")
-        elif offset == IMSCR:
-            self.imscr = value & 3
-        elif KEY_REGS <= offset < KEY_REGS + 32 or IV_REGS <= offset < IV_REGS + 16:
-            if now < self.busy_until:
-                raise PeripheralError(f"{self.title}: a key or IV register written at offset 0x{offset:x} while "
-                                      "BUSY = 1 (RM0090 23.6: write them only when BUSY = 0)")
-            if offset < IV_REGS:
-                self.key_words[(offset - KEY_REGS) // 4] = value
-            else:
-                i = offset - IV_REGS
-                self.iv = self.iv[:i] + value.to_bytes(4, "big") + self.iv[i + 4:]
-        elif CS_LO <= offset < CS_HI:
-            raise PeripheralError(f"{self.title}: the GCM/CCM context swap registers (offset 0x{offset:x}) are not "
-                                  "modelled; finish a message before starting another")
+        stall = self.registers.write(self, offset, value & 0xFFFFFFFF, now)
         self._mark(now + stall)
         return stall
+
+    # ---- the registers' handlers (offset o from the base; `registers` above) -------------------
+    def _read_sr(self, o: int, now: int) -> int:
+        return self._sr(now)
+
+    def _read_risr(self, o: int, now: int) -> int:
+        return self._ris()
+
+    def _read_misr(self, o: int, now: int) -> int:
+        return self._ris() & self.imscr
+
+    def _read_iv(self, o: int, now: int) -> int:
+        i = o - IV_REGS
+        return int.from_bytes(self.iv[i:i + 4], "big")
+
+    def _busy_horizon(self, o: int, now: int) -> int:
+        """CR, SR, RISR, MISR and the IV change only when the block under way ends (the engine then
+        fills the OUT FIFO and may take the next block): idle, only an access with an effect moves them."""
+        self._advance(now)
+        return self.busy_until if self.busy_until > now else NEVER
+
+    def _write_dmacr(self, o: int, value: int, now: int) -> None:
+        if value & 3:
+            raise PeripheralError(f"{self.title}: DMA requests (CRYP_DMACR.DIEN/DOEN) need the DMA2 controller, "
+                                  "which is not modelled; feed CRYP_DIN from the core")
+
+    def _write_key_iv(self, o: int, value: int, now: int) -> None:
+        if now < self.busy_until:
+            raise PeripheralError(f"{self.title}: a key or IV register written at offset 0x{o:x} while "
+                                  "BUSY = 1 (RM0090 23.6: write them only when BUSY = 0)")
+        if o < IV_REGS:
+            self.key_words[(o - KEY_REGS) // 4] = value
+        else:
+            i = o - IV_REGS
+            self.iv = self.iv[:i] + value.to_bytes(4, "big") + self.iv[i + 4:]
+
+    def _write_context_swap(self, o: int, value: int, now: int) -> None:
+        raise PeripheralError(f"{self.title}: the GCM/CCM context swap registers (offset 0x{o:x}) are not "
+                              "modelled; finish a message before starting another")
 
     def irq_since(self, now: int) -> int | None:
         """The cycle the interrupt line (CRYP_MISR: the raw INRIS/OUTRIS under CRYP_IMSCR) went high,
@@ -239,7 +253,7 @@ class Stm32Cryp(Peripheral):
         return ris | (2 if self.fifo_out else 0)
 
     # ---- the processor ---------------------------------------------------------------------------
-    def _write_cr(self, value: int, now: int) -> None:
+    def _write_cr(self, o: int, value: int, now: int) -> None:
         m = ((value >> 3) & 7) | (8 if value & CR_ALGOMODE3 else 0)
         if value & CR_CRYPEN and m < 4:
             raise PeripheralError(f"{self.title}: DES/TDES (ALGOMODE = {m:03b}) is not modelled; the model has "
@@ -264,7 +278,7 @@ class Stm32Cryp(Peripheral):
             return
         self._try_start(now)
 
-    def _write_din(self, value: int, now: int) -> int:
+    def _write_din(self, o: int, value: int, now: int) -> int:
         stall = 0
         if len(self.fifo_in) >= FIFO_WORDS:
             if not self.cr & CR_CRYPEN or (len(self.fifo_out) > FIFO_WORDS - 4 and self.pending is None):
@@ -280,7 +294,7 @@ class Stm32Cryp(Peripheral):
         self._try_start(now + stall)
         return stall
 
-    def _read_dout(self, now: int) -> int:
+    def _read_dout(self, o: int, now: int) -> int:
         if not self.fifo_out:
             raise PeripheralError(f"{self.title}: CRYP_DOUT read with the OUT FIFO empty (OFNE = 0); wait for OFNE "
                                   "(RM0090 23.3.1)")

@@ -1,15 +1,9 @@
 """The STM32F4 hash processor (HASH) of the STM32F415/417 and F43x, as ST's RM0090 (Rev 11,
 chapter 25) describes it: SHA-1, SHA-224, SHA-256 and MD5, fed 32 bits at a time by the core.
 
-Registers (RM0090 25.4; offsets from the HASH base, 0x50060400 on the F4):
-  HASH_CR   0x00  INIT (2), DMAE (3), DATATYPE (5:4), MODE (6), ALGO[0] (7), NBW (11:8, read-only:
-                  words in the IN FIFO), DINNE (12), MDMAT (13), LKEY (16), ALGO[1] (18);
-                  ALGO[1:0] = 00 SHA-1, 01 MD5, 10 SHA-224, 11 SHA-256
-  HASH_DIN  0x04  the next 32-bit word of the message
-  HASH_STR  0x08  NBLW (4:0): valid bits in the last word (0: all 32), DCAL (8): start the final digest
-  HASH_HR0-4 0x0C-0x1C, and HASH_HR0-7 at 0x310-0x32C: the digest, most significant word first
-  HASH_IMR  0x20  DINIE (0), DCIE (1)
-  HASH_SR   0x24  DINIS (0): ready for a new block, DCIS (1): digest ready, DMAS (2), BUSY (3)
+Registers: the class's `registers` map (registers.py) declares each, with its fields, at its offset
+from the HASH base (RM0090 25.4; 0x50060400 on the F4). ALGO[1:0] = 00 SHA-1, 01 MD5, 10 SHA-224,
+11 SHA-256; the digest reads most significant word first, at HASH_HR0-4 and at HASH_HR0-7.
 
 Behaviour (RM0090 25.3.3, "Message digest computing"): HASH_DIN and the 16-word IN FIFO form a
 17-word IN buffer; a block is processed once a 17th word is written (the next block's first
@@ -27,14 +21,15 @@ from __future__ import annotations
 
 import hashlib
 
-from .base import Peripheral, PeripheralError, word
+from .base import Peripheral, PeripheralError
+from .registers import NEVER, STATIC, Access, Register, RegisterMap
 
 ALGOS = {0: "sha1", 1: "md5", 2: "sha224", 3: "sha256"}
 BLOCK_CYCLES = {"sha1": 66, "md5": 50, "sha224": 50, "sha256": 50}      # RM0090 25.3.1
 DIGEST_WORDS = {"sha1": 5, "md5": 4, "sha224": 7, "sha256": 8}
 
 CR, DIN, STR, IMR, SR = 0x00, 0x04, 0x08, 0x20, 0x24
-HR_SHORT, HR_LONG = 0x0C, 0x310
+HR_SHORT, HR_LONG, CSR = 0x0C, 0x310, 0x0F8
 CR_INIT, CR_DMAE, CR_MODE, CR_ALGO0, CR_ALGO1 = 1 << 2, 1 << 3, 1 << 6, 1 << 7, 1 << 18
 CR_DINNE, CR_MDMAT, CR_LKEY = 1 << 12, 1 << 13, 1 << 16
 STR_DCAL = 1 << 8
@@ -62,9 +57,28 @@ class Stm32Hash(Peripheral):
     latency_source = ("RM0090 25.3.1: 50 HCLK cycles per 512-bit block in SHA-224/SHA-256/MD5, 66 in SHA-1; "
                       "the last block one block time per padded block (the manual's factor 1 to 2.5)")
 
+    # RM0090 25.4 "HASH registers"
+    registers = RegisterMap(
+        Register(CR, "HASH_CR", Access.RW, bits="INIT 2, DMAE 3, DATATYPE 5:4, MODE 6, ALGO[0] 7, NBW 11:8 (read-only: "
+                 "words in the IN FIFO), DINNE 12, MDMAT 13, LKEY 16, ALGO[1] 18", read="_cr", write="_write_cr",
+                 horizon=STATIC),
+        Register(DIN, "HASH_DIN", Access.WO, bits="the next 32-bit word of the message", write="_write_din"),
+        Register(STR, "HASH_STR", Access.RW, bits="NBLW 4:0: valid bits in the last word (0: all 32), DCAL 8: start "
+                 "the final digest", read="_str", write="_write_str", horizon=STATIC),
+        Register(HR_SHORT, "HASH_HR{n}", Access.RO, bits="the digest, most significant word first", count=5,
+                 read="_hr", horizon="_digest_horizon"),
+        Register(IMR, "HASH_IMR", Access.RW, bits="DINIE 0, DCIE 1", field="imr", mask=3),
+        Register(SR, "HASH_SR", Access.RO, bits="DINIS 0: ready for a new block, DCIS 1: digest ready, DMAS 2, "
+                 "BUSY 3", read="_read_sr", horizon="_sr_horizon"),
+        Register(CSR, "HASH_CSR{n}", Access.RW, bits="the context swap registers", count=54, modelled=False),
+        Register(HR_LONG, "HASH_HR{n}", Access.RO, bits="the digest, most significant word first (SHA-224/256)",
+                 count=8, read="_hr", horizon="_digest_horizon"),
+        stores="the HASH registers take 32-bit writes (RM0090 25.4)")
+
     def __init__(self, base: int, irq: int | None, memory=None):
         super().__init__(base, irq, memory)
-        self.cr = self.imr = self.str_ = 0
+        self.registers.reset(self)         # HASH_IMR
+        self.cr = self.str_ = 0
         self.algo = "sha1"
         self.datatype = 0
         self.fifo: list[int] = []          # words in the IN FIFO (at most 16; a 17th starts its block)
@@ -73,42 +87,39 @@ class Stm32Hash(Peripheral):
         self.digest_at: int | None = None  # the cycle the final digest is ready (DCIS)
         self.digest = b""
 
-    # ---- the core's view -----------------------------------------------------------------------
-    def read(self, offset: int, size: int, now: int) -> int:
-        o = offset & ~3
-        if o == CR:
-            value = (self.cr & ~(0xF << 8 | CR_DINNE)) | (len(self.fifo) << 8) | (CR_DINNE if self.fifo else 0)
-        elif o == SR:
-            value = self._sr(now)
-        elif o == IMR:
-            value = self.imr
-        elif o == STR:
-            value = self.str_ & 0x1F
-        elif HR_SHORT <= o < HR_SHORT + 20 or HR_LONG <= o < HR_LONG + 32:
-            i = (o - HR_SHORT) // 4 if o < HR_LONG else (o - HR_LONG) // 4
-            ready = self.digest_at is not None and now >= self.digest_at
-            value = int.from_bytes(self.digest[4 * i:4 * i + 4], "big") if ready and 4 * i < len(self.digest) else 0
-        else:
-            value = 0                      # HASH_DIN reads 0; the context swap registers are not modelled
-        return word(value, size, offset)
+    # ---- the registers' handlers (offset o from the base; `registers` above) -------------------
+    def _cr(self, o: int, now: int) -> int:
+        return (self.cr & ~(0xF << 8 | CR_DINNE)) | (len(self.fifo) << 8) | (CR_DINNE if self.fifo else 0)
 
-    def write(self, offset: int, size: int, value: int, now: int) -> int:
-        if size != 4:
-            raise PeripheralError(f"{self.title}: a {size}-byte store at offset 0x{offset:x}; the HASH registers "
-                                  "take 32-bit writes (RM0090 25.4)")
-        stall = 0
-        if offset == CR:
-            self._write_cr(value)
-        elif offset == DIN:
-            stall = self._stall(now)
-            self._write_din(value, now + stall)
-        elif offset == STR:
-            self.str_ = value & 0x11F
-            if value & STR_DCAL:
-                stall = self._stall(now)
-                self._final(now + stall)
-        elif offset == IMR:
-            self.imr = value & 3
+    def _str(self, o: int, now: int) -> int:
+        return self.str_ & 0x1F
+
+    def _hr(self, o: int, now: int) -> int:
+        i = (o - HR_SHORT) // 4 if o < HR_LONG else (o - HR_LONG) // 4
+        ready = self.digest_at is not None and now >= self.digest_at
+        return int.from_bytes(self.digest[4 * i:4 * i + 4], "big") if ready and 4 * i < len(self.digest) else 0
+
+    def _digest_horizon(self, o: int, now: int) -> int:
+        return self.digest_at if self.digest_at is not None and self.digest_at > now else NEVER
+
+    def _read_sr(self, o: int, now: int) -> int:
+        return self._sr(now)
+
+    def _sr_horizon(self, o: int, now: int) -> int:
+        """BUSY/DINIS change when the block under way ends, DCIS when the digest is ready."""
+        return min((t for t in (self.busy_until, self.digest_at) if t is not None and t > now), default=NEVER)
+
+    def _write_din(self, o: int, value: int, now: int) -> int:
+        stall = self._stall(now)
+        self._din(value, now + stall)
+        return stall
+
+    def _write_str(self, o: int, value: int, now: int) -> int:
+        self.str_ = value & 0x11F
+        if not value & STR_DCAL:
+            return 0
+        stall = self._stall(now)
+        self._final(now + stall)
         return stall
 
     def _stall(self, now: int) -> int:
@@ -144,7 +155,7 @@ class Stm32Hash(Peripheral):
             sr |= SR_DCIS
         return sr
 
-    def _write_cr(self, value: int) -> None:
+    def _write_cr(self, o: int, value: int, now: int) -> None:
         if value & CR_MODE:
             raise PeripheralError(f"{self.title}: HMAC mode (HASH_CR.MODE = 1) is not modelled")
         if value & CR_DMAE:
@@ -157,7 +168,7 @@ class Stm32Hash(Peripheral):
             self.state = hashlib.new(self.algo)
             self.fifo, self.digest_at, self.digest = [], None, b""
 
-    def _write_din(self, value: int, now: int) -> None:
+    def _din(self, value: int, now: int) -> None:
         if self.state is None:
             raise PeripheralError(f"{self.title}: HASH_DIN written before HASH_CR.INIT started a digest")
         if self.digest_at is not None:
