@@ -702,6 +702,9 @@ void cbcpu_hold_read(cbcpu *c, uint32_t addr, uint32_t size, uint32_t value, uin
     c->hold[i].until = until;
 }
 uint64_t cbcpu_held_reads(const cbcpu *c) { return c->held; }
+/* From a read callback: the read had an effect on the host's state (a FIFO popped, a flag
+ * cleared), which may change what any held read would give: every held read is dropped. */
+void cbcpu_drop_holds(cbcpu *c) { c->nholds = 0; }
 /* The hint that stopped the last run: 3 after a WFI, 2 after a WFE without an event, else 0. */
 int cbcpu_slept(const cbcpu *c) { return c->slept; }
 const char *cbcpu_problem(const cbcpu *c) { return c->status == CBCPU_PROBLEM ? c->problem : NULL; }

@@ -124,6 +124,8 @@ class SimTransport(Transport):
         return "model"
 
     def reading(self, report, op: str, log) -> Reading:
+        for line in report.stats.get("undeclared_registers", ()):
+            log(f"simulator: peripheral register not modelled (read 0, stores ignored) in {op}: {line}")
         if report.stats.get("unknown_mnemonics"):
             log(f"simulator: no cost in the model for {', '.join(report.stats['unknown_mnemonics'])} "
                 f"(charged 1 cycle each) in {op}")

@@ -76,7 +76,7 @@ SIGNATURES = {
     "cbcpu_set_wake": (None, [P, I]), "cbcpu_set_enter": (None, [P, I]),
     "cbcpu_set_hints": (None, [P, I]), "cbcpu_slept": (I, [P]),
     "cbcpu_hold_read": (None, [P, U32, U32, U32, U64]),
-    "cbcpu_held_reads": (U64, [P]),
+    "cbcpu_held_reads": (U64, [P]), "cbcpu_drop_holds": (None, [P]),
     "cbcpu_run": (I, [P, U64, ctypes.c_double]),
     "cbcpu_problem": (ctypes.c_char_p, [P]), "cbcpu_insns": (U64, [P]), "cbcpu_insn_addr": (U32, [P]),
     "cbcpu_blocks": (U64, [P]), "cbcpu_decoded": (U64, [P]), "cbcpu_flushes": (U64, [P]),

@@ -344,6 +344,7 @@ class ImageRun:
             r.exit_code, r.timed_out, r.limit_reached = o.exit_code, o.timed_out, o.limit_reached
             r.exceptions_taken = m.exceptions_taken
             r.notes += m.notes + sorted(m.systick.notes)
+            r.notes += [f"peripheral register not modelled: {line}" for line in r.stats.get("undeclared_registers", ())]
             if self.reads_dropped:
                 r.notes.append(f"counter reads: the first {MAX_READS} are listed, {self.reads_dropped} more were not")
             self._log()

@@ -218,15 +218,18 @@ class Machine:
         """A peripheral model's register, at the accessing instruction's cycle. On the native
         executor the read is held (cbcpu_hold_read) until the model's state next changes
         (read_horizon): a status register polled while an engine works is answered by the
-        executor itself, each poll iteration still executed and counted, without a call here."""
+        executor itself, each poll iteration still executed and counted, without a call here. A
+        read that may have had an effect (its horizon is its own cycle: a FIFO pop can move the
+        status) drops every held read, as a store does."""
         if not self.native or self.sim is None:
             return self.bus.access(addr, size, lambda: self.stamp(addr))
         now = self.stamp(addr)
         value = self.bus.access(addr, size, lambda: now)
-        horizon = getattr(self.bus, "read_horizon", None)
-        until = horizon(addr, size, now) if horizon else now
+        until = self.bus.read_horizon(addr, size, now)
         if until > now:
             self.ex.hold_read(addr, size, value, until)
+        else:
+            self.ex.drop_holds()
         return value
 
     def bus_write(self, addr: int, size: int, value: int) -> None:
@@ -670,7 +673,10 @@ class Machine:
             out["flash_cache"] = dict(zip(("icache_hits", "icache_misses", "dcache_hits", "dcache_misses"), counts))
         if self.native:
             out.update({"startup_s": self.startup_s, "decoded_blocks": lib.cbcpu_decoded(self.ex.h),
-                        "code_flushes": lib.cbcpu_flushes(self.ex.h)})
+                        "code_flushes": lib.cbcpu_flushes(self.ex.h), "held_reads": self.ex.held_reads()})
+        undeclared = self.bus.undeclared() if self.bus else []
+        if undeclared:                   # registers no model declares, or does not model: read 0, stores ignored
+            out["undeclared_registers"] = undeclared
         if lib.cbsim_failed(sim) and not self.outcome.problem:
             self.outcome.problem = ACCOUNTING_FAILED
         return out

@@ -144,6 +144,10 @@ class NativeExecutor:
         """The read just served stays the same until the count reaches `until` (cbcpu_hold_read)."""
         self.lib.cbcpu_hold_read(self.h, addr, size, value & 0xFFFFFFFF, until)
 
+    def drop_holds(self) -> None:
+        """The read just served had an effect (its horizon was its own cycle): no held read stays."""
+        self.lib.cbcpu_drop_holds(self.h)
+
     def held_reads(self) -> int:
         """Reads of the host's registers the executor answered itself (hold_read)."""
         return self.lib.cbcpu_held_reads(self.h)
