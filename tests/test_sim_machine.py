@@ -57,3 +57,22 @@ def test_one_image_gives_one_run_through_both_clients_on_both_executors(tmp_path
         assert problem == ""
     if "systick" in case:
         assert taken >= 1 and slept > 0
+
+
+def test_a_polled_register_is_answered_by_the_executor_with_every_read_counted(tmp_path):
+    """Polling a modelled engine's register costs no call into Python per read on the native
+    executor (the model's read horizon: held until its state changes), and the cycles and
+    instructions are those of every read executed, as Unicorn, which calls the model each time,
+    counts them."""
+    elf = mi.poll_pka_function(tmp_path / "poll.elf", reads=1000)
+    device = devices.get_device("cc2652", "cortex-m4")
+    board = BOARDS[device.board]
+    stats = {}
+    for executor in EXECUTORS:
+        run = ImageRun(load_image(elf, board.flash, board.ram), device, board, markers.parse(None), executor=executor)
+        result = run.run(120.0)
+        assert result.exit_code == 0 and not result.problem, result.problem
+        stats[executor] = result.stats
+    assert (stats["native"]["cycles"], stats["native"]["instructions"]) == \
+        (stats["unicorn"]["cycles"], stats["unicorn"]["instructions"])
+    assert stats["native"]["held_reads"] == 999          # all but the first read, which the model answered

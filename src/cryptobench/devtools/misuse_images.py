@@ -160,3 +160,15 @@ def code_rewritten_in_ram(path) -> Path:
     t.op(0x2C02, 0xD1FE)                                # cmp r4, #2; bne .
     t.exit0()
     return _write(path, elf([Seg(FLASH, t.image())]))
+
+
+def poll_pka_function(path, reads: int = 1000) -> Path:
+    """`reads` loads of the cc2652 PKA's FUNCTION register (0x4002501c: no operation started, so
+    every read gives the same value), then SYS_EXIT 0: the native executor answers all but the
+    first from its held read (machine.py bus_read), with the cycles of every load counted."""
+    t = Thumb.new().const(0, 0x4002501C).movs(2, 0).const(3, reads)
+    loop = t.here
+    t.op(0x6801, 0x3201, 0x429A)                        # ldr r1, [r0]; adds r2, #1; cmp r2, r3
+    t.op(0xD100 | ((loop - (t.here + 4)) >> 1) & 0xFF)  # bne loop
+    t.exit0()
+    return _write(path, elf([Seg(FLASH, t.image())]))
