@@ -232,7 +232,7 @@ def test_an_untagged_place_and_port_with_a_place_are_refused(qemu_lab, tmp_path)
     assert proc.returncode == 2 and "has no 'board' tag naming its board" in " ".join(proc.stderr.split())
     proc = cli("run", "--target", "labgrid:qemu-a", "--port", "/dev/ttyACM0", "--engine", "mbedtls", "--op", "sha256",
                "--db", str(tmp_path / "p.sqlite"), env=qemu_lab.env)
-    assert proc.returncode == 2 and "--port: a labgrid place's serial port comes from the place" in proc.stderr
+    assert proc.returncode == 2 and "--port: applies to board:NAME targets only (a board's serial port; a labgrid place's comes from the place)" in proc.stderr
 
 
 # --- the leases alone --------------------------------------------------------------------------

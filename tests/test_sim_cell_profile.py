@@ -88,12 +88,12 @@ def test_a_counter_read_the_harness_did_not_make_does_not_shift_later_cells_wind
 
 
 def test_profile_applies_to_sim_targets_only():
-    from cryptobench.core.records import McuTargetSpec, TargetSpecError
+    from cryptobench.core.records import McuTargetSpec, SimSpec, TargetSpecError
     with pytest.raises(TargetSpecError, match="target profile"):
-        McuTargetSpec(kind="qemu", board="mps2-an386", profile=True)
-    spec = McuTargetSpec(kind="sim", board="nucleo-f401re", core="cortex-m4", profile=True)
+        McuTargetSpec.from_json({"kind": "qemu", "board": "mps2-an386", "profile": True})
+    spec = SimSpec(board="nucleo-f401re", core="cortex-m4", profile=True)
     assert spec.to_json()["profile"] is True
-    assert "profile" not in McuTargetSpec(kind="sim", board="nucleo-f401re", core="cortex-m4").to_json()
+    assert "profile" not in SimSpec(board="nucleo-f401re", core="cortex-m4").to_json()
     proc = cli("run", "--op", "sha256", "--profile")
     assert proc.returncode != 0
     assert "--profile: applies to sim:CORE targets only" in proc.stderr and "--target host" in proc.stderr

@@ -116,9 +116,9 @@ def run_where(run: Run) -> str:
     """The run's machine in a few words: "an x86_64 host (AMD EPYC, TSC 2.45 GHz)", "a 48 MHz
     cortex-m0 (stm32f030, simulated)"."""
     t = run.conditions.target
-    if t.get("kind") == "sim":
+    if t.simulated:
         return f"a {fmt_hz(t.get('clock_hz'))} {t.get('core', t.get('cpu', '?'))} ({t.get('device', '?')}, simulated)"
-    if t.get("kind") == "qemu":
+    if t.qemu:
         return f"QEMU {t.get('board', '?')} ({t.get('cpu', '?')}, functional: no timings)"
     if t:
         return f"a {fmt_hz(t.get('clock_hz'))} {t.get('cpu', '?')} board ({t.get('board', '?')})"
@@ -140,7 +140,7 @@ def run_clock_hz(run: Run) -> float | None:
     """The clock the run's cycles count: an MCU target's core clock (simulated or the board's);
     None on the host, whose TSC counts reference cycles, not the core's."""
     t = run.conditions.target
-    if t and t.get("kind") in ("sim", "board"):
+    if t.counts_core_cycles:
         return float(t.get("clock_hz") or 0) or None
     return None
 
@@ -157,7 +157,7 @@ def clock_scaling(run: Run, row: Row) -> tuple[float, dict | None, str]:
     no clock (factor 1); nor do a host's values (its TSC is no core clock: a host study states its
     machine) or QEMU's (no timings at all)."""
     power = CLOCKED.get(row.metric)
-    if power is None or run_kind(run) != "mcu" or run.conditions.target.get("kind") == "qemu":
+    if power is None or run_kind(run) != "mcu" or run.conditions.target.qemu:
         return 1.0, None, ""
     mine, theirs = run_clock_hz(run), row.at_hz
     what = "rate" if power > 0 else "time"

@@ -14,6 +14,7 @@ shown (libraries), never refused.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,7 +143,7 @@ COMMIT_KEYS = ("library_commit", "commit", "source_commit")      # where a build
 
 def _at(d: dict, path: tuple):
     for k in path:
-        d = d.get(k) if isinstance(d, dict) else None
+        d = d.get(k) if isinstance(d, Mapping) else None     # the conditions' target is a view (TargetView)
     return d
 
 
@@ -176,7 +177,7 @@ def mismatches(base: Run, head: Run) -> list[str]:
     sa, sb = base.plan.options.seed, head.plan.options.seed
     if ta and sa != sb:
         out.append(f"input seed differs: BASE {_shown(sa)}, HEAD {_shown(sb)} (--seed: other keys, other work)")
-    if not ta or ta.get("kind") in ("board", "labgrid"):      # measured times: diff's method checks, the device
+    if not ta or ta.on_board or ta.on_places:      # measured times: diff's method checks, the device
         a_dev, b_dev = run_info(base)["device"], run_info(head)["device"]
         if not ta and a_dev != b_dev:
             out.append(f"host cpu differs: BASE {_shown(a_dev)}, HEAD {_shown(b_dev)}")

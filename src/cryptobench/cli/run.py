@@ -14,6 +14,7 @@ from ..core.errors import UsageError
 from ..targets.host.harness import HANDSHAKE_TIMEOUT, REPLY_TIMEOUT, build_harness, harness_path
 from ..core.printable import printable
 from ..core.records import FAILED, Plan
+from ..core.target_specs import forms_storing, target_class_of
 from ..store.database import Store
 from ..runner.suites import MAX_BENCHES, Suite, available_suites, load_suite
 from .commands import COMMANDS
@@ -22,7 +23,8 @@ from .show import add_layout, render_run
 from ..analysis.relative import run_engines
 from ..core.envnumbers import check_all
 from ..report import render_json
-from ..runner.plan import McuOptions, build_mcu_plan, build_plan
+from ..runner.mcu_plan import McuOptions, build_mcu_plan
+from ..runner.plan import build_plan
 from ..runner.runner import Runner
 from ..stats.sampling import CHECKPOINT, DEFAULT_BUDGET_S, DEFAULT_PRECISION
 from ..store.backends import STORE_RETRY
@@ -184,9 +186,10 @@ def _check_combinations(args) -> None:
         raise UsageError("--parallel runs host harness processes; it applies to --target host only")
     if args.profile and args.resume:
         raise UsageError("--profile with --resume: a resumed run keeps its own plan's profile setting")
-    if args.profile and not args.resume and not args.target.startswith("sim:"):
-        raise UsageError(f"--profile: applies to sim:CORE targets only (the simulator sees every instruction); "
-                         f"got --target {args.target}")
+    spec = target_class_of(args.target)            # None: the host (or no kind: planning says so)
+    if args.profile and not args.resume and not (spec and spec.stores("profile")):
+        raise UsageError(f"--profile: applies to {forms_storing('profile')} targets only (the simulator sees every "
+                         f"instruction); got --target {args.target}")
     if args.parallel is not None and args.resume:
         raise UsageError("--parallel with --resume: a resumed run keeps its own plan's process counts")
     if args.relative_to:

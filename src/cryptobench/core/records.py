@@ -1,6 +1,7 @@
 """The records every layer shares (Params, Group, Options, Plan, Cell, Result, Energy,
-Conditions, Run), the one place their identities are spelled, and their JSON form (the store,
-store/database.py, keeps that form in SQLite; results.document() is the exported one).
+Conditions, Run; a microcontroller target's, one per transport, are target_specs.py's), the one
+place their identities are spelled, and their JSON form (stored.py; the store, store/database.py,
+keeps that form in SQLite; results.document() is the exported one).
 
 A cell is identified by its operation, its parameters and its engine; two parameter dicts are the
 same cell when they hold the same values, whatever their key order, so every comparison, lookup
@@ -10,8 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any
+
+from .stored import GIVEN, JsonView, Stored
+# the microcontroller target's records, one per transport (target_specs.py), named here too: every
+# layer takes the plan's records from this module
+from .target_specs import (BoardSpec, LabSpec, McuTargetSpec, QemuSpec, SimSpec, TargetSpecError,  # noqa: F401
+                           TargetView, place_of)
 
 # a cell's status (store/database.py, docs/schema.md)
 OK, UNSUPPORTED, FAILED, PARTIAL = "ok", "unsupported", "failed", "partial"
@@ -83,35 +90,6 @@ class Params(dict):
 
     def to_dict(self) -> dict:
         return dict(self)
-
-
-class JsonView(Mapping):
-    """A read-only view of an open-ended JSON object (a result, an energy figure, a run's
-    conditions): the fields every layer reads are typed properties; the rest, which each target
-    adds as docs/schema.md describes ("fields are only ever added"), stay reachable by name."""
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: Mapping[str, Any] | None = None):
-        self._data = dict(data or {})
-
-    def __getitem__(self, name: str) -> Any:
-        return self._data[name]
-
-    def __iter__(self):
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Mapping) and dict(self._data) == dict(other)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._data!r})"
-
-    def to_json(self) -> dict:
-        return dict(self._data)
 
 
 class Energy(JsonView):
@@ -269,45 +247,6 @@ class Cell:
                    seq=d.get("seq", 0))
 
 
-class _Stored:
-    """The JSON form of a plan's records. One read from the store is written back as it was read
-    (the keys it had, plus any field changed since), so a run stored by an older cryptobench keeps
-    its form; one built in code writes every field but the OPTIONAL ones left at None. Keys this
-    version does not name are kept in `extra`, so a newer cryptobench's additions survive."""
-    OPTIONAL: tuple[str, ...] = ()
-
-    def to_json(self) -> dict:
-        out = {}
-        for f in fields(self):
-            if f.name in ("extra", "given"):
-                continue
-            value = getattr(self, f.name)
-            if self.given is not None:
-                if f.name not in self.given and value == _default(f):
-                    continue
-            elif f.name in self.OPTIONAL and value is None:
-                continue
-            out[f.name] = _json_value(value)
-        out.update(self.extra)
-        if self.given is not None:            # in the order it was stored in
-            order = {k: i for i, k in enumerate(self.given)}
-            out = dict(sorted(out.items(), key=lambda item: order.get(item[0], len(order))))
-        return out
-
-    @classmethod
-    def _split(cls, d: Mapping[str, Any]) -> dict:
-        names = {f.name for f in fields(cls)} - {"extra", "given"}
-        return {**{k: v for k, v in d.items() if k in names},
-                "extra": {k: v for k, v in d.items() if k not in names}, "given": tuple(d)}
-
-
-def place_of(target: str) -> tuple[str, str | None]:
-    """("labgrid", PLACE) for a cell a labgrid place measured (its target "labgrid:PLACE");
-    (target, None) otherwise."""
-    kind, _, place = (target or "").partition(":")
-    return (kind, place) if kind == "labgrid" else (target, None)
-
-
 def outcome(cell: Cell | None) -> str:
     """What became of a planned cell, in one word: missing (no row), unsupported, kat-fail, failed
     or ok (diff and the relative view print it)."""
@@ -333,27 +272,8 @@ def outcome_text(cell: Cell | None) -> str | None:
     return OUTCOME_TEXT[word]
 
 
-def _default(f) -> Any:
-    if f.default is not MISSING:
-        return f.default
-    return f.default_factory() if f.default_factory is not MISSING else MISSING
-
-
-def _json_value(value: Any) -> Any:
-    if isinstance(value, Params):
-        return value.to_dict()
-    if isinstance(value, _Stored):
-        return value.to_json()
-    if isinstance(value, list):
-        return [_json_value(v) for v in value]
-    return value
-
-
-_GIVEN = field(default=None, repr=False, compare=False)   # the keys a record read from JSON had, in order
-
-
 @dataclass(eq=False)
-class Group(_Stored):
+class Group(Stored):
     """One comparison group of a plan: an (op, params) and the engines that take part, with the
     suite bench's own repeat / warm-up / min-time when it set them."""
     OPTIONAL = ("parallel",)
@@ -368,7 +288,7 @@ class Group(_Stored):
     engines: list[str] = field(default_factory=list)
     parallel: int | None = None          # a scaling group's process count (also in its params)
     extra: dict = field(default_factory=dict)
-    given: tuple | None = _GIVEN
+    given: tuple | None = GIVEN
 
     def __post_init__(self):
         if not isinstance(self.params, Params):
@@ -384,7 +304,7 @@ class Group(_Stored):
 
 
 @dataclass(eq=False)
-class Options(_Stored):
+class Options(Stored):
     """How a run samples: what the command line or the suite chose (docs/schema.md run.options).
     None: not set (a plan built by plan.build_plan sets repeat, warm-up and min-time)."""
     OPTIONAL = ("parallel", "parallel_cpus", "energy")
@@ -404,97 +324,15 @@ class Options(_Stored):
     parallel_cpus: list[int] | None = None
     energy: str | None = None                             # the host energy meter asked for (--energy)
     extra: dict = field(default_factory=dict)
-    given: tuple | None = _GIVEN
+    given: tuple | None = GIVEN
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Options":
         return cls(**cls._split(d))
 
 
-MCU_KINDS = ("qemu", "board", "sim", "labgrid")     # where a microcontroller run's firmware runs
-DEFAULT_TIMEOUT_S = 300.0        # a QEMU or board image's watchdog when the plan names none
-SIM_DEFAULT_TIMEOUT_S = 600.0    # the simulator's (it runs the image instruction by instruction)
-DEFAULT_SILENCE_S = 30.0         # silence that ends an image when the plan names none
-
-
-class TargetSpecError(ValueError):
-    """A target record that is not one: unknown kind, no board, libraries not a list of names."""
-
-
-@dataclass(frozen=True, eq=False)
-class McuTargetSpec(_Stored):
-    """A microcontroller run's target (Plan.target): where the firmware runs (qemu, a board, the
-    simulator or labgrid places), for what core and optimisation level, with which libraries, and
-    how long the watchdog waits. Its JSON form is the dict earlier versions stored, key for key and
-    in this field order; a stored one is written back as it was read."""
-    OPTIONAL = ("device_options", "library_cc", "library_ref", "library_commit", "places", "coordinator", "emulated", "lease_s", "place", "profile")
-    kind: Literal["qemu", "board", "sim", "labgrid"] = "qemu"
-    board: str = ""
-    cpu: str | None = None
-    opt: str | None = None
-    libraries: list[str] = field(default_factory=list)   # recipe names or recipe .toml paths
-    core: str | None = None                # sim: the simulated core (sim:CORE)
-    device: str | None = None              # sim: the device profile's name
-    device_options: dict | None = None     # sim: the profile's options (clock, ws, prefetch)
-    library_source: str | None = None      # --library-source, resolved (DIR@REF: the repository's DIR)
-    library_ref: str | None = None         # --library-source DIR@REF: the ref as given
-    library_commit: str | None = None      # ... and the full commit hash it named when the run was planned
-    library_cc: str | None = None          # --library-cc
-    port: str | None = None                # board: its serial port
-    baud: int = 115200
-    no_flash: bool = False
-    timeout_s: float | None = None         # the watchdog per image; None: the kind's default
-    silence_s: float | None = None         # silence that ends an image; None: DEFAULT_SILENCE_S
-    places: list[str] | None = None        # labgrid: the places the run spreads over
-    coordinator: str | None = None         # labgrid: the coordinator's address
-    emulated: bool | None = None           # labgrid: the places' boards are QEMU machines
-    lease_s: float | None = None           # labgrid: a silent worker loses its unit after this long
-    place: str | None = None               # labgrid: the one place a worker measures on
-    profile: bool | None = None            # sim: --profile, a per-function profile per cell (None: off)
-    extra: dict = field(default_factory=dict)
-    given: tuple | None = _GIVEN
-
-    def __post_init__(self):
-        if self.kind not in MCU_KINDS:
-            raise TargetSpecError(f"target kind: expected one of {', '.join(MCU_KINDS)}, got {self.kind!r}")
-        if not isinstance(self.board, str):
-            raise TargetSpecError(f"target board: expected a board name, got {self.board!r}")
-        if not isinstance(self.libraries, list) or not all(isinstance(x, str) for x in self.libraries):
-            raise TargetSpecError(f"target libraries: expected a list of recipe names, got {self.libraries!r}")
-        for name in ("timeout_s", "silence_s", "lease_s"):
-            value = getattr(self, name)
-            if value is not None and not (isinstance(value, (int, float)) and value > 0):
-                raise TargetSpecError(f"target {name}: expected seconds > 0, got {value!r}")
-        if self.kind == "labgrid" and not self.places:
-            raise TargetSpecError("target places: a labgrid target names at least one place")
-        if self.profile is not None and (self.profile is not True or self.kind != "sim"):
-            raise TargetSpecError(f"target profile: expected true on a sim target (or no key), got {self.profile!r} "
-                                  f"on a {self.kind} target")
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "McuTargetSpec":
-        return cls(**cls._split(d))
-
-    @property
-    def watchdog_s(self) -> float:
-        """Seconds an image may run in all: the plan's --timeout, else the kind's default."""
-        if self.timeout_s is not None:
-            return self.timeout_s
-        return SIM_DEFAULT_TIMEOUT_S if self.kind == "sim" else DEFAULT_TIMEOUT_S
-
-    @property
-    def silence_limit_s(self) -> float:
-        return self.silence_s if self.silence_s is not None else DEFAULT_SILENCE_S
-
-    @property
-    def functional_only(self) -> bool:
-        """QEMU, and labgrid places whose boards are QEMU machines, have no cycle model: their
-        cells carry output, stack, heap and code size, never cycles or seconds."""
-        return self.kind == "qemu" or bool(self.emulated)
-
-
 @dataclass(eq=False)
-class Plan(_Stored):
+class Plan(Stored):
     """What a run measures: the groups, the options, and where (a microcontroller `target`, or
     `kind` "trace" for an imported trace; neither: the host)."""
     OPTIONAL = ("target", "kind", "label", "baseline_from", "layout")
@@ -507,12 +345,12 @@ class Plan(_Stored):
     options: Options = field(default_factory=Options)
     groups: list[Group] = field(default_factory=list)
     skipped_groups: list[str] = field(default_factory=list)
-    target: McuTargetSpec | None = None  # a microcontroller target: kind, board, cpu, opt, libraries, …
+    target: McuTargetSpec | None = None  # a microcontroller target: a QemuSpec, BoardSpec, SimSpec or LabSpec
     kind: str | None = None             # "trace": the cells of an imported energy trace
     label: str | None = None            # free text from --label
     layout: str | None = None           # the suite's own layout of its tables (suites.LAYOUT_NAMES)
     extra: dict = field(default_factory=dict)
-    given: tuple | None = _GIVEN
+    given: tuple | None = GIVEN
 
     def __post_init__(self):
         if isinstance(self.target, Mapping):          # a target written as its JSON form
@@ -543,8 +381,9 @@ class Conditions(JsonView):
         return self._data.get("engines") or {}
 
     @property
-    def target(self) -> dict:
-        return self._data.get("target") or {}
+    def target(self) -> TargetView:
+        """The target as the run stored it: the plan's, with what its transport added."""
+        return TargetView(self._data.get("target") or {})
 
     @property
     def sampling(self) -> dict:

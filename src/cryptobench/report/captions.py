@@ -81,7 +81,7 @@ def _target_parts(run: Run) -> list[str]:
     parts = []
     clock = t.get("clock_hz") or (t.get("simulator") or {}).get("clock_hz")
     mhz = f"{clock / 1e6:g} MHz" if clock else "clock unknown"
-    if t.get("kind") == "sim":
+    if t.simulated:
         sim = t.get("simulator") or {}
         parts.append(f"simulated {t.get('core', t.get('cpu', '?'))} on device profile {t.get('device', '?')} at {mhz} "
                      f"({sim.get('model', 'simulator')} v{sim.get('model_version', '?')}, "
@@ -95,7 +95,7 @@ def _target_parts(run: Run) -> list[str]:
         what = f"{t.get('kind', '?')}:{t.get('board', '?')}" + (f" ({t['board_title']})" if t.get("board_title") else "")
         how = t.get("qemu") or ("QEMU machines, no timings" if t.get("emulated") else mhz)
         parts.append(f"target {what}, cpu {t.get('cpu', '?')}, {how}, -{t.get('opt', '?')}")
-        if t.get("kind") == "labgrid":
+        if t.on_places:
             parts.append(_places_part(run))
     parts += _builds_parts(cond)
     if cond.get("energy_trace"):

@@ -26,7 +26,6 @@ from .terminal import print_lines, print_table
 from ..analysis.relative import direction_text, relative, relative_tables
 from ..targets.host.parallel import is_parallel_run
 from ..targets.mcu.sim.condition import describe, sources
-from ..targets.mcu.sim.devices import device_spec
 from ..targets.mcu.sim.error_band import band_text
 from .export import build_table, export_table
 from .scaling_tables import conditions_line, scaling_tables
@@ -303,13 +302,13 @@ def _modeled_inputs(cells) -> str:
 
 def _target_lines(cond: Conditions, cells=()) -> list[str]:
     t = cond.target
-    if t["kind"] == "sim":
+    if t.simulated:
         sim = t.get("simulator", {})
         src = "" if sim.get("condition") else f" ({sim.get('source', '')})"     # the condition line gives its sources
         lines = [f"target sim:{t['core']} · device {t['device']}{src} · image linked for "
                  f"{t['board']} · cpu {t['cpu']} · -{t['opt']} · provenance: simulated"]
         if sim.get("condition"):
-            opts = device_spec(t["device"], t.get("device_options")).partition(":")[2]
+            opts = t.device_options_text
             lines.append("condition" + (f" ({opts})" if opts else "")
                          + f": {describe(sim['condition'])}; sources: {sources(sim['condition'])}")
     else:
@@ -334,7 +333,7 @@ def _target_lines(cond: Conditions, cells=()) -> list[str]:
         lines.append(f"µJ = measured energy per operation: Σ V·I·Δt over the marker windows of a {et['format']} trace "
                      f"({et['path']}, {et.get('windows')} windows, sample period {et.get('sample_period_s') or 0:.6g} s), "
                      "matched in order to this run's repetitions")
-    elif t["kind"] == "sim" and t.get("simulator") and any(c.energy is not None for c in cells):
+    elif t.simulated and t.get("simulator") and any(c.energy is not None for c in cells):
         lines.append("µJ = modeled energy per operation: simulated time x the device profile's supply voltage x "
                      "active current (provenance: modeled" + _modeled_inputs(cells) + ")")
     speeds = sorted(c.result.sim["instructions_per_s"] for c in cells

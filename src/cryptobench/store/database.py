@@ -17,7 +17,7 @@ from pathlib import Path
 from ..core.errors import UsageError
 from ..core.processes import process_alive
 from ..core.printable import printable
-from ..core.records import Cell, Conditions, Plan, Run, TargetSpecError, VocabularyError
+from ..core.records import Cell, Conditions, Plan, Run, TargetSpecError, TargetView, VocabularyError
 from .backends import StoreUnavailable, open_backend  # noqa: F401 - StoreUnavailable: the Runner's
 from .location import StoreLocation, parse_location
 
@@ -137,7 +137,7 @@ def run_target_text(target: dict, measured: dict) -> str:
     """A run's target on one line as asked: "sim:cortex-m0 stm32f030 @8 MHz" (the core, device and
     clock the simulator ran; `measured` is the conditions' target, which has the clock), else
     "board:nucleo-f030r8", "qemu:mps2-an385"."""
-    if target.get("kind") == "sim" and target.get("core"):
+    if TargetView(target).simulated and target.get("core"):
         hz = measured.get("clock_hz")
         return f"sim:{target['core']}" + (f" {target['device']}" if target.get("device") else "") \
             + (f" @{hz / 1e6:g} MHz" if isinstance(hz, (int, float)) and hz > 0 else "")

@@ -17,13 +17,13 @@ import math
 import os
 import re
 import stat
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import UsageError
 from ..core.printable import quoted
-from ..core.records import KATS, PROVENANCES, STATUSES, Cell, McuTargetSpec, Run, TargetSpecError
+from ..core.records import KATS, PROVENANCES, STATUSES, Cell, Run, TargetSpecError
+from ..core.target_specs import STORED_NAMES
 
 MAX_BYTES = 64 << 20            # a run document of thousands of cells with their samples is a few MiB
 MAX_DEPTH = 64                  # run documents nest about 8 deep
@@ -340,8 +340,7 @@ def _from_stored(doc: dict) -> Run:
 def _plan_target(target: dict) -> dict:
     """The plan's target from the conditions' (the document keeps only the latter): the spec's own
     fields, `profile` (a sentence in the conditions) back to the flag it was."""
-    names = {f.name for f in fields(McuTargetSpec)} - {"extra", "given"}
-    spec = {k: v for k, v in target.items() if k in names}
+    spec = {k: v for k, v in target.items() if k in STORED_NAMES}
     if "profile" in spec:
         spec["profile"] = True
     return spec

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..core.errors import UsageError
-from ..core.records import Cell, Plan
+from ..core.records import Cell, LabSpec, Plan
 from .host.target import HostTarget
 from .mcu.target import McuTarget
 from .mcu.lab.target import LabTarget
@@ -15,7 +15,7 @@ def target_for(plan: Plan, progress: Callable | None = None, log: Callable[[str]
                imported: tuple[list[Cell], dict] | None = None):
     """The target a stored or new plan measures on: the one place that chooses. `imported`: the
     cells and trace information `energy import` made of a trace (a "trace" plan's only source)."""
-    if plan.target is not None and plan.target.kind == "labgrid":
+    if isinstance(plan.target, LabSpec):
         return LabTarget(plan, progress=progress, log=log)
     if plan.target is not None:
         return McuTarget(plan, progress=progress, log=log)

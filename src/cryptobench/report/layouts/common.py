@@ -98,14 +98,14 @@ def target_kind(run: Run) -> str:
 
 
 def is_qemu(run: Run) -> bool:
-    return run.conditions.target.get("kind") == "qemu"
+    return run.conditions.target.qemu
 
 
 def core_clock_hz(run: Run) -> float | None:
     """The core clock the run's cycles count (a simulator's or a board's); None on the host (TSC)
     and under QEMU (no cycles)."""
     t = run.conditions.target
-    if t.get("kind") in ("sim", "board"):
+    if t.counts_core_cycles:
         return float(t.get("clock_hz") or 0) or None
     return None
 
@@ -113,9 +113,9 @@ def core_clock_hz(run: Run) -> float | None:
 def cycles_word(run: Run) -> str:
     """What the run's cycles are, for a header or a note."""
     t = run.conditions.target
-    if t.get("kind") == "sim":
+    if t.simulated:
         return "simulated core cycles"
-    if t.get("kind") == "board":
+    if t.on_board:
         return "core cycles (the board's counter)"
     harness = run.conditions.harness
     if harness.get("counter") == "tsc":

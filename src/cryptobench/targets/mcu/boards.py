@@ -173,8 +173,9 @@ def real_boards() -> list[str]:
     return [n for n, b in BOARDS.items() if b.pyocd_target]
 
 
-def get_board(name: str, kind: str) -> Board:
-    valid = qemu_boards() if kind == "qemu" else real_boards()
+def get_board(name: str, emulated: bool) -> Board:
+    """The board --target names: a QEMU machine's (`emulated`) or a real one's."""
+    valid, kind = (qemu_boards(), "qemu") if emulated else (real_boards(), "board")
     if name not in valid:
         raise UsageError(f"--target: unknown {kind} board '{name}'; valid: " + ", ".join(f"{kind}:{v}" for v in valid))
     return BOARDS[name]

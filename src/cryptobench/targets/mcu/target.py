@@ -8,6 +8,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -24,7 +25,7 @@ from ...stats.distribution import summarize_distribution
 from ...stats.results import derive
 from ...core import records
 from ...catalog.bytes_diff import difference_text
-from ...core.records import McuTargetSpec, Plan, cell_key
+from ...core.records import McuTargetSpec, Plan, SimSpec, cell_key
 from ..base import RunSession
 from .boards import BOARDS
 from ..verify import (HEALTH_BYTES, NO_REFERENCE, Verdict, gate, health_failure, load_vectors, python_reference,
@@ -32,21 +33,20 @@ from ..verify import (HEALTH_BYTES, NO_REFERENCE, Verdict, gate, health_failure,
 from .executions import cell_executions, kept_repetitions
 from .transports import Transport, transport_for
 from ...core.extras import MissingExtra
-from .sim.devices import device_spec
+from .sim.devices import device_at
 from .pqc_cells import pqc_cell
 
 HOST_CHECKER = "openssl"       # the host harness engine that makes inputs and checks outputs
 NO_CHECK = "no known-answer test and no host cross-check for this op: not reported"
 
 
-def target_label(t: McuTargetSpec) -> str:
-    """The target a cell names: sim:CORE:DEVICE, labgrid:PLACE (the place that measured it;
-    targets/mcu/lab/worker.py sets it per worker), qemu:BOARD, board:NAME."""
-    if t.kind == "sim":
-        return f"sim:{t.core}:{device_spec(t.device, t.device_options)}"
-    if t.kind == "labgrid":
-        return f"labgrid:{t.place or ','.join(t.places)}"
-    return f"{t.kind}:{t.board}"
+def resolved(spec: McuTargetSpec) -> McuTargetSpec:
+    """The target with its device profile typed: a new plan's record carries the one planning
+    resolved; a stored one keeps only the name and options (the store sits below the simulator's
+    profiles), so it is resolved here, once, from those."""
+    if isinstance(spec, SimSpec) and spec.resolved_device is None:
+        return replace(spec, resolved_device=device_at(spec.core, spec.device, spec.device_options))
+    return spec
 
 
 def make_inputs(host: HarnessProcess | None, op: str, params: Mapping,
@@ -120,7 +120,7 @@ class McuTarget:
         self.session: RunSession | None = None
         self.recipes: list = []          # the libraries' recipes, resolved by open()
         self.builders: dict = {}         # recipe name -> its FirmwareBuilder
-        self.target: McuTargetSpec = plan.target
+        self.target: McuTargetSpec = resolved(plan.target)
         self.board = BOARDS[self.target.board]
         self.transport = transport or transport_for(self.target, self.board)
         self.vectors = load_vectors(extra=plan.options.extra.get("vectors") or ())
@@ -154,8 +154,10 @@ class McuTarget:
     def open(self) -> dict:
         self.recipes = []
         source, git_state = self._library_tree()
-        for name in self.target.libraries:
-            r = load_recipe(name)
+        # a new plan's record carries the recipes it loaded; a stored plan's names them only
+        loaded = self.target.recipes or tuple(load_recipe(name) for name in self.target.libraries)
+        for planned in loaded:
+            r = replace(planned)              # resolve() fills in the tree it finds: the plan's copy stays as loaded
             resolve(r, source)
             if source is not None:
                 r.source_git = git_state      # the commit measured: in the build's conditions
@@ -199,14 +201,13 @@ class McuTarget:
             self.host = None
 
     def _seq(self, group_index: int, engine: str) -> int:
-        libs = self.target.libraries
-        names = [Path(x).stem if x.endswith(".toml") else x for x in libs]
-        return group_index * len(libs) + (names.index(engine) if engine in names else 0)
+        names = [r.name for r in self.recipes]    # the engines' names, in the libraries' order
+        return group_index * len(names) + (names.index(engine) if engine in names else 0)
 
     def _save(self, group_index: int, group: records.Group, engine: str, status: str, kat: str, detail: str,
               result: dict | None = None, samples: list | None = None, provenance: str = "measured") -> None:
         self.session.save_cell(records.Cell(
-            op=group.op, params=group.params, engine=engine, target=target_label(self.target),
+            op=group.op, params=group.params, engine=engine, target=self.target.label,
             provenance=provenance if status == records.OK else "none", status=status, kat=kat, detail=detail,
             samples=samples, result=records.Result(result) if result is not None else None,
             seq=self._seq(group_index, engine)))

@@ -10,13 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from .firmware.protocol import FirmwareReport
-from ...core.records import McuTargetSpec
+from ...core.target_specs import BoardSpec, LabSpec, McuTargetSpec, QemuSpec, SimSpec
 from .boards import Board
 from .reading import Reading
 from .sim_reading import PROFILE_CONDITION, SimReading
 from .board_link import run_on_board
 from .qemu import qemu_version, run_image
-from .sim.devices import device_spec, get_device
 from .sim.error_band import band_for
 from .sim.peripherals.registry import KINDS as PERIPHERAL_KINDS
 
@@ -99,19 +98,22 @@ class PlaceTransport(Transport):
 
 
 class SimTransport(Transport):
-    """The cycle-approximate simulator (sim/): cycles from its model, deterministic."""
+    """The cycle-approximate simulator (sim/): cycles from its model, deterministic. Its device
+    profile is the one the target's record carries (resolved once, when the run was planned or its
+    stored plan was read: McuTarget); the simulator starts with the first image, not before."""
     provenance = "simulated"
     repeat = SIM_REPEAT
 
-    def __init__(self, spec: McuTargetSpec, board: Board):
+    def __init__(self, spec: SimSpec, board: Board):
+        if spec.resolved_device is None:
+            raise ValueError("a SimTransport needs its target's device profile resolved (McuTarget resolves it)")
         super().__init__(spec, board)
         self._sim = None
 
     def simulator(self):
         if self._sim is None:
             from .sim.simulator import Simulator
-            self._sim = Simulator(get_device(device_spec(self.spec.device, self.spec.device_options), self.spec.core),
-                                  self.board)
+            self._sim = Simulator(self.spec.resolved_device, self.board)
         return self._sim
 
     def run(self, image: Path) -> FirmwareReport:
@@ -146,7 +148,7 @@ class SimTransport(Transport):
         t["clock_hz"] = s["clock_hz"]
         t["timing"] = (f"simulated: {s['model']} v{s['model_version']} cycle model of the {s['core']}"
                        + (" (rough)" if s["rough"] else "")
-                       + f" on {device_spec(t['device'], t.get('device_options'))}, {s['flash_ws']} flash wait "
+                       + f" on {self.spec.device_text}, {s['flash_ws']} flash wait "
                        f"state(s) charged; time = cycles / {t['clock_hz'] / 1e6:g} MHz")
         if self.spec.profile:
             t["profile"] = PROFILE_CONDITION
@@ -158,7 +160,10 @@ class SimTransport(Transport):
         t["error_band"] = band_for(self.simulator().device, f"{s['model']} v{s['model_version']}")
 
 
+TRANSPORTS: dict[type[McuTargetSpec], type[Transport]] = {
+    QemuSpec: QemuTransport, BoardSpec: BoardTransport, SimSpec: SimTransport, LabSpec: PlaceTransport}
+
+
 def transport_for(spec: McuTargetSpec, board: Board) -> Transport:
-    """The transport of a target's kind; a labgrid target's gets its place from the worker."""
-    return {"qemu": QemuTransport, "board": BoardTransport, "sim": SimTransport,
-            "labgrid": PlaceTransport}[spec.kind](spec, board)
+    """The transport of a target's record; a labgrid target's gets its place from the worker."""
+    return TRANSPORTS[type(spec)](spec, board)

@@ -23,7 +23,7 @@ from ....core.errors import UsageError
 from ....core.periodic import Every
 from ....core.printable import printable
 from ....core.processes import interrupt_on_sigterm, process_alive
-from ....core.records import Cell, Plan
+from ....core.records import Cell, LabSpec, Plan
 from ....store.database import Store
 from ...base import RunSession
 from .leases import DEFAULT_LEASE_S, Leases, drop_hold, holds, owner_id, record_hold, renew, split_unit
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         store = Store(args.db, create=False)      # the run's store: it exists, or this is the wrong one
         run_id = store.resolve_run_id(args.run)
         plan = store.load_run(run_id).plan
-        if not plan.target or plan.target.kind != "labgrid":
+        if not isinstance(plan.target, LabSpec):
             raise UsageError(f"run {run_id} is not a labgrid run")
         lease_s = args.lease or (plan.target.lease_s or DEFAULT_LEASE_S)
         n = work(store, run_id, plan, args.place, lease_s, log)

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ....core.errors import UsageError
-from .condition import resolve, split_spec
+from ....core.target_specs import device_options_text
+from .condition import KEYS, resolve, split_spec
 from .peripherals.registry import check_spec
 
 DEVICES_FILE = Path(__file__).with_name("devices.toml")
@@ -123,19 +124,47 @@ DEVICES = _load()
 def get_device(spec: str | None, core: str) -> Device:
     """The --device NAME[:key=value,…] for a sim:CORE target (default: the ideal zero-wait-state
     device of that core), resolved at the condition its options ask for (condition.py)."""
-    if core not in CORE_CPU:
-        raise UsageError(f"--target sim:{core}: unknown core; valid: " + ", ".join(f"sim:{c}" for c in CORE_CPU))
-    spec = spec or "ideal-" + CORE_CPU[core]
+    check_core(core)
+    spec = spec or default_device(core)
     name, opts = split_spec(spec)
+    return device_at(core, name, opts, shown=spec)
+
+
+def device_at(core: str, name: str | None, options: dict | None, shown: str | None = None) -> Device:
+    """The profile `name` (None: the core's ideal one) resolved at `options` ({'clock': '8MHz'}):
+    what a sim target stores (records.SimSpec's device and device_options), resolved without
+    going through its text again; one line naming --device (`shown`, else the name and options)
+    where they do not hold."""
+    check_core(core)
+    name = name or default_device(core)
+    opts = dict(options or {})
+    shown = shown or device_spec(name, opts)
+    for key, value in opts.items():          # a stored target's options: split_spec checked them when planned
+        if key not in KEYS:
+            raise UsageError(f"--device {shown}: unknown key '{key}'; valid: {', '.join(KEYS)}")
+        if not isinstance(value, str):
+            raise UsageError(f"--device {shown}: {key} {value!r}; expected the option's text (8MHz, 1, on)")
     if name not in DEVICES:
         raise UsageError(f"--device: unknown device '{name}'; valid: {', '.join(DEVICES)}")
     dev = DEVICES[name]
     if dev.core != core:
         raise UsageError(f"--device {name} has a {dev.core}, not a {core}; devices with a {core}: "
                          + ", ".join(d.name for d in DEVICES.values() if d.core == core))
-    return resolve(dev, opts, spec)
+    return resolve(dev, opts, shown)
+
+
+def check_core(core: str) -> None:
+    if core not in CORE_CPU:
+        raise UsageError(f"--target sim:{core}: unknown core; valid: " + ", ".join(f"sim:{c}" for c in CORE_CPU))
+
+
+def default_device(core: str) -> str:
+    """The ideal zero-wait-state profile of a core: what --device defaults to."""
+    return "ideal-" + CORE_CPU[core]
 
 
 def device_spec(name: str, options: dict | None) -> str:
-    """'stm32f030:clock=8MHz' from a stored target's device and device_options."""
-    return name + (":" + ",".join(f"{k}={v}" for k, v in options.items()) if options else "")
+    """'stm32f030:clock=8MHz' from a stored target's device and device_options (for text: a
+    label, a message)."""
+    opts = device_options_text(options)
+    return name + (":" + opts if opts else "")
