@@ -169,16 +169,13 @@ def test_planning_a_sim_run_leaves_the_simulators_library_unloaded():
     image (seen in the process's own memory map; loading it after shows that the check sees it)."""
     script = ("import json\n"
               "from cryptobench.runner.mcu_plan import McuOptions, build_mcu_plan\n"
-              "from cryptobench.targets.mcu.sim.engine import library_path, load_library\n"
+              "from cryptobench.targets.mcu.sim.binding import library_path, load_library\n"
               "def mapped(): return str(library_path().resolve()) in open('/proc/self/maps').read()\n"
               "build_mcu_plan(McuOptions(target='sim:cortex-m0', device='stm32f030', ops=('sha256',), "
               "engines=('mbedtls',), profile=True))\n"
               "planned = mapped()\n"
               "load_library()\n"
               "print(json.dumps([planned, mapped()]))\n")
-    from cryptobench.targets.mcu.sim.engine import library_path
-    if not library_path().exists():
-        pytest.skip("the simulator's native part is built by ./setup.sh")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [False, True]

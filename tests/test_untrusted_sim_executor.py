@@ -6,7 +6,7 @@ import ctypes
 import pytest
 
 from cryptobench.core.errors import UsageError
-from cryptobench.targets.mcu.sim import binding as cstructs
+from cryptobench.targets.mcu.sim import binding
 from cryptobench.targets.mcu.sim.binding import library_path, load_library
 from cryptobench.targets.mcu.sim.executor import Executor, UnicornExecutor
 from cryptobench.targets.mcu.sim.native import NativeExecutor
@@ -22,19 +22,19 @@ class _Lib:
 
 def test_the_mirror_matches_the_built_library():
     lib = load_library()
-    assert lib.cbsim_block_size() == ctypes.sizeof(cstructs.CbBlock)
+    assert lib.cbsim_block_size() == ctypes.sizeof(binding.CbBlock)
 
 
 def test_a_library_with_another_record_size_is_one_line_asking_for_setup():
     with pytest.raises(UsageError) as exc:
-        cstructs.check_sizes(_Lib(ctypes.sizeof(cstructs.CbBlock) + 4), library_path())
+        binding.check_sizes(_Lib(ctypes.sizeof(binding.CbBlock) + 4), library_path())
     msg = str(exc.value)
     assert "\n" not in msg and "cbsim_block" in msg and "./setup.sh" in msg
 
 
 def test_a_library_without_the_size_function_is_one_line_asking_for_setup():
     with pytest.raises(UsageError, match=r"has no cbsim_block_size\): rebuild it with ./setup.sh"):
-        cstructs.check_sizes(_Lib(None), library_path())
+        binding.check_sizes(_Lib(None), library_path())
 
 
 @pytest.mark.parametrize("cls", [NativeExecutor, UnicornExecutor])

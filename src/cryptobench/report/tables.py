@@ -25,8 +25,7 @@ from .verdicts import improvement_text, summary_line, summary_rows
 from .terminal import print_lines, print_table
 from ..analysis.relative import direction_text, relative, relative_tables
 from ..targets.host.parallel import is_parallel_run
-from ..targets.mcu.sim.condition import describe, sources
-from ..targets.mcu.sim.error_band import band_text
+from ..targets.mcu import sim as simulator
 from .export import build_table, export_table
 from .scaling_tables import conditions_line, scaling_tables
 
@@ -310,14 +309,14 @@ def _target_lines(cond: Conditions, cells=()) -> list[str]:
         if sim.get("condition"):
             opts = t.device_options_text
             lines.append("condition" + (f" ({opts})" if opts else "")
-                         + f": {describe(sim['condition'])}; sources: {sources(sim['condition'])}")
+                         + f": {simulator.describe_condition(sim['condition'])}; sources: {simulator.condition_sources(sim['condition'])}")
     else:
         lines = [f"target {t['kind']}:{t['board']} ({t.get('board_title', '')}) · cpu {t['cpu']} · -{t['opt']}"
                  + (f" · {t['qemu']}" if t.get("qemu") else f" · {t.get('clock_hz', 0) / 1e6:g} MHz")]
     if t.get("timing"):
         lines.append(f"timing: {t['timing']}; stack (painted), heap (arena peak) and code size are measured")
     if t.get("error_band"):        # runs stored before the bands have none
-        lines.append(f"error band: {band_text(t['error_band'])}"
+        lines.append(f"error band: {simulator.band_text(t['error_band'])}"
                      + (f"; from {t['error_band']['source']}" if t["error_band"].get("source") else ""))
     for name, b in cond.get("builds", {}).items():
         lines.append(f"  {name} {b['library_version']}: {b['compiler']} {b['cflags']} {b['ldflags']} · "

@@ -21,7 +21,7 @@ from ..targets.mcu.firmware.recipes import Recipe, builtin_recipes, load_recipe
 from ..targets.mcu.firmware.seeded import DEFAULT_SEED as MCU_DEFAULT_SEED
 from ..targets.mcu.lab.leases import DEFAULT_LEASE_S
 from ..targets.mcu.lab.places import BOARD_TAG, Lab
-from ..targets.mcu.sim.devices import CORE_CPU, Device, get_device
+from ..targets.mcu import sim
 from .plan import build_plan, pick_baseline
 from .suites import load_suite
 
@@ -66,7 +66,7 @@ class Where:
     simulator's device profile (None but on sim:CORE), and the kind's own fields of its record."""
     board: Board
     cpu: str
-    device: Device | None = None
+    device: sim.Device | None = None
     fields: dict = dataclasses.field(default_factory=dict)
 
 
@@ -126,9 +126,9 @@ def _on_board(o: McuOptions, name: str) -> Where:
 def _on_sim(o: McuOptions, name: str) -> Where:
     """The simulated core's device profile, resolved once here (the record carries it), and the
     board its image is linked for. The simulator itself is not started: the first image does."""
-    device = get_device(o.device, name)
+    device = sim.get_device(o.device, name)
     board = BOARDS[device.board]
-    cpu = CORE_CPU[name]
+    cpu = sim.CORE_CPU[name]
     if o.cpu and o.cpu != cpu:
         # the simulated core runs its own code and its FPU variant's (m4f on sim:cortex-m4) where
         # the device's board lists that build
@@ -154,7 +154,7 @@ OFFLINE: dict[type[McuTargetSpec], Callable[[McuOptions, str], Where]] = {
     QemuSpec: _on_qemu, BoardSpec: _on_board, SimSpec: _on_sim}
 
 
-def _mcu_libraries(o: McuOptions, device: Device | None = None) -> list[tuple[str, Recipe]]:
+def _mcu_libraries(o: McuOptions, device: sim.Device | None = None) -> list[tuple[str, Recipe]]:
     """The run's library recipes, each as given (a --recipe file, an --engine name) and loaded
     once: --recipe files, then --engine names; default: every built-in whose peripherals the
     target has (a driver recipe's `requires`, the simulator device's `peripheral_models`). An

@@ -33,7 +33,7 @@ from ..verify import (HEALTH_BYTES, NO_REFERENCE, Verdict, gate, health_failure,
 from .executions import cell_executions, kept_repetitions
 from .transports import Transport, transport_for
 from ...core.extras import MissingExtra
-from .sim.devices import device_at
+from . import sim
 from .pqc_cells import pqc_cell
 
 HOST_CHECKER = "openssl"       # the host harness engine that makes inputs and checks outputs
@@ -45,7 +45,7 @@ def resolved(spec: McuTargetSpec) -> McuTargetSpec:
     resolved; a stored one keeps only the name and options (the store sits below the simulator's
     profiles), so it is resolved here, once, from those."""
     if isinstance(spec, SimSpec) and spec.resolved_device is None:
-        return replace(spec, resolved_device=device_at(spec.core, spec.device, spec.device_options))
+        return replace(spec, resolved_device=sim.device_at(spec.core, spec.device, spec.device_options))
     return spec
 
 

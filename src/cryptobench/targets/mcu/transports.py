@@ -16,8 +16,7 @@ from .reading import Reading
 from .sim_reading import PROFILE_CONDITION, SimReading
 from .board_link import run_on_board
 from .qemu import qemu_version, run_image
-from .sim.error_band import band_for
-from .sim.peripherals.registry import KINDS as PERIPHERAL_KINDS
+from . import sim
 
 QEMU_REPEAT = 1                # QEMU has no cycle model: one run gives output, stack and heap
 SIM_REPEAT = 2                 # the simulator is deterministic: a second repetition shows it
@@ -112,8 +111,7 @@ class SimTransport(Transport):
 
     def simulator(self):
         if self._sim is None:
-            from .sim.simulator import Simulator
-            self._sim = Simulator(self.spec.resolved_device, self.board)
+            self._sim = sim.Simulator(self.spec.resolved_device, self.board)
         return self._sim
 
     def run(self, image: Path) -> FirmwareReport:
@@ -138,7 +136,7 @@ class SimTransport(Transport):
         if served.startswith("peripheral: "):
             title = served[len("peripheral: "):].strip()
             for spec in self.simulator().device.peripheral_models:
-                model = PERIPHERAL_KINDS[spec["kind"]]
+                model = sim.PERIPHERAL_KINDS[spec["kind"]]
                 if model.title == title:
                     return f"peripheral: {title} (model of {model.source})"
         return served
@@ -152,12 +150,12 @@ class SimTransport(Transport):
                        f"state(s) charged; time = cycles / {t['clock_hz'] / 1e6:g} MHz")
         if self.spec.profile:
             t["profile"] = PROFILE_CONDITION
-        models = [PERIPHERAL_KINDS[m["kind"]] for m in self.simulator().device.peripheral_models]
+        models = [sim.PERIPHERAL_KINDS[m["kind"]] for m in self.simulator().device.peripheral_models]
         if models:                   # the CPU's cycles are simulated, the engines' latencies modeled
             t["peripheral_models"] = [{"peripheral": m.title, "registers": m.source, "provenance": "modeled",
                                        "latency": m.latency_source} for m in models]
         # every cell of the run carries the same band (one device); the conditions say it once
-        t["error_band"] = band_for(self.simulator().device, f"{s['model']} v{s['model_version']}")
+        t["error_band"] = sim.band_for(self.simulator().device, f"{s['model']} v{s['model_version']}")
 
 
 TRANSPORTS: dict[type[McuTargetSpec], type[Transport]] = {

@@ -35,6 +35,7 @@ FACE = {
     "DEVICES": ("devices", "DEVICES"),
     "CORE_CPU": ("devices", "CORE_CPU"),
     "get_device": ("devices", "get_device"),
+    "device_at": ("devices", "device_at"),
     "device_spec": ("devices", "device_spec"),
     "split_spec": ("condition", "split_spec"),
     "describe_condition": ("condition", "describe"),
