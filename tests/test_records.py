@@ -84,6 +84,16 @@ def test_a_cell_refuses_a_word_outside_its_vocabulary(field, word):
         Cell(op="sha256", params={}, engine="openssl-sw", **{field: word})
 
 
+def test_a_result_refuses_a_figure_whose_provenance_is_outside_the_vocabulary():
+    from cryptobench.core.records import Energy, Result, VocabularyError
+    assert Result({"cycles": {"per_op_median": 5, "provenance": "simulated"},
+                   "sim": {"provenance": "simulated", "speed_provenance": "measured"}}).cycles["per_op_median"] == 5
+    with pytest.raises(VocabularyError, match="a result's cycles provenance 'guessed': expected one of measured"):
+        Result({"cycles": {"per_op_median": 5, "provenance": "guessed"}})
+    with pytest.raises(VocabularyError, match="an energy figure's provenance 'estimated'"):
+        Energy({"per_op_j": 1e-6, "provenance": "estimated"})
+
+
 def test_a_store_holding_a_misspelt_status_is_one_line(tmp_path):
     """A store another program wrote into: the cell that holds a word cryptobench never writes is
     named, in one line, instead of a traceback."""

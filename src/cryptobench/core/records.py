@@ -92,8 +92,25 @@ class Params(dict):
         return dict(self)
 
 
+def check_provenances(record: str, data: Mapping[str, Any]) -> None:
+    """Every figure of a result says what it is in one of PROVENANCES: its own `provenance` (and
+    `speed_provenance`) and those of the figures it holds one level down (cycles, energy, sim, ...)."""
+    for key in ("provenance", "speed_provenance"):
+        if key in data:
+            check_word(record, key, data[key], PROVENANCES)
+    for name, value in data.items():
+        if isinstance(value, Mapping):
+            for key in ("provenance", "speed_provenance"):
+                if key in value:
+                    check_word(f"{record} {name}", key, value[key], PROVENANCES)
+
+
 class Energy(JsonView):
     """A cell's energy figure (a host meter, a power-analyzer trace, or the simulator's model)."""
+
+    def __init__(self, data: Mapping[str, Any] | None = None):
+        super().__init__(data)
+        check_provenances("an energy figure's", self._data)
 
     @property
     def per_op_j(self) -> float | None:
@@ -120,7 +137,11 @@ class Energy(JsonView):
 
 class Result(JsonView):
     """A cell's derived statistics (docs/schema.md): the estimate tables print, the time
-    summary, cycles, energy, memory and the flags."""
+    summary, cycles, energy, memory and the flags; its figures' provenances are checked here."""
+
+    def __init__(self, data: Mapping[str, Any] | None = None):
+        super().__init__(data)
+        check_provenances("a result's", self._data)
 
     @property
     def n(self) -> int | None:
