@@ -1,3 +1,4 @@
+import fcntl
 import os
 import subprocess
 import sys
@@ -18,18 +19,25 @@ def tree_status() -> str | None:
                           capture_output=True, text=True, check=True).stdout
 
 
-# tiers (pyproject.toml's markers): a test in one of these is slow too, so `-m "not slow"` leaves them all out
-SLOW_TIERS = ("e2e", "qemu", "lab")
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if any(item.get_closest_marker(tier) for tier in SLOW_TIERS) and not item.get_closest_marker("slow"):
-            item.add_marker(pytest.mark.slow)
+# the tiers (pyproject.toml's markers) and their rule, hooks included: a test that starts a process is
+# in a tier that the fast one (`-m "not slow"`) leaves out (tests/tiers.py)
+from tiers import cli_helper, pytest_collection_modifyitems, pytest_runtest_call  # noqa: E402,F401
+from tiers import pytest_runtest_protocol  # noqa: E402,F401
 
 
 # the tree as the session found it: a developer's uncommitted edits are theirs, not the suite's
 TREE_AT_START = tree_status()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_terminal_size():
+    """COLUMNS and LINES are unset for the whole session, before any fixture (a module's that runs
+    the command line too): a table is as wide as a test says, never as the terminal, nor as readline
+    says (loaded in pytest's process, it exports them, and so to pytest-xdist's workers)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("COLUMNS", raising=False)
+        mp.delenv("LINES", raising=False)
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -39,6 +47,23 @@ def _in_a_temporary_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """The tree as the session found it, checked once every test is done: under pytest-xdist on the
+    controller (whose workers' tests end in no set order), and in any run that leaves out
+    tests/test_zz_tree_unchanged.py (the fast tier does: it runs git). A file a test created in the
+    tree is named, and the run fails."""
+    if hasattr(session.config, "workerinput") or TREE_AT_START is None:
+        return
+    now = tree_status()
+    if now != TREE_AT_START:
+        before, after = set(TREE_AT_START.splitlines()), set(now.splitlines())
+        lines = [f"  + {line}" for line in sorted(after - before)] + [f"  - {line}" for line in sorted(before - after)]
+        session.config.get_terminal_writer().line(
+            "the suite changed the repository tree (git status --porcelain):\n" + "\n".join(lines), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@cli_helper
 def cli(*args, env=None, timeout=None, **kw):
     """Run the real command line in a subprocess, in the test's working directory (its temporary
     folder); returns CompletedProcess."""
@@ -47,12 +72,24 @@ def cli(*args, env=None, timeout=None, **kw):
                           text=True, env=full_env, timeout=timeout, **kw)
 
 
+def make_host(*targets: str, only_if_missing: Path | None = None) -> None:
+    """`make -C harness/host` into build/host (the default target, or `targets`), one process at a
+    time: pytest-xdist's workers build there too, so each waits on a lock file beside the output
+    (an flock, released when the process ends however it ends). With `only_if_missing`, nothing
+    is run while that file is there."""
+    HARNESS.parent.mkdir(parents=True, exist_ok=True)
+    with open(HARNESS.parent / ".make.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if only_if_missing is not None and only_if_missing.exists():
+            return
+        subprocess.run(["make", "-s", "-C", str(ROOT / "harness" / "host"), f"BUILD={HARNESS.parent}", *targets],
+                       check=True, capture_output=True)
+
+
 @pytest.fixture(scope="session")
 def harness():
     """The real host harness, built by the project's Makefile if it is not there yet."""
-    if not HARNESS.exists():
-        subprocess.run(["make", "-s", "-C", str(ROOT / "harness" / "host"), f"BUILD={HARNESS.parent}"],
-                       check=True)
+    make_host(only_if_missing=HARNESS)
     return HARNESS
 
 

@@ -73,6 +73,7 @@ def test_the_lines_come_over_the_usart_and_not_semihosting():
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 def test_every_uart_driver_compiles_links_and_fits_its_board():
     """The drivers of the boards without silicon here: built with the board's set-up steps and
     divisor, linked into the board's memory map."""

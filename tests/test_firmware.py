@@ -145,6 +145,7 @@ def _tree(tmp_path):
     return tmp_path / "src" / "a.c", [f"-I{tmp_path / 'inc'}"]
 
 
+@pytest.mark.subprocess
 def test_the_object_key_covers_every_header_the_compilation_includes(tmp_path):
     from cryptobench.targets.mcu.firmware.build import object_key
     cc = _any_cc()
@@ -168,6 +169,7 @@ def test_the_object_key_covers_every_header_the_compilation_includes(tmp_path):
     assert object_key(cc, flags, src) != key
 
 
+@pytest.mark.subprocess
 def test_a_missing_header_is_a_build_error_naming_the_source(tmp_path):
     from cryptobench.targets.mcu.firmware.build import BuildError, object_key
     src, flags = _tree(tmp_path)

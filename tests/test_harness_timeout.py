@@ -103,6 +103,7 @@ def test_a_harness_silent_from_the_start_fails_to_start(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_request_that_asks_for_time_gets_it_on_top_of_the_timeout(silent):
     assert asked_s({"cmd": "idle", "ns": 1_500_000_000}) == 1.5
     assert asked_s({"cmd": "window", "slot": 1, "k": 4, "min_ns": 2_000_000_000}) == 2.0
@@ -112,6 +113,7 @@ def test_a_request_that_asks_for_time_gets_it_on_top_of_the_timeout(silent):
         assert proc.idle(1_500_000_000) == 1_500_000_000     # longer than the timeout, as asked
 
 
+@pytest.mark.subprocess
 def test_the_reply_timeout_comes_from_the_environment(silent, monkeypatch):
     monkeypatch.delenv(REPLY_TIMEOUT_ENV, raising=False)
     assert configured_reply_timeout_s() == 600
@@ -134,6 +136,7 @@ def test_a_bad_reply_timeout_stops_the_run_before_it_starts(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_gate_replaces_a_checker_process_that_was_stopped(silent, monkeypatch):
     from cryptobench.targets.host.verifier import Verifier
     monkeypatch.setenv("CRYPTOBENCH_HARNESS", str(silent))
@@ -214,6 +217,7 @@ WRONG_TYPES = """
 """
 
 
+@pytest.mark.subprocess
 def test_replies_with_wrong_types_are_harness_errors_naming_the_field(tmp_path):
     proc = HarnessProcess(path=_script(tmp_path / "wrong", WRONG_TYPES))
     try:

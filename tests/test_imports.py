@@ -30,6 +30,7 @@ def _forget_package():
         del sys.modules[name]
 
 
+@pytest.mark.slow                  # a fresh import of each of the package's modules: tens of seconds
 def test_every_module_imports_first():
     failed = []
     saved = {n: m for n, m in sys.modules.items() if n == "cryptobench" or n.startswith("cryptobench.")}

@@ -115,6 +115,7 @@ def test_bad_refs_are_refused_in_one_line(repo, ref, expected):
     assert msg.startswith(f"--library-source: {repo}@") and expected in msg and "\n" not in msg
 
 
+@pytest.mark.subprocess
 def test_not_a_repository_and_no_folder_are_refused(tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()

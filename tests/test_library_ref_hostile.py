@@ -24,6 +24,10 @@ from cryptobench.devtools.crafted_git import arm_canaries, blob, bomb, commit, g
 from cryptobench.targets.mcu.firmware.library_ref import (LibraryRef, commits_dir, export_tree, plain_dir_state,
                                                            resolve_ref)
 
+# every test makes or reads a repository with git (devtools/crafted_git.py, the code under test)
+pytestmark = pytest.mark.subprocess
+
+
 @pytest.fixture
 def repo(tmp_path):
     r = tmp_path / "lib"

@@ -366,6 +366,7 @@ def test_a_bad_variant_source_is_reported_at_the_variants_line(tmp_path):
         resolve(load_recipe(str(_recipe(home, same))), tree)
 
 
+@pytest.mark.subprocess
 def test_a_recipes_crate_download_is_said_before_it_starts(tmp_path, monkeypatch, capsys):
     from cryptobench.targets.mcu.firmware.recipes import crate_tree
     monkeypatch.setenv("CRYPTOBENCH_CACHE", str(tmp_path / "cache"))

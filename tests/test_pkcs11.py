@@ -182,6 +182,7 @@ def test_keys_are_session_objects(token):
     assert [p.name for p in store.rglob("*.object") if p.name != "token.object"] == []
 
 
+@pytest.mark.subprocess
 def test_throwaway_token_is_removed_and_pin_is_private():
     prov = softhsm_token()
     root = Path(prov.env["SOFTHSM2_CONF"]).parent
@@ -339,6 +340,7 @@ def test_token_removed_mid_run_fails_later_cells_and_the_run_completes(tmp_path,
     assert seen["pin"] not in json.dumps(run.to_json())
 
 
+@pytest.mark.subprocess
 def test_the_pin_reaches_the_pkcs11_harness_only(monkeypatch):
     """A PIN in this process's environment is not copied into any other harness process."""
     from cryptobench.targets.host.harness import HarnessProcess

@@ -5,11 +5,10 @@ dilithium-py, which the `pqc` extra installs (./setup.sh installs it: a missing 
 here, not a skip); a ciphertext with one bit flipped gives the implicit-rejection key, a flipped
 signature is rejected; a spoilt ML-KEM vector file is refused with one line."""
 import json
-import subprocess
 
 import pytest
 
-from conftest import ROOT, cli
+from conftest import ROOT, cli, make_host
 
 from cryptobench.catalog.ops import OPS
 from cryptobench.core.errors import UsageError
@@ -27,8 +26,7 @@ CELLS = [(op, level) for op in PQ_OPS for level in LEVELS[OPS[op].family]]
 @pytest.fixture(scope="module")
 def pq():
     """The real cbh-pqclean, built by the project's Makefile (make pqclean) when it is not there yet."""
-    subprocess.run(["make", "-s", "-C", str(ROOT / "harness" / "host"), f"BUILD={BUILD}", "pqclean"], check=True,
-                   capture_output=True)
+    make_host("pqclean")
     assert (BUILD / "cbh-pqclean").exists()
     with HarnessProcess(path=ENGINES["pqclean"].harness()) as proc:
         yield proc

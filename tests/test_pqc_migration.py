@@ -1,12 +1,10 @@
 """The `pqc-migration` suite and layout (analysis/migration.py, report/layouts/migration.py): each
 protocol party's post-quantum work beside its classical work, as ratios of time, stack, code size,
 energy and bytes sent, from one stored run."""
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from conftest import cli
+from conftest import cli, make_host
 from storeutil import stored_run
 
 from cryptobench.analysis.migration import ROLES, costs, pairs
@@ -110,9 +108,7 @@ def test_the_suite_names_the_layout_and_pairs_768_with_p256_and_x25519():
 @pytest.mark.e2e
 def test_the_suite_on_the_host_prints_the_ratios_with_the_real_engines(tmp_path, harness):
     """The real suite on the host: pqclean, Mbed TLS and OpenSSL verified, then timed and paired."""
-    root = Path(__file__).resolve().parent.parent
-    subprocess.run(["make", "-s", "-C", str(root / "harness" / "host"), f"BUILD={root / 'build' / 'host'}", "pqclean"],
-                   check=True, capture_output=True)
+    make_host("pqclean")
     proc = cli("run", "--suite", "pqc-migration", "--repeat", "3", "--budget", "10", "--db", str(tmp_path / "db.sqlite"))
     assert proc.returncode == 0, proc.stderr
     out = " ".join(proc.stdout.split())

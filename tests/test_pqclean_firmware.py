@@ -130,6 +130,7 @@ def test_a_bad_heap_is_one_line_naming_file_and_line(tmp_path, value):
     assert msg.startswith(f"{p}:6: ") and "'heap'" in msg and "\n" not in msg
 
 
+@pytest.mark.subprocess
 def test_the_arena_takes_the_heaps_bytes_and_the_stack_the_rest(tmp_path):
     from cryptobench.targets.mcu.boards import BOARDS
     r = SimpleNamespace(name="x", version="1", source_dir=tmp_path, include_dirs=[], config_dir=None, defines=[],
@@ -155,6 +156,7 @@ def test_a_bad_stack_needs_is_one_line_naming_file_and_line(tmp_path, value, exp
 
 # --- config_dir with a subfolder ---------------------------------------------------------------------
 
+@pytest.mark.subprocess
 def test_a_config_dir_with_a_subfolder_builds_and_its_files_key_the_build(tmp_path):
     from cryptobench.targets.mcu.boards import BOARDS
     cfg = tmp_path / "cfg"

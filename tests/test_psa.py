@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, cli
+from conftest import ROOT, cli, make_host
 
 from cryptobench.targets.host.engines import ENGINES
 from cryptobench.targets.mcu.firmware.recipes import load_recipe, resolve
@@ -27,8 +27,7 @@ def _run(tmp_path, *args, name="run"):
 
 
 def _built_psa_harness():
-    subprocess.run(["make", "-s", "-C", str(ROOT / "harness" / "host"), f"BUILD={BUILD}", "psa"], check=True,
-                   capture_output=True)
+    make_host("psa")
     for name in ("cbh-psa", "cbh-psa-testdriver"):
         assert (BUILD / name).exists(), name
 

@@ -108,6 +108,7 @@ def test_the_plan_chooses_its_target_in_one_place():
         target_for(Plan.from_json({"kind": "trace", "options": {}, "groups": []}))
 
 
+@pytest.mark.subprocess
 def test_an_imported_trace_is_a_target_that_yields_its_cells(tmp_path):
     from cryptobench.targets.trace.target import TraceTarget
     store = Store(tmp_path / "r.sqlite")

@@ -113,6 +113,7 @@ def test_m33_costs_that_differ_from_the_m4(src, m33, m4, tmp_path):
     assert (cycles("cortex-m33", src, tmp_path), cycles("cortex-m4", src, tmp_path)) == (m33, m4)
 
 
+@pytest.mark.subprocess
 def test_m33_16bit_conditional_branch_pairs_with_the_instruction_before(tmp_path):
     """[J33]: a 16-bit B<cond> after a 16-bit instruction costs 0 not taken; taken 2 after a
     flag-setting one, 1 after one that sets none."""

@@ -94,6 +94,7 @@ def _image(lib, cpu, device):
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("lib,cpu,spec,core", IMAGES, ids=[f"{i[0]}-{i[1]}-{i[2]}" for i in IMAGES])
 def test_firmware_images_give_unicorns_counts(lib, cpu, spec, core):
     sims = {ex: _simulator(core, spec, ex) for ex in native.EXECUTORS}

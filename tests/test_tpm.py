@@ -240,6 +240,7 @@ def test_no_swtpm_and_no_tpm_names_setup_and_the_variable(tmp_path, monkeypatch)
     assert "./setup.sh" in str(exc.value) and tpm_mod.TCTI_ENV in str(exc.value)
 
 
+@pytest.mark.subprocess
 def test_started_swtpm_is_stopped_and_removed():
     prov = tpm_mod.start_swtpm()
     state = Path(prov.state_dir)

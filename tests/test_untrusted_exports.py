@@ -138,7 +138,7 @@ def _export_text(db, *args) -> str:
     return out.getvalue()
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.subprocess)])
 def test_export_streams_the_cells_and_writes_the_table_held_whole(tmp_path, monkeypatch, backend, request):
     db = tmp_path / "r.sqlite" if backend == "sqlite" else request.getfixturevalue("pg_db")
     _hostile_store(db, runs=3, cells_per_run=7)

@@ -135,6 +135,7 @@ def test_the_stored_tail_is_bounded():
     assert len(got.splitlines()) == MAX_LINES and all(len(line) <= MAX_LINE for line in got.splitlines())
 
 
+@pytest.mark.subprocess
 def test_a_failed_tool_leaves_no_private_file(tmp_path):
     from cryptobench.targets.mcu.firmware.build import BuildError, _private, _produce
     target = tmp_path / "x.o"
