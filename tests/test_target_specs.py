@@ -141,6 +141,7 @@ def _sim_plan(**more):
                                      engines=("mbedtls",), **more))
 
 
+@pytest.mark.subprocess          # planning asks arm-none-eabi-gcc for its version
 @needs_sim
 def test_the_plan_carries_the_device_and_recipes_it_resolved(monkeypatch):
     from cryptobench.runner import mcu_plan
@@ -181,6 +182,7 @@ def test_planning_a_sim_run_leaves_the_simulators_library_unloaded():
     assert json.loads(done.stdout) == [False, True]
 
 
+@pytest.mark.subprocess          # planning asks arm-none-eabi-gcc for its version
 @needs_sim
 def test_the_target_runs_the_planned_device_and_a_stored_plan_resolves_its_own_once(monkeypatch):
     from cryptobench.targets.mcu import target as mcu_target
@@ -197,6 +199,7 @@ def test_the_target_runs_the_planned_device_and_a_stored_plan_resolves_its_own_o
     assert (dev.name, dev.options, dev.clock_hz) == ("stm32f030", {"clock": "8MHz"}, 8_000_000)
 
 
+@pytest.mark.subprocess          # planning asks arm-none-eabi-gcc for its version
 @needs_sim
 def test_the_target_builds_the_planned_recipes_and_loads_a_stored_plans_by_name(monkeypatch):
     from cryptobench.targets.mcu import target as mcu_target

@@ -435,10 +435,12 @@ class Machine:
         if profile is not None:
             self.profile = profile
             profile.start(lib, self.sim)
-            if self.native:               # the profile needs each block through cbsim_enter
-                lib.cbcpu_set_enter(self.ex.h, 1)
         if max_instructions is not None:
             lib.cbsim_set_insn_limit(self.sim, max_instructions)
+        if self.native and (code.watched or profile is not None or max_instructions is not None):
+            # the watched calls, the profile and the instruction limit are cbsim_enter's: every
+            # block through it (the accounting's fast path leaves them out)
+            lib.cbcpu_set_enter(self.ex.h, 1)
 
     def _scan(self, code: Code) -> codescan.Sites:
         """Unicorn's hooks need them (codescan.py): the data-dependent instructions, the unmasking
