@@ -20,18 +20,7 @@ from cryptobench.targets.mcu.sim.peripherals.registers import NEVER
 from cryptobench.targets.mcu.sim.peripherals.registry import PeripheralBus
 from cryptobench.targets.mcu.sim.peripherals.stm32_rng import Stm32Rng
 
-SRAM = 0x20000000
-
-
-class Ram:
-    def __init__(self):
-        self.b = bytearray(0x24000)
-
-    def read(self, addr, n):
-        return bytes(self.b[addr - SRAM:addr - SRAM + n])
-
-    def write(self, addr, data):
-        self.b[addr - SRAM:addr - SRAM + len(data)] = data
+from test_peripherals_cc26x2 import SRAM, Ram  # noqa: F401 (the image's SRAM as a model's DMA sees it)
 
 
 def snapshot(m, t):
