@@ -288,43 +288,11 @@ static void flash_fetch(cbsim *s, const cbsim_block *b, int seq, int cont)
 
 /* ---- accounting, shared by the Unicorn hooks below and any other executor ------------------- */
 
-/* Entry into the block [addr, addr + size): its static cost, and the taken-branch extra of the
- * block before it when this one is not that block's fall-through. Returns 0, or -1 when the
- * block's cost could not be had (the miss callback failed; the run must stop). */
-static inline void account(cbsim *s, const cbsim_block *b, uint32_t addr, uint32_t size);
-
-int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
+/* Entry into the block b (its record): its static cost, and the taken-branch extra of the block
+ * before it when this one is not that block's fall-through. */
+static inline void account(cbsim *s, const cbsim_block *b)
 {
-    cbsim_block *b = lookup(s, addr, size);
-    if (b == NULL) {
-        s->failed = 1;
-        return -1;
-    }
-    account(s, b, addr, size);
-    return 0;
-}
-
-/* For an executor that keeps each block's record (cbsim_block_of) with its own decoded block:
- * the record of [addr, addr + size), costed on first sight (NULL: the cost could not be had, and
- * the run has failed); valid while *cbsim_generation(s) stays what it was when it was given. */
-cbsim_block *cbsim_block_of(cbsim *s, uint32_t addr, uint32_t size)
-{
-    cbsim_block *b = lookup(s, addr, size);
-    if (b == NULL)
-        s->failed = 1;
-    return b;
-}
-
-const uint32_t *cbsim_generation(const cbsim *s) { return &s->generation; }
-
-/* cbsim_account_block for a record the executor kept (cbsim_block_of): no lookup. */
-void cbsim_account_known(cbsim *s, const cbsim_block *b)
-{
-    account(s, b, b->addr, b->size);
-}
-
-static inline void account(cbsim *s, const cbsim_block *b, uint32_t addr, uint32_t size)
-{
+    uint32_t addr = b->addr;
     int branched = s->prev_end == END_ALWAYS || (s->prev_end == END_COND && addr != s->prev_fall);
     if (s->prev_end == END_COND && addr != s->prev_fall)
         s->cycles += s->prev_taken_extra;
@@ -342,9 +310,39 @@ static inline void account(cbsim *s, const cbsim_block *b, uint32_t addr, uint32
     s->insns += b->insns;
     s->blocks++;
     s->prev_end = b->end;
-    s->prev_fall = addr + size;
+    s->prev_fall = addr + b->size;
     s->prev_taken_extra = b->taken_extra;
     s->prev_insns = b->insns;
+}
+
+/* For an executor that keeps each block's record with its own decoded block: the record of
+ * [addr, addr + size), costed on first sight (NULL: the cost could not be had, and the run has
+ * failed); valid while *cbsim_generation(s) stays what it was when it was given. */
+cbsim_block *cbsim_block_of(cbsim *s, uint32_t addr, uint32_t size)
+{
+    cbsim_block *b = lookup(s, addr, size);
+    if (b == NULL)
+        s->failed = 1;
+    return b;
+}
+
+const uint32_t *cbsim_generation(const cbsim *s) { return &s->generation; }
+
+/* Entry into the block [addr, addr + size). Returns 0, or -1 when the block's cost could not be
+ * had (the miss callback failed; the run must stop). */
+int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
+{
+    cbsim_block *b = cbsim_block_of(s, addr, size);
+    if (b == NULL)
+        return -1;
+    account(s, b);
+    return 0;
+}
+
+/* cbsim_account_block for a record the executor kept (cbsim_block_of): no lookup. */
+void cbsim_account_known(cbsim *s, const cbsim_block *b)
+{
+    account(s, b);
 }
 
 /* A data read of `size` bytes at `addr` from flash (the caller checked the range). */
