@@ -158,7 +158,6 @@ class Machine:
         self.miss = None                  # its callback for blocks it has no cost for (kept alive while it runs)
         self.stamper = None
         self.timing_report = timing.TimingReport()
-        self.profile = None               # profile.py's FunctionProfile, once started
         self.systick, self.dwt, self.ppb = SysTick(), CycleCounter(), {}
         self.vtor = vtor
         self.pending = False              # SysTick's exception is pending (masked)
@@ -433,7 +432,6 @@ class Machine:
         for addr in code.watched:
             lib.cbsim_watch(self.sim, addr)
         if profile is not None:
-            self.profile = profile
             profile.start(lib, self.sim)
         if max_instructions is not None:
             lib.cbsim_set_insn_limit(self.sim, max_instructions)
