@@ -18,7 +18,7 @@ imports nothing from timing.py (timing.py calls it).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 FLAGS = "apsr"     # the pseudo-register for the condition flags
 
@@ -39,7 +39,7 @@ _EXTEND_ADD = {"sxtab", "sxtah", "sxtab16", "uxtab", "uxtah", "uxtab16"}
 _OP_REG, _OP_IMM, _OP_MEM = 1, 2, 3     # capstone 5's ARM_OP_REG/IMM/MEM
 
 
-@dataclass
+@dataclass(slots=True)      # one per instruction of every M7/M33 block costed: slots make them cheaper
 class Item:
     """One instruction of a block as the issue rules see it."""
     insn: object
@@ -47,31 +47,38 @@ class Item:
     base: str             # mnemonic without width, condition or S
     cost: int             # timing.py's table cost (0 for a data-dependent one)
     flow: bool            # writes the PC
+    regs: list            # its register operands' names, in order (timing.py's _regs)
+    reads: set = field(init=False)      # registers read (FLAGS for the condition flags)
+    writes: set = field(init=False)     # registers written
+    addr: set = field(init=False)       # registers that form a load/store address
+    shifted: set = field(init=False)    # registers read through an inline shift (operand2)
+    kind: str = field(init=False)       # _kind's
+    op2: str | None = field(init=False)     # _op2's ([J7]'s operand2 class), for the ALU kind
 
     def __post_init__(self):
         insn = self.insn
+        name = insn.reg_name
         read, written = insn.regs_access()
-        self.reads = {insn.reg_name(r) for r in read} - {"pc"}
-        self.writes = {insn.reg_name(r) for r in written} - {"pc"}
-        if "cpsr" in self.reads or insn.cc not in (0, 15):      # ADC/SBC/RRX, or conditional (IT)
-            self.reads = (self.reads - {"cpsr"}) | {FLAGS}
+        self.reads, self.writes = reads, writes = set(map(name, read)), set(map(name, written))
+        reads.discard("pc")
+        writes.discard("pc")
+        if "cpsr" in reads or insn.cc not in (0, 15):      # ADC/SBC/RRX, or conditional (IT)
+            reads.discard("cpsr")
+            reads.add(FLAGS)
         if insn.update_flags:
-            self.writes = (self.writes - {"cpsr"}) | {FLAGS}
-        self.addr = set()          # registers that form a load/store address
-        self.shifted = set()       # registers read through an inline shift (operand2)
+            writes.discard("cpsr")
+            writes.add(FLAGS)
+        self.addr, self.shifted = set(), set()
         for op in insn.operands:
             if op.type == _OP_MEM:
-                self.addr.update(insn.reg_name(r) for r in (op.mem.base, op.mem.index) if r)
+                self.addr.update(name(r) for r in (op.mem.base, op.mem.index) if r)
             elif op.type == _OP_REG and op.shift.type:
-                self.shifted.add(insn.reg_name(op.reg))
+                self.shifted.add(name(op.reg))
         self.kind = _kind(self)
         self.op2 = _op2(self) if self.kind == "alu" else None
 
-    def regs(self) -> list:
-        return [self.insn.reg_name(op.reg) for op in self.insn.operands if op.type == _OP_REG]
-
     def accumulators(self) -> set:
-        regs = self.regs()
+        regs = self.regs
         if self.base in _ACC_LAST and len(regs) == 4:
             return {regs[3]}
         if self.base in _ACC_PAIR:
@@ -80,7 +87,7 @@ class Item:
 
     def store_data(self) -> set:
         """The registers a store writes to memory (not its address)."""
-        return set(self.regs()) - self.addr if self.cls in ("str", "vstr", "strd") else set()
+        return set(self.regs) - self.addr if self.cls in ("str", "vstr", "strd") else set()
 
 
 def _kind(it: Item) -> str:
@@ -96,7 +103,7 @@ def _kind(it: Item) -> str:
     if cls in ("ldr", "str"):
         return "load" if cls == "ldr" else "store"
     if cls in ("vldr", "vstr"):      # [J7] vldr.f can dual issue; vldr.d/vstr.d "can't dual issue with anything"
-        if any(r[:1] == "d" for r in it.regs()):
+        if any(r[:1] == "d" for r in it.regs):
             return "other"
         return "load" if cls == "vldr" else "store"
     if it.base == "nop":             # [J7] "no nop elimination, they are just not creating execution stalls"

@@ -33,7 +33,7 @@ from . import binding, codescan, exceptions, semihosting, sleep, stamp, timing
 from .binding import MISS_FN, fill_line_offsets
 from .devices import Device, FlashCache
 from .executor import EXCP_BKPT, EXCP_EXCEPTION_EXIT, EXCP_SVC, LIMIT, PROBLEM, TIMEOUT
-from .insns import cached
+from .insns import Decoder
 from .interrupts import PeripheralInterrupts, nvic_word
 from .peripherals.registry import PeripheralBus
 from .systick import EXCEPTION as SYSTICK, CycleCounter, SysTick
@@ -152,6 +152,8 @@ class Machine:
         self.on_console, self.on_counter, self.on_semihosting = on_console, on_counter, on_semihosting
         self.cs = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
         self.cs.detail = True             # the timing model costs each block from its disassembly
+        # ... read once, straight from capstone's records (insns.py)
+        self.decoder = Decoder(self.cs, regs_access=timing.reads_regs_access(device.core))
         self.outcome = Outcome()
         self.notes: list[str] = []
         self.sim = None                   # the native accounting (cbsim.c), once installed
@@ -386,7 +388,7 @@ class Machine:
         """cbsim.c asks the cost of a block it has not seen: the timing model's, or -1 to stop."""
         b = bp.contents
         try:
-            insns = cached(self.cs.disasm(self.ex.read(b.addr, b.size), b.addr))
+            insns = self.decoder.decode(self.ex.read(b.addr, b.size), b.addr)
             cost = timing.block_cost(self.device.core, self.dev, insns, self.timing_report)
         except Exception as exc:        # a model bug must stop the run, loudly
             self.outcome.problem = self.outcome.problem or f"timing model failed on the block at 0x{b.addr:08x}: {exc}"

@@ -253,12 +253,26 @@ except ImportError:               # timing.py stays importable without capstone
     _AL, _INVALID, _OP_REG, _OP_MEM = 15, 0, 1, 3
 
 
+_UNCONDITIONAL = frozenset((_AL, _INVALID))     # the condition codes of an unconditional instruction
+_FLOW_CLASSES = frozenset(("alu_pc", "ldr_pc", "ldm_pc", "b", "bcond", "cbz", "bl", "bx", "tb"))  # write the PC
+_BASES: dict = {}     # (mnemonic, cc) -> base: _strip's answer depends on those two alone, and a run
+                      # meets a few hundred pairs in thousands of instructions
+
+
 def _base(insn) -> str:
     """The mnemonic without width (.w), data type (.f32), IT condition, or S (flag-setting) suffix."""
-    m = insn.mnemonic.split(".", 1)[0].lower()
+    key = (insn.mnemonic, insn.cc)
+    base = _BASES.get(key)
+    if base is None:
+        base = _BASES[key] = _strip(*key)
+    return base
+
+
+def _strip(mnemonic: str, cc: int) -> str:
+    m = mnemonic.split(".", 1)[0].lower()
     if m[:2] == "it" and set(m[1:]) <= {"t", "e"}:
         return "it"
-    if insn.cc not in (_AL, _INVALID) and m[-2:] in _CONDS and m[:-2]:
+    if cc not in _UNCONDITIONAL and m[-2:] in _CONDS and m[:-2]:
         m = m[:-2]
     if m not in CLASS_OF and m.endswith("s") and m[:-1] in CLASS_OF:
         m = m[:-1]
@@ -278,9 +292,9 @@ def _mem_regs(insn) -> set:
     return out
 
 
-def _dests(insn, cls: str, base: str) -> set:
-    """Registers a data-processing instruction writes (for the M3/M4 address-generation stall)."""
-    regs = _regs(insn)
+def _dests(regs: list, cls: str, base: str) -> set:
+    """Registers a data-processing instruction writes (for the M3/M4 address-generation stall);
+    regs: its register operands (_regs)."""
     if not regs or base in _NO_DEST:
         return set()
     if cls in ("lmul", "lmla") or base in ("umaal", "smlalbb", "smlalbt", "smlaltb", "smlaltt",
@@ -297,7 +311,8 @@ def _is_core_reg(name: str) -> bool:
 
 
 def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport | None = None) -> BlockCost:
-    """The cost of one execution of `insns` (capstone CsInsn, Thumb, M-class, detail on).
+    """The cost of one execution of `insns` (capstone CsInsn, Thumb, M-class, detail on, or the
+    insns.Insn a Decoder makes of them: the same attributes).
     Instructions charged the 1-cycle default are listed in `report` (when given)."""
     if core not in TABLES:
         raise ValueError(f"unknown core '{core}'; valid: {', '.join(CORES)}")
@@ -314,9 +329,9 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
         base = _base(insn)
         regs = _regs(insn)
         cls = CLASS_OF.get(base)
-        conditional = insn.cc not in (_AL, _INVALID) or cls == "cbz"
+        conditional = insn.cc not in _UNCONDITIONAL or cls == "cbz"
         cls = _flow_class(cls, base, regs, conditional)
-        flow = cls in ("alu_pc", "ldr_pc", "ldm_pc", "b", "bcond", "cbz", "bl", "bx", "tb")
+        flow = cls in _FLOW_CLASSES
         c = _insn_cost(core, dev, insn, base, cls, regs, report, dynamic)
         if pipe:
             if cls in t and t[cls] != DYN:
@@ -324,7 +339,7 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
             pipe.advance(insn, cls, base, regs)
         branch = None
         if issued is not None:
-            c, branch = _issue_rules(core, issued, issue.Item(insn, cls, base, c, flow), c)
+            c, branch = _issue_rules(core, issued, issue.Item(insn, cls, base, c, flow, regs), c)
 
         if flow and conditional:
             # B<cond>/CBZ/CBNZ: the table's not-taken and taken costs. A PC write made conditional
@@ -356,6 +371,12 @@ def block_cost(core: str, dev: DeviceParams, insns: list, report: TimingReport |
 
 
 ISSUE_RULES = {"cortex-m7", "cortex-m33"}     # cores with measured issue rules (issue.py)
+
+
+def reads_regs_access(core: str) -> bool:
+    """Whether block_cost asks this core's instructions their regs_access() (the registers the
+    issue rules' dependences are made of): a decoder may leave them out otherwise (insns.py)."""
+    return core in ISSUE_RULES
 
 
 def _m7_dual_issue(issued: list, cycles: int, offsets: list[int]) -> tuple[int, list[int]]:
@@ -495,7 +516,7 @@ class _Pipeline:
         (docs/sim-model.md)."""
         self.ok = cls == "ldr" and not insn.writeback
         self.dest = set(regs[:1]) if cls == "ldr" else set()
-        self.dp_dest = _dests(insn, cls, base) if cls in DATA_PROCESSING else set()
+        self.dp_dest = _dests(regs, cls, base) if cls in DATA_PROCESSING else set()
         self.was_load = cls == "ldr"
         self.store_data_phase = cls == "str" and getattr(self, "_store1", False)
         self._store1 = False
