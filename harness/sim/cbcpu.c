@@ -9,12 +9,12 @@
 #include <time.h>
 
 #include "cbcpu_int.h"
+#include "cbsim_int.h"
 
 int cbsim_account_block(struct cbsim *s, uint32_t addr, uint32_t size);
 uint64_t cbsim_cycles(const struct cbsim *s);
 struct cbsim_block *cbsim_block_of(struct cbsim *s, uint32_t addr, uint32_t size);
 const uint32_t *cbsim_generation(const struct cbsim *s);
-void cbsim_account_known(struct cbsim *s, const struct cbsim_block *b);
 int cbsim_enter(struct cbsim *s, uint32_t addr, uint32_t size, uint32_t (*lr)(void *), void *ctx);
 void cbsim_account_flash_read(struct cbsim *s, uint32_t addr, uint32_t size);
 void cbsim_account_dynamic(struct cbsim *s, int kind, uint32_t a, uint32_t b);
@@ -22,6 +22,16 @@ void cbsim_account_dynamic(struct cbsim *s, int kind, uint32_t a, uint32_t b);
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define VTOR_ADDR 0xE000ED08u
+#define CLOCK_CALLS 256         /* callbacks into the host between two reads of the clock */
+#define CLOCK_BLOCKS 0x40000    /* blocks between two reads of the clock (2^18) */
+
+/* a callback into the host: an image that calls semihosting or touches peripherals in every
+ * block must not overrun the run's timeout, so the clock is read after CLOCK_CALLS of them */
+static inline void slow_call(cbcpu *c)
+{
+    if (++c->slow >= CLOCK_CALLS)
+        c->attn.is.clock = 1;
+}
 
 void cbcpu_fail(cbcpu *c, const char *fmt, ...)
 {
@@ -32,7 +42,7 @@ void cbcpu_fail(cbcpu *c, const char *fmt, ...)
     vsnprintf(c->problem, sizeof c->problem, fmt, ap);
     va_end(ap);
     c->status = CBCPU_PROBLEM;
-    c->stop = 1;
+    c->attn.is.stop = 1;
 }
 
 /* ---- memory -------------------------------------------------------------------------------- */
@@ -62,7 +72,7 @@ static uint32_t slow_read(cbcpu *c, uint32_t a, uint32_t size)
             break;
         }
     }
-    c->slow++;
+    slow_call(c);
     if (c->rd == NULL || c->rd(a, size, &v) != 0)
         cbcpu_fail(c, "read of %u bytes at unmapped 0x%08x (pc=0x%08x)", size, a, c->r[15] - 4);
     return v;
@@ -75,7 +85,7 @@ static void slow_write(cbcpu *c, uint32_t a, uint32_t size, uint32_t v)
     if (c->status == CBCPU_PROBLEM)
         return;
     c->nholds = 0;          /* a store to any register may change what every held read gives */
-    c->slow++;
+    slow_call(c);
     if (c->wr == NULL || c->wr(a, size, v) != 0)
         cbcpu_fail(c, "write of %u bytes at unmapped 0x%08x (pc=0x%08x)", size, a, c->r[15] - 4);
 }
@@ -85,14 +95,14 @@ static inline uint8_t *host(cbcpu *c, uint32_t a, uint32_t size, int write)
     uint32_t o = a - c->ram_lo;
     if (LIKELY(o <= c->ram_size - size)) {
         if (write && UNLIKELY(c->ram_code[o >> PAGE_BITS]))
-            c->flush = 1;
+            c->attn.is.flush = 1;
         return c->ram + o;
     }
     o = a - c->flash_lo;
     if (o <= c->flash_size - size) {
         if (write) {
             if (c->flash_code[o >> PAGE_BITS])
-                c->flush = 1;
+                c->attn.is.flush = 1;
         } else if (c->acct) {
             cbsim_account_flash_read(c->acct, a, size);
         }
@@ -461,7 +471,7 @@ static void exc_return(cbcpu *c, uint32_t v)
     c->r[13] = f + 0x20 + ((vals[7] >> 9) & 1) * 4;
     c->event = 1;                   /* an exception return sets the event register (ARMv7-M ARM B1.5.18) */
     if (c->wake)
-        c->stop = 1;
+        c->attn.is.stop = 1;
 }
 
 /* the pc written by BX, BLX, POP, LDR or LDM: interworking, or an exception return */
@@ -489,7 +499,7 @@ static int take_pending(cbcpu *c)
         exc_entry(c, e, c->pc);
         return 1;
     }
-    c->any_pending = 0;
+    c->attn.is.pending = 0;
     return 0;
 }
 
@@ -545,7 +555,7 @@ static void flush_blocks(cbcpu *c)
     c->used = 0;
     memset(c->ram_code, 0, (c->ram_size >> PAGE_BITS) + 1);
     memset(c->flash_code, 0, (c->flash_size >> PAGE_BITS) + 1);
-    c->flush = 0;
+    c->attn.is.flush = 0;
     c->flushes++;
 }
 
@@ -605,7 +615,7 @@ int cbcpu_mem_write(cbcpu *c, uint32_t addr, const uint8_t *buf, uint32_t n)
         memcpy(c->ram + (addr - c->ram_lo), buf, n);
     else
         return -1;
-    c->flush = 1;
+    c->attn.is.flush = 1;
     return 0;
 }
 
@@ -661,11 +671,11 @@ void cbcpu_pend(cbcpu *c, int exc)
 {
     if (exc >= 2 && exc < 512) {
         c->pending[exc] = 1;
-        c->any_pending = 1;
+        c->attn.is.pending = 1;
     }
 }
 
-void cbcpu_stop(cbcpu *c) { c->stop = 1; }
+void cbcpu_stop(cbcpu *c) { c->attn.is.stop = 1; }
 
 /* With `on` (`cryptobench sim run`), each block is entered through cbsim_enter (the accounting's
  * alarm and watched functions), and the run also stops before the next block after an instruction

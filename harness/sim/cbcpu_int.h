@@ -81,7 +81,11 @@ struct cbcpu {
     uint32_t fn, fz, fc, fv, fq, ge;
     uint32_t ipsr, primask, basepri, faultmask, control, other_sp, vtor, fpscr;
     uint32_t sx[32];        /* s0-s31 (d0-d15 as pairs) */
-    int arch, stop, status;
+    int arch, status;
+    /* what the block loop must look at before the next block: a stop (a callback, a problem, a
+     * hint), decoded code written, an exception pended, the clock due (CLOCK_CALLS callbacks into
+     * the host since it was last read). One word, so the loop tests them all with one load. */
+    union { struct { uint8_t stop, flush, pending, clock; } is; uint32_t any; } attn;
     int wake;               /* cbcpu_set_wake: stop after unmasking, an exception return or WFI */
     int hints;              /* cbcpu_set_hints: stop after WFI and after a WFE that found no event */
     int slept;              /* the hint (2 WFE, 3 WFI) that stopped the last run, else 0 */
@@ -90,7 +94,6 @@ struct cbcpu {
     uint8_t *flash, *ram;
     uint32_t flash_lo, flash_size, ram_lo, ram_size;
     uint8_t *flash_code, *ram_code;   /* per 1 KiB page: decoded code lives there */
-    int flush;              /* a write hit decoded code: drop the decoded blocks at the block's end */
     struct cbsim *acct;
     const uint32_t *acct_gen;   /* the accounting's table generation (cbsim_generation) */
     uint16_t dyn_div, dyn_lmul, dyn_lmla;   /* cbsim DYN kinds, 0 when the model charges a fixed cost */
@@ -106,8 +109,7 @@ struct cbcpu {
     uint32_t last_size;     /* its bytes */
     uint32_t it_next;       /* IT state the next block starts in (a block ended inside an IT block) */
     uint8_t pending[512], active[512];
-    int any_pending;
-    uint32_t slow;          /* callbacks into the host since the clock was last read */
+    uint32_t slow;          /* callbacks into the host since the clock was last read (slow_call) */
     /* reads the host said stay the same until a cycle (cbcpu_hold_read): a status register polled
      * while a modelled engine works is answered here, without a call into the host per read */
     struct { uint32_t addr, size, value; uint64_t until; } hold[CBCPU_HOLDS];

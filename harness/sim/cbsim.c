@@ -27,99 +27,7 @@
 
 #include <unicorn/unicorn.h>
 
-enum { END_NONE = 0, END_COND = 1, END_ALWAYS = 2 };
-enum { DYN_UDIV = 1, DYN_SDIV = 2, DYN_LMUL = 3, DYN_LMLA = 4 };
-
-#define INLINE_LINES 4
-
-typedef struct cbsim_block {
-    uint32_t addr, size;
-    uint32_t cycles, insns;
-    uint32_t end, taken_extra;
-    uint32_t entry_extra;      /* extra cycles when entered by a taken branch (not by falling through) */
-    /* the fetch-bandwidth model (flash on): for each flash line the block touches, in order, the
-     * cycles of its instructions before the first one in that line (when the core reaches it).
-     * cbsim.c sets line_shift, nlines and line_off (zeroed) before the miss callback fills them. */
-    uint32_t line_shift, nlines;
-    uint32_t *line_off;        /* inline_off for a block of up to INLINE_LINES lines, else its own array */
-    uint32_t inline_off[INLINE_LINES];   /* in the record itself: read with it, no second cache miss */
-} cbsim_block;
-
-/* Fills *b (addr and size are set) with the block's cost; returns 0, or -1 to stop. */
-typedef int (*cbsim_miss_fn)(cbsim_block *b);
-
-typedef struct {
-    int kind;
-    int reg_a, reg_b;          /* unicorn register ids of the operands */
-    struct cbsim *sim;
-} cbsim_dyn;
-
-/* A set-associative cache of flash lines with LRU replacement (ways == lines: fully associative). */
-typedef struct {
-    uint32_t sets, ways;
-    uint32_t *tag;             /* sets * ways line numbers; UINT32_MAX: empty */
-    uint64_t *used;            /* when each way was last used (LRU) */
-    uint64_t clock, hits, misses;
-} cbsim_cache;
-
-/* The flash memory system in front of the core when the device profile models it (flash caches
- * such as ST's ART accelerator, the Cortex-M7's L1 caches in front of flash): instruction fetch
- * is charged here, per flash line a block touches, instead of by the block's static cost. */
-typedef struct {
-    int on;
-    uint32_t line_shift;       /* log2 of the flash line (fetch unit) in bytes */
-    uint32_t miss_cycles;      /* what a line read from flash costs beyond a hit */
-    uint32_t read_cycles;      /* one flash access: wait states + 1 (+ miss_extra): a prefetch's latency */
-    int prefetch;              /* the next sequential line is requested when the core starts a line */
-    int shared_port;           /* data reads from flash occupy the port the fetch unit uses */
-    uint32_t code_lo, code_hi; /* the flash range, inclusive */
-    uint32_t cur_line;         /* the line the fetch unit holds (UINT32_MAX: none) */
-    uint64_t next_ready;       /* when the prefetched line cur_line + 1 arrives (absolute cycles) */
-    uint64_t last_fill;        /* miss cycles of the last block's lines copied into the I-cache */
-    uint64_t debt;             /* fetch cycles of a block taken back (the alarm), owed when it runs */
-    /* Both executors cut straight-line code into blocks at a 1 KiB page and after 512 instructions
-     * (QEMU's rules, which the native decoder follows: cbcpu_int.h), and there the data reads' delay
-     * on the prefetch lands (below). Unicorn also cuts where its op buffer fills, anywhere: the
-     * fetches must not depend on that. A block entered by falling through such a cut continues the
-     * one before it: its lines are timed as if there were no cut (data_since: the data-read cycles
-     * the one uncut block's fetch schedule does not see) and its reads' delays (pending) wait for
-     * the next cut both executors make or the next branch. */
-    uint64_t data_since;       /* data-read cycles counted since that block's start */
-    uint64_t pending;          /* prefetch delays of those reads (shared port), owed at the next real cut */
-    cbsim_cache icache, dcache;    /* sets == 0: that cache is absent or off */
-} cbsim_flash;
-
-typedef struct cbsim {
-    uc_engine *uc;
-    uint64_t cycles, insns, blocks;
-    uint32_t prev_end, prev_fall, prev_taken_extra;
-    uint32_t prev_insns;       /* the block before's instructions (a cut at 512: both executors cut there) */
-    uint32_t ws_data;
-    cbsim_flash flash;
-    cbsim_miss_fn miss;
-    cbsim_block *table;        /* open addressing on (addr, size) */
-    size_t cap, used;
-    uint32_t generation;       /* bumped when the table moves: a record's address kept elsewhere is stale */
-    cbsim_dyn *dyn;
-    size_t ndyn, dyncap;
-    int failed;
-    /* the alarm and the watched functions (`cryptobench sim run`: cbsim_set_alarm, cbsim_watch) */
-    uint64_t alarm;            /* stop before the first block that takes the count past it */
-    uint32_t alarm_skip;       /* block entries to let pass before the alarm is checked */
-    int alarm_fired;
-    uint32_t watch[16];        /* function entries whose calls are logged, entry to return */
-    size_t nwatch;
-    uint32_t ret_stack[256];   /* return addresses of the watched calls under way */
-    size_t nret;
-    struct cbsim_event *events;
-    size_t nevents, evcap;
-    uint64_t events_dropped;   /* watched-call events past MAX_EVENTS: counted, not kept */
-    uint64_t insn_limit;       /* cbsim_set_insn_limit: no block is entered once the count reaches it */
-    int limit_hit;
-    /* the block under way, for a counter read's stamp (cbsim_block_addr, cbsim_block_base) */
-    uint32_t cur_addr, cur_static;
-    struct cbsim_profile *prof;    /* the per-function profile (cbsim_profile_*); NULL: off */
-} cbsim;
+#include "cbsim_int.h"
 
 /* The watched-call events kept (24 bytes each): an image that calls a watched function in a
  * tight loop must not grow the log without bound (`cryptobench sim run` is a sandbox). */
@@ -163,6 +71,24 @@ static int grow(cbsim *s)
     return 0;
 }
 
+/* The waits of a block's lines after its first and after its second (cbsim_block.wait_after): line
+ * k is reached off[k] - off[k-1] cycles after line k-1 was started and its successor requested, so
+ * it waits for what is left of the read_cycles that request takes. */
+static void prefetch_waits(const cbsim_flash *f, cbsim_block *b)
+{
+    int64_t w[2] = {0, 0};
+    for (uint32_t k = 1; k < b->nlines; k++) {
+        int64_t left = (int64_t)f->read_cycles - ((int64_t)b->line_off[k] - (int64_t)b->line_off[k - 1]);
+        if (left > 0) {
+            w[0] += left;
+            if (k >= 2)
+                w[1] += left;
+        }
+    }
+    b->wait_after[0] = (uint32_t)w[0];
+    b->wait_after[1] = (uint32_t)w[1];
+}
+
 static cbsim_block *lookup(cbsim *s, uint32_t addr, uint32_t size)
 {
     if (s->used * 2 >= s->cap && grow(s) != 0)
@@ -192,6 +118,8 @@ static cbsim_block *lookup(cbsim *s, uint32_t addr, uint32_t size)
         b->size = 0;
         return NULL;
     }
+    if (s->flash.on && s->flash.prefetch_only)
+        prefetch_waits(&s->flash, b);
     s->used++;
     return b;
 }
@@ -248,7 +176,7 @@ static int cache_access(cbsim_cache *c, uint32_t line)
  *  - any other line is read from flash: miss_cycles (the wait states: the instruction's own fetch
  *    cycle is in its table cost), copied into the instruction cache (a miss, ST's RM).
  * With prefetch on, the line after the one just started is requested at that moment. */
-static void flash_fetch(cbsim *s, const cbsim_block *b, int seq, int cont)
+void cbsim_flash_fetch(cbsim *s, const cbsim_block *b, int seq, int cont)
 {
     cbsim_flash *f = &s->flash;
     uint32_t addr = b->addr;
@@ -288,33 +216,6 @@ static void flash_fetch(cbsim *s, const cbsim_block *b, int seq, int cont)
 
 /* ---- accounting, shared by the Unicorn hooks below and any other executor ------------------- */
 
-/* Entry into the block b (its record): its static cost, and the taken-branch extra of the block
- * before it when this one is not that block's fall-through. */
-static inline void account(cbsim *s, const cbsim_block *b)
-{
-    uint32_t addr = b->addr;
-    int branched = s->prev_end == END_ALWAYS || (s->prev_end == END_COND && addr != s->prev_fall);
-    if (s->prev_end == END_COND && addr != s->prev_fall)
-        s->cycles += s->prev_taken_extra;
-    if (branched)
-        s->cycles += b->entry_extra;
-    if (s->flash.on) {          /* the fetches, timed from the block's start (the count now) */
-        flash_fetch(s, b, addr == s->prev_fall, s->prev_end == END_NONE && addr == s->prev_fall &&
-                    (addr & ((1u << 10) - 1)) != 0 && s->prev_insns < 512);
-        s->cycles += s->flash.debt;
-        s->flash.debt = 0;
-    }
-    s->cur_addr = addr;
-    s->cur_static = b->cycles;
-    s->cycles += b->cycles;
-    s->insns += b->insns;
-    s->blocks++;
-    s->prev_end = b->end;
-    s->prev_fall = addr + b->size;
-    s->prev_taken_extra = b->taken_extra;
-    s->prev_insns = b->insns;
-}
-
 /* For an executor that keeps each block's record with its own decoded block: the record of
  * [addr, addr + size), costed on first sight (NULL: the cost could not be had, and the run has
  * failed); valid while *cbsim_generation(s) stays what it was when it was given. */
@@ -335,14 +236,8 @@ int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
     cbsim_block *b = cbsim_block_of(s, addr, size);
     if (b == NULL)
         return -1;
-    account(s, b);
+    cbsim_account(s, b);
     return 0;
-}
-
-/* cbsim_account_block for a record the executor kept (cbsim_block_of): no lookup. */
-void cbsim_account_known(cbsim *s, const cbsim_block *b)
-{
-    account(s, b);
 }
 
 /* A data read of `size` bytes at `addr` from flash (the caller checked the range). */
@@ -543,12 +438,14 @@ cbsim *cbsim_new(uc_engine *uc, cbsim_miss_fn miss, uint32_t ws_data, uint64_t f
 /* The flash memory system (see cbsim_flash): lines of 2^line_shift bytes over [code_lo, code_hi],
  * miss_cycles per line read (a read takes miss_cycles + 1), prefetch on or off, caches of sets x
  * ways lines (0 x 0: none), data reads sharing the fetch unit's port or not.
- * Returns 0, or -1 when out of memory. */
+ * Returns 0, or -1 when out of memory or when a block was costed already (its lines are the model's). */
 int cbsim_set_flash(cbsim *s, uint32_t line_shift, uint32_t miss_cycles, int prefetch, uint32_t code_lo,
                     uint32_t code_hi, uint32_t i_sets, uint32_t i_ways, uint32_t d_sets, uint32_t d_ways,
                     int shared_port)
 {
     cbsim_flash *f = &s->flash;
+    if (s->used != 0)           /* the records' lines (and their offsets) are the flash model's */
+        return -1;
     f->line_shift = line_shift;
     f->miss_cycles = miss_cycles;
     f->read_cycles = miss_cycles + 1;
@@ -562,6 +459,7 @@ int cbsim_set_flash(cbsim *s, uint32_t line_shift, uint32_t miss_cycles, int pre
     f->cur_line = UINT32_MAX;
     if (cache_init(&f->icache, i_sets, i_ways) != 0 || cache_init(&f->dcache, d_sets, d_ways) != 0)
         return -1;
+    f->prefetch_only = prefetch && f->icache.sets == 0;
     f->on = 1;
     return 0;
 }

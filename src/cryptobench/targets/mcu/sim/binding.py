@@ -27,7 +27,8 @@ class CbBlock(ctypes.Structure):
                 ("insns", ctypes.c_uint32), ("end", ctypes.c_uint32), ("taken_extra", ctypes.c_uint32),
                 ("entry_extra", ctypes.c_uint32), ("line_shift", ctypes.c_uint32), ("nlines", ctypes.c_uint32),
                 ("line_off", ctypes.POINTER(ctypes.c_uint32)),
-                ("inline_off", ctypes.c_uint32 * 4)]   # cbsim.c INLINE_LINES: line_off points here for short blocks
+                ("inline_off", ctypes.c_uint32 * 4),   # cbsim_int.h INLINE_LINES: line_off points here for short blocks
+                ("wait_after", ctypes.c_uint32 * 2)]   # cbsim.c's own (prefetch_waits)
 
 
 # cbsim_miss_fn: fills the block's cost; 0, or -1 to stop

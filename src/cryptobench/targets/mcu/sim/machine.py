@@ -73,7 +73,7 @@ def set_flash_model(lib, sim, device: Device, flash_lo: int, flash_len: int) -> 
             flash_lo, flash_lo + flash_len - 1, fc.sets(fc.icache_lines, fc.icache_ways),
             fc.icache_ways, fc.sets(fc.dcache_lines, fc.dcache_ways), fc.dcache_ways,
             int(device.fetch_shared_port)) != 0:
-        raise UsageError("could not set up the simulator's flash cache model (out of memory)")
+        raise UsageError("could not set up the simulator's flash cache model (out of memory, or set after a block was costed)")
 
 
 class TargetMemory(Protocol):
