@@ -226,7 +226,7 @@ static inline uint32_t shift_c(uint32_t v, int type, uint32_t n, uint32_t cin, u
     }
 }
 
-static inline int cond_pass(const cbcpu *c, int cond)
+static inline __attribute__((always_inline)) int cond_pass(const cbcpu *c, int cond)
 {
     switch (cond) {
     case 0: return c->fz;
@@ -598,6 +598,7 @@ void cbcpu_set_callbacks(cbcpu *c, cbcpu_read_fn rd, cbcpu_write_fn wr, cbcpu_bk
 void cbcpu_set_accounting(cbcpu *c, struct cbsim *s, int dyn_div, int dyn_lmul, int dyn_lmla)
 {
     c->acct = s;
+    c->attn.is.mode = 1;
     c->acct_gen = s ? cbsim_generation(s) : NULL;
     c->dyn_div = (uint16_t)dyn_div;
     c->dyn_lmul = (uint16_t)dyn_lmul;
@@ -682,10 +683,10 @@ void cbcpu_stop(cbcpu *c) { c->attn.is.stop = 1; }
  * that may unmask interrupts (CPSIE, MSR to PRIMASK/BASEPRI/FAULTMASK), after an exception
  * return, so the host holding a pending exception of its own (SysTick) can take it there, and after
  * a WFI (which ends its block), where the host may put the core to sleep until an interrupt. */
-void cbcpu_set_wake(cbcpu *c, int on) { c->wake = c->enter = on ? 1 : 0; }
+void cbcpu_set_wake(cbcpu *c, int on) { c->wake = c->enter = on ? 1 : 0; c->attn.is.mode = 1; }
 /* With `on`, each block is entered through cbsim_enter, without the wake's stops: cryptobench's
  * own images with the per-function profile on (`cryptobench run --profile`). */
-void cbcpu_set_enter(cbcpu *c, int on) { c->enter = (on || c->wake) ? 1 : 0; }
+void cbcpu_set_enter(cbcpu *c, int on) { c->enter = (on || c->wake) ? 1 : 0; c->attn.is.mode = 1; }
 /* With `on`, the run stops after a WFI and after a WFE that found no event, without the wake's
  * other stops: cryptobench's own images, whose run loop sleeps the core there or stops the run. */
 void cbcpu_set_hints(cbcpu *c, int on) { c->hints = on ? 1 : 0; }

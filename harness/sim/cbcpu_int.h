@@ -84,8 +84,9 @@ struct cbcpu {
     int arch, status;
     /* what the block loop must look at before the next block: a stop (a callback, a problem, a
      * hint), decoded code written, an exception pended, the clock due (CLOCK_CALLS callbacks into
-     * the host since it was last read). One word, so the loop tests them all with one load. */
-    union { struct { uint8_t stop, flush, pending, clock; } is; uint32_t any; } attn;
+     * the host since it was last read), the accounting or `enter` changed (the loop keeps which
+     * way it accounts in a register). One word, so the loop tests them all with one load. */
+    union { struct { uint8_t stop, flush, pending, clock, mode; } is; uint64_t any; } attn;
     int wake;               /* cbcpu_set_wake: stop after unmasking, an exception return or WFI */
     int hints;              /* cbcpu_set_hints: stop after WFI and after a WFE that found no event */
     int slept;              /* the hint (2 WFE, 3 WFI) that stopped the last run, else 0 */

@@ -126,8 +126,7 @@ static inline __attribute__((always_inline)) uint64_t cbsim_prefetched_fetch(cbs
     if (b->addr < f->code_lo || b->addr > f->code_hi)
         return 0;
     uint32_t first = b->addr >> f->line_shift, n = b->nlines;
-    uint64_t t0 = now - f->data_since, stall;
-    f->last_fill = 0;
+    uint64_t t0 = now - f->data_since, stall;      /* (no I-cache: last_fill stays 0) */
     if (first == f->cur_line) {                 /* the line is held: the next one is the first fetched */
         if (n == 1)
             return 0;
