@@ -11,14 +11,6 @@
 #include "cbcpu_int.h"
 #include "cbsim_int.h"
 
-int cbsim_account_block(struct cbsim *s, uint32_t addr, uint32_t size);
-uint64_t cbsim_cycles(const struct cbsim *s);
-struct cbsim_block *cbsim_block_of(struct cbsim *s, uint32_t addr, uint32_t size);
-const uint32_t *cbsim_generation(const struct cbsim *s);
-int cbsim_enter(struct cbsim *s, uint32_t addr, uint32_t size, uint32_t (*lr)(void *), void *ctx);
-void cbsim_account_flash_read(struct cbsim *s, uint32_t addr, uint32_t size);
-void cbsim_account_dynamic(struct cbsim *s, int kind, uint32_t a, uint32_t b);
-
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define VTOR_ADDR 0xE000ED08u

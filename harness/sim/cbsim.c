@@ -180,12 +180,7 @@ void cbsim_flash_fetch(cbsim *s, const cbsim_block *b, int seq, int cont)
 {
     cbsim_flash *f = &s->flash;
     uint32_t addr = b->addr;
-    if (!cont) {                 /* a branch or a cut both executors make: the reads before it delay the prefetch now */
-        f->next_ready += f->pending;
-        f->pending = 0;
-        f->data_since = 0;
-    }
-    if (addr < f->code_lo || addr > f->code_hi)
+    if (!cbsim_fetch_start(f, addr, cont))
         return;
     uint32_t first = addr >> f->line_shift, last = (addr + b->size - 1) >> f->line_shift;
     uint64_t t0 = s->cycles - f->data_since, stall = 0;
@@ -263,7 +258,6 @@ void cbsim_account_flash_read(cbsim *s, uint32_t addr, uint32_t size)
         f->pending += f->read_cycles;
 }
 
-typedef uint32_t (*cbsim_lr_fn)(void *ctx);
 static void profile_block(cbsim *s, uint32_t addr, uint64_t before, uint64_t insns, uint32_t fall, cbsim_lr_fn lr,
                           void *ctx);
 static int watched_block(cbsim *s, uint32_t addr, uint64_t cycles, uint64_t insns, cbsim_lr_fn lr, void *ctx);

@@ -111,19 +111,36 @@ typedef struct cbsim {
     struct cbsim_profile *prof;    /* the per-function profile (cbsim_profile_*); NULL: off */
 } cbsim;
 
+/* what the executor calls in cbsim.c */
+typedef uint32_t (*cbsim_lr_fn)(void *ctx);
+int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size);
+uint64_t cbsim_cycles(const cbsim *s);
+cbsim_block *cbsim_block_of(cbsim *s, uint32_t addr, uint32_t size);
+const uint32_t *cbsim_generation(const cbsim *s);
+int cbsim_enter(cbsim *s, uint32_t addr, uint32_t size, cbsim_lr_fn lr, void *ctx);
+void cbsim_account_flash_read(cbsim *s, uint32_t addr, uint32_t size);
+void cbsim_account_dynamic(cbsim *s, int kind, uint32_t a, uint32_t b);
 void cbsim_flash_fetch(cbsim *s, const cbsim_block *b, int seq, int cont);
+
+/* The start of a block's fetches (both fetch rules): after a branch or a cut both executors make
+ * (not `cont`), the delays the data reads before it owe the prefetch land now. Returns whether
+ * the block is in the flash's code range (outside it, nothing is fetched from flash). */
+static inline __attribute__((always_inline)) int cbsim_fetch_start(cbsim_flash *f, uint32_t addr, int cont)
+{
+    if (!cont) {
+        f->next_ready += f->pending;
+        f->pending = 0;
+        f->data_since = 0;
+    }
+    return addr >= f->code_lo && addr <= f->code_hi;
+}
 
 /* cbsim_flash_fetch's rules where the flash has prefetch and no instruction cache (the record's
  * waits inside the block are its wait_after): only the first line the fetch unit starts depends on
  * the state the block is entered in. `now`: the count at the block's start. Returns the stall. */
 static inline __attribute__((always_inline)) uint64_t cbsim_prefetched_fetch(cbsim_flash *f, const cbsim_block *b, int seq, int cont, uint64_t now)
 {
-    if (!cont) {                 /* a branch or a cut both executors make: the reads before it delay the prefetch now */
-        f->next_ready += f->pending;
-        f->pending = 0;
-        f->data_since = 0;
-    }
-    if (b->addr < f->code_lo || b->addr > f->code_hi)
+    if (!cbsim_fetch_start(f, b->addr, cont))
         return 0;
     uint32_t first = b->addr >> f->line_shift, n = b->nlines;
     uint64_t t0 = now - f->data_since, stall;      /* (no I-cache: last_fill stays 0) */
