@@ -293,3 +293,62 @@ def test_bearssl_ecdsa_on_a_wait_state_profile_verifies_in_openssl(tmp_path):
     (r,) = doc["results"]
     assert r["status"] == "ok" and r["kat"] == "pass", r.get("detail")
     assert doc["conditions"]["target"]["simulator"]["executor"] == "native"
+
+
+CONSOLE = """
+    .thumb_func
+    .global _start
+_start:
+    ldr r0, =0x40001000        /* the console's data register (serve_console below) */
+    ldr r1, =0x50000000        /* another register of the host's */
+    ldr r4, [r0, #0x18]        /* the status register: the value it always reads */
+    movs r2, #'a'
+    strb r2, [r0]
+    movs r2, #'b'
+    strb r2, [r0]
+    movs r2, #10
+    strb r2, [r0]
+    ldr r5, [r0]               /* the data register reads back the last value stored */
+    movs r2, #'c'
+    strb r2, [r0]
+    movs r2, #7
+    str r2, [r1]               /* the host sees 'c' before this store */
+    movs r2, #'d'
+    strb r2, [r0]
+    movs r3, #0xe9             /* a byte above 0x7f: one Latin-1 character, as a callback per byte gave */
+    strb r3, [r0]
+done:
+    b done                     /* the run returns at its block limit: the rest of the line comes then */
+svc_handler:
+systick_handler:
+    b .
+"""
+
+
+def test_the_console_uart_served_natively_keeps_the_order_of_what_the_host_sees(tmp_path):
+    elf = _asm(tmp_path, VECTORS + CONSOLE, ["-mcpu=cortex-m3"])
+    run = FirmwareRun(_simulator("cortex-m3"), elf, lambda line: None, executor="native")
+    events = []
+    assert run.ex.serve_console(0x40001018, 0xC0, 0x40001000, lambda text: events.append(("text", text)))
+    run.ex.map_mmio(0x50000000, 0x1000, lambda offset, size: 0,
+                    lambda offset, size, value: events.append(("store", value)))
+    cpu = run.ex.cpu
+    vectors = run.ex.read(run.elf.vectors, 8)
+    run.machine.mem.set_reg("msp", int.from_bytes(vectors[:4], "little"))
+    cpu.set_reg(native.REG_PC, int.from_bytes(vectors[4:], "little"))
+    cpu.run(1000, 10.0)
+    assert cpu.problem() is None
+    assert events == [("text", "ab\n"), ("text", "c"), ("store", 7), ("text", "d\xe9")]
+    assert (cpu.reg(4), cpu.reg(5)) == (0xC0, 10)
+    cpu.close()
+
+
+def test_a_write_hook_on_the_console_register_keeps_the_console_with_the_host(tmp_path):
+    """`sim run --marker` may watch any address with a write hook: its stores must reach the hook,
+    so the executor does not take the console over then."""
+    sim = _simulator("cortex-m3")
+    run = FirmwareRun(sim, _asm(tmp_path, VECTORS + CONSOLE, ["-mcpu=cortex-m3"]), lambda line: None,
+                      executor="native")
+    run.ex.hook_writes(0x40000ffc, 0x40001003, lambda addr, size, value: None)
+    assert not run.ex.serve_console(0x40001018, 0xC0, 0x40001000, lambda text: None)
+    run.ex.cpu.close()

@@ -8,8 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cbcpu_int.h"
-#include "cbsim_int.h"
+#include "cbcpu_int.h"             /* and cbsim_int.h, the accounting it drives */
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -23,6 +22,28 @@ static inline void slow_call(cbcpu *c)
 {
     if (++c->slow >= CLOCK_CALLS)
         c->attn.is.clock = 1;
+}
+
+/* The console's bytes so far to the host. Called before every other callback, so that the host
+ * sees the console and everything else in the order the image made them. */
+static void console_flush(cbcpu *c)
+{
+    if (c->con.n == 0)
+        return;
+    uint32_t n = c->con.n;
+    c->con.n = 0;
+    slow_call(c);
+    c->con.fn(c->con.buf, n);
+}
+
+/* A store of the console's data register: the host is called at the newline (the line may end
+ * the run there, as when each byte was a callback) or when the buffer is full. */
+static void console_byte(cbcpu *c, uint32_t v)
+{
+    c->con.last = v;
+    c->con.buf[c->con.n++] = (uint8_t)v;
+    if ((v & 0xFF) == '\n' || c->con.n == CBCPU_CONSOLE_BYTES)
+        console_flush(c);
 }
 
 void cbcpu_fail(cbcpu *c, const char *fmt, ...)
@@ -64,6 +85,13 @@ static uint32_t slow_read(cbcpu *c, uint32_t a, uint32_t size)
             break;
         }
     }
+    if (c->con.fn != NULL) {
+        if (a == c->con.status_addr)
+            return c->con.status_value;
+        if (a == c->con.data_addr)
+            return c->con.last;
+        console_flush(c);
+    }
     slow_call(c);
     if (c->rd == NULL || c->rd(a, size, &v) != 0)
         cbcpu_fail(c, "read of %u bytes at unmapped 0x%08x (pc=0x%08x)", size, a, c->r[15] - 4);
@@ -77,6 +105,13 @@ static void slow_write(cbcpu *c, uint32_t a, uint32_t size, uint32_t v)
     if (c->status == CBCPU_PROBLEM)
         return;
     c->nholds = 0;          /* a store to any register may change what every held read gives */
+    if (c->con.fn != NULL) {
+        if (a == c->con.data_addr) {
+            console_byte(c, v);
+            return;
+        }
+        console_flush(c);
+    }
     slow_call(c);
     if (c->wr == NULL || c->wr(a, size, v) != 0)
         cbcpu_fail(c, "write of %u bytes at unmapped 0x%08x (pc=0x%08x)", size, a, c->r[15] - 4);
@@ -96,7 +131,7 @@ static inline uint8_t *host(cbcpu *c, uint32_t a, uint32_t size, int write)
             if (c->flash_code[o >> PAGE_BITS])
                 c->attn.is.flush = 1;
         } else if (c->acct) {
-            cbsim_account_flash_read(c->acct, a, size);
+            cbsim_flash_data_read(c->acct, a, size);
         }
         return c->flash + o;
     }
@@ -583,6 +618,24 @@ void cbcpu_set_callbacks(cbcpu *c, cbcpu_read_fn rd, cbcpu_write_fn wr, cbcpu_bk
     c->rd = rd;
     c->wr = wr;
     c->bkpt = bkpt;
+}
+
+/* The board's console UART served by the executor (fn NULL: by the read and write callbacks):
+ * a read of status_addr gives status_value (always ready to send), a read of data_addr the last
+ * value stored there (0 before any), and each store to data_addr is a byte for fn. The host sees
+ * what it saw with a callback per byte, a line at a time: the bytes come before any other
+ * callback and before cbcpu_run returns, and a newline is passed on at the store that makes it. */
+void cbcpu_set_console(cbcpu *c, uint32_t status_addr, uint32_t status_value, uint32_t data_addr,
+                       cbcpu_console_fn fn)
+{
+    if (c->con.fn != NULL)
+        console_flush(c);
+    c->con.fn = fn;
+    c->con.status_addr = status_addr;
+    c->con.status_value = status_value;
+    c->con.data_addr = data_addr;
+    c->con.last = 0;
+    c->con.n = 0;
 }
 
 /* The accounting this executor drives (cbsim_new(NULL, ...)), and which of the model's kinds are

@@ -21,6 +21,9 @@ typedef int (*cbcpu_read_fn)(uint32_t addr, uint32_t size, uint32_t *value);
 typedef int (*cbcpu_write_fn)(uint32_t addr, uint32_t size, uint32_t value);
 /* BKPT #imm at the current pc (semihosting): 0 to go on after it, 1 to stop the run. */
 typedef int (*cbcpu_bkpt_fn)(uint32_t imm);
+/* The console UART's bytes (cbcpu_set_console), in the order written: a line's bytes up to and
+ * with its newline, or as many as the buffer holds. */
+typedef void (*cbcpu_console_fn)(const uint8_t *bytes, uint32_t n);
 
 enum { CBCPU_ARMV6M = 0, CBCPU_ARMV7M = 1, CBCPU_ARMV7EM = 2, CBCPU_ARMV8MM = 3 };
 enum { CBCPU_STOPPED = 0, CBCPU_LIMIT = 1, CBCPU_PROBLEM = 2, CBCPU_TIMEOUT = 3 };

@@ -4,6 +4,7 @@
 #define CBCPU_INT_H
 
 #include "cbcpu.h"
+#include "cbsim_int.h"
 
 #define COND_AL 14
 #define MAX_BLOCK_INSNS 512     /* QEMU's TCG_MAX_INSNS: Unicorn's blocks are no longer */
@@ -63,6 +64,7 @@ typedef struct op {
 } op_t;
 
 #define CBCPU_HOLDS 8
+#define CBCPU_CONSOLE_BYTES 256
 
 typedef struct blk {
     uint32_t addr, size;    /* the bytes cbsim_account_block is told */
@@ -70,8 +72,11 @@ typedef struct blk {
     uint32_t its;           /* IT instructions among them (QEMU counts none: see cbcpu_last_steps) */
     struct blk *succ[2];    /* the blocks last entered from here */
     struct blk *chain;      /* every block, for freeing */
-    struct cbsim_block *acct;   /* its record in the accounting (cbsim_block_of), while acct_gen holds */
+    const cbsim_block *acct;    /* its record in the accounting (cbsim_block_of), while acct_gen holds */
     uint32_t acct_gen;
+    /* a copy of that record (the records do not change once made), read with the block's own
+     * header and first instructions rather than from the accounting's table elsewhere in memory */
+    cbsim_block rec;
     op_t ops[];
 } blk_t;
 
@@ -116,6 +121,15 @@ struct cbcpu {
     struct { uint32_t addr, size, value; uint64_t until; } hold[CBCPU_HOLDS];
     int nholds;
     uint64_t held;          /* reads answered from `hold` */
+    /* the console UART served here (cbcpu_set_console): its status register reads as always ready,
+     * its data register as the last value written, and the bytes written to it reach the host a
+     * line at a time, before any other callback, and when the run returns */
+    struct {
+        cbcpu_console_fn fn;        /* NULL: the UART is the host's, like any other register */
+        uint32_t status_addr, status_value, data_addr, last;
+        uint32_t n;
+        uint8_t buf[CBCPU_CONSOLE_BYTES];
+    } con;
     char problem[200];
 };
 

@@ -13,7 +13,6 @@
 
 #include "cbcpu_int.h"
 
-enum { DYN_UDIV = 1, DYN_SDIV = 2, DYN_LMUL = 3, DYN_LMLA = 4 };
 enum { FORM_I = 0, FORM_R = 1, FORM_S = 2 };
 enum { A_AND, A_BIC, A_ORR, A_ORN, A_EOR, A_ADD, A_ADC, A_SBC, A_SUB, A_RSB, A_TST, A_TEQ, A_CMP, A_CMN,
        A_MOV, A_MVN };

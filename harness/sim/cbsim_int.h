@@ -119,6 +119,23 @@ cbsim_block *cbsim_block_of(cbsim *s, uint32_t addr, uint32_t size);
 const uint32_t *cbsim_generation(const cbsim *s);
 int cbsim_enter(cbsim *s, uint32_t addr, uint32_t size, cbsim_lr_fn lr, void *ctx);
 void cbsim_account_flash_read(cbsim *s, uint32_t addr, uint32_t size);
+
+/* cbsim_account_flash_read in the executor's own loads: the data cache's lookup stays a call
+ * (cbsim.c), the wait states and the prefetch's delay are added here, without a call per read */
+static inline __attribute__((always_inline)) void cbsim_flash_data_read(cbsim *s, uint32_t addr, uint32_t size)
+{
+    cbsim_flash *f = &s->flash;
+    if (f->dcache.sets) {                   /* (only set when the flash model is on) */
+        cbsim_account_flash_read(s, addr, size);
+        return;
+    }
+    s->cycles += s->ws_data;
+    if (f->on) {
+        f->data_since += s->ws_data;
+        if (f->shared_port && f->prefetch)
+            f->pending += f->read_cycles;
+    }
+}
 void cbsim_account_dynamic(cbsim *s, int kind, uint32_t a, uint32_t b);
 void cbsim_flash_fetch(cbsim *s, const cbsim_block *b, int seq, int cont);
 
@@ -169,7 +186,8 @@ static inline __attribute__((always_inline)) void cbsim_account(cbsim *s, const 
     int fell = addr == s->prev_fall;
     int taken = pe == END_COND && !fell;            /* the conditional branch that ended it was taken */
     int branched = taken || pe == END_ALWAYS;
-    uint64_t now = s->cycles + (taken ? s->prev_taken_extra : 0) + (branched ? b->entry_extra : 0);
+    /* masks, not branches: whether a block was entered by a branch is what a predictor guesses worst */
+    uint64_t now = s->cycles + (s->prev_taken_extra & -(uint32_t)taken) + (b->entry_extra & -(uint32_t)branched);
     if (s->flash.on) {          /* the fetches, timed from the block's start (the count now) */
         int cont = pe == END_NONE && fell && (addr & ((1u << 10) - 1)) != 0 && s->prev_insns < 512;
         if (s->flash.prefetch_only) {

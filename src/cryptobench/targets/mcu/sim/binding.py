@@ -37,6 +37,7 @@ MISS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(CbBlock))
 READ_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32))
 WRITE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32)
 BKPT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32)
+CONSOLE_FN = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32)
 
 # the mirrored records and the function of the library that gives each one's C size
 SIZES = ((CbBlock, "cbsim_block", "cbsim_block_size"),)
@@ -69,6 +70,7 @@ SIGNATURES = {
     # the native executor (cbcpu.c)
     "cbcpu_new": (P, [I, U32, U32, U32, U32]),
     "cbcpu_set_callbacks": (None, [P, READ_FN, WRITE_FN, BKPT_FN]),
+    "cbcpu_set_console": (None, [P, U32, U32, U32, CONSOLE_FN]),
     "cbcpu_set_accounting": (None, [P, P, I, I, I]),
     "cbcpu_mem_write": (I, [P, U32, ctypes.c_char_p, U32]),
     "cbcpu_mem_read": (I, [P, U32, ctypes.c_char_p, U32]),

@@ -19,20 +19,16 @@ and the byte written to its data register is the console's.
 from __future__ import annotations
 
 DATA = {"stm32-usart": 0x04, "stm32f0-usart": 0x28, "cc26x2-uart": 0x00, "nrf-uart": 0x51C, "cmsdk-uart": 0x00}
+# kind: (the status register's offset, what it reads as: ready to send)
+STATUS = {"stm32-usart": (0x00, 0xC0), "stm32f0-usart": (0x1C, 0xC0), "nrf-uarte": (0x120, 1),
+          "nrf-uart": (0x11C, 1), "cc26x2-uart": (0x18, 0), "cmsdk-uart": (0x04, 0)}
 
 
 def status(kind: str, offset: int) -> int | None:
     """What the UART's status register at `offset` reads as (always ready to send); None for its
     other registers, which read back what was written."""
-    if kind in ("stm32-usart", "stm32f0-usart") and offset == {"stm32-usart": 0x00, "stm32f0-usart": 0x1C}[kind]:
-        return 0xC0                                       # TXE | TC
-    if kind == "nrf-uarte" and offset == 0x120:
-        return 1
-    if kind == "nrf-uart" and offset == 0x11C:
-        return 1
-    if kind in ("cc26x2-uart", "cmsdk-uart") and offset == {"cc26x2-uart": 0x18, "cmsdk-uart": 0x04}[kind]:
-        return 0
-    return None
+    at, value = STATUS.get(kind, (None, None))
+    return value if offset == at else None
 
 
 def of_board(board) -> tuple[str, int] | None:

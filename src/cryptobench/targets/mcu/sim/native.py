@@ -12,7 +12,7 @@ import ctypes
 import os
 
 from ....core.errors import UsageError
-from .binding import BKPT_FN, READ_FN, WRITE_FN
+from .binding import BKPT_FN, CONSOLE_FN, READ_FN, WRITE_FN
 from .executor import EXCP_BKPT
 
 EXECUTORS = ("native", "unicorn")
@@ -168,6 +168,27 @@ class NativeExecutor:
 
     def map_mmio(self, base: int, size: int, read, write) -> None:
         self.regions.append((base, base + size, read, write))
+
+    def serve_console(self, status_addr: int, status_value: int, data_addr: int, on_text) -> bool:
+        """The console UART answered by the executor itself (cbcpu_set_console) instead of by a
+        callback per byte and per status poll: its status register reads status_value, its data
+        register the last value stored there, and on_text gets the bytes stored there (as Latin-1
+        text, one character per byte, as a callback per byte gave them) a line at a time, before
+        any other callback. False where a write hook watches the data register (its stores must
+        reach the hook): the caller maps the UART itself then."""
+        if any(begin <= data_addr <= end for begin, end, _ in self.write_hooks):
+            return False
+
+        def deliver(ptr, n):
+            try:
+                on_text(ctypes.string_at(ptr, n).decode("latin-1"))
+            except Exception as exc:        # a callback must not raise into C: the run stops with it
+                self.on_error(f"the console's text: {exc}")
+                self.cpu.stop()
+
+        self._console = CONSOLE_FN(deliver)            # kept alive while the executor may call it
+        self.lib.cbcpu_set_console(self.h, status_addr, status_value & 0xFFFFFFFF, data_addr, self._console)
+        return True
 
     def hook_writes(self, begin: int, end: int, fn) -> None:
         """fn(addr, size, value) for every store into [begin, end] that reaches a mapped region

@@ -205,6 +205,13 @@ class FirmwareRun:
                     report.marker_edges.append((cycles(), 0))
 
             self.ex.map_mmio(page, 0x1000, read, write)
+        if uart and console_write is not None and uart["kind"] in consoleuart.DATA:
+            # a UART with a data register: the executor may serve it (status and data registers, and
+            # the bytes a line at a time) rather than call back here for each byte and poll
+            serve = getattr(self.ex, "serve_console", None)
+            at, value = consoleuart.STATUS[uart["kind"]]
+            if serve is not None:
+                serve(uart["base"] + at, value, uart["base"] + consoleuart.DATA[uart["kind"]], self.emit)
 
     def _uart_write(self, offset: int, value: int, regs: dict) -> None:
         """A write to a console-table UART: its data register's byte, or the nRF UARTE's DMA buffer."""
