@@ -644,7 +644,6 @@ void cbcpu_set_accounting(cbcpu *c, struct cbsim *s, int dyn_div, int dyn_lmul, 
 {
     c->acct = s;
     c->attn.is.mode = 1;
-    c->acct_gen = s ? cbsim_generation(s) : NULL;
     c->dyn_div = (uint16_t)dyn_div;
     c->dyn_lmul = (uint16_t)dyn_lmul;
     c->dyn_lmla = (uint16_t)dyn_lmla;

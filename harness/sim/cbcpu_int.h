@@ -72,10 +72,10 @@ typedef struct blk {
     uint32_t its;           /* IT instructions among them (QEMU counts none: see cbcpu_last_steps) */
     struct blk *succ[2];    /* the blocks last entered from here */
     struct blk *chain;      /* every block, for freeing */
-    const cbsim_block *acct;    /* its record in the accounting (cbsim_block_of), while acct_gen holds */
-    uint32_t acct_gen;
-    /* a copy of that record (the records do not change once made), read with the block's own
-     * header and first instructions rather than from the accounting's table elsewhere in memory */
+    /* a copy of its record in the accounting (cbsim_block_of), once has_rec: records do not change
+     * once made, so the copy stays true when the accounting's table moves, and it is read with the
+     * block's own header and first instructions rather than from that table elsewhere in memory */
+    int has_rec;
     cbsim_block rec;
     op_t ops[];
 } blk_t;
@@ -101,7 +101,6 @@ struct cbcpu {
     uint32_t flash_lo, flash_size, ram_lo, ram_size;
     uint8_t *flash_code, *ram_code;   /* per 1 KiB page: decoded code lives there */
     struct cbsim *acct;
-    const uint32_t *acct_gen;   /* the accounting's table generation (cbsim_generation) */
     uint16_t dyn_div, dyn_lmul, dyn_lmla;   /* cbsim DYN kinds, 0 when the model charges a fixed cost */
     cbcpu_read_fn rd;
     cbcpu_write_fn wr;

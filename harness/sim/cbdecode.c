@@ -919,8 +919,7 @@ int cbcpu_decode_block(cbcpu *c, uint32_t addr, uint32_t it, blk_t **out)
     b->nops = (uint32_t)n + 1;
     b->its = its;
     b->succ[0] = b->succ[1] = NULL;
-    b->acct = NULL;                 /* its accounting record, found on its first entry */
-    b->acct_gen = 0;
+    b->has_rec = 0;                 /* its accounting record, copied on its first entry */
     b->chain = c->all;
     c->all = b;
     c->decoded++;

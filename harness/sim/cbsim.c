@@ -67,7 +67,6 @@ static int grow(cbsim *s)
         s->used++;
     }
     free(old);
-    s->generation++;
     return 0;
 }
 
@@ -213,7 +212,9 @@ void cbsim_flash_fetch(cbsim *s, const cbsim_block *b, int seq, int cont)
 
 /* For an executor that keeps each block's record with its own decoded block: the record of
  * [addr, addr + size), costed on first sight (NULL: the cost could not be had, and the run has
- * failed); valid while *cbsim_generation(s) stays what it was when it was given. */
+ * failed). The pointer is good until the next block is costed (the table may move then): the
+ * executor copies the record, which does not change once made (a line_off of its own, not
+ * inline_off, stays the table's until cbsim_free). */
 cbsim_block *cbsim_block_of(cbsim *s, uint32_t addr, uint32_t size)
 {
     cbsim_block *b = lookup(s, addr, size);
@@ -222,7 +223,6 @@ cbsim_block *cbsim_block_of(cbsim *s, uint32_t addr, uint32_t size)
     return b;
 }
 
-const uint32_t *cbsim_generation(const cbsim *s) { return &s->generation; }
 
 /* Entry into the block [addr, addr + size). Returns 0, or -1 when the block's cost could not be
  * had (the miss callback failed; the run must stop). */

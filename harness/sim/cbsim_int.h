@@ -89,7 +89,6 @@ typedef struct cbsim {
     cbsim_miss_fn miss;
     cbsim_block *table;        /* open addressing on (addr, size) */
     size_t cap, used;
-    uint32_t generation;       /* bumped when the table moves: a record's address kept elsewhere is stale */
     cbsim_dyn *dyn;
     size_t ndyn, dyncap;
     int failed;
@@ -116,7 +115,6 @@ typedef uint32_t (*cbsim_lr_fn)(void *ctx);
 int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size);
 uint64_t cbsim_cycles(const cbsim *s);
 cbsim_block *cbsim_block_of(cbsim *s, uint32_t addr, uint32_t size);
-const uint32_t *cbsim_generation(const cbsim *s);
 int cbsim_enter(cbsim *s, uint32_t addr, uint32_t size, cbsim_lr_fn lr, void *ctx);
 void cbsim_account_flash_read(cbsim *s, uint32_t addr, uint32_t size);
 

@@ -24,6 +24,7 @@ read through the accounting, before its next block); on Unicorn the machine ente
 from __future__ import annotations
 
 import ctypes
+import gc
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
@@ -567,10 +568,20 @@ class Machine:
         self.ex.set_reg("pc", pc | 1)
         t0 = time.perf_counter()
         self.deadline = t0 + timeout_s
-        status = self.ex.run(pc | 1, timeout_s, max_blocks=1) if self.native else LIMIT
-        self.startup_s = time.perf_counter() - self.t_start
-        if status == LIMIT or not self._after(status):
-            self._loop()
+        # No cyclic garbage collection while the image runs, as timeit times: a collection of the
+        # whole heap (tens of milliseconds) would land in the run's wall time at random. What the
+        # run allocates (the blocks' costing, the callbacks' records) is freed by reference
+        # counting; anything cyclic is collected once the run returns.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            status = self.ex.run(pc | 1, timeout_s, max_blocks=1) if self.native else LIMIT
+            self.startup_s = time.perf_counter() - self.t_start
+            if status == LIMIT or not self._after(status):
+                self._loop()
+        finally:
+            if collecting:
+                gc.enable()
         return time.perf_counter() - t0
 
     def _loop(self) -> None:
