@@ -381,6 +381,10 @@ def test_random_through_the_trng_polled_and_by_interrupt_on_both_executors(tmp_p
     for (engine, n), r in native.items():
         assert r["status"] == "ok" and r["kat"] == "pass", (engine, n, r["detail"])
         assert r["served_by"].startswith("peripheral: TI CC26x2 TRNG (model of TI SWCU185G"), r["served_by"]
+        # the TRNG model's band against TI's Table 17 (engine_bands.toml), or why there is none
+        band = r["engine_band"]
+        assert (band["engine"], band["class"], band["model"]) == ("cc26x2-trng", "random", "cc26x2-trng v1"), band
+        assert band.get("unvalidated") or band["pct"] >= abs(band["median_ratio"] - 1) * 100, band
         assert ("health tests" in r["detail"]) == (n == 2500)
         assert ("sleep" in r) == (engine == "cc26x2-crypto-irq")
         # 256 samples a number, one a cycle: at least that many cycles per 8 bytes

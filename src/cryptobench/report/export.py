@@ -100,6 +100,19 @@ CELL_COLUMNS: list[tuple[str, str, str, str]] = [
                                              "(\"unvalidated\")"),
     ("sim_error_band_source", "string", "", "simulated targets: the bench, commit(s), date(s) and libraries the band "
                                             "comes from, or why it is unvalidated"),
+    ("engine_band_model", "string", "", "cells a modelled crypto engine served: the engine model and its version "
+                                        "(targets/mcu/sim/engine_band.py); null for other cells"),
+    ("engine_band_class", "string", "", "modelled engines: the operation class the band is measured for (aes, "
+                                        "sha-2, ecc, random, ...)"),
+    ("engine_band_pct", "float64", "%", "modelled engines: ± band of the cell's time against published hardware "
+                                        "(the largest |modeled / published - 1| in bench/accel_vs_published, rounded "
+                                        "up); null when unvalidated"),
+    ("engine_band_median_ratio", "float64", "", "modelled engines: the median modeled / published duration of the "
+                                                "band's rows (0.16: the model reads a sixth of the published time)"),
+    ("engine_band_validated", "bool", "", "modelled engines: false when no published row checks this model version "
+                                          "and class (\"unvalidated\")"),
+    ("engine_band_source", "string", "", "modelled engines: the published tables and the bench run the band comes "
+                                         "from, or why it is unvalidated"),
     ("sim_profile_top_function", "string", "", "simulated runs with --profile: the ELF function symbol with the most "
                                                "cycles in the cell's median timed repetition"),
     ("sim_profile_json", "string", "JSON", "simulated runs with --profile: the cell's per-function profile "
@@ -362,10 +375,22 @@ def _result_fields(r: Result) -> dict:
         "sim_instructions_per_op": r.sim.get("instructions_per_op"), "sim_cpi": r.sim.get("cpi"),
         "sim_instructions_per_s": r.sim.get("instructions_per_s"),
         **_band_fields(r.get("error_band")),
+        **_engine_band_fields(r.get("engine_band")),
         **_profile_fields(r.get("profile")),
         "stack_bytes": r.stack_bytes, "heap_bytes": r.heap_bytes,
         "code_flash_bytes": code.get("flash_bytes"), "code_ram_bytes": code.get("ram_bytes"),
     }
+
+
+def _engine_band_fields(band: dict | None) -> dict:
+    """The engine band columns of a cell a modelled engine served (all null for any other cell)."""
+    if not band:
+        return {}
+    bad = bool(band.get("unvalidated"))
+    return {"engine_band_model": band.get("model"), "engine_band_class": band.get("class"),
+            "engine_band_pct": None if bad else band.get("pct"),
+            "engine_band_median_ratio": None if bad else band.get("median_ratio"), "engine_band_validated": not bad,
+            "engine_band_source": band.get("why") if bad else f"{band.get('against')} ({band.get('source')})"}
 
 
 def _band_fields(band: dict | None) -> dict:

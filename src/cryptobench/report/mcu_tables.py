@@ -40,6 +40,8 @@ def _metrics(cells: list[Cell], unit: str) -> list[tuple[str, str]]:
         out += [("RSD %", "%")] if any(r.time_s.get("rsd_pct") for r in results) else []
         out += [("insns", "instructions"), ("CPI", "cycles/instruction")] if any(r.sim for r in results) else []
         out += [("band", "±%")] if any(r.get("error_band") for r in results) else []   # stored since the bands
+        # a modelled engine's band against published hardware, and the ratio its model reads at
+        out += [("engine band", "±% (modeled/published)")] if any(r.get("engine_band") for r in results) else []
     if any(r.energy is not None for r in results):
         out.append(("µJ", "µJ"))
         out += [("µJ RSD %", "%")] if any(energy_rsd(r.energy) is not None for r in results) else []
@@ -64,6 +66,8 @@ def _metric_text(cell: Cell, label: str, scale: float) -> str:
         return f"{r.sim['cpi']:.3f}" if r.sim.get("cpi") else "—"
     if label == "band":
         return sim.band_short(r.get("error_band")) or "—"
+    if label == "engine band":
+        return sim.engine_band_short(r.get("engine_band")) or "—"
     if label == "RSD %":
         return f"{r.time_s['rsd_pct']:.1f}"
     if label == "µJ":

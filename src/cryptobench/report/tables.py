@@ -299,6 +299,16 @@ def _modeled_inputs(cells) -> str:
     return "".join(f"; {m}" + (f", from: {src}" if src else "") for m, src in got[:2])
 
 
+def _engine_bands(cells) -> list[dict]:
+    """The distinct engine bands (sim/engine_band.py) of the cells a modelled engine served, in order."""
+    seen: dict[tuple, dict] = {}
+    for c in cells:
+        band = c.result.get("engine_band") if c.ok and c.result is not None else None
+        if band:
+            seen.setdefault((band.get("model"), band.get("class")), band)
+    return list(seen.values())
+
+
 def _target_lines(cond: Conditions, cells=()) -> list[str]:
     t = cond.target
     if t.simulated:
@@ -318,6 +328,7 @@ def _target_lines(cond: Conditions, cells=()) -> list[str]:
     if t.get("error_band"):        # runs stored before the bands have none
         lines.append(f"error band: {simulator.band_text(t['error_band'])}"
                      + (f"; from {t['error_band']['source']}" if t["error_band"].get("source") else ""))
+    lines += [f"engine band: {simulator.engine_band_text(b)}" for b in _engine_bands(cells)]
     for name, b in cond.get("builds", {}).items():
         lines.append(f"  {name} {b['library_version']}: {b['compiler']} {b['cflags']} {b['ldflags']} · "
                      f"counter {b['counter']} · console {b['console']}"

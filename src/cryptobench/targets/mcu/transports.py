@@ -50,6 +50,11 @@ class Transport:
         """What served a cell, as the glue names it (a board's own peripheral, a PSA driver)."""
         return served
 
+    def engine_band(self, served: str, op: str) -> dict | None:
+        """The band of the engine model that served a cell of `op` (sim/engine_band.py); None
+        where no model served it (a real engine's time is measured, not modelled)."""
+        return None
+
     def conditions(self, t: dict) -> None:
         """Add to the conditions' target what this transport is and how it times."""
         if self.functional_only:
@@ -133,13 +138,23 @@ class SimTransport(Transport):
 
     def served_by(self, served: str) -> str:
         """A peripheral the glue names, as the simulator serves it: the model and its source."""
-        if served.startswith("peripheral: "):
-            title = served[len("peripheral: "):].strip()
-            for spec in self.simulator().device.peripheral_models:
-                model = sim.PERIPHERAL_KINDS[spec["kind"]]
-                if model.title == title:
-                    return f"peripheral: {title} (model of {model.source})"
-        return served
+        model = self._model_serving(served)
+        return f"peripheral: {model.title} (model of {model.source})" if model else served
+
+    def engine_band(self, served: str, op: str) -> dict | None:
+        model = self._model_serving(served)
+        return sim.engine_band_for(model.kind, model.model_version, op) if model else None
+
+    def _model_serving(self, served: str):
+        """The peripheral model class a glue's "peripheral: TITLE" names, on this device; else None."""
+        if not served.startswith("peripheral: "):
+            return None
+        title = served[len("peripheral: "):].strip()
+        for spec in self.simulator().device.peripheral_models:
+            model = sim.PERIPHERAL_KINDS[spec["kind"]]
+            if model.title == title:
+                return model
+        return None
 
     def conditions(self, t: dict) -> None:
         s = t["simulator"] = self.simulator().describe()

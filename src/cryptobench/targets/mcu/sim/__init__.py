@@ -43,6 +43,10 @@ FACE = {
     "band_for": ("error_band", "band_for"),
     "band_text": ("error_band", "band_text"),
     "band_short": ("error_band", "band_short"),
+    # the modelled engines' bands against published hardware (bench/accel_vs_published)
+    "engine_band_for": ("engine_band", "band_for"),
+    "engine_band_text": ("engine_band", "band_text"),
+    "engine_band_short": ("engine_band", "band_short"),
     # the model's name and version, its rough cores, the cores' interrupt latency
     "MODEL_NAME": ("timing", "MODEL_NAME"),
     "MODEL_VERSION": ("timing", "MODEL_VERSION"),

@@ -77,6 +77,9 @@ class Peripheral:
     size = 0x400          # bytes of address space its registers take
     source = ""           # the manual and sections its registers and behaviour follow
     latency_source = ""   # where each latency comes from, and its confidence
+    # the version of its timing: bump it with any change to a latency, so that the bands measured on
+    # the old one (engine_bands.toml, bench/accel_vs_published) read "unvalidated" until the bench reruns
+    model_version = 1
     options: dict = {}    # extra devices.toml keys the model takes (name -> what it is), e.g. a clock
     registers: RegisterMap | None = None    # its register declarations (registers.py)
 
