@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ....core.errors import UsageError
+from .error_band import _line_of, _quote     # the bands files' shared helpers: a table's line, a TOML string
 
 BANDS_FILE = Path(__file__).with_name("engine_bands.toml")
 WRITER = "bench/accel_vs_published --write-bands"
@@ -56,11 +57,6 @@ def band_pct(ratios: list[float]) -> float:
     return float(math.ceil(round(max(abs(r - 1) for r in ratios) * 100, 9)))
 
 
-def _line_of(text: str, index: int) -> int:
-    found = [i + 1 for i, line in enumerate(text.splitlines()) if line.strip() == "[[band]]"]
-    return found[index] if index < len(found) else 1
-
-
 def load_bands(path: Path = BANDS_FILE) -> dict[tuple[str, str], EngineBand]:
     """engine_bands.toml, checked: any mistake is one line naming the file, the line and what was expected."""
     try:
@@ -76,7 +72,7 @@ def load_bands(path: Path = BANDS_FILE) -> dict[tuple[str, str], EngineBand]:
         raise UsageError(f"{path}:1: 'band' must be an array of tables ([[band]])")
     out: dict[tuple[str, str], EngineBand] = {}
     for i, b in enumerate(entries):
-        where = f"{path}:{_line_of(text, i)}"
+        where = f"{path}:{_line_of(text, i, '[[band]]')}"
         if not isinstance(b, dict):
             raise UsageError(f"{where}: [[band]] must be a table")
         for k in TEXTS:
@@ -146,10 +142,6 @@ def band_short(band: dict | None) -> str:
     if not band:
         return ""
     return "unvalidated" if band.get("unvalidated") else f"±{band['pct']:g} % ({band['median_ratio']:.2f}x)"
-
-
-def _quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def bands_text(rows: list[dict], date: str) -> str:
