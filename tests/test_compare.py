@@ -87,7 +87,7 @@ unit = "KB/s"
 """
 
 
-def _stored_run(db, cells, target=None):
+def _stored_run(db, cells, target=None, extra=None):
     store = Store(db)
     plan = {"suite": None, "baseline": None, "options": {"engines": sorted({c[1] for c in cells}), "repeat": 3},
             "groups": []}
@@ -99,7 +99,8 @@ def _stored_run(db, cells, target=None):
         samples = [[1, int(t * 1e9), 0]] * 3
         save_cell_at(store, rid, seq, {"op": op, "params": params, "engine": engine, "target": "host",
                                    "provenance": "measured", "status": "ok", "kat": "pass", "detail": "",
-                                   "samples": samples, "result": derive(op, params, samples, {}, True)})
+                                   "samples": samples, "result": {**derive(op, params, samples, {}, True),
+                                                                  **(extra or {}).get(engine, {})}})
     store.set_status(rid, "complete")
     return store.load_run(rid)
 
@@ -128,6 +129,28 @@ def test_compare_joins_converts_and_lists_the_unmatched(tmp_path):
     assert compare(run, ref, "hw")["groups"][0]["ratio"]["openssl-hw"] == pytest.approx(0.1)
 
 
+BAND = {"engine": "cc26x2-crypto", "class": "sha-2", "model": "cc26x2-crypto v1", "pct": 56.0, "rows": 6,
+        "median_ratio": 0.84, "against": "TI SWRA667 Tables 10, 11", "source": "bench/accel_vs_published --write-bands"}
+
+
+def test_a_modelled_engine_is_divided_by_the_published_hardware_and_carries_its_band(tmp_path):
+    ref_path = tmp_path / "mini.toml"
+    ref_path.write_text(REF)
+    run = _stored_run(tmp_path / "r.sqlite", [("sha256", "cc26x2-crypto", {"bytes": 64}, 10e-6),
+                                              ("sha256", "mbedtls", {"bytes": 64}, 50e-6)],
+                      extra={"cc26x2-crypto": {"engine_band": BAND}})
+    doc = compare(run, load_reference(ref_path))
+    assert doc["against_of"] == {"cc26x2-crypto": "hw", "mbedtls": "sw"}
+    g = next(g for g in doc["groups"] if g["params"] == {"bytes": 64})
+    assert g["ratio"]["cc26x2-crypto"] == pytest.approx(10e-6 / 20e-6)      # modeled / published hw
+    assert g["ratio"]["mbedtls"] == pytest.approx(50e-6 / 100e-6)           # simulated / published sw
+    table = tables(doc)[0]
+    assert "cc26x2-crypto / published hw" in table.headers and "mbedtls / published sw" in table.headers
+    assert any(n.startswith("cc26x2-crypto: modeled, ±56 % against TI SWRA667 Tables 10, 11") for n in table.notes)
+    chosen = compare(run, load_reference(ref_path), "sw")                  # --against: every engine by it
+    assert chosen["against_of"] == {"cc26x2-crypto": "sw", "mbedtls": "sw"}
+
+
 def test_per_cycle_figures_when_both_sides_have_a_clock(tmp_path):
     ref_path = tmp_path / "mini.toml"
     ref_path.write_text(REF)
@@ -148,7 +171,7 @@ def test_compare_cli_and_errors(tmp_path):
     _stored_run(db, [("sha256", "mbedtls", {"bytes": 64}, 5e-6)])
     r = cli("compare", "latest", "--reference", str(ref_path), "--db", str(db))
     assert r.returncode == 0, r.stderr
-    assert "published sw" in r.stdout and "mbedtls / sw" in r.stdout and "SHA-256 8000 B" in r.stdout
+    assert "published sw" in r.stdout and "mbedtls / published sw" in r.stdout and "SHA-256 8000 B" in r.stdout
     j = json.loads(cli("compare", "latest", "--reference", str(ref_path), "--db", str(db), "--format", "json").stdout)
     assert j["reference"]["provenance"] == "published"
     bad = cli("compare", "latest", "--reference", "no-such-study", "--db", str(db))

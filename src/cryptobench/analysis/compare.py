@@ -32,6 +32,7 @@ from ..core.records import Cell, Result, Run, params_key
 from ..references import Reference, Row, Source, table_order
 from ..core.table import Column, Table, columns
 from ..stats.results import comparisons
+from ..targets.mcu import sim
 
 
 def _energy(r: Result, name: str):
@@ -326,6 +327,40 @@ def _in_convention(ratios: list[dict], convention: str) -> list[dict]:
 
 
 # ------------------------------------------------------------------------------------ the document
+def _engine_bands(run: Run) -> dict[str, dict[str, dict]]:
+    """engine -> op -> the band (sim/engine_band.py) its cells carry where a modelled hardware engine
+    served them."""
+    out: dict[str, dict] = {}
+    for c in run.cells:
+        band = c.result.get("engine_band") if c.ok and c.result is not None else None
+        if band:
+            out.setdefault(c.engine, {}).setdefault(c.op, band)
+    return out
+
+
+def _band_notes(doc: dict, engines: list[str], ops: list[str], what: str = "") -> list[str]:
+    """One note per distinct engine band of `engines` on the table's `ops`: how far the engine's model
+    read from published hardware, which every value (and Improvement) made from its cells carries."""
+    seen, notes = set(), []
+    for e in engines:
+        for op in ops:
+            band = doc.get("engine_bands", {}).get(e, {}).get(op)
+            if band and (e, band.get("model"), band.get("class")) not in seen:
+                seen.add((e, band.get("model"), band.get("class")))
+                notes.append(f"{e}{what}: {sim.engine_band_text(band)}")
+    return notes
+
+
+def _against_of(run: Run, ref: Reference, engines: list[str], sources: list[str], against: str | None) -> dict:
+    """The published source each engine's absolute values are divided by, unless the user chose one
+    (--against): a modelled hardware engine's (its cells carry an engine band) by the study's on-chip
+    accelerator where the study has one, so the ratio is modeled / published hardware; every other
+    engine by `against` (the study's software)."""
+    hw = next((s.id for s in ref.sources.values() if s.engine_kind == "on-chip accelerator" and s.id in sources), None)
+    modelled = set(_engine_bands(run))
+    return {e: (hw if e in modelled and hw else against) for e in engines}
+
+
 def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
     engines = list(dict.fromkeys(c.engine for c in run.cells if c.ok))
     # rows naming their implementation (pqm4's) are compared one published row per line (compare_rows.py)
@@ -339,15 +374,21 @@ def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
     shown = {(e["op"], str(e["level"]), e["engine"]) for k in ("speed", "stack", "hashing") for e in rows_view[k]}
     used |= {id(c) for c in run.cells if (c.op, str(c.params.get("level")), c.engine) in shown}
     sources = list(dict.fromkeys(sid for g in groups.values() for sid in g["published"]))
+    chosen = against is not None
     against = against or next((s.id for s in ref.sources.values() if s.engine_kind == "sw library" and s.id in sources),
                               sources[0] if sources else None)
+    against_of = {e: against for e in engines} if chosen else _against_of(run, ref, engines, sources, against)
     for g in groups.values():
-        base = g["published"].get(against)
-        if base is None and len(g["published"]) == 1:       # a row only one source prints (Pisa's cores)
-            base = next(iter(g["published"].values()))
-        g["ratio"] = {e: (v / base if base else None) for e, v in g["yours"].items()}
-        cb = g["published_cycles"].get(against)
-        g["cycle_ratio"] = {e: (v / cb if cb else None) for e, v in g["your_cycles"].items()}
+        g["ratio"], g["cycle_ratio"] = {}, {}
+        for e in set(g["yours"]) | set(g["your_cycles"]):
+            base = g["published"].get(against_of[e])
+            if base is None and len(g["published"]) == 1:       # a row only one source prints (Pisa's cores)
+                base = next(iter(g["published"].values()))
+            if e in g["yours"]:
+                g["ratio"][e] = g["yours"][e] / base if base else None
+            cb = g["published_cycles"].get(against_of[e])
+            if e in g["your_cycles"]:
+                g["cycle_ratio"][e] = g["your_cycles"][e] / cb if cb else None
     ratios = _in_convention(_ratio_groups(run, ref), ref.ratio)
     unmatched_ratios = [r for r in ratios if not r["yours"]]
     ratios = [r for r in ratios if r["yours"]]
@@ -358,7 +399,8 @@ def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
     ordered = sorted(groups.values(), key=lambda g: table_order(g["table"]))
     return {"reference": {"name": ref.name, "title": ref.title, "document": ref.document, "provenance": "published",
                           "sources": {s.id: vars(s) for s in ref.sources.values()}},
-            "run": run.id, "engines": engines, "sources": sources, "against": against, "clock_hz": clock,
+            "run": run.id, "engines": engines, "sources": sources, "against": against, "against_of": against_of,
+            "engine_bands": _engine_bands(run), "clock_hz": clock,
             "ratio_convention": ref.ratio, "run_kind": run_kind(run), "run_where": run_where(run), "baseline": run.plan.baseline,
             "kind_lines": _kind_lines(run, ref, other_kind, absolute),
             "groups": ordered,
@@ -467,7 +509,8 @@ def _group_table(doc: dict, table: str, metric: str, gs: list[dict]) -> Table:
     at = f", at {clocks.pop()}" if len(clocks) == 1 and all(g.get("clock") for g in gs) else ""
     cols = columns(["operation", "parameters"], left=2)
     cols += [Column(f"published {s} ({unit}{at})", unit=unit) for s in sources] + \
-        [Column(f"{e} ({unit}{at})", unit=unit) for e in engines] + [Column(f"{e} / {doc['against']}") for e in engines]
+        [Column(f"{e} ({unit}{at})", unit=unit) for e in engines] + \
+        [Column(f"{e} / published {doc.get('against_of', {}).get(e, doc['against'])}") for e in engines]
     if cyc:
         cols += [Column(f"{who} cycles", unit="cycles") for who in [f"published {s}" for s in sources] + engines]
     title = "likely throughput (one long message)" if metric == LIKELY else metric.replace("_", " ")
@@ -487,7 +530,8 @@ def _group_table(doc: dict, table: str, metric: str, gs: list[dict]) -> Table:
         out.notes = ["the study's likely throughput is for one long message (set-up discounted); yours from the "
                      "same, never from a short message's time: " + "; ".join(hows)] if hows else []
     out.notes += _clock_note(gs)
-    out.notes.append("ratio: " + _ratio_reading(metric, doc["against"]))
+    out.notes.append("ratio: " + _ratio_reading(metric, "published"))
+    out.notes += _band_notes(doc, engines, list(dict.fromkeys(g["op"] for g in gs)))
     if unit.startswith("KB/s, KB = 1024"):
         out.notes.append("the study prints KB/s with KB = 1024 B (its mbedtls_benchmark divides by 1024): "
                          "yours are in the same unit")
@@ -527,6 +571,9 @@ def _ratio_table(doc: dict, table: str, metric: str, rs: list[dict]) -> Table:
     what = "of the printed times, [95 % repeat interval]" if q == "t" else "of the energy per operation"
     out.notes.append(f"yours: {q}_ENGINE / {q}_{base} {what}; as the study's figure 2 and `show --relative-to`: "
                      f"above 1 = {'longer' if q == 't' else 'more energy'}" if over else f"yours: {q}_{base} / {q}_ENGINE {what}")
+    # an Improvement made from a modelled engine's cell is no tighter than that engine's band (the
+    # interval above is the repeats' only); the simulated baseline's own band adds to it
+    out.notes += _band_notes(doc, engines, [op for op, _ in keys], " (so is its Improvement)")
     return out
 
 

@@ -22,8 +22,9 @@ def add_parser(sub) -> None:
     add_runs(cmp_, "run_id", one=True, metavar="RUN_ID")
     cmp_.add_argument("--reference", required=True, help="a study: ti-cc26x2, nxp-imxrt, cifra-aead, zhaw-iot, "
                       "pisa-a53 (`cryptobench list references`), or a reference .toml")
-    cmp_.add_argument("--against", metavar="SOURCE", help="the published source the ratios divide by "
-                      "(default: the study's software library)")
+    cmp_.add_argument("--against", metavar="SOURCE", help="the published source every engine's ratios divide by "
+                      "(default: the study's software library, and its hardware for an engine the simulator "
+                      "models, so that column reads modeled / published hardware)")
     cmp_.add_argument("-v", "--verbose", action="store_true", help="list every published row not compared, "
                       "not one line per operation and reason (--format json always lists them)")
     add_format(cmp_)
