@@ -6,11 +6,11 @@ from cryptobench.core.errors import UsageError
 from cryptobench.targets.mcu import sim
 from cryptobench.targets.mcu.sim import engine_band as eb
 
-ROWS = [{"engine": "cc26x2-pka", "model_version": 1, "op": op, "ratio": ratio, "against": "TI SWRA667",
+ROWS = [{"engine": "cc26x2-pka", "model_version": 1, "driver": "cc26x2-crypto", "op": op, "ratio": ratio, "against": "TI SWRA667",
          "table": table, "label": f"{op} {table}"}
         for op, ratio, table in (("ecdh-keygen", 0.158, "Table 14"), ("ecdsa-sign", 0.16, "Table 15"),
                                  ("ecdsa-verify", 0.1577, "Table 15"))] + \
-       [{"engine": "cc26x2-crypto", "model_version": 1, "op": "aes-cbc-encrypt", "ratio": 1.1, "against": "TI SWRA667",
+       [{"engine": "cc26x2-crypto", "model_version": 1, "driver": "cc26x2-crypto", "op": "aes-cbc-encrypt", "ratio": 1.1, "against": "TI SWRA667",
          "table": "Table 6", "label": "AES-CBC 64 B"}]
 
 
@@ -37,15 +37,17 @@ def test_the_written_bands_cover_every_row_and_read_back(tmp_path):
 
 def test_a_cell_carries_its_engines_band_or_why_it_has_none(tmp_path):
     bands = _bands(tmp_path)
-    got = eb.band_for("cc26x2-pka", 1, "ecdsa-sign", bands)
+    got = eb.band_for("cc26x2-pka", 1, "ecdsa-sign", "cc26x2-crypto", bands)
     assert (got["pct"], got["rows"], got["median_ratio"], got["model"]) == (85.0, 3, 0.158, "cc26x2-pka v1")
     text = eb.band_text(got)
     assert text.startswith("modeled, ±85 % against TI SWRA667 Tables 14, 15 (3 rows of cc26x2-pka v1 ecc")
     assert text.endswith("the model reads 0.16x the published time")
     assert eb.band_short(got) == "±85 % (0.16x)"
-    newer = eb.band_for("cc26x2-pka", 2, "ecdsa-sign", bands)            # the model changed since the bench ran
+    newer = eb.band_for("cc26x2-pka", 2, "ecdsa-sign", "cc26x2-crypto", bands)            # the model changed since the bench ran
     assert newer["unvalidated"] and "measured on cc26x2-pka v1" in newer["why"]
-    unchecked = eb.band_for("cc26x2-crypto", 1, "sha256", bands)        # no published row of that class
+    other = eb.band_for("cc26x2-pka", 1, "ecdsa-sign", "ti-drivers", bands)   # TI's driver, not the bench's
+    assert other["unvalidated"] and "measured with the cc26x2-crypto driver, this cell ran ti-drivers" in other["why"]
+    unchecked = eb.band_for("cc26x2-crypto", 1, "sha256", "cc26x2-crypto", bands)        # no published row of that class
     assert unchecked["unvalidated"] and eb.band_short(unchecked) == "unvalidated"
     assert eb.band_text(unchecked).startswith("modeled, unvalidated (cc26x2-crypto v1 sha-2:")
     assert eb.band_text(None) == "" and eb.band_short(None) == ""

@@ -291,6 +291,22 @@ def test_trng_result_after_the_samples_ctl_and_cfg0_give():
     assert T.refill_samples(0) == 1 << 24 and T.refill_samples(3) == 3 << 6 and T.startup_samples(0) == 1 << 24
 
 
+def test_a_taken_trng_number_stays_readable_until_the_next_is_ready():
+    """TI's TRNGCC26XX.c acknowledges the number (IRQFLAGCLR.RDY) and stops the TRNG before it reads
+    OUT0/OUT1: what it reads then is the number it took, not 0."""
+    t = T.Cc26x2Trng(0x40028000, 33)
+    t.write(T.CTL, 4, (1 << 16) | T.CTL_TRNG_EN, 0)
+    ready = 256
+    v1 = (t.read(T.OUT0, 4, ready), t.read(T.OUT1, 4, ready))
+    t.write(T.IRQFLAGCLR, 4, T.RDY, ready + 1)                       # taken: the next is under way
+    assert t.read(T.IRQFLAGSTAT, 4, ready + 2) == T.NEED_CLOCK
+    assert (t.read(T.OUT0, 4, ready + 2), t.read(T.OUT1, 4, ready + 2)) == v1
+    t.write(T.CTL, 4, 0, ready + 3)                                   # stopped (TRNGDisable)
+    assert (t.read(T.OUT0, 4, ready + 4), t.read(T.OUT1, 4, ready + 4)) == v1
+    fresh = T.Cc26x2Trng(0x40028000, 33)                              # before any number: 0
+    assert fresh.read(T.OUT0, 4, 0) == 0
+
+
 def test_trng_interrupt_and_misuse():
     t = T.Cc26x2Trng(0x40028000, 33)
     t.write(T.IRQFLAGMASK, 4, 1, 0)

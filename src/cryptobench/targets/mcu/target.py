@@ -353,7 +353,7 @@ class McuTarget:
         served = served_by_firmware(report.hello.get("lib_version", ""), op)
         if served:                   # a PSA glue: builtin software or the driver; a peripheral driver: the engine
             result["served_by"] = self.transport.served_by(served)
-            band = self.transport.engine_band(served, op)
+            band = self.transport.engine_band(served, op, report.hello.get("lib", ""))
             if band:                 # a modelled engine: how far its model read from published hardware
                 result["engine_band"] = band
         samples = None

@@ -50,9 +50,10 @@ class Transport:
         """What served a cell, as the glue names it (a board's own peripheral, a PSA driver)."""
         return served
 
-    def engine_band(self, served: str, op: str) -> dict | None:
-        """The band of the engine model that served a cell of `op` (sim/engine_band.py); None
-        where no model served it (a real engine's time is measured, not modelled)."""
+    def engine_band(self, served: str, op: str, driver: str) -> dict | None:
+        """The band of the engine model that served a cell of `op` run by the firmware library
+        `driver` (sim/engine_band.py); None where no model served it (a real engine's time is
+        measured, not modelled)."""
         return None
 
     def conditions(self, t: dict) -> None:
@@ -141,9 +142,9 @@ class SimTransport(Transport):
         model = self._model_serving(served)
         return f"peripheral: {model.title} (model of {model.source})" if model else served
 
-    def engine_band(self, served: str, op: str) -> dict | None:
+    def engine_band(self, served: str, op: str, driver: str) -> dict | None:
         model = self._model_serving(served)
-        return sim.engine_band_for(model.kind, model.model_version, op) if model else None
+        return sim.engine_band_for(model.kind, model.model_version, op, driver) if model else None
 
     def _model_serving(self, served: str):
         """The peripheral model class a glue's "peripheral: TITLE" names, on this device; else None."""

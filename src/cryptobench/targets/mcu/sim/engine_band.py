@@ -4,9 +4,11 @@ published hardware figures they were checked against, per engine model and opera
 
 A cell served by a peripheral model (`served_by` "peripheral: TITLE") looks its band up by the
 model's kind, its `model_version` and the cell's operation class (`op_class`); the bench groups its
-rows by the same rule, so a cell and the rows that checked its engine are classed alike. Bands of
-another model version, and classes no published row checked, are "unvalidated": the modelled number
-stands without a measured error. A band is the largest |modelled / published - 1| of its rows,
+rows by the same rule, so a cell and the rows that checked its engine are classed alike. A band
+holds for the driver the bench ran (its firmware library name, `driver`): a cell another driver
+made (TI's own, an interrupt build) is "unvalidated" with that reason, as are bands of another
+model version and classes no published row checked: the modelled number stands without a measured
+error. A band is the largest |modelled / published - 1| of its rows,
 rounded up to a whole percent; the median ratio says which way the model errs (0.16: the model reads
 about a sixth of the published time)."""
 from __future__ import annotations
@@ -29,7 +31,7 @@ OP_CLASSES = (("aes-*", "aes"), ("sha1", "sha-1"), ("sha224", "sha-2"), ("sha256
               ("x25519*", "ecc"), ("ed25519*", "ecc"), ("random", "random"), ("ctr-drbg-*", "drbg"),
               ("crc32", "crc"))
 NUMBERS = ("median_ratio", "min_ratio", "max_ratio", "band_pct")
-TEXTS = ("engine", "op_class", "against", "date")
+TEXTS = ("engine", "op_class", "driver", "against", "date")
 
 
 def op_class(op: str) -> str:
@@ -43,6 +45,7 @@ class EngineBand:
     engine: str               # the peripheral model's kind ("cc26x2-pka")
     model_version: int
     op_class: str
+    driver: str               # the firmware library (fw_lib_name) the bench's rows ran: the band is that driver's
     rows: int
     median_ratio: float       # modelled / published, the rows' median
     min_ratio: float
@@ -94,7 +97,8 @@ def load_bands(path: Path = BANDS_FILE) -> dict[tuple[str, str], EngineBand]:
         key = (b["engine"], b["op_class"])
         if key in out:
             raise UsageError(f"{where}: band '{name}' given twice")
-        out[key] = EngineBand(b["engine"], b["model_version"], b["op_class"], b["rows"], float(b["median_ratio"]),
+        out[key] = EngineBand(b["engine"], b["model_version"], b["op_class"], b["driver"], b["rows"],
+                              float(b["median_ratio"]),
                               float(b["min_ratio"]), float(b["max_ratio"]), float(b["band_pct"]), b["against"],
                               b["date"])
     return out
@@ -103,9 +107,9 @@ def load_bands(path: Path = BANDS_FILE) -> dict[tuple[str, str], EngineBand]:
 _loaded: dict[Path, dict] = {}
 
 
-def band_for(engine: str, model_version: int, op: str, bands: dict | None = None) -> dict:
-    """The band a cell of `op` served by the engine model `engine` (its kind) at `model_version`
-    carries, as stored in its result (docs/schema.md, engine_band): {"engine", "class", "model",
+def band_for(engine: str, model_version: int, op: str, driver: str, bands: dict | None = None) -> dict:
+    """The band a cell of `op` that the firmware library `driver` ran on the engine model `engine` (its
+    kind) at `model_version` carries, as stored in its result (docs/schema.md, engine_band): {"engine", "class", "model",
     "pct", "rows", "median_ratio", "against", "source"}, or {"engine", "class", "model", "unvalidated": true, "why"}."""
     if bands is None:
         if BANDS_FILE not in _loaded:
@@ -120,6 +124,9 @@ def band_for(engine: str, model_version: int, op: str, bands: dict | None = None
     if got.model_version != model_version:
         return {**head, "unvalidated": True,
                 "why": f"the band was measured on {engine} v{got.model_version}; rerun {WRITER}"}
+    if got.driver != driver:
+        return {**head, "unvalidated": True,
+                "why": f"the band was measured with the {got.driver} driver, this cell ran {driver}"}
     return {**head, "pct": got.band_pct, "rows": got.rows, "median_ratio": got.median_ratio,
             "against": got.against, "source": f"{WRITER}, {got.date}"}
 
@@ -147,7 +154,8 @@ def band_short(band: dict | None) -> str:
 def bands_text(rows: list[dict], date: str) -> str:
     """engine_bands.toml from the bench's rows ({"engine", "model_version", "op", "ratio", "against",
     "table", "label"} each): per engine and class its row count, median and range of the ratios, the
-    band and the published tables; then the rows. Written only by bench/accel_vs_published."""
+    band and the published tables; then the rows. Written only by bench/accel_vs_published.
+    Each row also names its `driver` (the firmware library that ran it)."""
     by: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
         by.setdefault((r["engine"], op_class(r["op"])), []).append(r)
@@ -157,14 +165,15 @@ def bands_text(rows: list[dict], date: str) -> str:
            "# model_version), a driver or the published rows. ratio = modelled / published duration;",
            "# band_pct = the largest |ratio - 1| in percent, rounded up. A class not listed is 'unvalidated'.", ""]
     for (engine, cls), group in sorted(by.items()):
-        versions = {r["model_version"] for r in group}
-        if len(versions) != 1:
-            raise ValueError(f"{engine}: rows of model versions {sorted(versions)} in one run")
+        versions, drivers = {r["model_version"] for r in group}, {r["driver"] for r in group}
+        if len(versions) != 1 or len(drivers) != 1:
+            raise ValueError(f"{engine} {cls}: rows of model versions {sorted(versions)} and drivers "
+                             f"{sorted(drivers)} in one class")
         ratios = [r["ratio"] for r in group]
         tables = sorted({r["table"].removeprefix("Table ") for r in group}, key=lambda t: (len(t), t))
         against = f"{group[0]['against']} Table{'s' if len(tables) > 1 else ''} {', '.join(tables)}"
         out += ["[[band]]", f"engine = {_quote(engine)}", f"model_version = {versions.pop()}",
-                f"op_class = {_quote(cls)}", f"rows = {len(ratios)}",
+                f"op_class = {_quote(cls)}", f"driver = {_quote(drivers.pop())}", f"rows = {len(ratios)}",
                 f"median_ratio = {round(statistics.median(ratios), 4)}", f"min_ratio = {round(min(ratios), 4)}",
                 f"max_ratio = {round(max(ratios), 4)}", f"band_pct = {band_pct(ratios):g}",
                 f"against = {_quote(against)}", f"date = {_quote(date)}", ""]

@@ -57,7 +57,8 @@ class Cc26x2Trng(Peripheral):
 
     # the TRM TRNG register map (SWCU185G "TRNG Registers"; hw_trng.h's offsets)
     registers = RegisterMap(
-        Register(OUT0, "OUT0", Access.RO, bits="VALUE_31_0 (valid while IRQFLAGSTAT.RDY = 1; 0 before)",
+        Register(OUT0, "OUT0", Access.RO, bits="VALUE_31_0 (the number ready while IRQFLAGSTAT.RDY = 1, else the "
+                 "last one taken; 0 before any)",
                  read="_out", horizon="_ready_horizon"),
         Register(OUT1, "OUT1", Access.RO, bits="VALUE_63_32", read="_out", horizon="_ready_horizon"),
         Register(IRQFLAGSTAT, "IRQFLAGSTAT", Access.RO, bits="RDY 0, SHUTDOWN_OVF 1, NEED_CLOCK 31",
@@ -95,6 +96,7 @@ class Cc26x2Trng(Peripheral):
         self.ready_at: int | None = None
         self.count = 0
         self.value = 0
+        self.taken = 0                      # the last number taken (IRQFLAGCLR.RDY, TRNG_EN cleared): OUT0/OUT1 hold it
         self.irqset = 0
         self.irqset_at = 0                  # the cycle IRQSET last raised a flag (its line's rise)
 
@@ -115,9 +117,11 @@ class Cc26x2Trng(Peripheral):
 
     # ---- the registers' handlers (offset o from the base; `registers` above) -------------------
     def _out(self, o: int, now: int) -> int:
-        if self.ready_at is None or now < self.ready_at:
-            return 0
-        return self.value & 0xFFFFFFFF if o == OUT0 else self.value >> 32
+        # A number stays readable after it is taken until the next one is ready: TI's own driver
+        # (SDK TRNGCC26XX.c, TRNGCC26XX_hwiFxn) writes IRQFLAGCLR.RDY and stops the TRNG before it
+        # reads OUT0/OUT1; the TRM's "valid when IRQFLAGSTAT.RDY = 1" says when a number is new.
+        number = self.value if self.ready_at is not None and now >= self.ready_at else self.taken
+        return number & 0xFFFFFFFF if o == OUT0 else number >> 32
 
     def _ready_horizon(self, o: int, now: int) -> int:
         """OUT0/OUT1 and the flags change when the number under way is ready, and then only by a store."""
@@ -145,6 +149,8 @@ class Cc26x2Trng(Peripheral):
         if v & CTL_TRNG_EN and not was_on:
             self._next(now, startup_samples(v))
         elif not v & CTL_TRNG_EN:
+            if self.ready_at is not None and now >= self.ready_at:
+                self.taken = self.value                        # the ready number stays in OUT0/OUT1
             self.ready_at = None                               # "forces all TRNG logic back into idle"
 
     def _set_cfg0(self, o: int, v: int, now: int) -> None:
@@ -160,6 +166,7 @@ class Cc26x2Trng(Peripheral):
     def _irqflagclr(self, o: int, v: int, now: int) -> None:
         self.irqset &= ~v
         if v & RDY and self.ready_at is not None and now >= self.ready_at and self.ctl & CTL_TRNG_EN:
+            self.taken = self.value
             self._next(now, refill_samples(self.cfg0))
 
     def _irqset(self, o: int, v: int, now: int) -> None:
