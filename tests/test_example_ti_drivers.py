@@ -16,15 +16,14 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "ti-driver
 SDK = os.environ.get("CRYPTOBENCH_TI_SDK")
 
 
-@pytest.mark.parametrize("name,completion,behaviour", [("ti-drivers", "polling", "POLLING"),
-                                                       ("ti-drivers-blocking", "interrupt", "BLOCKING")])
-def test_the_ti_drivers_example_recipes_load_without_the_sdk(name, completion, behaviour):
+@pytest.mark.parametrize("name,completion,blocking", [("ti-drivers", "polling", 0), ("ti-drivers-blocking", "interrupt", 1)])
+def test_the_ti_drivers_example_recipes_load_without_the_sdk(name, completion, blocking):
     recipe = load_recipe(str(EXAMPLE / f"{name}.toml"))
     assert recipe.name == name and recipe.glue == EXAMPLE / "glue.c"
-    assert set(recipe.ops) == {"random"} and recipe.requires == ["cc26x2-trng"]
+    assert set(recipe.ops) == {"random", "sha256"} and recipe.requires == ["cc26x2-trng", "cc26x2-crypto"]
     assert recipe.completion == completion
-    assert "source/ti/drivers/trng/TRNGCC26XX.c" in recipe.sources
-    assert f"CB_TI_RETURN=TRNG_RETURN_BEHAVIOR_{behaviour}" in recipe.defines
+    assert {"source/ti/drivers/trng/TRNGCC26XX.c", "source/ti/drivers/sha2/SHA2CC26X2.c"} <= set(recipe.sources)
+    assert f"CB_TI_BLOCKING={blocking}" in recipe.defines
 
 
 def test_the_example_folder_holds_only_cryptobench_files():
@@ -53,3 +52,25 @@ def test_tis_trng_driver_on_the_model_takes_its_own_sampling_time(tmp_path, name
     # 16 bytes are two numbers, at most one of them already in the driver's entropy pool
     assert 240_000 <= r["cycles"]["per_op_median"] <= 2 * 240_000 + 50_000
     assert ("sleep" in r) == (name == "ti-drivers-blocking")
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.skipif(not SDK, reason="TI's SDK is not in this repository: set CRYPTOBENCH_TI_SDK to a SimpleLink "
+                                    "CC13xx/CC26xx SDK tree to run TI's SHA2 driver on the model")
+def test_tis_sha2_driver_on_the_model_hashes_and_costs_more_than_the_bare_driver(tmp_path):
+    def cell(*how):
+        out = tmp_path / f"run-{len(list(tmp_path.glob('run-*.json')))}.json"
+        proc = cli("run", "--target", "sim:cortex-m4", "--device", "cc2652", *how, "--op", "sha256", "--param",
+                   "bytes=64", "--db", str(tmp_path / "db.sqlite"), "--json", str(out))
+        assert proc.returncode == 0, proc.stderr
+        (r,) = json.loads(out.read_text())["results"]
+        assert r["status"] == "ok" and r["kat"] == "pass", r["detail"]
+        return r
+
+    ti = cell("--recipe", str(EXAMPLE / "ti-drivers.toml"), "--library-source", SDK)
+    ours = cell("--engine", "cc26x2-crypto")
+    assert ti["served_by"].startswith("peripheral: TI CC26x2 CRYPTO")
+    # the same engine model under both: TI's driver adds its set-up (the shared-resource semaphore, power
+    # dependency, hardware interrupt wiring) to what cryptobench's bare register driver does
+    assert ti["cycles"]["per_op_median"] > ours["cycles"]["per_op_median"]

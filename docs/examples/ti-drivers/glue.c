@@ -1,10 +1,10 @@
 /* glue.c - the catalog's `random` through TI's TRNG driver (TI Drivers: TRNG.c, TRNGCC26XX.c, with
  * the driverlib trng.c, interrupt.c and cpu.c it calls), built unmodified from the user's SDK tree
  * (--library-source), and the driver porting layer it needs under no RTOS. cryptobench's own code:
- * the glue opens the driver as an application's board file and main would, with the hardware
- * attributes TI's SysConfig writes by default (samplesPerCycle TRNGCC26XX_SAMPLES_PER_CYCLE_DEFAULT),
- * in the return mode the recipe names (CB_TI_RETURN: polling or blocking), and calls
- * TRNG_getRandomBytes for each operation.
+ * the glue opens each driver as an application's board file and main would, with the hardware
+ * attributes TI's SysConfig writes by default (samplesPerCycle TRNGCC26XX_SAMPLES_PER_CYCLE_DEFAULT,
+ * the lowest interrupt priority), in the return mode the recipe names (CB_TI_BLOCKING: polling or
+ * blocking), and calls TRNG_getRandomBytes or SHA2_hashData for each operation.
  *
  * The porting layer (TI's DPL API, ti/drivers/dpl, implemented here for one core and no scheduler):
  *   HwiP        PRIMASK for HwiP_disable/restore; HwiP_construct keeps the function of an exception
@@ -22,18 +22,28 @@
 #include <string.h>
 
 #include "fw.h"
+#include <ti/drivers/SHA2.h>
 #include <ti/drivers/TRNG.h>
+#include <ti/drivers/sha2/SHA2CC26X2.h>
 #include <ti/drivers/trng/TRNGCC26XX.h>
 #include <ti/drivers/dpl/HwiP.h>
 #include <ti/drivers/dpl/SemaphoreP.h>
 #include <ti/drivers/Power.h>
 
-#define STR2(x) #x
-#define STR(x) STR2(x)
+#if CB_TI_BLOCKING
+#define CB_MODE "blocking"
+#define CB_TRNG_RETURN TRNG_RETURN_BEHAVIOR_BLOCKING
+#define CB_SHA2_RETURN SHA2_RETURN_BEHAVIOR_BLOCKING
+#else
+#define CB_MODE "polling"
+#define CB_TRNG_RETURN TRNG_RETURN_BEHAVIOR_POLLING
+#define CB_SHA2_RETURN SHA2_RETURN_BEHAVIOR_POLLING
+#endif
 
 const char fw_lib_name[] = "ti-drivers";
-const char fw_lib_version[] = "TI Drivers TRNGCC26XX (" STR(CB_TI_RETURN) "), cryptobench DPL, DRIVERLIB_NOROM "
-                              "(served by peripheral: TI CC26x2 TRNG)";
+const char fw_lib_version[] = "TI Drivers TRNGCC26XX, SHA2CC26X2 (" CB_MODE "), cryptobench DPL, DRIVERLIB_NOROM "
+                              "(served by peripheral: TI CC26x2 TRNG for random; "
+                              "peripheral: TI CC26x2 CRYPTO for sha*)";
 
 /* ---- the board file: one TRNG instance, SysConfig's defaults ---------------------------------- */
 static TRNGCC26XX_Object trng_object;
@@ -44,6 +54,10 @@ static const TRNGCC26XX_HWAttrs trng_hwattrs = {
 };
 const TRNG_Config TRNG_config[1] = {{.object = &trng_object, .hwAttrs = &trng_hwattrs}};
 const uint_least8_t TRNG_count = 1;
+static SHA2CC26X2_Object sha2_object;
+static const SHA2CC26X2_HWAttrs sha2_hwattrs = {.intPriority = (uint8_t)~0};
+const SHA2_Config SHA2_config[1] = {{.object = &sha2_object, .hwAttrs = &sha2_hwattrs}};
+const uint_least8_t SHA2_count = 1;
 
 /* ---- HwiP ----------------------------------------------------------------------------------------- */
 #define CB_EXCEPTIONS 64
@@ -192,7 +206,7 @@ int_fast16_t Power_releaseDependency(uint_fast16_t resourceId) { (void)resourceI
 int_fast16_t Power_setConstraint(uint_fast16_t constraintId) { (void)constraintId; constraints++; return Power_SOK; }
 int_fast16_t Power_releaseConstraint(uint_fast16_t constraintId) { (void)constraintId; constraints--; return Power_SOK; }
 
-/* ---- the op ---------------------------------------------------------------------------------------- */
+/* ---- the ops --------------------------------------------------------------------------------------- */
 #ifdef FW_OP_RANDOM
 static TRNG_Handle trng;
 
@@ -204,7 +218,7 @@ trng_handle(void)
 		TRNG_Params params;
 		TRNG_init();
 		TRNG_Params_init(&params);
-		params.returnBehavior = CB_TI_RETURN;
+		params.returnBehavior = CB_TRNG_RETURN;
 		trng = TRNG_open(0, &params);
 	}
 	return trng;
@@ -228,6 +242,42 @@ random_run(const fw_params *p, fw_io *io)
 	return FW_OK;
 }
 #define FW_GLUE_RANDOM random_supports, random_run
+#endif
+
+#ifdef FW_OP_SHA256
+static SHA2_Handle sha2;
+
+static int
+sha256_supports(const fw_params *p, const char **why)
+{
+	*why = "a negative byte count";
+	return p->bytes >= 0 ? FW_OK : FW_UNSUPPORTED;     /* the driver opens at the first operation */
+}
+
+static int
+sha256_run(const fw_params *p, fw_io *io)
+{
+	static const uint8_t none[4];
+	if (io->out == NULL || io->out_cap < SHA2_DIGEST_LENGTH_BYTES_256)
+		return FW_ERR;
+	if (sha2 == NULL) {
+		SHA2_Params params;
+		SHA2_init();
+		SHA2_Params_init(&params);
+		params.returnBehavior = CB_SHA2_RETURN;
+		params.hashType = SHA2_HASH_TYPE_256;
+		sha2 = SHA2_open(0, &params);
+		if (sha2 == NULL)
+			return FW_ERR;
+	}
+	const void *msg = io->msg_len ? (const void *)io->msg : (const void *)none;   /* the DMA needs an address */
+	if (SHA2_hashData(sha2, msg, io->msg_len, io->out) != SHA2_STATUS_SUCCESS)
+		return FW_ERR;
+	io->out_len = SHA2_DIGEST_LENGTH_BYTES_256;
+	(void)p;
+	return FW_OK;
+}
+#define FW_GLUE_SHA256 sha256_supports, sha256_run
 #endif
 
 #include "fw_ops_table.h"
