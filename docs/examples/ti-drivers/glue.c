@@ -31,16 +31,18 @@
 #include <ti/drivers/Power.h>
 
 #if CB_TI_BLOCKING
+#define CB_NAME "ti-drivers-blocking"
 #define CB_MODE "blocking"
 #define CB_TRNG_RETURN TRNG_RETURN_BEHAVIOR_BLOCKING
 #define CB_SHA2_RETURN SHA2_RETURN_BEHAVIOR_BLOCKING
 #else
+#define CB_NAME "ti-drivers"
 #define CB_MODE "polling"
 #define CB_TRNG_RETURN TRNG_RETURN_BEHAVIOR_POLLING
 #define CB_SHA2_RETURN SHA2_RETURN_BEHAVIOR_POLLING
 #endif
 
-const char fw_lib_name[] = "ti-drivers";
+const char fw_lib_name[] = CB_NAME;              /* the recipe's name: a band holds for one build */
 const char fw_lib_version[] = "TI Drivers TRNGCC26XX, SHA2CC26X2 (" CB_MODE "), cryptobench DPL, DRIVERLIB_NOROM "
                               "(served by peripheral: TI CC26x2 TRNG for random; "
                               "peripheral: TI CC26x2 CRYPTO for sha*)";

@@ -31,6 +31,7 @@ OP_CLASSES = (("aes-*", "aes"), ("sha1", "sha-1"), ("sha224", "sha-2"), ("sha256
               ("x25519*", "ecc"), ("ed25519*", "ecc"), ("random", "random"), ("ctr-drbg-*", "drbg"),
               ("crc32", "crc"))
 NUMBERS = ("median_ratio", "min_ratio", "max_ratio", "band_pct")
+ROW_TEXTS = ("engine", "driver", "op", "against", "table", "label", "date")     # a [[row]]'s text fields
 TEXTS = ("engine", "op_class", "driver", "against", "date")
 
 
@@ -60,7 +61,7 @@ def band_pct(ratios: list[float]) -> float:
     return float(math.ceil(round(max(abs(r - 1) for r in ratios) * 100, 9)))
 
 
-def load_bands(path: Path = BANDS_FILE) -> dict[tuple[str, str], EngineBand]:
+def load_bands(path: Path = BANDS_FILE) -> dict[tuple[str, str, str], EngineBand]:
     """engine_bands.toml, checked: any mistake is one line naming the file, the line and what was expected."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -81,7 +82,7 @@ def load_bands(path: Path = BANDS_FILE) -> dict[tuple[str, str], EngineBand]:
         for k in TEXTS:
             if not isinstance(b.get(k), str) or not b[k]:
                 raise UsageError(f"{where}: [[band]] needs {k} = \"...\" (a non-empty string)")
-        name = f"{b['engine']} {b['op_class']}"
+        name = f"{b['engine']} {b['op_class']} ({b['driver']})"
         for k in ("model_version", "rows"):
             if not isinstance(b.get(k), int) or isinstance(b.get(k), bool) or b[k] < 1:
                 raise UsageError(f"{where}: band '{name}': {k} must be a whole number of at least 1")
@@ -94,7 +95,7 @@ def load_bands(path: Path = BANDS_FILE) -> dict[tuple[str, str], EngineBand]:
         if b["band_pct"] < band_pct([b["min_ratio"], b["max_ratio"]]) - 1e-9:
             raise UsageError(f"{where}: band '{name}': band_pct {b['band_pct']} does not cover its rows "
                              f"(ratios {b['min_ratio']}-{b['max_ratio']})")
-        key = (b["engine"], b["op_class"])
+        key = (b["engine"], b["op_class"], b["driver"])
         if key in out:
             raise UsageError(f"{where}: band '{name}' given twice")
         out[key] = EngineBand(b["engine"], b["model_version"], b["op_class"], b["driver"], b["rows"],
@@ -117,16 +118,17 @@ def band_for(engine: str, model_version: int, op: str, driver: str, bands: dict 
         bands = _loaded[BANDS_FILE]
     cls = op_class(op)
     head = {"engine": engine, "class": cls, "model": f"{engine} v{model_version}"}
-    got = bands.get((engine, cls))
+    got = bands.get((engine, cls, driver))
     if got is None:
+        others = sorted(d for e, c, d in bands if (e, c) == (engine, cls))
+        if others:
+            return {**head, "unvalidated": True,
+                    "why": f"the band was measured with the {', '.join(others)} driver(s), this cell ran {driver}"}
         return {**head, "unvalidated": True, "why": "no published hardware row checks this engine's "
                                                     f"{cls} operations ({WRITER})"}
     if got.model_version != model_version:
         return {**head, "unvalidated": True,
                 "why": f"the band was measured on {engine} v{got.model_version}; rerun {WRITER}"}
-    if got.driver != driver:
-        return {**head, "unvalidated": True,
-                "why": f"the band was measured with the {got.driver} driver, this cell ran {driver}"}
     return {**head, "pct": got.band_pct, "rows": got.rows, "median_ratio": got.median_ratio,
             "against": got.against, "source": f"{WRITER}, {got.date}"}
 
@@ -151,34 +153,52 @@ def band_short(band: dict | None) -> str:
     return "unvalidated" if band.get("unvalidated") else f"±{band['pct']:g} % ({band['median_ratio']:.2f}x)"
 
 
-def bands_text(rows: list[dict], date: str) -> str:
-    """engine_bands.toml from the bench's rows ({"engine", "model_version", "op", "ratio", "against",
-    "table", "label"} each): per engine and class its row count, median and range of the ratios, the
+def load_rows(path: Path = BANDS_FILE) -> list[dict]:
+    """The file's [[row]]s (the bench keeps those of drivers it did not run when it writes the file
+    again); [] when there is no file yet. A malformed row is one line naming the file and the line."""
+    if not path.exists():
+        return []
+    text = path.read_text(encoding="utf-8")
+    try:
+        rows = tomllib.loads(text).get("row", [])
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: not TOML ({exc}); regenerate with {WRITER}") from None
+    for i, r in enumerate(rows if isinstance(rows, list) else [None]):
+        if not isinstance(r, dict) or not all(isinstance(r.get(k), str) and r[k] for k in ROW_TEXTS) \
+                or not isinstance(r.get("ratio"), (int, float)) or isinstance(r.get("ratio"), bool) \
+                or not isinstance(r.get("model_version"), int):
+            raise UsageError(f"{path}:{_line_of(text, i, '[[row]]')}: [[row]] needs {', '.join(ROW_TEXTS)} (strings), "
+                             "model_version (a whole number) and ratio (a number)")
+    return rows
+
+
+def bands_text(rows: list[dict]) -> str:
+    """engine_bands.toml from the bench's rows ({"engine", "model_version", "driver", "op", "ratio",
+    "against", "table", "label", "date"} each): per engine, class and driver its row count, median and range of the ratios, the
     band and the published tables; then the rows. Written only by bench/accel_vs_published.
     Each row also names its `driver` (the firmware library that ran it)."""
-    by: dict[tuple[str, str], list[dict]] = {}
+    by: dict[tuple[str, str, str], list[dict]] = {}
     for r in rows:
-        by.setdefault((r["engine"], op_class(r["op"])), []).append(r)
-    out = ["# Bands of the modelled crypto engines per engine model and operation class",
+        by.setdefault((r["engine"], op_class(r["op"]), r["driver"]), []).append(r)
+    out = ["# Bands of the modelled crypto engines per engine model, operation class and driver",
            "# (targets/mcu/sim/engine_band.py). WRITTEN BY `bench/accel_vs_published --write-bands` FROM THE",
            "# ROWS IT RAN; never edit by hand: regenerate after any change to a peripheral model (bump its",
            "# model_version), a driver or the published rows. ratio = modelled / published duration;",
            "# band_pct = the largest |ratio - 1| in percent, rounded up. A class not listed is 'unvalidated'.", ""]
-    for (engine, cls), group in sorted(by.items()):
-        versions, drivers = {r["model_version"] for r in group}, {r["driver"] for r in group}
-        if len(versions) != 1 or len(drivers) != 1:
-            raise ValueError(f"{engine} {cls}: rows of model versions {sorted(versions)} and drivers "
-                             f"{sorted(drivers)} in one class")
+    for (engine, cls, driver), group in sorted(by.items()):
+        versions = {r["model_version"] for r in group}
+        if len(versions) != 1:
+            raise ValueError(f"{engine} {cls} ({driver}): rows of model versions {sorted(versions)} in one band")
         ratios = [r["ratio"] for r in group]
         tables = sorted({r["table"].removeprefix("Table ") for r in group}, key=lambda t: (len(t), t))
         against = f"{group[0]['against']} Table{'s' if len(tables) > 1 else ''} {', '.join(tables)}"
         out += ["[[band]]", f"engine = {_quote(engine)}", f"model_version = {versions.pop()}",
-                f"op_class = {_quote(cls)}", f"driver = {_quote(drivers.pop())}", f"rows = {len(ratios)}",
+                f"op_class = {_quote(cls)}", f"driver = {_quote(driver)}", f"rows = {len(ratios)}",
                 f"median_ratio = {round(statistics.median(ratios), 4)}", f"min_ratio = {round(min(ratios), 4)}",
                 f"max_ratio = {round(max(ratios), 4)}", f"band_pct = {band_pct(ratios):g}",
-                f"against = {_quote(against)}", f"date = {_quote(date)}", ""]
+                f"against = {_quote(against)}", f"date = {_quote(max(r['date'] for r in group))}", ""]
     out.append("# the rows, as the bench ran them")
-    for r in sorted(rows, key=lambda r: (r["engine"], op_class(r["op"]), r["table"], r["label"])):
-        out += ["[[row]]", f"engine = {_quote(r['engine'])}", f"table = {_quote(r['table'])}",
-                f"label = {_quote(r['label'])}", f"ratio = {round(r['ratio'], 4)}", ""]
+    for r in sorted(rows, key=lambda r: (r["engine"], op_class(r["op"]), r["driver"], r["table"], r["label"])):
+        out += ["[[row]]", *(f"{k} = {_quote(r[k])}" for k in ROW_TEXTS), f"model_version = {r['model_version']}",
+                f"ratio = {round(r['ratio'], 4)}", ""]
     return "\n".join(out).rstrip("\n") + "\n"
