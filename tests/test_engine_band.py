@@ -83,3 +83,15 @@ def test_the_shipped_bands_name_models_that_exist():
     assert {d for _, _, d in bands} >= {"cc26x2-crypto"}          # cryptobench's own drivers, at least
     # the file's rows are what its bands were made of (the bench writes both)
     assert len(eb.load_rows()) == sum(b.rows for b in bands.values())
+
+
+def test_the_run_header_lists_each_drivers_band_of_one_engine_class_once(tmp_path):
+    """Two drivers on one engine model and class (cryptobench's and TI's) are two bands in the header."""
+    from types import SimpleNamespace
+    from cryptobench.report.tables import _engine_bands
+    bands = _bands(tmp_path)
+    ours = eb.band_for("cc26x2-pka", 1, "ecdsa-sign", "cc26x2-crypto", bands)
+    theirs = eb.band_for("cc26x2-pka", 1, "ecdsa-sign", "ti-drivers", bands)
+    assert (ours["driver"], theirs["driver"]) == ("cc26x2-crypto", "ti-drivers")
+    cells = [SimpleNamespace(ok=True, engine=b["driver"], result={"engine_band": b}) for b in (ours, theirs, ours)]
+    assert _engine_bands(cells) == [ours, theirs]

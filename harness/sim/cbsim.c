@@ -223,7 +223,6 @@ cbsim_block *cbsim_block_of(cbsim *s, uint32_t addr, uint32_t size)
     return b;
 }
 
-
 /* Entry into the block [addr, addr + size). Returns 0, or -1 when the block's cost could not be
  * had (the miss callback failed; the run must stop). */
 int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
@@ -235,27 +234,18 @@ int cbsim_account_block(cbsim *s, uint32_t addr, uint32_t size)
     return 0;
 }
 
-/* A data read of `size` bytes at `addr` from flash (the caller checked the range). */
+/* A data read of `size` bytes at `addr` from flash (the caller checked the range): through the
+ * data cache where there is one (a hit costs nothing more), else the wait states
+ * (cbsim_flash_data_read, cbsim_int.h). */
 void cbsim_account_flash_read(cbsim *s, uint32_t addr, uint32_t size)
 {
     cbsim_flash *f = &s->flash;
-    (void)size;
-    if (f->on && f->dcache.sets) {
-        if (cache_access(&f->dcache, addr >> f->line_shift))
-            return;
-        s->cycles += f->miss_cycles;
-        f->data_since += f->miss_cycles;
-    } else {
-        s->cycles += s->ws_data;
-        if (f->on)
-            f->data_since += s->ws_data;
+    if (!f->dcache.sets) {
+        cbsim_flash_data_read(s, addr, size);
+        return;
     }
-    /* the read went to the flash: where data and instructions share its port (the profile's
-     * fetch_shared_port), the prefetch under way waits for it (RM0090 3.5.2: D-Code accesses have
-     * priority over I-Code). When in the block the read happened is not known here: the line after
-     * the block's last arrives read_cycles later, which only matters if it had not arrived yet. */
-    if (f->on && f->shared_port && f->prefetch)
-        f->pending += f->read_cycles;
+    if (!cache_access(&f->dcache, addr >> f->line_shift))
+        cbsim_flash_read_delay(s, f->miss_cycles);
 }
 
 static void profile_block(cbsim *s, uint32_t addr, uint64_t before, uint64_t insns, uint32_t fall, cbsim_lr_fn lr,

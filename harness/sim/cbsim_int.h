@@ -118,21 +118,30 @@ cbsim_block *cbsim_block_of(cbsim *s, uint32_t addr, uint32_t size);
 int cbsim_enter(cbsim *s, uint32_t addr, uint32_t size, cbsim_lr_fn lr, void *ctx);
 void cbsim_account_flash_read(cbsim *s, uint32_t addr, uint32_t size);
 
-/* cbsim_account_flash_read in the executor's own loads: the data cache's lookup stays a call
- * (cbsim.c), the wait states and the prefetch's delay are added here, without a call per read */
-static inline __attribute__((always_inline)) void cbsim_flash_data_read(cbsim *s, uint32_t addr, uint32_t size)
+/* A data read that went to the flash, `cycles` long. Where data and instructions share its port
+ * (the profile's fetch_shared_port), the prefetch under way waits for it (RM0090 3.5.2: D-Code
+ * accesses have priority over I-Code). When in the block the read happened is not known here: the
+ * line after the block's last arrives read_cycles later, which only matters if it had not arrived. */
+static inline __attribute__((always_inline)) void cbsim_flash_read_delay(cbsim *s, uint32_t cycles)
 {
     cbsim_flash *f = &s->flash;
-    if (f->dcache.sets) {                   /* (only set when the flash model is on) */
-        cbsim_account_flash_read(s, addr, size);
-        return;
-    }
-    s->cycles += s->ws_data;
+    s->cycles += cycles;
     if (f->on) {
-        f->data_since += s->ws_data;
+        f->data_since += cycles;
         if (f->shared_port && f->prefetch)
             f->pending += f->read_cycles;
     }
+}
+
+/* cbsim_account_flash_read in the executor's own loads: the data cache's lookup stays a call
+ * (cbsim.c); without one the wait states are charged here, without a call per read */
+static inline __attribute__((always_inline)) void cbsim_flash_data_read(cbsim *s, uint32_t addr, uint32_t size)
+{
+    if (s->flash.dcache.sets) {             /* (only set when the flash model is on) */
+        cbsim_account_flash_read(s, addr, size);
+        return;
+    }
+    cbsim_flash_read_delay(s, s->ws_data);
 }
 void cbsim_account_dynamic(cbsim *s, int kind, uint32_t a, uint32_t b);
 void cbsim_flash_fetch(cbsim *s, const cbsim_block *b, int seq, int cont);

@@ -351,13 +351,12 @@ def _band_notes(doc: dict, engines: list[str], ops: list[str], what: str = "") -
     return notes
 
 
-def _against_of(run: Run, ref: Reference, engines: list[str], sources: list[str], against: str | None) -> dict:
+def _against_of(ref: Reference, engines: list[str], modelled: set[str], sources: list[str], against: str | None) -> dict:
     """The published source each engine's absolute values are divided by, unless the user chose one
     (--against): a modelled hardware engine's (its cells carry an engine band) by the study's on-chip
     accelerator where the study has one, so the ratio is modeled / published hardware; every other
-    engine by `against` (the study's software)."""
+    engine by `against` (the study's software). `modelled`: the engines whose cells carry one."""
     hw = next((s.id for s in ref.sources.values() if s.engine_kind == "on-chip accelerator" and s.id in sources), None)
-    modelled = set(_engine_bands(run))
     return {e: (hw if e in modelled and hw else against) for e in engines}
 
 
@@ -377,7 +376,8 @@ def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
     chosen = against is not None
     against = against or next((s.id for s in ref.sources.values() if s.engine_kind == "sw library" and s.id in sources),
                               sources[0] if sources else None)
-    against_of = {e: against for e in engines} if chosen else _against_of(run, ref, engines, sources, against)
+    bands = _engine_bands(run)
+    against_of = {e: against for e in engines} if chosen else _against_of(ref, engines, set(bands), sources, against)
     for g in groups.values():
         g["ratio"], g["cycle_ratio"] = {}, {}
         for e in set(g["yours"]) | set(g["your_cycles"]):
@@ -400,7 +400,7 @@ def compare(run: Run, ref: Reference, against: str | None = None) -> dict:
     return {"reference": {"name": ref.name, "title": ref.title, "document": ref.document, "provenance": "published",
                           "sources": {s.id: vars(s) for s in ref.sources.values()}},
             "run": run.id, "engines": engines, "sources": sources, "against": against, "against_of": against_of,
-            "engine_bands": _engine_bands(run), "clock_hz": clock,
+            "engine_bands": bands, "clock_hz": clock,
             "ratio_convention": ref.ratio, "run_kind": run_kind(run), "run_where": run_where(run), "baseline": run.plan.baseline,
             "kind_lines": _kind_lines(run, ref, other_kind, absolute),
             "groups": ordered,

@@ -305,7 +305,7 @@ def _engine_bands(cells) -> list[dict]:
     for c in cells:
         band = c.result.get("engine_band") if c.ok and c.result is not None else None
         if band:
-            seen.setdefault((band.get("model"), band.get("class")), band)
+            seen.setdefault((band.get("model"), band.get("class"), band.get("driver", c.engine)), band)
     return list(seen.values())
 
 

@@ -110,14 +110,15 @@ _loaded: dict[Path, dict] = {}
 
 def band_for(engine: str, model_version: int, op: str, driver: str, bands: dict | None = None) -> dict:
     """The band a cell of `op` that the firmware library `driver` ran on the engine model `engine` (its
-    kind) at `model_version` carries, as stored in its result (docs/schema.md, engine_band): {"engine", "class", "model",
-    "pct", "rows", "median_ratio", "against", "source"}, or {"engine", "class", "model", "unvalidated": true, "why"}."""
+    kind) at `model_version` carries, as stored in its result (docs/schema.md, engine_band): {"engine", "class",
+    "model", "driver", "pct", "rows", "median_ratio", "against", "source"}, or {"engine", "class", "model",
+    "driver", "unvalidated": true, "why"}."""
     if bands is None:
         if BANDS_FILE not in _loaded:
             _loaded[BANDS_FILE] = load_bands(BANDS_FILE)
         bands = _loaded[BANDS_FILE]
     cls = op_class(op)
-    head = {"engine": engine, "class": cls, "model": f"{engine} v{model_version}"}
+    head = {"engine": engine, "class": cls, "model": f"{engine} v{model_version}", "driver": driver}
     got = bands.get((engine, cls, driver))
     if got is None:
         others = sorted(d for e, c, d in bands if (e, c) == (engine, cls))

@@ -209,8 +209,8 @@ class FirmwareRun:
             # a UART with a data register: the executor may serve it (status and data registers, and
             # the bytes a line at a time) rather than call back here for each byte and poll
             serve = getattr(self.ex, "serve_console", None)
-            at, value = consoleuart.STATUS[uart["kind"]]
             if serve is not None:
+                at, value = consoleuart.STATUS[uart["kind"]]
                 serve(uart["base"] + at, value, uart["base"] + consoleuart.DATA[uart["kind"]], self.emit)
 
     def _uart_write(self, offset: int, value: int, regs: dict) -> None:
