@@ -3,8 +3,8 @@
  * (--library-source), and the driver porting layer it needs under no RTOS. cryptobench's own code:
  * the glue opens each driver as an application's board file and main would, with the hardware
  * attributes TI's SysConfig writes by default (samplesPerCycle TRNGCC26XX_SAMPLES_PER_CYCLE_DEFAULT,
- * the lowest interrupt priority), in the return mode the recipe names (CB_TI_BLOCKING: polling or
- * blocking), and calls TRNG_getRandomBytes or SHA2_hashData for each operation.
+ * the lowest interrupt priority), in the return mode the recipe names (CB_TI_RETURN: polling,
+ * blocking or callback), and calls TRNG_getRandomBytes or SHA2_hashData for each operation.
  *
  * The porting layer (TI's DPL API, ti/drivers/dpl, implemented here for one core and no scheduler):
  *   HwiP        PRIMASK for HwiP_disable/restore; HwiP_construct keeps the function of an exception
@@ -29,23 +29,87 @@
 #include <ti/drivers/dpl/HwiP.h>
 #include <ti/drivers/dpl/SemaphoreP.h>
 #include <ti/drivers/Power.h>
+#include <ti/drivers/AESECB.h>
+#include <ti/drivers/AESCBC.h>
+#include <ti/drivers/AESCTR.h>
+#include <ti/drivers/AESGCM.h>
+#include <ti/drivers/AESCCM.h>
+#include <ti/drivers/aesecb/AESECBCC26XX.h>
+#include <ti/drivers/aescbc/AESCBCCC26XX.h>
+#include <ti/drivers/aesctr/AESCTRCC26XX.h>
+#include <ti/drivers/aesgcm/AESGCMCC26XX.h>
+#include <ti/drivers/aesccm/AESCCMCC26XX.h>
+#include <ti/drivers/cryptoutils/cryptokey/CryptoKeyPlaintext.h>
+#include <ti/drivers/ECDH.h>
+#include <ti/drivers/ECDSA.h>
+#include <ti/drivers/ecdh/ECDHCC26X2.h>
+#include <ti/drivers/ecdsa/ECDSACC26X2.h>
+#include <ti/drivers/cryptoutils/ecc/ECCParams.h>
 
-#if CB_TI_BLOCKING
+/* CB_TI_RETURN, from the recipe: the return behaviour every driver is opened in (TI's
+ * <DRIVER>_RETURN_BEHAVIOR_*, the same three for each driver) */
+#define CB_POLLING 0
+#define CB_BLOCKING 1
+#define CB_CALLBACK_MODE 2
+#if CB_TI_RETURN == CB_BLOCKING
 #define CB_NAME "ti-drivers-blocking"
 #define CB_MODE "blocking"
-#define CB_TRNG_RETURN TRNG_RETURN_BEHAVIOR_BLOCKING
-#define CB_SHA2_RETURN SHA2_RETURN_BEHAVIOR_BLOCKING
-#else
+#define CB_RETURN(drv) drv##_RETURN_BEHAVIOR_BLOCKING
+#elif CB_TI_RETURN == CB_CALLBACK_MODE
+#define CB_NAME "ti-drivers-callback"
+#define CB_MODE "callback"
+#define CB_RETURN(drv) drv##_RETURN_BEHAVIOR_CALLBACK
+#elif CB_TI_RETURN == CB_POLLING
 #define CB_NAME "ti-drivers"
 #define CB_MODE "polling"
-#define CB_TRNG_RETURN TRNG_RETURN_BEHAVIOR_POLLING
-#define CB_SHA2_RETURN SHA2_RETURN_BEHAVIOR_POLLING
+#define CB_RETURN(drv) drv##_RETURN_BEHAVIOR_POLLING
+#else
+#error "CB_TI_RETURN must be 0 (polling), 1 (blocking) or 2 (callback)"
 #endif
 
 const char fw_lib_name[] = CB_NAME;              /* the recipe's name: a band holds for one build */
-const char fw_lib_version[] = "TI Drivers TRNGCC26XX, SHA2CC26X2 (" CB_MODE "), cryptobench DPL, DRIVERLIB_NOROM "
+const char fw_lib_version[] = "TI Drivers TRNGCC26XX, SHA2CC26X2, AESECB/AESCBC/AESCTR/AESGCM/AESCCMCC26XX, ECDHCC26X2, "
+                              "ECDSACC26X2 (" CB_MODE "), cryptobench DPL, DRIVERLIB_NOROM "
                               "(served by peripheral: TI CC26x2 TRNG for random; "
-                              "peripheral: TI CC26x2 CRYPTO for sha*)";
+                              "peripheral: TI CC26x2 CRYPTO for aes-*, sha*; "
+                              "peripheral: TI CC26x2 PKA for ecdh-*, ecdsa-*)";
+
+/* ---- callback mode: the application's callback ends the wait ------------------------------------
+ * In callback mode a driver returns once the engine is started and calls the application's
+ * function from its interrupt. The glue stands for an application with nothing else to do: it
+ * sleeps in WFI until the callback has run (masked between the test and the sleep, as
+ * SemaphoreP_pend below), so the cell's time runs from the call to the callback. CB_DONE(call)
+ * arms the flag before the call (the interrupt may come before the call returns) and gives the
+ * call's status, or the callback's where the call started the operation. */
+static volatile int cb_pending;
+static volatile int_fast16_t cb_status;
+
+static inline void cb_finish(int_fast16_t status) { cb_status = status; cb_pending = 0; }
+
+#if CB_TI_RETURN == CB_CALLBACK_MODE
+static int cb_arm(void) { cb_pending = 1; return 0; }
+
+static int_fast16_t
+cb_wait(int_fast16_t started)
+{
+    uint32_t key;
+    if (started != 0)                        /* every driver's *_STATUS_SUCCESS is 0 */
+        return started;
+    __asm__ volatile("mrs %0, primask\n\tcpsid i" : "=r"(key) :: "memory");
+    while (cb_pending) {
+        __asm__ volatile("wfi");
+        __asm__ volatile("msr primask, %0" :: "r"(key) : "memory");
+        __asm__ volatile("cpsid i" ::: "memory");
+    }
+    __asm__ volatile("msr primask, %0" :: "r"(key) : "memory");
+    return cb_status;
+}
+#define CB_DONE(call) (cb_arm(), cb_wait(call))
+#define CB_CALLBACK(params, drv) ((params).callbackFxn = cb_##drv##_done)
+#else
+#define CB_DONE(call) (call)
+#define CB_CALLBACK(params, drv) ((void)0)
+#endif
 
 /* ---- the board file: one TRNG instance, SysConfig's defaults ---------------------------------- */
 static TRNGCC26XX_Object trng_object;
@@ -60,6 +124,49 @@ static SHA2CC26X2_Object sha2_object;
 static const SHA2CC26X2_HWAttrs sha2_hwattrs = {.intPriority = (uint8_t)~0};
 const SHA2_Config SHA2_config[1] = {{.object = &sha2_object, .hwAttrs = &sha2_hwattrs}};
 const uint_least8_t SHA2_count = 1;
+/* the AES drivers: one instance each, SysConfig's default (lowest) interrupt priority */
+#define CB_AES_INSTANCE(drv, DRV)                                                                   \
+    static DRV##CC26XX_Object drv##_object;                                                         \
+    static const DRV##CC26XX_HWAttrs drv##_hwattrs = {.intPriority = (uint8_t)~0};                  \
+    const DRV##_Config DRV##_config[1] = {{.object = &drv##_object, .hwAttrs = &drv##_hwattrs}};    \
+    const uint_least8_t DRV##_count = 1;
+CB_AES_INSTANCE(aesecb, AESECB)
+CB_AES_INSTANCE(aescbc, AESCBC)
+CB_AES_INSTANCE(aesctr, AESCTR)
+CB_AES_INSTANCE(aesgcm, AESGCM)
+CB_AES_INSTANCE(aesccm, AESCCM)
+/* the PKA drivers: ECDSA's sign draws its per-message secret from a TRNG it constructs itself */
+static ECDHCC26X2_Object ecdh_object;
+static const ECDHCC26X2_HWAttrs ecdh_hwattrs = {.intPriority = (uint8_t)~0};
+const ECDH_Config ECDH_config[1] = {{.object = &ecdh_object, .hwAttrs = &ecdh_hwattrs}};
+const uint_least8_t ECDH_count = 1;
+static ECDSACC26X2_Object ecdsa_object;
+static const ECDSACC26X2_HWAttrs ecdsa_hwattrs = {.intPriority = (uint8_t)~0, .trngIntPriority = (uint8_t)~0};
+const ECDSA_Config ECDSA_config[1] = {{.object = &ecdsa_object, .hwAttrs = &ecdsa_hwattrs}};
+const uint_least8_t ECDSA_count = 1;
+
+#if CB_TI_RETURN == CB_CALLBACK_MODE
+/* the application's callbacks: each driver's signature, all ending the glue's wait */
+static void cb_TRNG_done(TRNG_Handle h, int_fast16_t s, uint8_t *b, size_t n) { (void)h; (void)b; (void)n; cb_finish(s); }
+static void cb_SHA2_done(SHA2_Handle h, int_fast16_t s) { (void)h; cb_finish(s); }
+static void cb_AESECB_done(AESECB_Handle h, int_fast16_t s, AESECB_Operation *o, AESECB_OperationType t)
+{ (void)h; (void)o; (void)t; cb_finish(s); }
+static void cb_AESCBC_done(AESCBC_Handle h, int_fast16_t s, AESCBC_OperationUnion *o, AESCBC_OperationType t)
+{ (void)h; (void)o; (void)t; cb_finish(s); }
+static void cb_AESCTR_done(AESCTR_Handle h, int_fast16_t s, AESCTR_OperationUnion *o, AESCTR_OperationType t)
+{ (void)h; (void)o; (void)t; cb_finish(s); }
+static void cb_AESGCM_done(AESGCM_Handle h, int_fast16_t s, AESGCM_OperationUnion *o, AESGCM_OperationType t)
+{ (void)h; (void)o; (void)t; cb_finish(s); }
+static void cb_AESCCM_done(AESCCM_Handle h, int_fast16_t s, AESCCM_OperationUnion *o, AESCCM_OperationType t)
+{ (void)h; (void)o; (void)t; cb_finish(s); }
+static void cb_ECDH_done(ECDH_Handle h, int_fast16_t s, ECDH_Operation o, ECDH_OperationType t)
+{ (void)h; (void)o; (void)t; cb_finish(s); }
+static void cb_ECDSA_done(ECDSA_Handle h, int_fast16_t s, ECDSA_Operation o, ECDSA_OperationType t)
+{ (void)h; (void)o; (void)t; cb_finish(s); }
+#define CB_TRNG_CALLBACK(params) ((params).randomBytesCallbackFxn = cb_TRNG_done)   /* TRNG_getRandomBytes's */
+#else
+#define CB_TRNG_CALLBACK(params) ((void)0)
+#endif
 
 /* ---- HwiP ----------------------------------------------------------------------------------------- */
 #define CB_EXCEPTIONS 64
@@ -220,7 +327,8 @@ trng_handle(void)
 		TRNG_Params params;
 		TRNG_init();
 		TRNG_Params_init(&params);
-		params.returnBehavior = CB_TRNG_RETURN;
+		params.returnBehavior = CB_RETURN(TRNG);
+		CB_TRNG_CALLBACK(params);
 		trng = TRNG_open(0, &params);
 	}
 	return trng;
@@ -238,7 +346,7 @@ random_run(const fw_params *p, fw_io *io)
 {
 	if (io->out == NULL || io->out_cap < (size_t)p->bytes || trng_handle() == NULL)
 		return FW_ERR;
-	if (p->bytes > 0 && TRNG_getRandomBytes(trng, io->out, (size_t)p->bytes) != TRNG_STATUS_SUCCESS)
+	if (p->bytes > 0 && CB_DONE(TRNG_getRandomBytes(trng, io->out, (size_t)p->bytes)) != TRNG_STATUS_SUCCESS)
 		return FW_ERR;
 	io->out_len = (size_t)p->bytes;
 	return FW_OK;
@@ -246,40 +354,492 @@ random_run(const fw_params *p, fw_io *io)
 #define FW_GLUE_RANDOM random_supports, random_run
 #endif
 
-#ifdef FW_OP_SHA256
-static SHA2_Handle sha2;
-
+#if defined(FW_OP_SHA224) || defined(FW_OP_SHA256)
 static int
-sha256_supports(const fw_params *p, const char **why)
+sha_supports(const fw_params *p, const char **why)
 {
 	*why = "a negative byte count";
 	return p->bytes >= 0 ? FW_OK : FW_UNSUPPORTED;     /* the driver opens at the first operation */
 }
 
+/* SHA2_hashData of the message on the one SHA2_open'ed handle, set to the op's hash type */
 static int
-sha256_run(const fw_params *p, fw_io *io)
+sha2_run(fw_io *io, SHA2_HashType type, size_t digest)
 {
+	static SHA2_Handle sha2;
 	static const uint8_t none[4];
-	if (io->out == NULL || io->out_cap < SHA2_DIGEST_LENGTH_BYTES_256)
+	if (io->out == NULL || io->out_cap < digest)
 		return FW_ERR;
 	if (sha2 == NULL) {
 		SHA2_Params params;
 		SHA2_init();
 		SHA2_Params_init(&params);
-		params.returnBehavior = CB_SHA2_RETURN;
-		params.hashType = SHA2_HASH_TYPE_256;
+		params.returnBehavior = CB_RETURN(SHA2);
+		CB_CALLBACK(params, SHA2);
+		params.hashType = type;
 		sha2 = SHA2_open(0, &params);
 		if (sha2 == NULL)
 			return FW_ERR;
 	}
-	const void *msg = io->msg_len ? (const void *)io->msg : (const void *)none;   /* the DMA needs an address */
-	if (SHA2_hashData(sha2, msg, io->msg_len, io->out) != SHA2_STATUS_SUCCESS)
+	if (SHA2_setHashType(sha2, type) != SHA2_STATUS_SUCCESS)
 		return FW_ERR;
-	io->out_len = SHA2_DIGEST_LENGTH_BYTES_256;
-	(void)p;
+	const void *msg = io->msg_len ? (const void *)io->msg : (const void *)none;   /* the DMA needs an address */
+	if (CB_DONE(SHA2_hashData(sha2, msg, io->msg_len, io->out)) != SHA2_STATUS_SUCCESS)
+		return FW_ERR;
+	io->out_len = digest;
 	return FW_OK;
 }
-#define FW_GLUE_SHA256 sha256_supports, sha256_run
+#endif
+
+#ifdef FW_OP_SHA224
+static int
+sha224_run(const fw_params *p, fw_io *io)
+{
+	(void)p;
+	return sha2_run(io, SHA2_HASH_TYPE_224, SHA2_DIGEST_LENGTH_BYTES_224);
+}
+#define FW_GLUE_SHA224 sha_supports, sha224_run
+#endif
+
+#ifdef FW_OP_SHA256
+static int
+sha256_run(const fw_params *p, fw_io *io)
+{
+	(void)p;
+	return sha2_run(io, SHA2_HASH_TYPE_256, SHA2_DIGEST_LENGTH_BYTES_256);
+}
+#define FW_GLUE_SHA256 sha_supports, sha256_run
+#endif
+
+
+/* ---- AES: one key object and one driver handle per mode --------------------------------------- */
+#if defined(FW_OP_AES_ECB_ENCRYPT) || defined(FW_OP_AES_CBC_ENCRYPT) || defined(FW_OP_AES_CTR_ENCRYPT) \
+    || defined(FW_OP_AES_GCM_ENCRYPT) || defined(FW_OP_AES_CCM_ENCRYPT)
+static int
+aes_supports(const fw_params *p, const char **why)
+{
+	if (p->rekey == 0) {
+		*why = "TI's AES drivers load the key into the key store in every operation (no schedule to keep)";
+		return FW_UNSUPPORTED;
+	}
+	if (p->key_bits != 128 && p->key_bits != 192 && p->key_bits != 256) {
+		*why = "key_bits must be 128, 192 or 256";
+		return FW_UNSUPPORTED;
+	}
+	return FW_OK;
+}
+
+/* the CryptoKey an application builds around its key bytes (CryptoKeyPlaintextCC26XX.c) */
+static CryptoKey *
+plaintext_key(fw_io *io)
+{
+	static CryptoKey key;
+	return CryptoKeyPlaintext_initKey(&key, (uint8_t *)io->key, io->key_len) == CryptoKey_STATUS_SUCCESS ? &key : NULL;
+}
+#endif
+
+#ifdef FW_OP_AES_ECB_ENCRYPT
+static int
+ecb_run(const fw_params *p, fw_io *io)
+{
+	static AESECB_Handle h;
+	(void)p;
+	if (h == NULL) {
+		AESECB_Params params;
+		AESECB_init();
+		AESECB_Params_init(&params);
+		params.returnBehavior = CB_RETURN(AESECB);
+		CB_CALLBACK(params, AESECB);
+		if ((h = AESECB_open(0, &params)) == NULL)
+			return FW_ERR;
+	}
+	AESECB_Operation op;
+	AESECB_Operation_init(&op);
+	op.key = plaintext_key(io);
+	op.input = (uint8_t *)io->msg;
+	op.output = io->out;
+	op.inputLength = io->msg_len;
+	if (op.key == NULL || io->out_cap < io->msg_len || CB_DONE(AESECB_oneStepEncrypt(h, &op)) != AESECB_STATUS_SUCCESS)
+		return FW_ERR;
+	io->out_len = io->msg_len;
+	return FW_OK;
+}
+#define FW_GLUE_AES_ECB_ENCRYPT aes_supports, ecb_run
+#endif
+
+#ifdef FW_OP_AES_CBC_ENCRYPT
+static int
+cbc_run(const fw_params *p, fw_io *io)
+{
+	static AESCBC_Handle h;
+	(void)p;
+	if (h == NULL) {
+		AESCBC_Params params;
+		AESCBC_init();
+		AESCBC_Params_init(&params);
+		params.returnBehavior = CB_RETURN(AESCBC);
+		CB_CALLBACK(params, AESCBC);
+		if ((h = AESCBC_open(0, &params)) == NULL)
+			return FW_ERR;
+	}
+	AESCBC_OneStepOperation op;
+	AESCBC_OneStepOperation_init(&op);
+	op.key = plaintext_key(io);
+	op.input = (uint8_t *)io->msg;
+	op.output = io->out;
+	op.inputLength = io->msg_len;
+	op.iv = (uint8_t *)io->iv;
+	if (op.key == NULL || io->iv_len != 16 || io->out_cap < io->msg_len
+	    || CB_DONE(AESCBC_oneStepEncrypt(h, &op)) != AESCBC_STATUS_SUCCESS)
+		return FW_ERR;
+	io->out_len = io->msg_len;
+	return FW_OK;
+}
+#define FW_GLUE_AES_CBC_ENCRYPT aes_supports, cbc_run
+#endif
+
+#ifdef FW_OP_AES_CTR_ENCRYPT
+static int
+ctr_run(const fw_params *p, fw_io *io)
+{
+	static AESCTR_Handle h;
+	(void)p;
+	if (h == NULL) {
+		AESCTR_Params params;
+		AESCTR_init();
+		AESCTR_Params_init(&params);
+		params.returnBehavior = CB_RETURN(AESCTR);
+		CB_CALLBACK(params, AESCTR);
+		if ((h = AESCTR_open(0, &params)) == NULL)
+			return FW_ERR;
+	}
+	AESCTR_OneStepOperation op;
+	AESCTR_OneStepOperation_init(&op);
+	op.key = plaintext_key(io);
+	op.input = io->msg;
+	op.output = io->out;
+	op.inputLength = io->msg_len;
+	op.initialCounter = io->iv;
+	if (op.key == NULL || io->iv_len != 16 || io->out_cap < io->msg_len
+	    || CB_DONE(AESCTR_oneStepEncrypt(h, &op)) != AESCTR_STATUS_SUCCESS)
+		return FW_ERR;
+	io->out_len = io->msg_len;
+	return FW_OK;
+}
+#define FW_GLUE_AES_CTR_ENCRYPT aes_supports, ctr_run
+#endif
+
+#ifdef FW_OP_AES_GCM_ENCRYPT
+static int
+gcm_supports(const fw_params *p, const char **why)
+{
+	if (aes_supports(p, why) != FW_OK)
+		return FW_UNSUPPORTED;
+	if (p->bytes == 0 && p->aad_bytes == 0) {
+		/* AESGCMCC26XX.c asserts "(aad && aadLength) || (input && inputLength)": with neither, no
+		 * DMA transfer starts and its wait for RESULT_AVAIL never ends */
+		*why = "TI's AESGCMCC26XX needs a payload or AAD (it starts no DMA transfer for neither)";
+		return FW_UNSUPPORTED;
+	}
+	return FW_OK;
+}
+
+/* GCM's IV is the catalog's 12-byte nonce; the tag follows the ciphertext */
+static int
+gcm_run(const fw_params *p, fw_io *io)
+{
+	static AESGCM_Handle h;
+	(void)p;
+	if (h == NULL) {
+		AESGCM_Params params;
+		AESGCM_init();
+		AESGCM_Params_init(&params);
+		params.returnBehavior = CB_RETURN(AESGCM);
+		CB_CALLBACK(params, AESGCM);
+		if ((h = AESGCM_open(0, &params)) == NULL)
+			return FW_ERR;
+	}
+	AESGCM_OneStepOperation op;
+	AESGCM_OneStepOperation_init(&op);
+	op.key = plaintext_key(io);
+	op.aad = (uint8_t *)io->aad;
+	op.aadLength = io->aad_len;
+	op.input = (uint8_t *)io->msg;
+	op.output = io->out;
+	op.inputLength = io->msg_len;
+	op.iv = (uint8_t *)io->iv;
+	op.ivLength = (uint8_t)io->iv_len;
+	op.mac = io->out + io->msg_len;
+	op.macLength = 16;
+	if (op.key == NULL || io->iv_len != 12 || io->out_cap < io->msg_len + 16
+	    || CB_DONE(AESGCM_oneStepEncrypt(h, &op)) != AESGCM_STATUS_SUCCESS)
+		return FW_ERR;
+	io->out_len = io->msg_len + 16;
+	return FW_OK;
+}
+#define FW_GLUE_AES_GCM_ENCRYPT gcm_supports, gcm_run
+#endif
+
+#ifdef FW_OP_AES_CCM_ENCRYPT
+static int
+ccm_supports(const fw_params *p, const char **why)
+{
+	if (aes_supports(p, why) != FW_OK)
+		return FW_UNSUPPORTED;
+	if (p->nonce_bytes < 7 || p->nonce_bytes > 13 || p->tag_bytes < 4 || p->tag_bytes > 16 || p->tag_bytes % 2) {
+		*why = "CCM takes a 7-13 byte nonce and an even 4-16 byte tag (SP 800-38C)";
+		return FW_UNSUPPORTED;
+	}
+	return FW_OK;
+}
+
+static int
+ccm_run(const fw_params *p, fw_io *io)
+{
+	static AESCCM_Handle h;
+	size_t t = (size_t)p->tag_bytes;
+	if (h == NULL) {
+		AESCCM_Params params;
+		AESCCM_init();
+		AESCCM_Params_init(&params);
+		params.returnBehavior = CB_RETURN(AESCCM);
+		CB_CALLBACK(params, AESCCM);
+		if ((h = AESCCM_open(0, &params)) == NULL)
+			return FW_ERR;
+	}
+	AESCCM_OneStepOperation op;
+	AESCCM_OneStepOperation_init(&op);
+	op.key = plaintext_key(io);
+	op.aad = (uint8_t *)io->aad;
+	op.aadLength = io->aad_len;
+	op.input = (uint8_t *)io->msg;
+	op.output = io->out;
+	op.inputLength = io->msg_len;
+	op.nonce = (uint8_t *)io->iv;
+	op.nonceLength = (uint8_t)io->iv_len;
+	op.mac = io->out + io->msg_len;
+	op.macLength = (uint8_t)t;
+	if (op.key == NULL || io->out_cap < io->msg_len + t
+	    || CB_DONE(AESCCM_oneStepEncrypt(h, &op)) != AESCCM_STATUS_SUCCESS)
+		return FW_ERR;
+	io->out_len = io->msg_len + t;
+	return FW_OK;
+}
+#define FW_GLUE_AES_CCM_ENCRYPT ccm_supports, ccm_run
+#endif
+
+/* ---- ECDH and ECDSA on the PKA: P-256 (ECDH and ECDSA) and Curve25519 (ECDH) ------------------ */
+#define P256 32u                                   /* ECCParams_NISTP256.length */
+#if defined(FW_OP_ECDH_KEYGEN) || defined(FW_OP_ECDH_SHARED_SECRET)
+static int
+is_x25519(const fw_params *p)
+{
+	return strncmp(p->curve, "x25519", sizeof p->curve) == 0;
+}
+
+static int
+ecdh_supports(const fw_params *p, const char **why)
+{
+	if (is_x25519(p) || strncmp(p->curve, "p256", sizeof p->curve) == 0)
+		return FW_OK;
+	*why = "the glue runs TI's ECDHCC26X2 on NIST P-256 and Curve25519 (the study's curves)";
+	return FW_UNSUPPORTED;
+}
+
+static ECDH_Handle
+ecdh_handle(void)
+{
+	static ECDH_Handle h;
+	if (h == NULL) {
+		ECDH_Params params;
+		ECDH_init();
+		ECDH_Params_init(&params);
+		params.returnBehavior = CB_RETURN(ECDH);
+		CB_CALLBACK(params, ECDH);
+		h = ECDH_open(0, &params);
+	}
+	return h;
+}
+
+/* the private key as TI's ECDH takes it, an octet string (big-endian): RFC 7748's X25519 scalar is a
+ * little-endian string, so its bytes are reversed (the driver reverses them again and clamps) */
+static int
+ecdh_private_key(const fw_params *p, const fw_io *io, CryptoKey *key, uint8_t be[P256])
+{
+	if (io->key_len != P256)
+		return FW_ERR;
+	for (size_t i = 0; i < P256; i++)
+		be[i] = is_x25519(p) ? io->key[P256 - 1 - i] : io->key[i];
+	return CryptoKeyPlaintext_initKey(key, be, P256) == CryptoKey_STATUS_SUCCESS ? FW_OK : FW_ERR;
+}
+#endif
+
+#ifdef FW_OP_ECDH_KEYGEN
+/* P-256: out = 04 || X || Y; Curve25519: the RFC 7748 u string (TI's X-only little-endian format) */
+static int
+ecdh_keygen_run(const fw_params *p, fw_io *io)
+{
+	static uint8_t priv_be[P256];
+	CryptoKey priv, pub;
+	ECDH_Handle h = ecdh_handle();
+	size_t n = is_x25519(p) ? P256 : 1 + 2 * P256;
+	if (h == NULL || io->out == NULL || io->out_cap < n || ecdh_private_key(p, io, &priv, priv_be) != FW_OK)
+		return FW_ERR;
+	CryptoKeyPlaintext_initBlankKey(&pub, io->out, n);
+	ECDH_OperationGeneratePublicKey op;
+	ECDH_OperationGeneratePublicKey_init(&op);
+	op.curve = is_x25519(p) ? &ECCParams_Curve25519 : &ECCParams_NISTP256;
+	op.myPrivateKey = &priv;
+	op.myPublicKey = &pub;
+	if (is_x25519(p))
+		op.publicKeyDataFormat = ECDH_PUBLIC_KEY_DATA_FORMAT_MONTGOMERY_X_ONLY;
+	if (CB_DONE(ECDH_generatePublicKey(h, &op)) != ECDH_STATUS_SUCCESS)
+		return FW_ERR;
+	io->out_len = n;
+	return FW_OK;
+}
+#define FW_GLUE_ECDH_KEYGEN ecdh_supports, ecdh_keygen_run
+#endif
+
+#ifdef FW_OP_ECDH_SHARED_SECRET
+/* P-256: z = the x coordinate of TI's 04 || X || Y result; Curve25519: the u string. A peer TI's
+ * driver rejects (not on the curve, the point at infinity) fails the call, as the catalog expects */
+static int
+ecdh_shared_run(const fw_params *p, fw_io *io)
+{
+	static uint8_t priv_be[P256], point[1 + 2 * P256];
+	CryptoKey priv, peer, shared;
+	ECDH_Handle h = ecdh_handle();
+	int x = is_x25519(p);
+	if (h == NULL || io->out == NULL || io->out_cap < P256 || io->peer == NULL
+	    || io->peer_len != (x ? P256 : 1 + 2 * P256) || ecdh_private_key(p, io, &priv, priv_be) != FW_OK)
+		return FW_ERR;
+	CryptoKeyPlaintext_initKey(&peer, (uint8_t *)io->peer, io->peer_len);
+	CryptoKeyPlaintext_initBlankKey(&shared, x ? io->out : point, x ? P256 : sizeof point);
+	ECDH_OperationComputeSharedSecret op;
+	ECDH_OperationComputeSharedSecret_init(&op);
+	op.curve = x ? &ECCParams_Curve25519 : &ECCParams_NISTP256;
+	op.myPrivateKey = &priv;
+	op.theirPublicKey = &peer;
+	op.sharedSecret = &shared;
+	if (x) {                                /* the peer's u and the result, both X-only little-endian */
+		op.publicKeyDataFormat = ECDH_PUBLIC_KEY_DATA_FORMAT_MONTGOMERY_X_ONLY;
+		op.sharedSecretDataFormat = ECDH_PUBLIC_KEY_DATA_FORMAT_MONTGOMERY_X_ONLY;
+	}
+	if (CB_DONE(ECDH_computeSharedSecret(h, &op)) != ECDH_STATUS_SUCCESS)
+		return FW_ERR;
+	if (x) {
+		uint8_t any = 0;                        /* the all-zero result refused, as RFC 7748 6.1 allows */
+		for (size_t i = 0; i < P256; i++)
+			any |= io->out[i];
+		if (!any)
+			return FW_ERR;
+	} else {
+		memcpy(io->out, point + 1, P256);
+	}
+	io->out_len = P256;
+	return FW_OK;
+}
+#define FW_GLUE_ECDH_SHARED_SECRET ecdh_supports, ecdh_shared_run
+#endif
+
+#if defined(FW_OP_ECDSA_SIGN) || defined(FW_OP_ECDSA_VERIFY)
+static int
+ecdsa_supports(const fw_params *p, const char **why)
+{
+	if (strncmp(p->curve, "p256", sizeof p->curve) == 0)
+		return FW_OK;
+	*why = "the glue runs TI's ECDSACC26X2 on NIST P-256 (the study's curve)";
+	return FW_UNSUPPORTED;
+}
+
+static ECDSA_Handle
+ecdsa_handle(void)
+{
+	static ECDSA_Handle h;
+	if (h == NULL) {
+		ECDSA_Params params;
+		ECDSA_init();
+		ECDSA_Params_init(&params);
+		params.returnBehavior = CB_RETURN(ECDSA);
+		CB_CALLBACK(params, ECDSA);
+		h = ECDSA_open(0, &params);
+	}
+	return h;
+}
+
+/* the hash as the curve-length number TI's driver reads: its leftmost 256 bits, a shorter one
+ * zero-padded on the left (FIPS 186-4 6.4: e is the leftmost bits, taken as they are) */
+static void
+hash_field(const fw_io *io, uint8_t e[P256])
+{
+	size_t n = io->msg_len < P256 ? io->msg_len : P256;
+	memset(e, 0, P256);
+	memcpy(e + P256 - n, io->msg, n);
+}
+#endif
+
+#ifdef FW_OP_ECDSA_SIGN
+/* out = r || s; SDK 5.40's ECDSA_sign draws its per-message secret from the TRNG itself
+ * (TRNG_generateEntropy on a TRNG it constructs, at the driver's default sampling), so the cell's
+ * time holds it: SWRA667 6.2.2 says TI's Table 15 does not */
+static int
+ecdsa_sign_run(const fw_params *p, fw_io *io)
+{
+	static uint8_t priv[P256], e[P256];
+	CryptoKey key;
+	ECDSA_Handle h = ecdsa_handle();
+	(void)p;
+	if (h == NULL || io->key_len != P256 || io->out == NULL || io->out_cap < 2 * P256)
+		return FW_ERR;
+	memcpy(priv, io->key, P256);
+	hash_field(io, e);
+	CryptoKeyPlaintext_initKey(&key, priv, P256);
+	ECDSA_OperationSign op;
+	ECDSA_OperationSign_init(&op);
+	op.curve = &ECCParams_NISTP256;
+	op.myPrivateKey = &key;
+	op.hash = e;
+	op.r = io->out;
+	op.s = io->out + P256;
+	if (CB_DONE(ECDSA_sign(h, &op)) != ECDSA_STATUS_SUCCESS)
+		return FW_ERR;
+	io->out_len = 2 * P256;
+	return FW_OK;
+}
+#define FW_GLUE_ECDSA_SIGN ecdsa_supports, ecdsa_sign_run
+#endif
+
+#ifdef FW_OP_ECDSA_VERIFY
+/* out = 01 (valid) or 00: every refusal of TI's driver (r or s out of range, a key not on the curve,
+ * a signature that does not verify) is a result 00; a busy or cancelled driver fails the call */
+static int
+ecdsa_verify_run(const fw_params *p, fw_io *io)
+{
+	static uint8_t e[P256];
+	CryptoKey key;
+	ECDSA_Handle h = ecdsa_handle();
+	(void)p;
+	if (h == NULL || io->sig == NULL || io->sig_len != 2 * P256 || io->peer == NULL || io->peer_len != 1 + 2 * P256
+	    || io->out == NULL || io->out_cap < 1)
+		return FW_ERR;
+	hash_field(io, e);
+	CryptoKeyPlaintext_initKey(&key, (uint8_t *)io->peer, io->peer_len);
+	ECDSA_OperationVerify op;
+	ECDSA_OperationVerify_init(&op);
+	op.curve = &ECCParams_NISTP256;
+	op.theirPublicKey = &key;
+	op.hash = e;
+	op.r = io->sig;
+	op.s = io->sig + P256;
+	int_fast16_t status = CB_DONE(ECDSA_verify(h, &op));
+	if (status == ECDSA_STATUS_RESOURCE_UNAVAILABLE || status == ECDSA_STATUS_CANCELED)
+		return FW_ERR;
+	io->out[0] = status == ECDSA_STATUS_SUCCESS;
+	io->out_len = 1;
+	return FW_OK;
+}
+#define FW_GLUE_ECDSA_VERIFY ecdsa_supports, ecdsa_verify_run
 #endif
 
 #include "fw_ops_table.h"

@@ -17,6 +17,8 @@
  * wait masks interrupts around its test of the flag so that an interrupt between the test and
  * the WFI cannot be lost: WFI wakes on a pending interrupt even with PRIMASK set (ARMv7-M ARM
  * B1.5.19), and CPSIE then takes it. */
+#include <string.h>
+
 #include "cc26x2_crypto.h"
 
 #define CRYPTO 0x40024000u                          /* SWCU185G memory map */
@@ -133,7 +135,16 @@ static int load_key(const uint8_t *key, size_t key_len)
     select(ALG_KEY_STORE);
     R(KEYSIZE) = size;
     R(KEYWRITEAREA) = 1u << KEY_AREA;
-    dma(key, (uint32_t)key_len, 0, 0);
+    if (key_len == 24) {
+        /* a 192-bit key fills its two areas: 256 bits with the top 64 zero (TI driverlib aes.c,
+         * AESWriteToKeyStore: "must be done by writing 256 bits of data") */
+        static uint8_t padded[32];
+        memcpy(padded, key, 24);
+        memset(padded + 24, 0, 8);
+        dma(padded, 32, 0, 0);
+    } else {
+        dma(key, (uint32_t)key_len, 0, 0);
+    }
     wait(RESULT_AVAIL | DMA_IN_DONE);
     done();
     return 0;

@@ -3,7 +3,13 @@
 
 Enabling: NVIC_ISER/ICER words (ARMv7-M ARM B3.4.4, B3.4.5; ARMv6-M ARM B3.4): external
 interrupt n is bit n % 32 of word n // 32 and exception number 16 + n. A model's line is taken
-once per rise (a handler clears its source, as drivers do). All external interrupts have one
+once per rise (a handler clears its source, as drivers do), and once more where the line is
+enabled again while it is still high: an interrupt becomes pending whenever "the NVIC detects that
+the interrupt signal is HIGH and the interrupt is not active", so a level-sensitive line held high
+is pending again whatever ICPR or the enable bit did meanwhile (ARM Cortex-M4 Devices Generic User
+Guide, DUI 0553, 4.2.9 "Level-sensitive and pulse interrupts" and 4.2.10 "Hardware and software
+control of interrupts"), which TI's PKA drivers rely on ("the PKA interrupt
+is level triggered and will run immediately once enabled", ECDHCC26X2.c). All external interrupts have one
 priority here (the NVIC's priority registers are not modelled): the lowest number goes first.
 Two models may share a line (the STM32F4's HASH and RNG on HASH_RNG, interrupt 80, RM0090 12.2):
 the line is high while either source is, and each source's rise is taken once (an entry while
@@ -46,6 +52,9 @@ class PeripheralInterrupts:
             return False
         bits = {32 * index + b for b in range(32) if value >> b & 1}
         if addr < NVIC_ICER:
+            for model in (self.bus.models if self.bus else ()):
+                if model.irq in bits - self.enabled:
+                    self.served.pop(id(model), None)    # a line still high is pending again
             self.enabled |= bits
             self.ever = self.ever or bool(bits)
         else:

@@ -424,14 +424,18 @@ class Cc26x2Crypto(Peripheral):
     def _key_write(self, data: bytes, now: int, end: int) -> None:
         n = KEY_BYTES.get(self.keysize)
         areas = [a for a in range(8) if self.keywritearea >> a & 1]
-        # a key over 128 bits takes two areas from an even one (TRM KEYWRITEAREA); its start area is selected
-        starts = [a for a in areas if n == 16 or a % 2 == 0]
-        if n is None or not starts or len(data) != n * len(starts) or any(a % 2 and a - 1 not in areas
-                                                                           for a in areas if n and n > 16):
+        # a key over 128 bits takes a pair of areas (0-1, 2-3, 4-5, 6-7): selecting either area of a pair
+        # occupies both (TI driverlib aes.h, AESWriteToKeyStore); one pair holds 256 bits, so a 192-bit
+        # key is written as 256 bits, its top 64 zero (aes.c: "must be done by writing 256 bits of data")
+        starts = areas if n == 16 else sorted({a & ~1 for a in areas})
+        stored = 16 if n == 16 else 32
+        if n is None or not starts or len(data) != stored * len(starts):
             self.errors |= KEY_ST_WR_ERR         # "a DMA operation does not cover a full key area"
         else:
             for i, a in enumerate(starts):
-                self.keys[a] = data[i * n:(i + 1) * n]
+                self.keys[a] = data[i * stored:i * stored + n]
+                if n > 16:
+                    self.keys[a + 1] = self.keys[a]   # the pair's second area is written too
         self.in_done_at = self.result_at = end
 
     # ---- the DMA and the engines -----------------------------------------------------------------
