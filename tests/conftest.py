@@ -28,6 +28,11 @@ from tiers import pytest_runtest_protocol  # noqa: E402,F401
 # the tree as the session found it: a developer's uncommitted edits are theirs, not the suite's
 TREE_AT_START = tree_status()
 
+# pycryptodome's first use of a native module runs `file -b` on the interpreter (platform.architecture,
+# cached by pycryptodome afterwards): loaded here, once, so no fast-tier test that happens to be a
+# worker's first user of it is taken for one that starts a process
+import Crypto.Cipher.AES  # noqa: E402,F401
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _no_terminal_size():

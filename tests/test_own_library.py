@@ -377,3 +377,58 @@ def test_a_recipes_crate_download_is_said_before_it_starts(tmp_path, monkeypatch
     said = capsys.readouterr().err
     assert said.startswith("cryptobench: r.toml: downloading crate no-such-crate-cb 9.9.9 from the Rust crate registry")
     assert "as its 'crate' key asks" in said
+
+
+# --- a recipe that extends another ----------------------------------------------------------------
+
+def test_a_recipe_extends_another_beside_it_key_by_key(tmp_path):
+    """One build in several modes: the extending recipe's [library] keys and [ops] entries replace
+    the other's one by one, the rest is the other's; an error in a key it took names the other file."""
+    home, tree = tmp_path / "home", tmp_path / "tree"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "a.c").write_text("int a;\n")
+    (home / "glue.c").parent.mkdir(parents=True)
+    (home / "glue.c").write_text("\n")
+    base = _recipe(home, BASE + 'glue = "glue.c"\nsources = ["src/a.c"]\ndefines = ["MODE=0"]\n'
+                               'completion = "polling"\n[ops]\n"sha256" = "one"\n"sha224" = "two"\n', "base.toml")
+    child = _recipe(home, 'extends = "base.toml"\n[library]\nname = "x-irq"\ndefines = ["MODE=1"]\n'
+                          'completion = "interrupt"\n[ops]\n"sha224" = "two, by interrupt"\n', "irq.toml")
+    r = resolve(load_recipe(str(child)), tree)
+    assert (r.name, r.version, r.defines, r.completion) == ("x-irq", "1", ["MODE=1"], "interrupt")
+    assert r.ops == {"sha256": "one", "sha224": "two, by interrupt"}
+    assert r.files() == [tree / "src" / "a.c"] and r.glue == (home / "glue.c").resolve()
+    assert r.base == base and r.file_of("sources") == base and r.file_of("defines") == child
+    (tree / "src" / "a.c").unlink()                  # an inherited key's error names the file that sets it
+    with pytest.raises(UsageError, match=r"base.toml:5: key 'sources': 'src/a.c' matches no file under"):
+        resolve(load_recipe(str(child)), tree)
+
+
+@pytest.mark.parametrize("target, want", [
+    ('"../elsewhere/base.toml"', "expected the file name of a recipe in this recipe's folder"),
+    ('"/etc/passwd.toml"', "expected the file name of a recipe in this recipe's folder"),
+    ('3', "expected the file name of a recipe in this recipe's folder"),
+    ('"missing.toml"', "no recipe file"),
+    ('"irq.toml"', "names this recipe itself"),
+    ('"chain.toml"', "that recipe extends another itself"),
+    ('"link.toml"', "no recipe file"),                      # a symlink out of the folder
+])
+def test_a_bad_extends_is_a_one_line_error(tmp_path, target, want):
+    home, outside = tmp_path / "home", tmp_path / "elsewhere"
+    outside.mkdir()
+    _recipe(outside, BASE + 'glue = "glue.c"\nsources = ["a.c"]\n', "base.toml")
+    _recipe(home, 'extends = "irq.toml"\n' + BASE, "chain.toml")
+    (home / "link.toml").symlink_to(outside / "base.toml")
+    child = _recipe(home, f'# a comment\nextends = {target}\n[library]\nname = "y"\n', "irq.toml")
+    with pytest.raises(UsageError) as exc:
+        load_recipe(str(child))
+    msg = str(exc.value)
+    assert msg.startswith(f"{child}:2:") and want in msg and "\n" not in msg, msg
+
+
+def test_an_error_in_the_extended_recipe_names_its_own_file(tmp_path):
+    home = tmp_path / "home"
+    base = _recipe(home, BASE + 'glue = "glue.c"\nsources = ["a.c"]\nheap = "lots"\n', "base.toml")
+    (home / "glue.c").write_text("\n")
+    child = _recipe(home, 'extends = "base.toml"\n[library]\nname = "z"\n', "z.toml")
+    with pytest.raises(UsageError, match=rf"^{base}:6: 'heap' must be"):
+        load_recipe(str(child))

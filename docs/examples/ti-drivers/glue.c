@@ -1,10 +1,11 @@
-/* glue.c - the catalog's `random` through TI's TRNG driver (TI Drivers: TRNG.c, TRNGCC26XX.c, with
- * the driverlib trng.c, interrupt.c and cpu.c it calls), built unmodified from the user's SDK tree
- * (--library-source), and the driver porting layer it needs under no RTOS. cryptobench's own code:
- * the glue opens each driver as an application's board file and main would, with the hardware
- * attributes TI's SysConfig writes by default (samplesPerCycle TRNGCC26XX_SAMPLES_PER_CYCLE_DEFAULT,
- * the lowest interrupt priority), in the return mode the recipe names (CB_TI_RETURN: polling,
- * blocking or callback), and calls TRNG_getRandomBytes or SHA2_hashData for each operation.
+/* glue.c - the catalog's ops through TI's SimpleLink drivers for the CC13x2/CC26x2 (TRNGCC26XX,
+ * SHA2CC26X2, AESECB/AESCBC/AESCTR/AESGCM/AESCCMCC26XX, ECDHCC26X2, ECDSACC26X2, with the driverlib
+ * files they call), built unmodified from the user's SDK tree (--library-source), and the driver
+ * porting layer they need under no RTOS. cryptobench's own code: the glue opens each driver once as
+ * an application's board file and main would (CB_DEFINE_OPEN), with the hardware attributes TI's
+ * SysConfig writes by default (samplesPerCycle TRNGCC26XX_SAMPLES_PER_CYCLE_DEFAULT, the lowest
+ * interrupt priority), in the return mode the recipe names (CB_TI_RETURN: polling, blocking or
+ * callback), and makes one driver call for each operation.
  *
  * The porting layer (TI's DPL API, ti/drivers/dpl, implemented here for one core and no scheduler):
  *   HwiP        PRIMASK for HwiP_disable/restore; HwiP_construct keeps the function of an exception
@@ -105,11 +106,31 @@ cb_wait(int_fast16_t started)
     return cb_status;
 }
 #define CB_DONE(call) (cb_arm(), cb_wait(call))
-#define CB_CALLBACK(params, drv) ((params).callbackFxn = cb_##drv##_done)
+#define CB_CALLBACK(params, drv, field) ((params).field = cb_##drv##_done)
 #else
 #define CB_DONE(call) (call)
-#define CB_CALLBACK(params, drv) ((void)0)
+#define CB_CALLBACK(params, drv, field) ((void)0)
 #endif
+
+/* CB_DEFINE_OPEN(DRV, field) defines DRV_Handle cb_open_DRV(void): the one handle of TI's driver DRV,
+ * opened at its first use (DRV_init, DRV_Params_init, DRV_open of instance 0) in the build's return
+ * mode, with the glue's callback in `field` in callback mode (TRNG names it randomBytesCallbackFxn,
+ * every other driver callbackFxn), as an application opens its driver once; NULL when the driver
+ * refuses. The other parameters keep TI's defaults. */
+#define CB_DEFINE_OPEN(DRV, field)                                                                  \
+    static DRV##_Handle cb_open_##DRV(void)                                                         \
+    {                                                                                               \
+        static DRV##_Handle handle;                                                                 \
+        if (handle == NULL) {                                                                       \
+            DRV##_Params params;                                                                    \
+            DRV##_init();                                                                           \
+            DRV##_Params_init(&params);                                                             \
+            params.returnBehavior = CB_RETURN(DRV);                                                 \
+            CB_CALLBACK(params, DRV, field);                                                        \
+            handle = DRV##_open(0, &params);                                                        \
+        }                                                                                           \
+        return handle;                                                                              \
+    }
 
 /* ---- the board file: one TRNG instance, SysConfig's defaults ---------------------------------- */
 static TRNGCC26XX_Object trng_object;
@@ -163,9 +184,6 @@ static void cb_ECDH_done(ECDH_Handle h, int_fast16_t s, ECDH_Operation o, ECDH_O
 { (void)h; (void)o; (void)t; cb_finish(s); }
 static void cb_ECDSA_done(ECDSA_Handle h, int_fast16_t s, ECDSA_Operation o, ECDSA_OperationType t)
 { (void)h; (void)o; (void)t; cb_finish(s); }
-#define CB_TRNG_CALLBACK(params) ((params).randomBytesCallbackFxn = cb_TRNG_done)   /* TRNG_getRandomBytes's */
-#else
-#define CB_TRNG_CALLBACK(params) ((void)0)
 #endif
 
 /* ---- HwiP ----------------------------------------------------------------------------------------- */
@@ -317,22 +335,7 @@ int_fast16_t Power_releaseConstraint(uint_fast16_t constraintId) { (void)constra
 
 /* ---- the ops --------------------------------------------------------------------------------------- */
 #ifdef FW_OP_RANDOM
-static TRNG_Handle trng;
-
-/* TRNG_open on first use, as an application opens its driver once: NULL when the driver refuses */
-static TRNG_Handle
-trng_handle(void)
-{
-	if (trng == NULL) {
-		TRNG_Params params;
-		TRNG_init();
-		TRNG_Params_init(&params);
-		params.returnBehavior = CB_RETURN(TRNG);
-		CB_TRNG_CALLBACK(params);
-		trng = TRNG_open(0, &params);
-	}
-	return trng;
-}
+CB_DEFINE_OPEN(TRNG, randomBytesCallbackFxn)
 
 static int
 random_supports(const fw_params *p, const char **why)
@@ -344,7 +347,8 @@ random_supports(const fw_params *p, const char **why)
 static int
 random_run(const fw_params *p, fw_io *io)
 {
-	if (io->out == NULL || io->out_cap < (size_t)p->bytes || trng_handle() == NULL)
+	TRNG_Handle trng = cb_open_TRNG();
+	if (io->out == NULL || io->out_cap < (size_t)p->bytes || trng == NULL)
 		return FW_ERR;
 	if (p->bytes > 0 && CB_DONE(TRNG_getRandomBytes(trng, io->out, (size_t)p->bytes)) != TRNG_STATUS_SUCCESS)
 		return FW_ERR;
@@ -355,6 +359,8 @@ random_run(const fw_params *p, fw_io *io)
 #endif
 
 #if defined(FW_OP_SHA224) || defined(FW_OP_SHA256)
+CB_DEFINE_OPEN(SHA2, callbackFxn)
+
 static int
 sha_supports(const fw_params *p, const char **why)
 {
@@ -366,21 +372,10 @@ sha_supports(const fw_params *p, const char **why)
 static int
 sha2_run(fw_io *io, SHA2_HashType type, size_t digest)
 {
-	static SHA2_Handle sha2;
 	static const uint8_t none[4];
-	if (io->out == NULL || io->out_cap < digest)
+	SHA2_Handle sha2 = cb_open_SHA2();
+	if (io->out == NULL || io->out_cap < digest || sha2 == NULL)
 		return FW_ERR;
-	if (sha2 == NULL) {
-		SHA2_Params params;
-		SHA2_init();
-		SHA2_Params_init(&params);
-		params.returnBehavior = CB_RETURN(SHA2);
-		CB_CALLBACK(params, SHA2);
-		params.hashType = type;
-		sha2 = SHA2_open(0, &params);
-		if (sha2 == NULL)
-			return FW_ERR;
-	}
 	if (SHA2_setHashType(sha2, type) != SHA2_STATUS_SUCCESS)
 		return FW_ERR;
 	const void *msg = io->msg_len ? (const void *)io->msg : (const void *)none;   /* the DMA needs an address */
@@ -439,20 +434,15 @@ plaintext_key(fw_io *io)
 #endif
 
 #ifdef FW_OP_AES_ECB_ENCRYPT
+CB_DEFINE_OPEN(AESECB, callbackFxn)
+
 static int
 ecb_run(const fw_params *p, fw_io *io)
 {
-	static AESECB_Handle h;
+	AESECB_Handle h = cb_open_AESECB();
 	(void)p;
-	if (h == NULL) {
-		AESECB_Params params;
-		AESECB_init();
-		AESECB_Params_init(&params);
-		params.returnBehavior = CB_RETURN(AESECB);
-		CB_CALLBACK(params, AESECB);
-		if ((h = AESECB_open(0, &params)) == NULL)
-			return FW_ERR;
-	}
+	if (h == NULL)
+		return FW_ERR;
 	AESECB_Operation op;
 	AESECB_Operation_init(&op);
 	op.key = plaintext_key(io);
@@ -468,20 +458,15 @@ ecb_run(const fw_params *p, fw_io *io)
 #endif
 
 #ifdef FW_OP_AES_CBC_ENCRYPT
+CB_DEFINE_OPEN(AESCBC, callbackFxn)
+
 static int
 cbc_run(const fw_params *p, fw_io *io)
 {
-	static AESCBC_Handle h;
+	AESCBC_Handle h = cb_open_AESCBC();
 	(void)p;
-	if (h == NULL) {
-		AESCBC_Params params;
-		AESCBC_init();
-		AESCBC_Params_init(&params);
-		params.returnBehavior = CB_RETURN(AESCBC);
-		CB_CALLBACK(params, AESCBC);
-		if ((h = AESCBC_open(0, &params)) == NULL)
-			return FW_ERR;
-	}
+	if (h == NULL)
+		return FW_ERR;
 	AESCBC_OneStepOperation op;
 	AESCBC_OneStepOperation_init(&op);
 	op.key = plaintext_key(io);
@@ -499,20 +484,15 @@ cbc_run(const fw_params *p, fw_io *io)
 #endif
 
 #ifdef FW_OP_AES_CTR_ENCRYPT
+CB_DEFINE_OPEN(AESCTR, callbackFxn)
+
 static int
 ctr_run(const fw_params *p, fw_io *io)
 {
-	static AESCTR_Handle h;
+	AESCTR_Handle h = cb_open_AESCTR();
 	(void)p;
-	if (h == NULL) {
-		AESCTR_Params params;
-		AESCTR_init();
-		AESCTR_Params_init(&params);
-		params.returnBehavior = CB_RETURN(AESCTR);
-		CB_CALLBACK(params, AESCTR);
-		if ((h = AESCTR_open(0, &params)) == NULL)
-			return FW_ERR;
-	}
+	if (h == NULL)
+		return FW_ERR;
 	AESCTR_OneStepOperation op;
 	AESCTR_OneStepOperation_init(&op);
 	op.key = plaintext_key(io);
@@ -530,6 +510,8 @@ ctr_run(const fw_params *p, fw_io *io)
 #endif
 
 #ifdef FW_OP_AES_GCM_ENCRYPT
+CB_DEFINE_OPEN(AESGCM, callbackFxn)
+
 static int
 gcm_supports(const fw_params *p, const char **why)
 {
@@ -548,17 +530,10 @@ gcm_supports(const fw_params *p, const char **why)
 static int
 gcm_run(const fw_params *p, fw_io *io)
 {
-	static AESGCM_Handle h;
+	AESGCM_Handle h = cb_open_AESGCM();
 	(void)p;
-	if (h == NULL) {
-		AESGCM_Params params;
-		AESGCM_init();
-		AESGCM_Params_init(&params);
-		params.returnBehavior = CB_RETURN(AESGCM);
-		CB_CALLBACK(params, AESGCM);
-		if ((h = AESGCM_open(0, &params)) == NULL)
-			return FW_ERR;
-	}
+	if (h == NULL)
+		return FW_ERR;
 	AESGCM_OneStepOperation op;
 	AESGCM_OneStepOperation_init(&op);
 	op.key = plaintext_key(io);
@@ -581,6 +556,8 @@ gcm_run(const fw_params *p, fw_io *io)
 #endif
 
 #ifdef FW_OP_AES_CCM_ENCRYPT
+CB_DEFINE_OPEN(AESCCM, callbackFxn)
+
 static int
 ccm_supports(const fw_params *p, const char **why)
 {
@@ -596,17 +573,10 @@ ccm_supports(const fw_params *p, const char **why)
 static int
 ccm_run(const fw_params *p, fw_io *io)
 {
-	static AESCCM_Handle h;
+	AESCCM_Handle h = cb_open_AESCCM();
 	size_t t = (size_t)p->tag_bytes;
-	if (h == NULL) {
-		AESCCM_Params params;
-		AESCCM_init();
-		AESCCM_Params_init(&params);
-		params.returnBehavior = CB_RETURN(AESCCM);
-		CB_CALLBACK(params, AESCCM);
-		if ((h = AESCCM_open(0, &params)) == NULL)
-			return FW_ERR;
-	}
+	if (h == NULL)
+		return FW_ERR;
 	AESCCM_OneStepOperation op;
 	AESCCM_OneStepOperation_init(&op);
 	op.key = plaintext_key(io);
@@ -646,20 +616,7 @@ ecdh_supports(const fw_params *p, const char **why)
 	return FW_UNSUPPORTED;
 }
 
-static ECDH_Handle
-ecdh_handle(void)
-{
-	static ECDH_Handle h;
-	if (h == NULL) {
-		ECDH_Params params;
-		ECDH_init();
-		ECDH_Params_init(&params);
-		params.returnBehavior = CB_RETURN(ECDH);
-		CB_CALLBACK(params, ECDH);
-		h = ECDH_open(0, &params);
-	}
-	return h;
-}
+CB_DEFINE_OPEN(ECDH, callbackFxn)
 
 /* the private key as TI's ECDH takes it, an octet string (big-endian): RFC 7748's X25519 scalar is a
  * little-endian string, so its bytes are reversed (the driver reverses them again and clamps) */
@@ -681,7 +638,7 @@ ecdh_keygen_run(const fw_params *p, fw_io *io)
 {
 	static uint8_t priv_be[P256];
 	CryptoKey priv, pub;
-	ECDH_Handle h = ecdh_handle();
+	ECDH_Handle h = cb_open_ECDH();
 	size_t n = is_x25519(p) ? P256 : 1 + 2 * P256;
 	if (h == NULL || io->out == NULL || io->out_cap < n || ecdh_private_key(p, io, &priv, priv_be) != FW_OK)
 		return FW_ERR;
@@ -709,7 +666,7 @@ ecdh_shared_run(const fw_params *p, fw_io *io)
 {
 	static uint8_t priv_be[P256], point[1 + 2 * P256];
 	CryptoKey priv, peer, shared;
-	ECDH_Handle h = ecdh_handle();
+	ECDH_Handle h = cb_open_ECDH();
 	int x = is_x25519(p);
 	if (h == NULL || io->out == NULL || io->out_cap < P256 || io->peer == NULL
 	    || io->peer_len != (x ? P256 : 1 + 2 * P256) || ecdh_private_key(p, io, &priv, priv_be) != FW_OK)
@@ -753,20 +710,7 @@ ecdsa_supports(const fw_params *p, const char **why)
 	return FW_UNSUPPORTED;
 }
 
-static ECDSA_Handle
-ecdsa_handle(void)
-{
-	static ECDSA_Handle h;
-	if (h == NULL) {
-		ECDSA_Params params;
-		ECDSA_init();
-		ECDSA_Params_init(&params);
-		params.returnBehavior = CB_RETURN(ECDSA);
-		CB_CALLBACK(params, ECDSA);
-		h = ECDSA_open(0, &params);
-	}
-	return h;
-}
+CB_DEFINE_OPEN(ECDSA, callbackFxn)
 
 /* the hash as the curve-length number TI's driver reads: its leftmost 256 bits, a shorter one
  * zero-padded on the left (FIPS 186-4 6.4: e is the leftmost bits, taken as they are) */
@@ -788,7 +732,7 @@ ecdsa_sign_run(const fw_params *p, fw_io *io)
 {
 	static uint8_t priv[P256], e[P256];
 	CryptoKey key;
-	ECDSA_Handle h = ecdsa_handle();
+	ECDSA_Handle h = cb_open_ECDSA();
 	(void)p;
 	if (h == NULL || io->key_len != P256 || io->out == NULL || io->out_cap < 2 * P256)
 		return FW_ERR;
@@ -818,7 +762,7 @@ ecdsa_verify_run(const fw_params *p, fw_io *io)
 {
 	static uint8_t e[P256];
 	CryptoKey key;
-	ECDSA_Handle h = ecdsa_handle();
+	ECDSA_Handle h = cb_open_ECDSA();
 	(void)p;
 	if (h == NULL || io->sig == NULL || io->sig_len != 2 * P256 || io->peer == NULL || io->peer_len != 1 + 2 * P256
 	    || io->out == NULL || io->out_cap < 1)

@@ -136,8 +136,8 @@ static int load_key(const uint8_t *key, size_t key_len)
     R(KEYSIZE) = size;
     R(KEYWRITEAREA) = 1u << KEY_AREA;
     if (key_len == 24) {
-        /* a 192-bit key fills its two areas: 256 bits with the top 64 zero (TI driverlib aes.c,
-         * AESWriteToKeyStore: "must be done by writing 256 bits of data") */
+        /* a 192-bit key is written as 256 bits, its top 64 zero (the key store's rule and its
+         * source: docs/accelerators.md, TI CC26x2 CRYPTO) */
         static uint8_t padded[32];
         memcpy(padded, key, 24);
         memset(padded + 24, 0, 8);

@@ -10,7 +10,11 @@ Where paths lead (docs/own-library.md, "Paths"):
 * `sources` and `include_dirs` are relative to the library tree: --library-source DIR, else the
   crate's `root` inside the unpacked crate, else (no crate) `root` inside the recipe's home;
 * glue and config_dir, once symlinks are followed, must stay inside the recipe's home; sources
-  and include_dirs inside the library tree (or the recipe's home)."""
+  and include_dirs inside the library tree (or the recipe's home).
+
+A recipe may extend one other recipe beside it (`extends = "FILE.toml"`, docs/own-library.md,
+"One build in several modes"): that recipe's document with this one's [library] keys and [ops] /
+[unavailable] entries in their place; an error in a key it did not set names the other file."""
 from __future__ import annotations
 
 import glob
@@ -50,6 +54,8 @@ CRATE_RX = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")       # a crate and i
 VERSION_RX = re.compile(r"[^\x00-\x1f\x7f/\\]{1,120}")
 HARNESS_PREFIX = "harness:"      # glue = "harness:glue/mbedtls.c": a bundled glue, from a recipe of your own
 PARAM_NAMES = sorted({p.name for op in OPS.values() for p in op.params})
+EXTENDS = "extends"              # top-level key: the recipe (a file beside this one) whose keys it changes
+EXTENDS_RX = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}\.toml")   # a file name, no folder
 
 
 def cache_dir() -> Path:
@@ -136,6 +142,12 @@ class Recipe:
     requires: list[str] = field(default_factory=list)   # peripheral kinds the target's device must have
     completion: str = ""                  # a driver's completion mode (COMPLETIONS); "" for a library
     stack_bytes: int | str | None = None  # the images' stack (bytes, or STACK_REST); None: the board's budget
+    base: Path | None = None              # the recipe this one extends ('extends'), None when none
+    inherited: frozenset = frozenset()    # the [library] keys (and "variant") it takes from `base` unchanged
+
+    def file_of(self, key: str) -> Path:
+        """The recipe file that sets [library] `key` (or "variant"): this one, or the one it extends."""
+        return self.base if self.base is not None and key in self.inherited else self.path
 
     def files(self, variant: Variant | None = None) -> list[Path]:
         """The source files, globs expanded, in a stable order: the variant's own where it has them."""
@@ -171,6 +183,9 @@ def load_recipe(name_or_path: str) -> Recipe:
                              "(or a path to a recipe .toml file)")
     text, doc = read_toml(path, regular="a recipe .toml file")
     lines = text.splitlines()
+    base, base_lines, inherited = None, lines, frozenset()
+    if EXTENDS in doc:
+        base, base_lines, doc, inherited = _extended(path, lines, doc)
     for table in doc:
         if table not in ("library", "ops", "unavailable", "variant"):
             raise UsageError(f"{path}:{toml_line(lines, table)}: unknown table or key '{table}'; a recipe has "
@@ -204,7 +219,8 @@ def load_recipe(name_or_path: str) -> Recipe:
     _check_cflags(cflags, path, lines, toml_line(lines, "cflags"))
     for key in ("defines", "alt_defines"):
         _check_defines(lib.get(key, []), path, lines, toml_line(lines, key), key)
-    variants = _variants(doc.get("variant", []), path, lines, ops)
+    variants = (_variants(doc.get("variant", []), base, base_lines, ops) if "variant" in inherited
+                else _variants(doc.get("variant", []), path, lines, ops))
     alt_sources, alt_include_dirs = _alt_paths(path, lines, lib)
     return Recipe(path=path, name=lib["name"], version=str(lib["version"]), glue=glue,
                   sources=lib["sources"], include_dirs=lib.get("include_dirs", []),
@@ -214,7 +230,40 @@ def load_recipe(name_or_path: str) -> Recipe:
                   unavailable=dict(unavailable), cflags=cflags, variants=variants, home=home,
                   alt_sources=alt_sources, alt_include_dirs=alt_include_dirs, alt_defines=lib.get("alt_defines", []),
                   requires=list(lib.get("requires", [])), completion=lib.get("completion", ""),
-                  stack_bytes=lib.get("stack_bytes"))
+                  stack_bytes=lib.get("stack_bytes"), base=base, inherited=inherited)
+
+
+def _extended(path: Path, lines: list[str], doc: dict) -> tuple[Path, list[str], dict, frozenset]:
+    """A recipe that extends another: (the other's file, its lines, the merged document, the keys
+    taken from the other unchanged). The other is a file beside this one, loaded and checked first
+    (its own errors name its own file and lines); it extends none itself (one level: no chain, no
+    cycle). This recipe's [library] keys and [ops] / [unavailable] entries replace the other's one
+    by one; its [[variant]] tables, where it has any, replace all of the other's."""
+    rel, line = doc.pop(EXTENDS), toml_line(lines, EXTENDS)
+    if not isinstance(rel, str) or not EXTENDS_RX.fullmatch(rel):
+        raise UsageError(f"{path}:{line}: '{EXTENDS}' = {quoted(rel)}: expected the file name of a recipe in this "
+                         "recipe's folder, e.g. \"ti-drivers.toml\"")
+    folder = path.parent.resolve()
+    base = path.parent / rel
+    if base.resolve() == path.resolve():
+        raise UsageError(f"{path}:{line}: '{EXTENDS}' = {quoted(rel)} names this recipe itself; expected another")
+    if not base.resolve().is_relative_to(folder) or not base.is_file():
+        raise UsageError(f"{path}:{line}: '{EXTENDS}' = {quoted(rel)}: no recipe file {base} in this recipe's folder")
+    base_text, base_doc = read_toml(base, regular="a recipe .toml file")
+    if EXTENDS in base_doc:
+        raise UsageError(f"{path}:{line}: '{EXTENDS}' = {quoted(rel)}: that recipe extends another itself; a recipe "
+                         "may extend only one that extends none")
+    load_recipe(str(base))
+    merged = dict(base_doc)
+    for table, entries in doc.items():
+        if table in ("library", "ops", "unavailable") and isinstance(entries, dict):
+            merged[table] = {**base_doc.get(table, {}), **entries}
+        else:
+            merged[table] = entries            # [[variant]] wholesale; anything else as written (checked below)
+    own = doc.get("library") if isinstance(doc.get("library"), dict) else {}
+    inherited = frozenset(k for k in base_doc.get("library", {}) if k not in own) | (
+        {"variant"} if "variant" in base_doc and "variant" not in doc else set())
+    return base, base_text.splitlines(), merged, inherited
 
 
 def _op_tables(path: Path, lines: list[str], doc: dict) -> tuple[dict, dict]:
@@ -444,11 +493,12 @@ def _relative_inside(rel: str, path: Path, lines: list[str], key: str, line: int
 
 
 def _confined(target: Path, recipe: Recipe, root: Path, lines: list[str], key: str, shown: str,
-              line: int | None = None) -> None:
-    """`target` (symlinks followed) must lie inside the recipe's home or the library tree."""
+              line: int | None = None, where: Path | None = None) -> None:
+    """`target` (symlinks followed) must lie inside the recipe's home or the library tree; `where`:
+    the recipe file that names it (default: the one that sets `key`)."""
     real = target.resolve()
     if not (real.is_relative_to(recipe.home) or real.is_relative_to(root.resolve())):
-        raise UsageError(f"{recipe.path}:{line or toml_line(lines, key)}: '{key}' entry '{shown}' leads to {real}, outside "
+        raise UsageError(f"{where or recipe.file_of(key)}:{line or toml_line(lines, key)}: '{key}' entry '{shown}' leads to {real}, outside "
                          f"the recipe's folder {recipe.home} and the library tree {root}; expected a path inside "
                          "one of them")
 
@@ -469,33 +519,39 @@ def resolve(recipe: Recipe, library_source: Path | None = None) -> Recipe:
             raise UsageError(f"{recipe.path}: the recipe names no crate and '{root}' is not a directory; give "
                              "--library-source DIR (or 'root', the library's folder relative to the recipe)")
     recipe.source_dir = root
-    lines = read_utf8(recipe.path).splitlines()
-    builds = [("", recipe.sources, toml_line(lines, "sources"))] + [
-        (v.name, v.sources, v.sources_line) for v in recipe.variants if v.sources]
+    lines_of = {f: read_utf8(f).splitlines() for f in {recipe.path, recipe.base} if f is not None}
+
+    def lines(key: str) -> list[str]:             # the lines of the file that sets `key`
+        return lines_of[recipe.file_of(key)]
+    builds = [("", recipe.sources, "sources", toml_line(lines("sources"), "sources"))] + [
+        (v.name, v.sources, "variant", v.sources_line) for v in recipe.variants if v.sources]
     recipe.source_files = {}
-    for name, patterns, line in builds:
+    for name, patterns, key, line in builds:
         files = recipe.source_files.setdefault(name, [])
         for pattern in patterns:
             hits = source_files(root, pattern)
             if not hits:
-                raise UsageError(f"{recipe.path}:{line}: key 'sources': '{pattern}' matches no file "
+                raise UsageError(f"{recipe.file_of(key)}:{line}: key 'sources': '{pattern}' matches no file "
                                  f"under {root} that the build compiles ({', '.join(SOURCE_SUFFIXES)})")
             for hit in hits:
-                _confined(hit, recipe, root, lines, "sources", pattern, line)
+                _confined(hit, recipe, root, lines(key), "sources", pattern, line, recipe.file_of(key))
             files += hits
     for inc in recipe.include_dirs:
         if not (root / inc).is_dir():
-            raise UsageError(f"{recipe.path}:{toml_line(lines, 'include_dirs')}: key 'include_dirs': '{inc}' is not a "
-                             f"directory under {root}")
-        _confined(root / inc, recipe, root, lines, "include_dirs", inc)
+            raise UsageError(f"{recipe.file_of('include_dirs')}:{toml_line(lines('include_dirs'), 'include_dirs')}: key "
+                             f"'include_dirs': '{inc}' is not a directory under {root}")
+        _confined(root / inc, recipe, root, lines("include_dirs"), "include_dirs", inc)
     _check_include_flags(recipe, root, lines)
     return recipe
 
 
-def _check_include_flags(recipe: Recipe, root: Path, lines: list[str]) -> None:
+def _check_include_flags(recipe: Recipe, root: Path, lines_of_key) -> None:
     """The include folders of the cflags ([library] and every variant's), now that the tree is
-    known: each a folder inside it, symlinks followed (build.py gives it as root/DIR)."""
-    for flags, at in [(recipe.cflags, toml_line(lines, "cflags"))] + [(v.cflags, 0) for v in recipe.variants]:
+    known: each a folder inside it, symlinks followed (build.py gives it as root/DIR).
+    lines_of_key(key): the lines of the recipe file that sets the key."""
+    for key, flags, at in [("cflags", recipe.cflags, toml_line(lines_of_key("cflags"), "cflags"))] + [
+            ("variant", v.cflags, 0) for v in recipe.variants]:
+        lines, where = lines_of_key(key), recipe.file_of(key)
         for flag in flags:
             option, rel = include_dir(flag) or (None, None)
             if option is None:
@@ -503,9 +559,9 @@ def _check_include_flags(recipe: Recipe, root: Path, lines: list[str]) -> None:
             line = _entry_line(lines, at or 1, flag) if at else next(
                 (n + 1 for n, text in enumerate(lines) if json.dumps(flag) in text), 1)
             if not (root / rel).is_dir():
-                raise UsageError(f"{recipe.path}:{line}: 'cflags' entry {quoted(flag)}: '{rel}' is not a directory "
+                raise UsageError(f"{where}:{line}: 'cflags' entry {quoted(flag)}: '{rel}' is not a directory "
                                  f"under the library tree {root}")
             if not (root / rel).resolve().is_relative_to(root.resolve()):
-                raise UsageError(f"{recipe.path}:{line}: 'cflags' entry {quoted(flag)} leads to "
+                raise UsageError(f"{where}:{line}: 'cflags' entry {quoted(flag)} leads to "
                                  f"{(root / rel).resolve()}, outside the library tree {root}; expected a folder "
                                  "inside it")
