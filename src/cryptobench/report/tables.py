@@ -206,6 +206,27 @@ def _summary_notes(op_id: str, rows: list[tuple[str, dict]], varying: list[str],
     return out
 
 
+def hardware_engines(cells: list[Cell], baseline: str | None) -> list[str]:
+    """The engines (the baseline aside) whose timed cells a peripheral served ("served_by"
+    "peripheral: ..."), in the run's order: a chip's own engines, compared with each other."""
+    hw = [c.engine for c in cells if c.ok and c.result is not None
+          and str(c.result.get("served_by") or "").startswith("peripheral") and c.engine != baseline]
+    return list(dict.fromkeys(hw))
+
+
+def _engine_against_engine(op_id: str, rows: list[tuple[str, dict]], varying: list[str], cells: list[Cell],
+                           baseline: str | None) -> list[str]:
+    """Where two or more of a chip's engines ran beside a software baseline (or none), the question
+    users ask of one chip: which of its engines to use. The first hardware engine is the reference
+    of these lines ("engine against engine"), beside the Improvement columns' HW-vs-SW ratios."""
+    hw = hardware_engines(cells, baseline)
+    if len(hw) < 2:
+        return []
+    own = [c for c in cells if c.engine in hw]
+    comps = {(c["op"], params_key(c["params"]), c["engine"]): c for c in comparisons(own, hw[0])}
+    return [f"engine against engine, {line}" for line in _summary_notes(op_id, rows, varying, hw[1:], comps, hw[0])]
+
+
 def _op_tables(run: Run, op_id: str, cells: list[Cell], comps: dict, said_once: dict[str, str],
                over_baseline: bool = False) -> list[Table]:
     """An operation's tables: its costs per engine (on a microcontroller target, then its
@@ -229,6 +250,7 @@ def _op_tables(run: Run, op_id: str, cells: list[Cell], comps: dict, said_once: 
     table.notes += [f"{e}: unsupported — {next(c.detail for c in cells if c.engine == e)}" for e in lay.hidden
                     if e not in said_once]
     table.notes += _summary_notes(op_id, rows, lay.varying, lay.comp_engines, comps, run.plan.baseline)
+    table.notes += _engine_against_engine(op_id, rows, lay.varying, cells, run.plan.baseline)
     if not run.plan.target:
         return [table]
     sized = [n for n in lay.varying if n != "bytes"]

@@ -11,9 +11,10 @@ from .registers import NEVER
 from .stm32_cryp import Stm32Cryp
 from .stm32_hash import Stm32Hash
 from .stm32_rng import Stm32Rng
+from .stm32u5_aes import Stm32U5Aes, Stm32U5Saes
 
 KINDS: dict[str, type[Peripheral]] = {cls.kind: cls for cls in (Stm32Hash, Stm32Cryp, Stm32Rng, Cc26x2Crypto,
-                                                                  Cc26x2Trng, Cc26x2Pka)}
+                                                                  Cc26x2Trng, Cc26x2Pka, Stm32U5Aes, Stm32U5Saes)}
 BASE_KEYS = ("kind", "base", "irq", "enable", "source")
 
 
@@ -76,7 +77,10 @@ class PeripheralBus:
         self.plain: dict[int, int] = {}          # other registers of the pages: byte address -> byte
         self._pages = self._merge([(m.base, m.base + m.size) for m in self.models]
                                   + [(s["enable"][0], s["enable"][0] + 4) for s in specs if s.get("enable")])
-        spans = [bitband.alias_span(lo, size) for lo, size in self._pages] if core in bitband.CORES else []
+        # only an M3/M4 has the alias: elsewhere 0x42000000-0x43ffffff is ordinary peripheral space (the
+        # STM32U5's AES and SAES are at 0x420c0000)
+        self.bitband = core in bitband.CORES
+        spans = [bitband.alias_span(lo, size) for lo, size in self._pages] if self.bitband else []
         self._alias = [s for s in spans if s is not None]
 
     def __bool__(self) -> bool:
@@ -96,7 +100,7 @@ class PeripheralBus:
     def access(self, addr: int, size: int, now, value: int | None = None) -> int:
         """One access to the bus's pages: a read's value (value None) or a store's stall cycles.
         `now` is called only for a model's register (it stamps the accessing instruction)."""
-        if bitband.is_alias(addr):
+        if self.bitband and bitband.is_alias(addr):
             return self._bit_access(addr, size, now, value)
         p = self.find(addr)
         if p is None:
@@ -121,7 +125,7 @@ class PeripheralBus:
         of read values is dropped on either. `now` itself: no guarantee. The rest of a page reads back
         what was stored, so its horizon is NEVER (2**64 - 1), as is that of a model register whose
         value only a store changes."""
-        if bitband.is_alias(addr):
+        if self.bitband and bitband.is_alias(addr):
             addr, _ = bitband.target(addr, size)
         p = self.find(addr)
         if p is None:
