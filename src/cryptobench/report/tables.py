@@ -15,13 +15,13 @@ from ..core.printable import printable
 from ..targets.host.meters.session import energy_line
 from ..catalog.ops import OPS
 from ..core.quantity import fmt_num, pick_unit
-from ..stats.results import comparisons, document
+from ..stats.results import comparisons, document, ratio_band
 from ..core.records import FAILED, UNSUPPORTED, Cell, Conditions, Energy, Run, outcome_text, params_key
 from .failure_text import failure_note
 from .flag_text import flag_legend
 from .mcu_tables import cost_table, energy_rsd, footprint_table, ok_results, profile_table, summary_at
 from ..core.table import LEFT, Column, Csv, Markdown, Table
-from .verdicts import improvement_text, summary_line, summary_rows
+from .verdicts import BAND_LEGEND, improvement_text, summary_line, summary_rows
 from .terminal import print_lines, print_table
 from ..analysis.relative import direction_text, relative, relative_tables
 from ..targets.host.parallel import is_parallel_run
@@ -491,7 +491,10 @@ def baseline_line(run: Run, what: str) -> str:
     if over_baseline(run):
         return (f"× ENGINE = t_ENGINE / t_{baseline} {what}, as the study reads it: ×2.7 = 2.7 times as long "
                 f"({baseline}: {why})")
-    return f"Impr. ENGINE = Duration Improvement t_{baseline} / t_ENGINE {what} ({baseline}: {why})"
+    banded = any(ratio_band(b.result, c.result) for b in run.cells if b.engine == baseline and b.ok and b.result
+                 for c in run.cells if c.ok and c.result and c.engine != baseline and c.op == b.op)
+    return (f"Impr. ENGINE = Duration Improvement t_{baseline} / t_ENGINE {what} ({baseline}: {why})"
+            + (BAND_LEGEND if banded else ""))
 
 
 ESTIMATOR_TEXT = {"p1": "1st percentile (p1)", "median": "median"}

@@ -20,7 +20,20 @@ def improvement_text(comp: dict | None, over_baseline: bool = False) -> str:
     if over_baseline:
         value, lo, hi = (1 / value if value else math.inf), (1 / hi if hi else math.inf), (1 / lo if lo else math.inf)
     ratio = ("×" if over_baseline else "") + fmt_num(value)
-    return ratio if lo == hi else f"{ratio} [{fmt_num(lo)}–{fmt_num(hi)}]"
+    return (ratio if lo == hi else f"{ratio} [{fmt_num(lo)}–{fmt_num(hi)}]") + band_suffix(comp)
+
+
+BAND_LEGEND = ("; ±N %: the band of a ratio a modelled engine's cell enters, the two cells' bands added "
+               "(a modelled engine's against published hardware, a simulated cell's against silicon)")
+
+
+def band_suffix(comp: dict | None) -> str:
+    """' ±81 %' (or ' unvalidated') after a ratio a modelled engine's cell enters (stats/results.py
+    ratio_band), '' otherwise."""
+    band = (comp or {}).get("band")
+    if not band:
+        return ""
+    return " unvalidated" if band.get("unvalidated") else f" ±{band['pct']:g} %"
 
 
 def _times(comp: dict, baseline: str) -> str:

@@ -105,6 +105,31 @@ def duration_improvement(base: Cell, cell: Cell) -> tuple[float, tuple[float, fl
     return ratio, ci, "median"
 
 
+def _cell_band(result) -> tuple[float | None, bool]:
+    """(the band in percent a cell's time carries, whether any part of it is unvalidated): a cell a
+    modelled engine served carries its engine band (earned on whole cells, the CPU's part
+    included); any other simulated cell its error band; a measured cell none (its spread is in the
+    interval)."""
+    band = result.get("engine_band") or result.get("error_band")
+    if not band:
+        return None, False
+    return (None, True) if band.get("unvalidated") else (float(band["pct"]), False)
+
+
+def ratio_band(base_result, cell_result) -> dict | None:
+    """The band of a ratio of two cells where a modelled engine served either of them: the two cells'
+    bands added (each time may be off by its band, so their ratio by up to the sum, to first order);
+    'unvalidated' where either part is. None where no modelled engine served either cell (a ratio
+    of two simulated software cells keeps their shared error band out of it, as before)."""
+    if not (base_result.get("engine_band") or cell_result.get("engine_band")):
+        return None
+    (a, ua), (b, ub) = _cell_band(base_result), _cell_band(cell_result)
+    if ua or ub:
+        return {"unvalidated": True, "text": "unvalidated (a modelled engine without a band)"}
+    pct = (a or 0.0) + (b or 0.0)
+    return {"pct": round(pct, 1), "text": f"±{pct:g} % (the two cells' bands added)"}
+
+
 def comparisons(cells: list[Cell], baseline: str | None) -> list[dict]:
     """Duration Improvement t_baseline / t_engine for every timed cell that has a timed baseline."""
     if not baseline:
@@ -118,6 +143,9 @@ def comparisons(cells: list[Cell], baseline: str | None) -> list[dict]:
         ratio, ci, estimator = duration_improvement(base, cell)
         comp = {"op": cell.op, "params": dict(sorted(cell.params.items())), "baseline": baseline,
                 "engine": cell.engine, "duration_improvement": ratio, "ci95": list(ci), "estimator": estimator}
+        band = ratio_band(base.result, cell.result) if base.result is not None and cell.result is not None else None
+        if band is not None:
+            comp["band"] = band                   # also the Energy Efficiency Improvement's: E = t x V x I
         eb, ee = base.energy, cell.energy
         if eb is not None and ee is not None and eb.usable and ee.usable:
             # TI's Energy Efficiency Improvement (t_b·I_b)/(t_e·I_e) = E_baseline / E_engine

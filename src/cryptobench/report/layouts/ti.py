@@ -8,6 +8,7 @@ from ...core.quantity import fmt_sig
 from ...core.records import Cell, Run, params_key
 from ...core.table import LEFT, Column, Table
 from ...stats.results import comparisons
+from ..verdicts import BAND_LEGEND, band_suffix
 from .common import (cell_notes, find, grouped, is_qemu, mark, op_label, provenance_word, rows_of, shown_engines,
                      word)
 
@@ -102,7 +103,7 @@ def _engine_cells(cell: Cell | None, comp: dict | None, is_base: bool, has_base:
     if has_base and not is_base:
         if comp:
             r, (lo, hi) = comp["duration_improvement"], comp["ci95"]
-            text.append(f"{fmt_sig(r)} [{fmt_sig(lo)}–{fmt_sig(hi)}]")
+            text.append(f"{fmt_sig(r)} [{fmt_sig(lo)}–{fmt_sig(hi)}]{band_suffix(comp)}")
             values.append(r)
         else:
             text.append("—")
@@ -113,7 +114,7 @@ def _engine_cells(cell: Cell | None, comp: dict | None, is_base: bool, has_base:
         values.append(cur * 1e3 if cur else None)
     if en.eei and has_base and not is_base:
         eei = (comp or {}).get("energy_efficiency_improvement")
-        text.append(fmt_sig(eei) if eei else "—")
+        text.append(fmt_sig(eei) + band_suffix(comp) if eei else "—")
         values.append(eei)
     return text, values
 
@@ -160,7 +161,8 @@ def tables(run: Run) -> list[Table]:
         first = out[0].notes
         lead = [f"Durations in ms ({provenance_word(run)}), 3 significant figures"
                 + (f"; Duration Improvement ENGINE = t_{run.plan.baseline} / t_ENGINE (the report's eq. 1), "
-                   "[95 % repeat interval]" if run.plan.baseline else
+                   "[95 % repeat interval]" + (BAND_LEGEND if any("band" in c for c in comps.values()) else "")
+                   if run.plan.baseline else
                    "; no Duration Improvement: the run has no baseline engine (host runs: --baseline ENGINE)")]
         if not any(c.ok and c.energy is not None for c in run.cells):
             lead.append(ENERGY_WHY)

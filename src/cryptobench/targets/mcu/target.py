@@ -18,7 +18,7 @@ from ...core.errors import HarnessError
 from .firmware.build import BuildError, FirmwareBuilder, code_size
 from .firmware.plan import Cell, Inputs, fill, kat_from_vector, out_name, plan_c
 from .firmware.library_ref import checkout, plain_dir_state
-from .firmware.recipes import cache_dir, load_recipe, resolve
+from .firmware.recipes import RECIPES_DIR, cache_dir, load_recipe, resolve
 from .firmware.seeded import DEFAULT_SEED, cell_seed, ecdsa_signature, scalar
 from ..host.harness import HarnessProcess
 from ...stats.distribution import summarize_distribution
@@ -158,8 +158,11 @@ class McuTarget:
         loaded = self.target.recipes or tuple(load_recipe(name) for name in self.target.libraries)
         for planned in loaded:
             r = replace(planned)              # resolve() fills in the tree it finds: the plan's copy stays as loaded
-            resolve(r, source)
-            if source is not None:
+            # --library-source is the tree of the --recipe files; a bundled engine beside them (--engine
+            # mbedtls) keeps its own sources
+            tree = None if r.path.resolve().parent == RECIPES_DIR.resolve() else source
+            resolve(r, tree)
+            if tree is not None:
                 r.source_git = git_state      # the commit measured: in the build's conditions
             self.recipes.append(r)
         self.builders = {r.name: FirmwareBuilder(r, self.board, self.target.cpu, self.target.opt, log=self.log,

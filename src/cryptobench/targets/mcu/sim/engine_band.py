@@ -173,6 +173,15 @@ def load_rows(path: Path = BANDS_FILE) -> list[dict]:
     return rows
 
 
+def tables_text(tables: set[str]) -> str:
+    """The published tables of a band, as a reader cites them: "Tables 6, 7, 8" where every name is a
+    numbered table ("Table 6"), else the names as the reference gives them ("Section 3.2 table ...")."""
+    if all(t.startswith("Table ") for t in tables):
+        numbers = sorted((t.removeprefix("Table ") for t in tables), key=lambda t: (len(t), t))
+        return f"Table{'s' if len(numbers) > 1 else ''} {', '.join(numbers)}"
+    return ", ".join(sorted(tables))
+
+
 def bands_text(rows: list[dict]) -> str:
     """engine_bands.toml from the bench's rows ({"engine", "model_version", "driver", "op", "ratio",
     "against", "table", "label", "date"} each): per engine, class and driver its row count, median and range of the ratios, the
@@ -191,8 +200,7 @@ def bands_text(rows: list[dict]) -> str:
         if len(versions) != 1:
             raise ValueError(f"{engine} {cls} ({driver}): rows of model versions {sorted(versions)} in one band")
         ratios = [r["ratio"] for r in group]
-        tables = sorted({r["table"].removeprefix("Table ") for r in group}, key=lambda t: (len(t), t))
-        against = f"{group[0]['against']} Table{'s' if len(tables) > 1 else ''} {', '.join(tables)}"
+        against = f"{group[0]['against']} {tables_text({r['table'] for r in group})}"
         out += ["[[band]]", f"engine = {_quote(engine)}", f"model_version = {versions.pop()}",
                 f"op_class = {_quote(cls)}", f"driver = {_quote(driver)}", f"rows = {len(ratios)}",
                 f"median_ratio = {round(statistics.median(ratios), 4)}", f"min_ratio = {round(min(ratios), 4)}",
