@@ -1,5 +1,5 @@
 /* glue.c - the catalog's ops through TI's SimpleLink drivers for the CC13x2/CC26x2 (TRNGCC26XX,
- * SHA2CC26X2, AESECB/AESCBC/AESCTR/AESGCM/AESCCMCC26XX, ECDHCC26X2, ECDSACC26X2, with the driverlib
+ * SHA2CC26X2, AESECB/AESCBC/AESCTR/AESGCM/AESCCMCC26XX, ECDHCC26X2, ECDSACC26X2, ECJPAKECC26X2, with the driverlib
  * files they call), built unmodified from the user's SDK tree (--library-source), and the driver
  * porting layer they need under no RTOS. cryptobench's own code: the glue opens each driver once as
  * an application's board file and main would (CB_DEFINE_OPEN), with the hardware attributes TI's
@@ -45,6 +45,8 @@
 #include <ti/drivers/ECDSA.h>
 #include <ti/drivers/ecdh/ECDHCC26X2.h>
 #include <ti/drivers/ecdsa/ECDSACC26X2.h>
+#include <ti/drivers/ECJPAKE.h>
+#include <ti/drivers/ecjpake/ECJPAKECC26X2.h>
 #include <ti/drivers/cryptoutils/ecc/ECCParams.h>
 
 /* CB_TI_RETURN, from the recipe: the return behaviour every driver is opened in (TI's
@@ -70,10 +72,10 @@
 
 const char fw_lib_name[] = CB_NAME;              /* the recipe's name: a band holds for one build */
 const char fw_lib_version[] = "TI Drivers TRNGCC26XX, SHA2CC26X2, AESECB/AESCBC/AESCTR/AESGCM/AESCCMCC26XX, ECDHCC26X2, "
-                              "ECDSACC26X2 (" CB_MODE "), cryptobench DPL, DRIVERLIB_NOROM "
+                              "ECDSACC26X2, ECJPAKECC26X2 (" CB_MODE "), cryptobench DPL, DRIVERLIB_NOROM "
                               "(served by peripheral: TI CC26x2 TRNG for random; "
                               "peripheral: TI CC26x2 CRYPTO for aes-*, sha*; "
-                              "peripheral: TI CC26x2 PKA for ecdh-*, ecdsa-*)";
+                              "peripheral: TI CC26x2 PKA for ecdh-*, ecdsa-*, ecjpake-*)";
 
 /* ---- callback mode: the application's callback ends the wait ------------------------------------
  * In callback mode a driver returns once the engine is started and calls the application's
@@ -165,6 +167,10 @@ static ECDSACC26X2_Object ecdsa_object;
 static const ECDSACC26X2_HWAttrs ecdsa_hwattrs = {.intPriority = (uint8_t)~0, .trngIntPriority = (uint8_t)~0};
 const ECDSA_Config ECDSA_config[1] = {{.object = &ecdsa_object, .hwAttrs = &ecdsa_hwattrs}};
 const uint_least8_t ECDSA_count = 1;
+static ECJPAKECC26X2_Object ecjpake_object;
+static const ECJPAKECC26X2_HWAttrs ecjpake_hwattrs = {.intPriority = (uint8_t)~0};
+const ECJPAKE_Config ECJPAKE_config[1] = {{.object = &ecjpake_object, .hwAttrs = &ecjpake_hwattrs}};
+const uint_least8_t ECJPAKE_count = 1;
 
 #if CB_TI_RETURN == CB_CALLBACK_MODE
 /* the application's callbacks: each driver's signature, all ending the glue's wait */
@@ -183,6 +189,8 @@ static void cb_AESCCM_done(AESCCM_Handle h, int_fast16_t s, AESCCM_OperationUnio
 static void cb_ECDH_done(ECDH_Handle h, int_fast16_t s, ECDH_Operation o, ECDH_OperationType t)
 { (void)h; (void)o; (void)t; cb_finish(s); }
 static void cb_ECDSA_done(ECDSA_Handle h, int_fast16_t s, ECDSA_Operation o, ECDSA_OperationType t)
+{ (void)h; (void)o; (void)t; cb_finish(s); }
+static void cb_ECJPAKE_done(ECJPAKE_Handle h, int_fast16_t s, ECJPAKE_Operation o, ECJPAKE_OperationType t)
 { (void)h; (void)o; (void)t; cb_finish(s); }
 #endif
 
@@ -784,6 +792,241 @@ ecdsa_verify_run(const fw_params *p, fw_io *io)
 	return FW_OK;
 }
 #define FW_GLUE_ECDSA_VERIFY ecdsa_supports, ecdsa_verify_run
+#endif
+
+/* ---- EC-JPAKE on the PKA: the whole exchange, P-256, SHA-256 ------------------------------------ */
+#ifdef FW_OP_ECJPAKE_EXCHANGE
+#define PT (1u + 2u * P256)                        /* an uncompressed point: 04 || X || Y */
+CB_DEFINE_OPEN(ECJPAKE, callbackFxn)
+
+static int
+ecjpake_supports(const fw_params *p, const char **why)
+{
+	if (p->curve[0] != '\0' && strncmp(p->curve, "p256", sizeof p->curve) != 0) {
+		*why = "the glue runs TI's ECJPAKECC26X2 on NIST P-256 (the study's curve)";
+		return FW_UNSUPPORTED;
+	}
+	return FW_OK;
+}
+
+/* one side of the exchange: its private scalars, its points (the round messages), its ZKPs */
+typedef struct {
+	const char *id;                                /* the UserID its ZKPs are bound to */
+	uint8_t x1[P256], x2[P256], v1[P256], v2[P256], v3[P256], s[P256], x5[P256];
+	uint8_t X1[PT], X2[PT], V1[PT], V2[PT], V3[PT], G[PT], X5[PT], K[PT];
+	uint8_t r1[P256], r2[P256], r3[P256];
+	CryptoKey kx1, kx2, kv1, kv2, kv3, ks, kx5, kX1, kX2, kV1, kV2, kV3, kG, kX5, kK;
+} jpake_side;
+
+/* a scalar from fw_random below the group order: its top bit cleared (below 2^255 < n) and never 0 */
+static void
+scalar(uint8_t k[P256])
+{
+	fw_random(NULL, k, P256);
+	k[0] &= 0x7F;
+	k[P256 - 1] |= 1;
+}
+
+/* SHA-256 of m through TI's SHA2 driver (opened once, polling: a step inside the exchange) */
+static int
+jpake_sha256(const uint8_t *m, size_t n, uint8_t out[P256])
+{
+	static SHA2_Handle sha2;
+	if (sha2 == NULL) {
+		SHA2_Params params;
+		SHA2_init();
+		SHA2_Params_init(&params);
+		params.returnBehavior = SHA2_RETURN_BEHAVIOR_POLLING;
+		if ((sha2 = SHA2_open(0, &params)) == NULL)
+			return FW_ERR;
+	}
+	return SHA2_hashData(sha2, m, n, out) == SHA2_STATUS_SUCCESS ? FW_OK : FW_ERR;
+}
+
+/* the ZKP hash of RFC 8236 as Mbed TLS forms it (ecjpake_hash): SHA-256 of G, V, X and the
+ * prover's id, each after its 4-byte big-endian length; a null G is the curve's generator */
+static int
+zkp_hash(const uint8_t *G, const uint8_t *V, const uint8_t *X, const char *id, uint8_t h[P256])
+{
+	static uint8_t buf[3 * (4 + PT) + 4 + 8];
+	size_t n = 0, idlen = strlen(id);
+	const uint8_t *parts[3] = {G, V, X};
+	uint8_t gen[PT];
+	if (G == NULL) {
+		gen[0] = 0x04;
+		memcpy(gen + 1, ECCParams_NISTP256.generatorX, P256);
+		memcpy(gen + 1 + P256, ECCParams_NISTP256.generatorY, P256);
+		parts[0] = gen;
+	}
+	for (int i = 0; i < 3; i++) {
+		buf[n] = 0, buf[n + 1] = 0, buf[n + 2] = 0, buf[n + 3] = PT;
+		memcpy(buf + n + 4, parts[i], PT);
+		n += 4 + PT;
+	}
+	buf[n] = 0, buf[n + 1] = 0, buf[n + 2] = 0, buf[n + 3] = (uint8_t)idlen;
+	memcpy(buf + n + 4, id, idlen);
+	return jpake_sha256(buf, n + 4 + idlen, h);
+}
+
+static void
+side_init(jpake_side *d, const char *id, const uint8_t *password, size_t len)
+{
+	memset(d, 0, sizeof *d);
+	d->id = id;
+	scalar(d->x1), scalar(d->x2), scalar(d->v1), scalar(d->v2), scalar(d->v3);
+	memcpy(d->s + P256 - len, password, len);      /* the password as a big-endian number */
+	CryptoKeyPlaintext_initKey(&d->kx1, d->x1, P256);
+	CryptoKeyPlaintext_initKey(&d->kx2, d->x2, P256);
+	CryptoKeyPlaintext_initKey(&d->kv1, d->v1, P256);
+	CryptoKeyPlaintext_initKey(&d->kv2, d->v2, P256);
+	CryptoKeyPlaintext_initKey(&d->kv3, d->v3, P256);
+	CryptoKeyPlaintext_initKey(&d->ks, d->s, P256);
+	CryptoKeyPlaintext_initBlankKey(&d->kx5, d->x5, P256);
+	CryptoKeyPlaintext_initBlankKey(&d->kX1, d->X1, PT);
+	CryptoKeyPlaintext_initBlankKey(&d->kX2, d->X2, PT);
+	CryptoKeyPlaintext_initBlankKey(&d->kV1, d->V1, PT);
+	CryptoKeyPlaintext_initBlankKey(&d->kV2, d->V2, PT);
+	CryptoKeyPlaintext_initBlankKey(&d->kV3, d->V3, PT);
+	CryptoKeyPlaintext_initBlankKey(&d->kG, d->G, PT);
+	CryptoKeyPlaintext_initBlankKey(&d->kX5, d->X5, PT);
+	CryptoKeyPlaintext_initBlankKey(&d->kK, d->K, PT);
+}
+
+/* a ZKP of (X, x) on generator G (NULL: the curve's) with nonce v: r */
+static int
+prove(ECJPAKE_Handle h, const uint8_t *G, const CryptoKey *x, const CryptoKey *v, const uint8_t *V,
+      const uint8_t *X, const char *id, uint8_t r[P256])
+{
+	uint8_t hash[P256];
+	ECJPAKE_OperationGenerateZKP op;
+	if (zkp_hash(G, V, X, id, hash) != FW_OK)
+		return FW_ERR;
+	ECJPAKE_OperationGenerateZKP_init(&op);
+	op.curve = &ECCParams_NISTP256;
+	op.myPrivateKey = x;
+	op.myPrivateV = v;
+	op.hash = hash;
+	op.r = r;
+	return CB_DONE(ECJPAKE_generateZKP(h, &op)) == ECJPAKE_STATUS_SUCCESS ? FW_OK : FW_ERR;
+}
+
+/* the peer's ZKP of X with V and r on generator G (a CryptoKey, NULL: the curve's) */
+static int
+check(ECJPAKE_Handle h, const CryptoKey *G, const uint8_t *Graw, CryptoKey *X, CryptoKey *V, const uint8_t *r,
+      const char *id)
+{
+	uint8_t hash[P256];
+	ECJPAKE_OperationVerifyZKP op;
+	if (zkp_hash(Graw, V->u.plaintext.keyMaterial, X->u.plaintext.keyMaterial, id, hash) != FW_OK)
+		return FW_ERR;
+	ECJPAKE_OperationVerifyZKP_init(&op);
+	op.curve = &ECCParams_NISTP256;
+	op.theirGenerator = G;
+	op.theirPublicKey = X;
+	op.theirPublicV = V;
+	op.hash = hash;
+	op.r = r;
+	return CB_DONE(ECJPAKE_verifyZKP(h, &op)) == ECJPAKE_STATUS_SUCCESS ? FW_OK : FW_ERR;
+}
+
+static int
+round_one(ECJPAKE_Handle h, jpake_side *d)
+{
+	ECJPAKE_OperationRoundOneGenerateKeys op;
+	ECJPAKE_OperationRoundOneGenerateKeys_init(&op);
+	op.curve = &ECCParams_NISTP256;
+	op.myPrivateKey1 = &d->kx1, op.myPrivateKey2 = &d->kx2;
+	op.myPublicKey1 = &d->kX1, op.myPublicKey2 = &d->kX2;
+	op.myPrivateV1 = &d->kv1, op.myPrivateV2 = &d->kv2;
+	op.myPublicV1 = &d->kV1, op.myPublicV2 = &d->kV2;
+	if (CB_DONE(ECJPAKE_roundOneGenerateKeys(h, &op)) != ECJPAKE_STATUS_SUCCESS)
+		return FW_ERR;
+	if (prove(h, NULL, &d->kx1, &d->kv1, d->V1, d->X1, d->id, d->r1) != FW_OK)
+		return FW_ERR;
+	return prove(h, NULL, &d->kx2, &d->kv2, d->V2, d->X2, d->id, d->r2);
+}
+
+/* d's round two from the peer's round one: its generator G = X1 + X3 + X4 (d's two, the peer's
+ * first), x5 = x2 * s, X5 = x5 * G, and the ZKP of X5 on G; `theirs` gets the peer's generator */
+static int
+round_two(ECJPAKE_Handle h, jpake_side *d, jpake_side *peer, CryptoKey *theirs, uint8_t *theirs_raw)
+{
+	ECJPAKE_OperationRoundTwoGenerateKeys op;
+	ECJPAKE_OperationRoundTwoGenerateKeys_init(&op);
+	CryptoKeyPlaintext_initBlankKey(theirs, theirs_raw, PT);
+	op.curve = &ECCParams_NISTP256;
+	op.myPrivateKey2 = &d->kx2;
+	op.myPublicKey1 = &d->kX1, op.myPublicKey2 = &d->kX2;
+	op.theirPublicKey1 = &peer->kX1, op.theirPublicKey2 = &peer->kX2;
+	op.preSharedSecret = &d->ks;
+	op.theirNewGenerator = theirs;
+	op.myNewGenerator = &d->kG;
+	op.myCombinedPrivateKey = &d->kx5;
+	op.myCombinedPublicKey = &d->kX5;
+	op.myPrivateV = &d->kv3;
+	op.myPublicV = &d->kV3;
+	if (CB_DONE(ECJPAKE_roundTwoGenerateKeys(h, &op)) != ECJPAKE_STATUS_SUCCESS)
+		return FW_ERR;
+	return prove(h, d->G, &d->kx5, &d->kv3, d->V3, d->X5, d->id, d->r3);
+}
+
+/* K = (X6 - x5 * X4) * x2, then the premaster secret SHA-256(K.x) as Mbed TLS derives it */
+static int
+shared(ECJPAKE_Handle h, jpake_side *d, jpake_side *peer, uint8_t pms[P256])
+{
+	ECJPAKE_OperationComputeSharedSecret op;
+	ECJPAKE_OperationComputeSharedSecret_init(&op);
+	op.curve = &ECCParams_NISTP256;
+	op.myCombinedPrivateKey = &d->kx5;
+	op.theirCombinedPublicKey = &peer->kX5;
+	op.theirPublicKey2 = &peer->kX2;
+	op.myPrivateKey2 = &d->kx2;
+	op.sharedSecret = &d->kK;
+	if (CB_DONE(ECJPAKE_computeSharedSecret(h, &op)) != ECJPAKE_STATUS_SUCCESS)
+		return FW_ERR;
+	return jpake_sha256(d->K + 1, P256, pms);
+}
+
+/* The whole exchange between a fresh client and server, as the Mbed TLS glue runs it: round one
+ * both ways (each side's keys and ZKPs, the other side's ZKPs checked), round two both ways, each
+ * side's premaster secret. key = the client's password, iv = the server's; out = pms_client ||
+ * pms_server, equal for equal passwords (else the call fails: a broken build cannot pass). Every
+ * scalar comes from fw_random; TI's drivers return every step to the glue, which carries the
+ * messages between the sides. */
+static int
+ecjpake_run(const fw_params *p, fw_io *io)
+{
+	static jpake_side cli, srv;
+	static uint8_t srv_gen_by_cli[PT], cli_gen_by_srv[PT];
+	CryptoKey srv_gen, cli_gen;                    /* each side's view of the other's generator */
+	ECJPAKE_Handle h = cb_open_ECJPAKE();
+	(void)p;
+	if (h == NULL || io->key_len == 0 || io->key_len > P256 || io->iv_len == 0 || io->iv_len > P256
+	    || io->out == NULL || io->out_cap < 2 * P256)
+		return FW_ERR;
+	side_init(&cli, "client", io->key, io->key_len);
+	side_init(&srv, "server", io->iv, io->iv_len);
+	int ok = round_one(h, &cli) == FW_OK                                   /* client -> server */
+	    && check(h, NULL, NULL, &cli.kX1, &cli.kV1, cli.r1, cli.id) == FW_OK
+	    && check(h, NULL, NULL, &cli.kX2, &cli.kV2, cli.r2, cli.id) == FW_OK
+	    && round_one(h, &srv) == FW_OK                                     /* server -> client */
+	    && check(h, NULL, NULL, &srv.kX1, &srv.kV1, srv.r1, srv.id) == FW_OK
+	    && check(h, NULL, NULL, &srv.kX2, &srv.kV2, srv.r2, srv.id) == FW_OK
+	    && round_two(h, &srv, &cli, &cli_gen, cli_gen_by_srv) == FW_OK     /* server -> client */
+	    && round_two(h, &cli, &srv, &srv_gen, srv_gen_by_cli) == FW_OK
+	    && check(h, &srv_gen, srv_gen_by_cli, &srv.kX5, &srv.kV3, srv.r3, srv.id) == FW_OK
+	    && check(h, &cli_gen, cli_gen_by_srv, &cli.kX5, &cli.kV3, cli.r3, cli.id) == FW_OK  /* client -> server */
+	    && shared(h, &cli, &srv, io->out) == FW_OK
+	    && shared(h, &srv, &cli, io->out + P256) == FW_OK;
+	if (!ok)
+		return FW_ERR;
+	if (io->key_len == io->iv_len && memcmp(io->key, io->iv, io->key_len) == 0
+	    && memcmp(io->out, io->out + P256, P256) != 0)
+		return FW_ERR;
+	io->out_len = 2 * P256;
+	return FW_OK;
+}
+#define FW_GLUE_ECJPAKE_EXCHANGE ecjpake_supports, ecjpake_run
 #endif
 
 #include "fw_ops_table.h"

@@ -27,7 +27,7 @@ BANDS_FILE = Path(__file__).with_name("engine_bands.toml")
 WRITER = "bench/accel_vs_published --write-bands"
 # operation -> class, first match: an engine's ops of one kind share its datapath and its driver's shape
 OP_CLASSES = (("aes-*", "aes"), ("sha1", "sha-1"), ("sha224", "sha-2"), ("sha256", "sha-2"), ("sha384", "sha-2"),
-              ("sha512", "sha-2"), ("ecdh-*", "ecc"), ("ecdsa-*", "ecc"), ("ec-jpake-*", "ecc"),
+              ("sha512", "sha-2"), ("ecdh-*", "ecc"), ("ecdsa-*", "ecc"), ("ecjpake-*", "ecc"),
               ("x25519*", "ecc"), ("ed25519*", "ecc"), ("random", "random"), ("ctr-drbg-*", "drbg"),
               ("crc32", "crc"))
 NUMBERS = ("median_ratio", "min_ratio", "max_ratio", "band_pct")
