@@ -178,3 +178,17 @@ def test_compare_cli_and_errors(tmp_path):
     assert bad.returncode == 2 and "unknown reference" in bad.stderr
     bad = cli("compare", "latest", "--reference", str(ref_path), "--against", "nope", "--db", str(db))
     assert bad.returncode == 2 and "has no source 'nope'" in bad.stderr
+
+
+def test_a_ratio_a_modelled_engine_enters_carries_the_two_cells_bands_added():
+    from cryptobench.report.verdicts import improvement_text
+    from cryptobench.stats.results import ratio_band
+    sw = {"error_band": {"pct": 7.0}}
+    hw = {"error_band": {"pct": 7.0}, "engine_band": {"pct": 74.0}}
+    assert ratio_band(sw, hw) == {"pct": 81.0, "text": "±81 % (the two cells' bands added)"}
+    assert ratio_band(sw, {"engine_band": {"unvalidated": True}})["unvalidated"]
+    assert ratio_band(sw, sw) is None                     # two simulated software cells: no combined band
+    assert ratio_band({}, {}) is None                     # measured host cells: their interval says it
+    comp = {"duration_improvement": 5.71, "ci95": [5.70, 5.72], "band": ratio_band(sw, hw)}
+    assert improvement_text(comp) == "5.710 [5.700–5.720] ±81 %"
+    assert improvement_text({**comp, "band": {"unvalidated": True}}).endswith(" unvalidated")
