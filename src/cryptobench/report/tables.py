@@ -491,8 +491,11 @@ def baseline_line(run: Run, what: str) -> str:
     if over_baseline(run):
         return (f"× ENGINE = t_ENGINE / t_{baseline} {what}, as the study reads it: ×2.7 = 2.7 times as long "
                 f"({baseline}: {why})")
-    banded = any(ratio_band(b.result, c.result) for b in run.cells if b.engine == baseline and b.ok and b.result
-                 for c in run.cells if c.ok and c.result and c.engine != baseline and c.op == b.op)
+    # a band depends on the two cells' engine model, class and condition, not on their parameters:
+    # one baseline cell an operation tells whether its ratios carry one
+    base_of = {c.op: c.result for c in run.cells if c.engine == baseline and c.ok and c.result}
+    banded = any(c.op in base_of and ratio_band(base_of[c.op], c.result)
+                 for c in run.cells if c.ok and c.result and c.engine != baseline)
     return (f"Impr. ENGINE = Duration Improvement t_{baseline} / t_ENGINE {what} ({baseline}: {why})"
             + (BAND_LEGEND if banded else ""))
 

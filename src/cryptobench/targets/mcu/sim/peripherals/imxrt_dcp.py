@@ -66,7 +66,7 @@ C0_INTERRUPT, C0_DECR, C0_CHAIN, C0_CONTIG, C0_MEMCOPY = 1, 2, 4, 8, 16
 C0_CIPHER, C0_HASH, C0_ENCRYPT, C0_INIT, C0_OTP, C0_PAYLOAD_KEY = 1 << 5, 1 << 6, 1 << 8, 1 << 9, 1 << 10, 1 << 11
 C0_HASH_INIT, C0_HASH_TERM, C0_SWAPS = 1 << 12, 1 << 13, 0x3F << 18
 C0_CHAINED = C0_CHAIN | C0_CONTIG
-ERROR_SETUP, ERROR_CODE_MODE = 1 << 2, 5 << 16
+ERROR_SETUP, ERROR_PACKET = 1 << 2, 1 << 3
 CONTEXT_WORDS = 13                     # a channel's context: 52 bytes, the hash state at word 4
 HASHES = {0: ("sha1", sha_core.SHA1_IV, sha_core.sha1_block, 96),
           2: ("sha256", sha_core.SHA256_IV, sha_core.sha256_block, 80)}
@@ -142,6 +142,7 @@ class ImxrtDcp(Peripheral):
         self.irq_at: list[int | None] = [None] * 4             # when STAT.IRQ[n] rises (None: low)
         self.packet = [0] * 8
         self.pagetable = 0
+        self.iv = bytes(16)                                # the CBC chaining value a packet continues from
 
     # ---- the registers' handlers -------------------------------------------------------------
     def _read_sct(self, o: int, now: int) -> int:
@@ -162,8 +163,8 @@ class ImxrtDcp(Peripheral):
         new = {0: value, 4: old | value, 8: old & ~value, 0xC: old ^ value}[kind]
         if reg == STAT:                            # IRQ bits clear by a 0 (W, CLR, TOG); the rest is status
             for n in range(4):
-                if not new & (1 << n):
-                    self.irq_at[n] = None if self.irq_at[n] is not None and now >= self.irq_at[n] else self.irq_at[n]
+                if not new & (1 << n) and self.irq_at[n] is not None and now >= self.irq_at[n]:
+                    self.irq_at[n] = None          # a rise still to come is not cleared by this store
             return
         if reg == CTRL:
             if new & CTRL_CACHING:
@@ -173,8 +174,7 @@ class ImxrtDcp(Peripheral):
                 self.ends = [[] for _ in range(4)]
                 self.busy_until = [0] * 4
                 self.irq_at = [None] * 4
-            new = (new & ~CTRL_PRESENT) | CTRL_PRESENT
-        self.sct[reg] = new
+        self.sct[reg] = new                        # CTRL's PRESENT bits: _read_sct reads them as 1
 
     def _busy_horizon(self, o: int, now: int) -> int:
         times = [t for ch in self.ends for t in ch if t > now] + [t for t in self.busy_until if t > now]
@@ -252,7 +252,7 @@ class ImxrtDcp(Peripheral):
         self.active.add(start, t)
 
     def _error(self, n: int, code: int, bit: int = 0) -> None:
-        self.sct[CH_BASE + n * CH_STRIDE + CHSTAT] |= bit | (1 << 3 if not bit else 0) | (code << 16)
+        self.sct[CH_BASE + n * CH_STRIDE + CHSTAT] |= (bit or ERROR_PACKET) | (code << 16)
 
     def _read(self, addr: int, size: int, n: int, what: str) -> bytes:
         try:
@@ -307,7 +307,7 @@ class ImxrtDcp(Peripheral):
         if mode == 1 and c0 & C0_INIT:
             self.iv = self._read(at, 16, n, "the payload IV")
         keys = aes_core.expand_key(key)
-        data, out, iv = self._read(src, size, n, "the source buffer"), bytearray(), getattr(self, "iv", bytes(16))
+        data, out, iv = self._read(src, size, n, "the source buffer"), bytearray(), self.iv
         for i in range(0, size, 16):
             block = data[i:i + 16]
             if mode == 1:

@@ -137,9 +137,8 @@ class Stm32U5Aes(Peripheral):
         return self.isr | (ISR_CCF if self._ccf(now) else 0)
 
     def _busy_horizon(self, o: int, now: int) -> int:
-        """SR, ISR and the IV change only when the block under way ends: idle, only a store moves them."""
-        if self.ccf_at is not None and self.ccf_at > now:
-            return self.ccf_at
+        """SR, ISR and the IV change only when the block under way ends (CCF rises then): idle, only a
+        store moves them."""
         return self.busy_until if self.busy_until > now else NEVER
 
     def _read_iv(self, o: int, now: int) -> int:
