@@ -20,13 +20,15 @@ SDK = os.environ.get("CRYPTOBENCH_TI_SDK")
 MODES = [("ti-drivers", "polling", 0), ("ti-drivers-blocking", "interrupt", 1), ("ti-drivers-callback", "interrupt", 2)]
 AES_OPS = {"aes-ecb-encrypt", "aes-cbc-encrypt", "aes-ctr-encrypt", "aes-gcm-encrypt", "aes-ccm-encrypt"}
 PKA_OPS = {"ecdh-keygen", "ecdh-shared-secret", "ecdsa-sign", "ecdsa-verify", "ecjpake-exchange"}
+DRBG_OPS = {"ctr-drbg-instantiate", "ctr-drbg-reseed", "ctr-drbg-generate"}
 
 
 @pytest.mark.parametrize("name,completion,mode", MODES)
 def test_the_ti_drivers_example_recipes_load_without_the_sdk(name, completion, mode):
     recipe = load_recipe(str(EXAMPLE / f"{name}.toml"))
     assert recipe.name == name and recipe.glue == EXAMPLE / "glue.c"
-    assert set(recipe.ops) == {"random", "sha224", "sha256"} | AES_OPS | PKA_OPS
+    assert set(recipe.ops) == {"random", "sha224", "sha256"} | AES_OPS | PKA_OPS | DRBG_OPS
+    assert recipe.ctr_drbg == "no-df"                          # AESCTRDRBG: no derivation function
     assert recipe.requires == ["cc26x2-trng", "cc26x2-crypto", "cc26x2-pka"]
     assert recipe.completion == completion
     assert {"source/ti/drivers/trng/TRNGCC26XX.c", "source/ti/drivers/sha2/SHA2CC26X2.c",
@@ -135,3 +137,27 @@ def test_tis_pka_drivers_pass_their_checks_and_ecjpake_agrees_on_both_sides(tmp_
     assert "same premaster secret" in results["ecjpake-exchange"]["detail"]
     # the exchange is many point multiplications: more than five times one key generation, per side
     assert results["ecjpake-exchange"]["time_s"]["median"] > 5 * results["ecdh-keygen"]["time_s"]["median"]
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.skipif(not SDK, reason="TI's SDK is not in this repository: set CRYPTOBENCH_TI_SDK to a SimpleLink "
+                                    "CC13xx/CC26xx SDK tree to run TI's AESCTRDRBG on the model")
+@pytest.mark.parametrize("name", [m[0] for m in MODES])
+def test_tis_aesctrdrbg_meets_the_no_df_vectors_and_refuses_callback_mode(tmp_path, name):
+    out = tmp_path / "run.json"
+    proc = cli("run", "--target", "sim:cortex-m4", "--device", "cc2652", "--recipe", str(EXAMPLE / f"{name}.toml"),
+               "--library-source", SDK, "--op", "ctr-drbg-instantiate", "--op", "ctr-drbg-reseed",
+               "--op", "ctr-drbg-generate", "--param", "bytes=32", "--db", str(tmp_path / "db.sqlite"),
+               "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(out.read_text())["results"]
+    assert len(results) == 3
+    for r in results:
+        if name == "ti-drivers-callback":                # AESCTRDRBG_ReturnBehavior has no callback
+            assert r["status"] == "unsupported" and "polling or blocking only" in r["detail"], r["detail"]
+            continue
+        # TI's driver has no derivation function: the catalog's 8 no-df CAVP records, not the df ones
+        assert r["status"] == "ok" and r["kat"] == "pass", (r["op"], r["detail"])
+        assert "8 known-answer vectors" in r["detail"], r["detail"]
+        assert r["served_by"].startswith("peripheral: TI CC26x2 CRYPTO") and r["engine_band"]

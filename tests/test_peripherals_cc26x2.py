@@ -129,6 +129,27 @@ def test_cbc_and_ctr_sp800_38a_and_the_result_iv():
     assert ctr_ct[:16] == H("874d6191b620e3261bef6864990db6ce") and ctr_ct[-16:] == H("1e031dda2fbe03d1792170a0f3009cee")
 
 
+def test_a_channel_1_transfer_serves_one_operation_only():
+    # AESCTRDRBG's state updates run two ECB/CTR operations from different stack buffers: the second
+    # one's channel 0 starts before its channel 1 is written, and its result must wait for that
+    # channel, not go where the first operation's output went (its DMACH1LEN still reads as written)
+    c = Core()
+    c.aes(SP_KEY, ENC, bytes(16), SP_PT[:16])
+    c.ram.write(SRAM + 0x8000, bytes(16))
+    c.setup(C.ALG_AES)
+    c.w(C.KEYREADAREA, 0)
+    while c.r(C.KEYREADAREA) >> 31:
+        pass
+    c.w(C.AESCTL, ENC), c.w(C.AESDATALEN0, 16), c.w(C.AESDATALEN1, 0)
+    c.ram.write(SRAM + 0x2000, SP_PT[16:32])
+    c.w(C.DMACH0CTL, 1), c.w(C.DMACH0EXTADDR, SRAM + 0x2000), c.w(C.DMACH0LEN, 16)
+    assert c.ram.read(SRAM + 0x8000, 16) == bytes(16)            # nothing written to the old channel 1 buffer
+    c.w(C.DMACH1CTL, 1), c.w(C.DMACH1EXTADDR, SRAM + 0x9000), c.w(C.DMACH1LEN, 16)
+    c.wait(C.RESULT_AVAIL)
+    assert c.ram.read(SRAM + 0x9000, 16) == H("f5d3d58503b9699de785895a96fdbaaf")   # SP 800-38A F.1.1 block 2
+    assert c.ram.read(SRAM + 0x8000, 16) == bytes(16)
+
+
 def test_gcm_sp800_38d_test_case_4_both_directions():
     key, j0 = H("feffe9928665731c6d6a8f9467308308"), H("cafebabefacedbaddecaf88800000001")
     aad = H("feedfacedeadbeeffeedfacedeadbeefabaddad2")

@@ -4,7 +4,8 @@ in the payload, a hash over two packets through the context buffer at the words 
 the digest reversed), READY_CHANNELS and the semaphore until each packet's modeled end, chaining,
 the errors CHnSTAT reports and one line for what the model refuses; the example recipe loading
 without NXP's SDK; and with the SDK ($CRYPTOBENCH_NXP_SDK: an MCUXpresso SDK tree with CMSIS's core
-headers), NXP's fsl_dcp.c passing the catalog's vectors on the model."""
+headers), NXP's fsl_dcp.c, and Mbed TLS through NXP's DCP port (the SDK's middleware/mbedtls), passing the
+catalog's vectors on the model."""
 import hashlib
 import json
 import os
@@ -21,6 +22,7 @@ from cryptobench.targets.mcu.sim.peripherals.base import PeripheralError
 from cryptobench.targets.mcu.sim.peripherals.imxrt_dcp import ImxrtDcp
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "nxp-dcp"
+PORT_EXAMPLE = EXAMPLE.parent / "nxp-mbedtls-dcp"
 SDK = os.environ.get("CRYPTOBENCH_NXP_SDK")
 CTRL, STAT, CHANNELCTRL, CONTEXT, KEY, KEYDATA = 0x00, 0x10, 0x20, 0x50, 0x60, 0x70
 CH0CMDPTR, CH0SEMA, CH0STAT, CH1CMDPTR, CH1SEMA = 0x100, 0x110, 0x120, 0x140, 0x150
@@ -166,6 +168,19 @@ def test_the_example_recipe_loads_without_the_sdk_and_holds_only_cryptobench_fil
         assert "NXP B.V." not in (EXAMPLE / name).read_text()
 
 
+def test_the_mbedtls_port_recipe_loads_without_the_sdk_and_holds_only_cryptobench_files():
+    recipe = load_recipe(str(PORT_EXAMPLE / "nxp-mbedtls-dcp.toml"))
+    assert recipe.name == "nxp-mbedtls-dcp" and recipe.requires == ["imxrt-dcp"]
+    assert set(recipe.ops) == {"aes-ecb-encrypt", "aes-cbc-encrypt", "sha1", "sha256", "sha512"}
+    assert "middleware/mbedtls/port/ksdk/ksdk_mbedtls.c" in recipe.sources
+    assert 'MBEDTLS_CONFIG_FILE="ksdk_mbedtls_config.h"' in recipe.defines      # the SDK's own configuration
+    files = sorted(p.name for p in PORT_EXAMPLE.iterdir())
+    assert files == ["fsl_debug_console.h", "glue.c", "nxp-mbedtls-dcp.toml"]
+    for name in files:
+        text = (PORT_EXAMPLE / name).read_text()
+        assert "NXP B.V." not in text and "Copyright The Mbed TLS Contributors" not in text
+
+
 @pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.skipif(not SDK, reason="NXP's SDK is not in this repository: set CRYPTOBENCH_NXP_SDK to an MCUXpresso "
@@ -182,3 +197,31 @@ def test_nxps_fsl_dcp_passes_the_catalogs_vectors_on_the_model(tmp_path):
         assert r["status"] == "ok" and r["kat"] == "pass", (r["op"], r["params"], r["detail"])
         assert r["served_by"].startswith("peripheral: i.MX RT1060 DCP")
         assert r["engine_band"]
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.skipif(not SDK, reason="NXP's SDK is not in this repository: set CRYPTOBENCH_NXP_SDK to an MCUXpresso "
+                                    "SDK tree with middleware/mbedtls (NXP's Mbed TLS) to run its DCP port")
+def test_mbedtls_through_nxps_dcp_port_passes_the_vectors_and_keeps_its_key_in_the_slot(tmp_path):
+    out = tmp_path / "run.json"
+    proc = cli("run", "--target", "sim:cortex-m7", "--device", "imxrt1060", "--recipe",
+               str(PORT_EXAMPLE / "nxp-mbedtls-dcp.toml"), "--library-source", SDK, "--op", "aes-ecb-encrypt",
+               "--op", "aes-cbc-encrypt", "--op", "sha1", "--op", "sha256", "--op", "sha512",
+               "--param", "bytes=64,1024", "--param", "rekey=0,1", "--db", str(tmp_path / "db.sqlite"),
+               "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(out.read_text())["results"]
+    assert len(results) == 4 * 2 + 3 * 2                 # AES: bytes x rekey; SHA: bytes
+    cycles = {}
+    for r in results:
+        assert r["status"] == "ok" and r["kat"] == "pass", (r["op"], r["params"], r["detail"])
+        if r["op"] == "sha512":                            # the DCP has no SHA-512: the port keeps it in software
+            assert "peripheral" not in (r.get("served_by") or "")
+        else:
+            assert r["served_by"].startswith("peripheral: i.MX RT1060 DCP") and r["engine_band"]
+        cycles[(r["op"], r["params"]["bytes"], r["params"].get("rekey"))] = r["cycles"]["per_op_median"]
+    # the port loads a kept context's key into the DCP's key slot once: the keyed-once cell is cheaper
+    assert cycles[("aes-cbc-encrypt", 64, 0)] < cycles[("aes-cbc-encrypt", 64, 1)]
+    # mbedtls_aes_crypt_ecb takes one block a call: one work packet per block, dearer than CBC's one packet
+    assert cycles[("aes-ecb-encrypt", 1024, 0)] > 2 * cycles[("aes-cbc-encrypt", 1024, 0)]

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from cryptobench.targets.mcu.sim import timing as T
-from tests.conftest import cli
+from conftest import cli
 
 AS = shutil.which("arm-none-eabi-as")
 capstone = pytest.importorskip("capstone")

@@ -72,6 +72,10 @@ VECTOR_TABLE = {
     'deep-nesting.json': (1, 'malformed vector file'),
     'huge-integer.json': (1, 'malformed vector file'),
     'latin1.json': (3, 'not UTF-8 text (byte 0xe9)'),
+    'construction-on-sha.json': (3, 'construction is a field of CTR_DRBG vectors only; sha256 has none'),
+    'construction-unknown.json': (3, "construction must be one of df, no-df, got 'hash'"),
+    'nodf-short-entropy.json': (3, 'in.entropy is 32 bytes; a no-df AES-256 CTR_DRBG takes exactly 48 (seedlen)'),
+    'nodf-nonce.json': (3, 'in.nonce is given; a CTR_DRBG without a derivation function takes no nonce'),
 }
 
 
@@ -94,7 +98,7 @@ def test_a_spoilt_vector_file_is_one_line_naming_the_file_the_line_and_the_field
 
 def test_the_bundled_vectors_pass_the_same_checks():
     vectors = load_vectors()
-    assert len(vectors) == 261 and all(v["out"] for v in vectors)
+    assert len(vectors) == 269 and all(v["out"] for v in vectors)
 
 
 @pytest.mark.parametrize("name", ["out-empty.json", "out-ok-on-sha.json", "curve-incbin.json", "in-not-hex.json",

@@ -1,5 +1,5 @@
 /* glue.c - the catalog's ops through TI's SimpleLink drivers for the CC13x2/CC26x2 (TRNGCC26XX,
- * SHA2CC26X2, AESECB/AESCBC/AESCTR/AESGCM/AESCCMCC26XX, ECDHCC26X2, ECDSACC26X2, ECJPAKECC26X2, with the driverlib
+ * SHA2CC26X2, AESECB/AESCBC/AESCTR/AESGCM/AESCCMCC26XX, AESCTRDRBGXX, ECDHCC26X2, ECDSACC26X2, ECJPAKECC26X2, with the driverlib
  * files they call), built unmodified from the user's SDK tree (--library-source), and the driver
  * porting layer they need under no RTOS. cryptobench's own code: the glue opens each driver once as
  * an application's board file and main would (CB_DEFINE_OPEN), with the hardware attributes TI's
@@ -14,6 +14,7 @@
  *   SemaphoreP  a binary count; pend waits in WFI with interrupts masked between the test and the
  *               sleep (the interrupt that posts wakes the core, ARMv7-M ARM B1.5.19), as the nortos
  *               kernel's SemaphoreP does with its idle callback
+ *   SwiP        SwiP_inISR only (AESCTRDRBG asks it): there are no software interrupts, so false
  *   Power       the TRNG's dependency and the standby constraint are counted, nothing more: the
  *               board start-up powers the peripheral domain and its clocks (PRCM), as for
  *               cryptobench's own cc26x2 drivers
@@ -33,6 +34,9 @@
 #include <ti/drivers/AESECB.h>
 #include <ti/drivers/AESCBC.h>
 #include <ti/drivers/AESCTR.h>
+#include <ti/drivers/AESCTRDRBG.h>
+#include <ti/drivers/aesctrdrbg/AESCTRDRBGXX.h>
+#include <ti/drivers/dpl/SwiP.h>
 #include <ti/drivers/AESGCM.h>
 #include <ti/drivers/AESCCM.h>
 #include <ti/drivers/aesecb/AESECBCC26XX.h>
@@ -71,10 +75,10 @@
 #endif
 
 const char fw_lib_name[] = CB_NAME;              /* the recipe's name: a band holds for one build */
-const char fw_lib_version[] = "TI Drivers TRNGCC26XX, SHA2CC26X2, AESECB/AESCBC/AESCTR/AESGCM/AESCCMCC26XX, ECDHCC26X2, "
+const char fw_lib_version[] = "TI Drivers TRNGCC26XX, SHA2CC26X2, AESECB/AESCBC/AESCTR/AESGCM/AESCCMCC26XX, AESCTRDRBGXX, ECDHCC26X2, "
                               "ECDSACC26X2, ECJPAKECC26X2 (" CB_MODE "), cryptobench DPL, DRIVERLIB_NOROM "
                               "(served by peripheral: TI CC26x2 TRNG for random; "
-                              "peripheral: TI CC26x2 CRYPTO for aes-*, sha*; "
+                              "peripheral: TI CC26x2 CRYPTO for aes-*, sha*, ctr-drbg-*; "
                               "peripheral: TI CC26x2 PKA for ecdh-*, ecdsa-*, ecjpake-*)";
 
 /* ---- callback mode: the application's callback ends the wait ------------------------------------
@@ -158,6 +162,11 @@ CB_AES_INSTANCE(aescbc, AESCBC)
 CB_AES_INSTANCE(aesctr, AESCTR)
 CB_AES_INSTANCE(aesgcm, AESGCM)
 CB_AES_INSTANCE(aesccm, AESCCM)
+/* AESCTRDRBG on AESCTR instance 0 (SysConfig's default: the DRBG takes the CTR driver it is given) */
+static AESCTRDRBGXX_Object aesctrdrbg_object;
+static const AESCTRDRBGXX_HWAttrs aesctrdrbg_hwattrs = {.aesctrIndex = 0};
+const AESCTRDRBG_Config AESCTRDRBG_config[1] = {{.object = &aesctrdrbg_object, .hwAttrs = &aesctrdrbg_hwattrs}};
+const uint_least8_t AESCTRDRBG_count = 1;
 /* the PKA drivers: ECDSA's sign draws its per-message secret from a TRNG it constructs itself */
 static ECDHCC26X2_Object ecdh_object;
 static const ECDHCC26X2_HWAttrs ecdh_hwattrs = {.intPriority = (uint8_t)~0};
@@ -231,6 +240,8 @@ void HwiP_setPriority(int n, uint32_t priority)
     if (n >= 16 && n < CB_EXCEPTIONS)                            /* NVIC_IPR: one byte per line */
         *(volatile uint8_t *)(0xE000E400u + (uint32_t)(n - 16)) = (uint8_t)priority;
 }
+
+bool SwiP_inISR(void) { return false; }
 
 bool HwiP_inISR(void)
 {
@@ -1027,6 +1038,161 @@ ecjpake_run(const fw_params *p, fw_io *io)
 	return FW_OK;
 }
 #define FW_GLUE_ECJPAKE_EXCHANGE ecjpake_supports, ecjpake_run
+#endif
+
+/* ---- AESCTRDRBG: SP 800-90A CTR_DRBG without a derivation function ------------------------------
+ * TI's AESCTRDRBGXX over AESCTRCC26XX, AES-256 (as SWRA667's Table 9). TI's driver has no derivation
+ * function (AESCTRDRBG.h, "Derivation Function ... not presently supported"): its seed is seedlen =
+ * 48 bytes of entropy used as given, XORed with the personalization (instantiate) or the additional
+ * data (reseed), and AESCTRDRBG_getRandomBytes takes no additional input; the recipe says
+ * ctr_drbg = "no-df", so the run gives it the catalog's no-df vectors. The inputs are those of the
+ * Mbed TLS glue (docs/firmware.md, "CTR_DRBG inputs on the firmware"): key = entropy (48 B; the
+ * no-df vectors have no nonce), msg = perso, iv = entropy_reseed, aad = add_reseed; peer and sig
+ * (add1, add2) must be empty.
+ *  - Known-answer call (iv present): AESCTRDRBG_open(seed = key, personalization = msg);
+ *    AESCTRDRBG_reseed(iv, aad); two AESCTRDRBG_getRandomBytes, the second one's bytes returned;
+ *    AESCTRDRBG_close.
+ *  - Timing cell (iv empty), one call one step on the instance kept between calls:
+ *      ctr-drbg-instantiate: AESCTRDRBG_close (when open) and AESCTRDRBG_open (its AESCTR_open
+ *        and the first state update: TI's "Initialize");
+ *      ctr-drbg-reseed: AESCTRDRBG_reseed with the key input as the new seed, aad as additional data;
+ *      ctr-drbg-generate: AESCTRDRBG_getRandomBytes of params.bytes.
+ *    reseed and generate open the instance in their cell's first call, which the harness runs
+ *    untimed. reseedInterval is UINT32_MAX, not TI's default 10,000 requests: a long generate cell
+ *    would otherwise end in AESCTRDRBG_STATUS_RESEED_REQUIRED; TI's Table 9 times one generate.
+ * AESCTRDRBG returns by polling or blocking only (AESCTRDRBG_ReturnBehavior): the callback build
+ * refuses these ops. */
+#if defined(FW_OP_CTR_DRBG_INSTANTIATE) || defined(FW_OP_CTR_DRBG_RESEED) || defined(FW_OP_CTR_DRBG_GENERATE)
+#define CB_DRBG_SEED AESCTRDRBG_SEED_LENGTH_AES_256              /* 48: key (32) + block (16) */
+
+enum { CB_DRBG_INSTANTIATE, CB_DRBG_RESEED, CB_DRBG_GENERATE };
+static AESCTRDRBG_Handle drbg_handle;
+
+static int
+drbg_supports(const fw_params *p, const char **why)
+{
+	(void)p;
+#if CB_TI_RETURN == CB_CALLBACK_MODE
+	*why = "AESCTRDRBG returns by polling or blocking only (AESCTRDRBG_ReturnBehavior has no callback)";
+	return FW_UNSUPPORTED;
+#else
+	(void)why;
+	return FW_OK;
+#endif
+}
+
+#if CB_TI_RETURN != CB_CALLBACK_MODE
+/* (re)open the instance: seed (48 B) and personalization; NULL when TI's driver refuses */
+static AESCTRDRBG_Handle
+drbg_open(const uint8_t *seed, const uint8_t *perso, size_t perso_len)
+{
+	static uint32_t seed_words[CB_DRBG_SEED / 4];          /* the driver XORs the seed a word at a time */
+	static uint8_t perso_copy[CB_DRBG_SEED];
+	AESCTRDRBG_Params params;
+	if (perso_len > sizeof perso_copy)
+		return NULL;
+	if (drbg_handle != NULL) {
+		AESCTRDRBG_close(drbg_handle);
+		drbg_handle = NULL;
+	}
+	memcpy(seed_words, seed, CB_DRBG_SEED);
+	memcpy(perso_copy, perso, perso_len);
+	AESCTRDRBG_init();
+	AESCTRDRBG_Params_init(&params);
+	params.keyLength = AESCTRDRBG_AES_KEY_LENGTH_256;
+	params.reseedInterval = UINT32_MAX;
+	params.seed = seed_words;
+	params.personalizationData = perso_len ? perso_copy : NULL;
+	params.personalizationDataLength = perso_len;
+	params.returnBehavior = CB_RETURN(AESCTRDRBG);
+	drbg_handle = AESCTRDRBG_open(0, &params);
+	return drbg_handle;
+}
+
+static int
+drbg_reseed(const uint8_t *seed, const uint8_t *add, size_t add_len)
+{
+	static uint32_t seed_words[CB_DRBG_SEED / 4];
+	static uint8_t add_copy[CB_DRBG_SEED];
+	if (add_len > sizeof add_copy)
+		return FW_ERR;
+	memcpy(seed_words, seed, CB_DRBG_SEED);
+	memcpy(add_copy, add, add_len);
+	return AESCTRDRBG_reseed(drbg_handle, seed_words, add_copy, add_len) == AESCTRDRBG_STATUS_SUCCESS ? FW_OK : FW_ERR;
+}
+
+static int
+drbg_run(int which, const fw_params *p, fw_io *io)
+{
+	size_t nbytes = p->bytes < 0 ? 64 : (size_t)p->bytes;
+	io->out_len = 0;
+	if (io->key_len != CB_DRBG_SEED || io->peer_len > 0 || io->sig_len > 0)
+		return FW_ERR;                                       /* no-df: a 48-byte seed, no additional input to generate */
+	if (io->iv_len > 0) {                                     /* known-answer call */
+		int ok = io->iv_len == CB_DRBG_SEED && io->out_cap >= nbytes
+		         && drbg_open(io->key, io->msg, io->msg_len) != NULL
+		         && drbg_reseed(io->iv, io->aad, io->aad_len) == FW_OK
+		         && AESCTRDRBG_getRandomBytes(drbg_handle, io->out, nbytes) == AESCTRDRBG_STATUS_SUCCESS
+		         && AESCTRDRBG_getRandomBytes(drbg_handle, io->out, nbytes) == AESCTRDRBG_STATUS_SUCCESS;
+		if (drbg_handle != NULL) {
+			AESCTRDRBG_close(drbg_handle);
+			drbg_handle = NULL;
+		}
+		if (!ok)
+			return FW_ERR;
+		io->out_len = nbytes;
+		return FW_OK;
+	}
+	if (which == CB_DRBG_INSTANTIATE || drbg_handle == NULL) {   /* timing cells */
+		if (drbg_open(io->key, io->msg, io->msg_len) == NULL)
+			return FW_ERR;
+		if (which == CB_DRBG_INSTANTIATE)
+			return FW_OK;
+	}
+	if (which == CB_DRBG_RESEED)
+		return drbg_reseed(io->key, io->aad, io->aad_len);
+	if (io->out_cap < nbytes || AESCTRDRBG_getRandomBytes(drbg_handle, io->out, nbytes) != AESCTRDRBG_STATUS_SUCCESS)
+		return FW_ERR;
+	io->out_len = nbytes;
+	return FW_OK;
+}
+#else
+static int
+drbg_run(int which, const fw_params *p, fw_io *io)
+{
+	(void)which;
+	(void)p;
+	(void)io;
+	return FW_ERR;
+}
+#endif
+#endif
+
+#ifdef FW_OP_CTR_DRBG_INSTANTIATE
+static int
+drbg_instantiate_run(const fw_params *p, fw_io *io)
+{
+	return drbg_run(CB_DRBG_INSTANTIATE, p, io);
+}
+#define FW_GLUE_CTR_DRBG_INSTANTIATE drbg_supports, drbg_instantiate_run
+#endif
+
+#ifdef FW_OP_CTR_DRBG_RESEED
+static int
+drbg_reseed_run(const fw_params *p, fw_io *io)
+{
+	return drbg_run(CB_DRBG_RESEED, p, io);
+}
+#define FW_GLUE_CTR_DRBG_RESEED drbg_supports, drbg_reseed_run
+#endif
+
+#ifdef FW_OP_CTR_DRBG_GENERATE
+static int
+drbg_generate_run(const fw_params *p, fw_io *io)
+{
+	return drbg_run(CB_DRBG_GENERATE, p, io);
+}
+#define FW_GLUE_CTR_DRBG_GENERATE drbg_supports, drbg_generate_run
 #endif
 
 #include "fw_ops_table.h"

@@ -43,7 +43,13 @@ IO: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 # cross-checks them instead)
 RANDOM_OUTPUT = {"ecc-keygen": "a fresh key pair", "rsa-keygen": "a fresh key pair", "random": "random bytes",
                  "ecjpake-exchange": "a secret from fresh random values"}
-VECTOR_KEYS = {"id", "op", "params", "in", "out", "source"}
+VECTOR_KEYS = {"id", "op", "params", "in", "out", "source", "construction"}
+# a CTR_DRBG vector's construction (its "construction" field; absent: "df"). A DRBG engine is checked
+# against the vectors of its own construction only (a recipe's ctr_drbg key; every host engine: df)
+DRBG_CONSTRUCTIONS = {"df": "with the derivation function (SP 800-90A 10.3.2), as Mbed TLS and OpenSSL build it",
+                      "no-df": "without a derivation function (SP 800-90A 10.2.1.3.1, 10.2.1.4.1: the entropy input "
+                               "is seedlen (48 B for AES-256) long and used as given, no nonce), as TI's AESCTRDRBG"}
+NODF_SEED_BYTES = 48               # AES-256 seedlen: key (32 B) + block (16 B), SP 800-90A Table 3
 # the parameters that choose which cells a vector checks (verify.matching_vectors): a vector names
 # each its op has, or it would be run against every key size, curve or modulus
 SELECTING = ("key_bits", "curve", "rsa_bits", "tag_bytes", "nonce_bytes", "level")
@@ -86,6 +92,12 @@ def check_vector(path: Path, line: int, index: int, v: object) -> dict:
     if "source" in v and not isinstance(v["source"], str):
         raise where.refuse(f"source must be a text, got {quoted(v['source'])}")
     op = _op(where, v["op"])
+    if "construction" in v:
+        if op.family != "drbg":
+            raise where.refuse(f"construction is a field of CTR_DRBG vectors only; {op.id} has none")
+        if v["construction"] not in DRBG_CONSTRUCTIONS:
+            raise where.refuse(f"construction must be one of {', '.join(DRBG_CONSTRUCTIONS)}, got "
+                               f"{quoted(v['construction'])}")
     params = _params(where, op, v.get("params", {}))
     unnamed = [s for s in SELECTING if op.param(s) is not None and s not in params]
     if unnamed:
@@ -102,7 +114,29 @@ def check_vector(path: Path, line: int, index: int, v: object) -> dict:
     if values["out"].get("ok") not in (None, b"\x00", b"\x01"):
         raise where.refuse(f"out.ok is {quoted(v['out']['ok'])}; expected 01 (valid) or 00 (invalid)")
     _lengths(where, op, {**op.defaults(), **params}, params, values)
+    if construction_of(v) == "no-df":
+        _nodf_lengths(where, values["in"])
     return {**v, "params": params}
+
+
+def construction_of(v: dict) -> str:
+    """A CTR_DRBG vector's construction: its field, else "df" (DRBG_CONSTRUCTIONS)."""
+    return v.get("construction", "df")
+
+
+def _nodf_lengths(where: _Where, ins: dict[str, bytes]) -> None:
+    """SP 800-90A 10.2.1.3.1 / 10.2.1.4.1 without a derivation function: the entropy inputs are
+    seedlen long, there is no nonce, and personalization and additional inputs are at most seedlen."""
+    for name in ("entropy", "entropy_reseed"):
+        if name in ins and len(ins[name]) != NODF_SEED_BYTES:
+            raise where.refuse(f"in.{name} is {len(ins[name])} bytes; a no-df AES-256 CTR_DRBG takes exactly "
+                               f"{NODF_SEED_BYTES} (seedlen)")
+    if ins.get("nonce"):
+        raise where.refuse("in.nonce is given; a CTR_DRBG without a derivation function takes no nonce")
+    for name in ("perso", "add_reseed", "add1", "add2"):
+        if len(ins.get(name, b"")) > NODF_SEED_BYTES:
+            raise where.refuse(f"in.{name} is {len(ins[name])} bytes; without a derivation function it is at most "
+                               f"{NODF_SEED_BYTES} (seedlen)")
 
 
 def _op(where: _Where, name: object) -> Op:

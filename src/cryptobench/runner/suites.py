@@ -53,6 +53,7 @@ class Bench:
     warmup: int | None = None
     min_time: float | None = None
     single: bool = False
+    given: tuple[str, ...] = ()       # the parameters the [[bench]] set itself (the rest are the op's defaults)
 
 
 @dataclass
@@ -228,7 +229,7 @@ def _benches(path: Path, lines: list[str], start: int, end: int, entry: dict, si
     for combo in itertools.product(*(sweep[n] for n in names)) if names else [()]:
         given = dict(zip(names, combo))
         params = resolve_params(op, given, where)
-        bench = Bench(op=op.id, params=params, table=str(entry.get("table", "")))
+        bench = Bench(op=op.id, params=params, table=str(entry.get("table", "")), given=tuple(names))
         if "engines" in entry:
             bench.engines = _check_engines(entry["engines"], where)
         for key in ("repeat", "warmup", "min_time"):

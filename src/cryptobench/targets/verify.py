@@ -17,7 +17,7 @@ from pathlib import Path
 from ..core.errors import UsageError
 from ..core.files import read_utf8
 from ..core.paths import PACKAGE_DIR
-from ..catalog.vector_check import SELECTING, check_vector
+from ..catalog.vector_check import SELECTING, check_vector, construction_of
 from ..core.extras import require
 
 VECTORS_DIR = PACKAGE_DIR / "catalog" / "vectors"
@@ -176,11 +176,14 @@ def _random_iv(op: str, n: int) -> bytes:
     return bytes(iv)
 
 
-def matching_vectors(vectors: list[dict], op: str, params: dict) -> list[dict]:
+def matching_vectors(vectors: list[dict], op: str, params: dict, construction: str = "df") -> list[dict]:
+    """The vectors that check a cell of `op` with `params`: the op's own (a CTR_DRBG vector's whole
+    flow checks all three DRBG ops) with its selecting parameters, and for a DRBG only those of the
+    engine's `construction` (every host engine's CTR_DRBG has the derivation function)."""
     ops = DRBG_OPS if op in DRBG_OPS else (op,)
     out = []
     for v in vectors:
-        if v["op"] not in ops:
+        if v["op"] not in ops or (op in DRBG_OPS and construction_of(v) != construction):
             continue
         if all(v["params"].get(k, params.get(k)) == params.get(k) for k in SELECTING if k in params):
             out.append(v)

@@ -144,6 +144,12 @@ def _table(run: Run, label: str, cells: list[Cell], comps: dict) -> Table:
     shown = [c for c in cells if c.engine in engines]
     table.notes = notes + cell_notes(shown, lambda c: " ".join(
         [c.engine, _op_text(c.op, c.params)] + [f"{n}={c.params.get(n)}" for n in varying]))
+    nodf = sorted({c.engine for c in shown if "without derivation function" in (c.detail or "")})
+    if label == "Table 9" and nodf:
+        table.notes.append(f"{', '.join(nodf)}: a CTR_DRBG without derivation function (SP 800-90A 10.2.1.3.1, as "
+                           "TI's AESCTRDRBG), checked against the no-df vectors; Mbed TLS's always uses one (10.3.2), "
+                           "so Initialize and Reseed do more AES work there, as in TI's own Table 9: their Duration "
+                           "Improvement holds that difference of construction as well as the engine's")
     if en.modeled:
         slept = sorted({c.engine for c in shown if (c.result or {}).get("sleep")})
         table.notes.append("Average Current: modeled (the device profile's active current), not measured"

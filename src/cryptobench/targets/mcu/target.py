@@ -25,6 +25,7 @@ from ...stats.distribution import summarize_distribution
 from ...stats.results import derive
 from ...core import records
 from ...catalog.bytes_diff import difference_text
+from ...catalog.vector_check import construction_of
 from ...core.records import McuTargetSpec, Plan, SimSpec, cell_key
 from ..base import RunSession
 from .boards import BOARDS
@@ -279,7 +280,7 @@ class McuTarget:
                 save(i, g, "failed", "n/a", f"could not make inputs on the host: {exc}")
             return
         variant = builder.variant
-        kats = [k for v in matching_vectors_for_op(self.vectors, op)
+        kats = [k for v in matching_vectors_for_op(self.vectors, op, recipe.ctr_drbg)
                 if (variant is None or all(v["params"].get(p, x) == x for p, x in variant.when.items()))
                 and (k := kat_from_vector(v, op))] + cross_kats
         build = f"{recipe.name} {builder.cpu} -{builder.opt}" + (f" {variant.name}" if variant else "")
@@ -305,16 +306,18 @@ class McuTarget:
                      f"({self.board.ram[1] // 1024} KiB RAM): choose a device whose board links more RAM")
             return
         report = self.transport.run(run_img.elf)
-        self._store_cells(save, op, items, checks, report, sizes, variant, [c.seed for c in cells], runs)
+        drbg_nodf = op.startswith("ctr-drbg-") and recipe.ctr_drbg == "no-df"
+        self._store_cells(save, op, items, checks, report, sizes, variant, [c.seed for c in cells], runs,
+                          kat_what=" (CTR_DRBG without derivation function)" if drbg_nodf else "")
 
-    def _store_cells(self, save, op, items, checks, report, sizes, variant, seeds, runs) -> None:
+    def _store_cells(self, save, op, items, checks, report, sizes, variant, seeds, runs, kat_what: str = "") -> None:
         """Each cell of one image's report: a number only where every check passed (verify.gate)."""
         reading = self.transport.reading(report, op, self.log)
         kat_lines = report.kats_for(op)
         kat_fail = [k for k in kat_lines if not k.get("ok") and not k.get("unsupported")]
         kat_pass = [k for k in kat_lines if k.get("ok")]
         kats = (Verdict("fail", "known-answer test failed on the target: " + ", ".join(k["id"] for k in kat_fail[:3]))
-                if kat_fail else Verdict("pass", f"{len(kat_pass)} known-answer vectors on the target")
+                if kat_fail else Verdict("pass", f"{len(kat_pass)} known-answer vectors{kat_what} on the target")
                 if kat_pass else None)
         for n, (i, g) in enumerate(items):
             line = report.cells.get(n)
@@ -464,9 +467,10 @@ def served_by_firmware(lib_version: str, op: str = "") -> str | None:
     return None
 
 
-def matching_vectors_for_op(vectors: list[dict], op: str) -> list[dict]:
-    """The stored vectors of `op`; the CTR_DRBG vectors (whole CAVP flows) serve all three ops."""
+def matching_vectors_for_op(vectors: list[dict], op: str, construction: str = "df") -> list[dict]:
+    """The stored vectors of `op`; the CTR_DRBG vectors (whole CAVP flows) serve all three ops, those
+    of the library's own construction (its recipe's ctr_drbg: with or without the derivation function)."""
     if op.startswith("ctr-drbg-"):
-        return [v for v in vectors if v["op"].startswith("ctr-drbg-")]
+        return [v for v in vectors if v["op"].startswith("ctr-drbg-") and construction_of(v) == construction]
     return [v for v in vectors if v["op"] == op]
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ....catalog.ops import OPS
+from ....catalog.vector_check import DRBG_CONSTRUCTIONS
 from ....core.errors import UsageError
 from ....core.files import read_toml, read_utf8, toml_line
 from ....core.paths import REPO_ROOT
@@ -42,7 +43,8 @@ LIBRARY_KEYS = {"name", "version", "crate", "crate_version", "root", "license", 
                 "alt_sources", "alt_include_dirs", "alt_defines",     # Mbed TLS _ALT: see docs/firmware.md
                 "requires",     # the peripheral models (sim/peripherals/registry.py kinds) a driver recipe needs
                 "completion",   # a driver recipe's completion mode: "polling" or "interrupt" (in the conditions)
-                "stack_bytes"}  # the images' stack: bytes, or "rest" (the RAM after data, bss and the arena)
+                "stack_bytes",  # the images' stack: bytes, or "rest" (the RAM after data, bss and the arena)
+                "ctr_drbg"}     # its CTR_DRBG's construction: "df" (the default) or "no-df" (the vectors it meets)
 COMPLETIONS = ("polling", "interrupt")
 VARIANT_KEYS = {"name", "when", "ops", "defines", "cflags", "sources",   # sources: replace the library's
                 "stack_needs"}  # op -> bytes of stack it needs: a board that links less is refused before the run
@@ -141,6 +143,7 @@ class Recipe:
     alt_defines: list[str] = field(default_factory=list)
     requires: list[str] = field(default_factory=list)   # peripheral kinds the target's device must have
     completion: str = ""                  # a driver's completion mode (COMPLETIONS); "" for a library
+    ctr_drbg: str = "df"                  # its CTR_DRBG's construction (vector_check.DRBG_CONSTRUCTIONS)
     stack_bytes: int | str | None = None  # the images' stack (bytes, or STACK_REST); None: the board's budget
     base: Path | None = None              # the recipe this one extends ('extends'), None when none
     inherited: frozenset = frozenset()    # the [library] keys (and "variant") it takes from `base` unchanged
@@ -230,6 +233,7 @@ def load_recipe(name_or_path: str) -> Recipe:
                   unavailable=dict(unavailable), cflags=cflags, variants=variants, home=home,
                   alt_sources=alt_sources, alt_include_dirs=alt_include_dirs, alt_defines=lib.get("alt_defines", []),
                   requires=list(lib.get("requires", [])), completion=lib.get("completion", ""),
+                  ctr_drbg=lib.get("ctr_drbg", "df"),
                   stack_bytes=lib.get("stack_bytes"), base=base, inherited=inherited)
 
 
@@ -353,6 +357,9 @@ def _check_types(path: Path, lines: list[str], lib: dict) -> None:
     if "completion" in lib and lib["completion"] not in COMPLETIONS:
         raise UsageError(f"{path}:{toml_line(lines, 'completion')}: 'completion' = {quoted(lib['completion'])}: "
                          "expected \"polling\" or \"interrupt\" (how the driver waits for its engine)")
+    if "ctr_drbg" in lib and lib["ctr_drbg"] not in DRBG_CONSTRUCTIONS:
+        raise UsageError(f"{path}:{toml_line(lines, 'ctr_drbg')}: 'ctr_drbg' = {quoted(lib['ctr_drbg'])}: expected "
+                         + " or ".join(f'"{c}" ({why})' for c, why in DRBG_CONSTRUCTIONS.items()))
     stack = lib.get("stack_bytes")
     if stack is not None and not (stack == STACK_REST or (type(stack) is int and 1024 <= stack <= 1 << 24)):
         raise UsageError(f"{path}:{toml_line(lines, 'stack_bytes')}: 'stack_bytes' = {stack!r}: expected a number "

@@ -168,7 +168,8 @@ class Cc26x2Crypto(Peripheral):
 
     def _reset(self) -> None:
         self.registers.reset(self)              # the plain registers (IRQEN, ALGSEL, KEYSIZE, ...)
-        self.ch = [{"ctl": 0, "addr": 0, "len": 0, "end": 0}, {"ctl": 0, "addr": 0, "len": 0, "end": 0}]
+        # "armed": channel 1's DMACH1LEN write not yet served by an AES result (one write, one transfer)
+        self.ch = [{"ctl": 0, "addr": 0, "len": 0, "end": 0}, {"ctl": 0, "addr": 0, "len": 0, "end": 0, "armed": False}]
         self.errors = self.irqset = 0
         self.port_err = False                   # DMASTAT.PORT_ERR: a DMA transfer hit a bus error
         self.irqset_at = 0
@@ -451,6 +452,7 @@ class Cc26x2Crypto(Peripheral):
         self._check_range(ch, c["addr"], n)
         if ch == 1:
             c["end"] = now + (n + 3) // 4 * DMA_WORD
+            c["armed"] = True
             if alg == ALG_AES:
                 self._aes_run(now)
             elif alg == ALG_SHA256:
@@ -516,10 +518,13 @@ class Cc26x2Crypto(Peripheral):
         if not ctx or not self.datalen or len(ctx["in"]) < aad + self.datalen or ctx.get("done"):
             return
         c1 = self.ch[1]
-        if not (c1["ctl"] & 1 and c1["len"] >= self.datalen):
-            return                                # waiting for channel 1 (TI writes it after channel 0)
+        # waiting for channel 1 (TI writes it after channel 0); a transfer that served an earlier
+        # operation does not serve this one (its length register still reads what was written)
+        if not (c1["ctl"] & 1 and c1["armed"] and c1["len"] >= self.datalen):
+            return
         self._check_range(1, c1["addr"], self.datalen)
         self._aes_finish(max(now, ctx["t_in"]))
+        c1["armed"] = False
         self._dma_write(c1["addr"], ctx["out"])
 
     def _aes_finish(self, start: int) -> None:  # long: one call per mode
