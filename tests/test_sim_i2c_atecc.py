@@ -1,0 +1,144 @@
+"""The simulator's I2C bus (sim/i2c/bus.py) against UM10204's arithmetic, and the ATECC508A/608 model
+(sim/i2c/atecc.py) against CryptoAuthLib's protocol: the wake pulse only at a slow enough clock, the
+wake token, NACK while asleep, waking or executing, CryptoAuthLib's CRC, each command's execution
+time by part and clock mode, real answers (SHA-256 as hashlib's, an ECDSA signature that verifies
+outside the model, a tampered one that the model's Verify refuses), and misuse answered as the
+device does."""
+import hashlib
+
+import pytest
+from Crypto.PublicKey import ECC
+from Crypto.Signature import DSS
+
+from cryptobench.targets.mcu.sim.i2c import atecc as A
+from cryptobench.targets.mcu.sim.i2c.bus import Bus, mode_of
+
+
+def test_bus_arithmetic_is_um10204s():
+    bus = Bus(400_000)
+    assert mode_of(100_000).name == "Standard-mode" and bus.mode.name == "Fast-mode"
+    with pytest.raises(ValueError, match="above Fast-mode Plus"):
+        mode_of(3.4e6)
+    # nobody at 0x50: START hold, the address byte and its (missing) acknowledge, STOP set-up
+    t = bus.write(0x50, b"\x00\x01", at=0.0)
+    assert not t.address_acked and t.end_s == pytest.approx(0.6e-6 + 9 / 400e3 + 0.6e-6)
+    # the next START waits the bus-free time
+    assert bus.write(0x50, b"", at=0.0).start_s == pytest.approx(t.end_s + 1.3e-6)
+    with pytest.raises(ValueError, match="reserved"):
+        bus.attach(A.Atecc(address=0x78))
+
+
+def _awake(scl=400_000, **kw):
+    dev = A.Atecc(**kw)
+    bus = Bus(100_000)
+    bus.attach(dev)
+    t = bus.write(0, b"\x01", at=0.0).end_s              # CryptoAuthLib's wake: address 0 at 100 kHz
+    bus.scl_hz = scl
+    t = bus.read(A.ADDRESS, 4, at=t + 1500e-6)
+    assert t.address_acked and t.data == A.WAKE_TOKEN
+    return dev, bus, t.end_s
+
+
+def _rewake(bus, t):
+    """Idle, then wake again, as CryptoAuthLib brackets every command (the watchdog runs from the wake)."""
+    t = bus.write(A.ADDRESS, b"\x02", at=t).end_s
+    scl, bus.scl_hz = bus.scl_hz, 100_000
+    t = bus.write(0, b"\x01", at=t).end_s
+    bus.scl_hz = scl
+    r = bus.read(A.ADDRESS, 4, at=t + 1500e-6)
+    assert r.data == A.WAKE_TOKEN
+    return r.end_s
+
+
+def _command(bus, t, opcode, p1=0, p2=0, data=b""):
+    """Send one command, poll until the device acknowledges again, read the response."""
+    pkt = A.packet(bytes([opcode, p1, p2 & 0xFF, p2 >> 8]) + data)
+    w = bus.write(A.ADDRESS, b"\x03" + pkt, at=t)
+    assert w.address_acked and w.acked == 1 + len(pkt)
+    t, polls = w.end_s, 0
+    while True:
+        r = bus.read(A.ADDRESS, 1, at=t)
+        if r.address_acked:
+            break
+        t, polls = r.end_s + 100e-6, polls + 1
+        assert polls < 20_000, "the device never answered again"
+    n, answered = r.data[0], r.start_s
+    r = bus.read(A.ADDRESS, n, at=r.end_s)
+    body = r.data
+    assert A.crc16(body[:-2]) == body[-2:]
+    return body[1:-2], answered - w.end_s, r.end_s, polls
+
+
+def test_the_crc_is_cryptoauthlibs():
+    assert A.crc16(b"\x04\x11") == bytes.fromhex("3343")     # the wake token's CRC (hal_check_wake)
+
+
+def test_wake_needs_sda_low_for_t_wlo_and_then_t_whi():
+    dev = A.Atecc()
+    bus = Bus(400_000)
+    bus.attach(dev)
+    t = bus.write(0, b"\x01", at=0.0).end_s                 # at 400 kHz SDA is low ~20 us: too short
+    assert not bus.read(A.ADDRESS, 4, at=t + 2e-3).address_acked and dev.state == "sleep"
+    bus.scl_hz = 100_000                                     # ~80 us low: the device wakes
+    t = bus.write(0, b"\x01", at=t + 3e-3).end_s
+    assert not bus.read(A.ADDRESS, 4, at=t + 1e-3).address_acked       # still within t_WHI
+    assert bus.read(A.ADDRESS, 4, at=t + 1.6e-3).data == A.WAKE_TOKEN
+
+
+@pytest.mark.parametrize("part,mode,sign_ms", [("ATECC508A", 0x00, 60), ("ATECC608", 0x00, 115),
+                                               ("ATECC608", 0x28, 220), ("ATECC608", 0x68, 665)])
+def test_sign_takes_cryptoauthlibs_time_and_verifies_outside_the_model(part, mode, sign_ms):
+    dev, bus, t = _awake(part=part, chip_mode=mode)
+    if part == "ATECC608":
+        cfg, _, t, _ = _command(bus, t, A.READ, 0x00, A.CHIPMODE_OFFSET // 4)
+        assert cfg[A.CHIPMODE_OFFSET % 4] == mode           # what CryptoAuthLib reads to pick its table
+    pub, _, t, _ = _command(bus, t, A.GENKEY, 0x04, 0)
+    digest = hashlib.sha256(b"cryptobench").digest()
+    t = _rewake(bus, t)
+    assert _command(bus, t, A.NONCE, 0x03, 0, digest)[0] == b"\x00"
+    sig, waited, done, polls = _command(bus, t + 0.01, A.SIGN, 0x80, 0)
+    # from the STOP to the START of the first acknowledged poll: the execution time, less the STOP and
+    # the poll's own START and address byte (a few us), plus at most one poll period (100 us + a NACKed byte)
+    assert polls > 0 and sign_ms / 1000 - 30e-6 <= waited <= sign_ms / 1000 + 150e-6
+    key = ECC.import_key(b"\x04" + pub, curve_name="P-256")
+    DSS.new(key, "fips-186-3").verify(A._Prehashed(digest), sig)
+    # the model's Verify: the signature passes, a tampered one is a miscompare (status 0x01)
+    _, _, t, _ = _command(bus, _rewake(bus, done), A.NONCE, 0x03, 0, digest)
+    ok, _, t, _ = _command(bus, t, A.VERIFY, 0x02, 4, sig + pub)
+    assert ok == b"\x00"
+    _, _, t, _ = _command(bus, _rewake(bus, t), A.NONCE, 0x03, 0, digest)
+    bad = sig[:63] + bytes([sig[63] ^ 1])
+    assert _command(bus, t, A.VERIFY, 0x02, 4, bad + pub)[0] == bytes([A.MISCOMPARE])
+
+
+def test_sha256_through_start_update_end_is_hashlibs():
+    msg = bytes(range(200))
+    dev, bus, t = _awake()
+    assert _command(bus, t, A.SHA, 0x00)[0] == b"\x00"
+    for i in range(0, 192, 64):
+        _, _, t, _ = _command(bus, t, A.SHA, 0x01, 0, msg[i:i + 64])
+    digest, _, t, _ = _command(bus, t, A.SHA, 0x02, 8, msg[192:])
+    assert digest == hashlib.sha256(msg).digest()
+    assert [op for _, op, _ in dev.log].count(A.SHA) == 5
+
+
+def test_misuse_is_answered_as_the_device_does():
+    dev, bus, t = _awake()
+    pkt = bytearray(A.packet(bytes([A.RANDOM, 0, 0, 0])))
+    pkt[-1] ^= 1
+    bus.write(A.ADDRESS, b"\x03" + bytes(pkt), at=t)
+    r = bus.read(A.ADDRESS, 4, at=t + 1e-3)
+    assert r.data == A.packet(bytes([A.CRC_ERROR]))                      # a bad CRC: status 0xFF
+    body, _, t, _ = _command(bus, r.end_s, 0x77)                         # no such opcode: parse error
+    assert body == bytes([A.PARSE_ERROR])
+    assert _command(bus, t, A.SIGN, 0x80, 3)[0] == bytes([A.EXEC_ERROR])    # no key in slot 3
+    rnd, _, t, _ = _command(bus, t, A.RANDOM)
+    assert len(rnd) == 32
+    bus.write(A.ADDRESS, b"\x01", at=t)                                  # sleep: the address goes unanswered
+    assert not bus.read(A.ADDRESS, 1, at=t + 1e-3).address_acked
+
+
+def test_the_watchdog_sends_an_awake_device_to_sleep():
+    dev, bus, t = _awake()
+    assert bus.read(A.ADDRESS, 1, at=t + 1.0).address_acked
+    assert not bus.read(A.ADDRESS, 1, at=t + 1.4).address_acked and dev.state == "sleep"
