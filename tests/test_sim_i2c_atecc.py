@@ -54,7 +54,7 @@ def _command(bus, t, opcode, p1=0, p2=0, data=b""):
     """Send one command, poll until the device acknowledges again, read the response."""
     pkt = A.packet(bytes([opcode, p1, p2 & 0xFF, p2 >> 8]) + data)
     w = bus.write(A.ADDRESS, b"\x03" + pkt, at=t)
-    assert w.address_acked and w.acked == 1 + len(pkt)
+    assert w.address_acked and w.acked == 1 + len(pkt), w
     t, polls = w.end_s, 0
     while True:
         r = bus.read(A.ADDRESS, 1, at=t)
@@ -142,3 +142,129 @@ def test_the_watchdog_sends_an_awake_device_to_sleep():
     dev, bus, t = _awake()
     assert bus.read(A.ADDRESS, 1, at=t + 1.0).address_acked
     assert not bus.read(A.ADDRESS, 1, at=t + 1.4).address_acked and dev.state == "sleep"
+
+
+# ---- the RA IIC controller model driving the bus ------------------------------------------------------
+from cryptobench.targets.mcu.sim.i2c import ra_iic as R          # noqa: E402
+
+
+class PolledDriver:
+    """A polled master driver in the order FSP's r_iic_master drives the registers (open: reset,
+    bit rate, ICFER, enable; a write: ST, address, bytes on TDRE, TEND, SP; a read: ST, address,
+    the dummy read, WAIT before the second-last byte and ACKBT before the last, SP, the last read)."""
+
+    def __init__(self, bus, scl=400_000):
+        self.iic = R.RaIic(0x4009F000, bus, core_clock_hz=200_000_000, pclkb_hz=50_000_000)
+        self.t = 0
+        self.set_rate(scl)
+
+    def w(self, o, v):
+        self.t += 2
+        self.iic.write(o, 1, v, self.t)
+
+    def r(self, o):
+        self.t += 2
+        return self.iic.read(o, 1, self.t)
+
+    def until(self, o, bits):
+        while not self.r(o) & bits:
+            pass
+
+    def set_rate(self, scl):
+        # IICphi = PCLKB / 2^CKS; (BRH + 1) + (BRL + 1) = IICphi / SCL
+        cks, brh, brl = (2, 9, 20) if scl == 400_000 else (4, 14, 15)
+        self.w(R.ICCR1, R.IICRST)
+        self.w(R.ICCR1, R.IICRST | R.ICE)
+        self.w(R.ICMR1, cks << 4)
+        self.w(R.ICBRH, 0xE0 | brh), self.w(R.ICBRL, 0xE0 | brl)
+        self.w(R.ICFER, 0x77)
+        self.w(R.ICCR1, R.ICE)
+
+    def _end(self):
+        self.w(R.ICCR2, R.SP)
+        self.until(R.ICSR2, R.STOP)
+        self.w(R.ICSR2, 0xFF & ~(R.STOP | R.NACKF))
+
+    def write(self, addr, data):
+        while self.r(R.ICCR2) & R.BBSY:
+            pass
+        self.w(R.ICCR2, R.ST)
+        self.until(R.ICSR2, R.TDRE)
+        self.w(R.ICDRT, addr << 1)
+        for b in data:
+            while not self.r(R.ICSR2) & (R.TDRE | R.NACKF):
+                pass
+            if self.r(R.ICSR2) & R.NACKF:
+                break
+            self.w(R.ICDRT, b)
+        while not self.r(R.ICSR2) & (R.TEND | R.NACKF):
+            pass
+        nack = bool(self.r(R.ICSR2) & R.NACKF)
+        self._end()
+        return not nack
+
+    def read(self, addr, n):
+        while self.r(R.ICCR2) & R.BBSY:
+            pass
+        self.w(R.ICCR2, R.ST)
+        self.until(R.ICSR2, R.TDRE)
+        self.w(R.ICDRT, addr << 1 | 1)
+        while not self.r(R.ICSR2) & (R.RDRF | R.NACKF):
+            pass
+        if self.r(R.ICSR2) & R.NACKF:
+            self._end()
+            return None
+        if n == 1:
+            self.w(R.ICMR3, R.ACKWP | R.ACKBT)
+        self.r(R.ICDRR)                                   # the dummy read
+        out = bytearray()
+        for i in range(n):
+            self.until(R.ICSR2, R.RDRF)
+            left = n - i
+            if left == 3:
+                self.w(R.ICMR3, R.WAIT)
+            if left == 2:
+                self.w(R.ICMR3, R.WAIT | R.ACKWP | R.ACKBT)
+            if left == 1:
+                self.w(R.ICCR2, R.SP)
+                out.append(self.r(R.ICDRR))
+                self.w(R.ICMR3, R.ACKWP)                   # WAIT and ACKBT back to 0
+                self.until(R.ICSR2, R.STOP)
+                self.w(R.ICSR2, 0xFF & ~(R.STOP | R.NACKF))
+                break
+            out.append(self.r(R.ICDRR))
+        return bytes(out)
+
+    def seconds(self):
+        return self.t / 200e6
+
+
+def test_the_ra_iic_bit_rate_is_the_riic_formula():
+    bus = Bus(100_000)
+    d = PolledDriver(bus, 400_000)
+    assert d.iic.scl_hz() == pytest.approx(12.5e6 / 31)            # 403.2 kHz
+    d.set_rate(100_000)
+    assert d.iic.scl_hz() == pytest.approx(3.125e6 / 31)           # 100.8 kHz
+
+
+def test_cryptoauthlibs_sequence_through_the_ra_iic_model():
+    bus = Bus(100_000)
+    dev = A.Atecc()
+    bus.attach(dev)
+    d = PolledDriver(bus, 100_000)
+    assert not d.write(0, b"\x01")                                  # the wake pulse: NACKed, SDA low ~80 us
+    d.set_rate(400_000)
+    d.t += int(1500e-6 * 200e6)
+    assert d.read(A.ADDRESS, 4) == A.WAKE_TOKEN
+    pkt = A.packet(bytes([A.RANDOM, 0, 0, 0]))
+    t0 = d.t
+    assert d.write(A.ADDRESS, b"\x03" + pkt)
+    sent = d.t
+    # the address, the word address and the 7-byte packet at 403 kHz: 9 SCL periods each, plus START and STOP
+    assert (sent - t0) / 200e6 == pytest.approx((2 + len(pkt)) * 9 / d.iic.scl_hz() + 1.2e-6, rel=0.02)
+    while d.read(A.ADDRESS, 1) is None:                             # NACKed while the Random command runs
+        d.t += int(100e-6 * 200e6)
+    assert (d.t - sent) / 200e6 >= A.EXEC_MS["ATECC608-M0"][A.RANDOM] / 1000
+    assert d.read(A.ADDRESS, 1) == bytes([35])                       # the count first, as CryptoAuthLib reads it
+    body = d.read(A.ADDRESS, 35)
+    assert body[0] == 35 and A.crc16(body[:-2]) == body[-2:] and len(body[1:-2]) == 32

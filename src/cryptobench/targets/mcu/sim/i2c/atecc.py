@@ -39,8 +39,6 @@ from dataclasses import dataclass, field
 from Crypto.PublicKey import ECC
 from Crypto.Signature import DSS
 
-from .bus import Reply
-
 ADDRESS = 0x60                     # 7-bit; CryptoAuthLib's 8-bit 0xC0 (atca_cfgs.c)
 T_WLO_S = 60e-6
 T_WHI_S = 1500e-6 - T_WLO_S
@@ -112,6 +110,8 @@ class Atecc:
     sha: object | None = None
     keys: dict = field(default_factory=dict)   # slot -> ECC private key
     log: list = field(default_factory=list)    # (time, opcode, exec seconds): the commands run
+    _rx: bytearray | None = None               # the bytes of the write under way (None: not addressed)
+    _read_at: int = 0                          # the next output byte a read returns
 
     def __post_init__(self):
         if self.part not in REVISION:
@@ -148,28 +148,39 @@ class Atecc:
             self.state = "awake"
         return self.state == "awake" and at >= self.busy_until
 
-    def write(self, data: bytes, at: float, byte_s: float) -> Reply:
+    def addressed(self, read: bool, at: float) -> bool:
+        """Asleep, waking or executing, the device does not acknowledge its address."""
         if not self._listening(at):
-            return Reply(0)                    # asleep, waking or executing: the address is not acknowledged
-        if not data:
-            return Reply(1)
-        word = data[0]
-        if word == 0x01:
-            self._sleep()
-        elif word == 0x02:
-            self.state, self.sha, self.out = "idle", None, b""     # idle keeps TempKey
-        elif word == 0x00:
-            pass                               # reset the I/O address counter: every read starts at the buffer's start
-        elif word == 0x03:
-            self._command(data[1:], at + byte_s * len(data))       # it starts once its last byte is in
-        else:
-            return Reply(1)                    # an unknown word address: the byte is not acknowledged
-        return Reply(1 + len(data))
+            self._rx = None
+            return False
+        self._rx, self._read_at = (None, 0) if read else (bytearray(), 0)
+        return True
 
-    def read(self, n: int, at: float, byte_s: float) -> Reply:
-        if not self._listening(at):
-            return Reply(0)
-        return Reply(1, self.out[:n])
+    def write_byte(self, byte: int, at: float) -> bool:
+        if self._rx is None:
+            return False
+        if not self._rx and byte not in (0x00, 0x01, 0x02, 0x03):
+            return False                       # an unknown word address is not acknowledged
+        self._rx.append(byte)
+        if self._rx[0] == 0x03 and len(self._rx) > 1 and len(self._rx) - 1 == self._rx[1]:
+            self._command(bytes(self._rx[1:]), at)       # the packet's count reached: it executes
+            self._rx = bytearray(b"\x00")                 # later bytes change nothing
+        return True
+
+    def read_byte(self, at: float, more: bool) -> int:
+        i, self._read_at = self._read_at, self._read_at + 1
+        return self.out[i] if i < len(self.out) else 0xFF
+
+    def stop(self, at: float) -> None:
+        rx, self._rx = self._rx, None
+        if not rx:
+            return
+        if rx[0] == 0x01:
+            self._sleep()
+        elif rx[0] == 0x02:
+            self.state, self.sha, self.out = "idle", None, b""     # idle keeps TempKey
+        elif rx[0] == 0x03:
+            self.out = self._status(CRC_ERROR)                     # a packet shorter than its count
 
     # ---- commands ---------------------------------------------------------------------------------
     def _status(self, code: int) -> bytes:

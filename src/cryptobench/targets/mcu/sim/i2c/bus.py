@@ -8,12 +8,13 @@ SCL frequency falls in are charged (Standard-mode up to 100 kHz, Fast-mode up to
 Fast-mode Plus up to 1 MHz): a controller that stretches them (its own timing registers) adds its
 own on top. Rise and fall times are inside the SCL period the controller generates.
 
-A target sees each transfer whole (`write`, `read`, with the time its address byte's
-acknowledge bit is sampled and the bus's byte time, so that it knows when the last byte ends): it
-answers with ACK or NACK for its address and each byte written, and the bytes a read returns. A target that stretches the clock adds the seconds it holds SCL
-low (`Reply.stretch_s`). SDA held low longer than a byte's bits (a write to address 0 sends
-START and eight 0 bits: SDA low for t_HD;STA + 8 SCL periods) is reported to every target
-(`sda_low`), which is how CryptoAuthentication devices wake."""
+A target sees the bus byte by byte, as a controller model drives it: `addressed` (its address
+with the R/W bit, at the time the acknowledge bit is sampled: ACK or NACK), `write_byte` (ACK or
+NACK), `read_byte` (the byte it drives, and whether the controller will acknowledge it) and
+`stop`. SDA held low longer than a byte's bits (a write to address 0 sends START and eight 0 bits:
+SDA low for t_HD;STA + 8 SCL periods) is reported to every target (`sda_low`), which is how
+CryptoAuthentication devices wake. `Bus.write` and `Bus.read` run whole transfers on that protocol
+with the specification's timing (for tests and for controllers that move whole buffers)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -44,23 +45,18 @@ def mode_of(scl_hz: float) -> BusMode:
     raise ValueError(f"SCL {scl_hz:g} Hz is above Fast-mode Plus (1 MHz, UM10204); the bus model has no faster mode")
 
 
-@dataclass
-class Reply:
-    """A target's answer to one transfer: how many bytes it acknowledged (the address counts as
-    the first), the bytes a read returned, and the clock stretching it added."""
-    acked: int
-    data: bytes = b""
-    stretch_s: float = 0.0
-
-
 class Target(Protocol):
     address: int                                        # 7-bit
 
     def sda_low(self, seconds: float, at: float) -> None: ...
 
-    def write(self, data: bytes, at: float, byte_s: float) -> Reply: ...
+    def addressed(self, read: bool, at: float) -> bool: ...
 
-    def read(self, n: int, at: float, byte_s: float) -> Reply: ...
+    def write_byte(self, byte: int, at: float) -> bool: ...
+
+    def read_byte(self, at: float, more: bool) -> int: ...
+
+    def stop(self, at: float) -> None: ...
 
 
 @dataclass
@@ -111,36 +107,46 @@ class Bus:
         self.free_at_s = end + self.mode.t_buf_s
         return end
 
+    def general_call_low(self, at: float) -> None:
+        """START and a 0x00 address byte: SDA low t_HD;STA + 8 SCL periods, seen by every target."""
+        low = self.mode.t_hd_sta_s + 8 * self.bit_s
+        for target in self.targets.values():
+            target.sda_low(low, at)
+
     def write(self, address: int, data: bytes, at: float, stop: bool = True) -> Transfer:
         """START, address + W, the bytes until one is NACKed, STOP (unless stop=False: a repeated
         START follows)."""
         t0 = max(at, self.free_at_s)
         t = self._start(at)
         if address == 0:
-            # the general-call address 0: START and eight 0 bits keep SDA low; nobody here acknowledges it
-            low = self.mode.t_hd_sta_s + 8 * self.bit_s
-            for target in self.targets.values():
-                target.sda_low(low, t0)
-        target = self.targets.get(address)
-        t += self.byte_s()                                   # the address byte and its acknowledge bit
-        if target is None or address == 0:
+            self.general_call_low(t0)                    # nobody here acknowledges the general call
+        target = self.targets.get(address) if address else None
+        t += self.byte_s()                               # the address byte and its acknowledge bit
+        if target is None or not target.addressed(False, t):
             return Transfer(False, 0, b"", t0, self._stop(t, stop))
-        reply = target.write(bytes(data), t, self.byte_s())
-        t += reply.stretch_s
-        if reply.acked == 0:
-            return Transfer(False, 0, b"", t0, self._stop(t, stop))
-        t += self.byte_s(min(len(data), reply.acked))        # the bytes acknowledged and a NACKed one after them
-        return Transfer(True, reply.acked - 1, b"", t0, self._stop(t, stop))
+        acked = 0
+        for byte in data:
+            t += self.byte_s()
+            if not target.write_byte(byte, t):
+                break                                    # a NACKed byte is still clocked; the controller stops
+            acked += 1
+        end = self._stop(t, stop)
+        if stop:
+            target.stop(end)
+        return Transfer(True, acked, b"", t0, end)
 
     def read(self, address: int, n: int, at: float, stop: bool = True) -> Transfer:
         """START, address + R, n bytes (the controller ACKs all but the last), STOP."""
         t0 = max(at, self.free_at_s)
         t = self._start(at) + self.byte_s()
         target = self.targets.get(address)
-        reply = target.read(n, t, self.byte_s()) if target is not None else Reply(0)
-        t += reply.stretch_s
-        if reply.acked == 0:
+        if target is None or not target.addressed(True, t):
             return Transfer(False, 0, b"", t0, self._stop(t, stop))
-        data = reply.data[:n].ljust(n, b"\xff")             # a target that stops driving reads as 1s (pull-up)
-        t += self.byte_s(n)
-        return Transfer(True, 0, data, t0, self._stop(t, stop))
+        data = bytearray()
+        for i in range(n):
+            t += self.byte_s()
+            data.append(target.read_byte(t, i < n - 1))
+        end = self._stop(t, stop)
+        if stop:
+            target.stop(end)
+        return Transfer(True, 0, bytes(data), t0, end)
