@@ -154,7 +154,7 @@ class PolledDriver:
     the dummy read, WAIT before the second-last byte and ACKBT before the last, SP, the last read)."""
 
     def __init__(self, bus, scl=400_000):
-        self.iic = R.RaIic(0x4009F000, bus, core_clock_hz=200_000_000, pclkb_hz=50_000_000)
+        self.iic = R.RaIic(0x4009F000, bus=bus, core_clock_hz=200_000_000, pclkb_hz=50_000_000)
         self.t = 0
         self.set_rate(scl)
 

@@ -29,6 +29,9 @@ from __future__ import annotations
 
 import math
 
+from ..peripherals.base import Peripheral, PeripheralError
+from ..peripherals.registers import Access, Register, RegisterMap
+from .atecc import Atecc
 from .bus import Bus
 
 ICCR1, ICCR2, ICMR1, ICMR2, ICMR3, ICFER, ICSER, ICIER, ICSR1, ICSR2 = range(10)
@@ -45,17 +48,41 @@ RESET = {ICCR1: 0x1F, ICCR2: 0x00, ICMR1: 0x08, ICMR2: 0x06, ICMR3: 0x00, ICFER:
          ICSR1: 0x00, ICBRL: 0xFF, ICBRH: 0xFF, ICDRT: 0xFF}
 
 
-class RaIic:
-    """One IIC channel. `now` is the core's cycle count; the bus runs in seconds (cycles / core clock)."""
+ATECC_MODES = {1: 0x00, 2: 0x28, 3: 0x68}       # the profile's atecc608_clock option -> ChipMode (M0, M1, M2)
+
+
+class RaIic(Peripheral):
+    """One IIC channel. `now` is the core's cycle count; the bus runs in seconds (cycles / core clock).
+    The registers are bytes: the map below names them four to a word (the class's byte dispatch,
+    `read` and `write`, serves them); a wider access is refused in one line."""
     kind = "ra-iic"
     title = "Renesas RA IIC"
     size = 0x100
     source = ("Renesas RA6M4 IIC0 register block as the ra6m4 0.2.0 PAC (Renesas SVD) gives it; RIIC behaviour as "
               "Renesas's RX/RA manuals describe it (RX23W R01UH0823EJ0100 chapter 35)")
+    latency_source = ("the bus: UM10204 Rev. 7 Table 10 minima and 9 SCL periods a byte at the RIIC bit rate "
+                      "1 / ([(ICBRH + 1) + (ICBRL + 1)] / IICphi + tr + tf); the targets' own times (sim/i2c)")
+    options = {"core_clock_hz": "the core clock the bus's seconds are converted at",
+               "pclkb_hz": "PCLKB, the IIC's clock (IICphi = PCLKB / 2^CKS)",
+               "atecc608": "the 7-bit address of an ATECC608 on this channel's bus",
+               "atecc608_clock": "its clock-divider mode: 1 = M0 (ChipMode 0x00), 2 = M1 (0x28), 3 = M2 (0x68)"}
+    registers = RegisterMap(
+        Register(0x00, "ICCR1 ICCR2 ICMR1 ICMR2", Access.RW, bits="bytes 0-3"),
+        Register(0x04, "ICMR3 ICFER ICSER ICIER", Access.RW, bits="bytes 4-7"),
+        Register(0x08, "ICSR1 ICSR2 SARL0 SARU0", Access.RW, bits="bytes 8-11 (slave addresses not modelled)"),
+        Register(0x0C, "SARL1 SARU1 SARL2 SARU2", Access.RW, bits="bytes 12-15", modelled=False),
+        Register(0x10, "ICBRL ICBRH ICDRT ICDRR", Access.RW, bits="bytes 16-19 (ICDRR read: takes the byte)"),
+        stores="the IIC registers are 8-bit and take byte accesses (ra6m4 SVD: each register 8 bits wide)")
 
-    def __init__(self, base: int, bus: Bus, core_clock_hz: int = 200_000_000, pclkb_hz: int = 50_000_000,
-                 rise_s: float = 0.0, fall_s: float = 0.0):
-        self.base, self.bus = base, bus
+    def __init__(self, base: int, irq: int | None = None, memory=None, bus: Bus | None = None,
+                 core_clock_hz: int = 200_000_000, pclkb_hz: int = 50_000_000, atecc608: int | None = None,
+                 atecc608_clock: int = 1, rise_s: float = 0.0, fall_s: float = 0.0):
+        super().__init__(base, irq, memory)
+        self.bus = bus if bus is not None else Bus(100_000)
+        if atecc608:
+            if atecc608_clock not in ATECC_MODES:
+                raise PeripheralError(f"{self.title}: atecc608_clock {atecc608_clock}; expected 1 (M0), 2 (M1) or 3 (M2)")
+            self.bus.attach(Atecc(part="ATECC608", chip_mode=ATECC_MODES[atecc608_clock], address=atecc608))
         self.core_hz, self.pclkb_hz, self.rise_s, self.fall_s = core_clock_hz, pclkb_hz, rise_s, fall_s
         self.reg = dict(RESET)
         self.sr2 = 0
@@ -169,7 +196,20 @@ class RaIic:
         self.bus.free_at_s = self._s(t) + self.bus.mode.t_buf_s
 
     # ---- the core's accesses (byte registers) -----------------------------------------------------
+    def check_store(self, offset: int, size: int) -> None:
+        if size != 1:
+            raise PeripheralError(f"{self.title}: a {size}-byte access at offset 0x{offset:x}; {self.registers.stores}")
+
+    def read_horizon(self, offset: int, size: int, now: int) -> int:
+        return now                              # the bus moves the flags: every read reaches the model
+
+    def describe(self) -> str:
+        targets = ", ".join(f"{type(t).__name__.upper()} {getattr(t, 'timing', '')} at 0x{a:02x}".replace("  ", " ")
+                            for a, t in sorted(self.bus.targets.items()))
+        return f"{self.title} ({self.source})" + (f" with {targets} on its bus" if targets else "")
+
     def read(self, offset: int, size: int, now: int) -> int:
+        self.check_store(offset, size)
         self._advance(now)
         o = offset
         if o == ICCR2:
@@ -202,6 +242,7 @@ class RaIic:
         return value
 
     def write(self, offset: int, size: int, value: int, now: int) -> int:
+        self.check_store(offset, size)
         self._advance(now)
         o, v = offset, value & 0xFF
         if o == ICCR1:

@@ -13,10 +13,11 @@ from .stm32_hash import Stm32Hash
 from .stm32_rng import Stm32Rng
 from .stm32u5_aes import Stm32U5Aes, Stm32U5Saes
 from .imxrt_dcp import ImxrtDcp
+from ..i2c.ra_iic import RaIic
 
 KINDS: dict[str, type[Peripheral]] = {cls.kind: cls for cls in (Stm32Hash, Stm32Cryp, Stm32Rng, Cc26x2Crypto,
                                                                   Cc26x2Trng, Cc26x2Pka, Stm32U5Aes, Stm32U5Saes,
-                                                                  ImxrtDcp)}
+                                                                  ImxrtDcp, RaIic)}
 BASE_KEYS = ("kind", "base", "irq", "enable", "source")
 
 
