@@ -63,8 +63,8 @@ def _command(bus, t, opcode, p1=0, p2=0, data=b""):
         t, polls = r.end_s + 100e-6, polls + 1
         assert polls < 20_000, "the device never answered again"
     n, answered = r.data[0], r.start_s
-    r = bus.read(A.ADDRESS, n, at=r.end_s)
-    body = r.data
+    r = bus.read(A.ADDRESS, n - 1, at=r.end_s)          # the rest: the device goes on where the count read stopped
+    body = bytes([n]) + r.data
     assert A.crc16(body[:-2]) == body[-2:]
     return body[1:-2], answered - w.end_s, r.end_s, polls
 
@@ -127,6 +127,7 @@ def test_misuse_is_answered_as_the_device_does():
     pkt = bytearray(A.packet(bytes([A.RANDOM, 0, 0, 0])))
     pkt[-1] ^= 1
     bus.write(A.ADDRESS, b"\x03" + bytes(pkt), at=t)
+    bus.write(A.ADDRESS, b"\x00", at=t + 0.5e-3)                     # reset the buffer's address
     r = bus.read(A.ADDRESS, 4, at=t + 1e-3)
     assert r.data == A.packet(bytes([A.CRC_ERROR]))                      # a bad CRC: status 0xFF
     body, _, t, _ = _command(bus, r.end_s, 0x77)                         # no such opcode: parse error
@@ -262,9 +263,46 @@ def test_cryptoauthlibs_sequence_through_the_ra_iic_model():
     sent = d.t
     # the address, the word address and the 7-byte packet at 403 kHz: 9 SCL periods each, plus START and STOP
     assert (sent - t0) / 200e6 == pytest.approx((2 + len(pkt)) * 9 / d.iic.scl_hz() + 1.2e-6, rel=0.02)
-    while d.read(A.ADDRESS, 1) is None:                             # NACKed while the Random command runs
+    while (count := d.read(A.ADDRESS, 1)) is None:                  # NACKed while the Random command runs
         d.t += int(100e-6 * 200e6)
     assert (d.t - sent) / 200e6 >= A.EXEC_MS["ATECC608-M0"][A.RANDOM] / 1000
-    assert d.read(A.ADDRESS, 1) == bytes([35])                       # the count first, as CryptoAuthLib reads it
-    body = d.read(A.ADDRESS, 35)
-    assert body[0] == 35 and A.crc16(body[:-2]) == body[-2:] and len(body[1:-2]) == 32
+    assert count == bytes([35])                                      # the count first, as CryptoAuthLib reads it
+    body = bytes([35]) + d.read(A.ADDRESS, 34)                       # then the rest
+    assert A.crc16(body[:-2]) == body[-2:] and len(body[1:-2]) == 32
+
+
+# ---- CryptoAuthLib on the simulated RA6M4 ---------------------------------------------------------------
+import json                                                       # noqa: E402
+
+from conftest import cli                                          # noqa: E402
+
+from cryptobench.targets.mcu.firmware.recipes import load_recipe  # noqa: E402
+from cryptobench.targets.mcu.sim.devices import get_device        # noqa: E402
+
+
+def test_the_atecc608_recipe_takes_cryptoauthlib_from_its_source_distribution_and_needs_the_iic():
+    from cryptobench.targets.mcu.firmware.recipes import RECIPES_DIR
+    recipe = load_recipe(str(RECIPES_DIR / "atecc608.toml"))
+    assert (recipe.sdist, recipe.sdist_version) == ("cryptoauthlib", "20260505") and not recipe.crate
+    assert recipe.requires == ["ra-iic"] and set(recipe.ops) == {"random", "sha256", "ecdsa-verify"}
+    kinds = [s["kind"] for s in get_device("ra6m4", "cortex-m33").peripheral_models]
+    assert kinds == ["ra-iic"]
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_cryptoauthlib_unmodified_on_the_simulated_ra6m4_talks_to_the_modelled_atecc608(tmp_path):
+    # one Random cell: CryptoAuthLib's wake at 100 kHz, the command at 400 kHz, its 2 ms polls and the
+    # response, all on the simulated core (the other ops' known answers take minutes of busy-waiting)
+    out = tmp_path / "run.json"
+    proc = cli("run", "--target", "sim:cortex-m33", "--device", "ra6m4", "--engine", "atecc608", "--op", "random",
+               "--param", "bytes=32", "--repeat", "1", "--db", str(tmp_path / "db.sqlite"), "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    (r,) = json.loads(out.read_text())["results"]
+    assert r["status"] == "ok" and r["kat"] == "pass", r["detail"]
+    assert r["served_by"].startswith("peripheral: Renesas RA IIC") and "ATECC608 (M0) at 0x60" in r["served_by"]
+    # the Random command's 23 ms (CryptoAuthLib's table), at most one 2 ms poll period late, with the
+    # wake (t_WLO + t_WHI, 1.5 ms: CryptoAuthLib idles the device after each call), its first 1 ms wait
+    # and the bytes on the wire (under 1 ms at 400 kHz)
+    assert 23e-3 <= r["time_s"]["median"] <= 23e-3 + 2e-3 + 1.5e-3 + 1e-3 + 1e-3
+    assert r["engine_band"]["unvalidated"]

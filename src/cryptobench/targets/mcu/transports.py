@@ -138,24 +138,29 @@ class SimTransport(Transport):
         return SimReading(report, self.simulator().device)
 
     def served_by(self, served: str) -> str:
-        """A peripheral the glue names, as the simulator serves it: the model and its source."""
-        model = self._model_serving(served)
-        return f"peripheral: {model.title} (model of {model.source})" if model else served
+        """A peripheral the glue names, as the simulator serves it: the model and its source, and
+        what the device's profile attaches to it (a bus controller's targets: `attached`)."""
+        model, spec = self._model_serving(served)
+        if model is None:
+            return served
+        attached = model.attached(spec) if hasattr(model, "attached") else ""
+        return f"peripheral: {model.title} (model of {model.source})" + (f"; {attached}" if attached else "")
 
     def engine_band(self, served: str, op: str, driver: str) -> dict | None:
-        model = self._model_serving(served)
+        model, _ = self._model_serving(served)
         return sim.engine_band_for(model.kind, model.model_version, op, driver) if model else None
 
     def _model_serving(self, served: str):
-        """The peripheral model class a glue's "peripheral: TITLE" names, on this device; else None."""
+        """The peripheral model class a glue's "peripheral: TITLE" names on this device, and its
+        profile entry; else (None, None)."""
         if not served.startswith("peripheral: "):
-            return None
+            return None, None
         title = served[len("peripheral: "):].strip()
         for spec in self.simulator().device.peripheral_models:
             model = sim.PERIPHERAL_KINDS[spec["kind"]]
             if model.title == title:
-                return model
-        return None
+                return model, spec
+        return None, None
 
     def conditions(self, t: dict) -> None:
         s = t["simulator"] = self.simulator().describe()

@@ -199,6 +199,7 @@ class FirmwareBuilder:
                 "library": self.recipe.name, "library_version": self.recipe.version,
                 "library_source": str(self.recipe.source_dir), "recipe": str(self.recipe.path),
                 **({"crate": f"{self.recipe.crate} {self.recipe.crate_version}"} if self.recipe.crate else {}),
+                **({"sdist": f"{self.recipe.sdist} {self.recipe.sdist_version}"} if self.recipe.sdist else {}),
                 **getattr(self.recipe, "source_git", {}),      # DIR@REF's commit, a plain DIR's HEAD (library_ref.py)
                 "board": self.board.name, "cpu": self.cpu, "opt": self.opt,
                 "counter": CPUS[self.cpu]["counter"], "console": self.board.console,

@@ -38,7 +38,8 @@ from .cflags import define_problem, flag_problem, include_dir
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 FIRMWARE_DIR = REPO_ROOT / "harness" / "firmware"
-LIBRARY_KEYS = {"name", "version", "crate", "crate_version", "root", "license", "glue", "config_dir",
+LIBRARY_KEYS = {"name", "version", "crate", "crate_version", "sdist", "sdist_version", "root", "license", "glue",
+                "config_dir",
                 "include_dirs", "sources", "defines", "heap", "cflags",
                 "alt_sources", "alt_include_dirs", "alt_defines",     # Mbed TLS _ALT: see docs/firmware.md
                 "requires",     # the peripheral models (sim/peripherals/registry.py kinds) a driver recipe needs
@@ -84,6 +85,40 @@ def crate_tree(crate: str, version: str, where: str) -> Path:
     return unpacked
 
 
+def sdist_tree(name: str, version: str, where: str) -> Path:
+    """A Python package's source distribution unpacked in the cache (pip download --no-binary, on
+    first use), for a library whose C source only such a package carries (Microchip's CryptoAuthLib
+    in `cryptoauthlib`). Its archive is data: extracted with tarfile's "data" filter (no link or
+    path out of the folder, no device files). A failed fetch is a UsageError starting with `where`."""
+    sdists = cache_dir() / "sdists"
+    unpacked = sdists / f"{name}-{version}"
+    if unpacked.is_dir():
+        return unpacked
+    import tarfile
+    import tempfile
+    sys.stderr.write(printable(f"cryptobench: {where}: downloading the source distribution of {name} {version} from "
+                               f"the Python package index (pip's configuration) into {sdists}, as its 'sdist' key "
+                               "asks; --library-source DIR builds a tree of your own instead") + "\n")
+    sys.stderr.flush()
+    sdists.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=sdists) as tmp:
+        proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                               "--disable-pip-version-check", "-d", tmp, f"{name}=={version}"],
+                              capture_output=True, text=True, env=child_environment())
+        archives = sorted(Path(tmp).glob("*.tar.gz"))
+        if proc.returncode != 0 or len(archives) != 1:
+            raise UsageError(f"{where}: could not fetch the source distribution of {name} {version}: "
+                             + ((proc.stderr.strip().splitlines() or ["no .tar.gz archive"])[-1]))
+        staging = Path(tmp) / "tree"
+        try:
+            with tarfile.open(archives[0]) as tar:
+                tar.extractall(staging, filter="data")
+        except (tarfile.TarError, OSError) as exc:
+            raise UsageError(f"{where}: the source distribution of {name} {version} does not unpack: {exc}") from exc
+        staging.rename(unpacked)
+    return unpacked
+
+
 @dataclass
 class Variant:
     """One build of the library with its own defines and flags, chosen by a cell's op and params."""
@@ -122,6 +157,8 @@ class Recipe:
     config_dir: Path | None = None
     crate: str = ""
     crate_version: str = ""
+    sdist: str = ""                       # a Python package whose source distribution carries the library
+    sdist_version: str = ""
     root: str = ""
     license: str = ""
     heap: bool | int = False              # allocates from fw_calloc; a number: the arena's bytes
@@ -229,6 +266,7 @@ def load_recipe(name_or_path: str) -> Recipe:
                   sources=lib["sources"], include_dirs=lib.get("include_dirs", []),
                   defines=lib.get("defines", []), config_dir=config, crate=lib.get("crate", ""),
                   crate_version=str(lib.get("crate_version", "")), root=lib.get("root", ""),
+                  sdist=lib.get("sdist", ""), sdist_version=str(lib.get("sdist_version", "")),
                   license=lib.get("license", ""), heap=lib.get("heap", False), ops=dict(ops),
                   unavailable=dict(unavailable), cflags=cflags, variants=variants, home=home,
                   alt_sources=alt_sources, alt_include_dirs=alt_include_dirs, alt_defines=lib.get("alt_defines", []),
@@ -321,6 +359,7 @@ def _alt_paths(path: Path, lines: list[str], lib: dict) -> tuple[list[Path], lis
 # [library] keys and what each must hold
 _TYPES = {"name": (str, "a string"), "version": ((str, int, float), "a version string"),
           "crate": (str, "a string"), "crate_version": ((str, int, float), "a version string"),
+          "sdist": (str, "a string"), "sdist_version": ((str, int, float), "a version string"),
           "root": (str, "a string"), "license": (str, "a string"), "glue": (str, "a path (string)"),
           "config_dir": (str, "a path (string)"),
           "heap": ((bool, int), "true, false or the arena's size in bytes (64 to 16 MiB)")}
@@ -343,6 +382,14 @@ def _check_types(path: Path, lines: list[str], lib: dict) -> None:
         if key in lib and not rx.fullmatch(str(lib[key])):
             raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' = {quoted(lib[key])}: expected a crates.io "
                              "name or version (letters, digits, '.', '_', '+', '-')")
+    for key in ("sdist", "sdist_version"):
+        if key in lib and not CRATE_RX.fullmatch(str(lib[key])):
+            raise UsageError(f"{path}:{toml_line(lines, key)}: '{key}' = {quoted(lib[key])}: expected a Python package "
+                             "name or version (letters, digits, '.', '_', '+', '-')")
+    if ("sdist" in lib) != ("sdist_version" in lib) or ("sdist" in lib and "crate" in lib):
+        raise UsageError(f"{path}:{toml_line(lines, 'sdist' if 'sdist' in lib else 'sdist_version')}: 'sdist' and "
+                         "'sdist_version' go together, and a library comes from a crate or a source distribution, "
+                         "not both")
     if not VERSION_RX.fullmatch(str(lib["version"])):
         raise UsageError(f"{path}:{toml_line(lines, 'version')}: 'version' = {quoted(lib['version'])}: expected at "
                          "most 120 printable characters without '/' or '\\' (it is part of a folder name)")
@@ -511,8 +558,8 @@ def _confined(target: Path, recipe: Recipe, root: Path, lines: list[str], key: s
 
 
 def resolve(recipe: Recipe, library_source: Path | None = None) -> Recipe:
-    """Find the library's tree: the user's --library-source, or the recipe's crate, fetched into the
-    cache on first use, or (no crate) `root` in the recipe's folder. Then check that every source
+    """Find the library's tree: the user's --library-source, or the recipe's crate or Python source
+    distribution, fetched into the cache on first use, or (neither) `root` in the recipe's folder. Then check that every source
     and include dir is there and that no path leads out of the recipe's folder and the tree."""
     if library_source is not None:
         root = Path(library_source)
@@ -520,6 +567,8 @@ def resolve(recipe: Recipe, library_source: Path | None = None) -> Recipe:
             raise UsageError(f"--library-source: '{root}' is not a directory")
     elif recipe.crate:
         root = crate_tree(recipe.crate, recipe.crate_version, str(recipe.path)) / recipe.root
+    elif recipe.sdist:
+        root = sdist_tree(recipe.sdist, recipe.sdist_version, str(recipe.path)) / recipe.root
     else:
         root = recipe.home / recipe.root
         if not root.is_dir():

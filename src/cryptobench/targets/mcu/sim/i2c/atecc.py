@@ -11,9 +11,10 @@ sheet's I2C chapter as Microchip's online documents quote it):
   60 us is the CryptoAuthentication family's figure (ATSHA206A data sheet Table 2-2, AC parameters);
   t_WHI + t_WLO = 1500 us is CryptoAuthLib's ATECC608 I2C default wake_delay (atca_cfgs.c), so
   t_WHI is taken as 1440 us.
-* a write's first byte is the word address: 0x00 reset (the I/O buffer), 0x01 sleep, 0x02 idle,
-  0x03 command (then count, opcode, param1, param2 little-endian, data, CRC-16); a read returns the
-  output buffer: count, data, CRC-16. The CRC is CryptoAuthLib's atCRC (polynomial 0x8005, bits
+* a write's first byte is the word address: 0x00 reset (the I/O buffer's address), 0x01 sleep,
+  0x02 idle, 0x03 command (then count, opcode, param1, param2 little-endian, data, CRC-16); reads
+  return the output buffer (count, data, CRC-16) from where the last read stopped, as CryptoAuthLib
+  reads the count alone and then the rest. The CRC is CryptoAuthLib's atCRC (polynomial 0x8005, bits
   taken least significant first, register from 0, stored little-endian).
 * executing, the device does not acknowledge its address (the host polls until it does); then the
   response is ready. A status packet is 4 bytes: 0x00 success, 0x01 verify miscompare, 0x03 parse
@@ -133,7 +134,7 @@ class Atecc:
         self._watchdog(at)
         if self.state in ("sleep", "idle") and seconds >= T_WLO_S:      # awake, a wake pulse is ignored
             self.state, self.ready_at, self.awake_since = "waking", at + seconds + T_WHI_S, at + seconds
-            self.out = WAKE_TOKEN
+            self.out, self._read_at = WAKE_TOKEN, 0
 
     def _watchdog(self, at: float) -> None:
         if self.state in ("awake", "waking") and at - self.awake_since >= WATCHDOG_S[bool(self.config[CHIPMODE_OFFSET] & 4)]:
@@ -153,7 +154,7 @@ class Atecc:
         if not self._listening(at):
             self._rx = None
             return False
-        self._rx, self._read_at = (None, 0) if read else (bytearray(), 0)
+        self._rx = None if read else bytearray()
         return True
 
     def write_byte(self, byte: int, at: float) -> bool:
@@ -175,12 +176,16 @@ class Atecc:
         rx, self._rx = self._rx, None
         if not rx:
             return
-        if rx[0] == 0x01:
+        if rx[0] == 0x00:
+            self._read_at = 0                  # "reset": the next read starts at the output buffer's start
+        elif rx[0] == 0x01:
             self._sleep()
         elif rx[0] == 0x02:
-            self.state, self.sha, self.out = "idle", None, b""     # idle keeps TempKey
+            # idle keeps TempKey, and the SHA context: CryptoAuthLib idles the device between atcab_sha's
+            # start, updates and end (calib_execute_command), which works on the part
+            self.state, self.out = "idle", b""
         elif rx[0] == 0x03:
-            self.out = self._status(CRC_ERROR)                     # a packet shorter than its count
+            self.out, self._read_at = self._status(CRC_ERROR), 0   # a packet shorter than its count
 
     # ---- commands ---------------------------------------------------------------------------------
     def _status(self, code: int) -> bytes:
@@ -188,7 +193,7 @@ class Atecc:
 
     def _command(self, pkt: bytes, at: float) -> None:
         if len(pkt) < 7 or pkt[0] != len(pkt) or crc16(pkt[:-2]) != pkt[-2:]:
-            self.out = self._status(CRC_ERROR)
+            self.out, self._read_at = self._status(CRC_ERROR), 0
             return
         opcode, p1, p2, data = pkt[1], pkt[2], pkt[3] | pkt[4] << 8, pkt[5:-2]
         handler = {INFO: self._info, RANDOM: self._random, READ: self._read, SHA: self._sha, NONCE: self._nonce,
@@ -198,6 +203,7 @@ class Atecc:
             return
         result = handler(p1, p2, data)
         self.out = packet(result) if isinstance(result, bytes) else self._status(result)
+        self._read_at = 0
         self.busy_until = at + self.exec_s(opcode)
         self.log.append((at, opcode, self.exec_s(opcode)))
 

@@ -31,7 +31,7 @@ import math
 
 from ..peripherals.base import Peripheral, PeripheralError
 from ..peripherals.registers import Access, Register, RegisterMap
-from .atecc import Atecc
+from .atecc import EXEC_SOURCE, Atecc
 from .bus import Bus
 
 ICCR1, ICCR2, ICMR1, ICMR2, ICMR3, ICFER, ICSER, ICIER, ICSR1, ICSR2 = range(10)
@@ -194,6 +194,15 @@ class RaIic(Peripheral):
             self.target.stop(self._s(t))
         self.target = None
         self.bus.free_at_s = self._s(t) + self.bus.mode.t_buf_s
+
+    @classmethod
+    def attached(cls, spec: dict) -> str:
+        """What the profile puts on this channel's bus, for the cells it serves."""
+        if not spec.get("atecc608"):
+            return ""
+        mode = {1: "M0", 2: "M1", 3: "M2"}.get(spec.get("atecc608_clock", 1), "M0")
+        return (f"on its bus an ATECC608 ({mode}) at 0x{spec['atecc608']:02x}, a model (sim/i2c/atecc.py) timed per "
+                f"command from {EXEC_SOURCE}")
 
     # ---- the core's accesses (byte registers) -----------------------------------------------------
     def check_store(self, offset: int, size: int) -> None:

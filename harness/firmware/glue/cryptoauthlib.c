@@ -1,0 +1,206 @@
+/* cryptoauthlib.c - the catalog's random, sha256 and ecdsa-verify (P-256) on a Microchip ATECC608
+ * (or 508A) through Microchip's CryptoAuthLib, built unmodified from the `cryptoauthlib` Python
+ * package's source distribution, over cryptobench's HAL for the Renesas RA IIC (polled,
+ * drivers/ra6m4/ra_iic.c).
+ *
+ * cryptobench's own code: the HAL CryptoAuthLib asks of a platform (hal_i2c_init/post_init/send/
+ * receive/control/release, hal_delay_ms/us) and the ops. The HAL sends CryptoAuthLib's bytes as it
+ * asks (the word address first), reads what it asks, and answers ATCA_HAL_CHANGE_BAUD by setting the
+ * IIC's bit rate, so CryptoAuthLib's own wake (a write to address 0 at 100 kHz, then 1500 us) is the
+ * one that runs. Delays busy-wait on the cycle counter at the RA6M4's 200 MHz ICLK (RA_ICLK_HZ): the
+ * core runs them, as the study's firmware did. CryptoAuthLib is initialised at start-up (fw_alt_init:
+ * atcab_init wakes the device and reads its ChipMode, which picks its execution-time table); each op
+ * is the one atcab_* call a user makes, with the wakes and polls CryptoAuthLib does inside it.
+ *
+ * Ops: random = atcab_random (32 bytes a command) until `bytes` are out; sha256 = atcab_sha (the
+ * device's SHA start, updates of 64 bytes, end); ecdsa-verify = atcab_verify_extern (the digest
+ * loaded into TempKey by Nonce pass-through, then Verify with the public key given). */
+#include <stdint.h>
+#include <string.h>
+
+#include "fw.h"
+#include "hal.h"
+#include "cryptoauthlib.h"
+/* cryptobench's RA IIC driver, compiled into this unit: the recipe's library tree is CryptoAuthLib's */
+#include "../drivers/ra6m4/ra_iic.c"
+
+#ifndef RA_ICLK_HZ
+#define RA_ICLK_HZ 200000000u
+#endif
+#ifndef RA_PCLKB_HZ
+#define RA_PCLKB_HZ 50000000u
+#endif
+
+const char fw_lib_name[] = "atecc608";
+const char fw_lib_version[] = "CryptoAuthLib " ATCA_LIBRARY_VERSION_DATE " on an ATECC608 over I2C (Renesas RA IIC, "
+                              "polled) (served by peripheral: Renesas RA IIC)";
+
+/* ---- the platform CryptoAuthLib asks for ---------------------------------------------------------- */
+void hal_delay_us(uint32_t us)
+{
+    uint32_t start = hal_cycles(), wait = us * (RA_ICLK_HZ / 1000000u);
+    while ((uint32_t)(hal_cycles() - start) < wait)
+        ;
+}
+
+void hal_delay_ms(uint32_t ms)
+{
+    while (ms--)
+        hal_delay_us(1000u);
+}
+
+/* The IIC's bit rate for `baud`: the first CKS whose IICphi = PCLKB / 2^CKS needs at most 64 clocks a
+ * period ((ICBRH + 1) + (ICBRL + 1), each at most 32), rounded up (never faster than asked), the low
+ * half the longer, as I2C asks of SCL. */
+static void set_baud(uint32_t baud)
+{
+    for (unsigned cks = 0; cks < 8; cks++) {
+        uint32_t phi = RA_PCLKB_HZ >> cks, total = (phi + baud - 1) / baud;
+        if (total <= 64 && total >= 4) {
+            unsigned low = (unsigned)((total + 1) / 2), high = (unsigned)(total - low);
+            ra_iic_open(RA_IIC0_BASE, cks, high - 1, low - 1);
+            return;
+        }
+    }
+}
+
+ATCA_STATUS hal_i2c_init(ATCAIface iface, ATCAIfaceCfg *cfg)
+{
+    (void)iface;
+    set_baud(ATCA_IFACECFG_VALUE(cfg, atcai2c.baud));
+    return ATCA_SUCCESS;
+}
+
+ATCA_STATUS hal_i2c_post_init(ATCAIface iface)
+{
+    (void)iface;
+    return ATCA_SUCCESS;
+}
+
+static uint8_t address7(ATCAIface iface)
+{
+    return (uint8_t)(ATCA_IFACECFG_VALUE(iface->mIfaceCFG, atcai2c.address) >> 1);
+}
+
+ATCA_STATUS hal_i2c_send(ATCAIface iface, uint8_t word_address, uint8_t *txdata, int txlength)
+{
+    static uint8_t buf[1 + 200];                 /* the word address and the largest command (CryptoAuthLib) */
+    if (txlength < 0 || (size_t)txlength + 1 > sizeof buf)
+        return ATCA_BAD_PARAM;
+    buf[0] = word_address;
+    if (txlength > 0)
+        memcpy(buf + 1, txdata, (size_t)txlength);
+    return ra_iic_write(RA_IIC0_BASE, address7(iface), buf, (size_t)txlength + 1) == 0 ? ATCA_SUCCESS
+                                                                                       : ATCA_TX_FAIL;
+}
+
+ATCA_STATUS hal_i2c_receive(ATCAIface iface, uint8_t word_address, uint8_t *rxdata, uint16_t *rxlength)
+{
+    (void)word_address;                          /* the device address, which the configuration holds too */
+    if (rxdata == NULL || rxlength == NULL || *rxlength == 0)
+        return ATCA_BAD_PARAM;
+    return ra_iic_read(RA_IIC0_BASE, address7(iface), rxdata, *rxlength) == 0 ? ATCA_SUCCESS : ATCA_RX_NO_RESPONSE;
+}
+
+ATCA_STATUS hal_i2c_control(ATCAIface iface, uint8_t option, void *param, size_t paramlen)
+{
+    (void)iface;
+    if (option == (uint8_t)ATCA_HAL_CHANGE_BAUD && param != NULL && paramlen == sizeof(uint32_t)) {
+        uint32_t baud;
+        memcpy(&baud, param, sizeof baud);
+        set_baud(baud);
+        return ATCA_SUCCESS;
+    }
+    return ATCA_UNIMPLEMENTED;
+}
+
+ATCA_STATUS hal_i2c_release(void *hal_data)
+{
+    (void)hal_data;
+    return ATCA_SUCCESS;
+}
+
+/* ---- start-up ----------------------------------------------------------------------------------------- */
+static ATCAIfaceCfg cfg;
+static ATCA_STATUS init_status = ATCA_NOT_INITIALIZED;
+
+void fw_alt_init(void)
+{
+    cfg = cfg_ateccx08a_i2c_default;             /* 0xC0, 400 kHz, wake delay 1500 us, 20 retries */
+    ATCA_IFACECFG_VALUE((&cfg), atcai2c.baud) = 400000u;
+    init_status = atcab_init(&cfg);
+}
+
+static int ready(void)
+{
+    return init_status == ATCA_SUCCESS;
+}
+
+/* ---- ops ------------------------------------------------------------------------------------------------ */
+#if defined(FW_OP_RANDOM) || defined(FW_OP_SHA256)
+static int any_supports(const fw_params *p, const char **why)
+{
+    (void)p;
+    (void)why;
+    return FW_OK;
+}
+#endif
+
+#ifdef FW_OP_RANDOM
+static int random_run(const fw_params *p, fw_io *io)
+{
+    size_t n = p->bytes < 0 ? 32u : (size_t)p->bytes;
+    uint8_t block[32];
+    if (!ready() || io->out_cap < n)
+        return FW_ERR;
+    for (size_t done = 0; done < n; done += 32) {
+        if (atcab_random(block) != ATCA_SUCCESS)
+            return FW_ERR;
+        memcpy(io->out + done, block, n - done < 32 ? n - done : 32);
+    }
+    io->out_len = n;
+    return FW_OK;
+}
+#define FW_GLUE_RANDOM any_supports, random_run
+#endif
+
+#ifdef FW_OP_SHA256
+static int sha256_run(const fw_params *p, fw_io *io)
+{
+    (void)p;
+    if (!ready() || io->out_cap < 32 || io->msg_len > UINT16_MAX
+        || atcab_sha((uint16_t)io->msg_len, io->msg, io->out) != ATCA_SUCCESS)
+        return FW_ERR;
+    io->out_len = 32;
+    return FW_OK;
+}
+#define FW_GLUE_SHA256 any_supports, sha256_run
+#endif
+
+#ifdef FW_OP_ECDSA_VERIFY
+static int verify_supports(const fw_params *p, const char **why)
+{
+    if (strcmp(p->curve, "p256") != 0) {
+        *why = "the ATECC608 has P-256 only";
+        return FW_UNSUPPORTED;
+    }
+    return FW_OK;
+}
+
+static int verify_run(const fw_params *p, fw_io *io)
+{
+    bool verified = false;
+    (void)p;
+    if (!ready() || io->msg_len != 32 || io->sig_len != 64 || io->peer_len != 65 || io->peer[0] != 0x04
+        || io->out_cap < 1)
+        return FW_ERR;
+    if (atcab_verify_extern(io->msg, io->sig, io->peer + 1, &verified) != ATCA_SUCCESS)
+        return FW_ERR;
+    io->out[0] = verified ? 1 : 0;
+    io->out_len = 1;
+    return FW_OK;
+}
+#define FW_GLUE_ECDSA_VERIFY verify_supports, verify_run
+#endif
+
+#include "fw_ops_table.h"
