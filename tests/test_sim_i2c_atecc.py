@@ -5,6 +5,7 @@ time by part and clock mode, real answers (SHA-256 as hashlib's, an ECDSA signat
 outside the model, a tampered one that the model's Verify refuses), and misuse answered as the
 device does."""
 import hashlib
+from pathlib import Path
 
 import pytest
 from Crypto.PublicKey import ECC
@@ -306,3 +307,31 @@ def test_cryptoauthlib_unmodified_on_the_simulated_ra6m4_talks_to_the_modelled_a
     # and the bytes on the wire (under 1 ms at 400 kHz)
     assert 23e-3 <= r["time_s"]["median"] <= 23e-3 + 2e-3 + 1.5e-3 + 1e-3 + 1e-3
     assert r["engine_band"]["unvalidated"]
+
+
+def test_a_source_distribution_is_unpacked_as_data(tmp_path, monkeypatch):
+    """An archive that reaches outside its folder (or links out) is refused in one line; nothing lands outside."""
+    import io
+    import subprocess as sp
+    import tarfile
+
+    from cryptobench.core.errors import UsageError
+    from cryptobench.targets.mcu.firmware import recipes
+
+    monkeypatch.setenv("CRYPTOBENCH_CACHE", str(tmp_path / "cache"))
+
+    def fake_pip(cmd, **kw):                      # what `pip download` leaves: one hostile .tar.gz
+        dest = Path(cmd[cmd.index("-d") + 1])
+        with tarfile.open(dest / "evil-1.0.tar.gz", "w:gz") as tar:
+            data = b"owned"
+            info = tarfile.TarInfo("../../escaped.txt")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        return sp.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(recipes.subprocess, "run", fake_pip)
+    with pytest.raises(UsageError) as err:
+        recipes.sdist_tree("evil", "1.0", "recipe.toml")
+    assert str(err.value).startswith("recipe.toml: the source distribution of evil 1.0 does not unpack")
+    assert "\n" not in str(err.value)
+    assert not list(tmp_path.rglob("escaped.txt"))
