@@ -102,6 +102,7 @@ def _targets(out) -> None:
             if d.peripheral_models:          # timing-annotated crypto peripherals (docs/accelerators.md)
                 out.write("              peripherals modelled: " + ", ".join(
                     f"{m['kind']} at 0x{m['base']:08x}" + (f" (IRQ {m['irq']})" if m.get("irq") is not None else "")
+                    + (" (an ATECC608 at 0x%02x on its bus)" % m["atecc608"] if m.get("atecc608") else "")
                     for m in d.peripheral_models) + "\n")
     out.write(f"{'labgrid:PLACE':<24} a board in a labgrid lab (LG_COORDINATOR; docs/lab.md)\n"
               "            PLACE,PLACE… or a pattern spreads one run over several places\n"
