@@ -24,10 +24,11 @@ sheet's I2C chapter as Microchip's online documents quote it):
   to sleep; CryptoAuthLib idles or sleeps the device after every command, so it rarely fires.
 
 Execution times: CryptoAuthLib lib/calib/calib_execution.c (version 20260505), per device and, for
-the ATECC608, per clock-divider mode (ChipMode bits 3-7: M0 0x00, M1 0x28, M2 0x68); CryptoAuthLib
-waits that long before it first polls ("estimated max execution time before requesting the
-result"), so the model's device finishes then: an upper estimate of the chip's own time, labelled
-so in every cell. Functional: Info, Random, Read (config zone), SHA-256 (start, update, end),
+the ATECC608, per clock-divider mode (ChipMode bits 3-7: M0 0x00, M1 0x28, M2 0x68). The library
+calls them "the typical execution time" (calib_get_execution_time) and, built with ATCA_NO_POLL,
+waits that long before reading the result ("estimated max execution time before requesting the
+result"): the model's device finishes then. A vendor's figure, not a measurement, and no published
+measurement checks it here: every cell it serves says so ("unvalidated"). Functional: Info, Random, Read (config zone), SHA-256 (start, update, end),
 Nonce (pass-through to TempKey), GenKey (a new P-256 private key in a slot; the public key out),
 Sign (external: the message in TempKey), Verify (external, P-256). Anything else answers a parse
 error, as the device does for an opcode it does not have."""
@@ -58,8 +59,8 @@ EXEC_MS = {
     "ATECC608-M1": {INFO: 5, RANDOM: 23, READ: 5, SHA: 42, NONCE: 20, GENKEY: 215, SIGN: 220, VERIFY: 295},
     "ATECC608-M2": {INFO: 5, RANDOM: 23, READ: 5, SHA: 75, NONCE: 20, GENKEY: 653, SIGN: 665, VERIFY: 1085},
 }
-EXEC_SOURCE = ("CryptoAuthLib 20260505 lib/calib/calib_execution.c (the host library's wait before its first "
-               "poll: an upper estimate of the device's time)")
+EXEC_SOURCE = ("CryptoAuthLib 20260505 lib/calib/calib_execution.c (the library's 'typical execution time' "
+               "per command, its wait before the result with ATCA_NO_POLL)")
 # Info(Revision): DevRev bytes 2-3, 0x60 0x02 for the ATECC608B, 0x50 0x00 for the 508A as CryptoAuthLib's
 # atcab_get_device_type_ext reads byte 2 (0x50: 508A, 0x60: 608); the last byte is the silicon revision
 REVISION = {"ATECC508A": bytes.fromhex("00005000"), "ATECC608": bytes.fromhex("00006002")}
