@@ -335,3 +335,14 @@ def test_a_source_distribution_is_unpacked_as_data(tmp_path, monkeypatch):
     assert str(err.value).startswith("recipe.toml: the source distribution of evil 1.0 does not unpack")
     assert "\n" not in str(err.value)
     assert not list(tmp_path.rglob("escaped.txt"))
+
+
+def test_a_bit_rate_no_i2c_mode_allows_is_one_line():
+    from cryptobench.targets.mcu.sim.peripherals.base import PeripheralError
+    d = PolledDriver(Bus(100_000))
+    d.w(R.ICCR1, R.IICRST | R.ICE)
+    d.w(R.ICMR1, 0), d.w(R.ICBRH, 0xE0), d.w(R.ICBRL, 0xE0)            # PCLKB / 2: 25 MHz
+    d.w(R.ICCR1, R.ICE)
+    with pytest.raises(PeripheralError) as err:
+        d.w(R.ICCR2, R.ST)
+    assert "SCL 25000 kHz" in str(err.value) and "Fast-mode Plus" in str(err.value) and "\n" not in str(err.value)

@@ -123,6 +123,15 @@ class RaIic(Peripheral):
     def _byte_cycles(self) -> int:
         return self._cycles(9 / self.scl_hz())
 
+    def _set_bus_rate(self) -> None:
+        """The bus at the registers' SCL; a rate no I2C mode allows is the run's one-line error."""
+        self.bus.scl_hz = self.scl_hz()
+        try:
+            self.bus.mode
+        except ValueError as exc:
+            raise PeripheralError(f"{self.title}: ICMR1.CKS, ICBRH and ICBRL give SCL {self.bus.scl_hz / 1e3:.0f} kHz: "
+                                  f"{exc}") from None
+
     def _advance(self, now: int) -> None:
         """Every event that has happened by `now`, in time order."""
         while True:
@@ -150,7 +159,7 @@ class RaIic(Peripheral):
 
     def _on_shift(self, t: int) -> None:
         byte, self.shift_byte, self.shift_end = self.shift_byte, None, None
-        self.bus.scl_hz = self.scl_hz()
+        self._set_bus_rate()
         at = self._s(t)
         if self.first:
             self.first = False
@@ -276,7 +285,8 @@ class RaIic(Peripheral):
     def _command(self, v: int, now: int) -> None:
         mode = self.bus.mode
         if v & ST and not self.busy and self.start_at is None:
-            self.bus.scl_hz = self.scl_hz()
+            self._set_bus_rate()
+            mode = self.bus.mode
             begin = max(now, self._cycles(self.bus.free_at_s))
             self.start_at = begin + self._cycles(mode.t_hd_sta_s)
         elif v & RS and self.busy:
