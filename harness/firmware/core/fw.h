@@ -92,5 +92,8 @@ uint32_t fw_alt_calls(void) __attribute__((weak));
  * linker takes an object from the library archive only for a symbol the image needs, so define
  * it in the file that holds the replacement functions. */
 void fw_alt_init(void) __attribute__((weak));
+/* Optional too: a glue whose op returned FW_ERR may say why in one line (a static text: what the
+ * device or library answered); the harness reports it in place of "operation returned an error". */
+const char *fw_lib_error(void) __attribute__((weak));
 
 #endif

@@ -342,8 +342,10 @@ static void run_cell(int index, const fw_cell *c)
         stack = run_painted(op, &c->in.params, &rc);         /* the output and stack run */
     if (rc != FW_OK || stack_exhausted) {
         put_str("status", "failed");
+        const char *lib_why = fw_lib_error ? fw_lib_error() : NULL;
         put_str("why", stack_exhausted ? stack_why
-                       : arena_exhausted ? "heap arena exhausted" : "operation returned an error");
+                       : arena_exhausted ? "heap arena exhausted"
+                       : lib_why != NULL ? lib_why : "operation returned an error");
         end();
         return;
     }

@@ -120,6 +120,52 @@ ATCA_STATUS hal_i2c_release(void *hal_data)
     return ATCA_SUCCESS;
 }
 
+/* ---- what went wrong, in one line (fw.h fw_lib_error) ------------------------------------------------ */
+static ATCA_STATUS last_status = ATCA_SUCCESS;
+static const char *last_call = "";
+
+static const char *status_text(ATCA_STATUS st)
+{
+    switch (st) {
+    case ATCA_WAKE_FAILED: return "the device did not answer the wake (no wake token)";
+    case ATCA_CHECKMAC_VERIFY_FAILED: return "the device answered status 0x01 (verify miscompare)";
+    case ATCA_PARSE_ERROR: return "the device answered status 0x03 (parse error: length, opcode or parameter)";
+    case ATCA_STATUS_CRC: return "the device answered status 0xFF (it received a bad CRC)";
+    case ATCA_EXECUTION_ERROR: return "the device answered status 0x0F (execution error: the command cannot run now)";
+    case ATCA_RX_CRC_ERROR: return "the device's response failed its CRC";
+    case ATCA_RX_NO_RESPONSE: case ATCA_RX_TIMEOUT: case ATCA_TOO_MANY_COMM_RETRIES:
+        return "the device did not acknowledge its address (asleep, busy or absent)";
+    case ATCA_TX_FAIL: case ATCA_COMM_FAIL: return "the I2C transfer to the device was not acknowledged";
+    case ATCA_BAD_OPCODE: return "CryptoAuthLib has no execution time for the opcode on this device";
+    default: return "CryptoAuthLib returned an error status";
+    }
+}
+
+const char *fw_lib_error(void)
+{
+    static char line[160];
+    if (last_status == ATCA_SUCCESS)
+        return NULL;
+    size_t n = 0;
+    for (const char *p = last_call; *p && n < 60; p++)
+        line[n++] = *p;
+    line[n++] = ':';
+    line[n++] = ' ';
+    for (const char *p = status_text(last_status); *p && n < sizeof line - 1; p++)
+        line[n++] = *p;
+    line[n] = 0;
+    return line;
+}
+
+/* the call's status kept for fw_lib_error; FW_OK or FW_ERR */
+static int checked(const char *call, ATCA_STATUS st)
+{
+
+    last_call = call;
+    last_status = st;
+    return st == ATCA_SUCCESS ? FW_OK : FW_ERR;
+}
+
 /* ---- start-up ----------------------------------------------------------------------------------------- */
 static ATCAIfaceCfg cfg;
 static ATCA_STATUS init_status = ATCA_NOT_INITIALIZED;
@@ -133,6 +179,8 @@ void fw_alt_init(void)
 
 static int ready(void)
 {
+    if (init_status != ATCA_SUCCESS)
+        (void)checked("atcab_init", init_status);
     return init_status == ATCA_SUCCESS;
 }
 
@@ -154,7 +202,7 @@ static int random_run(const fw_params *p, fw_io *io)
     if (!ready() || io->out_cap < n)
         return FW_ERR;
     for (size_t done = 0; done < n; done += 32) {
-        if (atcab_random(block) != ATCA_SUCCESS)
+        if (checked("atcab_random", atcab_random(block)) != FW_OK)
             return FW_ERR;
         memcpy(io->out + done, block, n - done < 32 ? n - done : 32);
     }
@@ -169,7 +217,7 @@ static int sha256_run(const fw_params *p, fw_io *io)
 {
     (void)p;
     if (!ready() || io->out_cap < 32 || io->msg_len > UINT16_MAX
-        || atcab_sha((uint16_t)io->msg_len, io->msg, io->out) != ATCA_SUCCESS)
+        || checked("atcab_sha", atcab_sha((uint16_t)io->msg_len, io->msg, io->out)) != FW_OK)
         return FW_ERR;
     io->out_len = 32;
     return FW_OK;
@@ -194,7 +242,7 @@ static int verify_run(const fw_params *p, fw_io *io)
     if (!ready() || io->msg_len != 32 || io->sig_len != 64 || io->peer_len != 65 || io->peer[0] != 0x04
         || io->out_cap < 1)
         return FW_ERR;
-    if (atcab_verify_extern(io->msg, io->sig, io->peer + 1, &verified) != ATCA_SUCCESS)
+    if (checked("atcab_verify_extern", atcab_verify_extern(io->msg, io->sig, io->peer + 1, &verified)) != FW_OK)
         return FW_ERR;
     io->out[0] = verified ? 1 : 0;
     io->out_len = 1;
