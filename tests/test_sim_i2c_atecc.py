@@ -123,6 +123,21 @@ def test_sha256_through_start_update_end_is_hashlibs():
     assert [op for _, op, _ in dev.log].count(A.SHA) == 5
 
 
+def test_the_608_signs_the_message_digest_buffer_as_cryptoauthlib_loads_it():
+    dev, bus, t = _awake()
+    pub, _, t, _ = _command(bus, t, A.GENKEY, 0x04, 0)
+    digest = hashlib.sha256(b"atcab_sign").digest()
+    t = _rewake(bus, t)
+    assert _command(bus, t, A.NONCE, 0x43, 0, digest)[0] == b"\x00"     # pass-through into the Message Digest Buffer
+    assert _command(bus, t + 0.03, A.SIGN, 0x80, 0)[0] == bytes([A.EXEC_ERROR])   # TempKey is empty
+    t = _rewake(bus, t + 0.2)
+    _command(bus, t, A.NONCE, 0x43, 0, digest)
+    sig, _, t, _ = _command(bus, t + 0.03, A.SIGN, 0xA0, 0)                # source: the Message Digest Buffer
+    DSS.new(ECC.import_key(b"\x04" + pub, curve_name="P-256"), "fips-186-3").verify(A._Prehashed(digest), sig)
+    a508 = _awake(part="ATECC508A")
+    assert _command(a508[1], a508[2], A.NONCE, 0x43, 0, digest)[0] == bytes([A.PARSE_ERROR])  # the 508A has no such buffer
+
+
 def test_misuse_is_answered_as_the_device_does():
     dev, bus, t = _awake()
     pkt = bytearray(A.packet(bytes([A.RANDOM, 0, 0, 0])))
@@ -285,7 +300,8 @@ def test_the_atecc608_recipe_takes_cryptoauthlib_from_its_source_distribution_an
     from cryptobench.targets.mcu.firmware.recipes import RECIPES_DIR
     recipe = load_recipe(str(RECIPES_DIR / "atecc608.toml"))
     assert (recipe.sdist, recipe.sdist_version) == ("cryptoauthlib", "20260505") and not recipe.crate
-    assert recipe.requires == ["ra-iic"] and set(recipe.ops) == {"random", "sha256", "ecdsa-verify"}
+    assert recipe.requires == ["ra-iic"] and recipe.keys == "device"
+    assert set(recipe.ops) == {"random", "sha256", "ecdsa-verify", "ecdsa-sign", "ecc-keygen"}
     kinds = [s["kind"] for s in get_device("ra6m4", "cortex-m33").peripheral_models]
     assert kinds == ["ra-iic"]
 
@@ -293,20 +309,28 @@ def test_the_atecc608_recipe_takes_cryptoauthlib_from_its_source_distribution_an
 @pytest.mark.slow
 @pytest.mark.subprocess
 def test_cryptoauthlib_unmodified_on_the_simulated_ra6m4_talks_to_the_modelled_atecc608(tmp_path):
-    # one Random cell: CryptoAuthLib's wake at 100 kHz, the command at 400 kHz, its 2 ms polls and the
-    # response, all on the simulated core (the other ops' known answers take minutes of busy-waiting)
+    # CryptoAuthLib's wake at 100 kHz, its commands at 400 kHz, its 2 ms polls and the responses, all on the
+    # simulated core; the ops without known answers (the other ops' take minutes of busy-waiting)
     out = tmp_path / "run.json"
     proc = cli("run", "--target", "sim:cortex-m33", "--device", "ra6m4", "--engine", "atecc608", "--op", "random",
-               "--param", "bytes=32", "--repeat", "1", "--db", str(tmp_path / "db.sqlite"), "--json", str(out))
+               "--op", "ecc-keygen", "--op", "ecdsa-sign", "--param", "bytes=32", "--repeat", "1",
+               "--db", str(tmp_path / "db.sqlite"), "--json", str(out))
     assert proc.returncode == 0, proc.stderr
-    (r,) = json.loads(out.read_text())["results"]
-    assert r["status"] == "ok" and r["kat"] == "pass", r["detail"]
-    assert r["served_by"].startswith("peripheral: Renesas RA IIC") and "ATECC608 (M0) at 0x60" in r["served_by"]
-    # the Random command's 23 ms (CryptoAuthLib's table), at most one 2 ms poll period late, with the
-    # wake (t_WLO + t_WHI, 1.5 ms: CryptoAuthLib idles the device after each call), its first 1 ms wait
-    # and the bytes on the wire (under 1 ms at 400 kHz)
-    assert 23e-3 <= r["time_s"]["median"] <= 23e-3 + 2e-3 + 1.5e-3 + 1e-3 + 1e-3
-    assert r["engine_band"]["unvalidated"]
+    cells = {r["op"]: r for r in json.loads(out.read_text())["results"]}
+    for r in cells.values():
+        assert r["status"] == "ok" and r["kat"] == "pass", (r["op"], r["detail"])
+        assert r["served_by"].startswith("peripheral: Renesas RA IIC") and "ATECC608 (M0) at 0x60" in r["served_by"]
+        assert r["engine_band"]["unvalidated"]
+    # each command's time from CryptoAuthLib's table (Random 23, GenKey 115; Sign: Random 23 + Nonce 20 +
+    # Sign 115 ms), each at most one 2 ms poll period late, with CryptoAuthLib's 1 ms first wait, the
+    # bytes on the wire (up to 2 ms for a 67-byte answer at 400 kHz) and the wakes (CryptoAuthLib idles
+    # the device after each call: 1.5 ms a wake)
+    slack = lambda commands: commands * (2e-3 + 1e-3 + 2e-3) + 1.5e-3      # noqa: E731
+    assert 23e-3 <= cells["random"]["time_s"]["median"] <= 23e-3 + slack(1)
+    assert 115e-3 <= cells["ecc-keygen"]["time_s"]["median"] <= 115e-3 + slack(1)
+    assert 158e-3 <= cells["ecdsa-sign"]["time_s"]["median"] <= 158e-3 + slack(3)
+    assert "verifies with the public key it returned" in cells["ecdsa-sign"]["detail"]
+    assert "is a point of p256" in cells["ecc-keygen"]["detail"]
 
 
 def test_a_source_distribution_is_unpacked_as_data(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-/* cryptoauthlib.c - the catalog's random, sha256 and ecdsa-verify (P-256) on a Microchip ATECC608
+/* cryptoauthlib.c - the catalog's random, sha256, ecc-keygen, ecdsa-sign and ecdsa-verify (P-256) on a Microchip ATECC608
  * (or 508A) through Microchip's CryptoAuthLib, built unmodified from the `cryptoauthlib` Python
  * package's source distribution, over cryptobench's HAL for the Renesas RA IIC (polled,
  * drivers/ra6m4/ra_iic.c).
@@ -14,7 +14,8 @@
  *
  * Ops: random = atcab_random (32 bytes a command) until `bytes` are out; sha256 = atcab_sha (the
  * device's SHA start, updates of 64 bytes, end); ecdsa-verify = atcab_verify_extern (the digest
- * loaded into TempKey by Nonce pass-through, then Verify with the public key given). */
+ * loaded into TempKey by Nonce pass-through, then Verify with the public key given); ecc-keygen =
+ * atcab_genkey and ecdsa-sign = atcab_sign with the device's own key (below). */
 #include <stdint.h>
 #include <string.h>
 
@@ -249,6 +250,58 @@ static int verify_run(const fw_params *p, fw_io *io)
     return FW_OK;
 }
 #define FW_GLUE_ECDSA_VERIFY verify_supports, verify_run
+#endif
+
+/* The device's own keys (recipe keys = "device"): slot 0 holds the cell's private key, made by GenKey
+ * in the cell's first call (the untimed output run; fw_keyed); the public key is kept for the output. */
+#if defined(FW_OP_ECDSA_SIGN) || defined(FW_OP_ECC_KEYGEN)
+#define KEY_SLOT 0
+static int p256_supports(const fw_params *p, const char **why)
+{
+    if (strcmp(p->curve, "p256") != 0) {
+        *why = "the ATECC608 has P-256 only";
+        return FW_UNSUPPORTED;
+    }
+    return FW_OK;
+}
+#endif
+
+#ifdef FW_OP_ECC_KEYGEN
+/* out = Q (04 || X || Y): a new private key in slot 0 (GenKey, create), its public key out */
+static int keygen_run(const fw_params *p, fw_io *io)
+{
+    (void)p;
+    if (!ready() || io->out_cap < 65 || checked("atcab_genkey", atcab_genkey(KEY_SLOT, io->out + 1)) != FW_OK)
+        return FW_ERR;
+    io->out[0] = 0x04;
+    io->out_len = 65;
+    return FW_OK;
+}
+#define FW_GLUE_ECC_KEYGEN p256_supports, keygen_run
+#endif
+
+#ifdef FW_OP_ECDSA_SIGN
+/* out = r || s || Q: atcab_sign with slot 0's key (the digest into TempKey by Nonce pass-through, then
+ * Sign external); Q, of the key GenKey made in the cell's first call, lets the host check the signature */
+static int sign_run(const fw_params *p, fw_io *io)
+{
+    static uint8_t q[64];
+    (void)p;
+    if (!ready() || io->msg_len != 32 || io->out_cap < 64 + 65)
+        return FW_ERR;
+    if (!fw_keyed) {
+        if (checked("atcab_genkey", atcab_genkey(KEY_SLOT, q)) != FW_OK)
+            return FW_ERR;
+        fw_keyed = 1;
+    }
+    if (checked("atcab_sign", atcab_sign(KEY_SLOT, io->msg, io->out)) != FW_OK)
+        return FW_ERR;
+    io->out[64] = 0x04;
+    memcpy(io->out + 65, q, 64);
+    io->out_len = 64 + 65;
+    return FW_OK;
+}
+#define FW_GLUE_ECDSA_SIGN p256_supports, sign_run
 #endif
 
 #include "fw_ops_table.h"

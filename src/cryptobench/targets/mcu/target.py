@@ -51,13 +51,22 @@ def resolved(spec: McuTargetSpec) -> McuTargetSpec:
 
 
 def make_inputs(host: HarnessProcess | None, op: str, params: Mapping,
-                seed: int = DEFAULT_SEED) -> tuple[Inputs, dict]:
+                seed: int = DEFAULT_SEED, device_keys: bool = False) -> tuple[Inputs, dict]:
     """Deterministic inputs for one cell, and what the host needs to check the target's output:
     {"expect": bytes} or {"verify": (q, hash)} or {}. `seed` is the cell's (seeded.cell_seed): it
     picks the ECC keys, the ECDSA hash and the signature to verify; the cipher and hash inputs
-    are the same for every seed (their timing does not depend on the bytes)."""
+    are the same for every seed (their timing does not depend on the bytes). With `device_keys`
+    (a recipe's `keys = "device"`: a secure element signs with a key it made and keeps) ecdsa-sign
+    takes the hash only and returns r||s||Q, checked with the Q it returned; ecc-keygen returns Q,
+    checked to lie on the curve."""
     fam = OPS[op].family
     values: dict[str, bytes] = {}
+    if device_keys and op in ("ecdsa-sign", "ecc-keygen"):
+        curve = params.get("curve", "p256")
+        if op == "ecc-keygen":
+            return Inputs(op, params, values), {"on_curve": curve}
+        values["hash"] = fill(32 if curve == "p256" else 64, seed * 4 + 2)
+        return Inputs(op, params, values), {"verify_own": values["hash"].hex()}
     if fam in ("aes", "aead", "stream"):
         values["key"] = fill(OPS[op].key_len(params), 3)
         ivlen = OPS[op].iv_len(params)              # the catalog's IV or nonce, 0 for none
@@ -266,7 +275,7 @@ class McuTarget:
         try:
             for i, g in items:
                 seed = cell_seed(self.seed, op, g.params)
-                inputs, check = make_inputs(self.host, op, g.params, seed)
+                inputs, check = make_inputs(self.host, op, g.params, seed, recipe.keys == "device")
                 if not check:
                     check = self._host_expect(op, g.params, inputs)
                 ex = cell_executions(op, g.repeat, self.plan.options, self.transport.repeat,
@@ -431,6 +440,26 @@ class McuTarget:
             if ok.get("ok") == "01":
                 return "pass", "the target's signature verifies in the host's OpenSSL"
             return "fail", "the target's signature does not verify in the host's OpenSSL"
+        if "verify_own" in check:                # r||s||Q: a signature with the key the device keeps
+            n = 32 if params.get("curve", "p256") == "p256" else 66
+            sig, q = got[:2 * n], got[2 * n:]
+            if len(q) != 2 * n + 1 or q[:1] != b"\x04":
+                return "fail", f"expected r||s||Q ({4 * n + 1} bytes) from the device's key, got {len(got)} bytes"
+            try:
+                ok = self.host.compute(HOST_CHECKER, "ecdsa-verify", {"curve": params.get("curve", "p256")},
+                                       {"q": q.hex(), "hash": check["verify_own"], "sig": sig.hex()})
+            except HarnessError as exc:
+                return "fail", f"host could not verify the target's signature: {exc}"
+            if ok.get("ok") == "01":
+                return "pass", "the device's signature verifies with the public key it returned in the host's OpenSSL"
+            return "fail", "the device's signature does not verify with the public key it returned"
+        if "on_curve" in check:                  # Q of a key pair the device keeps
+            try:
+                self.host.compute(HOST_CHECKER, "ecdsa-verify", {"curve": check["on_curve"]},
+                                  {"q": got.hex(), "hash": "00" * 32, "sig": "01" * 64})
+            except HarnessError as exc:
+                return "fail", f"the device's public key is not a point of {check['on_curve']}: {exc}"
+            return "pass", f"the device's public key is a point of {check['on_curve']} (the host's OpenSSL loads it)"
         return "n/a", ""
 
 

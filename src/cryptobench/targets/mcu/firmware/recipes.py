@@ -45,7 +45,8 @@ LIBRARY_KEYS = {"name", "version", "crate", "crate_version", "sdist", "sdist_ver
                 "requires",     # the peripheral models (sim/peripherals/registry.py kinds) a driver recipe needs
                 "completion",   # a driver recipe's completion mode: "polling" or "interrupt" (in the conditions)
                 "stack_bytes",  # the images' stack: bytes, or "rest" (the RAM after data, bss and the arena)
-                "ctr_drbg"}     # its CTR_DRBG's construction: "df" (the default) or "no-df" (the vectors it meets)
+                "ctr_drbg",     # its CTR_DRBG's construction: "df" (the default) or "no-df" (the vectors it meets)
+                "keys"}         # "device": a secure element signs with keys it makes and keeps (target.make_inputs)
 COMPLETIONS = ("polling", "interrupt")
 VARIANT_KEYS = {"name", "when", "ops", "defines", "cflags", "sources",   # sources: replace the library's
                 "stack_needs"}  # op -> bytes of stack it needs: a board that links less is refused before the run
@@ -181,6 +182,7 @@ class Recipe:
     requires: list[str] = field(default_factory=list)   # peripheral kinds the target's device must have
     completion: str = ""                  # a driver's completion mode (COMPLETIONS); "" for a library
     ctr_drbg: str = "df"                  # its CTR_DRBG's construction (vector_check.DRBG_CONSTRUCTIONS)
+    keys: str = "given"                   # "device": ecdsa-sign / ecc-keygen use the device's own keys
     stack_bytes: int | str | None = None  # the images' stack (bytes, or STACK_REST); None: the board's budget
     base: Path | None = None              # the recipe this one extends ('extends'), None when none
     inherited: frozenset = frozenset()    # the [library] keys (and "variant") it takes from `base` unchanged
@@ -271,7 +273,7 @@ def load_recipe(name_or_path: str) -> Recipe:
                   unavailable=dict(unavailable), cflags=cflags, variants=variants, home=home,
                   alt_sources=alt_sources, alt_include_dirs=alt_include_dirs, alt_defines=lib.get("alt_defines", []),
                   requires=list(lib.get("requires", [])), completion=lib.get("completion", ""),
-                  ctr_drbg=lib.get("ctr_drbg", "df"),
+                  ctr_drbg=lib.get("ctr_drbg", "df"), keys=lib.get("keys", "given"),
                   stack_bytes=lib.get("stack_bytes"), base=base, inherited=inherited)
 
 
@@ -404,6 +406,9 @@ def _check_types(path: Path, lines: list[str], lib: dict) -> None:
     if "completion" in lib and lib["completion"] not in COMPLETIONS:
         raise UsageError(f"{path}:{toml_line(lines, 'completion')}: 'completion' = {quoted(lib['completion'])}: "
                          "expected \"polling\" or \"interrupt\" (how the driver waits for its engine)")
+    if "keys" in lib and lib["keys"] not in ("given", "device"):
+        raise UsageError(f"{path}:{toml_line(lines, 'keys')}: 'keys' = {quoted(lib['keys'])}: expected \"given\" (the "
+                         "cells' keys) or \"device\" (a secure element's own keys: it signs with a key it keeps)")
     if "ctr_drbg" in lib and lib["ctr_drbg"] not in DRBG_CONSTRUCTIONS:
         raise UsageError(f"{path}:{toml_line(lines, 'ctr_drbg')}: 'ctr_drbg' = {quoted(lib['ctr_drbg'])}: expected "
                          + " or ".join(f'"{c}" ({why})' for c, why in DRBG_CONSTRUCTIONS.items()))

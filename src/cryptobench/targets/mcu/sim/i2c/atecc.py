@@ -29,8 +29,9 @@ calls them "the typical execution time" (calib_get_execution_time) and, built wi
 waits that long before reading the result ("estimated max execution time before requesting the
 result"): the model's device finishes then. A vendor's figure, not a measurement, and no published
 measurement checks it here: every cell it serves says so ("unvalidated"). Functional: Info, Random, Read (config zone), SHA-256 (start, update, end),
-Nonce (pass-through to TempKey), GenKey (a new P-256 private key in a slot; the public key out),
-Sign (external: the message in TempKey), Verify (external, P-256). Anything else answers a parse
+Nonce (pass-through to TempKey, or on the 608 the Message Digest Buffer), GenKey (a new P-256
+private key in a slot; the public key out), Sign (external: the message in TempKey or the Message
+Digest Buffer), Verify (external, P-256). Anything else answers a parse
 error, as the device does for an opcode it does not have."""
 from __future__ import annotations
 
@@ -109,6 +110,7 @@ class Atecc:
     busy_until: float = 0.0
     awake_since: float = 0.0
     tempkey: bytes | None = None
+    msgdigbuf: bytes | None = None             # the ATECC608's Message Digest Buffer (Nonce target 0x40)
     sha: object | None = None
     keys: dict = field(default_factory=dict)   # slot -> ECC private key
     log: list = field(default_factory=list)    # (time, opcode, exec seconds): the commands run
@@ -142,7 +144,7 @@ class Atecc:
             self._sleep()
 
     def _sleep(self) -> None:
-        self.state, self.tempkey, self.sha, self.out = "sleep", None, None, b""
+        self.state, self.tempkey, self.msgdigbuf, self.sha, self.out = "sleep", None, None, None, b""
 
     def _listening(self, at: float) -> bool:
         self._watchdog(at)
@@ -242,10 +244,20 @@ class Atecc:
         return PARSE_ERROR
 
     def _nonce(self, p1, p2, data):
-        if p1 & 3 != 3 or len(data) != 32:
-            return PARSE_ERROR                 # only pass-through of 32 bytes into TempKey is modelled
-        self.tempkey = bytes(data)
+        """Pass-through of 32 bytes into TempKey (target 0x00) or, on the ATECC608, the Message Digest
+        Buffer (0x40), as CryptoAuthLib's atcab_sign and atcab_verify_extern load their digest."""
+        target = p1 & 0xC0
+        if p1 & 3 != 3 or len(data) != 32 or target not in (0x00, 0x40) or (target and self.part != "ATECC608"):
+            return PARSE_ERROR                 # only pass-through of 32 bytes to those two buffers is modelled
+        if target == 0x40:
+            self.msgdigbuf = bytes(data)
+        else:
+            self.tempkey = bytes(data)
         return SUCCESS
+
+    def _message(self, p1: int) -> bytes | None:
+        """Sign's and Verify's message: the Message Digest Buffer with mode bit 5, else TempKey."""
+        return self.msgdigbuf if p1 & 0x20 else self.tempkey
 
     def _genkey(self, p1, p2, data):
         if p1 & 0x04 == 0 or p2 > 15:
@@ -254,18 +266,20 @@ class Atecc:
         return self.keys[p2].public_key().export_key(format="raw")[1:]   # X || Y, 64 bytes
 
     def _sign(self, p1, p2, data):
-        if p1 != 0x80 or p2 not in self.keys or self.tempkey is None:
-            return EXEC_ERROR
-        sig = DSS.new(self.keys[p2], "fips-186-3").sign(_Prehashed(self.tempkey))
-        self.tempkey = None
+        message = self._message(p1)
+        if p1 & ~0x20 != 0x80 or p2 not in self.keys or message is None:
+            return EXEC_ERROR                  # external sign only; a key in the slot and a message loaded
+        sig = DSS.new(self.keys[p2], "fips-186-3").sign(_Prehashed(message))
+        self.tempkey = self.msgdigbuf = None
         return sig                             # R || S, 64 bytes
 
     def _verify(self, p1, p2, data):
-        if p1 & 7 != 2 or p2 != 4 or len(data) != 128 or self.tempkey is None:
+        message = self._message(p1)
+        if p1 & 7 != 2 or p2 != 4 or len(data) != 128 or message is None:
             return PARSE_ERROR
         try:
             key = ECC.import_key(b"\x04" + data[64:], curve_name="P-256")
-            DSS.new(key, "fips-186-3").verify(_Prehashed(self.tempkey), data[:64])
+            DSS.new(key, "fips-186-3").verify(_Prehashed(message), data[:64])
             return SUCCESS
         except ValueError:
             return MISCOMPARE
