@@ -53,20 +53,13 @@ def resolved(spec: McuTargetSpec) -> McuTargetSpec:
 def make_inputs(host: HarnessProcess | None, op: str, params: Mapping,
                 seed: int = DEFAULT_SEED, device_keys: bool = False) -> tuple[Inputs, dict]:
     """Deterministic inputs for one cell, and what the host needs to check the target's output:
-    {"expect": bytes} or {"verify": (q, hash)} or {}. `seed` is the cell's (seeded.cell_seed): it
-    picks the ECC keys, the ECDSA hash and the signature to verify; the cipher and hash inputs
-    are the same for every seed (their timing does not depend on the bytes). With `device_keys`
-    (a recipe's `keys = "device"`: a secure element signs with a key it made and keeps) ecdsa-sign
-    takes the hash only and returns r||s||Q, checked with the Q it returned; ecc-keygen returns Q,
-    checked to lie on the curve."""
+    {"expect": bytes} or {"verify": (q, hash)} or {}. `seed` (seeded.cell_seed) picks the ECC keys,
+    the ECDSA hash and the signature to verify; cipher and hash inputs are the same for every seed
+    (their timing does not depend on the bytes). device_keys: keys = "device" (_device_key_inputs)."""
     fam = OPS[op].family
     values: dict[str, bytes] = {}
     if device_keys and op in ("ecdsa-sign", "ecc-keygen"):
-        curve = params.get("curve", "p256")
-        if op == "ecc-keygen":
-            return Inputs(op, params, values), {"on_curve": curve}
-        values["hash"] = fill(32 if curve == "p256" else 64, seed * 4 + 2)
-        return Inputs(op, params, values), {"verify_own": values["hash"].hex()}
+        return _device_key_inputs(op, params, seed)
     if fam in ("aes", "aead", "stream"):
         values["key"] = fill(OPS[op].key_len(params), 3)
         ivlen = OPS[op].iv_len(params)              # the catalog's IV or nonce, 0 for none
@@ -117,6 +110,16 @@ def make_inputs(host: HarnessProcess | None, op: str, params: Mapping,
             values["q"] = bytes.fromhex(public(d))
             values["sig"] = ecdsa_signature(curve["curve"], d, values["hash"], k, bytes.fromhex(public(k)))
     return Inputs(op, params, values), {}
+
+
+def _device_key_inputs(op: str, params: Mapping, seed: int) -> tuple[Inputs, dict]:
+    """A secure element that signs with a key it made and keeps: ecdsa-sign takes the hash only and
+    returns r||s||Q, checked with the Q it returned; ecc-keygen returns Q, checked to lie on the curve."""
+    curve = params.get("curve", "p256")
+    if op == "ecc-keygen":
+        return Inputs(op, params, {}), {"on_curve": curve}
+    digest = fill(32 if curve == "p256" else 64, seed * 4 + 2)
+    return Inputs(op, params, {"hash": digest}), {"verify_own": digest.hex()}
 
 
 class McuTarget:
