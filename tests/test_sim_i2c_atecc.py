@@ -165,23 +165,28 @@ def test_the_watchdog_sends_an_awake_device_to_sleep():
 from cryptobench.targets.mcu.sim.i2c import ra_iic as R          # noqa: E402
 
 
-class PolledDriver:
+class RegisterDriver:
+    """A core's accesses to one controller model, two cycles each: `dev` and its access size."""
+    dev, size, t = None, 4, 0
+
+    def w(self, o, v):
+        self.t += 2
+        self.dev.write(o, self.size, v, self.t)
+
+    def r(self, o):
+        self.t += 2
+        return self.dev.read(o, self.size, self.t)
+
+
+class PolledDriver(RegisterDriver):
     """A polled master driver in the order FSP's r_iic_master drives the registers (open: reset,
     bit rate, ICFER, enable; a write: ST, address, bytes on TDRE, TEND, SP; a read: ST, address,
     the dummy read, WAIT before the second-last byte and ACKBT before the last, SP, the last read)."""
 
     def __init__(self, bus, scl=400_000):
-        self.iic = R.RaIic(0x4009F000, bus=bus, core_clock_hz=200_000_000, pclkb_hz=50_000_000)
-        self.t = 0
+        self.iic = self.dev = R.RaIic(0x4009F000, bus=bus, core_clock_hz=200_000_000, pclkb_hz=50_000_000)
+        self.size = 1                                      # the IIC's registers are bytes
         self.set_rate(scl)
-
-    def w(self, o, v):
-        self.t += 2
-        self.iic.write(o, 1, v, self.t)
-
-    def r(self, o):
-        self.t += 2
-        return self.iic.read(o, 1, self.t)
 
     def until(self, o, bits):
         while not self.r(o) & bits:
@@ -370,3 +375,67 @@ def test_a_bit_rate_no_i2c_mode_allows_is_one_line():
     with pytest.raises(PeripheralError) as err:
         d.w(R.ICCR2, R.ST)
     assert "SCL 25000 kHz" in str(err.value) and "Fast-mode Plus" in str(err.value) and "\n" not in str(err.value)
+
+
+# ---- the STM32 I2C (v2) controller model ------------------------------------------------------------------
+from cryptobench.targets.mcu.sim.i2c import stm32_i2c as S      # noqa: E402
+
+
+class Stm32Driver(RegisterDriver):
+    """A polled master in the order of ST's HAL (HAL_I2C_Master_Transmit/Receive): CR2 with SADD, NBYTES,
+    AUTOEND and START; TXIS / RXNE per byte; STOPF, cleared through ICR; NACKF ends the transfer."""
+
+    def __init__(self, bus, timingr):
+        self.i2c = self.dev = S.Stm32I2c(0x40005400, bus=bus, core_clock_hz=160_000_000, i2cclk_hz=16_000_000)
+        self.w(S.TIMINGR, timingr)
+        self.w(S.CR1, S.PE)
+
+    def _done(self):
+        while not self.r(S.ISR) & S.STOPF:
+            pass
+        nack = bool(self.r(S.ISR) & S.NACKF)
+        self.w(S.ICR, S.STOPCF | S.NACKCF)
+        return not nack
+
+    def write(self, addr, data):
+        self.w(S.CR2, addr << 1 | len(data) << 16 | S.AUTOEND | S.START)
+        for b in data:
+            while not self.r(S.ISR) & (S.TXIS | S.NACKF):
+                pass
+            if self.r(S.ISR) & S.NACKF:
+                break
+            self.w(S.TXDR, b)
+        return self._done()
+
+    def read(self, addr, n):
+        self.w(S.CR2, addr << 1 | S.RD_WRN | n << 16 | S.AUTOEND | S.START)
+        out = bytearray()
+        while len(out) < n:
+            isr = self.r(S.ISR)
+            if isr & S.NACKF:
+                self._done()
+                return None
+            if isr & S.RXNE:
+                out.append(self.r(S.RXDR))
+        return bytes(out) if self._done() else None
+
+
+def test_the_stm32_i2c_timing_and_cryptoauthlibs_wake_and_command():
+    bus = Bus(100_000)
+    dev = A.Atecc()
+    bus.attach(dev)
+    # RM0456's 16 MHz examples: 100 kHz PRESC 3, SCLL 0x13, SCLH 0x0F; 400 kHz PRESC 1, SCLL 0x09, SCLH 0x03
+    standard, fast = 0x3 << 28 | 0x0F << 8 | 0x13, 0x1 << 28 | 0x03 << 8 | 0x09
+    d = Stm32Driver(bus, standard)
+    assert d.i2c.scl_hz() == pytest.approx(16e6 / (36 * 4))          # 111 kHz: t_SYNC left out
+    assert not d.write(0, b"\x01")                                   # the wake pulse, NACKed: SDA low ~75 us
+    d.w(S.CR1, 0), d.w(S.TIMINGR, fast), d.w(S.CR1, S.PE)
+    d.t += int(1.5e-3 * 160e6)
+    assert d.read(A.ADDRESS, 4) == A.WAKE_TOKEN
+    pkt = A.packet(bytes([A.INFO, 0, 0, 0]))
+    t0 = d.t
+    assert d.write(A.ADDRESS, b"\x03" + pkt)
+    assert (d.t - t0) / 160e6 == pytest.approx((2 + len(pkt)) * 9 / d.i2c.scl_hz(), rel=0.05)
+    while (count := d.read(A.ADDRESS, 1)) is None:                   # NACKed while Info runs (5 ms)
+        d.t += int(100e-6 * 160e6)
+    assert count == bytes([7]) and d.read(A.ADDRESS, 6)[:4] == A.REVISION["ATECC608"]

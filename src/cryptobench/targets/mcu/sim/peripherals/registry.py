@@ -14,10 +14,11 @@ from .stm32_rng import Stm32Rng
 from .stm32u5_aes import Stm32U5Aes, Stm32U5Saes
 from .imxrt_dcp import ImxrtDcp
 from ..i2c.ra_iic import RaIic
+from ..i2c.stm32_i2c import Stm32I2c
 
 KINDS: dict[str, type[Peripheral]] = {cls.kind: cls for cls in (Stm32Hash, Stm32Cryp, Stm32Rng, Cc26x2Crypto,
                                                                   Cc26x2Trng, Cc26x2Pka, Stm32U5Aes, Stm32U5Saes,
-                                                                  ImxrtDcp, RaIic)}
+                                                                  ImxrtDcp, RaIic, Stm32I2c)}
 BASE_KEYS = ("kind", "base", "irq", "enable", "source")
 
 
