@@ -143,7 +143,7 @@ class SimTransport(Transport):
         model, spec = self._model_serving(served)
         if model is None:
             return served
-        attached = model.attached(spec) if hasattr(model, "attached") else ""
+        attached = model.attached(spec)
         return f"peripheral: {model.title} (model of {model.source})" + (f"; {attached}" if attached else "")
 
     def engine_band(self, served: str, op: str, driver: str) -> dict | None:

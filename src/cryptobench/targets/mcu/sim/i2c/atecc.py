@@ -67,6 +67,14 @@ EXEC_SOURCE = ("CryptoAuthLib 20260505 lib/calib/calib_execution.c (the library'
 REVISION = {"ATECC508A": bytes.fromhex("00005000"), "ATECC608": bytes.fromhex("00006002")}
 
 
+def on_bus(address: int, timing: str) -> str:
+    """The words a cell served through a bus controller carries for an ATECC on that bus; `timing`
+    is Atecc.timing ("ATECC608-M0", "ATECC508A")."""
+    part, _, mode = timing.partition("-")
+    name = f"{part} ({mode})" if mode else part
+    return f"on its bus an {name} at 0x{address:02x}, a model (sim/i2c/atecc.py) timed per command from {EXEC_SOURCE}"
+
+
 class _Prehashed:
     """A SHA-256 digest computed elsewhere, as pycryptodome's DSS takes a hash object."""
     oid, digest_size = "2.16.840.1.101.3.4.2.1", 32

@@ -31,7 +31,7 @@ import math
 
 from ..peripherals.base import Peripheral, PeripheralError
 from ..peripherals.registers import Access, Register, RegisterMap
-from .atecc import EXEC_SOURCE, Atecc
+from .atecc import Atecc, on_bus
 from .bus import Bus
 
 ICCR1, ICCR2, ICMR1, ICMR2, ICMR3, ICFER, ICSER, ICIER, ICSR1, ICSR2 = range(10)
@@ -85,7 +85,6 @@ class RaIic(Peripheral):
             self.bus.attach(Atecc(part="ATECC608", chip_mode=ATECC_MODES[atecc608_clock], address=atecc608))
         self.core_hz, self.pclkb_hz, self.rise_s, self.fall_s = core_clock_hz, pclkb_hz, rise_s, fall_s
         self.reg = dict(RESET)
-        self.sr2 = 0
         self._reset_state()
 
     def _reset_state(self) -> None:
@@ -210,8 +209,7 @@ class RaIic(Peripheral):
         if not spec.get("atecc608"):
             return ""
         mode = {1: "M0", 2: "M1", 3: "M2"}.get(spec.get("atecc608_clock", 1), "M0")
-        return (f"on its bus an ATECC608 ({mode}) at 0x{spec['atecc608']:02x}, a model (sim/i2c/atecc.py) timed per "
-                f"command from {EXEC_SOURCE}")
+        return on_bus(spec["atecc608"], f"ATECC608-{mode}")
 
     # ---- the core's accesses (byte registers) -----------------------------------------------------
     def check_store(self, offset: int, size: int) -> None:
@@ -222,9 +220,8 @@ class RaIic(Peripheral):
         return now                              # the bus moves the flags: every read reaches the model
 
     def describe(self) -> str:
-        targets = ", ".join(f"{type(t).__name__.upper()} {getattr(t, 'timing', '')} at 0x{a:02x}".replace("  ", " ")
-                            for a, t in sorted(self.bus.targets.items()))
-        return f"{self.title} ({self.source})" + (f" with {targets} on its bus" if targets else "")
+        targets = "; ".join(on_bus(a, t.timing) for a, t in sorted(self.bus.targets.items()))
+        return f"{self.title} ({self.source})" + (f"; {targets}" if targets else "")
 
     def read(self, offset: int, size: int, now: int) -> int:
         self.check_store(offset, size)
@@ -278,24 +275,22 @@ class RaIic(Peripheral):
             self.sr2 &= v | TDRE | TEND | RDRF           # write 0 clears NACKF, STOP, START, AL, TMOF
         elif o == ICDRT:
             self._write_drt(v, now)
-        elif o in self.reg or o in (ICSR1,):
+        elif o in self.reg:
             self.reg[o] = v
         return 0
 
     def _command(self, v: int, now: int) -> None:
-        mode = self.bus.mode
         if v & ST and not self.busy and self.start_at is None:
             self._set_bus_rate()
-            mode = self.bus.mode
             begin = max(now, self._cycles(self.bus.free_at_s))
-            self.start_at = begin + self._cycles(mode.t_hd_sta_s)
-        elif v & RS and self.busy:
-            ends = max([t for t in (self.shift_end, self.rx_end) if t is not None] + [now])
-            self.start_at = ends + self._cycles(mode.t_hd_sta_s)
+            self.start_at = begin + self._cycles(self.bus.mode.t_hd_sta_s)
+            return
+        ends = max([t for t in (self.shift_end, self.rx_end) if t is not None] + [now])   # the byte under way
+        if v & RS and self.busy:
+            self.start_at = ends + self._cycles(self.bus.mode.t_hd_sta_s)
             self.reading = False
         if v & SP and self.busy:
-            ends = max([t for t in (self.shift_end, self.rx_end) if t is not None] + [now])
-            self.stop_at = ends + self._cycles(mode.t_su_sto_s)
+            self.stop_at = ends + self._cycles(self.bus.mode.t_su_sto_s)
 
     def _write_drt(self, v: int, now: int) -> None:
         if not self.master or not self.transmit or self.stalled:

@@ -23,7 +23,7 @@ import math
 
 from ..peripherals.base import Peripheral, PeripheralError
 from ..peripherals.registers import Access, Register, RegisterMap
-from .atecc import EXEC_SOURCE, Atecc
+from .atecc import Atecc, on_bus
 from .bus import Bus
 
 CR1, CR2, OAR1, OAR2, TIMINGR, TIMEOUTR, ISR, ICR, PECR, RXDR, TXDR = (0x00, 0x04, 0x08, 0x0C, 0x10, 0x14, 0x18,
@@ -81,10 +81,7 @@ class Stm32I2c(Peripheral):
 
     @classmethod
     def attached(cls, spec: dict) -> str:
-        if not spec.get("atecc608"):
-            return ""
-        return (f"on its bus an ATECC608 (M0) at 0x{spec['atecc608']:02x}, a model (sim/i2c/atecc.py) timed per "
-                f"command from {EXEC_SOURCE}")
+        return on_bus(spec["atecc608"], "ATECC608-M0") if spec.get("atecc608") else ""
 
     # ---- time -----------------------------------------------------------------------------------------
     def scl_hz(self) -> float:

@@ -127,6 +127,12 @@ class Peripheral:
         """The cycle at which the model next raises its interrupt line (None: no event coming)."""
         return None
 
+    @classmethod
+    def attached(cls, spec: dict) -> str:
+        """What a device profile's entry (`spec`) attaches to the model, for the cells it serves (a
+        bus controller's targets); "" for none."""
+        return ""
+
     def describe(self) -> str:
         """`title (source)`: what served a cell, for its served_by and conditions."""
         return f"{self.title} ({self.source})"
